@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { StopReason } from "./messages";
+import { isoTime, nonBlank } from "./schema";
+
+const eventBase = {
+  eventId: nonBlank,
+  sessionId: nonBlank,
+  createdAt: isoTime,
+};
+
+/** A run began; every later event of the run belongs to `runId` until agent_completed/agent_error. */
+export const AgentStarted = z.strictObject({ type: z.literal("agent_started"), ...eventBase, runId: nonBlank });
+
+export const UserMessageAppended = z.strictObject({
+  type: z.literal("user_message_appended"),
+  ...eventBase,
+  messageId: nonBlank,
+});
+
+/** A piece of assistant text; `messageId` is the id the finished assistant message will have. */
+export const AssistantDelta = z.strictObject({
+  type: z.literal("assistant_delta"),
+  ...eventBase,
+  messageId: nonBlank,
+  text: z.string(),
+});
+
+export const AssistantCompleted = z.strictObject({
+  type: z.literal("assistant_completed"),
+  ...eventBase,
+  messageId: nonBlank,
+  stopReason: StopReason,
+});
+
+export const ToolCallStarted = z.strictObject({
+  type: z.literal("tool_call_started"),
+  ...eventBase,
+  callId: nonBlank,
+  tool: nonBlank,
+  arguments: z.record(z.string(), z.unknown()),
+});
+
+export const ToolCallFinished = z.strictObject({
+  type: z.literal("tool_call_finished"),
+  ...eventBase,
+  callId: nonBlank,
+  tool: nonBlank,
+  error: z.boolean(),
+});
+
+/** The policy refused a call; it was never executed. `reason` is a stable code such as `write_not_allowed`. */
+export const ToolCallDenied = z.strictObject({
+  type: z.literal("tool_call_denied"),
+  ...eventBase,
+  callId: nonBlank,
+  tool: nonBlank,
+  reason: nonBlank,
+});
+
+/** The run failed; `code` is stable (`model_error`, `context_overflow`, `rate_limited`, …). */
+export const AgentError = z.strictObject({
+  type: z.literal("agent_error"),
+  ...eventBase,
+  runId: nonBlank,
+  code: nonBlank,
+  message: z.string(),
+});
+
+export const AgentCompleted = z.strictObject({
+  type: z.literal("agent_completed"),
+  ...eventBase,
+  runId: nonBlank,
+  stopReason: StopReason,
+});
+
+/** Every observable step of a run, discriminated by `type`. */
+export const AgentEvent = z.discriminatedUnion("type", [
+  AgentStarted,
+  UserMessageAppended,
+  AssistantDelta,
+  AssistantCompleted,
+  ToolCallStarted,
+  ToolCallFinished,
+  ToolCallDenied,
+  AgentError,
+  AgentCompleted,
+]);
+export type AgentEvent = z.infer<typeof AgentEvent>;
+export type EventType = AgentEvent["type"];
+export type EventOf<T extends EventType> = Extract<AgentEvent, { type: T }>;
+export const EVENT_TYPES: readonly EventType[] = AgentEvent.options.map((o) => o.shape.type.value);

@@ -1,0 +1,6 @@
+export * from "./schema";
+export * from "./ids";
+export * from "./messages";
+export * from "./events";
+export * from "./run";
+export * from "./tool-definition";

@@ -1,0 +1,2 @@
+export { SessionDO } from "./session/session-do";
+export default { fetch() { return new Response("ok"); } };
