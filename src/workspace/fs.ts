@@ -1,0 +1,42 @@
+/**
+ * The agent's view of a workspace: an immutable snapshot plus the session's copy-on-write overlay.
+ * All paths are canonical (see `resolveWorkspacePath`): relative, POSIX, `""` is the root.
+ * Metadata calls are synchronous (the index and the overlay's metadata are in memory / SQLite),
+ * so a simulated shell can list paths without awaiting; file contents are read asynchronously.
+ */
+export interface WorkspaceFs {
+  /** Every file in the view (snapshot minus deletions plus overlay additions), sorted by path. */
+  files(): readonly string[];
+  /** Every directory in the view (implied by files or stored empty), sorted; excludes the root. */
+  dirs(): readonly string[];
+  /** File or directory metadata, or null when nothing is at `path`. The root is a directory. */
+  stat(path: string): WorkspaceStat | null;
+  /** Direct children of a directory, sorted by name; throws `not_found` / `not_a_directory`. */
+  readdir(path: string): WorkspaceDirent[];
+  /** A file's bytes; throws `not_found` or `is_directory`. */
+  readFile(path: string, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * Many files at once, in an order chosen for cheap storage access (for a snapshot: pack order,
+   * read with a few large range reads instead of one request per file). Missing paths are skipped.
+   */
+  readFiles(paths: readonly string[], signal?: AbortSignal): AsyncIterable<{ path: string; bytes: Uint8Array }>;
+  /** Creates or replaces a file in the overlay (parents are implied). */
+  writeFile(path: string, bytes: Uint8Array): Promise<void>;
+  /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */
+  deleteFile(path: string): Promise<void>;
+}
+
+export type EntryType = "file" | "dir";
+
+export interface WorkspaceStat {
+  type: EntryType;
+  /** Bytes for files, 0 for directories. */
+  size: number;
+  /** POSIX permission bits (e.g. 0o644, 0o755). */
+  mode: number;
+}
+
+export interface WorkspaceDirent {
+  name: string;
+  type: EntryType;
+}

@@ -1,0 +1,40 @@
+import { WorkspaceError } from "./errors";
+
+/** Longest path we accept inside a workspace, in characters. */
+export const MAX_PATH_CHARS = 4096;
+
+/**
+ * Resolves a user- or model-supplied path to its canonical form inside the workspace root:
+ * POSIX separators, no `.` segments, no leading or trailing `/`; `""` is the root itself.
+ * Absolute paths, drive letters, NUL bytes and any `..` that would leave the root are refused
+ * with `path_escape` (a `..` that stays inside, like `a/../b`, is resolved).
+ */
+export function resolveWorkspacePath(input: string): string {
+  if (input.includes("\0")) throw escape(input, "contains a NUL byte");
+  if (input.length > MAX_PATH_CHARS) throw escape(input, `is longer than ${MAX_PATH_CHARS} characters`);
+  const slashed = input.replaceAll("\\", "/");
+  if (slashed.startsWith("/")) throw escape(input, "is absolute; use a path relative to the workspace root");
+  if (/^[A-Za-z]:/.test(slashed)) throw escape(input, "has a drive letter; use a path relative to the workspace root");
+  const parts: string[] = [];
+  for (const segment of slashed.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") {
+      if (parts.length === 0) throw escape(input, "leaves the workspace root");
+      parts.pop();
+      continue;
+    }
+    parts.push(segment);
+  }
+  return parts.join("/");
+}
+
+function escape(input: string, why: string): WorkspaceError {
+  const shown = JSON.stringify(input.replaceAll("\0", "\\0").slice(0, 200));
+  return new WorkspaceError("path_escape", `path ${shown} ${why}`);
+}
+
+/** The parent directory of a canonical path (`""` for top-level entries). */
+export function parentOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "" : path.slice(0, slash);
+}
