@@ -1,2 +1,5 @@
+import { createApp } from "./api/app";
+
 export { SessionDO } from "./session/session-do";
-export default { fetch() { return new Response("ok"); } };
+
+export default createApp();

@@ -1,0 +1,71 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppBindings } from "./context";
+import { ApiError } from "./errors";
+
+/** A configured API token: the tenant `name` and the SHA-256 of its token. */
+interface TokenEntry {
+  name: string;
+  digest: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+
+async function sha256(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+}
+
+/**
+ * Parses `AUTH_TOKENS` (`name:token,name2:token2`). A malformed entry is a configuration error, and
+ * the API then fails closed rather than quietly opening up.
+ */
+export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
+  const entries: TokenEntry[] = [];
+  for (const pair of config.split(",")) {
+    const trimmed = pair.trim();
+    if (trimmed === "") continue;
+    const colon = trimmed.indexOf(":");
+    const name = trimmed.slice(0, colon).trim();
+    const token = trimmed.slice(colon + 1).trim();
+    if (colon <= 0 || name === "" || token === "") throw new ApiError(500, "auth_misconfigured", "AUTH_TOKENS must be 'name:token' pairs separated by commas");
+    entries.push({ name, digest: await sha256(token) });
+  }
+  if (entries.length === 0) throw new ApiError(500, "auth_misconfigured", "AUTH_TOKENS is set but holds no 'name:token' pair");
+  return entries;
+}
+
+/** Equal-length digests compared without an early exit. */
+function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < a.length && i < b.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+/**
+ * Bearer-token auth for `/api/*`. When `AUTH_TOKENS` is unset the API is open and the tenant is null
+ * (local development). Otherwise the token's name becomes the tenant that owns what it creates.
+ * Every configured token is compared (as SHA-256 digests, in constant time) so timing reveals nothing.
+ */
+export function bearerAuth(): MiddlewareHandler<AppBindings> {
+  let cache: { config: string; entries: Promise<TokenEntry[]> } | null = null;
+  return async (c, next) => {
+    const config = c.env.AUTH_TOKENS;
+    if (config === undefined || config.trim() === "") {
+      c.set("tenant", null);
+      return next();
+    }
+    if (cache?.config !== config) cache = { config, entries: parseAuthTokens(config) };
+    const entries = await cache.entries.catch((err) => {
+      cache = null;
+      throw err;
+    });
+    const header = c.req.header("authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new ApiError(401, "unauthorized", "send 'Authorization: Bearer <token>'");
+    const presented = await sha256(match[1]!);
+    let tenant: string | null = null;
+    for (const entry of entries) if (digestsEqual(entry.digest, presented) && tenant === null) tenant = entry.name;
+    if (tenant === null) throw new ApiError(401, "unauthorized", "the bearer token is not valid");
+    c.set("tenant", tenant);
+    return next();
+  };
+}

@@ -1,0 +1,94 @@
+import type { z } from "zod";
+import { AgentEvent, AgentMessage, MESSAGE_KINDS, EVENT_TYPES, formatIssues } from "../domain";
+
+/**
+ * Strict, flat JSONL: one record per line, `\n` separators, the concrete record written as it is
+ * (`{"kind":"user","id":"m_1",...}`), never wrapped. Decoding picks the schema by the discriminator
+ * and fails loudly, naming the line, on anything it cannot vouch for.
+ */
+
+/** A line that could not be decoded; `line` is 1-based. */
+export class JsonlDecodeError extends Error {
+  override readonly name = "JsonlDecodeError";
+  constructor(
+    readonly line: number,
+    readonly reason: string,
+  ) {
+    super(`line ${line}: ${reason}`);
+  }
+}
+
+/** One record as a JSONL line (no trailing newline). Field order follows the schema. */
+export function encodeLine(record: AgentMessage | AgentEvent): string {
+  return JSON.stringify(record);
+}
+
+/** Records as a JSONL document: every line ends with `\n`; empty input gives "". */
+export function encodeJsonl(records: readonly (AgentMessage | AgentEvent)[]): string {
+  let out = "";
+  for (const record of records) out += encodeLine(record) + "\n";
+  return out;
+}
+
+interface RecordFamily<T> {
+  discriminator: "kind" | "type";
+  known: readonly string[];
+  schema: z.ZodType<T>;
+  noun: string;
+}
+
+const MESSAGES: RecordFamily<AgentMessage> = { discriminator: "kind", known: MESSAGE_KINDS, schema: AgentMessage, noun: "message" };
+const EVENTS: RecordFamily<AgentEvent> = { discriminator: "type", known: EVENT_TYPES, schema: AgentEvent, noun: "event" };
+
+/** Decodes one message line; `lineNumber` only labels errors. */
+export function decodeMessageLine(line: string, lineNumber = 1, sessionId?: string): AgentMessage {
+  return decodeLine(MESSAGES, line, lineNumber, sessionId);
+}
+
+export function decodeEventLine(line: string, lineNumber = 1, sessionId?: string): AgentEvent {
+  return decodeLine(EVENTS, line, lineNumber, sessionId);
+}
+
+/** Decodes a messages JSONL document; when `sessionId` is given, records of other sessions are refused. */
+export function decodeMessages(text: string, sessionId?: string): AgentMessage[] {
+  return decodeDocument(MESSAGES, text, sessionId);
+}
+
+export function decodeEvents(text: string, sessionId?: string): AgentEvent[] {
+  return decodeDocument(EVENTS, text, sessionId);
+}
+
+function decodeDocument<T>(family: RecordFamily<T>, text: string, sessionId?: string): T[] {
+  const records: T[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.trim() === "") continue;
+    records.push(decodeLine(family, line, i + 1, sessionId));
+  }
+  return records;
+}
+
+function decodeLine<T>(family: RecordFamily<T>, line: string, lineNumber: number, sessionId?: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    throw new JsonlDecodeError(lineNumber, `malformed JSON (${(err as Error).message})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new JsonlDecodeError(lineNumber, "a record must be a JSON object");
+  }
+  const field = family.discriminator;
+  if (!(field in value)) throw new JsonlDecodeError(lineNumber, `missing discriminator '${field}'`);
+  const tag = (value as Record<string, unknown>)[field];
+  if (typeof tag !== "string") throw new JsonlDecodeError(lineNumber, `discriminator '${field}' must be a string`);
+  if (!family.known.includes(tag)) throw new JsonlDecodeError(lineNumber, `unknown ${family.noun} ${field} '${tag}'`);
+  const parsed = family.schema.safeParse(value);
+  if (!parsed.success) throw new JsonlDecodeError(lineNumber, `invalid ${tag} ${family.noun}: ${formatIssues(parsed.error.issues)}`);
+  const owner = (parsed.data as { sessionId: string }).sessionId;
+  if (sessionId !== undefined && owner !== sessionId) {
+    throw new JsonlDecodeError(lineNumber, `record belongs to session '${owner}', not '${sessionId}'`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,10 @@
+import type { LogStream } from "./session-log";
+
+/** Where a session's objects live in R2; the one place that knows the layout. */
+export const sessionKeys = {
+  meta: (sessionId: string) => `sessions/${sessionId}/session.json`,
+  manifest: (sessionId: string) => `sessions/${sessionId}/manifest.json`,
+  /** Zero-padded so that listing the prefix returns segments in seq order. */
+  segment: (sessionId: string, stream: LogStream, startSeq: number) =>
+    `sessions/${sessionId}/${stream}/${String(startSeq).padStart(12, "0")}.jsonl`,
+};

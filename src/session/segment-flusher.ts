@@ -1,0 +1,82 @@
+import { sessionKeys } from "./r2-layout";
+import type { LogStream, SegmentRef, SessionLog } from "./session-log";
+
+/** A flush writes segments of at most about this many bytes; bigger tails take several rounds. */
+export const MAX_SEGMENT_BYTES = 4 * 1024 * 1024;
+
+/** The part of R2 the flusher uses; tests wrap it to count bytes or inject failures. */
+export type SegmentBucket = Pick<R2Bucket, "put" | "get">;
+
+export interface FlushResult {
+  segmentsWritten: number;
+  recordsFlushed: number;
+  flushedSeq: number;
+}
+
+const encoder = new TextEncoder();
+const CREATE_ONLY = () => new Headers({ "If-None-Match": "*" });
+
+/**
+ * Moves the unflushed tail of a SessionLog to immutable JSONL segments in R2. R2 has no append, so
+ * each flush writes new objects (create-only, so a retried flush is idempotent), then the manifest,
+ * and only then marks the rows flushed. A failed put loses nothing: the rows stay in SQLite and the
+ * same plan is retried next time. Concurrent calls share one flush.
+ */
+export class SegmentFlusher {
+  private running: Promise<FlushResult> | null = null;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly log: SessionLog,
+    private readonly transactionSync: <T>(fn: () => T) => T,
+    public bucket: SegmentBucket,
+  ) {}
+
+  flush(): Promise<FlushResult> {
+    this.running ??= this.flushAll().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async flushAll(): Promise<FlushResult> {
+    const result: FlushResult = { segmentsWritten: 0, recordsFlushed: 0, flushedSeq: this.log.flushState().flushedSeq };
+    for (;;) {
+      const end = this.log.planFlush(MAX_SEGMENT_BYTES);
+      if (end === null) return result;
+      const rows = this.log.plannedRows();
+      const segments: SegmentRef[] = [];
+      for (const stream of ["messages", "events"] as const) {
+        const mine = rows.filter((r) => r.stream === stream);
+        if (mine.length === 0) continue;
+        const body = mine.map((r) => r.body + "\n").join("");
+        const bytes = encoder.encode(body);
+        const startSeq = mine[0]!.seq;
+        const key = sessionKeys.segment(this.sessionId, stream, startSeq);
+        // null means the object exists: an earlier attempt of this same plan wrote it.
+        await this.bucket.put(key, bytes, { onlyIf: CREATE_ONLY(), httpMetadata: { contentType: "application/x-ndjson" } });
+        segments.push({ stream, startSeq, endSeq: mine[mine.length - 1]!.seq, records: mine.length, bytes: bytes.byteLength, key });
+      }
+      await this.writeManifest(end, segments);
+      this.log.commitFlush(segments, this.transactionSync);
+      result.segmentsWritten += segments.length;
+      result.recordsFlushed += rows.length;
+      result.flushedSeq = end;
+    }
+  }
+
+  private async writeManifest(flushedSeq: number, added: readonly SegmentRef[]): Promise<void> {
+    const listed = (stream: LogStream) =>
+      [...this.log.segments(stream), ...added.filter((s) => s.stream === stream)].map(({ key, startSeq, endSeq, records, bytes }) => ({
+        key,
+        startSeq,
+        endSeq,
+        records,
+        bytes,
+      }));
+    const manifest = { sessionId: this.sessionId, flushedSeq, segments: { messages: listed("messages"), events: listed("events") } };
+    await this.bucket.put(sessionKeys.manifest(this.sessionId), JSON.stringify(manifest), {
+      httpMetadata: { contentType: "application/json" },
+    });
+  }
+}

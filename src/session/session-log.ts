@@ -1,0 +1,184 @@
+/**
+ * The session's ordered log in Durable Object SQLite: every message and event gets a session-wide,
+ * gap-free `seq`, assigned and inserted in one synchronous transaction. Once a row's body has been
+ * flushed to an R2 segment the body is dropped here and only the (seq, stream) skeleton stays, so
+ * SQLite holds the unflushed tail plus a small index that maps segment lines back to their seqs.
+ */
+
+export type LogStream = "messages" | "events";
+
+/** Production rejects rows over 2 MB (not enforced by local SQLite); keep a margin for the row's other columns. */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
+export interface LogRow {
+  seq: number;
+  stream: LogStream;
+  body: string;
+}
+
+export interface SegmentRef {
+  stream: LogStream;
+  startSeq: number;
+  endSeq: number;
+  records: number;
+  bytes: number;
+  key: string;
+}
+
+export class RecordTooLargeError extends Error {
+  override readonly name = "RecordTooLargeError";
+  constructor(readonly bytes: number) {
+    super(`record is ${bytes} bytes; the limit is ${MAX_RECORD_BYTES} bytes per record`);
+  }
+}
+
+const encoder = new TextEncoder();
+
+export class SessionLog {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS log (
+      seq INTEGER PRIMARY KEY,
+      stream TEXT NOT NULL CHECK (stream IN ('messages', 'events')),
+      body TEXT
+    )`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS segments (
+      stream TEXT NOT NULL, start_seq INTEGER NOT NULL, end_seq INTEGER NOT NULL,
+      records INTEGER NOT NULL, bytes INTEGER NOT NULL, key TEXT NOT NULL,
+      PRIMARY KEY (stream, start_seq)
+    )`);
+    // flushed_seq: every row <= it lives in R2. planned_seq: the end of a flush in progress, kept so
+    // a retried flush writes exactly the same segments (create-only puts are then idempotent).
+    sql.exec(`CREATE TABLE IF NOT EXISTS flush_state (
+      id INTEGER PRIMARY KEY CHECK (id = 1), flushed_seq INTEGER NOT NULL, planned_seq INTEGER
+    )`);
+    sql.exec(`INSERT OR IGNORE INTO flush_state (id, flushed_seq, planned_seq) VALUES (1, 0, NULL)`);
+  }
+
+  /**
+   * Appends bodies in order and returns their seqs. All or nothing: one synchronous transaction, so
+   * no other append can interleave and the caller's response waits for the commit (output gate).
+   */
+  append(entries: readonly { stream: LogStream; body: string }[], transactionSync: <T>(fn: () => T) => T): number[] {
+    for (const entry of entries) {
+      const bytes = encoder.encode(entry.body).byteLength;
+      if (bytes > MAX_RECORD_BYTES) throw new RecordTooLargeError(bytes);
+    }
+    return transactionSync(() =>
+      entries.map(
+        (entry) =>
+          this.sql
+            .exec<{ seq: number }>(
+              `INSERT INTO log (seq, stream, body) VALUES ((SELECT IFNULL(MAX(seq), 0) + 1 FROM log), ?, ?) RETURNING seq`,
+              entry.stream,
+              entry.body,
+            )
+            .one().seq,
+      ),
+    );
+  }
+
+  lastSeq(): number {
+    return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log`).one().seq;
+  }
+
+  counts(): Record<LogStream, number> {
+    const counts = { messages: 0, events: 0 };
+    for (const row of this.sql.exec<{ stream: LogStream; n: number }>(`SELECT stream, COUNT(*) AS n FROM log GROUP BY stream`)) {
+      counts[row.stream] = row.n;
+    }
+    return counts;
+  }
+
+  /** Rows whose bodies are still here (not yet flushed), in seq order, optionally after a seq. */
+  tail(stream: LogStream, afterSeq = 0): LogRow[] {
+    return this.sql
+      .exec<{ seq: number; body: string }>(`SELECT seq, body FROM log WHERE stream = ? AND seq > ? AND body IS NOT NULL ORDER BY seq`, stream, afterSeq)
+      .toArray()
+      .map((row) => ({ seq: row.seq, stream, body: row.body }));
+  }
+
+  /** The seqs of one stream in a closed range: the seq of each line of a flushed segment. */
+  seqsBetween(stream: LogStream, startSeq: number, endSeq: number): number[] {
+    return this.sql
+      .exec<{ seq: number }>(`SELECT seq FROM log WHERE stream = ? AND seq BETWEEN ? AND ? ORDER BY seq`, stream, startSeq, endSeq)
+      .toArray()
+      .map((row) => row.seq);
+  }
+
+  /** Flushed segments of a stream in seq order, optionally only those holding rows after a seq. */
+  segments(stream: LogStream, afterSeq = 0): SegmentRef[] {
+    return this.sql
+      .exec<{ start_seq: number; end_seq: number; records: number; bytes: number; key: string }>(
+        `SELECT start_seq, end_seq, records, bytes, key FROM segments WHERE stream = ? AND end_seq > ? ORDER BY start_seq`,
+        stream,
+        afterSeq,
+      )
+      .toArray()
+      .map((r) => ({ stream, startSeq: r.start_seq, endSeq: r.end_seq, records: r.records, bytes: r.bytes, key: r.key }));
+  }
+
+  allSegments(): SegmentRef[] {
+    return [...this.segments("messages"), ...this.segments("events")];
+  }
+
+  flushState(): { flushedSeq: number; plannedSeq: number | null } {
+    const row = this.sql.exec<{ flushed_seq: number; planned_seq: number | null }>(`SELECT flushed_seq, planned_seq FROM flush_state`).one();
+    return { flushedSeq: row.flushed_seq, plannedSeq: row.planned_seq };
+  }
+
+  /** Bytes of bodies not yet flushed; drives the size-triggered flush. */
+  unflushedBytes(): number {
+    return this.sql.exec<{ n: number }>(`SELECT IFNULL(SUM(LENGTH(CAST(body AS BLOB))), 0) AS n FROM log WHERE body IS NOT NULL`).one().n;
+  }
+
+  /**
+   * Fixes the end of the next flush: the unflushed rows up to about `maxBytes` (at least one row).
+   * Returns the planned end seq, or null when there is nothing to flush. An existing plan is kept.
+   */
+  planFlush(maxBytes: number): number | null {
+    const state = this.flushState();
+    if (state.plannedSeq !== null) return state.plannedSeq;
+    let total = 0;
+    let end: number | null = null;
+    for (const row of this.sql.exec<{ seq: number; n: number }>(
+      `SELECT seq, LENGTH(CAST(body AS BLOB)) AS n FROM log WHERE seq > ? ORDER BY seq`,
+      state.flushedSeq,
+    )) {
+      if (end !== null && total + row.n > maxBytes) break;
+      total += row.n;
+      end = row.seq;
+    }
+    if (end !== null) this.sql.exec(`UPDATE flush_state SET planned_seq = ?`, end);
+    return end;
+  }
+
+  /** The rows of the planned flush, all streams, in seq order. */
+  plannedRows(): LogRow[] {
+    const { flushedSeq, plannedSeq } = this.flushState();
+    if (plannedSeq === null) return [];
+    return this.sql
+      .exec<{ seq: number; stream: LogStream; body: string }>(`SELECT seq, stream, body FROM log WHERE seq > ? AND seq <= ? ORDER BY seq`, flushedSeq, plannedSeq)
+      .toArray();
+  }
+
+  /** Records that the planned rows now live in `segments` and drops their bodies, atomically. */
+  commitFlush(segments: readonly SegmentRef[], transactionSync: <T>(fn: () => T) => T): void {
+    transactionSync(() => {
+      const { flushedSeq, plannedSeq } = this.flushState();
+      if (plannedSeq === null) return;
+      for (const s of segments) {
+        this.sql.exec(
+          `INSERT OR REPLACE INTO segments (stream, start_seq, end_seq, records, bytes, key) VALUES (?, ?, ?, ?, ?, ?)`,
+          s.stream,
+          s.startSeq,
+          s.endSeq,
+          s.records,
+          s.bytes,
+          s.key,
+        );
+      }
+      this.sql.exec(`UPDATE log SET body = NULL WHERE seq > ? AND seq <= ?`, flushedSeq, plannedSeq);
+      this.sql.exec(`UPDATE flush_state SET flushed_seq = ?, planned_seq = NULL`, plannedSeq);
+    });
+  }
+}

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { isoTime, nonBlank } from "../domain";
+
+/** A session's descriptive record: stored in the DO and mirrored to R2 as session.json. */
+export const SessionMeta = z.strictObject({
+  id: nonBlank,
+  workspaceId: z.string().nullable(),
+  projectId: z.string().nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+export type SessionMeta = z.infer<typeof SessionMeta>;
+
+/** The meta plus the tenant that owns the session (null when auth is off); the owner stays server-side. */
+export interface OwnedSessionMeta extends SessionMeta {
+  owner: string | null;
+}
+
+export class SessionMetaTable {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS session (
+      id TEXT PRIMARY KEY, workspace_id TEXT, project_id TEXT, title TEXT, owner TEXT,
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+    )`);
+  }
+
+  get(): OwnedSessionMeta | null {
+    const row = this.sql
+      .exec<{ id: string; workspace_id: string | null; project_id: string | null; title: string | null; owner: string | null; created_at: string; updated_at: string }>(
+        `SELECT * FROM session LIMIT 1`,
+      )
+      .toArray()[0];
+    if (!row) return null;
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      projectId: row.project_id,
+      title: row.title,
+      owner: row.owner,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  insert(meta: OwnedSessionMeta): void {
+    this.sql.exec(
+      `INSERT INTO session (id, workspace_id, project_id, title, owner, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      meta.id,
+      meta.workspaceId,
+      meta.projectId,
+      meta.title,
+      meta.owner,
+      meta.createdAt,
+      meta.updatedAt,
+    );
+  }
+
+  touch(updatedAt: string): void {
+    this.sql.exec(`UPDATE session SET updated_at = ?`, updatedAt);
+  }
+}
+
+/** The public JSON form (no owner). */
+export function publicMeta({ owner: _owner, ...meta }: OwnedSessionMeta): SessionMeta {
+  return meta;
+}

@@ -1,0 +1,130 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/api/app";
+import { MAX_JSON_BODY_BYTES } from "../../src/api/body";
+import { encodeJsonl } from "../../src/session/jsonl";
+import { DurableSessionStore } from "../../src/session/session-store";
+import { deltaEvent, userMessage } from "../helpers/records";
+
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  api(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+
+async function expectError(res: Response, status: number, code: string) {
+  expect(res.status).toBe(status);
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  expect(Object.keys(body)).toEqual(["error"]);
+  expect(Object.keys(body.error)).toEqual(["code", "message"]);
+  expect(body.error.code).toBe(code);
+  expect(body.error.message.length).toBeGreaterThan(0);
+  return body.error.message;
+}
+
+describe("POST /api/sessions", () => {
+  it("creates a session: 201 with exactly the documented fields", async () => {
+    const res = await post("/api/sessions", { workspaceId: "w_abc", projectId: "p_1", title: "demo" });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Record<string, string>;
+    expect(Object.keys(body)).toEqual(["sessionId", "workspaceId", "projectId", "createdAt"]);
+    expect(body.sessionId).toMatch(/^s_[0-9a-z]{26}$/);
+    expect(body).toMatchObject({ workspaceId: "w_abc", projectId: "p_1" });
+    expect(new Date(body.createdAt!).toISOString()).toBe(body.createdAt);
+  });
+
+  it("accepts an empty body (all fields optional)", async () => {
+    const res = await api("/api/sessions", { method: "POST" });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ workspaceId: null, projectId: null });
+  });
+
+  it("400 on malformed JSON, wrong types and unknown fields", async () => {
+    await expectError(await post("/api/sessions", "{nope"), 400, "invalid_json");
+    expect(await expectError(await post("/api/sessions", { title: 5 }), 400, "invalid_body")).toMatch(/^invalid request body: title: /);
+    expect(await expectError(await post("/api/sessions", { colour: "red" }), 400, "invalid_body")).toBe('invalid request body: Unrecognized key: "colour"');
+    expect(await expectError(await post("/api/sessions", { workspaceId: "../x" }), 400, "invalid_body")).toMatch(/^invalid request body: workspaceId: /);
+    await expectError(await post("/api/sessions", [1]), 400, "invalid_body");
+  });
+
+  it("413 on an oversized body", async () => {
+    await expectError(await post("/api/sessions", { title: "x".repeat(MAX_JSON_BODY_BYTES) }), 413, "body_too_large");
+  });
+});
+
+describe("GET /api/sessions/:id and its logs", () => {
+  it("describes a session with status and counts", async () => {
+    const { sessionId } = (await (await post("/api/sessions", { title: "t" })).json()) as { sessionId: string };
+    const store = new DurableSessionStore(env.SESSIONS);
+    await store.appendMessage(sessionId, userMessage(sessionId, "m_1"));
+    await store.appendEvent(sessionId, deltaEvent(sessionId, "e_1", "a"));
+    await store.appendEvent(sessionId, deltaEvent(sessionId, "e_2", "b"));
+    const res = await api(`/api/sessions/${sessionId}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(["id", "workspaceId", "projectId", "title", "createdAt", "updatedAt", "status", "counts"]);
+    expect(body).toMatchObject({ id: sessionId, workspaceId: null, projectId: null, title: "t", status: "idle", counts: { messages: 1, events: 2 } });
+  });
+
+  it("exports messages and events as x-ndjson", async () => {
+    const { sessionId } = (await (await post("/api/sessions", {})).json()) as { sessionId: string };
+    const store = new DurableSessionStore(env.SESSIONS);
+    const m = [userMessage(sessionId, "m_1"), userMessage(sessionId, "m_2", "again", "m_1")];
+    const e = [deltaEvent(sessionId, "e_1", "a")];
+    for (const x of m) await store.appendMessage(sessionId, x);
+    for (const x of e) await store.appendEvent(sessionId, x);
+    await store.stub(sessionId).flush();
+    await store.appendMessage(sessionId, userMessage(sessionId, "m_3"));
+
+    const messages = await api(`/api/sessions/${sessionId}/messages`);
+    expect(messages.status).toBe(200);
+    expect(messages.headers.get("content-type")).toBe("application/x-ndjson; charset=utf-8");
+    expect(await messages.text()).toBe(encodeJsonl([...m, userMessage(sessionId, "m_3")]));
+    expect(await (await api(`/api/sessions/${sessionId}/events`)).text()).toBe(encodeJsonl(e));
+  });
+
+  it("400 for a malformed id, 404 for an unknown one", async () => {
+    await expectError(await api("/api/sessions/nope"), 400, "invalid_session_id");
+    await expectError(await api("/api/sessions/s_a%2F..%2Fb"), 400, "invalid_session_id");
+    await expectError(await api("/api/sessions/s_missing"), 404, "session_not_found");
+    await expectError(await api("/api/sessions/s_missing/messages"), 404, "session_not_found");
+    await expectError(await api("/api/sessions/s_missing/events"), 404, "session_not_found");
+  });
+
+  it("unknown routes are JSON 404s", async () => {
+    await expectError(await api("/api/nothing"), 404, "route_not_found");
+  });
+});
+
+describe("auth with AUTH_TOKENS", () => {
+  const app = createApp();
+  const authed = { ...env, AUTH_TOKENS: "acme:tok-acme-123, globex:tok-globex-456" };
+  const call = (path: string, token: string | null, init: RequestInit = {}) =>
+    app.fetch(
+      new Request(`http://harness${path}`, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as object) } }),
+      authed,
+    );
+
+  it("every /api route needs a valid bearer token", async () => {
+    await expectError(await call("/api/sessions", null, { method: "POST" }), 401, "unauthorized");
+    await expectError(await call("/api/sessions", "wrong", { method: "POST" }), 401, "unauthorized");
+    await expectError(await call("/api/sessions/s_x", null), 401, "unauthorized");
+    await expectError(await call("/api/sessions/s_x/messages", "tok-acme-12"), 401, "unauthorized");
+    await expectError(await call("/api/nothing", null), 401, "unauthorized");
+  });
+
+  it("a session belongs to its token's tenant; another tenant gets 404", async () => {
+    const created = await call("/api/sessions", "tok-acme-123", { method: "POST" });
+    expect(created.status).toBe(201);
+    const { sessionId } = (await created.json()) as { sessionId: string };
+    expect((await call(`/api/sessions/${sessionId}`, "tok-acme-123")).status).toBe(200);
+    expect((await new DurableSessionStore(env.SESSIONS).find(sessionId))!.owner).toBe("acme");
+    await expectError(await call(`/api/sessions/${sessionId}`, "tok-globex-456"), 404, "session_not_found");
+    await expectError(await call(`/api/sessions/${sessionId}/messages`, "tok-globex-456"), 404, "session_not_found");
+    // Without auth configured, a tenant-owned session is not visible either (owner null != "acme").
+    await expectError(await app.fetch(new Request(`http://harness/api/sessions/${sessionId}`), env), 404, "session_not_found");
+  });
+
+  it("a malformed AUTH_TOKENS fails closed", async () => {
+    const res = await app.fetch(new Request("http://harness/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "justatoken" });
+    await expectError(res, 500, "auth_misconfigured");
+  });
+});

@@ -1,0 +1,159 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { encodeJsonl } from "../../src/session/jsonl";
+import { MAX_RECORD_BYTES } from "../../src/session/session-log";
+import type { SegmentBucket } from "../../src/session/segment-flusher";
+import { DurableSessionStore, unwrap } from "../../src/session/session-store";
+import type { SessionDO } from "../../src/session/session-do";
+import { deltaEvent, userMessage } from "../helpers/records";
+import type { AgentEvent, AgentMessage } from "../../src/domain";
+
+let n = 0;
+async function newSession() {
+  const s = new DurableSessionStore(env.SESSIONS, { next: (kind) => `${kind === "session" ? "s" : "x"}_flush${++n}` });
+  const { id } = await s.create({});
+  return { s, id, stub: s.stub(id) };
+}
+
+async function keys(prefix: string): Promise<string[]> {
+  const listed = await env.STORE.list({ prefix });
+  return listed.objects.map((o) => o.key);
+}
+
+async function exported(stub: DurableObjectStub<SessionDO>, stream: "messages" | "events"): Promise<string> {
+  return new Response(unwrap(await stub.exportJsonl(stream))).text();
+}
+
+/** Writes some of a session's history: messages and events interleaved. */
+async function seed(s: DurableSessionStore, id: string, from: number, count: number) {
+  const messages: AgentMessage[] = [];
+  const events: AgentEvent[] = [];
+  for (let i = from; i < from + count; i++) {
+    const m = userMessage(id, `m_${i}`);
+    const e = deltaEvent(id, `e_${i}`, `delta ${i}`);
+    await s.appendMessage(id, m);
+    await s.appendEvent(id, e);
+    messages.push(m);
+    events.push(e);
+  }
+  return { messages, events };
+}
+
+/** An R2 bucket whose puts fail while `failing` is set (after letting `allowPuts` succeed). */
+function flakyBucket(real: R2Bucket, allowPuts: number) {
+  const state = { failing: true, allowed: allowPuts, puts: [] as string[] };
+  const bucket: SegmentBucket = {
+    get: (key, options) => real.get(key, options as R2GetOptions),
+    put: async (key, value, options) => {
+      if (state.failing && state.allowed-- <= 0) throw new Error("R2 unavailable (injected)");
+      state.puts.push(key);
+      return real.put(key, value, options);
+    },
+  } as SegmentBucket;
+  return { bucket, state };
+}
+
+describe("flushing the log to R2", () => {
+  it("writes immutable segments per stream, a manifest and session.json; reads stay complete", async () => {
+    const { s, id, stub } = await newSession();
+    const first = await seed(s, id, 1, 3);
+    expect(await stub.flush()).toEqual({ ok: true, value: { segmentsWritten: 2, recordsFlushed: 6, flushedSeq: 6 } });
+    const second = await seed(s, id, 4, 2);
+    expect(await stub.flush()).toEqual({ ok: true, value: { segmentsWritten: 2, recordsFlushed: 4, flushedSeq: 10 } });
+    await seed(s, id, 6, 1); // stays in the unflushed tail
+
+    expect(await keys(`sessions/${id}/`)).toEqual([
+      `sessions/${id}/events/000000000002.jsonl`,
+      `sessions/${id}/events/000000000008.jsonl`,
+      `sessions/${id}/manifest.json`,
+      `sessions/${id}/messages/000000000001.jsonl`,
+      `sessions/${id}/messages/000000000007.jsonl`,
+      `sessions/${id}/session.json`,
+    ]);
+    const segment = await env.STORE.get(`sessions/${id}/messages/000000000001.jsonl`);
+    expect(await segment!.text()).toBe(encodeJsonl(first.messages));
+    const manifest = await (await env.STORE.get(`sessions/${id}/manifest.json`))!.json();
+    expect(manifest).toEqual({
+      sessionId: id,
+      flushedSeq: 10,
+      segments: {
+        messages: [
+          { key: `sessions/${id}/messages/000000000001.jsonl`, startSeq: 1, endSeq: 5, records: 3, bytes: encodeJsonl(first.messages).length },
+          { key: `sessions/${id}/messages/000000000007.jsonl`, startSeq: 7, endSeq: 9, records: 2, bytes: encodeJsonl(second.messages).length },
+        ],
+        events: [
+          { key: `sessions/${id}/events/000000000002.jsonl`, startSeq: 2, endSeq: 6, records: 3, bytes: encodeJsonl(first.events).length },
+          { key: `sessions/${id}/events/000000000008.jsonl`, startSeq: 8, endSeq: 10, records: 2, bytes: encodeJsonl(second.events).length },
+        ],
+      },
+    });
+    const meta = await (await env.STORE.get(`sessions/${id}/session.json`))!.json();
+    expect(Object.keys(meta as object)).toEqual(["id", "workspaceId", "projectId", "title", "createdAt", "updatedAt"]);
+
+    const allMessages = [...first.messages, ...second.messages, userMessage(id, "m_6")];
+    expect(await exported(stub, "messages")).toBe(encodeJsonl(allMessages));
+    expect(await s.loadMessages(id)).toEqual(allMessages);
+    const events = unwrap(await stub.loadEvents(7));
+    expect(events.map((e) => e.seq)).toEqual([8, 10, 12]);
+  });
+
+  it("a failed R2 write loses nothing: a later flush succeeds and every record is exported exactly once", async () => {
+    const { s, id, stub } = await newSession();
+    const first = await seed(s, id, 1, 4);
+    // The messages segment is written, then the events put fails: a half-done flush.
+    const flaky = await runInDurableObject(stub, (instance: SessionDO) => {
+      const f = flakyBucket(env.STORE, 1);
+      instance.flusher.bucket = f.bucket;
+      return f.state;
+    });
+    expect(await stub.flush()).toEqual({ ok: false, code: "flush_failed", message: "flush to R2 failed and will be retried: R2 unavailable (injected)" });
+    expect(await keys(`sessions/${id}/events/`)).toEqual([]);
+    expect(await keys(`sessions/${id}/messages/`)).toEqual([`sessions/${id}/messages/000000000001.jsonl`]);
+    // Still complete: the rows were not marked flushed, so they are read from SQLite.
+    expect(await exported(stub, "events")).toBe(encodeJsonl(first.events));
+    const more = await seed(s, id, 5, 2);
+
+    await runInDurableObject(stub, (instance: SessionDO) => {
+      instance.flusher.bucket = env.STORE;
+    });
+    expect(flaky.puts).toEqual([`sessions/${id}/messages/000000000001.jsonl`]);
+    // The retry replays the same plan (seq 1..8, the existing messages segment is kept), then the rest.
+    expect(await stub.flush()).toEqual({ ok: true, value: { segmentsWritten: 4, recordsFlushed: 12, flushedSeq: 12 } });
+    expect(await keys(`sessions/${id}/messages/`)).toEqual([
+      `sessions/${id}/messages/000000000001.jsonl`,
+      `sessions/${id}/messages/000000000009.jsonl`,
+    ]);
+    expect(await exported(stub, "messages")).toBe(encodeJsonl([...first.messages, ...more.messages]));
+    expect(await exported(stub, "events")).toBe(encodeJsonl([...first.events, ...more.events]));
+  });
+
+  it("the alarm flushes what a run left behind", async () => {
+    const { s, id, stub } = await newSession();
+    const { messages } = await seed(s, id, 1, 2);
+    expect(await keys(`sessions/${id}/messages/`)).toEqual([]);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await keys(`sessions/${id}/messages/`)).toEqual([`sessions/${id}/messages/000000000001.jsonl`]);
+    expect(await exported(stub, "messages")).toBe(encodeJsonl(messages));
+  });
+
+  it("a tail past the size threshold is flushed without waiting for the alarm", async () => {
+    const { s, id, stub } = await newSession();
+    const big = "x".repeat(64 * 1024);
+    for (let i = 0; i < 5; i++) await s.appendEvent(id, deltaEvent(id, `e_${i}`, big));
+    for (let attempt = 0; attempt < 50 && (await keys(`sessions/${id}/events/`)).length === 0; attempt++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await keys(`sessions/${id}/events/`)).toEqual([`sessions/${id}/events/000000000001.jsonl`]);
+    expect((await s.loadEvents(id)).length).toBe(5);
+    expect((await stub.info())!.counts).toEqual({ messages: 0, events: 5 });
+  });
+
+  it("a record over the row limit is refused with record_too_large and nothing is stored", async () => {
+    const { s, id, stub } = await newSession();
+    await seed(s, id, 1, 1);
+    const result = await stub.appendEvents([deltaEvent(id, "e_big", "y".repeat(MAX_RECORD_BYTES))]);
+    expect(result).toEqual({ ok: false, code: "record_too_large", message: expect.stringMatching(/^record is \d+ bytes; the limit is 1048576 bytes per record$/) });
+    expect((await stub.info())!.counts).toEqual({ messages: 1, events: 1 });
+  });
+});
