@@ -53,9 +53,14 @@ export class SegmentFlusher {
         const bytes = encoder.encode(body);
         const startSeq = mine[0]!.seq;
         const key = sessionKeys.segment(this.sessionId, stream, startSeq);
+        const endSeq = mine[mine.length - 1]!.seq;
         // null means the object exists: an earlier attempt of this same plan wrote it.
-        await this.bucket.put(key, bytes, { onlyIf: CREATE_ONLY(), httpMetadata: { contentType: "application/x-ndjson" } });
-        segments.push({ stream, startSeq, endSeq: mine[mine.length - 1]!.seq, records: mine.length, bytes: bytes.byteLength, key });
+        await this.bucket.put(key, bytes, {
+          onlyIf: CREATE_ONLY(),
+          httpMetadata: { contentType: "application/x-ndjson" },
+          customMetadata: { startSeq: String(startSeq), endSeq: String(endSeq), records: String(mine.length) },
+        });
+        segments.push({ stream, startSeq, endSeq, records: mine.length, bytes: bytes.byteLength, key });
       }
       await this.writeManifest(end, segments);
       this.log.commitFlush(segments, this.transactionSync);
@@ -65,16 +70,18 @@ export class SegmentFlusher {
     }
   }
 
+  /**
+   * The manifest stays a few hundred bytes however long the session gets (rewriting a full segment
+   * list on every flush would make R2 writes grow quadratically). Segments are found by listing the
+   * stream's prefix (keys sort by seq) and carry their range in custom metadata; the manifest says
+   * how far R2 is complete.
+   */
   private async writeManifest(flushedSeq: number, added: readonly SegmentRef[]): Promise<void> {
-    const listed = (stream: LogStream) =>
-      [...this.log.segments(stream), ...added.filter((s) => s.stream === stream)].map(({ key, startSeq, endSeq, records, bytes }) => ({
-        key,
-        startSeq,
-        endSeq,
-        records,
-        bytes,
-      }));
-    const manifest = { sessionId: this.sessionId, flushedSeq, segments: { messages: listed("messages"), events: listed("events") } };
+    const totals = (stream: LogStream) => {
+      const all = [...this.log.segments(stream), ...added.filter((s) => s.stream === stream)];
+      return { segments: all.length, records: all.reduce((n, s) => n + s.records, 0), bytes: all.reduce((n, s) => n + s.bytes, 0) };
+    };
+    const manifest = { sessionId: this.sessionId, flushedSeq, streams: { messages: totals("messages"), events: totals("events") } };
     await this.bucket.put(sessionKeys.manifest(this.sessionId), JSON.stringify(manifest), {
       httpMetadata: { contentType: "application/json" },
     });

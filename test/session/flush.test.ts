@@ -77,17 +77,13 @@ describe("flushing the log to R2", () => {
     expect(manifest).toEqual({
       sessionId: id,
       flushedSeq: 10,
-      segments: {
-        messages: [
-          { key: `sessions/${id}/messages/000000000001.jsonl`, startSeq: 1, endSeq: 5, records: 3, bytes: encodeJsonl(first.messages).length },
-          { key: `sessions/${id}/messages/000000000007.jsonl`, startSeq: 7, endSeq: 9, records: 2, bytes: encodeJsonl(second.messages).length },
-        ],
-        events: [
-          { key: `sessions/${id}/events/000000000002.jsonl`, startSeq: 2, endSeq: 6, records: 3, bytes: encodeJsonl(first.events).length },
-          { key: `sessions/${id}/events/000000000008.jsonl`, startSeq: 8, endSeq: 10, records: 2, bytes: encodeJsonl(second.events).length },
-        ],
+      streams: {
+        messages: { segments: 2, records: 5, bytes: encodeJsonl([...first.messages, ...second.messages]).length },
+        events: { segments: 2, records: 5, bytes: encodeJsonl([...first.events, ...second.events]).length },
       },
     });
+    const head = await env.STORE.head(`sessions/${id}/events/000000000008.jsonl`);
+    expect(head!.customMetadata).toEqual({ startSeq: "8", endSeq: "10", records: "2" });
     const meta = await (await env.STORE.get(`sessions/${id}/session.json`))!.json();
     expect(Object.keys(meta as object)).toEqual(["id", "workspaceId", "projectId", "title", "createdAt", "updatedAt"]);
 

@@ -1,0 +1,245 @@
+import type { AgentEvent, AgentMessage, AgentRunOptions, AssistantMessage, IdGenerator, StopReason, ToolCall, Usage } from "../domain";
+import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
+import { DeltaCoalescer } from "./delta-coalescer";
+import type { RunLog, ToolExecution, ToolRunner } from "./run-log";
+import { buildSystemPrompt } from "./system-prompt";
+
+/** Everything one run needs; the SessionDO builds it, tests build it with scripted parts. */
+export interface RunContext {
+  sessionId: string;
+  runId: string;
+  workspaceId: string | null;
+  /** The session's messages before this prompt, in order. */
+  history: readonly AgentMessage[];
+  model: ModelClient;
+  tools: ToolRunner | null;
+  log: RunLog;
+  ids: IdGenerator;
+  clock: () => number;
+  /** Fires on an explicit abort. The run's timeout is handled here. */
+  signal: AbortSignal;
+}
+
+export interface RunOutcome {
+  stopReason: StopReason;
+  error?: { code: string; message: string };
+}
+
+type EventBody = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, "eventId" | "sessionId" | "createdAt"> : never) : never;
+type MessageBody = AgentMessage extends infer M ? (M extends AgentMessage ? Omit<M, "id" | "sessionId" | "parentId" | "createdAt"> : never) : never;
+
+/** Stop reasons that end a run with agent_error rather than agent_completed (guarantee 7). */
+const ERROR_CODES: Partial<Record<StopReason, { code: string; message: (o: AgentRunOptions) => string }>> = {
+  TIMEOUT: { code: "run_timeout", message: (o) => `the run did not finish within ${o.timeoutMs} ms` },
+  MAX_TURNS: { code: "max_turns_reached", message: (o) => `the run used all ${o.maxTurns} model turns` },
+};
+
+/**
+ * The agent loop: append the prompt, call the model with the history, run the tool calls it asks
+ * for through the policy, feed the results back, and repeat until the model stops or a limit,
+ * the timeout or an abort ends the run. Every step is appended to the log before anyone sees it.
+ * It never throws: every ending is a persisted assistant message plus a terminal event.
+ */
+export async function runAgent(userText: string, options: AgentRunOptions, ctx: RunContext): Promise<RunOutcome> {
+  return new AgentRun(userText, options, ctx).run();
+}
+
+class AgentRun {
+  private readonly messages: AgentMessage[];
+  private readonly signal: AbortSignal;
+  private readonly timeout = new AbortController();
+  private toolBudgetLeft = true;
+
+  constructor(
+    private readonly userText: string,
+    private readonly options: AgentRunOptions,
+    private readonly ctx: RunContext,
+  ) {
+    this.messages = [...ctx.history];
+    this.signal = anySignal(ctx.signal, this.timeout.signal);
+  }
+
+  async run(): Promise<RunOutcome> {
+    const timer = setTimeout(() => this.timeout.abort(), this.options.timeoutMs);
+    try {
+      return await this.loop();
+    } catch (err) {
+      // A bug or a storage failure: still end the run visibly if the log accepts it.
+      return this.fail("internal_error", `the run failed unexpectedly: ${(err as Error).message}`, "");
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async loop(): Promise<RunOutcome> {
+    this.event({ type: "agent_started", runId: this.ctx.runId });
+    const user = this.message({ kind: "user", text: this.userText });
+    this.event({ type: "user_message_appended", messageId: user.id });
+    const definitions = this.ctx.tools?.definitions() ?? [];
+    const system = buildSystemPrompt({ workspaceId: this.ctx.workspaceId, tools: definitions, options: this.options });
+
+    for (let turn = 1; turn <= this.options.maxTurns; turn++) {
+      if (this.signal.aborted) return this.end(this.abortReason(), "");
+      const messageId = this.ctx.ids.next("message");
+      const coalescer = new DeltaCoalescer((text) => this.event({ type: "assistant_delta", messageId, text }), this.ctx.clock);
+      const reply = await this.callModel({ system, messages: [...this.messages], tools: this.toolBudgetLeft ? definitions : [] }, coalescer);
+      coalescer.flush();
+
+      if (reply.end.type === "error") {
+        const stopReason = reply.end.code === "aborted" ? this.abortReason() : "ERROR";
+        this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage });
+        if (stopReason === "ERROR") return this.terminal(stopReason, { code: reply.end.code, message: reply.end.message });
+        return this.terminal(stopReason);
+      }
+      const stopReason = reply.calls.length > 0 ? "TOOL_CALLS" : reply.end.stopReason;
+      this.assistant(messageId, { text: reply.text, stopReason, toolCalls: reply.calls.length > 0 ? reply.calls : undefined, usage: reply.end.usage ?? reply.usage });
+      if (stopReason !== "TOOL_CALLS") return this.terminal(stopReason);
+
+      for (const call of reply.calls) await this.runTool(call, reply.invalid.get(call.id));
+      if (this.signal.aborted) return this.end(this.abortReason(), "");
+    }
+    return this.end("MAX_TURNS", "");
+  }
+
+  private async callModel(request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]> }, coalescer: DeltaCoalescer) {
+    let text = "";
+    const calls: ToolCall[] = [];
+    const invalid = new Map<string, InvalidToolCall>();
+    let end: Extract<ModelEvent, { type: "done" | "error" }> | null = null;
+    let usage: Usage | undefined;
+    for await (const event of this.ctx.model.stream(request, this.signal)) {
+      if (end) break;
+      switch (event.type) {
+        case "text_delta":
+          text += event.text;
+          coalescer.push(event.text);
+          break;
+        case "reasoning_delta":
+          break; // thinking is not part of the answer
+        case "tool_call":
+          calls.push(event.call);
+          if (event.invalid) invalid.set(event.call.id, event.invalid);
+          break;
+        case "done":
+          usage = event.usage;
+          end = event;
+          break;
+        case "error":
+          end = event;
+          break;
+      }
+    }
+    end ??= { type: "error", code: "stream_incomplete", message: "the model stream ended without a result" };
+    return { text, calls, invalid, end, usage };
+  }
+
+  private async runTool(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<void> {
+    if (this.signal.aborted) {
+      // Keep the history well-formed: every call gets a result, even the ones we no longer run.
+      this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: `not executed: the run was ${this.abortReason() === "TIMEOUT" ? "timed out" : "aborted"}`, error: true });
+      return;
+    }
+    this.event({ type: "tool_call_started", callId: call.id, tool: call.name, arguments: call.arguments });
+    const execution = await this.execute(call, invalid);
+    if (execution.outcome === "denied") {
+      if (execution.reason === "tool_budget_exhausted") this.toolBudgetLeft = false;
+      this.event({ type: "tool_call_denied", callId: call.id, tool: call.name, reason: execution.reason });
+    } else {
+      this.event({ type: "tool_call_finished", callId: call.id, tool: call.name, error: execution.error });
+    }
+    const error = execution.outcome === "denied" || execution.error;
+    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: execution.text, error });
+  }
+
+  private async execute(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<ToolExecution> {
+    if (invalid) {
+      const reason = invalid.code === "missing_tool_name" ? "unknown_tool" : "invalid_arguments";
+      return { outcome: "denied", reason, text: `${reason}: ${invalid.message}` };
+    }
+    if (!this.ctx.tools) return { outcome: "denied", reason: "unknown_tool", text: `unknown_tool: '${call.name}' is not available: this session has no workspace, so it has no tools` };
+    try {
+      return await this.ctx.tools.execute(call, this.signal);
+    } catch (err) {
+      return { outcome: "finished", text: `internal_error: the tool failed unexpectedly: ${(err as Error).message}`, error: true };
+    }
+  }
+
+  /** Ends the run between turns: a synthetic assistant message records why. */
+  private end(stopReason: StopReason, text: string): RunOutcome {
+    this.assistant(this.ctx.ids.next("message"), { text, stopReason });
+    return this.terminal(stopReason);
+  }
+
+  private fail(code: string, message: string, text: string): RunOutcome {
+    try {
+      this.assistant(this.ctx.ids.next("message"), { text, stopReason: "ERROR" });
+      this.event({ type: "agent_error", runId: this.ctx.runId, code, message });
+    } catch {
+      // The log itself is failing; the caller records the run as ended.
+    }
+    return { stopReason: "ERROR", error: { code, message } };
+  }
+
+  private terminal(stopReason: StopReason, error?: { code: string; message: string }): RunOutcome {
+    const failure = error ?? (ERROR_CODES[stopReason] && { code: ERROR_CODES[stopReason]!.code, message: ERROR_CODES[stopReason]!.message(this.options) });
+    if (failure) {
+      this.event({ type: "agent_error", runId: this.ctx.runId, ...failure });
+      return { stopReason, error: failure };
+    }
+    this.event({ type: "agent_completed", runId: this.ctx.runId, stopReason });
+    return { stopReason };
+  }
+
+  private abortReason(): StopReason {
+    return this.ctx.signal.aborted ? "ABORTED" : "TIMEOUT";
+  }
+
+  private assistant(id: string, body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage }): void {
+    const message: AssistantMessage = {
+      kind: "assistant",
+      id,
+      sessionId: this.ctx.sessionId,
+      parentId: this.lastMessageId(),
+      createdAt: this.now(),
+      text: body.text,
+      stopReason: body.stopReason,
+      ...(body.toolCalls ? { toolCalls: body.toolCalls } : {}),
+      ...(body.usage ? { usage: body.usage } : {}),
+    };
+    this.append(message);
+    this.event({ type: "assistant_completed", messageId: id, stopReason: body.stopReason });
+  }
+
+  private message(body: MessageBody): AgentMessage {
+    const message = { id: this.ctx.ids.next("message"), sessionId: this.ctx.sessionId, parentId: this.lastMessageId(), createdAt: this.now(), ...body } as AgentMessage;
+    this.append(message);
+    return message;
+  }
+
+  private append(message: AgentMessage): void {
+    this.ctx.log.appendMessage(message);
+    this.messages.push(message);
+  }
+
+  private event(body: EventBody): void {
+    this.ctx.log.appendEvent({ eventId: this.ctx.ids.next("event"), sessionId: this.ctx.sessionId, createdAt: this.now(), ...body } as AgentEvent);
+  }
+
+  private lastMessageId(): string | null {
+    return this.messages.length > 0 ? this.messages[this.messages.length - 1]!.id : null;
+  }
+
+  private now(): string {
+    return new Date(this.ctx.clock()).toISOString();
+  }
+}
+
+/** A signal that fires when either input fires. */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  if (a.aborted || b.aborted) abort();
+  a.addEventListener("abort", abort, { once: true });
+  b.addEventListener("abort", abort, { once: true });
+  return controller.signal;
+}

@@ -1,0 +1,38 @@
+import { counterIds, type AgentEvent, type AgentMessage, type ToolCall, type ToolDefinition } from "../../src/domain";
+import type { RunLog, ToolExecution, ToolRunner } from "../../src/runtime/run-log";
+
+/** A RunLog that keeps what was appended, in order, for assertions. */
+export class MemoryRunLog implements RunLog {
+  readonly messages: AgentMessage[] = [];
+  readonly events: AgentEvent[] = [];
+  appendMessage(message: AgentMessage): void {
+    this.messages.push(message);
+  }
+  appendEvent(event: AgentEvent): void {
+    this.events.push(event);
+  }
+  types(): string[] {
+    return this.events.map((e) => e.type);
+  }
+}
+
+/** A ToolRunner answering each call from a function; records the calls it executed. */
+export class FakeToolRunner implements ToolRunner {
+  readonly executed: ToolCall[] = [];
+  constructor(
+    private readonly answer: (call: ToolCall) => ToolExecution | Promise<ToolExecution> = (call) => ({ outcome: "finished", text: `ran ${call.name}`, error: false }),
+    private readonly defs: ToolDefinition[] = [{ name: "read", description: "Read a file.", parameters: { type: "object" } }],
+  ) {}
+  definitions(): ToolDefinition[] {
+    return this.defs;
+  }
+  async execute(call: ToolCall): Promise<ToolExecution> {
+    this.executed.push(call);
+    return this.answer(call);
+  }
+}
+
+/** Deterministic ids and a frozen clock for a run. */
+export function runDeps() {
+  return { ids: counterIds(), clock: () => Date.parse("2026-11-30T03:00:00Z") };
+}
