@@ -1,0 +1,81 @@
+import { Hono } from "hono";
+import { isId, randomIds } from "../domain";
+import { WorkspaceError, type WorkspaceErrorCode } from "../workspace/errors";
+import { ingestWorkspace } from "../workspace/ingest";
+import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
+import { resolveWorkspacePath } from "../workspace/paths";
+import { loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
+import type { AppBindings } from "./context";
+import { ApiError } from "./errors";
+
+const WORKSPACE_ERROR_STATUS: Record<WorkspaceErrorCode, 400 | 404 | 409 | 413> = {
+  path_escape: 400,
+  not_found: 404,
+  is_directory: 400,
+  not_a_directory: 400,
+  file_too_large: 413,
+  workspace_not_found: 404,
+};
+
+/** Maps a `WorkspaceError` to the HTTP error with the same code (other errors pass through). */
+export function toApiError(error: unknown): unknown {
+  if (!(error instanceof WorkspaceError)) return error;
+  return new ApiError(WORKSPACE_ERROR_STATUS[error.code], error.code, error.message);
+}
+
+/** Workspace snapshots; mounted at `/api/workspaces`. A workspace of another tenant is 404. */
+export const workspaceRoutes = new Hono<AppBindings>();
+
+/**
+ * `POST /` with a tar, tar.gz or zip body: stores the snapshot and answers 201
+ * `{workspaceId, files, bytes, skipped: [{path, reason}]}`.
+ */
+workspaceRoutes.post("/", async (c) => {
+  const declared = Number(c.req.header("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > DEFAULT_INGEST_LIMITS.maxArchiveBytes) {
+    throw new ApiError(413, "archive_too_large", `the archive is larger than ${DEFAULT_INGEST_LIMITS.maxArchiveBytes} bytes`);
+  }
+  const body = c.req.raw.body;
+  if (!body) throw new ApiError(400, "archive_invalid", "the archive is empty");
+  const result = await ingestWorkspace(c.env.STORE, body, {
+    contentType: c.req.header("content-type"),
+    workspaceId: randomIds.next("workspace"),
+    owner: c.get("tenant") ?? null,
+  });
+  return c.json(result, 201);
+});
+
+/** `GET /:wid` -> `{workspaceId, files, bytes, createdAt}`. */
+workspaceRoutes.get("/:wid", async (c) => {
+  const wid = requireWorkspaceId(c.req.param("wid"));
+  try {
+    const meta = await readWorkspaceMeta(c.env.STORE, wid, c.get("tenant") ?? null);
+    return c.json({ workspaceId: meta.workspaceId, files: meta.files, bytes: meta.bytes, createdAt: meta.createdAt });
+  } catch (error) {
+    throw toApiError(error);
+  }
+});
+
+/** `GET /:wid/files/<path>` -> the file's raw bytes as stored in the snapshot. */
+workspaceRoutes.get("/:wid/files/:path{.+}", async (c) => {
+  const wid = requireWorkspaceId(c.req.param("wid"));
+  try {
+    const path = resolveWorkspacePath(c.req.param("path"));
+    const snapshot = await loadWorkspace(c.env.STORE, wid, c.get("tenant") ?? null);
+    const { entry, body } = await snapshot.fileStream(path);
+    return new Response(body, {
+      headers: {
+        "content-type": "application/octet-stream",
+        "content-length": String(entry.size),
+        "x-content-type-options": "nosniff",
+      },
+    });
+  } catch (error) {
+    throw toApiError(error);
+  }
+});
+
+function requireWorkspaceId(wid: string): string {
+  if (isId("workspace", wid)) return wid;
+  throw new ApiError(404, "workspace_not_found", `workspace ${JSON.stringify(String(wid).slice(0, 100))} does not exist`);
+}

@@ -1,0 +1,43 @@
+/** A least-recently-used cache of byte arrays, bounded by their total size in bytes. */
+export class ByteLru {
+  private readonly entries = new Map<string, Uint8Array>();
+  private total = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    /** Larger values are never cached (one big file should not evict everything). */
+    private readonly maxEntryBytes = maxBytes / 4,
+  ) {}
+
+  get size(): number {
+    return this.total;
+  }
+
+  get(key: string): Uint8Array | undefined {
+    const value = this.entries.get(key);
+    if (value) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: Uint8Array): void {
+    this.delete(key);
+    if (value.byteLength > this.maxEntryBytes) return;
+    this.entries.set(key, value);
+    this.total += value.byteLength;
+    for (const [oldest, bytes] of this.entries) {
+      if (this.total <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.total -= bytes.byteLength;
+    }
+  }
+
+  delete(key: string): void {
+    const value = this.entries.get(key);
+    if (!value) return;
+    this.entries.delete(key);
+    this.total -= value.byteLength;
+  }
+}

@@ -1,0 +1,115 @@
+import { ApiError } from "../api/errors";
+import { archiveInvalid, archiveTooLarge } from "./archive-errors";
+import type { ArchiveItem, SkippedEntry } from "./archive-entry";
+import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
+import { peekStream, pipeThroughQuietly } from "./streams";
+import { expansionLimits, guardExpansion } from "./expansion-guard";
+import { type IngestLimits, resolveLimits } from "./limits";
+import { R2ObjectWriter } from "./r2-writer";
+import { SnapshotBuilder } from "./snapshot-builder";
+import { type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
+import { readTarEntries } from "./tar-reader";
+import { readZipEntries } from "./zip-reader";
+
+export interface IngestOptions {
+  /** The request's Content-Type; used only when the magic bytes are not recognisable. */
+  contentType?: string;
+  workspaceId: string;
+  /** The tenant that owns the workspace (null when auth is off). */
+  owner: string | null;
+  limits?: Partial<IngestLimits>;
+  now?: () => Date;
+}
+
+export interface IngestResult {
+  workspaceId: string;
+  files: number;
+  bytes: number;
+  skipped: SkippedEntry[];
+}
+
+/**
+ * Streams an uploaded archive (tar, tar.gz or zip) into an immutable snapshot: an uncompressed
+ * pack of file bytes plus an index in R2, then a small meta object that marks it complete. Memory
+ * stays bounded by one R2 part (8 MiB) plus decoder buffers. Entries that are unsafe or unusable
+ * are skipped with a reason; refusals throw `ApiError` and leave nothing behind in R2.
+ */
+export async function ingestWorkspace(
+  bucket: R2Bucket,
+  body: ReadableStream<Uint8Array>,
+  opts: IngestOptions,
+): Promise<IngestResult> {
+  const limits = resolveLimits(opts.limits);
+  const keys = workspaceKeys(opts.workspaceId);
+  const pack = new R2ObjectWriter(bucket, keys.pack);
+  const spool = new R2ObjectWriter(bucket, keys.upload);
+  let source: ReadableStream<Uint8Array> | null = null;
+  try {
+    const peeked = await peekStream(limitUploadBytes(body, limits.maxArchiveBytes), FORMAT_SNIFF_BYTES);
+    source = peeked.stream;
+    if (peeked.head.byteLength === 0) throw archiveInvalid("the archive is empty");
+    const format = detectArchiveFormat(opts.contentType, peeked.head);
+    const builder = new SnapshotBuilder(pack, limits);
+    for await (const item of await archiveItems(format, source, bucket, spool, limits)) await builder.add(item);
+    const index = builder.finish();
+    await pack.close();
+    await bucket.delete(keys.upload);
+    await bucket.put(keys.index, JSON.stringify(index), { httpMetadata: { contentType: "application/json" } });
+    const meta: WorkspaceMeta = {
+      workspaceId: opts.workspaceId,
+      owner: opts.owner,
+      format,
+      files: builder.fileCount,
+      bytes: builder.bytes,
+      createdAt: (opts.now ?? (() => new Date()))().toISOString(),
+    };
+    await bucket.put(keys.meta, JSON.stringify(meta), { httpMetadata: { contentType: "application/json" } });
+    return { workspaceId: opts.workspaceId, files: meta.files, bytes: meta.bytes, skipped: builder.skipped };
+  } catch (error) {
+    await (source ?? body).cancel(error).catch(() => {});
+    await Promise.all([pack.abort(), spool.abort()]);
+    await bucket.delete([keys.pack, keys.index, keys.meta, keys.upload]).catch(() => {});
+    throw error;
+  }
+}
+
+async function archiveItems(
+  format: ArchiveFormat,
+  source: ReadableStream<Uint8Array>,
+  bucket: R2Bucket,
+  spool: R2ObjectWriter,
+  limits: IngestLimits,
+): Promise<AsyncIterable<ArchiveItem>> {
+  switch (format) {
+    case "tar":
+      return readTarEntries(source);
+    case "tar.gz":
+      return readTarEntries(guardExpansion(source, new DecompressionStream("gzip"), expansionLimits(limits, "the gzip stream")));
+    case "zip": {
+      // The central directory is at the end: spool the upload to R2, then read it by range.
+      for await (const chunk of source) await spool.write(chunk);
+      const size = await spool.close();
+      return readZipEntries(bucket, spool.key, size, limits);
+    }
+  }
+}
+
+/** Errors the stream with 413 `archive_too_large` once more than `maxBytes` have arrived. */
+function limitUploadBytes(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
+  let total = 0;
+  return pipeThroughQuietly(
+    body,
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        total += chunk.byteLength;
+        if (total > maxBytes) throw archiveTooLarge(`the archive is larger than ${maxBytes} bytes`);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
+
+/** True for errors that `ingestWorkspace` raises on purpose (the route passes them through). */
+export function isIngestRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.code.startsWith("archive_");
+}

@@ -1,0 +1,44 @@
+/** One stored file: its bytes are `pack[offset, offset + size)`. */
+export interface IndexEntry {
+  path: string;
+  offset: number;
+  size: number;
+  /** POSIX permission bits (0o644, 0o755, ...). */
+  mode: number;
+}
+
+/** `workspaces/{wid}/index.json`: every file (sorted by path) and every directory (sorted). */
+export interface WorkspaceIndex {
+  version: 1;
+  files: IndexEntry[];
+  dirs: string[];
+}
+
+/** `workspaces/{wid}/meta.json`, written last: its presence means the snapshot is complete. */
+export interface WorkspaceMeta {
+  workspaceId: string;
+  owner: string | null;
+  format: "tar" | "tar.gz" | "zip";
+  /** Number of files in the snapshot. */
+  files: number;
+  /** Sum of the files' sizes, in bytes. */
+  bytes: number;
+  createdAt: string;
+}
+
+/** R2 keys of one workspace; `upload` is a transient spool for zip archives. */
+export function workspaceKeys(workspaceId: string) {
+  const prefix = `workspaces/${workspaceId}/`;
+  return {
+    prefix,
+    pack: `${prefix}pack`,
+    index: `${prefix}index.json`,
+    meta: `${prefix}meta.json`,
+    upload: `${prefix}upload`,
+  };
+}
+
+/** Orders paths by UTF-16 code units (byte order for ASCII, like `git` and `LC_ALL=C sort`). */
+export function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

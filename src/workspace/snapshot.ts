@@ -1,0 +1,173 @@
+import { WorkspaceError } from "./errors";
+import { ByteLru } from "./byte-lru";
+import type { WorkspaceStat } from "./fs";
+import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
+
+/** Files up to this size are kept in the per-snapshot read cache, in bytes. */
+export const CACHE_BYTES = 8 * 1024 * 1024;
+/** `readMany` merges neighbouring files into range reads of at most this many bytes. */
+export const MAX_COALESCED_READ_BYTES = 8 * 1024 * 1024;
+/** Gaps between wanted files up to this size are read and discarded rather than split, in bytes. */
+export const MAX_COALESCE_GAP_BYTES = 64 * 1024;
+const DIR_MODE = 0o755;
+
+/**
+ * A read-only view of a stored snapshot: the index in memory, file bytes read from the pack by
+ * range. This is the unchanging base under a session's overlay, and the "a/" side of `/changes`.
+ */
+export class Snapshot {
+  private readonly byPath = new Map<string, IndexEntry>();
+  private readonly dirSet: Set<string>;
+  private readonly cache = new ByteLru(CACHE_BYTES);
+
+  constructor(
+    private readonly bucket: R2Bucket,
+    readonly meta: WorkspaceMeta,
+    readonly index: WorkspaceIndex,
+  ) {
+    for (const entry of index.files) this.byPath.set(entry.path, entry);
+    this.dirSet = new Set(index.dirs);
+  }
+
+  get workspaceId(): string {
+    return this.meta.workspaceId;
+  }
+
+  file(path: string): IndexEntry | undefined {
+    return this.byPath.get(path);
+  }
+
+  isDir(path: string): boolean {
+    return path === "" || this.dirSet.has(path);
+  }
+
+  stat(path: string): WorkspaceStat | null {
+    const file = this.byPath.get(path);
+    if (file) return { type: "file", size: file.size, mode: file.mode };
+    return this.isDir(path) ? { type: "dir", size: 0, mode: DIR_MODE } : null;
+  }
+
+  /** One file's bytes with one range read (or from the cache). */
+  async readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> {
+    const entry = this.byPath.get(path);
+    if (!entry) throw this.missing(path);
+    const cached = this.cache.get(path);
+    if (cached) return cached;
+    signal?.throwIfAborted();
+    const bytes = await this.readRange(entry.offset, entry.size);
+    this.cache.set(path, bytes);
+    return bytes;
+  }
+
+  /** One file as a stream straight from R2 (for HTTP downloads). */
+  async fileStream(path: string): Promise<{ entry: IndexEntry; body: ReadableStream<Uint8Array> }> {
+    const entry = this.byPath.get(path);
+    if (!entry) throw this.missing(path);
+    if (entry.size === 0) return { entry, body: new Response(new Uint8Array(0)).body! };
+    const object = await this.bucket.get(workspaceKeys(this.workspaceId).pack, { range: { offset: entry.offset, length: entry.size } });
+    if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${this.workspaceId} has no pack`);
+    return { entry, body: object.body };
+  }
+
+  /**
+   * Many files in pack order, merging neighbours into range reads of up to
+   * `MAX_COALESCED_READ_BYTES`; the next read is in flight while the current one is consumed.
+   * Unknown paths are skipped.
+   */
+  async *readMany(paths: Iterable<string>, signal?: AbortSignal): AsyncGenerator<{ path: string; bytes: Uint8Array }> {
+    const wanted: IndexEntry[] = [];
+    const seen = new Set<string>();
+    for (const path of paths) {
+      const entry = this.byPath.get(path);
+      if (entry && !seen.has(path)) {
+        seen.add(path);
+        wanted.push(entry);
+      }
+    }
+    wanted.sort((a, b) => a.offset - b.offset || (a.path < b.path ? -1 : 1));
+    const groups = coalesce(wanted);
+    let next = groups.length > 0 ? this.readGroup(groups[0]!, signal) : null;
+    for (let i = 0; i < groups.length; i++) {
+      const current = await next!;
+      next = i + 1 < groups.length ? this.readGroup(groups[i + 1]!, signal) : null;
+      // A failed prefetch must not become an unhandled rejection if the consumer stops early.
+      next?.catch(() => {});
+      const group = groups[i]!;
+      for (const entry of group.entries) {
+        signal?.throwIfAborted();
+        yield { path: entry.path, bytes: current.subarray(entry.offset - group.start, entry.offset - group.start + entry.size) };
+      }
+    }
+  }
+
+  private async readGroup(group: RangeGroup, signal?: AbortSignal): Promise<Uint8Array> {
+    signal?.throwIfAborted();
+    return this.readRange(group.start, group.end - group.start);
+  }
+
+  private async readRange(offset: number, length: number): Promise<Uint8Array> {
+    if (length === 0) return new Uint8Array(0);
+    const object = await this.bucket.get(workspaceKeys(this.workspaceId).pack, { range: { offset, length } });
+    if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${this.workspaceId} has no pack`);
+    const bytes = new Uint8Array(await object.arrayBuffer());
+    if (bytes.byteLength !== length) throw new Error(`pack of ${this.workspaceId} returned ${bytes.byteLength} of ${length} bytes`);
+    return bytes;
+  }
+
+  private missing(path: string): WorkspaceError {
+    if (this.isDir(path)) return new WorkspaceError("is_directory", `'${path}' is a directory`);
+    return new WorkspaceError("not_found", `no file at '${path}'`);
+  }
+}
+
+interface RangeGroup {
+  start: number;
+  end: number;
+  entries: IndexEntry[];
+}
+
+/** Groups offset-sorted entries into ranges: small gaps are read through, big ones split. */
+export function coalesce(sorted: readonly IndexEntry[]): RangeGroup[] {
+  const groups: RangeGroup[] = [];
+  let group: RangeGroup | null = null;
+  for (const entry of sorted) {
+    const end = entry.offset + entry.size;
+    const fits = group !== null && entry.offset - group.end <= MAX_COALESCE_GAP_BYTES
+      && Math.max(end, group.end) - group.start <= MAX_COALESCED_READ_BYTES;
+    if (group && fits) {
+      group.end = Math.max(group.end, end);
+      group.entries.push(entry);
+    } else {
+      group = { start: entry.offset, end, entries: [entry] };
+      groups.push(group);
+    }
+  }
+  return groups;
+}
+
+/**
+ * Reads a workspace's meta, refusing with `workspace_not_found` when it does not exist or (when
+ * `owner` is given) belongs to another tenant, so other tenants cannot learn that it exists.
+ */
+export async function readWorkspaceMeta(bucket: R2Bucket, workspaceId: string, owner?: string | null): Promise<WorkspaceMeta> {
+  const object = await bucket.get(workspaceKeys(workspaceId).meta);
+  const meta = object ? ((await object.json()) as WorkspaceMeta) : null;
+  if (!meta || (owner !== undefined && meta.owner !== owner)) {
+    throw new WorkspaceError("workspace_not_found", `workspace ${workspaceId} does not exist`);
+  }
+  return meta;
+}
+
+/** Loads a complete snapshot (meta, then index); see `readWorkspaceMeta` for the owner check. */
+export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner?: string | null): Promise<Snapshot> {
+  const meta = await readWorkspaceMeta(bucket, workspaceId, owner);
+  const object = await bucket.get(workspaceKeys(workspaceId).index);
+  if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${workspaceId} has no index`);
+  return new Snapshot(bucket, meta, (await object.json()) as WorkspaceIndex);
+}
+
+/** Removes every object of a workspace. */
+export async function deleteWorkspace(bucket: R2Bucket, workspaceId: string): Promise<void> {
+  const keys = workspaceKeys(workspaceId);
+  await bucket.delete([keys.meta, keys.index, keys.pack, keys.upload]);
+}

@@ -1,0 +1,78 @@
+/** Small Web-stream helpers shared by the archive readers. */
+
+/**
+ * `stream.pipeThrough(pair)` without the unhandled rejection workerd reports when the pipe fails:
+ * the failure still reaches the returned readable, which is where callers observe it.
+ */
+export function pipeThroughQuietly<I, O>(stream: ReadableStream<I>, pair: ReadableWritablePair<O, I>): ReadableStream<O> {
+  stream.pipeTo(pair.writable).catch(() => {});
+  return pair.readable;
+}
+
+/** Wraps a stream so that its errors surface as `mapError(error)` (e.g. decoder errors -> ApiError). */
+export function mapStreamErrors(stream: ReadableStream<Uint8Array>, mapError: (error: unknown) => unknown): ReadableStream<Uint8Array>;
+export function mapStreamErrors<T>(stream: ReadableStream<T>, mapError: (error: unknown) => unknown): ReadableStream<T>;
+export function mapStreamErrors<T>(stream: ReadableStream<T>, mapError: (error: unknown) => unknown): ReadableStream<T> {
+  const reader = stream.getReader();
+  return new ReadableStream<T>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        controller.error(mapError(error));
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** Reads the first `n` bytes (fewer if the stream is shorter) and returns them with the full stream. */
+export async function peekStream(
+  stream: ReadableStream<Uint8Array>,
+  n: number,
+): Promise<{ head: Uint8Array; stream: ReadableStream<Uint8Array> }> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let ended = false;
+  while (total < n) {
+    const { done, value } = await reader.read();
+    if (done) {
+      ended = true;
+      break;
+    }
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  const head = concatBytes(chunks);
+  const replay = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (head.byteLength > 0) controller.enqueue(head);
+      if (ended) controller.close();
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  return { head: head.subarray(0, n), stream: replay };
+}
+
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(chunks.reduce((sum, c) => sum + c.byteLength, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+import { createTarDecoder, type TarHeader } from "modern-tar";
+import { ApiError } from "../api/errors";
+import { archiveInvalid } from "./archive-errors";
+import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
+import { mapStreamErrors, pipeThroughQuietly } from "./streams";
+
+/**
+ * Reads a (decompressed) tar stream entry by entry with modern-tar's streaming decoder in strict
+ * mode (checksums, truncation). Bodies that are not opened are cancelled, which skips them.
+ */
+export async function* readTarEntries(tar: ReadableStream<Uint8Array>): AsyncGenerator<ArchiveItem> {
+  const entries = mapStreamErrors(pipeThroughQuietly(tar, createTarDecoder({ strict: true })), asTarError).getReader();
+  let finished = false;
+  try {
+    for (;;) {
+      const { done, value } = await entries.read();
+      if (done) {
+        finished = true;
+        return;
+      }
+      let opened = false;
+      const body = value.body;
+      yield {
+        entry: toArchiveEntry(value.header),
+        open: () => {
+          opened = true;
+          return mapStreamErrors(body, asTarError);
+        },
+      };
+      if (!opened) await body.cancel();
+    }
+  } finally {
+    if (!finished) await entries.cancel().catch(() => {});
+  }
+}
+
+function asTarError(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  const why = error instanceof Error ? error.message : String(error);
+  return archiveInvalid(`not a valid tar archive: ${why}`);
+}
+
+function toArchiveEntry(header: TarHeader): ArchiveEntry {
+  const base = { name: header.name, size: 0, mode: header.mode ?? 0 };
+  switch (header.type) {
+    case "directory":
+      return { ...base, type: "directory" };
+    case "symlink":
+      return { ...base, type: "symlink", linkTarget: header.linkname ?? "" };
+    case "link":
+      return { ...base, type: "hardlink", linkTarget: header.linkname ?? "" };
+    case "character-device":
+    case "block-device":
+      return { ...base, type: "device" };
+    case "fifo":
+      return { ...base, type: "special" };
+    default:
+      return { ...base, type: "file", size: header.size };
+  }
+}

@@ -1,0 +1,208 @@
+import { ApiError } from "../api/errors";
+import { archiveBomb, archiveInvalid, archiveTooManyFiles } from "./archive-errors";
+import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
+import { mapStreamErrors } from "./streams";
+import { ByteReader } from "./byte-reader";
+import { expansionLimits, guardExpansion } from "./expansion-guard";
+import type { IngestLimits } from "./limits";
+
+/** The largest central directory we read into memory, in bytes. */
+export const MAX_ZIP_DIRECTORY_BYTES = 16 * 1024 * 1024;
+/** Longest symlink target we accept in a zip, in bytes. */
+const MAX_LINK_TARGET_BYTES = 4096;
+
+const EOCD_SIGNATURE = 0x06054b50;
+const EOCD_BYTES = 22;
+const ZIP64_LOCATOR_SIGNATURE = 0x07064b50;
+const ZIP64_EOCD_SIGNATURE = 0x06064b50;
+const CENTRAL_SIGNATURE = 0x02014b50;
+const LOCAL_SIGNATURE = 0x04034b50;
+const LOCAL_HEADER_BYTES = 30;
+const UNIX_HOSTS = new Set([3, 19]); // Unix, macOS (OS X)
+
+interface CentralEntry {
+  entry: ArchiveEntry;
+  method: number;
+  compressedSize: number;
+  localOffset: number;
+}
+
+/**
+ * Reads a zip that has been spooled to R2: the central directory (names, sizes, Unix modes and
+ * file types) from the tail, then every entry's data in one sequential read of the rest. Stored
+ * and deflated entries are supported (deflate via the native `DecompressionStream`); declared
+ * ratios are checked before inflating and actual output while inflating.
+ */
+export async function* readZipEntries(
+  bucket: R2Bucket,
+  key: string,
+  size: number,
+  limits: IngestLimits,
+): AsyncGenerator<ArchiveItem> {
+  const directory = await readCentralDirectory(bucket, key, size, limits);
+  const ordered = [...directory.entries].sort((a, b) => a.localOffset - b.localOffset);
+  if (ordered.length === 0) return;
+  const start = ordered[0]!.localOffset;
+  const object = await bucket.get(key, { range: { offset: start, length: directory.offset - start } });
+  if (!object) throw new Error(`spooled upload ${key} vanished`);
+  const reader = new ByteReader(mapStreamErrors(object.body, asZipError));
+  try {
+    for (const central of ordered) {
+      const at = central.localOffset - start;
+      if (at < reader.position) throw archiveInvalid(`zip entries overlap at '${central.entry.name}'`);
+      await reader.skip(at - reader.position);
+      const local = new DataView((await reader.read(LOCAL_HEADER_BYTES)).buffer);
+      if (local.getUint32(0, true) !== LOCAL_SIGNATURE) throw archiveInvalid(`zip entry '${central.entry.name}' has no local header`);
+      await reader.skip(local.getUint16(26, true) + local.getUint16(28, true));
+      const dataEnd = reader.position + central.compressedSize;
+      const { entry } = central;
+      if (entry.type === "symlink") {
+        entry.linkTarget = new TextDecoder().decode(await readAll(contentOf(reader, central, limits), MAX_LINK_TARGET_BYTES));
+        yield { entry, open: () => { throw new Error("symlinks have no content"); } };
+      } else if (entry.type === "file") {
+        yield { entry, open: () => contentOf(reader, central, limits) };
+      } else {
+        yield { entry, open: () => { throw new Error(`${entry.type} entries have no content`); } };
+      }
+      if (reader.position < dataEnd) await reader.skip(dataEnd - reader.position);
+    }
+  } catch (error) {
+    throw asZipError(error);
+  } finally {
+    await reader.cancel();
+  }
+}
+
+function contentOf(reader: ByteReader, central: CentralEntry, limits: IngestLimits): ReadableStream<Uint8Array> {
+  const raw = reader.take(central.compressedSize);
+  if (central.method === 0) return raw;
+  const label = `zip entry '${central.entry.name}'`;
+  const inflated = guardExpansion(raw, new DecompressionStream("deflate-raw"), expansionLimits(limits, label, central.entry.size));
+  return mapStreamErrors(inflated, (error) =>
+    error instanceof ApiError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asZipError(error),
+  );
+}
+
+async function readAll(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  if (bytes.byteLength > maxBytes) throw archiveInvalid(`zip symlink target is longer than ${maxBytes} bytes`);
+  return bytes;
+}
+
+function asZipError(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  const why = error instanceof Error ? error.message : String(error);
+  return archiveInvalid(`not a valid zip archive: ${why}`);
+}
+
+async function readCentralDirectory(bucket: R2Bucket, key: string, size: number, limits: IngestLimits) {
+  const tailLength = Math.min(size, EOCD_BYTES + 0xffff + 20);
+  const tail = await rangeBytes(bucket, key, size - tailLength, tailLength);
+  const view = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
+  let eocd = -1;
+  for (let i = tail.byteLength - EOCD_BYTES; i >= 0; i--) {
+    if (view.getUint32(i, true) === EOCD_SIGNATURE) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw archiveInvalid("not a valid zip archive: no end-of-central-directory record");
+  let count = view.getUint16(eocd + 10, true);
+  let length = view.getUint32(eocd + 12, true);
+  let offset = view.getUint32(eocd + 16, true);
+  if (count === 0xffff || length === 0xffffffff || offset === 0xffffffff) {
+    const locator = eocd - 20;
+    if (locator < 0 || view.getUint32(locator, true) !== ZIP64_LOCATOR_SIGNATURE) throw archiveInvalid("zip64 locator missing");
+    const zip64At = safeNumber(view.getBigUint64(locator + 8, true));
+    const zip64 = new DataView((await rangeBytes(bucket, key, zip64At, 56)).buffer);
+    if (zip64.getUint32(0, true) !== ZIP64_EOCD_SIGNATURE) throw archiveInvalid("zip64 end-of-central-directory record missing");
+    count = safeNumber(zip64.getBigUint64(32, true));
+    length = safeNumber(zip64.getBigUint64(40, true));
+    offset = safeNumber(zip64.getBigUint64(48, true));
+  }
+  if (count > limits.maxArchiveFiles) throw archiveTooManyFiles(limits.maxArchiveFiles);
+  if (offset + length > size) throw archiveInvalid("zip central directory lies outside the archive");
+  if (length > MAX_ZIP_DIRECTORY_BYTES) throw archiveInvalid(`zip central directory is larger than ${MAX_ZIP_DIRECTORY_BYTES} bytes`);
+  if (count === 0) return { offset, entries: [] };
+  const bytes = await rangeBytes(bucket, key, offset, length);
+  return { offset, entries: parseCentralDirectory(bytes, count, limits) };
+}
+
+function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestLimits): CentralEntry[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const entries: CentralEntry[] = [];
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    if (at + 46 > bytes.byteLength || view.getUint32(at, true) !== CENTRAL_SIGNATURE) {
+      throw archiveInvalid("not a valid zip archive: corrupt central directory");
+    }
+    const madeBy = view.getUint16(at + 4, true) >> 8;
+    const flags = view.getUint16(at + 8, true);
+    const method = view.getUint16(at + 10, true);
+    let compressedSize = view.getUint32(at + 20, true);
+    let size = view.getUint32(at + 24, true);
+    const nameLength = view.getUint16(at + 28, true);
+    const extraLength = view.getUint16(at + 30, true);
+    const commentLength = view.getUint16(at + 32, true);
+    const attributes = view.getUint32(at + 38, true);
+    let localOffset = view.getUint32(at + 42, true);
+    const name = new TextDecoder().decode(bytes.subarray(at + 46, at + 46 + nameLength));
+    // Zip64 extended information: the 64-bit values, in this order, for each field saturated at 0xffffffff.
+    const extra = new DataView(bytes.buffer, bytes.byteOffset + at + 46 + nameLength, Math.min(extraLength, bytes.byteLength - at - 46 - nameLength));
+    for (let e = 0; e + 4 <= extra.byteLength; e += 4 + extra.getUint16(e + 2, true)) {
+      if (extra.getUint16(e, true) !== 0x0001) continue;
+      let field = e + 4;
+      const next = () => {
+        const value = field + 8 <= extra.byteLength ? safeNumber(extra.getBigUint64(field, true)) : NaN;
+        field += 8;
+        return value;
+      };
+      if (size === 0xffffffff) size = next();
+      if (compressedSize === 0xffffffff) compressedSize = next();
+      if (localOffset === 0xffffffff) localOffset = next();
+    }
+    if (![size, compressedSize, localOffset].every(Number.isFinite)) throw archiveInvalid(`zip entry '${name}' has a corrupt zip64 field`);
+    const unixMode = UNIX_HOSTS.has(madeBy) ? attributes >>> 16 : 0;
+    const entry = classify(name, unixMode, attributes, size);
+    if (entry.type === "symlink" && size > MAX_LINK_TARGET_BYTES) throw archiveInvalid(`zip symlink '${name}' has a target longer than ${MAX_LINK_TARGET_BYTES} bytes`);
+    if (entry.type === "file" || entry.type === "symlink") {
+      if (flags & 1) Object.assign(entry, { type: "unreadable", unreadableReason: "encrypted", size: 0 });
+      else if (method !== 0 && method !== 8) Object.assign(entry, { type: "unreadable", unreadableReason: "unsupported_compression", size: 0 });
+      else if (method === 0 && size !== compressedSize) throw archiveInvalid(`stored zip entry '${name}' has mismatched sizes`);
+      else if (size >= limits.bombCheckMinBytes && size > compressedSize * limits.maxCompressionRatio) {
+        throw archiveBomb(`zip entry '${name}' declares ${size} bytes from ${compressedSize} (over ${limits.maxCompressionRatio}x); refusing a likely decompression bomb`);
+      }
+    }
+    entries.push({ entry, method, compressedSize, localOffset });
+    at += 46 + nameLength + extraLength + commentLength;
+  }
+  return entries;
+}
+
+function classify(name: string, unixMode: number, attributes: number, size: number): ArchiveEntry {
+  const mode = unixMode & 0o7777;
+  switch (unixMode & 0o170000) {
+    case 0o120000:
+      return { name, type: "symlink", size: 0, mode };
+    case 0o040000:
+      return { name, type: "directory", size: 0, mode };
+    case 0o020000:
+    case 0o060000:
+      return { name, type: "device", size: 0, mode };
+    case 0o010000:
+    case 0o140000:
+      return { name, type: "special", size: 0, mode };
+  }
+  if (name.endsWith("/") || (attributes & 0x10) !== 0) return { name, type: "directory", size: 0, mode };
+  return { name, type: "file", size, mode };
+}
+
+async function rangeBytes(bucket: R2Bucket, key: string, offset: number, length: number): Promise<Uint8Array> {
+  const object = await bucket.get(key, { range: { offset, length } });
+  if (!object) throw new Error(`spooled upload ${key} vanished`);
+  return new Uint8Array(await object.arrayBuffer());
+}
+
+function safeNumber(value: bigint): number {
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : NaN;
+}

@@ -1,0 +1,285 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../src/api/errors";
+import { ingestWorkspace } from "../../src/workspace/ingest";
+import type { IngestLimits } from "../../src/workspace/limits";
+import { decode, entry, fileEntry, gzip, keysUnder, rawTar, rawTarEntry, streamOf, tarOf, text, zip } from "./archives";
+
+const NOW = () => new Date("2026-05-01T12:00:00.000Z");
+let counter = 0;
+const nextId = () => `w_ingest${++counter}`;
+
+async function ingest(bytes: Uint8Array, opts: { contentType?: string; limits?: Partial<IngestLimits>; id?: string } = {}) {
+  const workspaceId = opts.id ?? nextId();
+  const result = await ingestWorkspace(env.STORE, streamOf(bytes), {
+    workspaceId,
+    owner: "alice",
+    contentType: opts.contentType,
+    limits: opts.limits,
+    now: NOW,
+  });
+  return { workspaceId, result };
+}
+
+async function json(key: string): Promise<unknown> {
+  const object = await env.STORE.get(key);
+  return object ? object.json() : null;
+}
+
+async function refusal(bytes: Uint8Array, opts: { contentType?: string; limits?: Partial<IngestLimits> } = {}) {
+  const id = nextId();
+  const error = await ingest(bytes, { ...opts, id }).then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ApiError);
+  const api = error as ApiError;
+  return { status: api.status, code: api.code, message: api.message, left: await keysUnder(env.STORE, `workspaces/${id}/`) };
+}
+
+describe("ingestWorkspace: tar", () => {
+  it("stores a pack, a sorted index and a meta, and reports counts", async () => {
+    const tar = await tarOf({}, [
+      entry("src/", "directory", { mode: 0o755 }),
+      fileEntry("src/b.ts", "export const b = 2;\n"),
+      fileEntry("README.md", "# hi\n"),
+      fileEntry("bin/run.sh", "#!/bin/sh\n", 0o755),
+      entry("empty/", "directory"),
+    ]);
+    const { workspaceId, result } = await ingest(tar);
+    expect(result).toEqual({ workspaceId, files: 3, bytes: 20 + 5 + 10, skipped: [] });
+    expect(await keysUnder(env.STORE, `workspaces/${workspaceId}/`)).toEqual([
+      `workspaces/${workspaceId}/index.json`,
+      `workspaces/${workspaceId}/meta.json`,
+      `workspaces/${workspaceId}/pack`,
+    ]);
+    expect(await json(`workspaces/${workspaceId}/index.json`)).toEqual({
+      version: 1,
+      files: [
+        { path: "README.md", offset: 20, size: 5, mode: 0o644 },
+        { path: "bin/run.sh", offset: 25, size: 10, mode: 0o755 },
+        { path: "src/b.ts", offset: 0, size: 20, mode: 0o644 },
+      ],
+      dirs: ["bin", "empty", "src"],
+    });
+    expect(await json(`workspaces/${workspaceId}/meta.json`)).toEqual({
+      workspaceId, owner: "alice", format: "tar", files: 3, bytes: 35, createdAt: "2026-05-01T12:00:00.000Z",
+    });
+    const pack = await env.STORE.get(`workspaces/${workspaceId}/pack`);
+    expect(decode(await pack!.arrayBuffer())).toBe("export const b = 2;\n# hi\n#!/bin/sh\n");
+  });
+
+  it("accepts long names (PAX) and canonicalises ./ prefixes", async () => {
+    const long = `${"d".repeat(120)}/${"f".repeat(60)}.txt`;
+    const { workspaceId, result } = await ingest(await tarOf({ [long]: "x", "./a/./b.txt": "y" }));
+    expect(result.files).toBe(2);
+    const index = (await json(`workspaces/${workspaceId}/index.json`)) as { files: { path: string }[] };
+    expect(index.files.map((f) => f.path)).toEqual(["a/b.txt", long]);
+  });
+
+  it("skips hostile entries with stable reasons, in archive order", async () => {
+    const tar = await tarOf({}, [
+      fileEntry("ok.txt", "fine"),
+      fileEntry("../escape.txt", "x"),
+      fileEntry("/etc/passwd", "x"),
+      fileEntry("C:\\evil.txt", "x"),
+      fileEntry("a/../../up.txt", "x"),
+      entry("link-out", "symlink", { linkname: "../../etc" }),
+      entry("link-abs", "symlink", { linkname: "/etc/passwd" }),
+      entry("hard-out", "link", { linkname: "../outside" }),
+      entry("hard-abs", "link", { linkname: "/etc/shadow" }),
+      entry("dev/tty", "character-device"),
+      entry("dev/sda", "block-device"),
+      entry("pipe", "fifo"),
+      fileEntry("ok.txt", "second copy"),
+      fileEntry("./ok.txt", "third copy"),
+      fileEntry("ok.txt/child", "under a file"),
+      entry("link-in", "symlink", { linkname: "ok.txt" }),
+      entry("sub/link-up", "symlink", { linkname: "../ok.txt" }),
+      entry("hard-in", "link", { linkname: "ok.txt" }),
+      entry("link-dir", "symlink", { linkname: "dev" }),
+      entry("link-missing", "symlink", { linkname: "nope.txt" }),
+      entry("hard-missing", "link", { linkname: "nope.txt" }),
+    ]);
+    const { workspaceId, result } = await ingest(tar);
+    expect(result.skipped).toEqual([
+      { path: "../escape.txt", reason: "path_escape" },
+      { path: "/etc/passwd", reason: "path_escape" },
+      { path: "C:\\evil.txt", reason: "path_escape" },
+      { path: "a/../../up.txt", reason: "path_escape" },
+      { path: "link-out", reason: "symlink_outside" },
+      { path: "link-abs", reason: "symlink_outside" },
+      { path: "hard-out", reason: "hard_link_outside" },
+      { path: "hard-abs", reason: "hard_link_outside" },
+      { path: "dev/tty", reason: "device_file" },
+      { path: "dev/sda", reason: "device_file" },
+      { path: "pipe", reason: "special_file" },
+      { path: "ok.txt", reason: "duplicate_path" },
+      { path: "./ok.txt", reason: "duplicate_path" },
+      { path: "ok.txt/child", reason: "path_conflict" },
+      { path: "link-dir", reason: "symlink_unresolved" },
+      { path: "link-missing", reason: "symlink_unresolved" },
+      { path: "hard-missing", reason: "hard_link_unresolved" },
+    ]);
+    // Links that resolve to a file inside become index entries over the same pack bytes.
+    expect(await json(`workspaces/${workspaceId}/index.json`)).toEqual({
+      version: 1,
+      files: [
+        { path: "hard-in", offset: 0, size: 4, mode: 0o644 },
+        { path: "link-in", offset: 0, size: 4, mode: 0o644 },
+        { path: "ok.txt", offset: 0, size: 4, mode: 0o644 },
+        { path: "sub/link-up", offset: 0, size: 4, mode: 0o644 },
+      ],
+      dirs: ["sub"],
+    });
+    expect(result).toMatchObject({ files: 4, bytes: 16 });
+  });
+
+  it("skips a file over the file limit but keeps the rest", async () => {
+    const tar = await tarOf({ "big.bin": new Uint8Array(2000), "small.txt": "ok" });
+    const { result } = await ingest(tar, { limits: { maxFileBytes: 1000 } });
+    expect(result.skipped).toEqual([{ path: "big.bin", reason: "file_too_large" }]);
+    expect(result.files).toBe(1);
+  });
+
+  it("checks hand-made headers: backslash traversal and drive-letter link targets", async () => {
+    const tar = rawTar(
+      rawTarEntry("..\\..\\win.txt", "0", text("x")),
+      rawTarEntry("lnk", "2", new Uint8Array(0), "C:\\Windows"),
+      rawTarEntry("hl", "1", new Uint8Array(0), "C:/x"),
+      rawTarEntry("fine.txt", "0", text("y")),
+    );
+    const { result } = await ingest(tar);
+    expect(result.skipped).toEqual([
+      { path: "..\\..\\win.txt", reason: "path_escape" },
+      { path: "lnk", reason: "symlink_outside" },
+      { path: "hl", reason: "hard_link_outside" },
+    ]);
+    expect(result).toMatchObject({ files: 1, bytes: 1 });
+  });
+});
+
+describe("ingestWorkspace: refusals leave nothing behind", () => {
+  it("refuses more entries than allowed with 413 archive_too_many_files", async () => {
+    const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`f${i}.txt`, "x"]));
+    expect(await refusal(await tarOf(files), { limits: { maxArchiveFiles: 5 } })).toEqual({
+      status: 413, code: "archive_too_many_files", message: "archive has more than 5 entries", left: [],
+    });
+  });
+
+  it("refuses files adding up past the total limit with 413 archive_too_large", async () => {
+    const tar = await tarOf({ "a.bin": new Uint8Array(600), "b.bin": new Uint8Array(600) });
+    expect(await refusal(tar, { limits: { maxTotalBytes: 1000 } })).toEqual({
+      status: 413, code: "archive_too_large", message: "the archive's files add up to more than 1000 bytes", left: [],
+    });
+  });
+
+  it("refuses an upload over the archive limit with 413 archive_too_large", async () => {
+    const tar = await tarOf({ "a.bin": new Uint8Array(5000) });
+    expect(await refusal(tar, { limits: { maxArchiveBytes: 4096 } })).toEqual({
+      status: 413, code: "archive_too_large", message: "the archive is larger than 4096 bytes", left: [],
+    });
+  });
+
+  it("refuses a gzip bomb while streaming with 422 archive_bomb", async () => {
+    const bomb = gzip(await tarOf({ "zeros.bin": new Uint8Array(4 * 1024 * 1024) }));
+    const result = await refusal(bomb, { limits: { bombCheckMinBytes: 256 * 1024, maxCompressionRatio: 50 } });
+    expect(result).toMatchObject({ status: 422, code: "archive_bomb", left: [] });
+    expect(result.message).toMatch(/^the gzip stream expands more than 50x \(\d+ bytes from \d+\); refusing a likely decompression bomb$/);
+  });
+
+  it("refuses a zip bomb from its declared sizes with 422 archive_bomb", async () => {
+    const bomb = zip({ "zeros.bin": new Uint8Array(2 * 1024 * 1024) });
+    expect(await refusal(bomb, { limits: { bombCheckMinBytes: 256 * 1024, maxCompressionRatio: 50 } })).toMatchObject({
+      status: 422, code: "archive_bomb", left: [],
+    });
+  });
+
+  it("refuses a corrupt tar with 400 archive_invalid", async () => {
+    const tar = await tarOf({ "a.txt": "hello" });
+    tar[0] = "Z".charCodeAt(0); // breaks the header checksum
+    expect(await refusal(tar, { contentType: "application/x-tar" })).toMatchObject({ status: 400, code: "archive_invalid", left: [] });
+  });
+
+  it("refuses a truncated tar.gz with 400 archive_invalid", async () => {
+    const gz = gzip(await tarOf({ "a.txt": "hello".repeat(1000) }));
+    expect(await refusal(gz.subarray(0, gz.byteLength - 40))).toMatchObject({ status: 400, code: "archive_invalid", left: [] });
+  });
+
+  it("refuses an empty body and an unknown format", async () => {
+    expect(await refusal(new Uint8Array(0))).toEqual({ status: 400, code: "archive_invalid", message: "the archive is empty", left: [] });
+    expect(await refusal(text("just some text"), { contentType: "text/plain" })).toMatchObject({
+      status: 415, code: "archive_unsupported", left: [],
+    });
+  });
+});
+
+describe("ingestWorkspace: tar.gz and zip", () => {
+  it("reads a tar.gz the same way as its tar", async () => {
+    const tar = await tarOf({ "a.txt": "alpha\n", "dir/b.txt": "beta\n" });
+    const plain = await ingest(tar);
+    const gzipped = await ingest(gzip(tar));
+    expect(gzipped.result).toEqual({ ...plain.result, workspaceId: gzipped.workspaceId });
+    expect(await json(`workspaces/${gzipped.workspaceId}/index.json`)).toEqual(await json(`workspaces/${plain.workspaceId}/index.json`));
+    expect(await json(`workspaces/${gzipped.workspaceId}/meta.json`)).toMatchObject({ format: "tar.gz" });
+  });
+
+  it("reads stored and deflated zip entries, Unix modes and symlinks, and removes the spooled upload", async () => {
+    const archive = zip({
+      "src/": [new Uint8Array(0), { os: 3, attrs: (0o040755 << 16) >>> 0 }],
+      "src/main.ts": [text("console.log(1);\n".repeat(50)), { level: 9, os: 3, attrs: (0o100644 << 16) >>> 0 }],
+      "run.sh": [text("#!/bin/sh\n"), { level: 0, os: 3, attrs: (0o100755 << 16) >>> 0 }],
+      "link.ts": [text("src/main.ts"), { level: 0, os: 3, attrs: (0o120777 << 16) >>> 0 }],
+      "evil": [text("../../etc/passwd"), { level: 0, os: 3, attrs: (0o120777 << 16) >>> 0 }],
+      "../zip-slip.txt": [text("x"), { level: 0 }],
+      "dos.txt": [text("dos"), { level: 6 }],
+    });
+    const { workspaceId, result } = await ingest(archive);
+    expect(result).toEqual({
+      workspaceId,
+      files: 4,
+      bytes: 800 + 10 + 800 + 3,
+      skipped: [
+        { path: "evil", reason: "symlink_outside" },
+        { path: "../zip-slip.txt", reason: "path_escape" },
+      ],
+    });
+    expect(await json(`workspaces/${workspaceId}/index.json`)).toEqual({
+      version: 1,
+      files: [
+        { path: "dos.txt", offset: 810, size: 3, mode: 0o644 },
+        { path: "link.ts", offset: 0, size: 800, mode: 0o644 },
+        { path: "run.sh", offset: 800, size: 10, mode: 0o755 },
+        { path: "src/main.ts", offset: 0, size: 800, mode: 0o644 },
+      ],
+      dirs: ["src"],
+    });
+    expect(await keysUnder(env.STORE, `workspaces/${workspaceId}/`)).toEqual([
+      `workspaces/${workspaceId}/index.json`,
+      `workspaces/${workspaceId}/meta.json`,
+      `workspaces/${workspaceId}/pack`,
+    ]);
+  });
+
+  it("reports duplicate zip paths (after canonicalisation) and device entries", async () => {
+    const archive = zip({
+      "a.txt": text("first"),
+      "./a.txt": text("second"),
+      "dev/null": [new Uint8Array(0), { os: 3, attrs: (0o020666 << 16) >>> 0 }],
+    });
+    const { result } = await ingest(archive);
+    expect(result.skipped).toEqual([
+      { path: "./a.txt", reason: "duplicate_path" },
+      { path: "dev/null", reason: "device_file" },
+    ]);
+  });
+
+  it("refuses a zip entry that inflates past its declared size", async () => {
+    const archive = zip({ "a.txt": [text("a".repeat(1000)), { level: 9 }] });
+    // Central directory "uncompressed size" of the only entry: 1000 -> 10 (a lying header).
+    const view = new DataView(archive.buffer, archive.byteOffset, archive.byteLength);
+    const eocd = archive.byteLength - 22;
+    const central = view.getUint32(eocd + 16, true);
+    view.setUint32(central + 24, 10, true);
+    expect(await refusal(archive)).toEqual({
+      status: 400, code: "archive_invalid", message: "zip entry 'a.txt' inflates past its declared size", left: [],
+    });
+  });
+});

@@ -1,0 +1,96 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { WorkspaceError } from "../../src/workspace/errors";
+import { OVERLAY_CHUNK_BYTES, SqliteOverlay } from "../../src/workspace/overlay";
+import { text } from "./archives";
+
+/** Runs `fn` with a real Durable Object SqlStorage (a fresh object per name). */
+function withSql<T>(name: string, fn: (sql: SqlStorage, storage: DurableObjectStorage) => T | Promise<T>): Promise<T> {
+  return runInDurableObject(env.SESSIONS.getByName(name), (_instance, state) => fn(state.storage.sql, state.storage));
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+describe("SqliteOverlay", () => {
+  it("records content and whiteouts, sorted by path, and replaces earlier changes", () =>
+    withSql("overlay-1", (sql) => {
+      const overlay = new SqliteOverlay(sql);
+      overlay.put("b.txt", text("bee"), 0o644);
+      overlay.put("a/x.sh", text("#!"), 0o755);
+      overlay.whiteout("c.txt");
+      overlay.put("c.txt", text("back"), 0o644);
+      overlay.whiteout("b.txt");
+      expect(overlay.list()).toEqual([
+        { path: "a/x.sh", deleted: false, size: 2, mode: 0o755 },
+        { path: "b.txt", deleted: true, size: 0, mode: 0 },
+        { path: "c.txt", deleted: false, size: 4, mode: 0o644 },
+      ]);
+      expect(overlay.get("c.txt")).toEqual(text("back"));
+      expect(overlay.get("b.txt")).toBeNull();
+      expect(overlay.get("never")).toBeNull();
+      expect(overlay.entry("a/x.sh")).toEqual({ path: "a/x.sh", deleted: false, size: 2, mode: 0o755 });
+      expect(overlay.entry("never")).toBeNull();
+    }));
+
+  it("keeps its table across instances (CREATE TABLE IF NOT EXISTS) and stores empty files", () =>
+    withSql("overlay-2", (sql) => {
+      new SqliteOverlay(sql).put("empty", new Uint8Array(0), 0o644);
+      const again = new SqliteOverlay(sql);
+      expect(again.list()).toEqual([{ path: "empty", deleted: false, size: 0, mode: 0o644 }]);
+      expect(again.get("empty")).toEqual(new Uint8Array(0));
+    }));
+
+  it("splits large content across rows no bigger than OVERLAY_CHUNK_BYTES and reassembles it exactly", () =>
+    withSql("overlay-3", async (sql) => {
+      const overlay = new SqliteOverlay(sql);
+      const big = new Uint8Array(OVERLAY_CHUNK_BYTES * 2 + 123);
+      for (let i = 0; i < big.byteLength; i++) big[i] = (i * 7) % 251;
+      overlay.put("big.bin", big, 0o644);
+      const rows = sql
+        .exec<{ chunk: number; bytes: number }>("SELECT chunk, length(data) AS bytes FROM overlay WHERE path = 'big.bin' ORDER BY chunk")
+        .toArray();
+      expect(rows).toEqual([
+        { chunk: 0, bytes: OVERLAY_CHUNK_BYTES },
+        { chunk: 1, bytes: OVERLAY_CHUNK_BYTES },
+        { chunk: 2, bytes: 123 },
+      ]);
+      // Compare digests: a deep equality over 2 MB element by element takes seconds.
+      expect(await sha256(overlay.get("big.bin")!)).toBe(await sha256(big));
+      // Rewriting with less content drops the old chunks.
+      overlay.put("big.bin", text("small"), 0o644);
+      expect(sql.exec("SELECT count(*) AS n FROM overlay WHERE path = 'big.bin'").one()).toEqual({ n: 1 });
+    }));
+
+  it("refuses files over its limit with file_too_large and stores nothing", () =>
+    withSql("overlay-4", (sql) => {
+      const overlay = new SqliteOverlay(sql, { maxFileBytes: 1000 });
+      const error = (() => {
+        try {
+          overlay.put("huge.bin", new Uint8Array(1001), 0o644);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(WorkspaceError);
+      expect(error).toMatchObject({ code: "file_too_large", message: "'huge.bin' is 1001 bytes; the limit for written files is 1000" });
+      expect(overlay.list()).toEqual([]);
+    }));
+
+  it("runs each change through the given transaction function", () =>
+    withSql("overlay-5", (sql, storage) => {
+      let transactions = 0;
+      const overlay = new SqliteOverlay(sql, {
+        transaction: (fn) => {
+          transactions++;
+          return storage.transactionSync(fn);
+        },
+      });
+      overlay.put("a", text("1"), 0o644);
+      overlay.whiteout("b");
+      expect(transactions).toBe(2);
+      expect(overlay.list().map((e) => e.path)).toEqual(["a", "b"]);
+    }));
+});

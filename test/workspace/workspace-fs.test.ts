@@ -1,0 +1,134 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { WorkspaceError } from "../../src/workspace/errors";
+import { SqliteOverlay } from "../../src/workspace/overlay";
+import { openWorkspace, type SnapshotWorkspaceFs } from "../../src/workspace/workspace-fs";
+import { ingestWorkspace } from "../../src/workspace/ingest";
+import { decode, fileEntry, streamOf, tarOf, text } from "./archives";
+import { recordingBucket, seedWorkspace } from "./helpers";
+
+const FILES = { "README.md": "# readme\n", "src/a.ts": "a\n", "src/b.ts": "b\n", "src/deep/c.ts": "c\n", "bin/run.sh": "run\n" };
+
+/** Opens the workspace over a real SqliteOverlay inside a Durable Object. */
+async function withFs<T>(name: string, wid: string, fn: (fs: SnapshotWorkspaceFs, overlay: SqliteOverlay) => Promise<T>, bucket = env.STORE) {
+  return runInDurableObject(env.SESSIONS.getByName(name), async (_i, state) => {
+    const overlay = new SqliteOverlay(state.storage.sql);
+    return fn(await openWorkspace(bucket, wid, overlay), overlay);
+  });
+}
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(WorkspaceError);
+    return (e as WorkspaceError).code;
+  }
+  throw new Error("expected a WorkspaceError");
+}
+
+async function asyncCodeOf(promise: Promise<unknown>): Promise<string> {
+  const e = await promise.then(() => null, (err: unknown) => err);
+  expect(e).toBeInstanceOf(WorkspaceError);
+  return (e as WorkspaceError).code;
+}
+
+describe("SnapshotWorkspaceFs", () => {
+  it("lists the snapshot: files, dirs, stat, readdir", async () => {
+    await seedWorkspace("w_fs1", FILES);
+    await withFs("fs-1", "w_fs1", async (fs) => {
+      expect(fs.files()).toEqual(["README.md", "bin/run.sh", "src/a.ts", "src/b.ts", "src/deep/c.ts"]);
+      expect(fs.dirs()).toEqual(["bin", "src", "src/deep"]);
+      expect(fs.readdir("")).toEqual([
+        { name: "README.md", type: "file" },
+        { name: "bin", type: "dir" },
+        { name: "src", type: "dir" },
+      ]);
+      expect(fs.readdir("./src/")).toEqual([
+        { name: "a.ts", type: "file" },
+        { name: "b.ts", type: "file" },
+        { name: "deep", type: "dir" },
+      ]);
+      expect(fs.stat("")).toEqual({ type: "dir", size: 0, mode: 0o755 });
+      expect(fs.stat("src/a.ts")).toEqual({ type: "file", size: 2, mode: 0o644 });
+      expect(fs.stat("nope")).toBeNull();
+      expect(codeOf(() => fs.readdir("src/a.ts"))).toBe("not_a_directory");
+      expect(codeOf(() => fs.readdir("nope"))).toBe("not_found");
+      expect(codeOf(() => fs.stat("../x"))).toBe("path_escape");
+      expect(decode(await fs.readFile("src/deep/c.ts"))).toBe("c\n");
+      expect(await asyncCodeOf(fs.readFile("src"))).toBe("is_directory");
+      expect(await asyncCodeOf(fs.readFile("/etc/passwd"))).toBe("path_escape");
+    });
+  });
+
+  it("sends writes and deletions to the overlay and reads them first; the snapshot never changes", async () => {
+    await seedWorkspace("w_fs2", FILES);
+    await withFs("fs-2", "w_fs2", async (fs, overlay) => {
+      await fs.writeFile("src/a.ts", text("A!\n"));
+      await fs.writeFile("new/dir/n.ts", text("n\n"));
+      await fs.deleteFile("README.md");
+      expect(fs.files()).toEqual(["bin/run.sh", "new/dir/n.ts", "src/a.ts", "src/b.ts", "src/deep/c.ts"]);
+      expect(fs.dirs()).toEqual(["bin", "new", "new/dir", "src", "src/deep"]);
+      expect(decode(await fs.readFile("src/a.ts"))).toBe("A!\n");
+      expect(fs.stat("src/a.ts")).toEqual({ type: "file", size: 3, mode: 0o644 });
+      expect(fs.stat("README.md")).toBeNull();
+      expect(await asyncCodeOf(fs.readFile("README.md"))).toBe("not_found");
+      expect(await asyncCodeOf(fs.deleteFile("README.md"))).toBe("not_found");
+      expect(overlay.list()).toEqual([
+        { path: "README.md", deleted: true, size: 0, mode: 0 },
+        { path: "new/dir/n.ts", deleted: false, size: 2, mode: 0o644 },
+        { path: "src/a.ts", deleted: false, size: 3, mode: 0o644 },
+      ]);
+      expect(decode(await fs.snapshot.readFile("src/a.ts"))).toBe("a\n");
+      expect(decode(await fs.snapshot.readFile("README.md"))).toBe("# readme\n");
+      // A deleted file can come back, and its path can become a directory.
+      await fs.writeFile("README.md/inside.txt", text("i"));
+      expect(fs.stat("README.md")).toEqual({ type: "dir", size: 0, mode: 0o755 });
+    });
+    // A later fs over the same overlay (e.g. the next run) sees the same view.
+    await withFs("fs-2", "w_fs2", async (fs) => {
+      expect(fs.files()).toEqual(["README.md/inside.txt", "bin/run.sh", "new/dir/n.ts", "src/a.ts", "src/b.ts", "src/deep/c.ts"]);
+    });
+  });
+
+  it("refuses writes onto directories, under files and outside the root", async () => {
+    await seedWorkspace("w_fs3", FILES);
+    await withFs("fs-3", "w_fs3", async (fs) => {
+      expect(await asyncCodeOf(fs.writeFile("src", text("x")))).toBe("is_directory");
+      expect(await asyncCodeOf(fs.writeFile("src/a.ts/x", text("x")))).toBe("not_a_directory");
+      expect(await asyncCodeOf(fs.writeFile("../x", text("x")))).toBe("path_escape");
+      expect(await asyncCodeOf(fs.deleteFile("src"))).toBe("is_directory");
+      expect(fs.files()).toHaveLength(5);
+    });
+  });
+
+  it("keeps a file's mode when it is rewritten", async () => {
+    await ingestWorkspace(env.STORE, streamOf(await tarOf({}, [fileEntry("run.sh", "echo\n", 0o755)])), { workspaceId: "w_fs4", owner: null });
+    await withFs("fs-4", "w_fs4", async (fs) => {
+      await fs.writeFile("run.sh", text("echo hi\n"));
+      expect(fs.stat("run.sh")).toEqual({ type: "file", size: 8, mode: 0o755 });
+    });
+  });
+
+  it("readFiles yields overlay files, then snapshot files in pack order, skipping missing and deleted", async () => {
+    await seedWorkspace("w_fs5", FILES);
+    const { bucket, gets } = recordingBucket();
+    await withFs("fs-5", "w_fs5", async (fs) => {
+      await fs.writeFile("src/b.ts", text("B\n"));
+      await fs.deleteFile("src/a.ts");
+      gets.length = 0;
+      const out: [string, string][] = [];
+      for await (const { path, bytes } of fs.readFiles(["src/deep/c.ts", "README.md", "src/a.ts", "src/b.ts", "missing", "bin/run.sh", "src"])) {
+        out.push([path, decode(bytes)]);
+      }
+      expect(out).toEqual([
+        ["src/b.ts", "B\n"],
+        ["README.md", "# readme\n"],
+        ["src/deep/c.ts", "c\n"],
+        ["bin/run.sh", "run\n"],
+      ]);
+      expect(gets).toHaveLength(1);
+    }, bucket);
+  });
+});
