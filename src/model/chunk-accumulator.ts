@@ -1,0 +1,197 @@
+import type { IdGenerator, ToolCall, Usage } from "../domain";
+import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
+import { modelError } from "./model-client";
+import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
+
+/** Name given to a call whose provider sent arguments but no function name. */
+export const UNKNOWN_TOOL_NAME = "unknown_tool";
+
+/** One tool call being assembled from its fragments. */
+interface CallSlot {
+  /** The provider's `index`, when it sent one. */
+  index: number | undefined;
+  /** Position of the first fragment; orders calls that have no index. */
+  seen: number;
+  id: string;
+  name: string;
+  args: string;
+}
+
+type Loose = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Loose {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function nonEmptyString(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+/** True when `text` already holds a whole JSON value (cheap test first: objects end with `}`). */
+function isCompleteJson(text: string): boolean {
+  const trimmed = text.trim();
+  if (trimmed === "") return true;
+  if (!trimmed.endsWith("}")) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function tokenCount(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.round(value)) : undefined;
+}
+
+/** Reads OpenAI (`prompt_tokens`) and Anthropic-style (`input_tokens`) usage objects. */
+export function normaliseUsage(raw: unknown): Usage | undefined {
+  if (!isRecord(raw)) return undefined;
+  const input = tokenCount(raw.prompt_tokens) ?? tokenCount(raw.input_tokens);
+  const output = tokenCount(raw.completion_tokens) ?? tokenCount(raw.output_tokens);
+  const total = tokenCount(raw.total_tokens);
+  if (input === undefined && output === undefined && total === undefined) return undefined;
+  const inputTokens = input ?? 0;
+  const outputTokens = output ?? 0;
+  return { inputTokens, outputTokens, totalTokens: total ?? inputTokens + outputTokens };
+}
+
+/**
+ * Assembles chat-completion stream chunks into ModelEvents, tolerating what OpenAI-compatible servers
+ * really send. `push` returns the events a chunk produces at once (text and reasoning deltas) and
+ * throws a ProviderStreamError when the chunk is an error object; `finish` returns the tool calls and
+ * the terminal `done`/`error` once the stream has ended. Only choice 0 is read.
+ *
+ * Tool-call fragments are matched to a call by `index` when present, otherwise by `id`, otherwise to
+ * the latest call. A fragment starts a new call, even under a reused index, when it carries a name, the
+ * current call's arguments are already complete JSON, and either its non-empty id differs or neither
+ * has an id and it brings arguments of its own. Later `id`/`name` repeats never overwrite or append.
+ */
+export class ChatChunkAccumulator {
+  private readonly calls: CallSlot[] = [];
+  private finishReason: string | undefined;
+  private usage: Usage | undefined;
+  private textChars = 0;
+
+  constructor(private readonly ids: IdGenerator) {}
+
+  push(chunk: unknown): ModelEvent[] {
+    const events: ModelEvent[] = [];
+    if (!isRecord(chunk)) return events;
+    const failure = streamChunkFailure(chunk);
+    if (failure) throw new ProviderStreamError(failure);
+    const usage = normaliseUsage(chunk.usage);
+    if (usage) this.usage = usage;
+    const choices = chunk.choices;
+    if (!Array.isArray(choices)) return events;
+    for (const choice of choices) {
+      if (!isRecord(choice) || (choice.index !== undefined && choice.index !== 0)) continue;
+      const choiceUsage = normaliseUsage(choice.usage);
+      if (choiceUsage) this.usage = choiceUsage;
+      if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") this.finishReason = choice.finish_reason;
+      const delta = choice.delta;
+      if (!isRecord(delta)) continue;
+      const reasoning = nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning) || nonEmptyString(delta.reasoning_text);
+      if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
+      if (typeof delta.content === "string" && delta.content !== "") {
+        this.textChars += delta.content.length;
+        events.push({ type: "text_delta", text: delta.content });
+      }
+      if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) this.addFragment(fragment);
+    }
+    return events;
+  }
+
+  /** The terminal events after the stream ended cleanly. */
+  finish(): ModelEvent[] {
+    const reason = this.finishReason;
+    if (reason === undefined) {
+      return [
+        modelError(
+          "stream_incomplete",
+          `the provider's stream ended without a finish reason (after ${this.textChars} characters of text and ${this.calls.length} tool call(s))`,
+        ),
+      ];
+    }
+    if (reason === "content_filter") return [modelError("content_filtered", "the provider stopped the answer with finish_reason 'content_filter'")];
+    if (reason === "error") return [modelError("provider_error", "the provider ended the stream with finish_reason 'error'")];
+    const events: ModelEvent[] = this.completedCalls();
+    // Providers disagree on the word for a normal end (stop, end, eos, end_turn, tool_calls without
+    // calls, ...); anything but length, content_filter and error ended a usable answer: STOP.
+    const stopReason: ModelStopReason = events.length > 0 ? "TOOL_CALLS" : reason === "length" ? "LENGTH" : "STOP";
+    events.push(this.usage ? { type: "done", stopReason, usage: this.usage } : { type: "done", stopReason });
+    return events;
+  }
+
+  private addFragment(fragment: unknown): void {
+    if (!isRecord(fragment)) return;
+    const fn = isRecord(fragment.function) ? fragment.function : {};
+    const id = nonEmptyString(fragment.id);
+    const name = nonEmptyString(fn.name);
+    // Some servers send the arguments as an already-parsed object.
+    const args = isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : nonEmptyString(fn.arguments);
+    const index = typeof fragment.index === "number" ? fragment.index : undefined;
+
+    let slot = this.findSlot(index, id);
+    if (slot && this.startsNewCall(slot, id, name, args)) slot = undefined;
+    if (!slot) {
+      slot = { index, seen: this.calls.length, id: "", name: "", args: "" };
+      this.calls.push(slot);
+    }
+    if (slot.id === "") slot.id = id;
+    if (slot.name === "") slot.name = name;
+    slot.args += args;
+  }
+
+  private findSlot(index: number | undefined, id: string): CallSlot | undefined {
+    for (let i = this.calls.length - 1; i >= 0; i--) {
+      const slot = this.calls[i]!;
+      if (index !== undefined ? slot.index === index : id !== "" && slot.id === id) return slot;
+    }
+    return index === undefined ? this.calls.at(-1) : undefined;
+  }
+
+  private startsNewCall(slot: CallSlot, id: string, name: string, args: string): boolean {
+    if (name === "" || slot.name === "") return false;
+    const idDiffers = id !== "" && slot.id !== "" && id !== slot.id;
+    const anonymousWholeCall = id === "" && args !== "" && slot.args.trim() !== "";
+    return (idDiffers || anonymousWholeCall) && isCompleteJson(slot.args);
+  }
+
+  private completedCalls(): ModelEvent[] {
+    const ordered = [...this.calls].sort((a, b) => (a.index ?? a.seen) - (b.index ?? b.seen) || a.seen - b.seen);
+    const usedIds = new Set<string>();
+    const events: ModelEvent[] = [];
+    for (const slot of ordered) {
+      if (slot.name === "" && slot.args.trim() === "") continue; // a stray empty fragment, not a call
+      // Keep the provider's id verbatim; make one up only when it is missing or already taken.
+      const id = slot.id !== "" && !usedIds.has(slot.id) ? slot.id : this.ids.next("toolCall");
+      usedIds.add(id);
+      const parsed = parseArguments(slot.args);
+      const call: ToolCall = { id, name: slot.name || UNKNOWN_TOOL_NAME, arguments: parsed.arguments };
+      let invalid: InvalidToolCall | undefined = parsed.invalid;
+      if (slot.name === "") {
+        invalid = { code: "missing_tool_name", message: "the model sent a tool call without a function name", rawArguments: slot.args };
+      }
+      events.push(invalid ? { type: "tool_call", call, invalid } : { type: "tool_call", call });
+    }
+    return events;
+  }
+}
+
+/** Empty or missing argument text means `{}`; anything that is not a JSON object is reported, not thrown. */
+export function parseArguments(raw: string): { arguments: Record<string, unknown>; invalid?: InvalidToolCall } {
+  if (raw.trim() === "") return { arguments: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    return { arguments: {}, invalid: { code: "invalid_arguments", message: `tool call arguments are not valid JSON (${reason})`, rawArguments: raw } };
+  }
+  if (!isRecord(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+    return { arguments: {}, invalid: { code: "invalid_arguments", message: `tool call arguments must be a JSON object, got ${kind}`, rawArguments: raw } };
+  }
+  return { arguments: value };
+}

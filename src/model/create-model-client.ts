@@ -1,0 +1,60 @@
+import { isId, type IdGenerator } from "../domain";
+import { FailingModelClient, type ModelClient } from "./model-client";
+import { OpenAIModelClient, type FetchLike, type RetryPolicy, type Sleep } from "./openai-client";
+import { REPLAY_MODEL_PREFIX, ReplayModelClient, type MessageLoader } from "./replay-client";
+
+/** Provider settings, usually from the Worker's secrets and vars (see modelConfigFromEnv). */
+export interface ModelConfig {
+  apiKey?: string;
+  baseURL?: string;
+  /** Default model name. */
+  model?: string;
+  fetch?: FetchLike;
+}
+
+export interface ModelClientDeps {
+  /** Loads a recorded session's messages for `replay:<sessionId>`. */
+  loadMessages: MessageLoader;
+  ids?: IdGenerator;
+  sleep?: Sleep;
+  retry?: Partial<RetryPolicy>;
+}
+
+/** The provider settings of the Worker env: OPENAI_API_KEY, OPENAI_BASE_URL, MODEL. */
+export function modelConfigFromEnv(env: { OPENAI_API_KEY?: string; OPENAI_BASE_URL?: string; MODEL?: string }): ModelConfig {
+  return { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL, model: env.MODEL };
+}
+
+/**
+ * Chooses the client for a run. `requestedModel` (from the prompt request) overrides `config.model`;
+ * `replay:<sessionId>` selects the ReplayModelClient, which needs no key. Never throws: a missing key or
+ * model name gives a client whose every stream is one `model_not_configured` error event, and a
+ * malformed replay id one `bad_request` error event.
+ */
+export function createModelClient(config: ModelConfig, requestedModel: string | undefined, deps: ModelClientDeps): ModelClient {
+  const requested = requestedModel?.trim() || undefined;
+  if (requested?.startsWith(REPLAY_MODEL_PREFIX)) {
+    const sessionId = requested.slice(REPLAY_MODEL_PREFIX.length);
+    if (!isId("session", sessionId)) {
+      return new FailingModelClient("bad_request", `'${requested}' is not a replay model: write replay:<sessionId>, e.g. replay:s_abc123`);
+    }
+    return new ReplayModelClient({ sessionId, load: deps.loadMessages });
+  }
+  const apiKey = config.apiKey?.trim();
+  if (!apiKey) {
+    return new FailingModelClient("model_not_configured", "no model API key is configured: set the OPENAI_API_KEY secret (wrangler secret put OPENAI_API_KEY, or .dev.vars locally)");
+  }
+  const model = requested ?? (config.model?.trim() || undefined);
+  if (!model) {
+    return new FailingModelClient("model_not_configured", "no model name is configured: set the MODEL variable or name a model in the request");
+  }
+  return new OpenAIModelClient({
+    apiKey,
+    baseURL: config.baseURL?.trim() || undefined,
+    model,
+    fetch: config.fetch,
+    ids: deps.ids,
+    sleep: deps.sleep,
+    retry: deps.retry,
+  });
+}

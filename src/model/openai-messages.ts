@@ -1,0 +1,81 @@
+import type {
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
+import type { AgentMessage, AssistantMessage, StopReason, ToolDefinition } from "../domain";
+
+/** The content of the tool result made up for a call whose result was never recorded (pi's wording). */
+export const MISSING_TOOL_RESULT_TEXT = "No result provided";
+
+/** Assistant turns that failed before they said anything useful; pi leaves them out of the replayed history. */
+const FAILED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["ERROR", "ABORTED", "TIMEOUT"]);
+
+/**
+ * Converts the domain conversation into OpenAI chat messages, in order: the system prompt, then every
+ * message. Keeps the request acceptable to strict providers:
+ * - an assistant message that failed (ERROR/ABORTED/TIMEOUT) without tool calls is dropped, and so is
+ *   any assistant message with neither text nor tool calls;
+ * - every assistant tool call is followed by exactly one tool message: a call without a recorded result
+ *   gets a synthetic error result ("No result provided") before the next user/assistant message;
+ * - a tool result whose call is not pending (unknown id, or already answered) is dropped.
+ * Tool call ids are sent verbatim; arguments are JSON-stringified.
+ */
+export function toOpenAIMessages(system: string, messages: readonly AgentMessage[]): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  if (system !== "") out.push({ role: "system", content: system });
+  // Calls of the latest assistant message still waiting for their result, in call order.
+  let pending = new Map<string, true>();
+  const closePending = () => {
+    for (const id of pending.keys()) out.push({ role: "tool", tool_call_id: id, content: MISSING_TOOL_RESULT_TEXT });
+    pending = new Map();
+  };
+
+  for (const message of messages) {
+    switch (message.kind) {
+      case "user":
+        closePending();
+        out.push({ role: "user", content: message.text });
+        break;
+      case "assistant": {
+        const converted = toAssistantParam(message);
+        if (!converted) break;
+        closePending();
+        out.push(converted);
+        for (const call of message.toolCalls ?? []) pending.set(call.id, true);
+        break;
+      }
+      case "tool_result":
+        if (!pending.delete(message.toolCallId)) break;
+        out.push({ role: "tool", tool_call_id: message.toolCallId, content: message.resultText });
+        break;
+    }
+  }
+  closePending();
+  return out;
+}
+
+function toAssistantParam(message: AssistantMessage): ChatCompletionAssistantMessageParam | undefined {
+  const calls = message.toolCalls ?? [];
+  if (calls.length === 0) {
+    if (FAILED_STOP_REASONS.has(message.stopReason) || message.text === "") return undefined;
+    return { role: "assistant", content: message.text };
+  }
+  return {
+    role: "assistant",
+    content: message.text === "" ? null : message.text,
+    tool_calls: calls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+    })),
+  };
+}
+
+/** Tool definitions in the chat-completions `tools` shape. */
+export function toOpenAITools(tools: readonly ToolDefinition[]): ChatCompletionFunctionTool[] {
+  return tools.map((tool) => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+}

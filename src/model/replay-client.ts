@@ -1,0 +1,84 @@
+import type { AgentMessage, AssistantMessage } from "../domain";
+import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelEvent, type ModelRequest } from "./model-client";
+
+/** Loads the messages of a recorded session, in order. */
+export type MessageLoader = (sessionId: string) => Promise<AgentMessage[]>;
+
+/** The model name prefix that selects replay: `replay:<sessionId>`. */
+export const REPLAY_MODEL_PREFIX = "replay:";
+
+/**
+ * Replays the assistant turns recorded in another session, with no network and no key, so a recorded
+ * run can be re-run against the current tools.
+ *
+ * Which turn: the k-th call answers with the k-th recorded assistant message, where k is the larger
+ * of the calls this client has answered and the assistant messages already in the request's history.
+ * So one client per session and one client per run (re-created by the factory) both continue where
+ * the previous call stopped, and turns the runtime recorded without a model call stay aligned.
+ *
+ * How: the recorded text as one `text_delta`, the recorded tool calls with their recorded ids, then
+ * `done` (TOOL_CALLS when there are calls, else the recorded STOP/LENGTH; MAX_TURNS counts as a normal
+ * answer) with the recorded usage. A recorded ERROR/ABORTED/TIMEOUT turn replays its text and ends with
+ * `replay_recorded_error`, so the runs stay aligned. Past the last recorded turn: `replay_exhausted`.
+ * A loader failure ends the call with `replay_load_failed` (and is retried on the next call).
+ */
+export class ReplayModelClient implements ModelClient {
+  private answered = 0;
+  private turns: Promise<AssistantMessage[]> | undefined;
+
+  constructor(
+    private readonly source: AgentMessage[] | { sessionId: string; load: MessageLoader },
+  ) {}
+
+  private get label(): string {
+    return Array.isArray(this.source) ? "the recording" : `the recording of session ${this.source.sessionId}`;
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    if (signal.aborted) {
+      yield modelError("aborted", ABORTED_MESSAGE);
+      return;
+    }
+    let turns: AssistantMessage[];
+    try {
+      turns = await this.loadTurns();
+    } catch (err) {
+      this.turns = undefined;
+      const reason = err instanceof Error ? err.message : String(err);
+      yield modelError("replay_load_failed", `could not load ${this.label}: ${reason}`);
+      return;
+    }
+    if (signal.aborted) {
+      yield modelError("aborted", ABORTED_MESSAGE);
+      return;
+    }
+    const inHistory = request.messages.filter((m) => m.kind === "assistant").length;
+    const k = Math.max(this.answered, inHistory);
+    this.answered = k + 1;
+    const turn = turns[k];
+    if (!turn) {
+      yield modelError("replay_exhausted", `${this.label} has ${turns.length} assistant turn(s); turn ${k + 1} was requested`);
+      return;
+    }
+    yield* replayTurn(turn, k + 1);
+  }
+
+  private loadTurns(): Promise<AssistantMessage[]> {
+    this.turns ??= (Array.isArray(this.source) ? Promise.resolve(this.source) : this.source.load(this.source.sessionId)).then((messages) =>
+      messages.filter((m): m is AssistantMessage => m.kind === "assistant"),
+    );
+    return this.turns;
+  }
+}
+
+function* replayTurn(turn: AssistantMessage, position: number): Iterable<ModelEvent> {
+  if (turn.text !== "") yield { type: "text_delta", text: turn.text };
+  if (turn.stopReason === "ERROR" || turn.stopReason === "ABORTED" || turn.stopReason === "TIMEOUT") {
+    yield modelError("replay_recorded_error", `recorded turn ${position} ended with ${turn.stopReason}`);
+    return;
+  }
+  const calls = turn.toolCalls ?? [];
+  for (const call of calls) yield { type: "tool_call", call: structuredClone(call) };
+  const stopReason = calls.length > 0 ? "TOOL_CALLS" : turn.stopReason === "LENGTH" ? "LENGTH" : "STOP";
+  yield turn.usage ? { type: "done", stopReason, usage: { ...turn.usage } } : { type: "done", stopReason };
+}

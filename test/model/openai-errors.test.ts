@@ -1,0 +1,298 @@
+import { describe, expect, it } from "vitest";
+import type { AgentMessage } from "../../src/domain";
+import type { ModelEvent } from "../../src/model";
+import { OpenAIModelClient } from "../../src/model";
+import { API_KEY, BASE_URL, EMPTY_REQUEST, bodyOf, chunk, collect, jsonResponse, sse, sseResponse, testClient, usageChunk } from "./helpers";
+
+const okBody = () => sse([chunk({ content: "ok" }), chunk({}, "stop")]);
+const OK_EVENTS: ModelEvent[] = [
+  { type: "text_delta", text: "ok" },
+  { type: "done", stopReason: "STOP" },
+];
+const run = (client: OpenAIModelClient, signal = new AbortController().signal) => collect(client.stream(EMPTY_REQUEST, signal));
+const rateLimited = (headers: Record<string, string> = {}) =>
+  jsonResponse(429, { error: { message: "Rate limit reached for requests", type: "requests", code: "rate_limit_exceeded" } }, headers);
+
+describe("OpenAIModelClient retries", () => {
+  it("waits what Retry-After asks on 429 and then succeeds", async () => {
+    const { client, calls, sleeps } = testClient([rateLimited({ "retry-after": "2" }), rateLimited({ "retry-after": "0.5" }), sseResponse(okBody())]);
+    expect(await run(client)).toEqual(OK_EVENTS);
+    expect(sleeps).toEqual([2000, 500]);
+    expect(calls).toHaveLength(3);
+  });
+
+  it("prefers retry-after-ms over Retry-After", async () => {
+    const { client, sleeps } = testClient([rateLimited({ "retry-after-ms": "250", "retry-after": "9" }), sseResponse(okBody())]);
+    expect(await run(client)).toEqual(OK_EVENTS);
+    expect(sleeps).toEqual([250]);
+  });
+
+  it("backs off exponentially without Retry-After and fails with rate_limited after the last attempt", async () => {
+    const { client, calls, sleeps } = testClient([rateLimited(), rateLimited(), rateLimited()]);
+    expect(await run(client)).toEqual([
+      { type: "error", code: "rate_limited", message: "the provider answered HTTP 429: Rate limit reached for requests (gave up after 3 attempts)" },
+    ]);
+    expect(sleeps).toEqual([1000, 2000]);
+    expect(calls).toHaveLength(3);
+  });
+
+  it("fails at once with rate_limited when Retry-After exceeds the cap, without sleeping", async () => {
+    const { client, calls, sleeps } = testClient([rateLimited({ "retry-after": "120" })]);
+    expect(await run(client)).toEqual([
+      {
+        type: "error",
+        code: "rate_limited",
+        message: "the provider answered HTTP 429: Rate limit reached for requests (the provider asked to retry after 120 s, longer than the 60 s this client waits)",
+      },
+    ]);
+    expect(sleeps).toEqual([]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("honours a custom retry policy", async () => {
+    const { client, calls, sleeps } = testClient([rateLimited(), rateLimited()], { retry: { maxAttempts: 2, baseDelayMs: 10 } });
+    expect((await run(client)).map((e) => e.type === "error" && e.code)).toEqual(["rate_limited"]);
+    expect(sleeps).toEqual([10]);
+    expect(calls).toHaveLength(2);
+  });
+
+  it("retries a 500 and then streams the answer", async () => {
+    const { client, calls, sleeps } = testClient([jsonResponse(500, { error: { message: "internal" } }), sseResponse(okBody())]);
+    expect(await run(client)).toEqual(OK_EVENTS);
+    expect(sleeps).toEqual([1000]);
+    expect(calls).toHaveLength(2);
+  });
+
+  it("fails with provider_error after three 503s", async () => {
+    const { client, calls } = testClient([jsonResponse(503, "overloaded"), jsonResponse(503, "overloaded"), jsonResponse(503, "overloaded")]);
+    expect(await run(client)).toEqual([{ type: "error", code: "provider_error", message: "the provider answered HTTP 503: overloaded (gave up after 3 attempts)" }]);
+    expect(calls).toHaveLength(3);
+  });
+
+  it("retries a connection failure before any output, then fails with network_error", async () => {
+    const { client, calls, sleeps } = testClient([new TypeError("connect ECONNREFUSED"), new TypeError("connect ECONNREFUSED"), new TypeError("connect ECONNREFUSED")]);
+    expect(await run(client)).toEqual([
+      { type: "error", code: "network_error", message: "could not reach the provider: connect ECONNREFUSED (gave up after 3 attempts)" },
+    ]);
+    expect(sleeps).toEqual([1000, 2000]);
+    expect(calls).toHaveLength(3);
+  });
+
+  it("retries a stream that breaks before its first event", async () => {
+    const { client, calls } = testClient([sseResponse(bodyOf([], { errorAfter: new Error("socket reset") })), sseResponse(okBody())]);
+    expect(await run(client)).toEqual(OK_EVENTS);
+    expect(calls).toHaveLength(2);
+  });
+
+  it("retries an in-stream server error that arrives before any output", async () => {
+    const { client, calls } = testClient([sseResponse(sse([{ error: { message: "overloaded", type: "server_error" } }])), sseResponse(okBody())]);
+    expect(await run(client)).toEqual(OK_EVENTS);
+    expect(calls).toHaveLength(2);
+  });
+});
+
+describe("OpenAIModelClient errors", () => {
+  it("maps a 400 context-length error to context_overflow without retrying", async () => {
+    const { client, calls, sleeps } = testClient([
+      jsonResponse(400, {
+        error: { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130511 tokens.", type: "invalid_request_error", code: "context_length_exceeded" },
+      }),
+    ]);
+    expect(await run(client)).toEqual([
+      {
+        type: "error",
+        code: "context_overflow",
+        message:
+          "the request does not fit the model's context window (HTTP 400: This model's maximum context length is 128000 tokens. However, your messages resulted in 130511 tokens.)",
+      },
+    ]);
+    expect(calls).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
+  it("detects context overflow in an unwrapped vLLM-style error body", async () => {
+    const { client } = testClient([jsonResponse(400, { object: "error", message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", type: "BadRequestError", code: 400 })]);
+    expect((await run(client))[0]).toMatchObject({ type: "error", code: "context_overflow" });
+  });
+
+  it("maps a 413 without body to context_overflow", async () => {
+    const { client } = testClient([new Response(null, { status: 413 })]);
+    expect(await run(client)).toEqual([{ type: "error", code: "context_overflow", message: "the request does not fit the model's context window (HTTP 413: (no body))" }]);
+  });
+
+  it("does not mistake a tokens-per-minute rate limit text for context overflow", async () => {
+    const { client } = testClient([jsonResponse(400, { error: { message: "Too many tokens per minute, rate limit exceeded" } })]);
+    expect((await run(client))[0]).toMatchObject({ type: "error", code: "bad_request" });
+  });
+
+  it("detects context overflow sent inside an HTTP 200 stream", async () => {
+    const { client } = testClient([sseResponse(sse([{ error: { message: "prompt is too long: 213462 tokens > 200000 maximum" } }]))]);
+    expect(await run(client)).toEqual([
+      { type: "error", code: "context_overflow", message: "the request does not fit the model's context window: prompt is too long: 213462 tokens > 200000 maximum" },
+    ]);
+  });
+
+  it("maps 401 to auth_failed and never repeats the API key the provider echoed", async () => {
+    const { client, calls } = testClient([jsonResponse(401, { error: { message: `Incorrect API key provided: ${API_KEY}. You can find your API key at https://platform.openai.com.`, code: "invalid_api_key" } })]);
+    const events = await run(client);
+    expect(events).toEqual([
+      {
+        type: "error",
+        code: "auth_failed",
+        message: "the provider answered HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com. (check OPENAI_API_KEY and OPENAI_BASE_URL)",
+      },
+    ]);
+    expect(JSON.stringify(events)).not.toContain("0123456789");
+    expect(calls).toHaveLength(1);
+  });
+
+  it("never puts the key or an Authorization header in a network error message", async () => {
+    const leak = new TypeError(`proxy refused request with headers {"Authorization":"Bearer ${API_KEY}"} and sk-otherKEY12345678`);
+    const { client } = testClient([leak], { retry: { maxAttempts: 1 } });
+    const events = await run(client);
+    expect(events).toEqual([
+      { type: "error", code: "network_error", message: 'could not reach the provider: proxy refused request with headers {"Authorization":"Bearer [redacted]"} and sk-[redacted]' },
+    ]);
+    expect(JSON.stringify(events)).not.toContain("SECRET");
+  });
+
+  it("maps 404 to bad_request with the provider's message", async () => {
+    const { client } = testClient([jsonResponse(404, { error: { message: "The model `nope` does not exist" } })]);
+    expect(await run(client)).toEqual([{ type: "error", code: "bad_request", message: "the provider answered HTTP 404: The model `nope` does not exist" }]);
+  });
+
+  it("ends with network_error, not retried, when the connection drops mid-stream after output", async () => {
+    const partial = sse([chunk({ content: "Hello" }), chunk({ content: " wor" })], { done: false });
+    const { client, calls } = testClient([sseResponse(bodyOf([partial], { errorAfter: new Error("Network connection lost.") }))]);
+    expect(await run(client)).toEqual([
+      { type: "text_delta", text: "Hello" },
+      { type: "text_delta", text: " wor" },
+      { type: "error", code: "network_error", message: "the connection to the provider broke: Network connection lost." },
+    ]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("ends with provider_error when a chunk is not JSON", async () => {
+    const { client } = testClient([sseResponse(`${sse([chunk({ content: "a" })], { done: false })}data: {not json\n\n`)]);
+    const events = await run(client);
+    expect(events.map((e) => e.type)).toEqual(["text_delta", "error"]);
+    expect(events[1]).toMatchObject({ code: "provider_error", message: expect.stringMatching(/^the provider sent a stream chunk that is not JSON/) });
+  });
+});
+
+describe("OpenAIModelClient abort", () => {
+  it("ends with aborted when aborted mid-stream, even if the transport ignores the signal", async () => {
+    const controller = new AbortController();
+    const { client, calls } = testClient([sseResponse(bodyOf([sse([chunk({ content: "first" })], { done: false })], { hang: true }))]);
+    const events: ModelEvent[] = [];
+    for await (const event of client.stream(EMPTY_REQUEST, controller.signal)) {
+      events.push(event);
+      if (event.type === "text_delta") controller.abort();
+    }
+    expect(events).toEqual([
+      { type: "text_delta", text: "first" },
+      { type: "error", code: "aborted", message: "the model request was aborted" },
+    ]);
+    expect(calls[0]!.signal?.aborted).toBe(true);
+  });
+
+  it("ends with aborted when the fetch honours the signal and the body errors with AbortError", async () => {
+    const controller = new AbortController();
+    const answer = (init: RequestInit | undefined) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode(sse([chunk({ content: "x" })], { done: false })));
+          init?.signal?.addEventListener("abort", () => c.error(new DOMException("The operation was aborted", "AbortError")));
+        },
+      });
+      return sseResponse(body);
+    };
+    const { client } = testClient([answer]);
+    const events: ModelEvent[] = [];
+    for await (const event of client.stream(EMPTY_REQUEST, controller.signal)) {
+      events.push(event);
+      if (event.type === "text_delta") controller.abort();
+    }
+    expect(events.map((e) => (e.type === "error" ? e.code : e.type))).toEqual(["text_delta", "aborted"]);
+  });
+
+  it("ends with aborted when the signal is already aborted", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { client } = testClient([sseResponse(okBody())]);
+    expect(await run(client, controller.signal)).toEqual([{ type: "error", code: "aborted", message: "the model request was aborted" }]);
+  });
+
+  it("ends with aborted when aborted while waiting to retry", async () => {
+    const controller = new AbortController();
+    const { fetch } = { fetch: async () => rateLimited({ "retry-after": "5" }) };
+    const slept: number[] = [];
+    const client = new OpenAIModelClient({
+      apiKey: API_KEY,
+      baseURL: BASE_URL,
+      model: "m",
+      fetch,
+      sleep: async (ms) => {
+        slept.push(ms);
+        controller.abort();
+      },
+    });
+    expect(await run(client, controller.signal)).toEqual([{ type: "error", code: "aborted", message: "the model request was aborted" }]);
+    expect(slept).toEqual([5000]);
+  });
+
+  it("cancels the HTTP request when the consumer stops reading early", async () => {
+    const { client, calls } = testClient([sseResponse(bodyOf([sse([chunk({ content: "a" })], { done: false })], { hang: true }))]);
+    for await (const event of client.stream(EMPTY_REQUEST, new AbortController().signal)) {
+      expect(event).toEqual({ type: "text_delta", text: "a" });
+      break;
+    }
+    expect(calls[0]!.signal?.aborted).toBe(true);
+  });
+});
+
+describe("OpenAIModelClient request", () => {
+  const history: AgentMessage[] = [
+    { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: "2026-11-30T00:00:00.000Z", text: "list src" },
+    {
+      kind: "assistant",
+      id: "m_2",
+      sessionId: "s_1",
+      parentId: "m_1",
+      createdAt: "2026-11-30T00:00:01.000Z",
+      text: "",
+      stopReason: "TOOL_CALLS",
+      toolCalls: [{ id: "call_xyz", name: "ls", arguments: { path: "src" } }],
+    },
+    { kind: "tool_result", id: "m_3", sessionId: "s_1", parentId: "m_2", createdAt: "2026-11-30T00:00:02.000Z", toolCallId: "call_xyz", toolName: "ls", resultText: "a.ts", error: false },
+  ];
+  const tools = [{ name: "ls", description: "List a directory.", parameters: { type: "object", properties: { path: { type: "string" } } } }];
+
+  it("posts the converted history, tools, model override and include_usage to <baseURL>/chat/completions with the key", async () => {
+    const { client, calls } = testClient([sseResponse(sse([chunk({ content: "done" }, "stop"), usageChunk(3, 1)]))]);
+    const events = await collect(client.stream({ model: "override-model", system: "Be brief.", messages: history, tools }, new AbortController().signal));
+    expect(events.at(-1)).toEqual({ type: "done", stopReason: "STOP", usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 } });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.url).toBe(`${BASE_URL}/chat/completions`);
+    expect(calls[0]!.headers.get("authorization")).toBe(`Bearer ${API_KEY}`);
+    expect(calls[0]!.body).toEqual({
+      model: "override-model",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "list src" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_xyz", type: "function", function: { name: "ls", arguments: '{"path":"src"}' } }] },
+        { role: "tool", tool_call_id: "call_xyz", content: "a.ts" },
+      ],
+      tools: [{ type: "function", function: { name: "ls", description: "List a directory.", parameters: { type: "object", properties: { path: { type: "string" } } } } }],
+    });
+  });
+
+  it("uses the configured model and omits tools when none are offered", async () => {
+    const { client, calls } = testClient([sseResponse(okBody())]);
+    await run(client);
+    expect(calls[0]!.body.model).toBe("test-model");
+    expect("tools" in calls[0]!.body).toBe(false);
+  });
+});

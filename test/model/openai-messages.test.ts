@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import type { AgentMessage, AssistantMessage, ToolCall } from "../../src/domain";
+import { MISSING_TOOL_RESULT_TEXT, toOpenAIMessages, toOpenAITools } from "../../src/model";
+
+let n = 0;
+const base = () => ({ id: `m_${++n}`, sessionId: "s_1", parentId: null, createdAt: "2026-11-30T00:00:00.000Z" });
+const user = (text: string): AgentMessage => ({ kind: "user", ...base(), text });
+const assistant = (text: string, stopReason: AssistantMessage["stopReason"], toolCalls?: ToolCall[]): AgentMessage =>
+  toolCalls ? { kind: "assistant", ...base(), text, stopReason, toolCalls } : { kind: "assistant", ...base(), text, stopReason };
+const result = (toolCallId: string, resultText: string, error = false): AgentMessage => ({ kind: "tool_result", ...base(), toolCallId, toolName: "read", resultText, error });
+const call = (id: string, args: Record<string, unknown> = {}): ToolCall => ({ id, name: "read", arguments: args });
+const wireCall = (id: string, args = "{}") => ({ id, type: "function", function: { name: "read", arguments: args } });
+
+describe("toOpenAIMessages", () => {
+  it("converts a whole conversation: system first, tool calls with verbatim ids, results as tool messages", () => {
+    const history = [
+      user("read a and b"),
+      assistant("Reading.", "TOOL_CALLS", [call("call_A", { path: "a" }), call("tc_01B", { path: "b", nested: { x: [1, "é"] } })]),
+      result("call_A", "contents of a"),
+      result("tc_01B", "ENOENT: b", true),
+      assistant("Both read.", "STOP"),
+      user("thanks"),
+    ];
+    expect(toOpenAIMessages("sys", history)).toEqual([
+      { role: "system", content: "sys" },
+      { role: "user", content: "read a and b" },
+      { role: "assistant", content: "Reading.", tool_calls: [wireCall("call_A", '{"path":"a"}'), wireCall("tc_01B", '{"path":"b","nested":{"x":[1,"é"]}}')] },
+      { role: "tool", tool_call_id: "call_A", content: "contents of a" },
+      { role: "tool", tool_call_id: "tc_01B", content: "ENOENT: b" },
+      { role: "assistant", content: "Both read." },
+      { role: "user", content: "thanks" },
+    ]);
+  });
+
+  it("sends content null for an assistant message with tool calls and no text", () => {
+    expect(toOpenAIMessages("", [user("go"), assistant("", "TOOL_CALLS", [call("c1")]), result("c1", "ok")])).toEqual([
+      { role: "user", content: "go" },
+      { role: "assistant", content: null, tool_calls: [wireCall("c1")] },
+      { role: "tool", tool_call_id: "c1", content: "ok" },
+    ]);
+  });
+
+  it("drops ERROR, ABORTED and TIMEOUT assistant messages without tool calls, and empty assistant messages", () => {
+    const history = [user("a"), assistant("partial", "ABORTED"), assistant("", "ERROR"), assistant("late", "TIMEOUT"), assistant("", "STOP"), user("b"), assistant("fine", "LENGTH")];
+    expect(toOpenAIMessages("s", history)).toEqual([
+      { role: "system", content: "s" },
+      { role: "user", content: "a" },
+      { role: "user", content: "b" },
+      { role: "assistant", content: "fine" },
+    ]);
+  });
+
+  it("keeps an ERROR assistant message that has tool calls, with its results", () => {
+    expect(toOpenAIMessages("", [assistant("x", "ERROR", [call("c1")]), result("c1", "r")])).toEqual([
+      { role: "assistant", content: "x", tool_calls: [wireCall("c1")] },
+      { role: "tool", tool_call_id: "c1", content: "r" },
+    ]);
+  });
+
+  it("gives a call without a recorded result a synthetic error result before the next message", () => {
+    const history = [assistant("", "TOOL_CALLS", [call("c1"), call("c2"), call("c3")]), result("c2", "two"), user("stop that")];
+    expect(toOpenAIMessages("", history)).toEqual([
+      { role: "assistant", content: null, tool_calls: [wireCall("c1"), wireCall("c2"), wireCall("c3")] },
+      { role: "tool", tool_call_id: "c2", content: "two" },
+      { role: "tool", tool_call_id: "c1", content: MISSING_TOOL_RESULT_TEXT },
+      { role: "tool", tool_call_id: "c3", content: "No result provided" },
+      { role: "user", content: "stop that" },
+    ]);
+  });
+
+  it("gives unanswered calls at the end of the history a synthetic result too", () => {
+    expect(toOpenAIMessages("", [assistant("", "TOOL_CALLS", [call("c1")])])).toEqual([
+      { role: "assistant", content: null, tool_calls: [wireCall("c1")] },
+      { role: "tool", tool_call_id: "c1", content: "No result provided" },
+    ]);
+  });
+
+  it("drops tool results whose call is not in the history, or that answer a call twice", () => {
+    const history = [user("hi"), result("ghost", "boo"), assistant("", "TOOL_CALLS", [call("c1")]), result("c1", "first"), result("c1", "again"), assistant("ok", "STOP"), result("c1", "late")];
+    expect(toOpenAIMessages("", history)).toEqual([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: null, tool_calls: [wireCall("c1")] },
+      { role: "tool", tool_call_id: "c1", content: "first" },
+      { role: "assistant", content: "ok" },
+    ]);
+  });
+});
+
+describe("toOpenAITools", () => {
+  it("wraps each definition as a function tool", () => {
+    const parameters = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
+    expect(toOpenAITools([{ name: "read", description: "Read a file.", parameters }])).toEqual([
+      { type: "function", function: { name: "read", description: "Read a file.", parameters } },
+    ]);
+  });
+});

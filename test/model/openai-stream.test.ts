@@ -1,0 +1,320 @@
+import { describe, expect, it } from "vitest";
+import { bodyOf, chunk, play, sse, texts, usageChunk } from "./helpers";
+
+const tc = (fragment: Record<string, unknown>) => chunk({ tool_calls: [fragment] });
+
+describe("OpenAIModelClient stream assembly", () => {
+  it("streams text deltas in order and ends with STOP and the usage of the final no-choices chunk", async () => {
+    const events = await play(
+      sse([chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop"), usageChunk(12, 2)]),
+    );
+    expect(events).toEqual([
+      { type: "text_delta", text: "Hel" },
+      { type: "text_delta", text: "lo" },
+      { type: "done", stopReason: "STOP", usage: { inputTokens: 12, outputTokens: 2, totalTokens: 14 } },
+    ]);
+  });
+
+  it("assembles one tool call whose argument JSON arrives in many fragments, keeping the provider id", async () => {
+    const pieces = ['{"pa', 'th":', ' "src/', "a.ts", '", "li', 'mit": 5', "}"];
+    const events = await play(
+      sse([
+        tc({ index: 0, id: "call_abc", type: "function", function: { name: "read", arguments: "" } }),
+        ...pieces.map((p) => tc({ index: 0, function: { arguments: p } })),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_abc", name: "read", arguments: { path: "src/a.ts", limit: 5 } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("separates several calls interleaved by index and emits them in index order", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 1, id: "call_B", function: { name: "ls", arguments: '{"pa' } }),
+        tc({ index: 0, id: "call_A", function: { name: "read", arguments: '{"path"' } }),
+        tc({ index: 1, function: { arguments: 'th":"src"}' } }),
+        tc({ index: 0, function: { arguments: ':"x.md"}' } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_A", name: "read", arguments: { path: "x.md" } } },
+      { type: "tool_call", call: { id: "call_B", name: "ls", arguments: { path: "src" } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("keeps calls without an index apart when each arrives whole (one per chunk and several in one chunk)", async () => {
+    const events = await play(
+      sse([
+        tc({ id: "call_1", function: { name: "read", arguments: '{"path":"a"}' } }),
+        chunk({
+          tool_calls: [
+            { id: "call_2", function: { name: "read", arguments: '{"path":"b"}' } },
+            { id: "call_3", function: { name: "grep", arguments: '{"pattern":"x"}' } },
+          ],
+        }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_1", name: "read", arguments: { path: "a" } } },
+      { type: "tool_call", call: { id: "call_2", name: "read", arguments: { path: "b" } } },
+      { type: "tool_call", call: { id: "call_3", name: "grep", arguments: { pattern: "x" } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("keeps calls apart when every call reuses index 0 but has its own id", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, id: "call_1", function: { name: "read", arguments: '{"path":"a"}' } }),
+        tc({ index: 0, id: "call_2", function: { name: "read", arguments: '{"path":"b"}' } }),
+        tc({ index: 0, id: "call_3", function: { name: "ls", arguments: "" } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_1", name: "read", arguments: { path: "a" } } },
+      { type: "tool_call", call: { id: "call_2", name: "read", arguments: { path: "b" } } },
+      { type: "tool_call", call: { id: "call_3", name: "ls", arguments: {} } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("keeps whole calls apart under one index with no ids at all, generating tc_ ids", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, function: { name: "read", arguments: '{"path":"a"}' } }),
+        tc({ index: 0, function: { name: "read", arguments: '{"path":"b"}' } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "tc_1", name: "read", arguments: { path: "a" } } },
+      { type: "tool_call", call: { id: "tc_2", name: "read", arguments: { path: "b" } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("does not append or overwrite when id and name are repeated (or empty) in later fragments", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, id: "", function: { name: "edit", arguments: "" } }),
+        tc({ index: 0, id: "call_late", function: { name: "edit", arguments: '{"path":' } }),
+        tc({ index: 0, id: "call_late", function: { name: "edit", arguments: '"a.ts"}' } }),
+        tc({ index: 0, id: "", function: { name: "", arguments: "" } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_late", name: "edit", arguments: { path: "a.ts" } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("reads arguments that are an empty string or never sent as {}", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, id: "call_empty", function: { name: "ls", arguments: "" } }),
+        tc({ index: 1, id: "call_absent", function: { name: "find" } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_empty", name: "ls", arguments: {} } },
+      { type: "tool_call", call: { id: "call_absent", name: "find", arguments: {} } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("accepts arguments sent as an already-parsed object", async () => {
+    const events = await play(sse([tc({ index: 0, id: "call_obj", function: { name: "read", arguments: { path: "a" } } }), chunk({}, "tool_calls")]));
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_obj", name: "read", arguments: { path: "a" } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("ignores chunks with empty choices, without a delta, or with content null", async () => {
+    const events = await play(
+      sse([
+        { id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [] },
+        chunk(undefined),
+        chunk({ content: null }),
+        chunk({ content: "ok" }),
+        chunk({ content: null }, "stop"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "text_delta", text: "ok" },
+      { type: "done", stopReason: "STOP" },
+    ]);
+  });
+
+  it("skips SSE comment and keepalive lines", async () => {
+    const body = `: OPENROUTER PROCESSING\n\n${sse([chunk({ content: "a" })], { done: false })}:keepalive\n\n: ping\n\n${sse([chunk({ content: "b" }, "stop")])}`;
+    const events = await play(body);
+    expect(events).toEqual([
+      { type: "text_delta", text: "a" },
+      { type: "text_delta", text: "b" },
+      { type: "done", stopReason: "STOP" },
+    ]);
+  });
+
+  it("takes usage sent inside the finish chunk", async () => {
+    const events = await play(sse([chunk({ content: "x" }), chunk({}, "stop", { usage: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 } })]));
+    expect(events.at(-1)).toEqual({ type: "done", stopReason: "STOP", usage: { inputTokens: 7, outputTokens: 1, totalTokens: 8 } });
+  });
+
+  it("takes usage sent inside the choice, and computes a missing total", async () => {
+    const finish = chunk({}, "stop");
+    (finish.choices[0] as Record<string, unknown>).usage = { prompt_tokens: 5, completion_tokens: 3 };
+    const events = await play(sse([chunk({ content: "x" }), finish]));
+    expect(events.at(-1)).toEqual({ type: "done", stopReason: "STOP", usage: { inputTokens: 5, outputTokens: 3, totalTokens: 8 } });
+  });
+
+  it("keeps reasoning text (reasoning_content / reasoning / reasoning_text) out of the answer text", async () => {
+    const events = await play(
+      sse([
+        chunk({ reasoning_content: "think 1. " }),
+        chunk({ reasoning: "think 2. " }),
+        chunk({ reasoning_text: "think 3." }),
+        chunk({ content: "Answer." }),
+        chunk({}, "stop"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "reasoning_delta", text: "think 1. " },
+      { type: "reasoning_delta", text: "think 2. " },
+      { type: "reasoning_delta", text: "think 3." },
+      { type: "text_delta", text: "Answer." },
+      { type: "done", stopReason: "STOP" },
+    ]);
+  });
+
+  it("reports TOOL_CALLS when tools were called although finish_reason says stop", async () => {
+    const events = await play(sse([chunk({ content: "Let me look." }), tc({ index: 0, id: "call_1", function: { name: "ls", arguments: "{}" } }), chunk({}, "stop")]));
+    expect(events).toEqual([
+      { type: "text_delta", text: "Let me look." },
+      { type: "tool_call", call: { id: "call_1", name: "ls", arguments: {} } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("reads unusual normal finish reasons such as eos as STOP", async () => {
+    expect((await play(sse([chunk({ content: "x" }), chunk({}, "eos")]))).at(-1)).toEqual({ type: "done", stopReason: "STOP" });
+  });
+
+  it("reports STOP when finish_reason says tool_calls but no call arrived", async () => {
+    expect((await play(sse([chunk({ content: "x" }), chunk({}, "tool_calls")]))).at(-1)).toEqual({ type: "done", stopReason: "STOP" });
+  });
+
+  it("maps finish_reason length to LENGTH", async () => {
+    expect((await play(sse([chunk({ content: "x" }), chunk({}, "length")]))).at(-1)).toEqual({ type: "done", stopReason: "LENGTH" });
+  });
+
+  it("maps finish_reason content_filter to a content_filtered error", async () => {
+    expect((await play(sse([chunk({ content: "x" }), chunk({}, "content_filter")]))).at(-1)).toEqual({
+      type: "error",
+      code: "content_filtered",
+      message: "the provider stopped the answer with finish_reason 'content_filter'",
+    });
+  });
+
+  it("decodes multi-byte UTF-8 characters split across network chunks", async () => {
+    const bytes = new TextEncoder().encode(sse([chunk({ content: "한글 🙂 ok" }), chunk({}, "stop")]));
+    const hangul = bytes.indexOf(0xed); // first byte of '한' (ED 95 9C)
+    const emoji = bytes.indexOf(0xf0); // first byte of the 4-byte emoji
+    const parts = [bytes.slice(0, hangul + 1), bytes.slice(hangul + 1, emoji + 2), bytes.slice(emoji + 2, emoji + 3), bytes.slice(emoji + 3)];
+    const events = await play(bodyOf(parts));
+    expect(texts(events)).toEqual(["한글 🙂 ok"]);
+    expect(events.at(-1)).toEqual({ type: "done", stopReason: "STOP" });
+  });
+
+  it("accepts CRLF line endings", async () => {
+    const body = sse([chunk({ content: "a" }), chunk({}, "stop")]).replaceAll("\n", "\r\n");
+    expect(await play(body)).toEqual([
+      { type: "text_delta", text: "a" },
+      { type: "done", stopReason: "STOP" },
+    ]);
+  });
+
+  it("ends with provider_error when an error object arrives inside an HTTP 200 stream, after the text so far", async () => {
+    const events = await play(sse([chunk({ content: "par" }), { error: { message: "upstream model crashed", type: "server_error", code: null } }, chunk({ content: "never" }, "stop")]));
+    expect(events).toEqual([
+      { type: "text_delta", text: "par" },
+      { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: upstream model crashed" },
+    ]);
+  });
+
+  it("recognises a bare vLLM-style error object mid-stream", async () => {
+    const events = await play(sse([chunk({ content: "a" }), { object: "error", message: "bad things", type: "BadRequestError", code: 400 }]));
+    expect(events).toEqual([
+      { type: "text_delta", text: "a" },
+      { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: bad things" },
+    ]);
+  });
+
+  it("fails with stream_incomplete when the stream ends without a finish reason", async () => {
+    const events = await play(sse([chunk({ content: "half an ans" })], { done: false }));
+    expect(events).toEqual([
+      { type: "text_delta", text: "half an ans" },
+      { type: "error", code: "stream_incomplete", message: "the provider's stream ended without a finish reason (after 11 characters of text and 0 tool call(s))" },
+    ]);
+  });
+
+  it("fails with stream_incomplete on [DONE] without a finish reason, and does not deliver half-built calls", async () => {
+    const events = await play(sse([tc({ index: 0, id: "call_1", function: { name: "read", arguments: '{"pa' } })]));
+    expect(events).toEqual([
+      { type: "error", code: "stream_incomplete", message: "the provider's stream ended without a finish reason (after 0 characters of text and 1 tool call(s))" },
+    ]);
+  });
+
+  it("delivers a call with unparseable arguments as {} plus an invalid_arguments flag and the raw text", async () => {
+    const events = await play(sse([tc({ index: 0, id: "call_bad", function: { name: "read", arguments: '{"path": "a"' } }), chunk({}, "length")]));
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatchObject({
+      type: "tool_call",
+      call: { id: "call_bad", name: "read", arguments: {} },
+      invalid: { code: "invalid_arguments", rawArguments: '{"path": "a"' },
+    });
+    expect(events[0]!.type === "tool_call" && events[0]!.invalid?.message).toMatch(/^tool call arguments are not valid JSON \(/);
+    expect(events[1]).toEqual({ type: "done", stopReason: "TOOL_CALLS" });
+  });
+
+  it("delivers a call whose arguments are JSON but not an object as {} plus invalid_arguments", async () => {
+    const events = await play(sse([tc({ index: 0, id: "call_arr", function: { name: "read", arguments: '["a"]' } }), chunk({}, "tool_calls")]));
+    expect(events[0]).toEqual({
+      type: "tool_call",
+      call: { id: "call_arr", name: "read", arguments: {} },
+      invalid: { code: "invalid_arguments", message: "tool call arguments must be a JSON object, got an array", rawArguments: '["a"]' },
+    });
+  });
+
+  it("generates tc_ ids for calls without one and for a repeated provider id", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, function: { name: "ls", arguments: "{}" } }),
+        tc({ index: 1, id: "call_same", function: { name: "ls", arguments: "{}" } }),
+        tc({ index: 2, id: "call_same", function: { name: "ls", arguments: "{}" } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events.flatMap((e) => (e.type === "tool_call" ? [e.call.id] : []))).toEqual(["tc_1", "call_same", "tc_2"]);
+  });
+
+  it("reads only choice 0 when a server sends several choices", async () => {
+    const twoChoices = {
+      ...chunk({ content: "zero" }),
+      choices: [
+        { index: 1, delta: { content: "one" }, finish_reason: null },
+        { index: 0, delta: { content: "zero" }, finish_reason: null },
+      ],
+    };
+    expect(texts(await play(sse([twoChoices, chunk({}, "stop")])))).toEqual(["zero"]);
+  });
+});
