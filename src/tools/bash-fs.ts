@@ -1,0 +1,295 @@
+import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
+import { WorkspaceError } from "../workspace/errors";
+import type { WorkspaceFs } from "../workspace/fs";
+import { parentOf } from "../workspace/paths";
+import { MAX_WRITE_BYTES } from "./write";
+
+type ReadFileOptions = Exclude<Parameters<IFileSystem["readFile"]>[1], BufferEncoding | undefined>;
+type WriteFileOptions = Exclude<Parameters<IFileSystem["writeFile"]>[2], BufferEncoding | undefined>;
+type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem["readdirWithFileTypes"]>>>[number];
+
+/** Bytes one bash command may write to the overlay in total (the per-file cap is MAX_WRITE_BYTES). */
+export const BASH_MAX_WRITE_BYTES = 8 * 1024 * 1024;
+
+/** Snapshot files carry no time; every entry shows the epoch. */
+const EPOCH = new Date(0);
+
+/**
+ * just-bash's IFileSystem over a WorkspaceFs, mounted at the shell's workspace directory. Paths it
+ * receives are absolute within the mount ("/src/a.ts"); `..` cannot climb above "/". Reads see the
+ * snapshot plus the overlay. Writes reach the overlay only when `allowWrite`; otherwise they fail
+ * with EROFS, as on a read-only mount. WorkspaceFs has no empty directories or modes of its own, so
+ * `mkdir` and `chmod` last only for the command (a directory persists once a file is written in it).
+ */
+export class WorkspaceBashFs implements IFileSystem {
+  private readonly madeDirs = new Set<string>();
+  private bytesWritten = 0;
+
+  /**
+   * @param mountPoint where the shell sees this filesystem; only used to show full paths in errors
+   */
+  constructor(
+    private readonly fs: WorkspaceFs,
+    private readonly allowWrite: boolean,
+    private readonly signal?: AbortSignal,
+    private readonly mountPoint = "",
+  ) {}
+
+  async readFile(path: string, options?: ReadFileOptions | BufferEncoding): Promise<string> {
+    const bytes = await this.readFileBuffer(path);
+    const encoding = typeof options === "string" ? options : options?.encoding;
+    if (encoding === "latin1" || encoding === "binary") {
+      let out = "";
+      for (let i = 0; i < bytes.byteLength; i += 0x8000) out += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      return out;
+    }
+    return new TextDecoder().decode(bytes);
+  }
+
+  async readFileBuffer(path: string): Promise<Uint8Array> {
+    const p = toWorkspace(path);
+    try {
+      return await this.fs.readFile(p, this.signal);
+    } catch (err) {
+      throw errno(err, "open", path);
+    }
+  }
+
+  async writeFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
+    await this.put(path, toBytes(content, options), "write");
+  }
+
+  async appendFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
+    const p = toWorkspace(path);
+    const before = this.fs.stat(p)?.type === "file" ? await this.readFileBuffer(path) : new Uint8Array();
+    const added = toBytes(content, options);
+    const joined = new Uint8Array(before.byteLength + added.byteLength);
+    joined.set(before, 0);
+    joined.set(added, before.byteLength);
+    await this.put(path, joined, "append");
+  }
+
+  async exists(path: string): Promise<boolean> {
+    return this.kind(toWorkspace(path)) !== null;
+  }
+
+  async stat(path: string): Promise<FsStat> {
+    const p = toWorkspace(path);
+    const stat = this.fs.stat(p);
+    if (stat) {
+      return { isFile: stat.type === "file", isDirectory: stat.type === "dir", isSymbolicLink: false, mode: stat.mode, size: stat.size, mtime: EPOCH };
+    }
+    if (this.madeDirs.has(p)) return { isFile: false, isDirectory: true, isSymbolicLink: false, mode: 0o755, size: 0, mtime: EPOCH };
+    throw new Error(`ENOENT: no such file or directory, stat '${path}'`);
+  }
+
+  lstat(path: string): Promise<FsStat> {
+    return this.stat(path);
+  }
+
+  async mkdir(path: string, options?: MkdirOptions): Promise<void> {
+    this.assertWritable("mkdir", path);
+    const p = toWorkspace(path);
+    const kind = this.kind(p);
+    if (kind === "file") throw new Error(`EEXIST: file already exists, mkdir '${path}'`);
+    if (kind === "dir") {
+      if (options?.recursive) return;
+      throw new Error(`EEXIST: directory already exists, mkdir '${path}'`);
+    }
+    const parent = parentOf(p);
+    if (!options?.recursive && this.kind(parent) !== "dir") throw new Error(`ENOENT: no such file or directory, mkdir '${path}'`);
+    for (let dir = p; dir !== "" && this.kind(dir) === null; dir = parentOf(dir)) {
+      if (this.kind(parentOf(dir)) === "file") throw new Error(`ENOTDIR: not a directory, mkdir '${path}'`);
+      this.madeDirs.add(dir);
+    }
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    return (await this.readdirWithFileTypes(path)).map((e) => e.name);
+  }
+
+  async readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
+    const p = toWorkspace(path);
+    const entries = new Map<string, DirentEntry>();
+    if (this.fs.stat(p) || !this.madeDirs.has(p)) {
+      try {
+        for (const e of this.fs.readdir(p)) entries.set(e.name, dirent(e.name, e.type === "dir"));
+      } catch (err) {
+        throw errno(err, "scandir", path);
+      }
+    }
+    for (const dir of this.madeDirs) {
+      if (parentOf(dir) === p && dir !== "") entries.set(basename(dir), dirent(basename(dir), true));
+    }
+    return [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async rm(path: string, options?: RmOptions): Promise<void> {
+    this.assertWritable("rm", path);
+    const p = toWorkspace(path);
+    const kind = this.kind(p);
+    if (kind === null) {
+      if (options?.force) return;
+      throw new Error(`ENOENT: no such file or directory, rm '${path}'`);
+    }
+    if (kind === "file") {
+      await this.fs.deleteFile(p);
+      return;
+    }
+    if (p === "") throw new Error(`EBUSY: mount point, cannot remove '${path}'`);
+    const inside = this.filesUnder(p);
+    const madeInside = [...this.madeDirs].filter((d) => d.startsWith(`${p}/`));
+    if (!options?.recursive && (inside.length > 0 || madeInside.length > 0)) {
+      throw new Error(`ENOTEMPTY: directory not empty, rm '${path}'`);
+    }
+    for (const file of inside) await this.fs.deleteFile(file);
+    for (const dir of madeInside) this.madeDirs.delete(dir);
+    this.madeDirs.delete(p);
+  }
+
+  async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
+    this.assertWritable("cp", dest);
+    const from = toWorkspace(src);
+    const kind = this.kind(from);
+    if (kind === null) throw new Error(`ENOENT: no such file or directory, cp '${src}'`);
+    if (kind === "file") {
+      await this.put(dest, await this.readFileBuffer(src), "cp");
+      return;
+    }
+    if (!options?.recursive) throw new Error(`EISDIR: is a directory, cp '${src}'`);
+    const to = toWorkspace(dest);
+    if (to === from || to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot copy '${src}' into itself, '${dest}'`);
+    await this.mkdir(dest, { recursive: true });
+    for (const file of this.filesUnder(from)) {
+      await this.put(`/${to}${file.slice(from.length)}`, await this.fs.readFile(file, this.signal), "cp");
+    }
+  }
+
+  async mv(src: string, dest: string): Promise<void> {
+    this.assertWritable("mv", dest);
+    const from = toWorkspace(src);
+    const to = toWorkspace(dest);
+    if (this.kind(from) === null) throw new Error(`ENOENT: no such file or directory, mv '${src}'`);
+    if (from === to) return;
+    if (to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot move '${src}' into itself, '${dest}'`);
+    await this.cp(src, dest, { recursive: true });
+    await this.rm(src, { recursive: true });
+  }
+
+  resolvePath(base: string, path: string): string {
+    return `/${normalize(path.startsWith("/") ? path : `${base}/${path}`)}`;
+  }
+
+  getAllPaths(): string[] {
+    return ["/", ...this.fs.dirs().map((d) => `/${d}`), ...[...this.madeDirs].map((d) => `/${d}`), ...this.fs.files().map((f) => `/${f}`)];
+  }
+
+  async chmod(path: string, _mode: number): Promise<void> {
+    this.assertWritable("chmod", path);
+    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, chmod '${path}'`);
+  }
+
+  async symlink(_target: string, linkPath: string): Promise<void> {
+    throw new Error(`EPERM: operation not permitted, symlink '${linkPath}' (links are not supported in the workspace)`);
+  }
+
+  async link(existingPath: string, _newPath: string): Promise<void> {
+    throw new Error(`EPERM: operation not permitted, link '${existingPath}' (links are not supported in the workspace)`);
+  }
+
+  async readlink(path: string): Promise<string> {
+    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, readlink '${path}'`);
+    throw new Error(`EINVAL: invalid argument, readlink '${path}'`);
+  }
+
+  async realpath(path: string): Promise<string> {
+    const p = toWorkspace(path);
+    if (this.kind(p) === null) throw new Error(`ENOENT: no such file or directory, realpath '${path}'`);
+    return `/${p}`;
+  }
+
+  async utimes(path: string, _atime: Date, _mtime: Date): Promise<void> {
+    // Times are not stored; touching an existing file changes nothing, so it is allowed read-only too.
+    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, utimes '${path}'`);
+  }
+
+  private kind(p: string): "file" | "dir" | null {
+    const stat = this.fs.stat(p);
+    if (stat) return stat.type;
+    return this.madeDirs.has(p) ? "dir" : null;
+  }
+
+  private filesUnder(dir: string): string[] {
+    const prefix = `${dir}/`;
+    return this.fs.files().filter((f) => f.startsWith(prefix));
+  }
+
+  private assertWritable(op: string, path: string): void {
+    if (!this.allowWrite) {
+      throw new Error(`EROFS: read-only file system, ${op} '${this.mountPoint}${path}' (this run does not allow writes)`);
+    }
+  }
+
+  private async put(path: string, bytes: Uint8Array, op: string): Promise<void> {
+    this.assertWritable(op, path);
+    const p = toWorkspace(path);
+    const kind = this.kind(p);
+    if (p === "" || kind === "dir") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${path}'`);
+    for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) {
+      if (this.kind(dir) === "file") throw new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
+    }
+    if (bytes.byteLength > MAX_WRITE_BYTES) throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_WRITE_BYTES} bytes per file)`);
+    if (this.bytesWritten + bytes.byteLength > BASH_MAX_WRITE_BYTES) {
+      throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITE_BYTES} bytes written per command)`);
+    }
+    this.bytesWritten += bytes.byteLength;
+    await this.fs.writeFile(p, bytes);
+    for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
+  }
+}
+
+/** "/a/./b/../c" -> "a/c"; never above the root. NUL bytes are refused like a missing file. */
+export function toWorkspace(path: string): string {
+  if (path.includes("\0")) throw new Error(`ENOENT: path contains null byte, '${path.replaceAll("\0", "\\0")}'`);
+  return normalize(path);
+}
+
+function normalize(path: string): string {
+  const parts: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") parts.pop();
+    else parts.push(segment);
+  }
+  return parts.join("/");
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+function dirent(name: string, isDirectory: boolean): DirentEntry {
+  return { name, isFile: !isDirectory, isDirectory, isSymbolicLink: false };
+}
+
+function toBytes(content: FileContent, options?: WriteFileOptions | BufferEncoding): Uint8Array {
+  if (typeof content !== "string") return content;
+  const encoding = typeof options === "string" ? options : options?.encoding;
+  if (encoding === "latin1" || encoding === "binary") {
+    const out = new Uint8Array(content.length);
+    for (let i = 0; i < content.length; i++) out[i] = content.charCodeAt(i) & 0xff;
+    return out;
+  }
+  return new TextEncoder().encode(content);
+}
+
+/** WorkspaceError -> the errno-style message the shell's commands print. */
+function errno(err: unknown, op: string, path: string): Error {
+  if (err instanceof WorkspaceError) {
+    if (err.code === "not_found") return new Error(`ENOENT: no such file or directory, ${op} '${path}'`);
+    if (err.code === "is_directory") return new Error(`EISDIR: illegal operation on a directory, read '${path}'`);
+    if (err.code === "not_a_directory") return new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
+    return new Error(`EIO: ${err.message}, ${op} '${path}'`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}

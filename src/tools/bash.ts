@@ -1,0 +1,146 @@
+import { z } from "zod";
+import type { CommandName } from "just-bash";
+import { WorkspaceBashFs } from "./bash-fs";
+import { type Tool, ToolError } from "./tool";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail, withNotices } from "./truncate";
+
+export const BASH_DEFAULT_TIMEOUT_MS = 10_000;
+export const BASH_MAX_TIMEOUT_MS = 60_000;
+/** Output shown to the model: the last 2000 lines / 50 KB of stdout followed by stderr. */
+export const BASH_MAX_OUTPUT_LINES = DEFAULT_MAX_LINES;
+export const BASH_MAX_OUTPUT_BYTES = DEFAULT_MAX_BYTES;
+/** What the shell may produce at all before it stops the command (just-bash maxOutputSize). */
+export const BASH_MAX_CAPTURED_OUTPUT_BYTES = 4 * 1024 * 1024;
+/** Scratch space in /tmp, discarded after each command. */
+export const BASH_MAX_SCRATCH_BYTES = 8 * 1024 * 1024;
+/** Live memory just-bash may reserve; the hardened profile's 64 MiB is half an isolate. */
+export const BASH_MAX_LIVE_BYTES = 32 * 1024 * 1024;
+/** just-bash's own deadline comes this long after our abort, as a backstop for commands that ignore the signal. */
+export const BASH_DEADLINE_GRACE_MS = 1_000;
+/** Where the workspace is mounted; commands start there. */
+export const BASH_WORKSPACE_DIR = "/workspace";
+
+/**
+ * Commands of the just-bash browser bundle we leave out: they fail in workerd (tar, gzip family
+ * need Node modules; html-to-markdown needs a DOM) or need a database engine (sqlite3).
+ */
+export const BASH_EXCLUDED_COMMANDS = ["tar", "gzip", "gunzip", "zcat", "sqlite3", "html-to-markdown"] as const;
+/** Common commands that do not exist in this shell (told to the model up front; a test checks each). */
+export const BASH_UNAVAILABLE_COMMANDS = [
+  ...BASH_EXCLUDED_COMMANDS,
+  "yq",
+  "xan",
+  "curl",
+  "wget",
+  "git",
+  "python3",
+  "python",
+  "node",
+  "npm",
+  "npx",
+  "pnpm",
+  "yarn",
+  "pip",
+  "make",
+  "gcc",
+  "ssh",
+  "sudo",
+] as const;
+
+export const BashParams = z.strictObject({
+  command: z.string().min(1).describe("Bash command line to run in the workspace directory"),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(`Timeout in milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}, max ${BASH_MAX_TIMEOUT_MS})`),
+});
+export type BashParams = z.infer<typeof BashParams>;
+
+/**
+ * Runs a command in just-bash, a simulated bash (a TypeScript interpreter, no processes, no
+ * network) over the same workspace view as the other tools. Output is tail-truncated like pi's.
+ */
+export const bashTool: Tool<BashParams> = {
+  name: "bash",
+  description:
+    `Run a command in a simulated bash shell (just-bash) whose current directory ${BASH_WORKSPACE_DIR} is the workspace ` +
+    "root, so relative paths match the other tools. Provides the usual text tools (ls, cat, head, tail, grep, rg, find, " +
+    "sed, awk, sort, uniq, wc, cut, tr, xargs, diff, jq, ...), pipes and redirects. No network and no real " +
+    `processes; not available: ${BASH_UNAVAILABLE_COMMANDS.join(", ")}. File writes go to this session's overlay and ` +
+    `only when the run allows writes (otherwise they fail with EROFS); /tmp is scratch space (${formatSize(BASH_MAX_SCRATCH_BYTES)}) ` +
+    `discarded after the command. Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000}s by default (timeoutMs, max ${BASH_MAX_TIMEOUT_MS / 1000}s). ` +
+    `Output (stdout, then stderr) is truncated to the last ${BASH_MAX_OUTPUT_LINES} lines or ${formatSize(BASH_MAX_OUTPUT_BYTES)}.`,
+  parameters: BashParams,
+  mutates: false,
+  needsBash: true,
+  async execute(args, { fs, signal, allowWrite }) {
+    const timeoutMs = args.timeoutMs ?? BASH_DEFAULT_TIMEOUT_MS;
+    const { Bash, InMemoryFs, MountableFs, getCommandNames } = await loadJustBash();
+    const scratch = new InMemoryFs({ "/dev/null": "" }, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
+    scratch.mkdirSync("/tmp", { recursive: true });
+    const root = new MountableFs({ base: scratch });
+    root.mount(BASH_WORKSPACE_DIR, new WorkspaceBashFs(fs, allowWrite, signal, BASH_WORKSPACE_DIR));
+
+    const excluded: readonly string[] = BASH_EXCLUDED_COMMANDS;
+    const shell = new Bash({
+      fs: root,
+      cwd: BASH_WORKSPACE_DIR,
+      env: { HOME: BASH_WORKSPACE_DIR, PWD: BASH_WORKSPACE_DIR },
+      commands: getCommandNames().filter((c) => !excluded.includes(c)) as CommandName[],
+      executionLimitProfile: "hardened",
+      executionLimits: {
+        maxExecutionTimeMs: timeoutMs + BASH_DEADLINE_GRACE_MS,
+        maxOutputSize: BASH_MAX_CAPTURED_OUTPUT_BYTES,
+        maxLiveBytes: BASH_MAX_LIVE_BYTES,
+        maxFileSystemBytes: BASH_MAX_SCRATCH_BYTES,
+      },
+    });
+
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    let result: { stdout: string; stderr: string; exitCode: number };
+    try {
+      result = await shell.exec(args.command, { signal: AbortSignal.any([signal, timeout.signal]) });
+    } catch (err) {
+      // just-bash lets a filesystem error of a redirect target (EROFS, ENOSPC, ...) escape exec();
+      // the command's earlier output is lost with it, so say what failed instead.
+      if (signal.aborted) throw new ToolError("aborted", "Command aborted");
+      result = { stdout: "", stderr: `bash: ${(err as Error).message}\n`, exitCode: 1 };
+    } finally {
+      clearTimeout(timer);
+    }
+    if (signal.aborted) throw new ToolError("aborted", "Command aborted");
+
+    const output = result.stdout + result.stderr;
+    const shown = truncateTail(output.endsWith("\n") ? output.slice(0, -1) : output, {
+      maxLines: BASH_MAX_OUTPUT_LINES,
+      maxBytes: BASH_MAX_OUTPUT_BYTES,
+    });
+    const notices: string[] = [];
+    if (shown.truncated) {
+      const first = shown.totalLines - shown.outputLines + 1;
+      const partial = shown.lastLinePartial ? ` (last ${formatSize(BASH_MAX_OUTPUT_BYTES)} of line ${shown.totalLines})` : "";
+      notices.push(
+        `Showing lines ${first}-${shown.totalLines} of ${shown.totalLines}${partial}. Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts`,
+      );
+    }
+    if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
+    else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
+    const body = output === "" ? "(no output)" : shown.content;
+    return { text: withNotices(body, notices), error: timeout.signal.aborted || result.exitCode !== 0 };
+  },
+};
+
+let justBash: Promise<typeof import("just-bash")> | null = null;
+
+/** Loaded on first use: the bundle is large and most sessions never run bash. */
+function loadJustBash(): Promise<typeof import("just-bash")> {
+  justBash ??= import("just-bash").catch((err: unknown) => {
+    justBash = null;
+    throw new ToolError("bash_unavailable", `the shell could not be loaded: ${(err as Error).message}`);
+  });
+  return justBash;
+}

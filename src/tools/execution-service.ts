@@ -1,0 +1,115 @@
+import type { z } from "zod";
+import type { ToolCall } from "../domain/messages";
+import type { AgentRunOptions } from "../domain/run";
+import { formatIssues } from "../domain/schema";
+import type { ToolDefinition } from "../domain/tool-definition";
+import { WorkspaceError } from "../workspace/errors";
+import type { WorkspaceFs } from "../workspace/fs";
+import { resolveWorkspacePath } from "../workspace/paths";
+import { checkBudget, checkPermission, type Denial, type DenialReason } from "./policy";
+import { toolDefinitions } from "./registry";
+import { type AnyTool, ToolError } from "./tool";
+
+/** What became of one tool call. A denied call was never executed. */
+export type ToolExecution =
+  | { outcome: "finished"; text: string; error: boolean }
+  | { outcome: "denied"; reason: DenialReason; text: string };
+
+export interface ToolExecutionServiceOptions {
+  tools: readonly AnyTool[];
+  /** The session's workspace view; null when the session has no workspace (then no tool exists). */
+  fs: WorkspaceFs | null;
+  options: AgentRunOptions;
+}
+
+/**
+ * Runs the model's tool calls for one run (create one per run: it counts the calls). Every call is
+ * checked in this order, and the first failing check denies it:
+ *   1. budget: the (maxToolCalls+1)th call of the run and later ones -> tool_budget_exhausted
+ *      (every call counts, denied ones included);
+ *   2. the tool exists (and the session has a workspace) -> unknown_tool;
+ *   3. permission: write/edit need allowWrite, bash needs allowBash -> write_not_allowed / bash_not_allowed;
+ *   4. the arguments fit the tool's zod schema -> invalid_arguments (the text names the field);
+ *   5. every path argument stays inside the workspace -> path_escape.
+ * The caller (the runtime) appends a tool_call_denied event for a denial. An executed tool never
+ * throws: its ToolError/WorkspaceError becomes `{ error: true, text: "<code>: <message>" }`.
+ * Calls that change files (write, edit, bash) run one at a time, in the order they were made.
+ */
+export class ToolExecutionService {
+  private readonly tools: ReadonlyMap<string, AnyTool>;
+  private readonly fs: WorkspaceFs | null;
+  private readonly options: AgentRunOptions;
+  private calls = 0;
+  private mutationQueue: Promise<unknown> = Promise.resolve();
+
+  constructor({ tools, fs, options }: ToolExecutionServiceOptions) {
+    this.tools = new Map(fs ? tools.map((t) => [t.name, t]) : []);
+    this.fs = fs;
+    this.options = options;
+  }
+
+  /** The tools offered to the model: none without a workspace, else the ones this run allows. */
+  definitions(): ToolDefinition[] {
+    return toolDefinitions([...this.tools.values()], this.options);
+  }
+
+  /** Number of calls made so far in this run (executed or denied). */
+  get callCount(): number {
+    return this.calls;
+  }
+
+  async execute(call: ToolCall, signal: AbortSignal): Promise<ToolExecution> {
+    const overBudget = checkBudget(this.options, ++this.calls);
+    if (overBudget) return deny(overBudget);
+    const tool = this.tools.get(call.name);
+    if (!tool || !this.fs) {
+      const offered = this.definitions().map((d) => d.name);
+      const hint = this.fs ? `available tools: ${offered.join(", ")}` : "this session has no workspace, so no tools are available";
+      return deny({ reason: "unknown_tool", message: `there is no tool named ${JSON.stringify(call.name)}; ${hint}` });
+    }
+    const forbidden = checkPermission(tool, this.options);
+    if (forbidden) return deny(forbidden);
+
+    const parsed = (tool.parameters as z.ZodType).safeParse(call.arguments);
+    if (!parsed.success) {
+      return deny({ reason: "invalid_arguments", message: `invalid arguments for ${tool.name}: ${formatIssues(parsed.error.issues)}` });
+    }
+    const args = parsed.data as Record<string, unknown>;
+    for (const name of tool.pathArgs ?? []) {
+      const value = args[name];
+      if (typeof value !== "string") continue;
+      try {
+        resolveWorkspacePath(value);
+      } catch (err) {
+        return deny({ reason: "path_escape", message: `${name}: ${(err as Error).message}` });
+      }
+    }
+
+    const fs = this.fs;
+    const run = () => runTool(tool, args, { fs, signal, allowWrite: this.options.allowWrite });
+    if (!tool.mutates && !tool.needsBash) return run();
+    const result = this.mutationQueue.then(run);
+    this.mutationQueue = result.catch(() => undefined);
+    return result;
+  }
+}
+
+function deny({ reason, message }: Denial): ToolExecution {
+  return { outcome: "denied", reason, text: `${reason}: ${message}` };
+}
+
+async function runTool(tool: AnyTool, args: unknown, ctx: Parameters<AnyTool["execute"]>[1]): Promise<ToolExecution> {
+  try {
+    const output = await tool.execute(args, ctx);
+    return { outcome: "finished", text: output.text, error: output.error };
+  } catch (err) {
+    return { outcome: "finished", text: describeFailure(err), error: true };
+  }
+}
+
+/** `<code>: <message>` for known failures; anything else is reported as an internal tool error. */
+export function describeFailure(err: unknown): string {
+  if (err instanceof ToolError || err instanceof WorkspaceError) return `${err.code}: ${err.message}`;
+  const message = err instanceof Error ? err.message : String(err);
+  return `tool_failed: ${message}`;
+}

@@ -1,0 +1,69 @@
+import type { z } from "zod";
+import type { WorkspaceFs } from "../workspace/fs";
+
+/** What a tool gets to work with: the session's workspace view, the run's abort signal, the write permission. */
+export interface ToolContext {
+  fs: WorkspaceFs;
+  signal: AbortSignal;
+  /** False means every file write (including ones made from bash) must fail. */
+  allowWrite: boolean;
+}
+
+/** The result handed back to the model as a tool_result message. */
+export interface ToolOutput {
+  text: string;
+  error: boolean;
+}
+
+/**
+ * A built-in tool: one file each under src/tools/, with its zod parameter schema and its limits as
+ * named constants. `execute` may throw a ToolError or WorkspaceError; the ToolExecutionService turns
+ * those into `{ error: true, text: "<code>: <message>" }`, so nothing escapes to the runtime.
+ */
+export interface Tool<P = unknown> {
+  name: string;
+  /** Shown to the model; states the tool's limits and notices. */
+  description: string;
+  /** Validates the model's arguments; also the source of the JSON Schema offered to the model. */
+  parameters: z.ZodType<P>;
+  /** True for tools that change files (write, edit): denied unless the run allows writes. */
+  mutates: boolean;
+  /** True for bash: denied unless the run allows bash. */
+  needsBash?: boolean;
+  /** Names of arguments that are workspace paths; the service refuses escapes before executing. */
+  pathArgs?: readonly string[];
+  execute(args: P, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** Any tool, whatever its parameter type (for lists such as the registry). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = Tool<any>;
+
+/** Stable codes of tool failures that are not workspace errors. */
+export type ToolErrorCode =
+  | "invalid_regex"
+  | "invalid_glob"
+  | "offset_out_of_range"
+  | "binary_file"
+  | "no_match"
+  | "ambiguous_match"
+  | "no_change"
+  | "content_too_large"
+  | "bash_unavailable"
+  | "aborted";
+
+/** A failure a tool reports to the model; the message says what to do next. */
+export class ToolError extends Error {
+  override readonly name = "ToolError";
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Throws a ToolError("aborted") when the run was cancelled; tools call it between units of work. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolError("aborted", "the run was aborted");
+}

@@ -1,0 +1,90 @@
+import ignore, { type Ignore } from "ignore";
+import type { WorkspaceFs } from "../workspace/fs";
+import { parentOf } from "../workspace/paths";
+import { decodeText } from "./file-text";
+
+/**
+ * Which workspace paths grep and find look at: everything under a directory except `.git/` and
+ * what the snapshot's `.gitignore` files exclude (root and nested files, negations included; a
+ * deeper file's rules win over a shallower one's, as in git). A search rooted at a path that is
+ * itself ignored searches that path in full: an explicit path is taken as a request.
+ */
+export class IgnoreRules {
+  private readonly dirVerdicts = new Map<string, boolean>();
+
+  private constructor(private readonly matchers: ReadonlyMap<string, Ignore>) {}
+
+  static readonly none = new IgnoreRules(new Map());
+
+  /** Loads every `.gitignore` in the view (overlay edits included). */
+  static async load(fs: WorkspaceFs, signal?: AbortSignal): Promise<IgnoreRules> {
+    const paths = fs.files().filter((p) => p === ".gitignore" || p.endsWith("/.gitignore"));
+    const matchers = new Map<string, Ignore>();
+    for await (const { path, bytes } of fs.readFiles(paths, signal)) {
+      matchers.set(parentOf(path), ignore().add(decodeText(bytes)));
+    }
+    return new IgnoreRules(matchers);
+  }
+
+  /** True when `path` (a file, or a directory if `isDir`) is excluded by .gitignore or is in .git/. */
+  ignores(path: string, isDir: boolean): boolean {
+    if (path === "") return false;
+    const parent = parentOf(path);
+    if (parent !== "" && this.ignoresDir(parent)) return true;
+    return this.ownVerdict(path, isDir);
+  }
+
+  private ignoresDir(dir: string): boolean {
+    let verdict = this.dirVerdicts.get(dir);
+    if (verdict === undefined) {
+      verdict = this.ignores(dir, true);
+      this.dirVerdicts.set(dir, verdict);
+    }
+    return verdict;
+  }
+
+  /** The verdict on `path` itself, its parents assumed not ignored. */
+  private ownVerdict(path: string, isDir: boolean): boolean {
+    if (path.slice(path.lastIndexOf("/") + 1) === ".git") return true;
+    if (this.matchers.size === 0) return false;
+    let ignored = false;
+    // From the root's .gitignore down to the one in the path's own directory; the last verdict wins.
+    for (const base of ancestorsTopDown(parentOf(path))) {
+      const matcher = this.matchers.get(base);
+      if (!matcher) continue;
+      const result = matcher.test((base === "" ? path : path.slice(base.length + 1)) + (isDir ? "/" : ""));
+      if (result.ignored) ignored = true;
+      else if (result.unignored) ignored = false;
+    }
+    return ignored;
+  }
+}
+
+/** "a/b" -> ["", "a", "a/b"]. */
+function ancestorsTopDown(dir: string): string[] {
+  const out = [""];
+  if (dir === "") return out;
+  let end = dir.indexOf("/");
+  while (end >= 0) {
+    out.push(dir.slice(0, end));
+    end = dir.indexOf("/", end + 1);
+  }
+  out.push(dir);
+  return out;
+}
+
+/**
+ * Files and directories under `root` (canonical, "" = workspace root) in sorted order, without
+ * ignored ones unless `root` itself is ignored. `root` may be a file: then it is the only entry.
+ */
+export function walkWorkspace(fs: WorkspaceFs, root: string, rules: IgnoreRules): { files: string[]; dirs: string[] } {
+  const stat = fs.stat(root);
+  if (stat?.type === "file") return { files: [root], dirs: [] };
+  const active = root !== "" && rules.ignores(root, true) ? IgnoreRules.none : rules;
+  const prefix = root === "" ? "" : `${root}/`;
+  const under = (p: string) => p.startsWith(prefix);
+  return {
+    files: fs.files().filter((p) => under(p) && !active.ignores(p, false)),
+    dirs: fs.dirs().filter((p) => under(p) && !active.ignores(p, true)),
+  };
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { WorkspaceError } from "../workspace/errors";
+import type { WorkspaceFs } from "../workspace/fs";
+import { parentOf, resolveWorkspacePath } from "../workspace/paths";
+import { encodeText } from "./file-text";
+import { type Tool, ToolError } from "./tool";
+import { formatSize } from "./truncate";
+
+/** Largest file write or edit result; the overlay keeps whole files, so keep them modest. */
+export const MAX_WRITE_BYTES = 1024 * 1024;
+
+export const WriteParams = z.strictObject({
+  path: z.string().min(1).describe("Path of the file to write, relative to the workspace root"),
+  content: z.string().describe("The complete new content of the file"),
+});
+export type WriteParams = z.infer<typeof WriteParams>;
+
+/** Creates or overwrites a file in the session overlay; the snapshot itself never changes. */
+export const writeTool: Tool<WriteParams> = {
+  name: "write",
+  description:
+    "Create or overwrite a file with the given content (UTF-8). Parent directories are created as needed. " +
+    `Changes go to this session's overlay, never to the uploaded snapshot. At most ${formatSize(MAX_WRITE_BYTES)} per file.`,
+  parameters: WriteParams,
+  mutates: true,
+  pathArgs: ["path"],
+  async execute(args, { fs }) {
+    const path = resolveWorkspacePath(args.path);
+    const bytes = encodeText(args.content);
+    await writeChecked(fs, path, bytes);
+    return { text: `Successfully wrote ${bytes.byteLength} bytes to ${path}`, error: false };
+  },
+};
+
+/** Writes a file after the checks every writer needs: size, not a directory, no file in the way. */
+export async function writeChecked(fs: WorkspaceFs, path: string, bytes: Uint8Array): Promise<void> {
+  if (bytes.byteLength > MAX_WRITE_BYTES) {
+    throw new ToolError("content_too_large", `${path} would be ${formatSize(bytes.byteLength)}; the limit is ${formatSize(MAX_WRITE_BYTES)} per file`);
+  }
+  if (path === "" || fs.stat(path)?.type === "dir") throw new WorkspaceError("is_directory", `'${path}' is a directory`);
+  for (let dir = parentOf(path); dir !== ""; dir = parentOf(dir)) {
+    if (fs.stat(dir)?.type === "file") throw new WorkspaceError("not_a_directory", `'${dir}' is a file, so '${path}' cannot be created`);
+  }
+  await fs.writeFile(path, bytes);
+}

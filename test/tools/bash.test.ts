@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { BASH_UNAVAILABLE_COMMANDS, bashTool } from "../../src/tools/bash";
+import { MemoryWorkspaceFs, fixtureFs, toolContext } from "../helpers/memory-fs";
+
+const bash = (fs: MemoryWorkspaceFs, command: string, opts: { allowWrite?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}) =>
+  bashTool.execute({ command, timeoutMs: opts.timeoutMs }, toolContext(fs, opts));
+
+describe("bash", () => {
+  it("runs in the workspace root over the snapshot view", async () => {
+    expect(await bash(fixtureFs(), "pwd; cat README.md | wc -l; ls src")).toEqual({
+      error: false,
+      text: "/workspace\n4\nindex.ts\nlib\nlong-line.txt\nwindows.txt",
+    });
+  });
+
+  it("sees the same files as the other tools, including overlay changes", async () => {
+    const fs = fixtureFs();
+    await fs.writeFile("src/new.ts", new TextEncoder().encode("export const NEW = 1;\n"));
+    expect((await bash(fs, "grep -rn NEW src")).text).toBe("src/new.ts:1:export const NEW = 1;");
+  });
+
+  it("fails writes with EROFS when writes are not allowed, and changes nothing", async () => {
+    const fs = fixtureFs();
+    expect(await bash(fs, "echo hi > x.txt")).toEqual({
+      error: true,
+      text: "bash: EROFS: read-only file system, write '/workspace/x.txt' (this run does not allow writes)\n\n[Command exited with code 1]",
+    });
+    const rm = await bash(fs, "rm README.md");
+    expect(rm.error).toBe(true);
+    expect(rm.text).toContain("EROFS");
+    expect(fs.mutations).toEqual([]);
+  });
+
+  it("writes, moves and deletes through the overlay when writes are allowed", async () => {
+    const fs = fixtureFs();
+    const out = await bash(fs, "mkdir -p out && echo hi > out/x.txt && cat out/x.txt && mv src/lib/math.ts src/m.ts && rm debug.log", {
+      allowWrite: true,
+    });
+    expect(out).toEqual({ text: "hi", error: false });
+    expect(fs.text("out/x.txt")).toBe("hi\n");
+    expect(fs.text("src/m.ts")).toContain("export const add");
+    expect(fs.stat("src/lib/math.ts")).toBeNull();
+    expect(fs.stat("debug.log")).toBeNull();
+    expect(fs.mutations.filter((m) => m.op === "delete")).toEqual([
+      { op: "delete", path: "src/lib/math.ts" },
+      { op: "delete", path: "debug.log" },
+    ]);
+  });
+
+  it("offers /tmp as scratch space that never reaches the workspace", async () => {
+    const fs = fixtureFs();
+    expect((await bash(fs, "sort README.md > /tmp/s && head -1 /tmp/s")).text).toBe("");
+    expect((await bash(fs, "echo scratch > /tmp/a; cat /tmp/a")).text).toBe("scratch");
+    expect(fs.mutations).toEqual([]);
+  });
+
+  it("has none of the commands its description lists as unavailable", async () => {
+    const names = BASH_UNAVAILABLE_COMMANDS.join(" ");
+    const out = await bash(fixtureFs(), `for c in ${names}; do command -v $c >/dev/null && echo "present: $c"; done; echo checked`);
+    expect(out.text).toBe("checked");
+  });
+
+  it("has the commands its description promises", async () => {
+    const names = "ls cat head tail grep rg find sed awk sort uniq wc cut tr xargs diff jq";
+    const out = await bash(fixtureFs(), `for c in ${names}; do command -v $c >/dev/null || echo "missing: $c"; done; echo checked`);
+    expect(out.text).toBe("checked");
+  });
+
+  it("has no network", async () => {
+    const out = await bash(fixtureFs(), "curl https://example.com");
+    expect(out).toEqual({ error: true, text: "bash: curl: command not found\n\n[Command exited with code 127]" });
+  });
+
+  it("reports a non-zero exit code as an error with the output", async () => {
+    expect(await bash(fixtureFs(), "echo before; ls missing")).toEqual({
+      error: true,
+      text: "before\nls: missing: No such file or directory\n\n[Command exited with code 2]",
+    });
+  });
+
+  it("says (no output) for silent commands", async () => {
+    expect(await bash(fixtureFs(), "true")).toEqual({ text: "(no output)", error: false });
+  });
+
+  it("keeps the last 2000 lines of long output", async () => {
+    const out = await bash(fixtureFs(), "cat docs/big.txt");
+    const [body, notice] = out.text.split("\n\n");
+    expect(body?.split("\n")).toHaveLength(2000);
+    expect(body?.startsWith("line 1001\n")).toBe(true);
+    expect(notice).toBe(
+      "[Showing lines 1001-3000 of 3000. Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts]",
+    );
+  });
+
+  it("keeps the last 50 KB of a single huge line", async () => {
+    const fs = new MemoryWorkspaceFs({ "min.js": `${"a".repeat(10_000)}${"b".repeat(60_000)}` });
+    const out = await bash(fs, "cat min.js");
+    expect(out.text).toBe(`${"b".repeat(51_200)}\n\n[Showing lines 1-1 of 1 (last 50.0KB of line 1). Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts]`);
+  });
+
+  it("stops at the timeout", async () => {
+    const started = Date.now();
+    const out = await bash(fixtureFs(), "echo start; sleep 5; echo never", { timeoutMs: 300 });
+    expect(Date.now() - started).toBeLessThan(3000);
+    // just-bash drops the output of an aborted command, so only the notice remains.
+    expect(out).toEqual({ error: true, text: "bash: execution aborted\n\n[Command timed out after 300 ms]" });
+  });
+
+  it("stops runaway loops with the hardened command limit", async () => {
+    const out = await bash(fixtureFs(), "while true; do :; done");
+    expect(out).toEqual({
+      error: true,
+      text: "bash: too many commands executed (>10000), increase executionLimits.maxCommandCount\n\n[Command exited with code 126]",
+    });
+  });
+
+  it("throws aborted when the run is cancelled", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(bash(fixtureFs(), "echo hi", { signal: controller.signal })).rejects.toMatchObject({ code: "aborted" });
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { findTool } from "../../src/tools/find";
+import { MemoryWorkspaceFs, fixtureFs, toolContext } from "../helpers/memory-fs";
+
+const find = (fs: MemoryWorkspaceFs, args: { pattern: string; path?: string; limit?: number }) =>
+  findTool.execute(findTool.parameters.parse(args), toolContext(fs));
+
+describe("find", () => {
+  it("matches a slash-free glob against names at any depth, skipping ignored files", async () => {
+    // src/lib/generated.ts (nested .gitignore) and node_modules are left out.
+    expect(await find(fixtureFs(), { pattern: "*.ts" })).toEqual({
+      error: false,
+      text: "src/index.ts\nsrc/lib/greet.ts\nsrc/lib/math.ts",
+    });
+  });
+
+  it("lists everything not ignored, sorted, dirs with '/', .git/ skipped, dotfiles kept", async () => {
+    expect((await find(fixtureFs(), { pattern: "*" })).text).toBe(
+      [
+        ".env.example",
+        ".gitignore",
+        "README.md",
+        "assets/",
+        "assets/logo.bin",
+        "docs/",
+        "docs/big.txt",
+        "docs/notes/",
+        "docs/notes/deep/",
+        "docs/notes/deep/nested.md",
+        "keep.log",
+        "src/",
+        "src/index.ts",
+        "src/lib/",
+        "src/lib/.gitignore",
+        "src/lib/greet.ts",
+        "src/lib/math.ts",
+        "src/long-line.txt",
+        "src/windows.txt",
+      ].join("\n"),
+    );
+  });
+
+  it("honours negated .gitignore rules", async () => {
+    expect((await find(fixtureFs(), { pattern: "*.log" })).text).toBe("keep.log");
+  });
+
+  it("matches a glob with '/' against the path relative to the search directory", async () => {
+    expect((await find(fixtureFs(), { pattern: "lib/*.ts", path: "src" })).text).toBe("src/lib/greet.ts\nsrc/lib/math.ts");
+    expect((await find(fixtureFs(), { pattern: "src/**/*.ts" })).text).toBe("src/index.ts\nsrc/lib/greet.ts\nsrc/lib/math.ts");
+  });
+
+  it("finds directories by name", async () => {
+    expect((await find(fixtureFs(), { pattern: "deep" })).text).toBe("docs/notes/deep/");
+  });
+
+  it("searches an explicitly given ignored directory in full", async () => {
+    expect((await find(fixtureFs(), { pattern: "*.js", path: "node_modules" })).text).toBe("node_modules/pkg/index.js");
+  });
+
+  it("stops at the result limit with a notice", async () => {
+    expect((await find(fixtureFs(), { pattern: "*", limit: 3 })).text).toBe(
+      ".env.example\n.gitignore\nREADME.md\n\n[3 results limit reached. Use limit=6 for more, or refine pattern]",
+    );
+  });
+
+  it("defaults to 1000 results", async () => {
+    const files = Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${String(i).padStart(4, "0")}.txt`, ""]));
+    const out = await find(new MemoryWorkspaceFs(files), { pattern: "*.txt" });
+    expect(out.text.endsWith("f0999.txt\n\n[1000 results limit reached. Use limit=2000 for more, or refine pattern]")).toBe(true);
+  });
+
+  it("stops at 50 KB of output", async () => {
+    const files = Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`${String(i).padStart(4, "0")}${"n".repeat(96)}`, ""]));
+    const out = await find(new MemoryWorkspaceFs(files), { pattern: "*" });
+    expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(506);
+    expect(out.text.endsWith("\n\n[50.0KB limit reached]")).toBe(true);
+  });
+
+  it("says so when nothing matches", async () => {
+    expect(await find(fixtureFs(), { pattern: "*.rs" })).toEqual({ text: "No files found matching pattern", error: false });
+  });
+
+  it("refuses a missing search path", async () => {
+    await expect(find(fixtureFs(), { pattern: "*", path: "nope" })).rejects.toMatchObject({ code: "not_found" });
+  });
+});
