@@ -1,0 +1,124 @@
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import type { TestProject } from "vitest/node";
+
+/**
+ * Global setup for bench/grep.bench.ts, run in Node: copies .js/.ts source files from
+ * node_modules into a temp tree until it holds at least MIN_SOURCE_BYTES, times GNU `grep -rn`
+ * and GNU `find` on that tree, and serves a tar of it over a local HTTP server for the bench
+ * (in workerd) to ingest as a real snapshot.
+ */
+const MIN_SOURCE_BYTES = 20 * 1024 * 1024;
+/** Files above this are left out so no search skips them (grep's own cap is 8 MB). */
+const MAX_COPIED_FILE_BYTES = 4 * 1024 * 1024;
+const SOURCE_FILE = /\.(m?js|cjs|[cm]?ts)$/;
+const BASELINE_RUNS = 5;
+
+export interface GrepBenchCase {
+  label: string;
+  /** Arguments of the grep tool. */
+  args: { pattern: string; ignoreCase?: boolean; literal?: boolean };
+  /** The GNU grep command line run on the unpacked tree (cwd = tree). */
+  gnuCommand: string;
+  gnuMs: number;
+  /** Matching lines GNU grep printed. */
+  gnuMatches: number;
+}
+
+export interface GrepBenchInput {
+  baseUrl: string;
+  files: number;
+  sourceBytes: number;
+  cases: GrepBenchCase[];
+  find: { pattern: string; gnuCommand: string; gnuMs: number; gnuResults: number };
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    grepBench: GrepBenchInput;
+  }
+}
+
+const CASES: Omit<GrepBenchCase, "gnuMs" | "gnuMatches" | "gnuCommand">[] = [
+  { label: "literal, rare", args: { pattern: "deprecated", literal: true } },
+  { label: "literal, common", args: { pattern: "return", literal: true } },
+  { label: "regex", args: { pattern: "function [a-zA-Z]+\\(" } },
+  { label: "regex, ignore case", args: { pattern: "todo|fixme", ignoreCase: true } },
+];
+
+export default async function setup(project: TestProject) {
+  const root = mkdtempSync(join(tmpdir(), "grep-bench-"));
+  const tree = join(root, "tree");
+  const modules = join(process.cwd(), "node_modules");
+  let sourceBytes = 0;
+  let files = 0;
+  const copy = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      if (sourceBytes >= MIN_SOURCE_BYTES) return;
+      const from = join(dir, name);
+      const stat = statSync(from);
+      if (stat.isDirectory()) copy(from);
+      else if (SOURCE_FILE.test(name) && stat.size <= MAX_COPIED_FILE_BYTES) {
+        const to = join(tree, relative(modules, from));
+        mkdirSync(dirname(to), { recursive: true });
+        copyFileSync(from, to);
+        sourceBytes += stat.size;
+        files++;
+      }
+    }
+  };
+  copy(modules);
+  if (sourceBytes < MIN_SOURCE_BYTES) throw new Error(`only ${sourceBytes} bytes of source text found`);
+
+  const sh = (command: string) => {
+    const result = spawnSync("sh", ["-c", command], { cwd: tree, env: { ...process.env, LC_ALL: "C" }, maxBuffer: 1 << 30 });
+    if (result.status !== 0 && result.status !== 1) throw new Error(`${command}: ${result.stderr}`);
+    return result.stdout.toString("latin1");
+  };
+  const time = (command: string) => {
+    const samples: number[] = [];
+    for (let i = 0; i < BASELINE_RUNS; i++) {
+      const start = performance.now();
+      sh(command);
+      samples.push(performance.now() - start);
+    }
+    return { ms: samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]! };
+  };
+
+  // Output goes to a file: GNU grep stops at the first match when stdout is /dev/null.
+  const out = join(root, "out.txt");
+  const cases = CASES.map((c) => {
+    const flags = ["-rn", c.args.literal ? "-F" : "-E", c.args.ignoreCase ? "-i" : ""].filter(Boolean).join(" ");
+    const gnuCommand = `grep ${flags} '${c.args.pattern}' .`;
+    const timed = time(`${gnuCommand} > '${out}'`);
+    return { ...c, gnuCommand, gnuMs: timed.ms, gnuMatches: Number(sh(`wc -l < '${out}'`).trim()) };
+  });
+  const findCommand = "find . -name '*.ts'";
+  const findTimed = time(`${findCommand} > '${out}'`);
+  const findResults = Number(sh(`wc -l < '${out}'`).trim());
+
+  spawnSync("tar", ["-cf", join(root, "tree.tar"), "-C", tree, "."]);
+  const server = createServer((req, res) => {
+    if (req.url !== "/tree.tar") return res.writeHead(404).end();
+    const body = readFileSync(join(root, "tree.tar"));
+    res.writeHead(200, { "content-type": "application/x-tar", "content-length": body.byteLength }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no server address");
+  project.provide("grepBench", {
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    files,
+    sourceBytes,
+    cases,
+    find: { pattern: "*.ts", gnuCommand: findCommand, gnuMs: findTimed.ms, gnuResults: findResults },
+  });
+
+  return async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(root, { recursive: true, force: true });
+  };
+}
