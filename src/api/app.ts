@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { AppBindings } from "./context";
 import { bearerAuth } from "./auth";
 import { ApiError, errorBody } from "./errors";
+import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
 
 /** The HTTP API: auth, validation and routing only; the work happens in the session's Durable Object. */
@@ -10,6 +11,7 @@ export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
   app.use("/api/*", bearerAuth());
   app.route("/api/sessions", sessionRoutes);
+  app.route("/api/sessions", runRoutes);
 
   app.notFound((c) => c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.onError((err, c) => {

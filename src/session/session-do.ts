@@ -1,5 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { AgentEvent, AgentMessage, formatIssues } from "../domain";
+import { AgentEvent, AgentMessage, AgentPromptCommand, formatIssues, randomIds, type IdGenerator } from "../domain";
+import { createModelClient, modelConfigFromEnv, type ModelClient } from "../model";
+import { runAgent, type RunOutcome } from "../runtime/agent-runtime";
+import type { RunLog, ToolRunner } from "../runtime/run-log";
+import { EventHub, type SeqEvent } from "./live-events";
+import { RunRegistry } from "./run-registry";
+import { DurableSessionStore } from "./session-store";
 import type { AppEnv } from "../env";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { readLog, readLogLines } from "./log-reader";
@@ -22,7 +28,7 @@ export interface SessionInfo extends SessionMeta {
 
 /** Expected failures cross the RPC boundary as values, so the code survives serialisation. */
 export type SessionResult<T> = { ok: true; value: T } | { ok: false; code: SessionErrorCode; message: string };
-export type SessionErrorCode = "session_not_found" | "session_exists" | "invalid_record" | "record_too_large" | "flush_failed";
+export type SessionErrorCode = "session_not_found" | "session_exists" | "invalid_record" | "record_too_large" | "flush_failed" | "session_busy";
 
 export interface CreateSessionInput {
   id: string;
@@ -44,15 +50,24 @@ export class SessionDO extends DurableObject<AppEnv> {
   private readonly log: SessionLog;
   private segmentFlusher: SegmentFlusher | null = null;
   private readonly transactionSync: <T>(fn: () => T) => T;
+  private readonly runs: RunRegistry;
+  private readonly hub = new EventHub();
   private messageCache: AgentMessage[] | null = null;
   private unflushedBytes: number | null = null;
   private alarmArmed = false;
+
+  /** The `fetch` the model client uses; tests answer model requests by replacing it. */
+  modelFetch: typeof fetch = (input, init) => fetch(input, init);
+  /** Id source for runs; tests make it deterministic. */
+  ids: IdGenerator = randomIds;
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
     this.transactionSync = (fn) => ctx.storage.transactionSync(fn);
     this.meta = new SessionMetaTable(ctx.storage.sql);
     this.log = new SessionLog(ctx.storage.sql);
+    this.runs = new RunRegistry(ctx.storage.sql);
+    this.closeOrphanedRuns();
   }
 
   /** The flusher of this session (only exists once the session does); tests swap its bucket. */
@@ -81,7 +96,7 @@ export class SessionDO extends DurableObject<AppEnv> {
   info(): SessionInfo | null {
     const meta = this.meta.get();
     if (!meta) return null;
-    return { ...publicMeta(meta), status: "idle", counts: this.log.counts() };
+    return { ...publicMeta(meta), status: this.runs.current() ? "running" : "idle", counts: this.log.counts() };
   }
 
   appendMessages(records: unknown[]): SessionResult<number[]> {
@@ -145,7 +160,122 @@ export class SessionDO extends DurableObject<AppEnv> {
     this.alarmArmed = false;
     if (!this.meta.get()) return;
     const result = await this.flush();
-    if (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq()) await this.armAlarm();
+    // While a run is active the alarm doubles as a heartbeat: a streaming model fetch alone may not
+    // keep the object in memory.
+    if (this.runs.current() || (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq())) await this.armAlarm();
+  }
+
+  /**
+   * Streaming endpoints, reached through `stub.fetch` so the SSE body flows straight to the client
+   * and a client's disconnect reaches the stream's cancel(). The Worker has already authenticated,
+   * checked ownership and validated the request.
+   *   POST /run      body: AgentPromptCommand  -> the run's events as SSE (409 when busy)
+   *   GET  /events?after=<seq>                  -> replay after seq, then the live tail, then end
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const meta = this.meta.get();
+    if (!meta) return jsonError(404, "session_not_found", "session not found");
+    if (request.method === "POST" && url.pathname === "/run") {
+      const command = AgentPromptCommand.parse(await request.json());
+      const started = this.startRun(command);
+      if (!started.ok) return jsonError(409, started.code, started.message);
+      return sseResponse(this.openEventStream(started.value.startSeq), started.value.runId);
+    }
+    if (request.method === "GET" && url.pathname === "/events") {
+      return sseResponse(this.openEventStream(Number(url.searchParams.get("after") ?? "0")), this.runs.current()?.runId ?? null);
+    }
+    return jsonError(404, "route_not_found", `no session route ${request.method} ${url.pathname}`);
+  }
+
+  /** Cancels the active run (model request and tools); it ends with ABORTED. */
+  abortRun(): { aborted: boolean; runId: string | null } {
+    const run = this.runs.current();
+    if (!run) return { aborted: false, runId: null };
+    run.controller.abort();
+    return { aborted: true, runId: run.runId };
+  }
+
+  private startRun(command: AgentPromptCommand): SessionResult<{ runId: string; startSeq: number }> {
+    const meta = this.meta.get()!;
+    const runId = this.ids.next("run");
+    const run = this.runs.begin(runId, this.log.lastSeq(), new Date().toISOString());
+    if (!run) return { ok: false, code: "session_busy", message: `a run (${this.runs.current()!.runId}) is already active in this session; wait for it or abort it` };
+    const done = this.executeRun(meta, command, run.runId, run.controller.signal).finally(async () => {
+      await this.flush();
+    });
+    this.ctx.waitUntil(done);
+    this.ctx.waitUntil(this.armAlarm());
+    return { ok: true, value: { runId, startSeq: run.startSeq } };
+  }
+
+  private async executeRun(meta: OwnedSessionMeta, command: AgentPromptCommand, runId: string, signal: AbortSignal): Promise<void> {
+    let outcome: RunOutcome = { stopReason: "ERROR" };
+    try {
+      const history = unwrapLocal(await this.loadMessages());
+      outcome = await runAgent(command.userText, command.options, {
+        sessionId: meta.id,
+        runId,
+        workspaceId: meta.workspaceId,
+        history,
+        model: this.modelFor(meta, command.model),
+        tools: await this.toolsFor(meta, command),
+        log: this.runLog(),
+        ids: this.ids,
+        clock: Date.now,
+        signal,
+      });
+    } finally {
+      this.runs.finish(runId, outcome.stopReason, new Date().toISOString());
+    }
+  }
+
+  private modelFor(meta: OwnedSessionMeta, requested: string | undefined): ModelClient {
+    return createModelClient({ ...modelConfigFromEnv(this.env), fetch: this.modelFetch }, requested, {
+      loadMessages: async (sessionId) => {
+        // A replay may only read sessions of the same tenant.
+        const store = new DurableSessionStore(this.env.SESSIONS);
+        const source = sessionId === meta.id ? meta : await store.find(sessionId);
+        if (!source || source.owner !== meta.owner) throw new Error(`session '${sessionId}' does not exist`);
+        return store.loadMessages(sessionId);
+      },
+    });
+  }
+
+  private async toolsFor(_meta: OwnedSessionMeta, _command: AgentPromptCommand): Promise<ToolRunner | null> {
+    return null;
+  }
+
+  /** The run's writes: durable appends first, then live subscribers. */
+  private runLog(): RunLog {
+    return {
+      appendMessage: (message) => {
+        unwrapLocal(this.append("messages", [message]));
+      },
+      appendEvent: (event) => {
+        unwrapLocal(this.append("events", [event]));
+      },
+    };
+  }
+
+  private openEventStream(afterSeq: number): ReadableStream<Uint8Array> {
+    const replay = async (): Promise<SeqEvent[]> => unwrapLocal(await this.loadEvents(afterSeq));
+    return this.hub.open(afterSeq, replay, () => this.runs.current() !== null);
+  }
+
+  /** Runs that were active when the object died are closed, so the session stays usable and readable. */
+  private closeOrphanedRuns(): void {
+    const meta = this.meta.get();
+    if (!meta) return;
+    for (const runId of this.runs.orphaned()) {
+      const now = new Date().toISOString();
+      const parentId = this.meta.lastMessageId();
+      this.append("messages", [{ kind: "assistant", id: this.ids.next("message"), sessionId: meta.id, parentId, createdAt: now, text: "", stopReason: "ERROR" }]);
+      this.append("events", [
+        { type: "agent_error", eventId: this.ids.next("event"), sessionId: meta.id, createdAt: now, runId, code: "run_interrupted", message: "the run was interrupted (the server restarted); send the prompt again" },
+      ]);
+      this.runs.finish(runId, "ERROR", now);
+    }
   }
 
   private append(stream: LogStream, records: unknown[]): SessionResult<number[]> {
@@ -169,7 +299,11 @@ export class SessionDO extends DurableObject<AppEnv> {
       throw err;
     }
     this.meta.touch(new Date().toISOString());
-    if (stream === "messages" && this.messageCache) this.messageCache.push(...(parsed as AgentMessage[]));
+    if (stream === "messages") {
+      this.meta.setLastMessageId((parsed[parsed.length - 1] as AgentMessage).id);
+      this.messageCache?.push(...(parsed as AgentMessage[]));
+    }
+    if (stream === "events") parsed.forEach((event, i) => this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent }));
     this.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
     return { ok: true, value: seqs };
   }
@@ -195,6 +329,21 @@ export class SessionDO extends DurableObject<AppEnv> {
       httpMetadata: { contentType: "application/json" },
     });
   }
+}
+
+function unwrapLocal<T>(result: SessionResult<T>): T {
+  if (result.ok) return result.value;
+  throw new Error(`${result.code}: ${result.message}`);
+}
+
+function jsonError(status: number, code: string, message: string): Response {
+  return Response.json({ error: { code, message } }, { status });
+}
+
+function sseResponse(body: ReadableStream<Uint8Array>, runId: string | null): Response {
+  const headers = new Headers({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive" });
+  if (runId) headers.set("x-run-id", runId);
+  return new Response(body, { headers });
 }
 
 function notFound(): { ok: false; code: "session_not_found"; message: string } {

@@ -21,7 +21,7 @@ export class SessionMetaTable {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS session (
       id TEXT PRIMARY KEY, workspace_id TEXT, project_id TEXT, title TEXT, owner TEXT,
-      created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, last_message_id TEXT
     )`);
   }
 
@@ -58,6 +58,15 @@ export class SessionMetaTable {
 
   touch(updatedAt: string): void {
     this.sql.exec(`UPDATE session SET updated_at = ?`, updatedAt);
+  }
+
+  /** The id of the newest message: the parent of the next one. */
+  lastMessageId(): string | null {
+    return this.sql.exec<{ id: string | null }>(`SELECT last_message_id AS id FROM session`).toArray()[0]?.id ?? null;
+  }
+
+  setLastMessageId(id: string): void {
+    this.sql.exec(`UPDATE session SET last_message_id = ?`, id);
   }
 }
 

@@ -1,0 +1,50 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { AgentRunOptions, nonBlank, type AgentPromptCommand } from "../domain";
+import { readJsonBody } from "./body";
+import type { AppBindings } from "./context";
+import { ApiError } from "./errors";
+import { requireSession } from "./sessions";
+
+/** Longest prompt text accepted, in characters. */
+export const MAX_PROMPT_CHARS = 100_000;
+
+/** A prompt: the text plus optional permissions and limits (validated against the run option ranges). */
+const PromptBody = z.strictObject({
+  text: nonBlank.pipe(z.string().max(MAX_PROMPT_CHARS)),
+  ...AgentRunOptions.partial().shape,
+  model: nonBlank.pipe(z.string().max(200)).optional(),
+});
+
+/** Where the SessionDO's streaming handler lives; only the path matters. */
+const DO_ORIGIN = "https://session.internal";
+
+/** Runs: start one and stream it, resume a stream, abort. */
+export const runRoutes = new Hono<AppBindings>()
+  /** Starts a run and streams its events as SSE until it ends. 409 `session_busy` while another runs. */
+  .post("/:id/messages/stream", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const { text, model, ...limits } = await readJsonBody(c, PromptBody);
+    const command: AgentPromptCommand = {
+      sessionId: meta.id,
+      userText: text,
+      ...(meta.workspaceId ? { workspaceId: meta.workspaceId } : {}),
+      ...(model ? { model } : {}),
+      options: AgentRunOptions.parse(limits),
+    };
+    return store.stub(meta.id).fetch(new Request(`${DO_ORIGIN}/run`, { method: "POST", body: JSON.stringify(command) }));
+  })
+  /**
+   * Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends.
+   */
+  .get("/:id/events/stream", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
+    if (!/^\d{1,15}$/.test(raw.trim())) throw new ApiError(400, "invalid_last_event_id", `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`);
+    return store.stub(meta.id).fetch(new Request(`${DO_ORIGIN}/events?after=${Number(raw.trim())}`));
+  })
+  /** Cancels the active run, if any: `{aborted, runId}`. */
+  .post("/:id/abort", async (c) => {
+    const { store, meta } = await requireSession(c);
+    return c.json(await store.stub(meta.id).abortRun());
+  });

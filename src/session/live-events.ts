@@ -1,0 +1,104 @@
+import type { AgentEvent } from "../domain";
+import { SSE_PING, SSE_PING_INTERVAL_MS, sseFrame } from "./sse";
+
+export interface SeqEvent {
+  seq: number;
+  event: AgentEvent;
+}
+
+/** Events that end a run; a live stream closes after one. */
+export const TERMINAL_EVENTS: ReadonlySet<AgentEvent["type"]> = new Set(["agent_completed", "agent_error"]);
+
+const encoder = new TextEncoder();
+
+/**
+ * Fans committed events out to live SSE streams. A stream first replays the log after its
+ * `Last-Event-ID`, then tails the active run, then ends. It subscribes before reading the log and
+ * drops anything at or below the last seq it sent, so no event is missed or sent twice.
+ */
+export class EventHub {
+  private readonly streams = new Set<LiveEventStream>();
+
+  /** Called after each committed event append. */
+  publish(item: SeqEvent): void {
+    for (const stream of this.streams) stream.deliver(item);
+  }
+
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /**
+   * A new SSE byte stream. `replay` reads the committed events after `afterSeq`; `runActive` says,
+   * when the replay has been sent, whether to keep tailing.
+   */
+  open(afterSeq: number, replay: () => Promise<SeqEvent[]>, runActive: () => boolean): ReadableStream<Uint8Array> {
+    const stream = new LiveEventStream(afterSeq, () => this.streams.delete(stream));
+    this.streams.add(stream);
+    return stream.start(replay, runActive);
+  }
+}
+
+class LiveEventStream {
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private buffered: SeqEvent[] | null = [];
+  private lastSent: number;
+  private ping: ReturnType<typeof setInterval> | null = null;
+  private closed = false;
+
+  constructor(
+    afterSeq: number,
+    private readonly detach: () => void,
+  ) {
+    this.lastSent = afterSeq;
+  }
+
+  start(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.controller = controller;
+        this.ping = setInterval(() => this.write(SSE_PING), SSE_PING_INTERVAL_MS);
+        void this.catchUp(replay, runActive);
+      },
+      cancel: () => this.close(false),
+    });
+  }
+
+  deliver(item: SeqEvent): void {
+    if (this.buffered) this.buffered.push(item);
+    else this.send(item);
+  }
+
+  private async catchUp(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): Promise<void> {
+    try {
+      for (const item of await replay()) this.send(item);
+    } catch (err) {
+      this.controller.error(err);
+      return this.close(false);
+    }
+    const live = this.buffered ?? [];
+    this.buffered = null;
+    for (const item of live) this.send(item);
+    if (!this.closed && !runActive()) this.close(true);
+  }
+
+  private send({ seq, event }: SeqEvent): void {
+    if (this.closed || seq <= this.lastSent) return;
+    this.lastSent = seq;
+    this.write(sseFrame(seq, "agent_event", JSON.stringify(event)));
+    // Only a live terminal event ends the stream; one met during replay may belong to an older run.
+    if (this.buffered === null && TERMINAL_EVENTS.has(event.type)) this.close(true);
+  }
+
+  private write(text: string): void {
+    if (!this.closed) this.controller.enqueue(encoder.encode(text));
+  }
+
+  private close(endStream: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ping) clearInterval(this.ping);
+    this.detach();
+    if (endStream) this.controller.close();
+  }
+}

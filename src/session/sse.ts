@@ -1,0 +1,16 @@
+/** The comment line servers send so proxies and clients see the stream is alive. */
+export const SSE_PING = ": ping\n\n";
+/** Send a ping at least this often; edges drop streams that stay silent for long. */
+export const SSE_PING_INTERVAL_MS = 15_000;
+
+/**
+ * One Server-Sent Events frame: `id: <seq>`, `event: <name>`, `data: <json>`. The id and name must
+ * not contain line breaks (that would forge fields); data lines are split per the SSE spec, although
+ * JSON from JSON.stringify never contains a raw newline.
+ */
+export function sseFrame(id: number, event: string, data: string): string {
+  if (/[\r\n]/.test(event)) throw new Error("an SSE event name cannot contain a line break");
+  if (!Number.isSafeInteger(id) || id < 0) throw new Error("an SSE id must be a non-negative integer");
+  const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`);
+  return `id: ${id}\nevent: ${event}\n${lines.join("")}\n`;
+}

@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { EventHub } from "../../src/session/live-events";
+import { SSE_PING, sseFrame } from "../../src/session/sse";
+import { deltaEvent } from "../helpers/records";
+import type { AgentEvent } from "../../src/domain";
+
+const done: AgentEvent = { type: "agent_completed", eventId: "e_9", sessionId: "s_1", createdAt: "2026-11-30T02:51:00.000Z", runId: "r_1", stopReason: "STOP" };
+
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return new Response(stream).text();
+}
+
+describe("sseFrame", () => {
+  it("formats id, event and data lines", () => {
+    expect(sseFrame(7, "agent_event", '{"a":1}')).toBe('id: 7\nevent: agent_event\ndata: {"a":1}\n\n');
+    expect(sseFrame(1, "x", "a\nb")).toBe("id: 1\nevent: x\ndata: a\ndata: b\n\n");
+  });
+
+  it("refuses line breaks in the event name and bad ids", () => {
+    expect(() => sseFrame(1, "a\nid: 9", "{}")).toThrow("an SSE event name cannot contain a line break");
+    expect(() => sseFrame(-1, "a", "{}")).toThrow("an SSE id must be a non-negative integer");
+    expect(() => sseFrame(1.5, "a", "{}")).toThrow("an SSE id must be a non-negative integer");
+  });
+});
+
+describe("EventHub", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("replays after the given seq, then ends when no run is active", async () => {
+    const hub = new EventHub();
+    const stream = hub.open(1, async () => [{ seq: 2, event: deltaEvent("s_1", "e_2", "b") }], () => false);
+    expect(await readAll(stream)).toBe(sseFrame(2, "agent_event", JSON.stringify(deltaEvent("s_1", "e_2", "b"))));
+    expect(hub.size).toBe(0);
+  });
+
+  it("events published during the replay are sent once, in order, and a live terminal event ends the stream", async () => {
+    const hub = new EventHub();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const e2 = deltaEvent("s_1", "e_2", "b");
+    const e3 = deltaEvent("s_1", "e_3", "c");
+    const stream = hub.open(
+      1,
+      async () => {
+        await gate;
+        return [{ seq: 2, event: e2 }, { seq: 3, event: e3 }];
+      },
+      () => true,
+    );
+    // Published while the replay is still reading: seq 3 overlaps the replay, seq 4 does not.
+    hub.publish({ seq: 3, event: e3 });
+    hub.publish({ seq: 4, event: done });
+    release();
+    expect(await readAll(stream)).toBe(
+      sseFrame(2, "agent_event", JSON.stringify(e2)) + sseFrame(3, "agent_event", JSON.stringify(e3)) + sseFrame(4, "agent_event", JSON.stringify(done)),
+    );
+    expect(hub.size).toBe(0);
+  });
+
+  it("sends a ping comment every 15 s while tailing", async () => {
+    vi.useFakeTimers();
+    const hub = new EventHub();
+    const reader = hub.open(0, async () => [], () => true).getReader();
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_PING);
+    hub.publish({ seq: 1, event: done });
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(sseFrame(1, "agent_event", JSON.stringify(done)));
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  it("a cancelled reader is detached", async () => {
+    const hub = new EventHub();
+    const reader = hub.open(0, async () => [], () => true).getReader();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(hub.size).toBe(1);
+    await reader.cancel();
+    expect(hub.size).toBe(0);
+  });
+});
