@@ -1,4 +1,3 @@
-import { ApiError } from "../api/errors";
 import { archiveInvalid, archiveTooLarge } from "./archive-errors";
 import type { ArchiveItem, SkippedEntry } from "./archive-entry";
 import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
@@ -107,9 +106,4 @@ function limitUploadBytes(body: ReadableStream<Uint8Array>, maxBytes: number): R
       },
     }),
   );
-}
-
-/** True for errors that `ingestWorkspace` raises on purpose (the route passes them through). */
-export function isIngestRefusal(error: unknown): error is ApiError {
-  return error instanceof ApiError && error.code.startsWith("archive_");
 }

@@ -2,9 +2,10 @@
 export const R2_PART_BYTES = 8 * 1024 * 1024;
 
 /**
- * Writes one R2 object from a sequence of chunks without knowing its length in advance, holding at
- * most one part in memory: objects that fit in one part become a single `put`, larger ones a
- * multipart upload of equal parts. `abort()` removes every trace (upload aborted, key deleted).
+ * Writes one R2 object from a sequence of chunks without knowing its length in advance: objects
+ * that fit in one part become a single `put`, larger ones a multipart upload of equal parts, with
+ * one part uploading while the next fills (so at most two parts in memory). `abort()` removes
+ * every trace (upload aborted, key deleted).
  */
 export class R2ObjectWriter {
   private buffer: Uint8Array | null = null;
@@ -12,6 +13,7 @@ export class R2ObjectWriter {
   private written = 0;
   private upload: R2MultipartUpload | null = null;
   private readonly parts: R2UploadedPart[] = [];
+  private inFlight: Promise<void> | null = null;
 
   constructor(
     private readonly bucket: R2Bucket,
@@ -44,6 +46,7 @@ export class R2ObjectWriter {
     if (!this.upload) {
       await this.bucket.put(this.key, tail, { httpMetadata: this.httpMetadata });
     } else {
+      await this.inFlight;
       if (tail.byteLength > 0) this.parts.push(await this.upload.uploadPart(this.parts.length + 1, tail));
       await this.upload.complete(this.parts);
     }
@@ -55,13 +58,23 @@ export class R2ObjectWriter {
   /** Best-effort cleanup after a failure; never throws. */
   async abort(): Promise<void> {
     this.buffer = null;
+    await this.inFlight?.catch(() => {});
     await this.upload?.abort().catch(() => {});
     await this.bucket.delete(this.key).catch(() => {});
   }
 
+  /** Starts uploading the full buffer after the previous part has finished. */
   private async flushPart(): Promise<void> {
-    this.upload ??= await this.bucket.createMultipartUpload(this.key, { httpMetadata: this.httpMetadata });
-    this.parts.push(await this.upload.uploadPart(this.parts.length + 1, this.buffer!));
+    const part = this.buffer!;
+    this.buffer = null;
     this.buffered = 0;
+    await this.inFlight;
+    const upload = (this.upload ??= await this.bucket.createMultipartUpload(this.key, { httpMetadata: this.httpMetadata }));
+    const partNumber = this.parts.length + 1;
+    this.inFlight = upload.uploadPart(partNumber, part).then((uploaded) => {
+      this.parts.push(uploaded);
+    });
+    // Observed by the next flush, close() or abort(); never an unhandled rejection meanwhile.
+    this.inFlight.catch(() => {});
   }
 }

@@ -1,12 +1,32 @@
 /** Small Web-stream helpers shared by the archive readers. */
 
 /**
- * `stream.pipeThrough(pair)` without the unhandled rejection workerd reports when the pipe fails:
- * the failure still reaches the returned readable, which is where callers observe it.
+ * `stream.pipeThrough(pair)`, pumped by hand: workerd's native pipe reports an unhandled rejection
+ * when a `DecompressionStream` fails on close (truncated input) even though the failure also
+ * reaches the readable side, which is where callers observe it. Cancelling the readable cancels
+ * the source.
  */
 export function pipeThroughQuietly<I, O>(stream: ReadableStream<I>, pair: ReadableWritablePair<O, I>): ReadableStream<O> {
-  stream.pipeTo(pair.writable).catch(() => {});
+  void pump(stream, pair.writable);
   return pair.readable;
+}
+
+async function pump<T>(source: ReadableStream<T>, destination: WritableStream<T>): Promise<void> {
+  const reader = source.getReader();
+  const writer = destination.getWriter();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      // Like pipeTo: wait for room, not for the chunk to be processed; failures surface below.
+      await writer.ready;
+      writer.write(value).catch(() => {});
+    }
+    await writer.close();
+  } catch (error) {
+    await writer.abort(error).catch(() => {});
+    await reader.cancel(error).catch(() => {});
+  }
 }
 
 /** Wraps a stream so that its errors surface as `mapError(error)` (e.g. decoder errors -> ApiError). */
