@@ -5,6 +5,7 @@ import { bearerAuth } from "./auth";
 import { ApiError, errorBody } from "./errors";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
+import { workspaceRoutes } from "./workspaces";
 
 /** The HTTP API: auth, validation and routing only; the work happens in the session's Durable Object. */
 export function createApp(): Hono<AppBindings> {
@@ -12,6 +13,7 @@ export function createApp(): Hono<AppBindings> {
   app.use("/api/*", bearerAuth());
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", runRoutes);
+  app.route("/api/workspaces", workspaceRoutes);
 
   app.notFound((c) => c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.onError((err, c) => {

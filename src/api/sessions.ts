@@ -3,9 +3,12 @@ import { z } from "zod";
 import { ProjectId, WorkspaceId } from "../domain";
 import { DurableSessionStore, SessionStoreError, unwrap } from "../session/session-store";
 import type { OwnedSessionMeta } from "../session/session-meta";
+import type { SessionResult } from "../session/session-do";
 import { readJsonBody } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { ApiError } from "./errors";
+import { toApiError } from "./workspaces";
+import { readWorkspaceMeta } from "../workspace/snapshot";
 
 export const MAX_TITLE_CHARS = 200;
 
@@ -43,6 +46,8 @@ export function mapStoreError(err: unknown): never {
 export const sessionRoutes = new Hono<AppBindings>()
   .post("/", async (c) => {
     const body = await readJsonBody(c, CreateSessionBody);
+    // The workspace must exist and belong to the caller before a session can be opened on it.
+    if (body.workspaceId) await readWorkspaceMeta(c.env.STORE, body.workspaceId, c.get("tenant")).catch((err) => Promise.reject(toApiError(err)));
     const meta = await sessionStore(c).create({ ...body, owner: c.get("tenant") });
     return c.json({ sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt }, 201);
   })
@@ -62,7 +67,26 @@ export const sessionRoutes = new Hono<AppBindings>()
     });
   })
   .get("/:id/messages", (c) => exportLog(c, "messages"))
-  .get("/:id/events", (c) => exportLog(c, "events"));
+  .get("/:id/events", (c) => exportLog(c, "events"))
+  /** A workspace file as the session's agent sees it: its overlay first, then the snapshot. */
+  .get("/:id/files/:path{.+}", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const bytes = unwrapWorkspace(await store.stub(meta.id).readFile(c.req.param("path")));
+    return new Response(bytes, { headers: { "content-type": "application/octet-stream", "x-content-type-options": "nosniff" } });
+  })
+  /** Every change this session made, as a unified diff that `git apply` accepts on the snapshot. */
+  .get("/:id/changes", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const diff = unwrapWorkspace(await store.stub(meta.id).changes());
+    return new Response(diff, { headers: { "content-type": "text/x-diff; charset=utf-8", "cache-control": "no-store" } });
+  });
+
+const WORKSPACE_STATUS: Record<string, 400 | 404 | 413> = { no_workspace: 404, not_found: 404, workspace_not_found: 404, file_too_large: 413 };
+
+function unwrapWorkspace<T>(result: SessionResult<T>): T {
+  if (result.ok) return result.value;
+  throw new ApiError(WORKSPACE_STATUS[result.code] ?? 400, result.code, result.message);
+}
 
 async function exportLog(c: AppContext, stream: "messages" | "events"): Promise<Response> {
   const { store, meta } = await requireSession(c);

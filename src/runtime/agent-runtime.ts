@@ -18,6 +18,8 @@ export interface RunContext {
   clock: () => number;
   /** Fires on an explicit abort. The run's timeout is handled here. */
   signal: AbortSignal;
+  /** Set when the run cannot start (e.g. its workspace is gone): the run records it and ends with ERROR. */
+  setupError?: { code: string; message: string };
 }
 
 export interface RunOutcome {
@@ -75,6 +77,10 @@ class AgentRun {
     this.event({ type: "agent_started", runId: this.ctx.runId });
     const user = this.message({ kind: "user", text: this.userText });
     this.event({ type: "user_message_appended", messageId: user.id });
+    if (this.ctx.setupError) {
+      this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
+      return this.terminal("ERROR", this.ctx.setupError);
+    }
     const definitions = this.ctx.tools?.definitions() ?? [];
     const system = buildSystemPrompt({ workspaceId: this.ctx.workspaceId, tools: definitions, options: this.options });
 

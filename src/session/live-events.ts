@@ -24,6 +24,11 @@ export class EventHub {
     for (const stream of this.streams) stream.deliver(item);
   }
 
+  /** Ends every stream that has caught up (called when a run is over). */
+  closeAll(): void {
+    for (const stream of this.streams) stream.endIfLive();
+  }
+
   get size(): number {
     return this.streams.size;
   }
@@ -67,6 +72,10 @@ class LiveEventStream {
   deliver(item: SeqEvent): void {
     if (this.buffered) this.buffered.push(item);
     else this.send(item);
+  }
+
+  endIfLive(): void {
+    if (this.buffered === null) this.close(true);
   }
 
   private async catchUp(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): Promise<void> {

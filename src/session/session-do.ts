@@ -5,6 +5,10 @@ import { runAgent, type RunOutcome } from "../runtime/agent-runtime";
 import type { RunLog, ToolRunner } from "../runtime/run-log";
 import { EventHub, type SeqEvent } from "./live-events";
 import { RunRegistry } from "./run-registry";
+import { SessionWorkspace } from "./session-workspace";
+import { BUILTIN_TOOLS } from "../tools/registry";
+import { ToolExecutionService } from "../tools/execution-service";
+import { WorkspaceError } from "../workspace/errors";
 import { DurableSessionStore } from "./session-store";
 import type { AppEnv } from "../env";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
@@ -28,7 +32,15 @@ export interface SessionInfo extends SessionMeta {
 
 /** Expected failures cross the RPC boundary as values, so the code survives serialisation. */
 export type SessionResult<T> = { ok: true; value: T } | { ok: false; code: SessionErrorCode; message: string };
-export type SessionErrorCode = "session_not_found" | "session_exists" | "invalid_record" | "record_too_large" | "flush_failed" | "session_busy";
+export type SessionErrorCode =
+  | "session_not_found"
+  | "session_exists"
+  | "invalid_record"
+  | "record_too_large"
+  | "flush_failed"
+  | "session_busy"
+  | "no_workspace"
+  | WorkspaceError["code"];
 
 export interface CreateSessionInput {
   id: string;
@@ -52,6 +64,7 @@ export class SessionDO extends DurableObject<AppEnv> {
   private readonly transactionSync: <T>(fn: () => T) => T;
   private readonly runs: RunRegistry;
   private readonly hub = new EventHub();
+  private readonly workspace: SessionWorkspace;
   private messageCache: AgentMessage[] | null = null;
   private unflushedBytes: number | null = null;
   private alarmArmed = false;
@@ -67,6 +80,7 @@ export class SessionDO extends DurableObject<AppEnv> {
     this.meta = new SessionMetaTable(ctx.storage.sql);
     this.log = new SessionLog(ctx.storage.sql);
     this.runs = new RunRegistry(ctx.storage.sql);
+    this.workspace = new SessionWorkspace(ctx.storage.sql, this.transactionSync, env.STORE);
     this.closeOrphanedRuns();
   }
 
@@ -213,13 +227,15 @@ export class SessionDO extends DurableObject<AppEnv> {
     let outcome: RunOutcome = { stopReason: "ERROR" };
     try {
       const history = unwrapLocal(await this.loadMessages());
+      const tools = await this.toolsFor(meta, command).catch((err: unknown) => ({ code: (err as WorkspaceError).code ?? "internal_error", message: (err as Error).message }));
       outcome = await runAgent(command.userText, command.options, {
         sessionId: meta.id,
         runId,
         workspaceId: meta.workspaceId,
         history,
         model: this.modelFor(meta, command.model),
-        tools: await this.toolsFor(meta, command),
+        tools: "execute" in tools ? tools : null,
+        setupError: "execute" in tools ? undefined : tools,
         log: this.runLog(),
         ids: this.ids,
         clock: Date.now,
@@ -227,6 +243,8 @@ export class SessionDO extends DurableObject<AppEnv> {
       });
     } finally {
       this.runs.finish(runId, outcome.stopReason, new Date().toISOString());
+      // Normally the terminal event already closed them; this covers a run that died without one.
+      this.hub.closeAll();
     }
   }
 
@@ -242,8 +260,32 @@ export class SessionDO extends DurableObject<AppEnv> {
     });
   }
 
-  private async toolsFor(_meta: OwnedSessionMeta, _command: AgentPromptCommand): Promise<ToolRunner | null> {
-    return null;
+  /** The run's tools behind its policy; a session without a workspace gets an empty tool list. */
+  private async toolsFor(meta: OwnedSessionMeta, command: AgentPromptCommand): Promise<ToolRunner> {
+    const fs = meta.workspaceId ? await this.workspace.open(meta.workspaceId, meta.owner) : null;
+    return new ToolExecutionService({ tools: BUILTIN_TOOLS, fs, options: command.options });
+  }
+
+  /** `GET /sessions/:id/files/<path>`: the file as the agent sees it, overlay first. */
+  async readFile(path: string): Promise<SessionResult<Uint8Array>> {
+    return this.withWorkspace((meta, wid) => this.workspace.readFile(wid, meta.owner, path));
+  }
+
+  /** `GET /sessions/:id/changes`: the session's changes as a unified diff. */
+  async changes(): Promise<SessionResult<string>> {
+    return this.withWorkspace((meta, wid) => this.workspace.changes(wid, meta.owner));
+  }
+
+  private async withWorkspace<T>(fn: (meta: OwnedSessionMeta, workspaceId: string) => Promise<T>): Promise<SessionResult<T>> {
+    const meta = this.meta.get();
+    if (!meta) return notFound();
+    if (!meta.workspaceId) return { ok: false, code: "no_workspace", message: "this session has no workspace" };
+    try {
+      return { ok: true, value: await fn(meta, meta.workspaceId) };
+    } catch (err) {
+      if (err instanceof WorkspaceError) return { ok: false, code: err.code, message: err.message };
+      throw err;
+    }
   }
 
   /** The run's writes: durable appends first, then live subscribers. */

@@ -83,8 +83,13 @@ export class DurableSessionStore implements SessionStore {
   }
 
   async loadEvents(sessionId: string): Promise<AgentEvent[]> {
-    const events: { seq: number; event: AgentEvent }[] = unwrap(await this.stub(sessionId).loadEvents());
-    return events.map((e) => e.event);
+    return (await this.loadEventsAfter(sessionId, 0)).map((e) => e.event);
+  }
+
+  /** Events with their seqs (the SSE ids), after `afterSeq`. */
+  async loadEventsAfter(sessionId: string, afterSeq: number): Promise<{ seq: number; event: AgentEvent }[]> {
+    const result = (await this.stub(sessionId).loadEvents(afterSeq)) as SessionResult<{ seq: number; event: AgentEvent }[]>;
+    return unwrap(result);
   }
 }
 

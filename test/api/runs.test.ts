@@ -68,9 +68,7 @@ function gatedAnswer() {
 const types = (frames: SseFrame[]) => frames.map((f) => f.data.type);
 
 async function eventsWithSeq(sessionId: string): Promise<{ seq: number; event: AgentEvent }[]> {
-  const result = await store.stub(sessionId).loadEvents();
-  if (!result.ok) throw new Error(result.message);
-  return result.value;
+  return store.loadEventsAfter(sessionId, 0);
 }
 
 async function waitForStatus(sessionId: string, status: string) {

@@ -90,7 +90,7 @@ describe("flushing the log to R2", () => {
     const allMessages = [...first.messages, ...second.messages, userMessage(id, "m_6")];
     expect(await exported(stub, "messages")).toBe(encodeJsonl(allMessages));
     expect(await s.loadMessages(id)).toEqual(allMessages);
-    const events = unwrap(await stub.loadEvents(7));
+    const events = await s.loadEventsAfter(id, 7);
     expect(events.map((e) => e.seq)).toEqual([8, 10, 12]);
   });
 

@@ -1,0 +1,132 @@
+import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { counterIds } from "../../src/domain";
+import type { SessionDO } from "../../src/session/session-do";
+import { DurableSessionStore } from "../../src/session/session-store";
+import { chunk, sse, sseResponse } from "../model/helpers";
+import { readSse } from "../helpers/sse-client";
+import { tarOf } from "../workspace/archives";
+
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const json = (body: unknown): RequestInit => ({ method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+const store = new DurableSessionStore(env.SESSIONS);
+
+/** One model turn that calls tools (OpenAI chunk format, one call per index). */
+const toolTurn = (calls: { id: string; name: string; args: unknown }[]) => () =>
+  sseResponse(
+    sse([
+      ...calls.map((c, index) => chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } }] })),
+      chunk({}, "tool_calls"),
+    ]),
+  );
+const textTurn = (text: string) => () => sseResponse(sse([chunk({ content: text }), chunk({}, "stop")]));
+
+async function workspaceSession(answers: (() => Response)[]) {
+  const tar = await tarOf({ "README.md": "# Demo\nhello world\n", "src/a.ts": "export const a = 1;\nexport const b = 2;\n" });
+  const upload = await api("/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
+  expect(upload.status).toBe(201);
+  const { workspaceId } = (await upload.json()) as { workspaceId: string };
+  const created = await api("/api/sessions", json({ workspaceId }));
+  expect(created.status).toBe(201);
+  const { sessionId } = (await created.json()) as { sessionId: string };
+  const requests: Record<string, unknown>[] = [];
+  await runInDurableObject(store.stub(sessionId), (instance: SessionDO) => {
+    instance.ids = counterIds();
+    instance.modelFetch = async (_input, init) => {
+      requests.push(JSON.parse(String(init?.body)));
+      const answer = answers[requests.length - 1];
+      if (!answer) throw new Error("unexpected model request");
+      return answer();
+    };
+  });
+  return { workspaceId, sessionId, requests };
+}
+
+describe("an agent run over an uploaded workspace", () => {
+  it("reads, greps and edits through the overlay; the snapshot never changes; /changes is a unified diff", async () => {
+    const { workspaceId, sessionId, requests } = await workspaceSession([
+      toolTurn([
+        { id: "call_read", name: "read", args: { path: "README.md" } },
+        { id: "call_grep", name: "grep", args: { pattern: "const b" } },
+      ]),
+      toolTurn([{ id: "call_edit", name: "edit", args: { path: "src/a.ts", oldText: "const b = 2", newText: "const b = 3" } }]),
+      textTurn("Changed b to 3."),
+    ]);
+    const { frames } = await readSse(await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "set b to 3", allowWrite: true })));
+    expect(frames.map((f) => f.data.type)).toEqual([
+      "agent_started",
+      "user_message_appended",
+      "assistant_completed",
+      "tool_call_started",
+      "tool_call_finished",
+      "tool_call_started",
+      "tool_call_finished",
+      "assistant_completed",
+      "tool_call_started",
+      "tool_call_finished",
+      "assistant_delta",
+      "assistant_completed",
+      "agent_completed",
+    ]);
+    expect(frames.filter((f) => f.data.type === "tool_call_finished").map((f) => [f.data.callId, f.data.error])).toEqual([
+      ["call_read", false],
+      ["call_grep", false],
+      ["call_edit", false],
+    ]);
+    // The model was offered the write tools because the run allowed them, and got the results back.
+    expect((requests[0]!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(["read", "ls", "grep", "find", "write", "edit"]);
+    const results = (await store.loadMessages(sessionId)).filter((m) => m.kind === "tool_result");
+    expect(results.map((m) => m.kind === "tool_result" && [m.toolCallId, m.error])).toEqual([
+      ["call_read", false],
+      ["call_grep", false],
+      ["call_edit", false],
+    ]);
+    expect(results[0]!.kind === "tool_result" && results[0]!.resultText).toBe("# Demo\nhello world");
+    expect(results[1]!.kind === "tool_result" && results[1]!.resultText).toBe("src/a.ts:2: export const b = 2;");
+
+    expect(await (await api(`/api/sessions/${sessionId}/files/src/a.ts`)).text()).toBe("export const a = 1;\nexport const b = 3;\n");
+    expect(await (await api(`/api/workspaces/${workspaceId}/files/src/a.ts`)).text()).toBe("export const a = 1;\nexport const b = 2;\n");
+    const changes = await api(`/api/sessions/${sessionId}/changes`);
+    expect(changes.headers.get("content-type")).toBe("text/x-diff; charset=utf-8");
+    expect(await changes.text()).toBe(
+      [
+        "diff --git a/src/a.ts b/src/a.ts",
+        "--- a/src/a.ts",
+        "+++ b/src/a.ts",
+        "@@ -1,2 +1,2 @@",
+        " export const a = 1;",
+        "-export const b = 2;",
+        "+export const b = 3;",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("a read-only run denies write with write_not_allowed and never executes it", async () => {
+    const { sessionId } = await workspaceSession([toolTurn([{ id: "call_w", name: "write", args: { path: "x.txt", content: "x" } }]), textTurn("I may not write.")]);
+    const { frames } = await readSse(await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "write x" })));
+    const denied = frames.find((f) => f.data.type === "tool_call_denied")!;
+    expect(denied.data).toMatchObject({ callId: "call_w", tool: "write", reason: "write_not_allowed" });
+    expect(frames.some((f) => f.data.type === "tool_call_finished")).toBe(false);
+    expect((await api(`/api/sessions/${sessionId}/files/x.txt`)).status).toBe(404);
+    expect(await (await api(`/api/sessions/${sessionId}/changes`)).text()).toBe("");
+  });
+
+  it("session routes for files refuse escapes and sessions without a workspace", async () => {
+    const { sessionId } = await workspaceSession([]);
+    const escape = await api(`/api/sessions/${sessionId}/files/..%2F..%2Fetc%2Fpasswd`);
+    expect(escape.status).toBe(400);
+    expect(((await escape.json()) as { error: { code: string } }).error.code).toBe("path_escape");
+    const bare = (await (await api("/api/sessions", json({}))).json()) as { sessionId: string };
+    const none = await api(`/api/sessions/${bare.sessionId}/changes`);
+    expect(none.status).toBe(404);
+    expect(((await none.json()) as { error: { code: string } }).error.code).toBe("no_workspace");
+  });
+
+  it("a session cannot be opened on a workspace that does not exist", async () => {
+    const res = await api("/api/sessions", json({ workspaceId: "w_doesnotexist" }));
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("workspace_not_found");
+  });
+});
