@@ -5,6 +5,7 @@ import { MAX_JSON_BODY_BYTES } from "../../src/api/body";
 import { encodeJsonl } from "../../src/session/jsonl";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { deltaEvent, userMessage } from "../helpers/records";
+import { tarOf } from "../workspace/archives";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -22,12 +23,14 @@ async function expectError(res: Response, status: number, code: string) {
 
 describe("POST /api/sessions", () => {
   it("creates a session: 201 with exactly the documented fields", async () => {
-    const res = await post("/api/sessions", { workspaceId: "w_abc", projectId: "p_1", title: "demo" });
+    const upload = await api("/api/workspaces", { method: "POST", body: await tarOf({ "a.txt": "a" }), headers: { "content-type": "application/x-tar" } });
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const res = await post("/api/sessions", { workspaceId, projectId: "p_1", title: "demo" });
     expect(res.status).toBe(201);
     const body = (await res.json()) as Record<string, string>;
     expect(Object.keys(body)).toEqual(["sessionId", "workspaceId", "projectId", "createdAt"]);
     expect(body.sessionId).toMatch(/^s_[0-9a-z]{26}$/);
-    expect(body).toMatchObject({ workspaceId: "w_abc", projectId: "p_1" });
+    expect(body).toMatchObject({ workspaceId, projectId: "p_1" });
     expect(new Date(body.createdAt!).toISOString()).toBe(body.createdAt);
   });
 
@@ -121,6 +124,16 @@ describe("auth with AUTH_TOKENS", () => {
     await expectError(await call(`/api/sessions/${sessionId}/messages`, "tok-globex-456"), 404, "session_not_found");
     // Without auth configured, a tenant-owned session is not visible either (owner null != "acme").
     await expectError(await app.fetch(new Request(`http://harness/api/sessions/${sessionId}`), env), 404, "session_not_found");
+  });
+
+  it("a session cannot be opened on another tenant's workspace", async () => {
+    const upload = await call("/api/workspaces", "tok-acme-123", { method: "POST", body: await tarOf({ "a.txt": "a" }), headers: { "content-type": "application/x-tar" } });
+    expect(upload.status).toBe(201);
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const body = JSON.stringify({ workspaceId });
+    expect((await call("/api/sessions", "tok-acme-123", { method: "POST", body })).status).toBe(201);
+    await expectError(await call("/api/sessions", "tok-globex-456", { method: "POST", body }), 404, "workspace_not_found");
+    await expectError(await call(`/api/workspaces/${workspaceId}`, "tok-globex-456"), 404, "workspace_not_found");
   });
 
   it("a malformed AUTH_TOKENS fails closed", async () => {
