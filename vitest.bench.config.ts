@@ -10,7 +10,13 @@ const setups = readdirSync(new URL("./bench/setup", import.meta.url))
   .map((f) => `./bench/setup/${f}`);
 
 export default defineConfig({
-  plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      // The model is a local stand-in answered by the benchmarks; the key only satisfies the client.
+      miniflare: { bindings: { OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: "https://llm.example.test/v1", MODEL: "bench-model" } },
+    }),
+  ],
   test: {
     include: ["bench/**/*.bench.ts"],
     globalSetup: setups,
