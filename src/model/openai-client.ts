@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { randomIds, type IdGenerator } from "../domain";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
-import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelEvent, type ModelRequest } from "./model-client";
+import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { classifyFailure, redactSecrets, type ProviderFailure } from "./provider-errors";
 
@@ -52,9 +52,6 @@ export const abortableSleep: Sleep = (ms, signal) =>
     signal.addEventListener("abort", finish, { once: true });
   });
 
-/** Marks the rejection of the abort race, so it is never mistaken for a provider failure. */
-const ABORT = Symbol("aborted");
-
 /**
  * The production ModelClient: chat.completions with `stream: true` through the `openai` SDK (which only
  * parses SSE here; the SDK's own retries are off and its `.stream()` helper is not used), assembled by
@@ -77,7 +74,7 @@ export class OpenAIModelClient implements ModelClient {
     this.client = new OpenAI({
       apiKey: options.apiKey,
       baseURL: options.baseURL,
-      fetch: wrapErrorBodies(innerFetch),
+      fetch: providerFetch(innerFetch),
       maxRetries: 0,
       // The SDK would log unparseable provider chunks verbatim; failures reach the runtime as events instead.
       logLevel: "off",
@@ -91,23 +88,69 @@ export class OpenAIModelClient implements ModelClient {
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
     // Our own controller, so the HTTP request is cancelled whenever this stream stops early.
     const controller = new AbortController();
-    const forwardAbort = () => controller.abort();
-    signal.addEventListener("abort", forwardAbort, { once: true });
+    const abortRequest = () => controller.abort();
+    signal.addEventListener("abort", abortRequest, { once: true });
     if (signal.aborted) controller.abort();
+    const waiter = new AbortWaiter(signal);
     let ended = false;
     try {
-      for await (const event of this.attempts(request, signal, controller.signal)) {
-        if (event.type === "error" || event.type === "done") ended = true;
-        yield event.type === "error" ? { ...event, message: redactSecrets(event.message, [this.options.apiKey]) } : event;
+      const body = this.buildBody(request);
+      for (let attempt = 1; ; attempt++) {
+        let produced = false;
+        let failure: ProviderFailure;
+        try {
+          const accumulator = new ChatChunkAccumulator(this.ids);
+          const stream = await waiter.wait(this.client.chat.completions.create(body, { signal: controller.signal }));
+          const chunks = stream[Symbol.asyncIterator]();
+          let drained = false;
+          try {
+            for (let next = await waiter.wait(chunks.next()); !next.done; next = await waiter.wait(chunks.next())) {
+              for (const event of accumulator.push(next.value)) {
+                produced = true;
+                yield event;
+              }
+            }
+            drained = true;
+          } finally {
+            // Left early (abort, broken stream, consumer stopped): stop the SDK's reader, without waiting.
+            if (!drained) chunks.return?.().catch(() => {});
+          }
+          // The SDK ends its iterator quietly when the request is aborted.
+          if (signal.aborted) break;
+          ended = true;
+          for (const event of accumulator.finish()) yield event.type === "error" ? this.redacted(event) : event;
+          return;
+        } catch (err) {
+          failure = signal.aborted || err === ABORT ? abortedFailure() : classifyFailure(err);
+        }
+
+        if (failure.code === "aborted") break;
+        if (!failure.retryable || produced || attempt >= this.retry.maxAttempts) {
+          ended = true;
+          yield this.redacted(modelError(failure.code, attempt > 1 ? `${failure.message} (gave up after ${attempt} attempts)` : failure.message));
+          return;
+        }
+        const delayMs = failure.retryAfterMs ?? Math.min(this.retry.baseDelayMs * 2 ** (attempt - 1), this.retry.maxRetryDelayMs);
+        if (delayMs > this.retry.maxRetryDelayMs) {
+          const wait = `the provider asked to retry after ${formatSeconds(delayMs)}, longer than the ${formatSeconds(this.retry.maxRetryDelayMs)} this client waits`;
+          ended = true;
+          yield this.redacted(modelError(failure.code, `${failure.message} (${wait})`));
+          return;
+        }
+        await this.sleep(delayMs, signal);
+        if (signal.aborted) break;
       }
+      ended = true;
+      yield modelError("aborted", ABORTED_MESSAGE);
     } catch (err) {
-      // attempts() is written not to throw; this keeps the contract if it ever does.
+      // Nothing above should throw (an injected sleep might); keep the contract if it does.
       if (!ended) {
         const failure = signal.aborted ? abortedFailure() : classifyFailure(err);
-        yield modelError(failure.code, redactSecrets(failure.message, [this.options.apiKey]));
+        yield this.redacted(modelError(failure.code, failure.message));
       }
     } finally {
-      signal.removeEventListener("abort", forwardAbort);
+      waiter.dispose();
+      signal.removeEventListener("abort", abortRequest);
       controller.abort();
     }
   }
@@ -125,75 +168,41 @@ export class OpenAIModelClient implements ModelClient {
     return body;
   }
 
-  private async *attempts(request: ModelRequest, signal: AbortSignal, requestSignal: AbortSignal): AsyncGenerator<ModelEvent> {
-    const body = this.buildBody(request);
-    // Rejects when the caller aborts, so a transport that ignores the signal cannot hang the stream.
-    let removeAbortListener = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      const onAbort = () => reject(ABORT);
-      if (signal.aborted) onAbort();
-      signal.addEventListener("abort", onAbort, { once: true });
-      removeAbortListener = () => signal.removeEventListener("abort", onAbort);
-    });
-    aborted.catch(() => {});
+  private redacted(event: ModelErrorEvent): ModelErrorEvent {
+    return { ...event, message: redactSecrets(event.message, [this.options.apiKey]) };
+  }
+}
 
-    try {
-      for (let attempt = 1; ; attempt++) {
-        let produced = false;
-        let failure: ProviderFailure;
-        try {
-          const accumulator = new ChatChunkAccumulator(this.ids);
-          const stream = await Promise.race([this.client.chat.completions.create(body, { signal: requestSignal }), aborted]);
-          const chunks = stream[Symbol.asyncIterator]();
-          try {
-            for (;;) {
-              const next = await Promise.race([chunks.next(), aborted]);
-              if (next.done) break;
-              for (const event of accumulator.push(next.value)) {
-                produced = true;
-                yield event;
-              }
-            }
-          } finally {
-            // Stops the SDK's reader when we leave early (abort, error, consumer break).
-            chunks.return?.().catch(() => {});
-          }
-          // The SDK ends its iterator quietly when the request is aborted.
-          if (signal.aborted) {
-            yield modelError("aborted", ABORTED_MESSAGE);
-            return;
-          }
-          yield* accumulator.finish();
-          return;
-        } catch (err) {
-          failure = signal.aborted || err === ABORT ? abortedFailure() : classifyFailure(err);
-        }
+/** Rejection value of an AbortWaiter wait, so an abort is never mistaken for a provider failure. */
+const ABORT = Symbol("aborted");
 
-        if (failure.code === "aborted") {
-          yield modelError("aborted", ABORTED_MESSAGE);
-          return;
-        }
-        if (!failure.retryable || produced || attempt >= this.retry.maxAttempts) {
-          yield modelError(failure.code, attempt > 1 ? `${failure.message} (gave up after ${attempt} attempts)` : failure.message);
-          return;
-        }
-        const delayMs = failure.retryAfterMs ?? Math.min(this.retry.baseDelayMs * 2 ** (attempt - 1), this.retry.maxRetryDelayMs);
-        if (delayMs > this.retry.maxRetryDelayMs) {
-          yield modelError(
-            failure.code,
-            `${failure.message} (the provider asked to retry after ${formatSeconds(delayMs)}, longer than the ${formatSeconds(this.retry.maxRetryDelayMs)} this client waits)`,
-          );
-          return;
-        }
-        await this.sleep(delayMs, signal);
-        if (signal.aborted) {
-          yield modelError("aborted", ABORTED_MESSAGE);
-          return;
-        }
-      }
-    } finally {
-      removeAbortListener();
+/**
+ * Awaits one promise at a time, rejecting with ABORT as soon as the signal fires, so a transport that
+ * ignores the signal cannot hang the stream. One listener for the whole stream: racing every chunk
+ * against a shared abort promise would pile up one reaction per chunk until the stream ends.
+ */
+class AbortWaiter {
+  private rejectPending: ((reason: unknown) => void) | undefined;
+  private readonly onAbort = () => this.rejectPending?.(ABORT);
+
+  constructor(private readonly signal: AbortSignal) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  wait<T>(promise: Promise<T>): Promise<T> {
+    if (this.signal.aborted) {
+      promise.catch(() => {});
+      return Promise.reject(ABORT);
     }
+    return new Promise<T>((resolve, reject) => {
+      this.rejectPending = reject;
+      promise.then(resolve, reject);
+    });
+  }
+
+  dispose(): void {
+    this.rejectPending = undefined;
+    this.signal.removeEventListener("abort", this.onAbort);
   }
 }
 
@@ -205,23 +214,27 @@ function formatSeconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
+/** The fetch handed to the SDK: keeps the provider's words of unwrapped JSON error bodies. */
+function providerFetch(inner: FetchLike): FetchLike {
+  return async (input, init) => {
+    const response = await inner(input, init);
+    return response.ok ? response : normaliseErrorBody(response);
+  };
+}
+
 /**
  * The SDK keeps only the `error` member of a JSON error body; servers such as vLLM or FastAPI send
  * `{"message": ...}` or `{"detail": ...}` unwrapped, which the SDK would lose. Wrap those bodies so the
  * provider's words reach the error classification (overflow detection depends on them).
  */
-function wrapErrorBodies(inner: FetchLike): FetchLike {
-  return async (input, init) => {
-    const response = await inner(input, init);
-    if (response.ok) return response;
-    const text = await response.text().catch(() => "");
-    let body = text;
-    try {
-      const json: unknown = JSON.parse(text);
-      if (typeof json === "object" && json !== null && !Array.isArray(json) && !("error" in json)) body = JSON.stringify({ error: json });
-    } catch {
-      // Not JSON: the SDK reports the text itself.
-    }
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
+async function normaliseErrorBody(response: Response): Promise<Response> {
+  const text = await response.text().catch(() => "");
+  let body = text;
+  try {
+    const json: unknown = JSON.parse(text);
+    if (typeof json === "object" && json !== null && !Array.isArray(json) && !("error" in json)) body = JSON.stringify({ error: json });
+  } catch {
+    // Not JSON: the SDK reports the text itself.
+  }
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }

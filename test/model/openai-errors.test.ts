@@ -216,6 +216,16 @@ describe("OpenAIModelClient abort", () => {
     expect(events.map((e) => (e.type === "error" ? e.code : e.type))).toEqual(["text_delta", "aborted"]);
   });
 
+  it("ends with aborted when aborted while waiting for a response that never comes", async () => {
+    const controller = new AbortController();
+    const { client, calls } = testClient([() => new Promise<Response>(() => {})]);
+    const pending = run(client, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
+    expect(await pending).toEqual([{ type: "error", code: "aborted", message: "the model request was aborted" }]);
+    expect(calls).toHaveLength(1);
+  });
+
   it("ends with aborted when the signal is already aborted", async () => {
     const controller = new AbortController();
     controller.abort();
