@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { isId, randomIds } from "../domain";
+import { ArchiveError, archiveInvalid, archiveTooLarge } from "../workspace/archive-errors";
 import { WorkspaceError, type WorkspaceErrorCode } from "../workspace/errors";
 import { ingestWorkspace } from "../workspace/ingest";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
@@ -17,10 +18,14 @@ const WORKSPACE_ERROR_STATUS: Record<WorkspaceErrorCode, 400 | 404 | 409 | 413> 
   workspace_not_found: 404,
 };
 
-/** Maps a `WorkspaceError` to the HTTP error with the same code (other errors pass through). */
+/**
+ * Maps a `WorkspaceError` or an `ArchiveError` (whose status the workspace layer suggests) to the
+ * HTTP error with the same code and message; other errors pass through.
+ */
 export function toApiError(error: unknown): unknown {
-  if (!(error instanceof WorkspaceError)) return error;
-  return new ApiError(WORKSPACE_ERROR_STATUS[error.code], error.code, error.message);
+  if (error instanceof WorkspaceError) return new ApiError(WORKSPACE_ERROR_STATUS[error.code], error.code, error.message);
+  if (error instanceof ArchiveError) return new ApiError(error.status, error.code, error.message);
+  return error;
 }
 
 /** Workspace snapshots; mounted at `/api/workspaces`. A workspace of another tenant is 404. */
@@ -31,18 +36,22 @@ export const workspaceRoutes = new Hono<AppBindings>();
  * `{workspaceId, files, bytes, skipped: [{path, reason}]}`.
  */
 workspaceRoutes.post("/", async (c) => {
-  const declared = Number(c.req.header("content-length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > DEFAULT_INGEST_LIMITS.maxArchiveBytes) {
-    throw new ApiError(413, "archive_too_large", `the archive is larger than ${DEFAULT_INGEST_LIMITS.maxArchiveBytes} bytes`);
+  try {
+    const declared = Number(c.req.header("content-length") ?? "NaN");
+    if (Number.isFinite(declared) && declared > DEFAULT_INGEST_LIMITS.maxArchiveBytes) {
+      throw archiveTooLarge(`the archive is larger than ${DEFAULT_INGEST_LIMITS.maxArchiveBytes} bytes`);
+    }
+    const body = c.req.raw.body;
+    if (!body) throw archiveInvalid("the archive is empty");
+    const result = await ingestWorkspace(c.env.STORE, body, {
+      contentType: c.req.header("content-type"),
+      workspaceId: randomIds.next("workspace"),
+      owner: c.get("tenant") ?? null,
+    });
+    return c.json(result, 201);
+  } catch (error) {
+    throw toApiError(error);
   }
-  const body = c.req.raw.body;
-  if (!body) throw new ApiError(400, "archive_invalid", "the archive is empty");
-  const result = await ingestWorkspace(c.env.STORE, body, {
-    contentType: c.req.header("content-type"),
-    workspaceId: randomIds.next("workspace"),
-    owner: c.get("tenant") ?? null,
-  });
-  return c.json(result, 201);
 });
 
 /** `GET /:wid` -> `{workspaceId, files, bytes, createdAt}`. */

@@ -31,7 +31,7 @@ export interface IngestResult {
  * Streams an uploaded archive (tar, tar.gz or zip) into an immutable snapshot: an uncompressed
  * pack of file bytes plus an index in R2, then a small meta object that marks it complete. Memory
  * stays bounded by one R2 part (8 MiB) plus decoder buffers. Entries that are unsafe or unusable
- * are skipped with a reason; refusals throw `ApiError` and leave nothing behind in R2.
+ * are skipped with a reason; refusals throw `ArchiveError` and leave nothing behind in R2.
  */
 export async function ingestWorkspace(
   bucket: R2Bucket,

@@ -29,7 +29,7 @@ async function pump<T>(source: ReadableStream<T>, destination: WritableStream<T>
   }
 }
 
-/** Wraps a stream so that its errors surface as `mapError(error)` (e.g. decoder errors -> ApiError). */
+/** Wraps a stream so that its errors surface as `mapError(error)` (e.g. decoder errors -> ArchiveError). */
 export function mapStreamErrors(stream: ReadableStream<Uint8Array>, mapError: (error: unknown) => unknown): ReadableStream<Uint8Array>;
 export function mapStreamErrors<T>(stream: ReadableStream<T>, mapError: (error: unknown) => unknown): ReadableStream<T>;
 export function mapStreamErrors<T>(stream: ReadableStream<T>, mapError: (error: unknown) => unknown): ReadableStream<T> {

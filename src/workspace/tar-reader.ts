@@ -1,6 +1,5 @@
 import { createTarDecoder, type TarHeader } from "modern-tar";
-import { ApiError } from "../api/errors";
-import { archiveInvalid } from "./archive-errors";
+import { ArchiveError, archiveInvalid } from "./archive-errors";
 import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
 import { mapStreamErrors, pipeThroughQuietly } from "./streams";
 
@@ -35,7 +34,7 @@ export async function* readTarEntries(tar: ReadableStream<Uint8Array>): AsyncGen
 }
 
 function asTarError(error: unknown): unknown {
-  if (error instanceof ApiError) return error;
+  if (error instanceof ArchiveError) return error;
   const why = error instanceof Error ? error.message : String(error);
   return archiveInvalid(`not a valid tar archive: ${why}`);
 }

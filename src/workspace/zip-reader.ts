@@ -1,5 +1,4 @@
-import { ApiError } from "../api/errors";
-import { archiveBomb, archiveInvalid, archiveTooManyFiles } from "./archive-errors";
+import { ArchiveError, archiveBomb, archiveInvalid, archiveTooManyFiles } from "./archive-errors";
 import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
 import { mapStreamErrors } from "./streams";
 import { ByteReader } from "./byte-reader";
@@ -79,7 +78,7 @@ function contentOf(reader: ByteReader, central: CentralEntry, limits: IngestLimi
   const label = `zip entry '${central.entry.name}'`;
   const inflated = guardExpansion(raw, new DecompressionStream("deflate-raw"), expansionLimits(limits, label, central.entry.size));
   return mapStreamErrors(inflated, (error) =>
-    error instanceof ApiError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asZipError(error),
+    error instanceof ArchiveError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asZipError(error),
   );
 }
 
@@ -90,7 +89,7 @@ async function readAll(stream: ReadableStream<Uint8Array>, maxBytes: number): Pr
 }
 
 function asZipError(error: unknown): unknown {
-  if (error instanceof ApiError) return error;
+  if (error instanceof ArchiveError) return error;
   const why = error instanceof Error ? error.message : String(error);
   return archiveInvalid(`not a valid zip archive: ${why}`);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/api/errors";
+import { ArchiveError } from "../../src/workspace/archive-errors";
 import { detectArchiveFormat } from "../../src/workspace/archive-format";
 import { gzip, rawTarEntry, tarOf, text, zip } from "./archives";
 
@@ -29,7 +29,7 @@ describe("detectArchiveFormat", () => {
         return e;
       }
     })();
-    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toBeInstanceOf(ArchiveError);
     expect(error).toMatchObject({
       status: 415,
       code: "archive_unsupported",

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/api/errors";
+import { ArchiveError } from "../../src/workspace/archive-errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import type { IngestLimits } from "../../src/workspace/limits";
 import { decode, entry, fileEntry, gzip, keysUnder, rawTar, rawTarEntry, streamOf, tarOf, text, zip } from "./archives";
@@ -29,8 +29,8 @@ async function json(key: string): Promise<unknown> {
 async function refusal(bytes: Uint8Array, opts: { contentType?: string; limits?: Partial<IngestLimits> } = {}) {
   const id = nextId();
   const error = await ingest(bytes, { ...opts, id }).then(() => null, (e: unknown) => e);
-  expect(error).toBeInstanceOf(ApiError);
-  const api = error as ApiError;
+  expect(error).toBeInstanceOf(ArchiveError);
+  const api = error as ArchiveError;
   return { status: api.status, code: api.code, message: api.message, left: await keysUnder(env.STORE, `workspaces/${id}/`) };
 }
 

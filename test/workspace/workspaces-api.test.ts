@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppBindings } from "../../src/api/context";
 import { ApiError, errorBody } from "../../src/api/errors";
-import { workspaceRoutes } from "../../src/api/workspaces";
+import { toApiError, workspaceRoutes } from "../../src/api/workspaces";
+import { archiveBomb, archiveInvalid, archiveTooLarge, archiveTooManyFiles, archiveUnsupported } from "../../src/workspace/archive-errors";
 import { gzip, keysUnder, tarOf, text, zip } from "./archives";
 
 /** The routes mounted like the app does, with the tenant taken from an `x-tenant` test header. */
@@ -98,5 +99,17 @@ describe("workspace routes", () => {
     );
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual(errorBody("archive_too_large", "the archive is larger than 104857600 bytes"));
+  });
+
+  it("maps every archive refusal to its HTTP status with the same code and message", () => {
+    const mapped = [archiveInvalid("a"), archiveUnsupported("b"), archiveTooLarge("c"), archiveTooManyFiles(7), archiveBomb("d")].map(toApiError);
+    expect(mapped.every((e) => e instanceof ApiError)).toBe(true);
+    expect(mapped.map((e) => { const { status, code, message } = e as ApiError; return { status, code, message }; })).toEqual([
+      { status: 400, code: "archive_invalid", message: "a" },
+      { status: 415, code: "archive_unsupported", message: "b" },
+      { status: 413, code: "archive_too_large", message: "c" },
+      { status: 413, code: "archive_too_many_files", message: "archive has more than 7 entries" },
+      { status: 422, code: "archive_bomb", message: "d" },
+    ]);
   });
 });
