@@ -130,3 +130,30 @@ describe("an agent run over an uploaded workspace", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("workspace_not_found");
   });
 });
+
+describe("replay: model replay:<sessionId>", () => {
+  it("re-runs a recorded session's turns against the current tools, with no model call", async () => {
+    const recorded = await workspaceSession([toolTurn([{ id: "call_grep", name: "grep", args: { pattern: "hello" } }]), textTurn("Found it in README.md.")]);
+    await readSse(await api(`/api/sessions/${recorded.sessionId}/messages/stream`, json({ text: "find hello" })));
+
+    const replayed = await workspaceSession([]); // any model request would throw
+    const { frames } = await readSse(await api(`/api/sessions/${replayed.sessionId}/messages/stream`, json({ text: "find hello", model: `replay:${recorded.sessionId}` })));
+    expect(replayed.requests).toEqual([]);
+    expect(frames.map((f) => f.data.type).at(-1)).toBe("agent_completed");
+    const strip = (messages: Awaited<ReturnType<typeof store.loadMessages>>) =>
+      messages.map((m) => (m.kind === "assistant" ? [m.kind, m.text, m.toolCalls ?? []] : m.kind === "tool_result" ? [m.kind, m.toolCallId, m.resultText] : [m.kind, m.text]));
+    expect(strip(await store.loadMessages(replayed.sessionId))).toEqual(strip(await store.loadMessages(recorded.sessionId)));
+  });
+
+  it("a replay source of another tenant is not readable", async () => {
+    const app = (await import("../../src/api/app")).createApp();
+    const authed = { ...env, AUTH_TOKENS: "acme:tok-a,globex:tok-g" };
+    const call = (path: string, token: string, body: unknown) =>
+      app.fetch(new Request(`http://harness${path}`, { method: "POST", body: JSON.stringify(body), headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } }), authed);
+    const acme = (await (await call("/api/sessions", "tok-a", {})).json()) as { sessionId: string };
+    const globex = (await (await call("/api/sessions", "tok-g", {})).json()) as { sessionId: string };
+    const { frames } = await readSse(await call(`/api/sessions/${globex.sessionId}/messages/stream`, "tok-g", { text: "x", model: `replay:${acme.sessionId}` }));
+    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_error", code: "replay_load_failed" });
+    expect(String(frames.at(-1)!.data.message)).toContain(`session '${acme.sessionId}' does not exist`);
+  });
+});
