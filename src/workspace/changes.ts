@@ -1,5 +1,6 @@
 import { formatPatch, structuredPatch } from "diff";
 import type { WorkspaceStat } from "./fs";
+import { gitBlobId, NULL_BLOB_ID, renderBinaryPatch } from "./git-binary-patch";
 import type { OverlayStore } from "./overlay";
 import { comparePaths } from "./snapshot-layout";
 
@@ -46,35 +47,43 @@ export async function renderChanges(base: ChangeBase, overlay: OverlayStore, sig
 }
 
 /**
- * Renders changes as a git-style unified diff (`diff --git`, `a/` and `b/` prefixes, `/dev/null`
- * for added and deleted files, `\ No newline at end of file`), sorted by path, that `git apply`
- * accepts against the original tree. Binary files are reported as `Binary files ... differ`, as
- * `git diff` does without `--binary` (git cannot apply those lines).
+ * Renders changes as a git-style diff (`diff --git`, `a/` and `b/` prefixes, `/dev/null` for added
+ * and deleted files, `\ No newline at end of file`), sorted by path, that `git apply` accepts
+ * against the original tree. Binary files get a full `index` line and a `GIT binary patch`, as
+ * `git diff --binary` writes them; text files get no `index` line (git apply does not need one).
  */
-export function renderUnifiedDiff(changes: readonly FileChange[]): string {
-  return [...changes].sort((a, b) => comparePaths(a.path, b.path)).map(renderFile).join("");
+export async function renderUnifiedDiff(changes: readonly FileChange[]): Promise<string> {
+  let out = "";
+  for (const change of [...changes].sort((a, b) => comparePaths(a.path, b.path))) out += await renderFile(change);
+  return out;
 }
 
-function renderFile({ path, before, after }: FileChange): string {
+async function renderFile({ path, before, after }: FileChange): Promise<string> {
   const oldName = before ? `a/${path}` : "/dev/null";
   const newName = after ? `b/${path}` : "/dev/null";
   const oldMode = before ? gitMode(before.mode) : undefined;
   const newMode = after ? gitMode(after.mode) : undefined;
+  const sameMode = before !== null && after !== null && oldMode === newMode;
   const modes = {
     isGit: true,
     isCreate: !before,
     isDelete: !after,
-    oldMode: before && after && oldMode === newMode ? undefined : oldMode,
-    newMode: before && after && oldMode === newMode ? undefined : newMode,
+    oldMode: sameMode ? undefined : oldMode,
+    newMode: sameMode ? undefined : newMode,
   };
   const oldText = before ? textOf(before.bytes) : "";
   const newText = after ? textOf(after.bytes) : "";
-  if (oldText === null || newText === null) {
-    const header = formatPatch({ oldFileName: oldName, newFileName: newName, oldHeader: undefined, newHeader: undefined, hunks: [], ...modes });
-    return `${header}Binary files ${quotePath(oldName)} and ${quotePath(newName)} differ\n`;
+  if (oldText !== null && newText !== null) {
+    const patch = structuredPatch(oldName, newName, oldText, newText, undefined, undefined, { context: DIFF_CONTEXT_LINES });
+    return formatPatch({ ...patch, ...modes });
   }
-  const patch = structuredPatch(oldName, newName, oldText, newText, undefined, undefined, { context: DIFF_CONTEXT_LINES });
-  return formatPatch({ ...patch, ...modes });
+  const header = formatPatch({ oldFileName: oldName, newFileName: newName, oldHeader: undefined, newHeader: undefined, hunks: [], ...modes });
+  // Only the mode changed: git writes no patch body either.
+  if (before && after && sameBytes(before.bytes, after.bytes)) return header;
+  const oldId = before ? await gitBlobId(before.bytes) : NULL_BLOB_ID;
+  const newId = after ? await gitBlobId(after.bytes) : NULL_BLOB_ID;
+  const index = `index ${oldId}..${newId}${sameMode ? ` ${oldMode}` : ""}\n`;
+  return `${header}${index}${renderBinaryPatch(before?.bytes ?? null, after?.bytes ?? null)}`;
 }
 
 function gitMode(mode: number): string {
@@ -89,17 +98,6 @@ function textOf(bytes: Uint8Array): string | null {
   } catch {
     return null;
   }
-}
-
-/** Git's C-style quoting of names with control characters, quotes, backslashes or non-ASCII bytes. */
-function quotePath(name: string): string {
-  if (!/[\x00-\x1f"\\\x7f-\uffff]/.test(name)) return name;
-  const escapes: Record<number, string> = { 7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\" };
-  let out = '"';
-  for (const byte of new TextEncoder().encode(name)) {
-    out += escapes[byte] ?? (byte < 0x20 || byte >= 0x7f ? `\\${byte.toString(8).padStart(3, "0")}` : String.fromCharCode(byte));
-  }
-  return `${out}"`;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

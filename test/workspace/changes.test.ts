@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { unzlibSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { type FileChange, renderChanges, renderUnifiedDiff } from "../../src/workspace/changes";
 import { SqliteOverlay } from "../../src/workspace/overlay";
@@ -10,9 +11,9 @@ import { seedWorkspace } from "./helpers";
 const v = (s: string, mode = 0o644) => ({ bytes: text(s), mode });
 
 describe("renderUnifiedDiff", () => {
-  it("renders modified, added, deleted, no-newline, empty, CRLF, mode and binary changes git-style, sorted by path", () => {
-    // This fixture, minus the binary entries (git cannot apply those without --binary data), was
-    // written out with the original tree and checked with `git apply --check -v` and `git apply`.
+  it("renders modified, added, deleted, no-newline, empty, CRLF, mode and binary changes git-style, sorted by path", async () => {
+    // This fixture was written out with the original tree and checked with `git apply --check -v`
+    // and `git apply`; the binary blocks are what `git diff --binary` (git 2.39) prints for them.
     const changes: FileChange[] = [
       { path: "src/app.ts", before: v("l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n"), after: v("l1\nl2\nL3\nl4\nl5\nl6\nl7\nl8\nl9\n") },
       { path: "added.txt", before: null, after: v("new\nfile\n") },
@@ -25,7 +26,7 @@ describe("renderUnifiedDiff", () => {
       { path: "img.bin", before: { bytes: new Uint8Array([0, 1]), mode: 0o644 }, after: { bytes: new Uint8Array([0, 2]), mode: 0o644 } },
       { path: "new.bin", before: null, after: { bytes: new Uint8Array([0xff, 0xfe, 0]), mode: 0o644 } },
     ];
-    expect(renderUnifiedDiff(changes)).toBe(
+    expect(await renderUnifiedDiff(changes)).toBe(
       [
         "diff --git a/added.txt b/added.txt",
         "new file mode 100644",
@@ -56,10 +57,24 @@ describe("renderUnifiedDiff", () => {
         "diff --git a/empty-new.txt b/empty-new.txt",
         "new file mode 100644",
         "diff --git a/img.bin b/img.bin",
-        "Binary files a/img.bin and b/img.bin differ",
+        "index bdc955b7b2e610ad5a72302b139a2e6cb325519a..8835708590a9afa236e1bbad18df9d23de82ccd3 100644",
+        "GIT binary patch",
+        "literal 2",
+        "JcmZQz0ssI600RI3",
+        "",
+        "literal 2",
+        "JcmZQz1ONa700IC2",
+        "",
         "diff --git a/new.bin b/new.bin",
         "new file mode 100644",
-        "Binary files /dev/null and b/new.bin differ",
+        "index 0000000000000000000000000000000000000000..6e00d25c6cd705d172279b791d49c6e378416d86",
+        "GIT binary patch",
+        "literal 3",
+        "KcmezWj{yJ#`~m&|",
+        "",
+        "literal 0",
+        "HcmV?d00001",
+        "",
         "diff --git a/no-eol.txt b/no-eol.txt",
         "--- a/no-eol.txt",
         "+++ b/no-eol.txt",
@@ -91,8 +106,77 @@ describe("renderUnifiedDiff", () => {
     );
   });
 
-  it("renders nothing for no changes", () => {
-    expect(renderUnifiedDiff([])).toBe("");
+  it("writes deleted, mode-only and mode-and-content binary changes as `git diff --binary` does", async () => {
+    const bin = (bytes: number[], mode = 0o644) => ({ bytes: new Uint8Array(bytes), mode });
+    const changes: FileChange[] = [
+      { path: "old.bin", before: bin([0x67, 0x6f, 0x6e, 0x65, 0, 0xff]), after: null },
+      { path: "tool.bin", before: bin([0, 1, 2]), after: bin([0, 1, 2], 0o755) },
+      { path: "exec.bin", before: bin([0, 1, 2]), after: bin([0, 1, 2, 3], 0o755) },
+    ];
+    // Pasted from `git diff --cached --binary` (git 2.39) over the same files on disk.
+    expect(await renderUnifiedDiff(changes)).toBe(
+      [
+        "diff --git a/exec.bin b/exec.bin",
+        "old mode 100644",
+        "new mode 100755",
+        "index 8352675d67aed6625ece79af41c27fdb4ee2e867..eaf36c1daccfdf325514461cd1a2ffbc139b5464",
+        "GIT binary patch",
+        "literal 4",
+        "LcmZQzWMT#Y01f~L",
+        "",
+        "literal 3",
+        "KcmZQzWC8#H2LJ>B",
+        "",
+        "diff --git a/old.bin b/old.bin",
+        "deleted file mode 100644",
+        "index cbc8645549033fddbf816c7169c19e8688db4b3f..0000000000000000000000000000000000000000",
+        "GIT binary patch",
+        "literal 0",
+        "HcmV?d00001",
+        "",
+        "literal 6",
+        "NcmYe#&r4<a4*&>(0;vE1",
+        "",
+        "diff --git a/tool.bin b/tool.bin",
+        "old mode 100644",
+        "new mode 100755",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("splits longer binary data into base85 lines of at most 52 deflated bytes that git's decoding restores", async () => {
+    // Git deflated this pair into stored blocks; fflate's deflate differs, so the bytes are compared
+    // after decoding. The decoder is checked against git's own lines first.
+    const before = new Uint8Array(60).map((_, i) => (i * 37 + 11) & 255);
+    before[5] = 0;
+    const after = before.map((b, i) => (i % 3 === 0 ? b ^ 0x5a : b));
+    const gitForward = [
+      "zcmV-C0K@-LFjXL*0J9D=0)3*L>=A5Rfd9(xPB~uLsLiMsJUfP~iuD?0WQp|C_(wu#",
+      "S*0I*1AVn~bw1fU55^a)36&(Wr",
+    ];
+    expect(decodeLiteral(gitForward)).toEqual(after);
+
+    const patch = await renderUnifiedDiff([{ path: "multi.bin", before: { bytes: before, mode: 0o644 }, after: { bytes: after, mode: 0o644 } }]);
+    const [forward, reverse, rest] = patch.split("\n\n");
+    const forwardLines = forward!.split("\n");
+    expect(forwardLines.slice(0, 4)).toEqual([
+      "diff --git a/multi.bin b/multi.bin",
+      "index ef86f7fd7cde3a002a0de679621bf25137a55518..5477a1f2d16970695835d9e5011147576638aa86 100644",
+      "GIT binary patch",
+      "literal 60",
+    ]);
+    // More than 52 deflated bytes: a full 'z' line (52 bytes, 65 characters) and a shorter one.
+    expect(forwardLines.slice(4).map((line) => [line[0], line.length])).toEqual([["z", 66], [expect.stringMatching(/^[A-Z]$/), expect.any(Number)]]);
+    expect(decodeLiteral(forwardLines.slice(4))).toEqual(after);
+    const reverseLines = reverse!.split("\n");
+    expect(reverseLines[0]).toBe("literal 60");
+    expect(decodeLiteral(reverseLines.slice(1))).toEqual(before);
+    expect(rest).toBe("");
+  });
+
+  it("renders nothing for no changes", async () => {
+    expect(await renderUnifiedDiff([])).toBe("");
   });
 });
 
@@ -137,3 +221,21 @@ describe("renderChanges", () => {
     );
   });
 });
+
+/** Git's base85 literal lines back to bytes (a length char, then 5 chars per 4 bytes), inflated. */
+function decodeLiteral(lines: string[]): Uint8Array {
+  const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+  const bytes: number[] = [];
+  for (const line of lines) {
+    const code = line.charCodeAt(0);
+    const length = code <= 90 ? code - 64 : code - 96 + 26;
+    const decoded: number[] = [];
+    for (let at = 1; at < line.length; at += 5) {
+      let group = 0;
+      for (const char of line.slice(at, at + 5)) group = group * 85 + alphabet.indexOf(char);
+      decoded.push(group >>> 24, (group >>> 16) & 255, (group >>> 8) & 255, group & 255);
+    }
+    bytes.push(...decoded.slice(0, length));
+  }
+  return unzlibSync(new Uint8Array(bytes));
+}
