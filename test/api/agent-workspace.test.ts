@@ -103,6 +103,31 @@ describe("an agent run over an uploaded workspace", () => {
     );
   });
 
+  it("bash works on the same view and writes to the overlay only when writes are allowed", async () => {
+    const { sessionId } = await workspaceSession([
+      toolTurn([{ id: "call_sh", name: "bash", args: { command: "grep -c const src/a.ts && echo made > notes.txt && rm README.md" } }]),
+      textTurn("done"),
+      toolTurn([{ id: "call_ro", name: "bash", args: { command: "echo nope > blocked.txt" } }]),
+      textTurn("could not"),
+    ]);
+    await readSse(await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "shell", allowBash: true, allowWrite: true })));
+    const first = (await store.loadMessages(sessionId)).find((m) => m.kind === "tool_result")!;
+    expect(first.kind === "tool_result" && [first.error, first.resultText]).toEqual([false, "2"]);
+    expect(await (await api(`/api/sessions/${sessionId}/files/notes.txt`)).text()).toBe("made\n");
+    expect((await api(`/api/sessions/${sessionId}/files/README.md`)).status).toBe(404);
+    expect(await (await api(`/api/sessions/${sessionId}/changes`)).text()).toBe(
+      ["diff --git a/README.md b/README.md", "deleted file mode 100644", "--- a/README.md", "+++ /dev/null", "@@ -1,2 +0,0 @@", "-# Demo", "-hello world",
+       "diff --git a/notes.txt b/notes.txt", "new file mode 100644", "--- /dev/null", "+++ b/notes.txt", "@@ -0,0 +1,1 @@", "+made", ""].join("\n"),
+    );
+
+    // Bash without allowWrite: the shell runs, but the write is refused and nothing reaches the overlay.
+    await readSse(await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "again", allowBash: true })));
+    const second = (await store.loadMessages(sessionId)).filter((m) => m.kind === "tool_result").at(-1)!;
+    expect(second.kind === "tool_result" && second.error).toBe(true);
+    expect(second.kind === "tool_result" && second.resultText).toContain("EROFS");
+    expect((await api(`/api/sessions/${sessionId}/files/blocked.txt`)).status).toBe(404);
+  });
+
   it("a read-only run denies write with write_not_allowed and never executes it", async () => {
     const { sessionId } = await workspaceSession([toolTurn([{ id: "call_w", name: "write", args: { path: "x.txt", content: "x" } }]), textTurn("I may not write.")]);
     const { frames } = await readSse(await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "write x" })));
