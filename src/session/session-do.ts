@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
 import { AgentEvent, AgentMessage, AgentPromptCommand, formatIssues, randomIds, type IdGenerator } from "../domain";
-import { createModelClient, modelConfigFromEnv, type ModelClient } from "../model";
 import { runAgent, type RunOutcome } from "../runtime/agent-runtime";
 import type { RunLog, ToolRunner } from "../runtime/run-log";
 import { EventHub, type SeqEvent } from "./live-events";
@@ -9,7 +8,8 @@ import { SessionWorkspace } from "./session-workspace";
 import { BUILTIN_TOOLS } from "../tools/registry";
 import { ToolExecutionService } from "../tools/execution-service";
 import { WorkspaceError } from "../workspace/errors";
-import { DurableSessionStore } from "./session-store";
+import { runModel } from "./run-model";
+import { sseResponse } from "./sse";
 import type { AppEnv } from "../env";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { readLog, readLogLines } from "./log-reader";
@@ -233,7 +233,7 @@ export class SessionDO extends DurableObject<AppEnv> {
         runId,
         workspaceId: meta.workspaceId,
         history,
-        model: this.modelFor(meta, command.model),
+        model: runModel(this.env, meta, command.model, this.modelFetch),
         tools: "execute" in tools ? tools : null,
         setupError: "execute" in tools ? undefined : tools,
         log: this.runLog(),
@@ -246,18 +246,6 @@ export class SessionDO extends DurableObject<AppEnv> {
       // Normally the terminal event already closed them; this covers a run that died without one.
       this.hub.closeAll();
     }
-  }
-
-  private modelFor(meta: OwnedSessionMeta, requested: string | undefined): ModelClient {
-    return createModelClient({ ...modelConfigFromEnv(this.env), fetch: this.modelFetch }, requested, {
-      loadMessages: async (sessionId) => {
-        // A replay may only read sessions of the same tenant.
-        const store = new DurableSessionStore(this.env.SESSIONS);
-        const source = sessionId === meta.id ? meta : await store.find(sessionId);
-        if (!source || source.owner !== meta.owner) throw new Error(`session '${sessionId}' does not exist`);
-        return store.loadMessages(sessionId);
-      },
-    });
   }
 
   /** The run's tools behind its policy; a session without a workspace gets an empty tool list. */
@@ -380,12 +368,6 @@ function unwrapLocal<T>(result: SessionResult<T>): T {
 
 function jsonError(status: number, code: string, message: string): Response {
   return Response.json({ error: { code, message } }, { status });
-}
-
-function sseResponse(body: ReadableStream<Uint8Array>, runId: string | null): Response {
-  const headers = new Headers({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive" });
-  if (runId) headers.set("x-run-id", runId);
-  return new Response(body, { headers });
 }
 
 function notFound(): { ok: false; code: "session_not_found"; message: string } {

@@ -14,3 +14,10 @@ export function sseFrame(id: number, event: string, data: string): string {
   const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`);
   return `id: ${id}\nevent: ${event}\n${lines.join("")}\n`;
 }
+
+/** A streaming response; `x-run-id` names the run being tailed, when there is one. */
+export function sseResponse(body: ReadableStream<Uint8Array>, runId: string | null): Response {
+  const headers = new Headers({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive" });
+  if (runId) headers.set("x-run-id", runId);
+  return new Response(body, { headers });
+}
