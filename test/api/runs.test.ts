@@ -135,6 +135,41 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     expect(jsonl).not.toContain("sk-test-SECRET");
   });
 
+  it("429 with Retry-After is retried inside the run; the client sees one clean answer", async () => {
+    const limited = () => jsonResponse(429, { error: { message: "slow down" } }, { "retry-after": "0" });
+    const { sessionId, requests } = await sessionWithModel([limited, textAnswer("after the retry")]);
+    const { frames } = await readSse(await prompt(sessionId, { text: "go" }));
+    expect(requests).toHaveLength(2);
+    expect(types(frames)).toEqual(["agent_started", "user_message_appended", "assistant_delta", "assistant_completed", "agent_completed"]);
+    expect(frames[2]!.data.text).toBe("after the retry");
+  });
+
+  it("an error inside a 200 stream and a dropped connection end the run with agent_error", async () => {
+    const inStream: Answer = () => sseResponse(sse([chunk({ content: "par" }), { error: { message: "upstream exploded", type: "server_error" } }], { done: false }));
+    const dropped: Answer = () =>
+      sseResponse(
+        new ReadableStream<Uint8Array>({
+          // First read: a chunk; second read: the connection breaks (after output, so no retry).
+          pull(controller) {
+            if (this.sent) return controller.error(new Error("connection reset"));
+            this.sent = true;
+            controller.enqueue(new TextEncoder().encode(sse([chunk({ content: "half" })], { done: false })));
+          },
+          sent: false,
+        } as UnderlyingDefaultSource<Uint8Array> & { sent: boolean }),
+      );
+    const { sessionId } = await sessionWithModel([inStream, dropped]);
+    const first = await readSse(await prompt(sessionId, { text: "one" }));
+    expect(first.frames.at(-1)!.data).toMatchObject({ type: "agent_error", code: "provider_error" });
+    const second = await readSse(await prompt(sessionId, { text: "two" }));
+    expect(second.frames.at(-1)!.data).toMatchObject({ type: "agent_error", code: "network_error" });
+    const assistants = (await store.loadMessages(sessionId)).filter((m) => m.kind === "assistant");
+    expect(assistants.map((m) => m.kind === "assistant" && [m.text, m.stopReason])).toEqual([
+      ["par", "ERROR"],
+      ["half", "ERROR"],
+    ]);
+  });
+
   it("400 for blank text, out-of-range limits and unknown fields", async () => {
     const { sessionId } = await sessionWithModel([]);
     const code = async (body: unknown) => ((await (await prompt(sessionId, body)).json()) as { error: { code: string; message: string } }).error;
