@@ -150,7 +150,7 @@ describe("POST /api/sessions/:id/messages/stream", () => {
       sseResponse(
         new ReadableStream<Uint8Array>({
           // First read: a chunk; second read: the connection breaks (after output, so no retry).
-          pull(controller) {
+          pull(this: { sent: boolean }, controller: ReadableStreamDefaultController<Uint8Array>) {
             if (this.sent) return controller.error(new Error("connection reset"));
             this.sent = true;
             controller.enqueue(new TextEncoder().encode(sse([chunk({ content: "half" })], { done: false })));
