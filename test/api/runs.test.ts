@@ -156,7 +156,7 @@ describe("POST /api/sessions/:id/messages/stream", () => {
             controller.enqueue(new TextEncoder().encode(sse([chunk({ content: "half" })], { done: false })));
           },
           sent: false,
-        } as UnderlyingDefaultSource<Uint8Array> & { sent: boolean }),
+        } as UnderlyingSource<Uint8Array> & { sent: boolean }),
       );
     const { sessionId } = await sessionWithModel([inStream, dropped]);
     const first = await readSse(await prompt(sessionId, { text: "one" }));
