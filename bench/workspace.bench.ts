@@ -2,12 +2,14 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import { deleteWorkspace, loadWorkspace } from "../src/workspace/snapshot";
+import type { MemoryReading } from "./setup/probes/workerd-memory";
 import type { WorkspaceBenchInput } from "./setup/workspace";
 
 /**
  * Workspace ingest: MB/s of source text stored as pack + index in (local) R2, for tar, tar.gz and
  * zip bodies fetched from the setup's HTTP server, next to native extraction of the same archive
- * to disk in the same run. Plus one full readMany pass (what grep does) and its subrequests.
+ * to disk in the same run. Plus one full readMany pass (what grep does) and its subrequests, and
+ * the peak resident memory of workerd while it ingests archives of 100 MB of source text.
  */
 const RUNS = 3;
 const MB = 1e6;
@@ -79,4 +81,35 @@ it("workspace ingest throughput vs native extraction", async () => {
       `readMany over all ${input.files} files: ${readMs.toFixed(0)} ms, ${counter.gets} R2 range reads, ` +
       `${(bytes / MB / (readMs / 1000)).toFixed(1)} MB/s\n`,
   );
+});
+
+it("workspace ingest of a 100 MB archive: time and workerd peak memory", async () => {
+  const input: WorkspaceBenchInput = inject("workspaceBench");
+  const { large } = input;
+  const memory = async (step: "start" | "stop") => (await fetch(`${input.baseUrl}/memory/${step}`, { method: "POST" })).json();
+  const rows: string[][] = [];
+  for (const archive of large.archives) {
+    const workspaceId = `w_bench_large_${archive.format.replace(".", "_")}`;
+    await memory("start");
+    const start = performance.now();
+    const response = await fetch(`${input.baseUrl}/${archive.path}`);
+    const result = await ingestWorkspace(env.STORE, response.body!, { workspaceId, owner: null, contentType: archive.contentType });
+    const ms = performance.now() - start;
+    const reading = (await memory("stop")) as MemoryReading;
+    expect(result).toMatchObject({ files: large.files, bytes: large.sourceBytes, skipped: [] });
+    await deleteWorkspace(env.STORE, workspaceId);
+    rows.push([
+      archive.format,
+      `${archive.bytes.toLocaleString("en-US")} B (${(archive.bytes / MB).toFixed(1)} MB)`,
+      `${ms.toFixed(0)} ms`,
+      `${(large.sourceBytes / MB / (ms / 1000)).toFixed(1)} MB/s`,
+      `${(reading.startRssBytes / MB).toFixed(0)} MB`,
+      `+${((reading.peakRssBytes - reading.startRssBytes) / MB).toFixed(1)} MB`,
+      `${reading.hwmReset ? "VmHWM reset" : "no VmHWM reset"}, ${reading.samples} samples, pids ${reading.pids.join(",")}`,
+    ]);
+  }
+  const header = ["format", "archive", "ingest", "MB/s (source)", "workerd RSS before", "peak RSS growth", "probe"];
+  const table = [header, ...rows].map((r) => `| ${r.join(" | ")} |`);
+  table.splice(1, 0, `| ${header.map(() => "---").join(" | ")} |`);
+  console.log(`\nworkspace ingest, large: ${large.files} files, ${large.sourceBytes.toLocaleString("en-US")} B of source text\n${table.join("\n")}\n`);
 });

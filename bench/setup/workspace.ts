@@ -1,26 +1,37 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, createReadStream, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import type { TestProject } from "vitest/node";
+import { MAX_ARCHIVE_BYTES } from "../../src/workspace/limits";
+import { WorkerdMemoryProbe } from "./probes/workerd-memory";
 
 /**
  * Global setup for bench/workspace.bench.ts, run in Node: copies real source text from
  * node_modules into a temp tree (at least MIN_SOURCE_BYTES), packs it with GNU tar (tar, tar.gz)
  * and zip, times the native baselines (`tar -xf`, `tar -xzf`, `unzip`) extracting to disk, and
  * serves the archives over a local HTTP server that the bench (in workerd) fetches.
+ *
+ * For the memory bench it also repeats that tree under `copy-N/` until it holds LARGE_SOURCE_BYTES
+ * (a tar just under MAX_ARCHIVE_BYTES) and answers `POST /memory/start` and `POST /memory/stop`
+ * with the workerd processes' resident memory (see probes/workerd-memory.ts).
  */
 const MIN_SOURCE_BYTES = 24 * 1024 * 1024;
 const SOURCE_DIRS = ["typescript/lib", "hono/dist", "zod", "diff", "openai", "modern-tar/dist", "fflate", "picomatch", "ignore"];
 const TEXT_FILE = /\.(m?js|cjs|d\.[cm]?ts|ts|json|md)$/;
 const BASELINE_RUNS = 3;
+/** Source text in the large archives: "100 MB" as the issue counts it, while the tar stays under MAX_ARCHIVE_BYTES. */
+const LARGE_SOURCE_BYTES = 100_000_000;
+
+type Format = "tar" | "tar.gz" | "zip";
 
 export interface WorkspaceBenchInput {
   baseUrl: string;
   files: number;
   sourceBytes: number;
-  archives: { format: "tar" | "tar.gz" | "zip"; path: string; bytes: number; contentType: string; baseline: string; baselineMs: number }[];
+  archives: { format: Format; path: string; bytes: number; contentType: string; baseline: string; baselineMs: number }[];
+  large: { files: number; sourceBytes: number; archives: { format: Format; path: string; bytes: number; contentType: string }[] };
 }
 
 declare module "vitest" {
@@ -78,21 +89,76 @@ export default async function setup(project: TestProject) {
     { format: "tar", path: "ws.tar", contentType: "application/x-tar", baseline: "GNU tar -xf", baselineMs: time("tar", ["-xf", "ws.tar", "-C", "{out}"]) },
     { format: "tar.gz", path: "ws.tar.gz", contentType: "application/gzip", baseline: "GNU tar -xzf", baselineMs: time("tar", ["-xzf", "ws.tar.gz", "-C", "{out}"]) },
     { format: "zip", path: "ws.zip", contentType: "application/zip", baseline: "unzip -q", baselineMs: time("unzip", ["-q", "ws.zip", "-d", "{out}"]) },
-  ].map((a) => ({ ...a, format: a.format as "tar" | "tar.gz" | "zip", bytes: statSync(join(root, a.path)).size }));
+  ].map((a) => ({ ...a, format: a.format as Format, bytes: statSync(join(root, a.path)).size }));
 
+  const large = buildLargeTree(tree, join(root, "large"));
+  run("tar", ["-cf", "large.tar", "-C", join(root, "large"), "."]);
+  run("tar", ["-czf", "large.tar.gz", "-C", join(root, "large"), "."]);
+  run("zip", ["-qr", join(root, "large.zip"), "."], join(root, "large"));
+  rmSync(join(root, "large"), { recursive: true, force: true });
+  const largeArchives = [
+    { format: "tar" as const, path: "large.tar", contentType: "application/x-tar" },
+    { format: "tar.gz" as const, path: "large.tar.gz", contentType: "application/gzip" },
+    { format: "zip" as const, path: "large.zip", contentType: "application/zip" },
+  ]
+    .filter((a) => !process.env.WS_BENCH_LARGE || process.env.WS_BENCH_LARGE.split(",").includes(a.format))
+    .map((a) => ({ ...a, bytes: statSync(join(root, a.path)).size }));
+  const tooBig = largeArchives.find((a) => a.bytes >= MAX_ARCHIVE_BYTES);
+  if (tooBig) throw new Error(`${tooBig.path} is ${tooBig.bytes} bytes, over MAX_ARCHIVE_BYTES`);
+
+  const probe = new WorkerdMemoryProbe();
+  const served = [...archives, ...largeArchives];
   const server = createServer((req, res) => {
-    const archive = archives.find((a) => req.url === `/${a.path}`);
+    if (req.method === "POST" && (req.url === "/memory/start" || req.url === "/memory/stop")) {
+      const reading = req.url === "/memory/start" ? probe.start() : probe.stop();
+      return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(reading));
+    }
+    const archive = served.find((a) => req.url === `/${a.path}`);
     if (!archive) return res.writeHead(404).end();
-    const body = readFileSync(join(root, archive.path));
-    res.writeHead(200, { "content-type": archive.contentType, "content-length": body.byteLength }).end(body);
+    res.writeHead(200, { "content-type": archive.contentType, "content-length": archive.bytes });
+    createReadStream(join(root, archive.path)).pipe(res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   if (!address || typeof address === "string") throw new Error("no server address");
-  project.provide("workspaceBench", { baseUrl: `http://127.0.0.1:${address.port}`, files, sourceBytes, archives });
+  project.provide("workspaceBench", {
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    files,
+    sourceBytes,
+    archives,
+    large: { ...large, archives: largeArchives },
+  });
 
   return async () => {
+    probe.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     rmSync(root, { recursive: true, force: true });
   };
+}
+
+/** Copies `tree` file by file under `to/copy-0/`, `to/copy-1/`, ... until LARGE_SOURCE_BYTES are in. */
+function buildLargeTree(tree: string, to: string): { files: number; sourceBytes: number } {
+  const sources: { path: string; size: number }[] = [];
+  const list = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      const stat = statSync(path);
+      if (stat.isDirectory()) list(path);
+      else sources.push({ path: relative(tree, path), size: stat.size });
+    }
+  };
+  list(tree);
+  let sourceBytes = 0;
+  let files = 0;
+  for (let copy = 0; sourceBytes < LARGE_SOURCE_BYTES; copy++) {
+    for (const source of sources) {
+      if (sourceBytes >= LARGE_SOURCE_BYTES) break;
+      const target = join(to, `copy-${copy}`, source.path);
+      mkdirSync(dirname(target), { recursive: true });
+      copyFileSync(join(tree, source.path), target);
+      sourceBytes += source.size;
+      files++;
+    }
+  }
+  return { files, sourceBytes };
 }

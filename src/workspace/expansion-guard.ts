@@ -1,6 +1,6 @@
 import { archiveBomb, archiveTooLarge } from "./archive-errors";
 import type { IngestLimits } from "./limits";
-import { pipeThroughQuietly } from "./streams";
+import { pipeThroughOnDemand, pipeThroughQuietly } from "./streams";
 
 /** Limits on what one decompression may produce. */
 export interface ExpansionLimits {
@@ -49,5 +49,6 @@ export function guardExpansion(
     },
   });
   const counted = pipeThroughQuietly(compressed, countIn);
-  return pipeThroughQuietly(pipeThroughQuietly(counted, decompressor), checkOut);
+  // On demand: native decompressors queue all of their output otherwise (see pipeThroughOnDemand).
+  return pipeThroughQuietly(pipeThroughOnDemand(counted, decompressor), checkOut);
 }
