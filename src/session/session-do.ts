@@ -66,6 +66,8 @@ export class SessionDO extends DurableObject<AppEnv> {
   private readonly hub = new EventHub();
   private readonly workspace: SessionWorkspace;
   private messageCache: AgentMessage[] | null = null;
+  /** Bumped on every message append, so a history load that raced an append is not cached. */
+  private messageVersion = 0;
   private unflushedBytes: number | null = null;
   private alarmArmed = false;
 
@@ -124,7 +126,11 @@ export class SessionDO extends DurableObject<AppEnv> {
   async loadMessages(): Promise<SessionResult<AgentMessage[]>> {
     const meta = this.meta.get();
     if (!meta) return notFound();
-    this.messageCache ??= (await readLogLines(this.log, this.env.STORE, "messages")).map((line) => decodeMessageLine(line.body, line.seq, meta.id));
+    while (!this.messageCache) {
+      const version = this.messageVersion;
+      const loaded = (await readLogLines(this.log, this.env.STORE, "messages")).map((line) => decodeMessageLine(line.body, line.seq, meta.id));
+      if (version === this.messageVersion) this.messageCache = loaded;
+    }
     return { ok: true, value: [...this.messageCache] };
   }
 
@@ -241,6 +247,9 @@ export class SessionDO extends DurableObject<AppEnv> {
         clock: Date.now,
         signal,
       });
+    } catch (err) {
+      // The runtime never throws; this is a failure before it could start (e.g. the history is unreadable).
+      this.recordRunFailure(runId, "internal_error", `the run could not start: ${(err as Error).message}`);
     } finally {
       this.runs.finish(runId, outcome.stopReason, new Date().toISOString());
       // Normally the terminal event already closed them; this covers a run that died without one.
@@ -298,14 +307,18 @@ export class SessionDO extends DurableObject<AppEnv> {
     const meta = this.meta.get();
     if (!meta) return;
     for (const runId of this.runs.orphaned()) {
-      const now = new Date().toISOString();
-      const parentId = this.meta.lastMessageId();
-      this.append("messages", [{ kind: "assistant", id: this.ids.next("message"), sessionId: meta.id, parentId, createdAt: now, text: "", stopReason: "ERROR" }]);
-      this.append("events", [
-        { type: "agent_error", eventId: this.ids.next("event"), sessionId: meta.id, createdAt: now, runId, code: "run_interrupted", message: "the run was interrupted (the server restarted); send the prompt again" },
-      ]);
-      this.runs.finish(runId, "ERROR", now);
+      this.recordRunFailure(runId, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
+      this.runs.finish(runId, "ERROR", new Date().toISOString());
     }
+  }
+
+  /** Ends a run the runtime could not end itself: an ERROR assistant message and agent_error. */
+  private recordRunFailure(runId: string, code: string, message: string): void {
+    const meta = this.meta.get()!;
+    const now = new Date().toISOString();
+    const parentId = this.meta.lastMessageId();
+    this.append("messages", [{ kind: "assistant", id: this.ids.next("message"), sessionId: meta.id, parentId, createdAt: now, text: "", stopReason: "ERROR" }]);
+    this.append("events", [{ type: "agent_error", eventId: this.ids.next("event"), sessionId: meta.id, createdAt: now, runId, code, message }]);
   }
 
   private append(stream: LogStream, records: unknown[]): SessionResult<number[]> {
@@ -331,6 +344,7 @@ export class SessionDO extends DurableObject<AppEnv> {
     this.meta.touch(new Date().toISOString());
     if (stream === "messages") {
       this.meta.setLastMessageId((parsed[parsed.length - 1] as AgentMessage).id);
+      this.messageVersion++;
       this.messageCache?.push(...(parsed as AgentMessage[]));
     }
     if (stream === "events") parsed.forEach((event, i) => this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent }));

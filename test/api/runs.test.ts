@@ -170,6 +170,25 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     ]);
   });
 
+  it("a run whose history cannot be read ends with agent_error instead of hanging", async () => {
+    const { sessionId } = await sessionWithModel([textAnswer("first"), textAnswer("never sent")]);
+    await readSse(await prompt(sessionId, { text: "one" }));
+    await waitForStatus(sessionId, "idle");
+    await store.stub(sessionId).flush();
+    // Lose the flushed segment behind the session's back, and drop the in-memory history as a restart would.
+    const listed = await env.STORE.list({ prefix: `sessions/${sessionId}/messages/` });
+    expect(listed.objects.length).toBe(1);
+    await env.STORE.delete(listed.objects.map((o) => o.key));
+    await runInDurableObject(store.stub(sessionId), (instance: SessionDO) => {
+      (instance as unknown as { messageCache: unknown }).messageCache = null;
+    });
+    const { frames, ended } = await readSse(await prompt(sessionId, { text: "two" }));
+    expect(ended).toBe(true);
+    expect(types(frames)).toEqual(["agent_error"]);
+    expect(frames[0]!.data).toMatchObject({ code: "internal_error", message: expect.stringMatching(/^the run could not start: segment sessions\/.+ is missing from R2$/) });
+    expect((await store.info(sessionId))!.status).toBe("idle");
+  });
+
   it("400 for blank text, out-of-range limits and unknown fields", async () => {
     const { sessionId } = await sessionWithModel([]);
     const code = async (body: unknown) => ((await (await prompt(sessionId, body)).json()) as { error: { code: string; message: string } }).error;
