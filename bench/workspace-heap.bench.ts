@@ -1,0 +1,125 @@
+import { env } from "cloudflare:workers";
+import { expect, inject, it } from "vitest";
+import { ingestWorkspace } from "../src/workspace/ingest";
+import { deleteWorkspace } from "../src/workspace/snapshot";
+import type { IsolateHeapInput } from "./setup/isolate-heap";
+import type { HeapReading } from "./setup/probes/isolate-heap";
+import type { WorkspaceBenchInput } from "./setup/workspace";
+
+/**
+ * In-isolate memory while ingesting the 100 MB archives of bench/workspace.bench.ts: V8's own
+ * heap figures for the isolate this bench runs in (JS heap and ArrayBuffer backing stores), read
+ * over the DevTools protocol by bench/setup/isolate-heap.ts. Only runs when vitest is started with
+ * `--inspect=127.0.0.1:<port>`; skipped otherwise (so `npm run bench` does not pay for it).
+ */
+const MB = 1e6;
+const heap: IsolateHeapInput | null = inject("isolateHeap");
+
+async function measure<T>(work: () => Promise<T>): Promise<{ reading: HeapReading; ms: number; value: T }> {
+  const post = async (path: string) => {
+    const response = await fetch(`${heap!.url}${path}`, { method: "POST" });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  await post("/heap/start");
+  const start = performance.now();
+  const value = await work();
+  const ms = performance.now() - start;
+  const reading = (await post("/heap/stop")) as HeapReading;
+  return { reading, ms, value };
+}
+
+/**
+ * Passes `body` through, and after every SAMPLE_EVERY_BYTES of it waits for the probe to take a
+ * sample: the probe's 50 ms timer alone gets no answer while the isolate runs JS back to back.
+ */
+const SAMPLE_EVERY_BYTES = 2 * 1024 * 1024;
+function sampled(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let since = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      async transform(chunk, controller) {
+        controller.enqueue(chunk);
+        since += chunk.byteLength;
+        if (since < SAMPLE_EVERY_BYTES) return;
+        since = 0;
+        await (await fetch(`${heap!.url}/heap/sample`, { method: "POST" })).arrayBuffer();
+      },
+    }),
+  );
+}
+
+const mb = (bytes: number) => (bytes / MB).toFixed(1);
+
+function row(label: string, ms: number, r: HeapReading, readings: HeapReading[]): string[] {
+  readings.push(r);
+  return [
+    label,
+    `${ms.toFixed(0)} ms`,
+    `${mb(r.start.usedSize)} / ${mb(r.start.backingStorageSize)}`,
+    mb(r.peak.usedSize),
+    mb(r.peak.backingStorageSize),
+    `${mb(r.peakTotal)} (+${mb(r.peakTotal - r.start.usedSize - r.start.backingStorageSize - r.start.embedderHeapUsedSize)}, at ${(r.peakAtMs / 1000).toFixed(1)} s)`,
+    `${mb(r.end.usedSize)} / ${mb(r.end.backingStorageSize)}`,
+    `${r.samples}, max ${r.maxLatencyMs.toFixed(0)} ms`,
+  ];
+}
+
+it.skipIf(!heap)("workspace ingest of a 100 MB archive: in-isolate V8 heap and ArrayBuffer backing stores", async () => {
+  const input: WorkspaceBenchInput = inject("workspaceBench");
+  const { large } = input;
+  const rows: string[][] = [];
+  const readings: HeapReading[] = [];
+
+  for (const archive of large.archives) {
+    const workspaceId = `w_bench_heap_${archive.format.replace(".", "_")}`;
+    const { reading, ms, value } = await measure(async () => {
+      const response = await fetch(`${input.baseUrl}/${archive.path}`);
+      return ingestWorkspace(env.STORE, sampled(response.body!), { workspaceId, owner: null, contentType: archive.contentType });
+    });
+    expect(value).toMatchObject({ files: large.files, bytes: large.sourceBytes, skipped: [] });
+    await deleteWorkspace(env.STORE, workspaceId);
+    rows.push(row(`${archive.format} ${mb(archive.bytes)} MB: ingest`, ms, reading, readings));
+  }
+
+  // The network body alone, read and dropped: what fetch() costs before our pipeline (after the
+  // ingests, so that its garbage does not start them off).
+  const tar = large.archives.find((a) => a.format === "tar");
+  if (tar) {
+    const drained = await measure(async () => {
+      const reader = sampled((await fetch(`${input.baseUrl}/${tar.path}`)).body!).getReader();
+      let bytes = 0;
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) bytes += chunk.value.byteLength;
+      return bytes;
+    });
+    expect(drained.value).toBe(tar.bytes);
+    rows.push(row("tar: fetch() body read and dropped (no ingest)", drained.ms, drained.reading, readings));
+  }
+
+  // Calibration (last, so its 64 MiB does not linger into the other cases): which field counts a
+  // Uint8Array's bytes? Hold 64 MiB (touched) across the samples.
+  const calibration = await measure(async () => {
+    const bytes = new Uint8Array(64 * 1024 * 1024).fill(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return bytes.byteLength;
+  });
+  rows.push(row("calibration: hold one 64 MiB Uint8Array", calibration.ms, calibration.reading, readings));
+
+  const header = [
+    "case",
+    "time",
+    "before: used / backing MB",
+    "peak used heap MB",
+    "peak backing store MB",
+    "peak used + backing + cppgc MB (growth)",
+    "at end: used / backing MB",
+    "samples",
+  ];
+  const table = [header, ...rows].map((r) => `| ${r.join(" | ")} |`);
+  table.splice(1, 0, `| ${header.map(() => "---").join(" | ")} |`);
+  console.log(
+    `\nworkspace ingest, in-isolate memory (${calibration.reading.target}, via ${heap!.inspector}): ` +
+      `${large.files} files, ${large.sourceBytes.toLocaleString("en-US")} B of source text\n${table.join("\n")}\n` +
+      `(no forced GC: used heap includes uncollected garbage; cppgc embedder heap peaked at ${mb(Math.max(...readings.map((r) => r.peak.embedderHeapUsedSize)))} MB)\n`,
+  );
+});
