@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { copySourceTree } from "../fixtures/source-tree";
 
 /**
  * Global setup for bench/grep.bench.ts, run in Node: copies .js/.ts source files from
@@ -53,25 +54,13 @@ export default async function setup(project: TestProject) {
   const root = mkdtempSync(join(tmpdir(), "grep-bench-"));
   const tree = join(root, "tree");
   const modules = join(process.cwd(), "node_modules");
-  let sourceBytes = 0;
-  let files = 0;
-  const copy = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      if (sourceBytes >= MIN_SOURCE_BYTES) return;
-      const from = join(dir, name);
-      const stat = statSync(from);
-      if (stat.isDirectory()) copy(from);
-      else if (SOURCE_FILE.test(name) && stat.size <= MAX_COPIED_FILE_BYTES) {
-        const to = join(tree, relative(modules, from));
-        mkdirSync(dirname(to), { recursive: true });
-        copyFileSync(from, to);
-        sourceBytes += stat.size;
-        files++;
-      }
-    }
-  };
-  copy(modules);
-  if (sourceBytes < MIN_SOURCE_BYTES) throw new Error(`only ${sourceBytes} bytes of source text found`);
+  const { files, sourceBytes } = copySourceTree(modules, tree, {
+    dirs: [""],
+    include: SOURCE_FILE,
+    stopAtBytes: MIN_SOURCE_BYTES,
+    minBytes: MIN_SOURCE_BYTES,
+    maxFileBytes: MAX_COPIED_FILE_BYTES,
+  });
 
   const sh = (command: string) => {
     const result = spawnSync("sh", ["-c", command], { cwd: tree, env: { ...process.env, LC_ALL: "C" }, maxBuffer: 1 << 30 });

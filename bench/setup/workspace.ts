@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import type { TestProject } from "vitest/node";
+import { copySourceTree } from "../fixtures/source-tree";
 import { MAX_ARCHIVE_BYTES } from "../../src/workspace/limits";
 import { WorkerdMemoryProbe } from "./probes/workerd-memory";
 
@@ -44,26 +45,13 @@ export default async function setup(project: TestProject) {
   const root = mkdtempSync(join(tmpdir(), "ws-bench-"));
   const tree = join(root, "tree");
   const modules = join(process.cwd(), "node_modules");
-  let sourceBytes = 0;
-  let files = 0;
-  const copy = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      if (sourceBytes >= MIN_SOURCE_BYTES + 4 * 1024 * 1024) return;
-      const from = join(dir, name);
-      const stat = statSync(from);
-      if (stat.isDirectory()) {
-        if (name !== "node_modules") copy(from);
-      } else if (TEXT_FILE.test(name)) {
-        const to = join(tree, relative(modules, from));
-        mkdirSync(dirname(to), { recursive: true });
-        copyFileSync(from, to);
-        sourceBytes += stat.size;
-        files++;
-      }
-    }
-  };
-  for (const dir of SOURCE_DIRS) copy(join(modules, dir));
-  if (sourceBytes < MIN_SOURCE_BYTES) throw new Error(`only ${sourceBytes} bytes of source text found`);
+  const { files, sourceBytes } = copySourceTree(modules, tree, {
+    dirs: SOURCE_DIRS,
+    include: TEXT_FILE,
+    stopAtBytes: MIN_SOURCE_BYTES + 4 * 1024 * 1024,
+    minBytes: MIN_SOURCE_BYTES,
+    skipNestedNodeModules: true,
+  });
 
   const run = (cmd: string, args: string[], cwd = root) => {
     const result = spawnSync(cmd, args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
