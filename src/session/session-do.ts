@@ -341,9 +341,9 @@ export class SessionDO extends DurableObject<AppEnv> {
       if (err instanceof RecordTooLargeError) return { ok: false, code: "record_too_large", message: err.message };
       throw err;
     }
-    this.meta.touch(new Date().toISOString());
     if (stream === "messages") {
-      this.meta.setLastMessageId((parsed[parsed.length - 1] as AgentMessage).id);
+      const newest = parsed[parsed.length - 1] as AgentMessage;
+      this.meta.recordMessage(newest.id, newest.createdAt);
       this.messageVersion++;
       this.messageCache?.push(...(parsed as AgentMessage[]));
     }

@@ -56,17 +56,17 @@ export class SessionMetaTable {
     );
   }
 
-  touch(updatedAt: string): void {
-    this.sql.exec(`UPDATE session SET updated_at = ?`, updatedAt);
-  }
-
   /** The id of the newest message: the parent of the next one. */
   lastMessageId(): string | null {
     return this.sql.exec<{ id: string | null }>(`SELECT last_message_id AS id FROM session`).toArray()[0]?.id ?? null;
   }
 
-  setLastMessageId(id: string): void {
-    this.sql.exec(`UPDATE session SET last_message_id = ?`, id);
+  /**
+   * Records the newest message: its id (the parent of the next one) and its time as `updatedAt`.
+   * Only message appends touch the session row; events, the bulk of the log, cost no extra row write.
+   */
+  recordMessage(id: string, at: string): void {
+    this.sql.exec(`UPDATE session SET last_message_id = ?, updated_at = ?`, id, at);
   }
 }
 

@@ -47,6 +47,16 @@ describe("DurableSessionStore", () => {
     expect(await s.loadEvents(id)).toEqual(evs);
   });
 
+  it("updatedAt is the newest message's time; events do not touch the session row", async () => {
+    const s = store("updated");
+    const { id } = await s.create({});
+    await s.appendMessage(id, { ...userMessage(id, "m_1"), createdAt: "2026-11-30T04:00:00.000Z" });
+    await s.appendEvent(id, { ...deltaEvent(id, "e_1", "x"), createdAt: "2026-11-30T05:00:00.000Z" });
+    expect((await s.info(id))!.updatedAt).toBe("2026-11-30T04:00:00.000Z");
+    await s.appendMessage(id, { ...userMessage(id, "m_2", "again", "m_1"), createdAt: "2026-11-30T04:30:00.000Z" });
+    expect((await s.info(id))!.updatedAt).toBe("2026-11-30T04:30:00.000Z");
+  });
+
   it("unknown session: find gives null, append and load fail with session_not_found", async () => {
     const s = store("unknown");
     expect(await s.find("s_nothere")).toBeNull();
