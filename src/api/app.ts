@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { AppBindings } from "./context";
 import { bearerAuth } from "./auth";
 import { ApiError, errorBody } from "./errors";
+import { settleRequestBodies } from "./request-body";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
 import { workspaceRoutes } from "./workspaces";
@@ -10,6 +11,7 @@ import { workspaceRoutes } from "./workspaces";
 /** The HTTP API: auth, validation and routing only; the work happens in the session's Durable Object. */
 export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
+  app.use("/api/*", settleRequestBodies());
   app.use("/api/*", bearerAuth());
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", runRoutes);

@@ -2,18 +2,20 @@ import type { z } from "zod";
 import { formatIssues } from "../domain";
 import type { AppContext } from "./context";
 import { ApiError } from "./errors";
+import { requestBody } from "./request-body";
 
 /** JSON request bodies above this size are refused with 413 before parsing. */
 export const MAX_JSON_BODY_BYTES = 256 * 1024;
 
 /**
  * Reads the request body as bytes, refusing it with 413 `body_too_large` as soon as it passes
- * `maxBytes` (the declared Content-Length is checked first, then the bytes actually received).
+ * `maxBytes` (the declared Content-Length is checked first, then the bytes actually received; the
+ * unread rest is discarded by `settleRequestBodies`).
  */
 export async function readBodyBytes(c: AppContext, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(c.req.header("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  const body = c.req.raw.body;
+  const body = requestBody(c.req.raw);
   if (!body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -22,10 +24,7 @@ export async function readBodyBytes(c: AppContext, maxBytes: number): Promise<Ui
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw tooLarge(maxBytes);
-    }
+    if (total > maxBytes) throw tooLarge(maxBytes);
     chunks.push(value);
   }
   const bytes = new Uint8Array(total);

@@ -8,6 +8,7 @@ import { resolveWorkspacePath } from "../workspace/paths";
 import { loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
 import type { AppBindings } from "./context";
 import { ApiError } from "./errors";
+import { requestBody } from "./request-body";
 
 const WORKSPACE_ERROR_STATUS: Record<WorkspaceErrorCode, 400 | 404 | 409 | 413> = {
   path_escape: 400,
@@ -41,7 +42,7 @@ workspaceRoutes.post("/", async (c) => {
     if (Number.isFinite(declared) && declared > DEFAULT_INGEST_LIMITS.maxArchiveBytes) {
       throw archiveTooLarge(`the archive is larger than ${DEFAULT_INGEST_LIMITS.maxArchiveBytes} bytes`);
     }
-    const body = c.req.raw.body;
+    const body = requestBody(c.req.raw);
     if (!body) throw archiveInvalid("the archive is empty");
     const result = await ingestWorkspace(c.env.STORE, body, {
       contentType: c.req.header("content-type"),

@@ -10,6 +10,8 @@ export interface SeqEvent {
 export const TERMINAL_EVENTS: ReadonlySet<AgentEvent["type"]> = new Set(["agent_completed", "agent_error"]);
 
 const encoder = new TextEncoder();
+/** A chunk leaves early once this many characters of frames are waiting. */
+export const SSE_CHUNK_MAX_CHARS = 64 * 1024;
 
 /**
  * Fans committed events out to live SSE streams. A stream first replays the log after its
@@ -50,6 +52,11 @@ class LiveEventStream {
   private lastSent: number;
   private ping: ReturnType<typeof setInterval> | null = null;
   private closed = false;
+  /** Frames written since the last chunk left. */
+  private pending = "";
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Closed by a terminal event: the stream ends once the pending frames are out. */
+  private ending = false;
 
   constructor(
     afterSeq: number,
@@ -99,8 +106,29 @@ class LiveEventStream {
     if (this.buffered === null && TERMINAL_EVENTS.has(event.type)) this.close(true);
   }
 
+  /**
+   * Frames written during one task leave as one chunk, in a timer task; a stream ends in that task
+   * too, never in the synchronous stretch that enqueued its last frames. A run appends thousands of
+   * small frames in bursts, and ending a stream right behind such a burst left wrangler dev's proxy
+   * connection unusable for the next request (docs/architecture.md, "Local runtime artefacts").
+   */
   private write(text: string): void {
-    if (!this.closed) this.controller.enqueue(encoder.encode(text));
+    if (this.closed) return;
+    this.pending += text;
+    if (this.pending.length >= SSE_CHUNK_MAX_CHARS) this.enqueuePending();
+    this.timer ??= setTimeout(() => this.onTimer(), 0);
+  }
+
+  private enqueuePending(): void {
+    if (this.pending === "") return;
+    this.controller.enqueue(encoder.encode(this.pending));
+    this.pending = "";
+  }
+
+  private onTimer(): void {
+    this.timer = null;
+    this.enqueuePending();
+    if (this.ending) this.controller.close();
   }
 
   private close(endStream: boolean): void {
@@ -108,6 +136,13 @@ class LiveEventStream {
     this.closed = true;
     if (this.ping) clearInterval(this.ping);
     this.detach();
-    if (endStream) this.controller.close();
+    if (endStream) {
+      this.ending = true;
+      this.timer ??= setTimeout(() => this.onTimer(), 0);
+    } else if (this.timer) {
+      // Cancelled or errored: nothing more may be enqueued.
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
   }
 }

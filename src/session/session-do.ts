@@ -15,13 +15,11 @@ import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { readLog, readLogLines } from "./log-reader";
 import { sessionKeys } from "./r2-layout";
 import { SegmentFlusher, type FlushResult } from "./segment-flusher";
+import { FlushScheduler } from "./flush-scheduler";
 import { MAX_RECORD_BYTES, RecordTooLargeError, SessionLog, type LogStream } from "./session-log";
 import { publicMeta, SessionMetaTable, type OwnedSessionMeta, type SessionMeta } from "./session-meta";
 
-/** Unflushed bytes that trigger a flush without waiting for the alarm or the end of a run. */
-export const FLUSH_THRESHOLD_BYTES = 256 * 1024;
-/** The alarm flushes whatever is left this long after the first unflushed append. */
-export const FLUSH_INTERVAL_MS = 10_000;
+export { FLUSH_INTERVAL_MS, FLUSH_THRESHOLD_BYTES } from "./flush-scheduler";
 
 export type SessionStatus = "idle" | "running";
 
@@ -68,8 +66,7 @@ export class SessionDO extends DurableObject<AppEnv> {
   private messageCache: AgentMessage[] | null = null;
   /** Bumped on every message append, so a history load that raced an append is not cached. */
   private messageVersion = 0;
-  private unflushedBytes: number | null = null;
-  private alarmArmed = false;
+  private readonly flushes: FlushScheduler;
 
   /** The `fetch` the model client uses; tests answer model requests by replacing it. */
   modelFetch: typeof fetch = (input, init) => fetch(input, init);
@@ -83,6 +80,17 @@ export class SessionDO extends DurableObject<AppEnv> {
     this.log = new SessionLog(ctx.storage.sql);
     this.runs = new RunRegistry(ctx.storage.sql);
     this.workspace = new SessionWorkspace(ctx.storage.sql, this.transactionSync, env.STORE);
+    this.flushes = new FlushScheduler({
+      flush: async () => {
+        const result = await this.flusher.flush();
+        if (result.recordsFlushed > 0) await this.writeMetaObject();
+        return result;
+      },
+      measureUnflushedBytes: () => this.log.unflushedBytes(),
+      setAlarm: (atMs) => ctx.storage.setAlarm(atMs),
+      waitUntil: (work) => ctx.waitUntil(work),
+      now: Date.now,
+    });
     this.closeOrphanedRuns();
   }
 
@@ -100,7 +108,7 @@ export class SessionDO extends DurableObject<AppEnv> {
     const meta: OwnedSessionMeta = { ...input, updatedAt: input.createdAt };
     this.meta.insert(meta);
     // session.json is a mirror; if R2 is down now, the next flush writes it.
-    await this.writeMetaObject().catch(() => this.armAlarm());
+    await this.writeMetaObject().catch(() => this.flushes.armAlarm());
     return { ok: true, value: publicMeta(meta) };
   }
 
@@ -166,23 +174,20 @@ export class SessionDO extends DurableObject<AppEnv> {
   async flush(): Promise<SessionResult<FlushResult>> {
     if (!this.meta.get()) return notFound();
     try {
-      const result = await this.flusher.flush();
-      this.unflushedBytes = null;
-      if (result.recordsFlushed > 0) await this.writeMetaObject();
-      return { ok: true, value: result };
+      return { ok: true, value: await this.flushes.flush() };
     } catch (err) {
-      await this.armAlarm();
+      await this.flushes.armAlarm();
       return { ok: false, code: "flush_failed", message: `flush to R2 failed and will be retried: ${(err as Error).message}` };
     }
   }
 
   override async alarm(): Promise<void> {
-    this.alarmArmed = false;
+    this.flushes.alarmFired();
     if (!this.meta.get()) return;
     const result = await this.flush();
     // While a run is active the alarm doubles as a heartbeat: a streaming model fetch alone may not
     // keep the object in memory.
-    if (this.runs.current() || (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq())) await this.armAlarm();
+    if (this.runs.current() || (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq())) await this.flushes.armAlarm();
   }
 
   /**
@@ -225,7 +230,7 @@ export class SessionDO extends DurableObject<AppEnv> {
       await this.flush();
     });
     this.ctx.waitUntil(done);
-    this.ctx.waitUntil(this.armAlarm());
+    this.ctx.waitUntil(this.flushes.armAlarm());
     return { ok: true, value: { runId, startSeq: run.startSeq } };
   }
 
@@ -348,22 +353,8 @@ export class SessionDO extends DurableObject<AppEnv> {
       this.messageCache?.push(...(parsed as AgentMessage[]));
     }
     if (stream === "events") parsed.forEach((event, i) => this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent }));
-    this.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
+    this.flushes.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
     return { ok: true, value: seqs };
-  }
-
-  private afterAppend(bytes: number): void {
-    this.unflushedBytes = (this.unflushedBytes ?? this.log.unflushedBytes()) + bytes;
-    if (this.unflushedBytes >= FLUSH_THRESHOLD_BYTES) {
-      this.ctx.waitUntil(this.flush());
-    } else if (!this.alarmArmed) {
-      this.ctx.waitUntil(this.armAlarm());
-    }
-  }
-
-  private async armAlarm(): Promise<void> {
-    this.alarmArmed = true;
-    await this.ctx.storage.setAlarm(Date.now() + FLUSH_INTERVAL_MS);
   }
 
   private async writeMetaObject(): Promise<void> {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { encodeJsonl } from "../../src/session/jsonl";
 import { MAX_RECORD_BYTES } from "../../src/session/session-log";
 import type { SegmentBucket } from "../../src/session/segment-flusher";
@@ -143,6 +143,30 @@ describe("flushing the log to R2", () => {
     expect(await keys(`sessions/${id}/events/`)).toEqual([`sessions/${id}/events/000000000001.jsonl`]);
     expect((await s.loadEvents(id)).length).toBe(5);
     expect((await stub.info())!.counts).toEqual({ messages: 0, events: 5 });
+  });
+
+  it("a burst of appends past the threshold runs one flush at a time, not one per append", async () => {
+    const { id, stub } = await newSession();
+    const put = vi.spyOn(env.STORE, "put");
+    try {
+      // 200 events of 8 KiB appended in one synchronous stretch, as a run streaming a large answer does.
+      await runInDurableObject(stub, (instance: SessionDO) => {
+        for (let i = 0; i < 200; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
+      });
+      expect(await stub.flush()).toMatchObject({ ok: true });
+      const keys = put.mock.calls.map(([key]) => key);
+      // Before the fix every append past 256 KiB started a flush and wrote session.json: ~170 puts.
+      expect(keys.filter((k) => k === `sessions/${id}/session.json`)).toHaveLength(1);
+      // The flush that the threshold started planned the first 256 KiB; its loop took the rest.
+      expect(keys.filter((k) => k.startsWith(`sessions/${id}/events/`))).toEqual([`sessions/${id}/events/000000000001.jsonl`, `sessions/${id}/events/000000000032.jsonl`]);
+      expect(keys.filter((k) => k === `sessions/${id}/manifest.json`)).toHaveLength(2);
+      expect((await s(id)).length).toBe(200);
+    } finally {
+      put.mockRestore();
+    }
+    async function s(sessionId: string) {
+      return new DurableSessionStore(env.SESSIONS).loadEvents(sessionId);
+    }
   });
 
   it("a record over the row limit is refused with record_too_large and nothing is stored", async () => {

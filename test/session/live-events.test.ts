@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { EventHub } from "../../src/session/live-events";
+import { EventHub, SSE_CHUNK_MAX_CHARS } from "../../src/session/live-events";
 import { SSE_PING, sseFrame } from "../../src/session/sse";
 import { deltaEvent } from "../helpers/records";
 import type { AgentEvent } from "../../src/domain";
@@ -62,10 +62,44 @@ describe("EventHub", () => {
     const hub = new EventHub();
     const reader = hub.open(0, async () => [], () => true).getReader();
     await vi.advanceTimersByTimeAsync(15_000);
+    await vi.advanceTimersByTimeAsync(1); // the chunk leaves in the next timer task
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_PING);
     hub.publish({ seq: 1, event: done });
+    await vi.advanceTimersByTimeAsync(1);
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(sseFrame(1, "agent_event", JSON.stringify(done)));
     expect((await reader.read()).done).toBe(true);
+  });
+
+  it("frames published in one synchronous burst leave as one chunk, and the stream ends in a later task", async () => {
+    const hub = new EventHub();
+    const reader = hub.open(0, async () => [], () => true).getReader();
+    await new Promise((r) => setTimeout(r, 0)); // the replay has been sent; the stream is live
+    const burst = Array.from({ length: 50 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i + 1}`, "x") }));
+    for (const item of burst) hub.publish(item);
+    hub.publish({ seq: 51, event: done });
+    const expected = burst.map(({ seq, event }) => sseFrame(seq, "agent_event", JSON.stringify(event))).join("") + sseFrame(51, "agent_event", JSON.stringify(done));
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe(expected);
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  it("a burst larger than SSE_CHUNK_MAX_CHARS is split into chunks of about that size", async () => {
+    const hub = new EventHub();
+    const reader = hub.open(0, async () => [], () => true).getReader();
+    await new Promise((r) => setTimeout(r, 0));
+    const big = "y".repeat(10_000);
+    for (let i = 1; i <= 20; i++) hub.publish({ seq: i, event: deltaEvent("s_1", `e_${i}`, big) });
+    hub.publish({ seq: 21, event: done });
+    const sizes: number[] = [];
+    let text = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      sizes.push(r.value.byteLength);
+      text += new TextDecoder().decode(r.value);
+    }
+    expect(text.split("\n\n").length - 1).toBe(21);
+    // Each chunk is cut as soon as SSE_CHUNK_MAX_CHARS (65536) is reached: 7 frames of ~10 KB each.
+    expect(sizes.length).toBe(3);
+    expect(sizes.slice(0, 2).every((n) => n >= SSE_CHUNK_MAX_CHARS && n < SSE_CHUNK_MAX_CHARS + 10_200)).toBe(true);
   });
 
   it("a cancelled reader is detached", async () => {

@@ -1,0 +1,70 @@
+import type { MiddlewareHandler } from "hono";
+
+/** A refused body is read and discarded up to this many further bytes before the answer goes out. */
+export const MAX_DRAIN_BYTES = 32 * 1024 * 1024;
+
+interface BodyTap {
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  done: boolean;
+}
+
+const taps = new WeakMap<Request, BodyTap>();
+
+/**
+ * The request body as a stream whose `cancel()` does not cancel the request: a refusal (a bomb, an
+ * oversized body) stops reading, and `settleRequestBodies` discards the rest before the response is
+ * sent. Answering while the body is half read and cancelled left the connection between wrangler
+ * dev's proxy and the Worker unusable for the next request (docs/architecture.md, "Local runtime
+ * artefacts"); reading to the end costs little, as bodies are capped anyway.
+ */
+export function requestBody(request: Request): ReadableStream<Uint8Array> | null {
+  if (!request.body) return null;
+  const tap: BodyTap = { reader: request.body.getReader(), done: false };
+  taps.set(request, tap);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await tap.reader.read();
+        if (done) {
+          tap.done = true;
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      },
+      cancel() {
+        // Left for settleRequestBodies: the request's own stream is drained, not cancelled.
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** Reads what is left of a tapped body, up to `MAX_DRAIN_BYTES`; beyond that it gives up and cancels. */
+export async function drainRequestBody(request: Request): Promise<void> {
+  const tap = taps.get(request);
+  if (!tap || tap.done) return;
+  let drained = 0;
+  try {
+    for (;;) {
+      const { done, value } = await tap.reader.read();
+      if (done) break;
+      drained += value.byteLength;
+      if (drained > MAX_DRAIN_BYTES) {
+        await tap.reader.cancel();
+        break;
+      }
+    }
+  } catch {
+    // The client went away; nothing is left to protect.
+  }
+  tap.done = true;
+}
+
+/** Middleware: once a route has answered, the rest of any body it stopped reading is discarded. */
+export function settleRequestBodies(): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    await drainRequestBody(c.req.raw);
+  };
+}

@@ -1,0 +1,80 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/api/app";
+import { MAX_JSON_BODY_BYTES } from "../../src/api/body";
+import { MAX_DRAIN_BYTES } from "../../src/api/request-body";
+import { gzip } from "../workspace/archives";
+
+/** A request body that records how far it was read and whether it was cancelled. */
+function trackedBody(chunks: number, chunkBytes: number, fill = 0x20) {
+  const state = { pulled: 0, cancelled: false, total: chunks };
+  const chunk = new Uint8Array(chunkBytes).fill(fill);
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (state.pulled === chunks) return controller.close();
+        state.pulled++;
+        controller.enqueue(chunk.slice());
+      },
+      cancel() {
+        state.cancelled = true;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, state };
+}
+
+/** The bytes of `bytes` as a chunked body (no Content-Length), tracked like `trackedBody`. */
+function trackedBytes(bytes: Uint8Array, chunkBytes = 16 * 1024) {
+  const state = { pulled: 0, cancelled: false, total: Math.ceil(bytes.byteLength / chunkBytes) };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (state.pulled === state.total) return controller.close();
+        controller.enqueue(bytes.slice(state.pulled * chunkBytes, (state.pulled + 1) * chunkBytes));
+        state.pulled++;
+      },
+      cancel() {
+        state.cancelled = true;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, state };
+}
+
+async function send(path: string, body: ReadableStream<Uint8Array>, contentType: string) {
+  return createApp().request(path, { method: "POST", body, headers: { "content-type": contentType } }, env);
+}
+
+describe("a refused request body is read to the end before the answer, never cancelled half read", () => {
+  it("a chunked JSON body over the limit: 413, and every byte was consumed", async () => {
+    const { stream, state } = trackedBody(40, 16 * 1024); // 640 KiB, the limit is 256 KiB
+    const res = await send("/api/sessions", stream, "application/json");
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("body_too_large");
+    expect(MAX_JSON_BODY_BYTES).toBe(256 * 1024);
+    expect(state).toEqual({ pulled: 40, cancelled: false, total: 40 });
+  });
+
+  it("a gzip bomb: 422 archive_bomb, and the rest of the upload was consumed", async () => {
+    const bomb = gzip(new Uint8Array(64 * 1024 * 1024)); // ~64 KB that inflates 1000x
+    const { stream, state } = trackedBytes(bomb, 4 * 1024);
+    const res = await send("/api/workspaces", stream, "application/gzip");
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("archive_bomb");
+    expect(state.cancelled).toBe(false);
+    expect(state.pulled).toBe(state.total);
+  });
+
+  it("a body far beyond the drain allowance is cancelled once MAX_DRAIN_BYTES more have been read", async () => {
+    const chunkBytes = 1024 * 1024;
+    const { stream, state } = trackedBody(MAX_DRAIN_BYTES / chunkBytes + 40, chunkBytes);
+    const res = await send("/api/sessions", stream, "application/json");
+    expect(res.status).toBe(413);
+    expect(state.cancelled).toBe(true);
+    // 1 chunk passes the 256 KiB limit, then MAX_DRAIN_BYTES are discarded, and the next one trips the cap.
+    expect(state.pulled).toBe(1 + MAX_DRAIN_BYTES / chunkBytes + 1);
+  });
+});
