@@ -13,6 +13,7 @@ export default defineConfig({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
+      main: "./test/helpers/test-worker.ts",
       // The model is a local stand-in answered by the benchmarks; the key only satisfies the client.
       miniflare: { bindings: { OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: "https://llm.example.test/v1", MODEL: "bench-model" } },
     }),

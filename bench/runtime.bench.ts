@@ -1,8 +1,7 @@
 import { env, exports } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import OpenAI from "openai";
 import { it } from "vitest";
-import type { SessionDO } from "../src/session/session-do";
+import { useSessionDeps } from "../test/helpers/test-worker";
 import { DurableSessionStore } from "../src/session/session-store";
 
 /**
@@ -39,9 +38,7 @@ async function direct(body: string) {
 async function harness(body: string) {
   const store = new DurableSessionStore(env.SESSIONS);
   const { id } = await store.create({});
-  await runInDurableObject(store.stub(id), (instance: SessionDO) => {
-    instance.modelFetch = async () => new Response(encoder.encode(body), { headers: { "content-type": "text/event-stream" } });
-  });
+  useSessionDeps(id, { modelFetch: async () => new Response(encoder.encode(body), { headers: { "content-type": "text/event-stream" } }) });
   const start = performance.now();
   const res = await exports.default.fetch(new Request(`http://harness/api/sessions/${id}/messages/stream`, { method: "POST", body: JSON.stringify({ text: "hi" }), headers: { "content-type": "application/json" } }));
   const reader = res.body!.getReader();

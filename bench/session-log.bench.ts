@@ -1,9 +1,8 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { it } from "vitest";
-import type { SegmentBucket } from "../src/session/segment-flusher";
 import { DurableSessionStore } from "../src/session/session-store";
-import type { SessionDO } from "../src/session/session-do";
+import { useSessionDeps, type SessionDO } from "../test/helpers/test-worker";
 import { deltaEvent } from "../test/helpers/records";
 
 /**
@@ -15,16 +14,20 @@ const LOG_RECORDS = 20_000;
 const FLUSH_EVERY = 100; // records between flushes, like a run flushing on its size threshold
 const TEXT = "a coalesced assistant delta of about eighty characters, typical of a streamed turn";
 
+/** The real bucket, with every put's bytes counted. */
 function countingBucket(real: R2Bucket) {
   const counter = { bytes: 0, puts: 0 };
   const bucket = {
-    get: (key: string) => real.get(key),
+    head: (key: string) => real.head(key),
+    get: (key: string, options?: R2GetOptions) => real.get(key, options),
+    list: (options?: R2ListOptions) => real.list(options),
+    delete: (keys: string | string[]) => real.delete(keys),
     put: async (key: string, value: Uint8Array | string, options?: R2PutOptions) => {
       counter.bytes += typeof value === "string" ? new TextEncoder().encode(value).byteLength : value.byteLength;
       counter.puts++;
       return real.put(key, value, options);
     },
-  } as unknown as SegmentBucket;
+  } as unknown as R2Bucket;
   return { bucket, counter };
 }
 
@@ -40,18 +43,18 @@ it("session log: appends/s and R2 write amplification", async () => {
   // 2. Inside the DO (what the runtime does): ours vs the naive rewrite, same records, same flush cadence.
   const { id } = await store.create({});
   const stub = store.stub(id);
+  const ours = countingBucket(env.STORE);
+  useSessionDeps(id, { bucket: ours.bucket });
   const results = await runInDurableObject(stub, async (instance: SessionDO) => {
-    const ours = countingBucket(env.STORE);
-    instance.flusher.bucket = ours.bucket;
     let logical = 0;
     const start = performance.now();
     for (let i = 0; i < LOG_RECORDS; i++) {
       const event = deltaEvent(id, `e_${i}`, TEXT);
       instance.appendEvents([event]);
       logical += JSON.stringify(event).length + 1;
-      if ((i + 1) % FLUSH_EVERY === 0) await instance.flusher.flush();
+      if ((i + 1) % FLUSH_EVERY === 0) await instance.flush();
     }
-    await instance.flusher.flush();
+    await instance.flush();
     const oursMs = performance.now() - start;
 
     const naive = countingBucket(env.STORE);

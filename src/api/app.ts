@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppBindings } from "./context";
-import { bearerAuth } from "./auth";
-import { ApiError, errorBody } from "./errors";
+import { requireBearerToken } from "./auth";
+import { errorBody, errorResponse } from "./errors";
 import { settleRequestBodies } from "./request-body";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
@@ -12,17 +12,19 @@ import { workspaceRoutes } from "./workspaces";
 export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
   app.use("/api/*", settleRequestBodies());
-  app.use("/api/*", bearerAuth());
+  app.use("/api/*", requireBearerToken());
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", runRoutes);
   app.route("/api/workspaces", workspaceRoutes);
 
   app.notFound((c) => c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  // The one place errors become HTTP answers: registry codes keep their status, anything else is a 500.
   app.onError((err, c) => {
-    if (err instanceof ApiError) return c.json(errorBody(err.code, err.message), err.status);
-    if (err instanceof HTTPException) return c.json(errorBody("http_error", err.message), err.status);
-    console.error("unhandled error", err instanceof Error ? err.stack : String(err));
-    return c.json(errorBody("internal_error", "the server failed to handle this request"), 500);
+    if (err instanceof HTTPException) return c.json(errorBody("invalid_body", err.message), 400);
+    const { status, body, unexpected } = errorResponse(err);
+    if (unexpected) console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: err instanceof Error ? err.stack : String(err) }));
+    if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
+    return c.json(body, status);
   });
   return app;
 }

@@ -1,17 +1,17 @@
 import type { MiddlewareHandler } from "hono";
+import { HarnessError } from "../domain";
 import type { AppBindings } from "./context";
-import { ApiError } from "./errors";
 
 /** A configured API token: the tenant `name` and the SHA-256 of its token. */
 interface TokenEntry {
   name: string;
-  digest: Uint8Array;
+  digest: ArrayBuffer;
 }
 
 const encoder = new TextEncoder();
 
-async function sha256(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+function sha256(text: string): Promise<ArrayBuffer> {
+  return crypto.subtle.digest("SHA-256", encoder.encode(text));
 }
 
 /**
@@ -26,26 +26,21 @@ export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
     const colon = trimmed.indexOf(":");
     const name = trimmed.slice(0, colon).trim();
     const token = trimmed.slice(colon + 1).trim();
-    if (colon <= 0 || name === "" || token === "") throw new ApiError(500, "auth_misconfigured", "AUTH_TOKENS must be 'name:token' pairs separated by commas");
+    if (colon <= 0 || name === "" || token === "") throw new HarnessError("auth_misconfigured", "AUTH_TOKENS must be 'name:token' pairs separated by commas");
     entries.push({ name, digest: await sha256(token) });
   }
-  if (entries.length === 0) throw new ApiError(500, "auth_misconfigured", "AUTH_TOKENS is set but holds no 'name:token' pair");
+  if (entries.length === 0) throw new HarnessError("auth_misconfigured", "AUTH_TOKENS is set but holds no 'name:token' pair");
   return entries;
 }
 
-/** Equal-length digests compared without an early exit. */
-function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < a.length && i < b.length; i++) diff |= a[i]! ^ b[i]!;
-  return diff === 0;
-}
-
 /**
- * Bearer-token auth for `/api/*`. When `AUTH_TOKENS` is unset the API is open and the tenant is null
- * (local development). Otherwise the token's name becomes the tenant that owns what it creates.
- * Every configured token is compared (as SHA-256 digests, in constant time) so timing reveals nothing.
+ * Bearer-token auth for `/api/*` (our own rather than Hono's `bearerAuth`: tokens come from the
+ * environment per request and name a tenant). When `AUTH_TOKENS` is unset the API is open and the
+ * tenant is null (local development). Otherwise the token's name becomes the tenant that owns what it
+ * creates. Every configured token is compared, as SHA-256 digests with `timingSafeEqual`, so timing
+ * reveals nothing about which one matched.
  */
-export function bearerAuth(): MiddlewareHandler<AppBindings> {
+export function requireBearerToken(): MiddlewareHandler<AppBindings> {
   let cache: { config: string; entries: Promise<TokenEntry[]> } | null = null;
   return async (c, next) => {
     const config = c.env.AUTH_TOKENS;
@@ -60,11 +55,11 @@ export function bearerAuth(): MiddlewareHandler<AppBindings> {
     });
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw new ApiError(401, "unauthorized", "send 'Authorization: Bearer <token>'");
+    if (!match) throw new HarnessError("unauthorized", "send 'Authorization: Bearer <token>'");
     const presented = await sha256(match[1]!);
     let tenant: string | null = null;
-    for (const entry of entries) if (digestsEqual(entry.digest, presented) && tenant === null) tenant = entry.name;
-    if (tenant === null) throw new ApiError(401, "unauthorized", "the bearer token is not valid");
+    for (const entry of entries) if (crypto.subtle.timingSafeEqual(entry.digest, presented) && tenant === null) tenant = entry.name;
+    if (tenant === null) throw new HarnessError("unauthorized", "the bearer token is not valid");
     c.set("tenant", tenant);
     return next();
   };

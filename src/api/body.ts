@@ -1,7 +1,6 @@
 import type { z } from "zod";
-import { formatIssues } from "../domain";
+import { formatIssues, HarnessError } from "../domain";
 import type { AppContext } from "./context";
-import { ApiError } from "./errors";
 import { requestBody } from "./request-body";
 
 /** JSON request bodies above this size are refused with 413 before parsing. */
@@ -36,25 +35,62 @@ export async function readBodyBytes(c: AppContext, maxBytes: number): Promise<Ui
   return bytes;
 }
 
-function tooLarge(maxBytes: number): ApiError {
-  return new ApiError(413, "body_too_large", `request body is larger than ${maxBytes} bytes`);
+function tooLarge(maxBytes: number): HarnessError {
+  return new HarnessError("body_too_large", `request body is larger than ${maxBytes} bytes`);
+}
+
+/**
+ * JSON routes take `application/json` (or a `+json` type) only. The types a cross-site HTML form can
+ * send without a CORS preflight (text/plain, form encodings) are refused, so with auth off a web page
+ * cannot create sessions or start runs. A request without a body needs no Content-Type.
+ */
+function requireJsonContentType(c: AppContext): void {
+  const type = c.req.header("content-type");
+  if (type === undefined) {
+    const length = c.req.header("content-length");
+    if (c.req.raw.body === null || length === "0") return;
+    throw new HarnessError("unsupported_media_type", "send the body with 'Content-Type: application/json'");
+  }
+  const media = type.split(";")[0]!.trim().toLowerCase();
+  if (media === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(media)) return;
+  throw new HarnessError("unsupported_media_type", `this route takes application/json, not ${JSON.stringify(media.slice(0, 100))}`);
+}
+
+/** A lone UTF-16 surrogate (in `u` mode a valid pair is one code point, so only unpaired halves match). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The path of the first string (or key) in `value` that holds a lone surrogate, or null. */
+function illFormedText(value: unknown, path: string): string | null {
+  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path || "(the body)" : null;
+  if (typeof value !== "object" || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (LONE_SURROGATE.test(key)) return at;
+    const found = illFormedText(child, at);
+    if (found) return found;
+  }
+  return null;
 }
 
 /**
  * Parses and validates a JSON body with a strict zod schema. An empty body counts as `{}` so that
- * endpoints whose fields are all optional can be called without one.
+ * endpoints whose fields are all optional can be called without one. Strings must be well-formed
+ * UTF-16 (a lone surrogate cannot be stored as UTF-8 and would not round-trip): 400 `invalid_text`.
  */
 export async function readJsonBody<S extends z.ZodType>(c: AppContext, schema: S, maxBytes = MAX_JSON_BODY_BYTES): Promise<z.output<S>> {
+  requireJsonContentType(c);
   const bytes = await readBodyBytes(c, maxBytes);
   let value: unknown = {};
   if (bytes.byteLength > 0) {
     try {
       value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
     } catch {
-      throw new ApiError(400, "invalid_json", "request body is not valid UTF-8 JSON");
+      throw new HarnessError("invalid_json", "request body is not valid UTF-8 JSON");
     }
   }
+  const illFormed = illFormedText(value, "");
+  if (illFormed) throw new HarnessError("invalid_text", `${illFormed}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode`);
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ApiError(400, "invalid_body", `invalid request body: ${formatIssues(parsed.error.issues)}`);
+  if (!parsed.success) throw new HarnessError("invalid_body", `invalid request body: ${formatIssues(parsed.error.issues)}`);
   return parsed.data;
 }

@@ -1,20 +1,17 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ERROR_REGISTRY, HarnessError, httpStatus, type ApiErrorCode } from "../domain";
 
-/**
- * An error a client can act on: a stable machine `code`, an HTTP status and a sentence.
- * Rendered as `{"error":{"code","message"}}` by the app's error handler.
- */
-export class ApiError extends Error {
-  override readonly name = "ApiError";
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
+/** `{"error":{"code","message"}}`, the one error body of the API. */
 export function errorBody(code: string, message: string) {
   return { error: { code, message } };
+}
+
+/** The HTTP answer for a thrown error: its code and the registry's status, or a 500 internal_error. */
+export function errorResponse(err: unknown): { status: ContentfulStatusCode; body: ReturnType<typeof errorBody>; unexpected: boolean } {
+  if (err instanceof HarnessError && isApiCode(err.code)) return { status: httpStatus(err.code) as ContentfulStatusCode, body: errorBody(err.code, err.message), unexpected: false };
+  return { status: 500, body: errorBody("internal_error", "the server failed to handle this request"), unexpected: true };
+}
+
+function isApiCode(code: string): code is ApiErrorCode {
+  return (ERROR_REGISTRY[code as ApiErrorCode]?.in as readonly string[] | undefined)?.includes("api") === true;
 }

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { AgentRunOptions, nonBlank, type AgentPromptCommand } from "../domain";
+import { AgentRunOptions, HarnessError, nonBlank, type AgentPromptCommand } from "../domain";
+import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
-import { ApiError } from "./errors";
-import { requireSession } from "./sessions";
+import { requireSession } from "./lookup";
 
 /** Longest prompt text accepted, in characters. */
 export const MAX_PROMPT_CHARS = 100_000;
@@ -15,9 +15,6 @@ const PromptBody = z.strictObject({
   ...AgentRunOptions.partial().shape,
   model: nonBlank.pipe(z.string().max(200)).optional(),
 });
-
-/** Where the SessionDO's streaming handler lives; only the path matters. */
-const DO_ORIGIN = "https://session.internal";
 
 /** Runs: start one and stream it, resume a stream, abort. */
 export const runRoutes = new Hono<AppBindings>()
@@ -32,19 +29,22 @@ export const runRoutes = new Hono<AppBindings>()
       ...(model ? { model } : {}),
       options: AgentRunOptions.parse(limits),
     };
-    return store.stub(meta.id).fetch(new Request(`${DO_ORIGIN}/run`, { method: "POST", body: JSON.stringify(command) }));
+    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;
+    return store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(command) }));
   })
-  /**
-   * Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends.
-   */
+  /** Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends. */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
     const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
-    if (!/^\d{1,15}$/.test(raw.trim())) throw new ApiError(400, "invalid_last_event_id", `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`);
-    return store.stub(meta.id).fetch(new Request(`${DO_ORIGIN}/events?after=${Number(raw.trim())}`));
+    if (!/^\d{1,15}$/.test(raw.trim())) {
+      throw new HarnessError("invalid_last_event_id", `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`);
+    }
+    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}`;
+    return store.stub(meta.id).fetch(new Request(url));
   })
   /** Cancels the active run, if any: `{aborted, runId}`. */
   .post("/:id/abort", async (c) => {
     const { store, meta } = await requireSession(c);
+    await readJsonBody(c, z.strictObject({}));
     return c.json(await store.stub(meta.id).abortRun());
   });

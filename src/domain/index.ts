@@ -4,3 +4,4 @@ export * from "./messages";
 export * from "./events";
 export * from "./run";
 export * from "./tool-definition";
+export * from "./errors";

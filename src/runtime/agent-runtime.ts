@@ -1,7 +1,9 @@
 import type { AgentEvent, AgentMessage, AgentRunOptions, AssistantMessage, IdGenerator, StopReason, ToolCall, Usage } from "../domain";
 import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
 import { DeltaCoalescer } from "./delta-coalescer";
-import type { RunLog, ToolExecution, ToolRunner } from "./run-log";
+import type { ToolExecution, ToolRunner } from "../tools/execution-service";
+import type { RunLog } from "./run-log";
+import type { RunSetup } from "./run-setup";
 import { buildSystemPrompt } from "./system-prompt";
 
 /** Everything one run needs; the SessionDO builds it, tests build it with scripted parts. */
@@ -11,15 +13,13 @@ export interface RunContext {
   workspaceId: string | null;
   /** The session's messages before this prompt, in order. */
   history: readonly AgentMessage[];
-  model: ModelClient;
-  tools: ToolRunner | null;
+  /** The model and tools, or why the run cannot start (it then records that and ends with ERROR). */
+  setup: RunSetup;
   log: RunLog;
   ids: IdGenerator;
   clock: () => number;
   /** Fires on an explicit abort. The run's timeout is handled here. */
   signal: AbortSignal;
-  /** Set when the run cannot start (e.g. its workspace is gone): the run records it and ends with ERROR. */
-  setupError?: { code: string; message: string };
 }
 
 export interface RunOutcome {
@@ -51,6 +51,8 @@ class AgentRun {
   private readonly signal: AbortSignal;
   private readonly timeout = new AbortController();
   private toolBudgetLeft = true;
+  private model: ModelClient | null = null;
+  private tools: ToolRunner | null = null;
 
   constructor(
     private readonly userText: string,
@@ -77,11 +79,14 @@ class AgentRun {
     this.event({ type: "agent_started", runId: this.ctx.runId });
     const user = this.message({ kind: "user", text: this.userText });
     this.event({ type: "user_message_appended", messageId: user.id });
-    if (this.ctx.setupError) {
+    const setup = this.ctx.setup;
+    if (!setup.ok) {
       this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
-      return this.terminal("ERROR", this.ctx.setupError);
+      return this.terminal("ERROR", { code: setup.code, message: setup.message });
     }
-    const definitions = this.ctx.tools?.definitions() ?? [];
+    this.model = setup.model;
+    this.tools = setup.tools;
+    const definitions = this.tools?.definitions() ?? [];
     const system = buildSystemPrompt({ workspaceId: this.ctx.workspaceId, tools: definitions, options: this.options });
 
     for (let turn = 1; turn <= this.options.maxTurns; turn++) {
@@ -113,7 +118,7 @@ class AgentRun {
     const invalid = new Map<string, InvalidToolCall>();
     let end: Extract<ModelEvent, { type: "done" | "error" }> | null = null;
     let usage: Usage | undefined;
-    for await (const event of this.ctx.model.stream(request, this.signal)) {
+    for await (const event of this.model!.stream(request, this.signal)) {
       if (end) break;
       switch (event.type) {
         case "text_delta":
@@ -162,9 +167,9 @@ class AgentRun {
       const reason = invalid.code === "missing_tool_name" ? "unknown_tool" : "invalid_arguments";
       return { outcome: "denied", reason, text: `${reason}: ${invalid.message}` };
     }
-    if (!this.ctx.tools) return { outcome: "denied", reason: "unknown_tool", text: `unknown_tool: '${call.name}' is not available: this session has no workspace, so it has no tools` };
+    if (!this.tools) return { outcome: "denied", reason: "unknown_tool", text: `unknown_tool: '${call.name}' is not available: this session has no workspace, so it has no tools` };
     try {
-      return await this.ctx.tools.execute(call, this.signal);
+      return await this.tools.execute(call, this.signal);
     } catch (err) {
       return { outcome: "finished", text: `internal_error: the tool failed unexpectedly: ${(err as Error).message}`, error: true };
     }

@@ -10,12 +10,10 @@ export interface ActiveRun {
   startSeq: number;
 }
 
-export interface RunRow {
+/** A run the table says is running but no live object executes. */
+export interface OrphanedRun {
   runId: string;
-  status: "running" | "finished";
-  startedAt: string;
-  endedAt: string | null;
-  stopReason: string | null;
+  startSeq: number;
 }
 
 export class RunRegistry {
@@ -23,8 +21,12 @@ export class RunRegistry {
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS runs (
-      run_id TEXT PRIMARY KEY, status TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT, stop_reason TEXT
+      run_id TEXT PRIMARY KEY, status TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT, stop_reason TEXT,
+      start_seq INTEGER NOT NULL DEFAULT 0
     )`);
+    // Objects created before runs remembered where they started.
+    const columns = sql.exec<{ name: string }>(`PRAGMA table_info(runs)`).toArray();
+    if (!columns.some((c) => c.name === "start_seq")) sql.exec(`ALTER TABLE runs ADD COLUMN start_seq INTEGER NOT NULL DEFAULT 0`);
   }
 
   current(): ActiveRun | null {
@@ -35,7 +37,7 @@ export class RunRegistry {
   begin(runId: string, startSeq: number, startedAt: string): ActiveRun | null {
     if (this.active) return null;
     this.active = { runId, controller: new AbortController(), startSeq };
-    this.sql.exec(`INSERT INTO runs (run_id, status, started_at) VALUES (?, 'running', ?)`, runId, startedAt);
+    this.sql.exec(`INSERT INTO runs (run_id, status, started_at, start_seq) VALUES (?, 'running', ?, ?)`, runId, startedAt, startSeq);
     return this.active;
   }
 
@@ -45,20 +47,11 @@ export class RunRegistry {
   }
 
   /** Runs marked running that no live object is executing: left behind by an eviction or crash. */
-  orphaned(): string[] {
+  orphaned(): OrphanedRun[] {
     return this.sql
-      .exec<{ run_id: string }>(`SELECT run_id FROM runs WHERE status = 'running' ORDER BY started_at`)
+      .exec<{ run_id: string; start_seq: number }>(`SELECT run_id, start_seq FROM runs WHERE status = 'running' ORDER BY started_at`)
       .toArray()
-      .map((r) => r.run_id)
-      .filter((id) => id !== this.active?.runId);
-  }
-
-  list(): RunRow[] {
-    return this.sql
-      .exec<{ run_id: string; status: "running" | "finished"; started_at: string; ended_at: string | null; stop_reason: string | null }>(
-        `SELECT * FROM runs ORDER BY started_at`,
-      )
-      .toArray()
-      .map((r) => ({ runId: r.run_id, status: r.status, startedAt: r.started_at, endedAt: r.ended_at, stopReason: r.stop_reason }));
+      .filter((r) => r.run_id !== this.active?.runId)
+      .map((r) => ({ runId: r.run_id, startSeq: r.start_seq }));
   }
 }

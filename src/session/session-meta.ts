@@ -17,6 +17,11 @@ export interface OwnedSessionMeta extends SessionMeta {
   owner: string | null;
 }
 
+/** Whether this object's storage holds a session; a read that creates nothing. */
+export function sessionTableExists(sql: SqlStorage): boolean {
+  return sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'`).toArray().length > 0;
+}
+
 export class SessionMetaTable {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS session (

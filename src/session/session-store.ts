@@ -1,19 +1,7 @@
-import { isId, randomIds, type AgentEvent, type AgentMessage, type IdGenerator } from "../domain";
-import type { CreateSessionInput, SessionDO, SessionErrorCode, SessionInfo, SessionResult } from "./session-do";
+import { HarnessError, isId, randomIds, unwrapResult, type AgentEvent, type AgentMessage, type IdGenerator } from "../domain";
+import type { SeqEvent } from "./live-events";
+import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
-
-export type SessionStoreErrorCode = SessionErrorCode | "invalid_session_id";
-
-/** A failed store operation with a stable code (`session_not_found`, `invalid_session_id`, ...). */
-export class SessionStoreError extends Error {
-  override readonly name = "SessionStoreError";
-  constructor(
-    readonly code: SessionStoreErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface NewSession {
   workspaceId?: string | null;
@@ -22,30 +10,21 @@ export interface NewSession {
   owner?: string | null;
 }
 
-/** Sessions and their ordered logs. Appends are durable when they return. */
-export interface SessionStore {
-  create(input: NewSession): Promise<SessionMeta>;
-  /** The session, or null when it does not exist (never throws for unknown sessions). */
-  find(sessionId: string): Promise<OwnedSessionMeta | null>;
-  info(sessionId: string): Promise<SessionInfo | null>;
-  appendMessage(sessionId: string, message: AgentMessage): Promise<number>;
-  appendEvent(sessionId: string, event: AgentEvent): Promise<number>;
-  loadMessages(sessionId: string): Promise<AgentMessage[]>;
-  loadEvents(sessionId: string): Promise<AgentEvent[]>;
-}
-
-/** The SessionStore backed by one SessionDO per session. */
-export class DurableSessionStore implements SessionStore {
+/**
+ * Sessions and their ordered logs, one SessionDO per session. Appends are durable when they return;
+ * failures throw HarnessError with the session's code.
+ */
+export class DurableSessionStore {
   constructor(
-    private readonly namespace: DurableObjectNamespace<SessionDO>,
+    private readonly namespace: DurableObjectNamespace<SessionRpc>,
     private readonly ids: IdGenerator = randomIds,
     private readonly clock: () => number = Date.now,
   ) {}
 
   /** The session's Durable Object; the id is checked first so bad ids never reach storage. */
-  stub(sessionId: string): DurableObjectStub<SessionDO> {
+  stub(sessionId: string): DurableObjectStub<SessionRpc> {
     if (!isId("session", sessionId)) {
-      throw new SessionStoreError("invalid_session_id", `session id ${JSON.stringify(String(sessionId).slice(0, 80))} is not of the form s_<letters, digits, _ or ->`);
+      throw new HarnessError("invalid_session_id", `session id ${JSON.stringify(String(sessionId).slice(0, 80))} is not of the form s_<letters, digits, _ or ->`);
     }
     return this.namespace.getByName(sessionId);
   }
@@ -59,11 +38,18 @@ export class DurableSessionStore implements SessionStore {
       owner: input.owner ?? null,
       createdAt: new Date(this.clock()).toISOString(),
     };
-    return unwrap(await this.stub(record.id).create(record));
+    return unwrapResult(await this.stub(record.id).create(record));
   }
 
+  /** The session, or null when it does not exist (never throws for unknown sessions, never creates one). */
   async find(sessionId: string): Promise<OwnedSessionMeta | null> {
     return this.stub(sessionId).describe();
+  }
+
+  /** The session if it exists and belongs to `owner` (null when auth is off); another tenant's is null. */
+  async findOwned(sessionId: string, owner: string | null): Promise<OwnedSessionMeta | null> {
+    const meta = await this.find(sessionId);
+    return meta && meta.owner === owner ? meta : null;
   }
 
   async info(sessionId: string): Promise<SessionInfo | null> {
@@ -71,15 +57,15 @@ export class DurableSessionStore implements SessionStore {
   }
 
   async appendMessage(sessionId: string, message: AgentMessage): Promise<number> {
-    return unwrap(await this.stub(sessionId).appendMessages([message]))[0]!;
+    return unwrapResult(await this.stub(sessionId).appendMessages([message]))[0]!;
   }
 
   async appendEvent(sessionId: string, event: AgentEvent): Promise<number> {
-    return unwrap(await this.stub(sessionId).appendEvents([event]))[0]!;
+    return unwrapResult(await this.stub(sessionId).appendEvents([event]))[0]!;
   }
 
   async loadMessages(sessionId: string): Promise<AgentMessage[]> {
-    return unwrap(await this.stub(sessionId).loadMessages());
+    return unwrapResult(await this.stub(sessionId).loadMessages());
   }
 
   async loadEvents(sessionId: string): Promise<AgentEvent[]> {
@@ -87,13 +73,7 @@ export class DurableSessionStore implements SessionStore {
   }
 
   /** Events with their seqs (the SSE ids), after `afterSeq`. */
-  async loadEventsAfter(sessionId: string, afterSeq: number): Promise<{ seq: number; event: AgentEvent }[]> {
-    const result = (await this.stub(sessionId).loadEvents(afterSeq)) as SessionResult<{ seq: number; event: AgentEvent }[]>;
-    return unwrap(result);
+  async loadEventsAfter(sessionId: string, afterSeq: number): Promise<SeqEvent[]> {
+    return unwrapResult(await this.stub(sessionId).loadEvents(afterSeq));
   }
-}
-
-export function unwrap<T>(result: SessionResult<T>): T {
-  if (result.ok) return result.value;
-  throw new SessionStoreError(result.code, result.message);
 }

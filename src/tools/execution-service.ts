@@ -15,6 +15,12 @@ export type ToolExecution =
   | { outcome: "finished"; text: string; error: boolean }
   | { outcome: "denied"; reason: DenialReason; text: string };
 
+/** The tools of a run behind their policy, as the runtime uses them; tests fake it. */
+export interface ToolRunner {
+  definitions(): ToolDefinition[];
+  execute(call: ToolCall, signal: AbortSignal): Promise<ToolExecution>;
+}
+
 export interface ToolExecutionServiceOptions {
   tools: readonly AnyTool[];
   /** The session's workspace view; null when the session has no workspace (then no tool exists). */
@@ -35,7 +41,7 @@ export interface ToolExecutionServiceOptions {
  * throws: its ToolError/WorkspaceError becomes `{ error: true, text: "<code>: <message>" }`.
  * Calls that change files (write, edit, bash) run one at a time, in the order they were made.
  */
-export class ToolExecutionService {
+export class ToolExecutionService implements ToolRunner {
   private readonly tools: ReadonlyMap<string, AnyTool>;
   private readonly fs: WorkspaceFs | null;
   private readonly options: AgentRunOptions;

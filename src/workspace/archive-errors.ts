@@ -1,35 +1,18 @@
-/**
- * Refusals of a whole upload. Stable codes, each with the HTTP status the API answers with:
- * 400 `archive_invalid` (corrupt, truncated or self-contradicting archive, empty body),
- * 415 `archive_unsupported` (not tar, tar.gz or zip; encrypted or exotic zip),
- * 413 `archive_too_large` (upload, expanded or total file bytes over the limit),
- * 413 `archive_too_many_files` (more entries than allowed),
- * 422 `archive_bomb` (compression ratio marks a zip/gzip bomb).
- */
-export const ARCHIVE_ERROR_STATUS = {
-  archive_invalid: 400,
-  archive_unsupported: 415,
-  archive_too_large: 413,
-  archive_too_many_files: 413,
-  archive_bomb: 422,
-} as const;
-
-export type ArchiveErrorCode = keyof typeof ARCHIVE_ERROR_STATUS;
+import { HarnessError } from "../domain/errors";
 
 /**
- * Why an upload cannot become a snapshot. The workspace layer knows nothing of HTTP; `status` is
- * only a suggestion that src/api/workspaces.ts passes on, so the code -> status table lives here once.
+ * Refusals of a whole upload (statuses in the error registry):
+ * `archive_invalid` (corrupt, truncated or self-contradicting archive, empty body),
+ * `archive_unsupported` (not tar, tar.gz or zip; encrypted or exotic zip),
+ * `archive_too_large` (upload, expanded or total file bytes over the limit),
+ * `archive_too_many_files` (more entries than allowed),
+ * `archive_bomb` (compression ratio marks a zip/gzip bomb).
  */
-export class ArchiveError extends Error {
+export type ArchiveErrorCode = "archive_invalid" | "archive_unsupported" | "archive_too_large" | "archive_too_many_files" | "archive_bomb";
+
+/** Why an upload cannot become a snapshot. */
+export class ArchiveError extends HarnessError<ArchiveErrorCode> {
   override readonly name = "ArchiveError";
-  readonly status: (typeof ARCHIVE_ERROR_STATUS)[ArchiveErrorCode];
-  constructor(
-    readonly code: ArchiveErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.status = ARCHIVE_ERROR_STATUS[code];
-  }
 }
 
 export const archiveInvalid = (message: string) => new ArchiveError("archive_invalid", message);

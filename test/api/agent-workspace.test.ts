@@ -1,9 +1,8 @@
 import { env, exports } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
-import type { SessionDO } from "../../src/session/session-do";
 import { DurableSessionStore } from "../../src/session/session-store";
+import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, sse, sseResponse } from "../model/helpers";
 import { readSse } from "../helpers/sse-client";
 import { tarOf } from "../workspace/archives";
@@ -31,14 +30,14 @@ async function workspaceSession(answers: (() => Response)[]) {
   expect(created.status).toBe(201);
   const { sessionId } = (await created.json()) as { sessionId: string };
   const requests: Record<string, unknown>[] = [];
-  await runInDurableObject(store.stub(sessionId), (instance: SessionDO) => {
-    instance.ids = counterIds();
-    instance.modelFetch = async (_input, init) => {
+  useSessionDeps(sessionId, {
+    ids: counterIds(),
+    modelFetch: async (_input, init) => {
       requests.push(JSON.parse(String(init?.body)));
       const answer = answers[requests.length - 1];
       if (!answer) throw new Error("unexpected model request");
       return answer();
-    };
+    },
   });
   return { workspaceId, sessionId, requests };
 }

@@ -1,9 +1,9 @@
 import { env, exports } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { counterIds, type AgentEvent } from "../../src/domain";
-import type { SessionDO } from "../../src/session/session-do";
 import { DurableSessionStore } from "../../src/session/session-store";
+import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, jsonResponse, sse, sseResponse, usageChunk } from "../model/helpers";
 import { readSse, type SseFrame } from "../helpers/sse-client";
 
@@ -19,15 +19,15 @@ async function sessionWithModel(answers: Answer[]) {
   const res = await api("/api/sessions", { method: "POST" });
   const { sessionId } = (await res.json()) as { sessionId: string };
   const requests: Record<string, unknown>[] = [];
-  await runInDurableObject(store.stub(sessionId), (instance: SessionDO) => {
-    instance.ids = counterIds();
-    instance.modelFetch = async (_input, init) => {
+  useSessionDeps(sessionId, {
+    ids: counterIds(),
+    modelFetch: async (_input, init) => {
       const body = JSON.parse(String(init?.body)) as Record<string, unknown>;
       requests.push(body);
       const answer = answers[requests.length - 1];
       if (!answer) throw new Error(`unexpected model request ${requests.length}`);
       return answer(body);
-    };
+    },
   });
   return { sessionId, requests };
 }
@@ -179,13 +179,14 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     const listed = await env.STORE.list({ prefix: `sessions/${sessionId}/messages/` });
     expect(listed.objects.length).toBe(1);
     await env.STORE.delete(listed.objects.map((o) => o.key));
-    await runInDurableObject(store.stub(sessionId), (instance: SessionDO) => {
-      (instance as unknown as { messageCache: unknown }).messageCache = null;
-    });
+    await abortAllDurableObjects();
     const { frames, ended } = await readSse(await prompt(sessionId, { text: "two" }));
     expect(ended).toBe(true);
-    expect(types(frames)).toEqual(["agent_error"]);
-    expect(frames[0]!.data).toMatchObject({ code: "internal_error", message: expect.stringMatching(/^the run could not start: segment sessions\/.+ is missing from R2$/) });
+    expect(types(frames)).toEqual(["assistant_completed", "agent_error"]);
+    expect(frames[1]!.data).toMatchObject({
+      code: "history_unreadable",
+      message: expect.stringMatching(/^the run could not start: the session's history could not be read \(segment sessions\/.+ is missing from R2\)$/),
+    });
     expect((await store.info(sessionId))!.status).toBe("idle");
   });
 

@@ -131,8 +131,9 @@ describe("auth with AUTH_TOKENS", () => {
     expect(upload.status).toBe(201);
     const { workspaceId } = (await upload.json()) as { workspaceId: string };
     const body = JSON.stringify({ workspaceId });
-    expect((await call("/api/sessions", "tok-acme-123", { method: "POST", body })).status).toBe(201);
-    await expectError(await call("/api/sessions", "tok-globex-456", { method: "POST", body }), 404, "workspace_not_found");
+    const headers = { "content-type": "application/json" };
+    expect((await call("/api/sessions", "tok-acme-123", { method: "POST", body, headers })).status).toBe(201);
+    await expectError(await call("/api/sessions", "tok-globex-456", { method: "POST", body, headers }), 404, "workspace_not_found");
     await expectError(await call(`/api/workspaces/${workspaceId}`, "tok-globex-456"), 404, "workspace_not_found");
   });
 

@@ -1,5 +1,6 @@
 import { counterIds, type AgentEvent, type AgentMessage, type ToolCall, type ToolDefinition } from "../../src/domain";
-import type { RunLog, ToolExecution, ToolRunner } from "../../src/runtime/run-log";
+import type { RunLog } from "../../src/runtime/run-log";
+import type { ToolExecution, ToolRunner } from "../../src/tools/execution-service";
 
 /** A RunLog that keeps what was appended, in order, for assertions. */
 export class MemoryRunLog implements RunLog {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { safeRunOptions, type AgentMessage, type AgentRunOptions } from "../../src/domain";
 import { ScriptedModelClient, type ScriptedTurn } from "../../src/model";
 import { runAgent, type RunContext } from "../../src/runtime/agent-runtime";
-import type { ToolRunner } from "../../src/runtime/run-log";
+import type { ToolRunner } from "../../src/tools/execution-service";
 import { FakeToolRunner, MemoryRunLog, runDeps } from "../helpers/run-fixtures";
 
 const T = "2026-11-30T03:00:00.000Z";
@@ -15,8 +15,7 @@ function setup(turns: ScriptedTurn[], opts: { tools?: ToolRunner | null; history
     runId: "r_1",
     workspaceId: opts.tools === null ? null : "w_1",
     history: opts.history ?? [],
-    model,
-    tools: opts.tools === undefined ? new FakeToolRunner() : opts.tools,
+    setup: { ok: true, model, tools: opts.tools === undefined ? new FakeToolRunner() : opts.tools },
     log,
     signal: opts.signal ?? new AbortController().signal,
     ...runDeps(),

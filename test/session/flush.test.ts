@@ -3,9 +3,10 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { encodeJsonl } from "../../src/session/jsonl";
 import { MAX_RECORD_BYTES } from "../../src/session/session-log";
-import type { SegmentBucket } from "../../src/session/segment-flusher";
-import { DurableSessionStore, unwrap } from "../../src/session/session-store";
-import type { SessionDO } from "../../src/session/session-do";
+import { DurableSessionStore } from "../../src/session/session-store";
+import type { SessionRpc } from "../../src/session/session-api";
+import { unwrapResult as unwrap } from "../../src/domain";
+import { useSessionDeps, type SessionDO } from "../helpers/test-worker";
 import { deltaEvent, userMessage } from "../helpers/records";
 import type { AgentEvent, AgentMessage } from "../../src/domain";
 
@@ -21,7 +22,7 @@ async function keys(prefix: string): Promise<string[]> {
   return listed.objects.map((o) => o.key);
 }
 
-async function exported(stub: DurableObjectStub<SessionDO>, stream: "messages" | "events"): Promise<string> {
+async function exported(stub: DurableObjectStub<SessionRpc>, stream: "messages" | "events"): Promise<string> {
   return new Response(unwrap(await stub.exportJsonl(stream))).text();
 }
 
@@ -40,17 +41,20 @@ async function seed(s: DurableSessionStore, id: string, from: number, count: num
   return { messages, events };
 }
 
-/** An R2 bucket whose puts fail while `failing` is set (after letting `allowPuts` succeed). */
+/** An R2 bucket whose puts fail (after letting `allowPuts` succeed); other calls reach the real one. */
 function flakyBucket(real: R2Bucket, allowPuts: number) {
-  const state = { failing: true, allowed: allowPuts, puts: [] as string[] };
-  const bucket: SegmentBucket = {
-    get: (key, options) => real.get(key, options as R2GetOptions),
-    put: async (key, value, options) => {
-      if (state.failing && state.allowed-- <= 0) throw new Error("R2 unavailable (injected)");
+  const state = { allowed: allowPuts, puts: [] as string[] };
+  const bucket = {
+    head: (key: string) => real.head(key),
+    get: (key: string, options?: R2GetOptions) => real.get(key, options),
+    list: (options?: R2ListOptions) => real.list(options),
+    delete: (keys: string | string[]) => real.delete(keys),
+    put: async (key: string, value: Parameters<R2Bucket["put"]>[1], options?: R2PutOptions) => {
+      if (state.allowed-- <= 0) throw new Error("R2 unavailable (injected)");
       state.puts.push(key);
       return real.put(key, value, options);
     },
-  } as SegmentBucket;
+  } as unknown as R2Bucket;
   return { bucket, state };
 }
 
@@ -98,11 +102,8 @@ describe("flushing the log to R2", () => {
     const { s, id, stub } = await newSession();
     const first = await seed(s, id, 1, 4);
     // The messages segment is written, then the events put fails: a half-done flush.
-    const flaky = await runInDurableObject(stub, (instance: SessionDO) => {
-      const f = flakyBucket(env.STORE, 1);
-      instance.flusher.bucket = f.bucket;
-      return f.state;
-    });
+    const { bucket, state: flaky } = flakyBucket(env.STORE, 1);
+    useSessionDeps(id, { bucket });
     expect(await stub.flush()).toEqual({ ok: false, code: "flush_failed", message: "flush to R2 failed and will be retried: R2 unavailable (injected)" });
     expect(await keys(`sessions/${id}/events/`)).toEqual([]);
     expect(await keys(`sessions/${id}/messages/`)).toEqual([`sessions/${id}/messages/000000000001.jsonl`]);
@@ -110,9 +111,7 @@ describe("flushing the log to R2", () => {
     expect(await exported(stub, "events")).toBe(encodeJsonl(first.events));
     const more = await seed(s, id, 5, 2);
 
-    await runInDurableObject(stub, (instance: SessionDO) => {
-      instance.flusher.bucket = env.STORE;
-    });
+    useSessionDeps(id, { bucket: env.STORE });
     expect(flaky.puts).toEqual([`sessions/${id}/messages/000000000001.jsonl`]);
     // The retry replays the same plan (seq 1..8, the existing messages segment is kept), then the rest.
     expect(await stub.flush()).toEqual({ ok: true, value: { segmentsWritten: 4, recordsFlushed: 12, flushedSeq: 12 } });

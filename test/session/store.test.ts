@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
-import { DurableSessionStore, SessionStoreError } from "../../src/session/session-store";
+import { DurableSessionStore } from "../../src/session/session-store";
+import { HarnessError } from "../../src/domain";
 import { deltaEvent, userMessage } from "../helpers/records";
 
 function store(prefix: string) {
@@ -14,10 +15,10 @@ async function code(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
   } catch (err) {
-    expect(err).toBeInstanceOf(SessionStoreError);
-    return (err as SessionStoreError).code;
+    expect(err).toBeInstanceOf(HarnessError);
+    return (err as HarnessError).code;
   }
-  throw new Error("expected a SessionStoreError");
+  throw new Error("expected a HarnessError");
 }
 
 describe("DurableSessionStore", () => {
@@ -78,7 +79,7 @@ describe("DurableSessionStore", () => {
   it("refuses malformed ids before touching storage", async () => {
     const s = store("ids");
     for (const bad of ["../s_1", "s_a/b", "s_..", "s_a\0b", "s_" + "x".repeat(65), "w_1", ""]) {
-      expect(() => s.stub(bad)).toThrow(SessionStoreError);
+      expect(() => s.stub(bad)).toThrow(HarnessError);
       expect(await code(s.find(bad))).toBe("invalid_session_id");
       expect(await code(s.appendMessage(bad, userMessage(bad, "m_1")))).toBe("invalid_session_id");
       expect(await code(s.loadMessages(bad))).toBe("invalid_session_id");

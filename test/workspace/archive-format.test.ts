@@ -1,3 +1,4 @@
+import { httpStatus } from "../../src/domain";
 import { describe, expect, it } from "vitest";
 import { ArchiveError } from "../../src/workspace/archive-errors";
 import { detectArchiveFormat } from "../../src/workspace/archive-format";
@@ -30,8 +31,8 @@ describe("detectArchiveFormat", () => {
       }
     })();
     expect(error).toBeInstanceOf(ArchiveError);
+    expect(httpStatus((error as ArchiveError).code)).toBe(415);
     expect(error).toMatchObject({
-      status: 415,
       code: "archive_unsupported",
       message: 'the body is not a tar, tar.gz or zip archive (Content-Type "application/json", unrecognised magic bytes)',
     });

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { httpStatus } from "../../src/domain";
 import { ArchiveError } from "../../src/workspace/archive-errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import type { IngestLimits } from "../../src/workspace/limits";
@@ -31,7 +32,7 @@ async function refusal(bytes: Uint8Array, opts: { contentType?: string; limits?:
   const error = await ingest(bytes, { ...opts, id }).then(() => null, (e: unknown) => e);
   expect(error).toBeInstanceOf(ArchiveError);
   const api = error as ArchiveError;
-  return { status: api.status, code: api.code, message: api.message, left: await keysUnder(env.STORE, `workspaces/${id}/`) };
+  return { status: httpStatus(api.code), code: api.code, message: api.message, left: await keysUnder(env.STORE, `workspaces/${id}/`) };
 }
 
 describe("ingestWorkspace: tar", () => {

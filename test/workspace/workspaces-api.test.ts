@@ -2,8 +2,9 @@ import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppBindings } from "../../src/api/context";
-import { ApiError, errorBody } from "../../src/api/errors";
-import { toApiError, workspaceRoutes } from "../../src/api/workspaces";
+import { errorBody, errorResponse } from "../../src/api/errors";
+import { workspaceRoutes } from "../../src/api/workspaces";
+import { httpStatus } from "../../src/domain";
 import { archiveBomb, archiveInvalid, archiveTooLarge, archiveTooManyFiles, archiveUnsupported } from "../../src/workspace/archive-errors";
 import { gzip, keysUnder, tarOf, text, zip } from "./archives";
 
@@ -15,7 +16,10 @@ function app() {
     await next();
   });
   root.route("/api/workspaces", workspaceRoutes);
-  root.onError((err, c) => (err instanceof ApiError ? c.json(errorBody(err.code, err.message), err.status) : c.json(errorBody("internal_error", String(err)), 500)));
+  root.onError((err, c) => {
+    const { status, body } = errorResponse(err);
+    return c.json(body, status);
+  });
   return root;
 }
 
@@ -48,7 +52,7 @@ describe("workspace routes", () => {
     expect(await spaced.text()).toBe("# A\n");
   });
 
-  it("answers 404 workspace_not_found to other tenants, unknown ids and malformed ids", async () => {
+  it("answers 404 workspace_not_found to other tenants and unknown ids, 400 to malformed ids", async () => {
     const created = (await (await upload(await tarOf({ "a.txt": "a" }))).json()) as { workspaceId: string };
     const other = await app().request(`/api/workspaces/${created.workspaceId}`, { headers: { "x-tenant": "mallory" } }, env);
     expect(other.status).toBe(404);
@@ -58,8 +62,8 @@ describe("workspace routes", () => {
     const unknown = await app().request("/api/workspaces/w_unknown", { headers: { "x-tenant": "alice" } }, env);
     expect(await unknown.json()).toEqual(errorBody("workspace_not_found", "workspace w_unknown does not exist"));
     const malformed = await app().request("/api/workspaces/s_123", {}, env);
-    expect(malformed.status).toBe(404);
-    expect(await malformed.json()).toEqual(errorBody("workspace_not_found", 'workspace "s_123" does not exist'));
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toEqual(errorBody("invalid_workspace_id", 'workspace id "s_123" is not of the form w_<letters, digits, _ or ->'));
   });
 
   it("maps missing files, directories and escapes to stable errors", async () => {
@@ -102,9 +106,8 @@ describe("workspace routes", () => {
   });
 
   it("maps every archive refusal to its HTTP status with the same code and message", () => {
-    const mapped = [archiveInvalid("a"), archiveUnsupported("b"), archiveTooLarge("c"), archiveTooManyFiles(7), archiveBomb("d")].map(toApiError);
-    expect(mapped.every((e) => e instanceof ApiError)).toBe(true);
-    expect(mapped.map((e) => { const { status, code, message } = e as ApiError; return { status, code, message }; })).toEqual([
+    const mapped = [archiveInvalid("a"), archiveUnsupported("b"), archiveTooLarge("c"), archiveTooManyFiles(7), archiveBomb("d")];
+    expect(mapped.map((e) => ({ status: httpStatus(e.code), code: e.code, message: e.message }))).toEqual([
       { status: 400, code: "archive_invalid", message: "a" },
       { status: 415, code: "archive_unsupported", message: "b" },
       { status: 413, code: "archive_too_large", message: "c" },

@@ -1,0 +1,129 @@
+/**
+ * Every error code the harness can hand a client, in one table: the HTTP status it is answered with
+ * (null for codes that only appear in `agent_error` events or as tool denial reasons), where it can
+ * appear, and what it means. Codes are part of the API: add new ones, never rename or remove one.
+ * The README's error table is checked against this table by a test.
+ */
+interface ErrorSpec {
+  status: 400 | 401 | 404 | 409 | 413 | 415 | 422 | 500 | 503 | null;
+  /** `api`: an HTTP error body; `run`: an `agent_error` event; `tool`: a tool denial reason. */
+  in: readonly ("api" | "run" | "tool")[];
+  meaning: string;
+}
+
+export const ERROR_REGISTRY = {
+  // Requests
+  unauthorized: { status: 401, in: ["api"], meaning: "no bearer token, or not a configured one" },
+  auth_misconfigured: { status: 500, in: ["api"], meaning: "AUTH_TOKENS is set but malformed; the API fails closed" },
+  route_not_found: { status: 404, in: ["api"], meaning: "no route for this method and path" },
+  unsupported_media_type: { status: 415, in: ["api"], meaning: "a JSON route was sent a body that is not application/json" },
+  invalid_json: { status: 400, in: ["api"], meaning: "the body is not valid UTF-8 JSON" },
+  invalid_body: { status: 400, in: ["api"], meaning: "the body does not fit the route's schema; the message names the field" },
+  invalid_text: { status: 400, in: ["api"], meaning: "a string holds a lone UTF-16 surrogate, which cannot be stored as UTF-8" },
+  body_too_large: { status: 413, in: ["api"], meaning: "the JSON body is larger than the limit" },
+  invalid_session_id: { status: 400, in: ["api"], meaning: "not a session id (s_ followed by 1-64 of [A-Za-z0-9_-])" },
+  invalid_workspace_id: { status: 400, in: ["api"], meaning: "not a workspace id (w_ followed by 1-64 of [A-Za-z0-9_-])" },
+  invalid_last_event_id: { status: 400, in: ["api"], meaning: "Last-Event-ID / after is not a non-negative integer seq" },
+  // Sessions and their logs
+  session_not_found: { status: 404, in: ["api"], meaning: "no such session, or it belongs to another tenant" },
+  session_exists: { status: 409, in: ["api"], meaning: "a session with this id already exists" },
+  session_busy: { status: 409, in: ["api"], meaning: "a run is active in this session; wait for it or abort it" },
+  invalid_record: { status: 400, in: ["api"], meaning: "a record does not fit its schema or belongs to another session" },
+  record_too_large: { status: 413, in: ["api"], meaning: "one record is larger than the per-record limit" },
+  flush_failed: { status: 503, in: ["api"], meaning: "writing the log to R2 failed; nothing is lost and it is retried" },
+  history_unreadable: { status: 500, in: ["api", "run"], meaning: "the session's stored log could not be read back" },
+  // Workspaces and files
+  workspace_not_found: { status: 404, in: ["api", "run"], meaning: "no such workspace, or it belongs to another tenant" },
+  no_workspace: { status: 404, in: ["api"], meaning: "the session was opened without a workspace" },
+  not_found: { status: 404, in: ["api"], meaning: "no file at this path" },
+  is_directory: { status: 400, in: ["api"], meaning: "the path is a directory, not a file" },
+  not_a_directory: { status: 400, in: ["api"], meaning: "a parent of the path is a file" },
+  file_too_large: { status: 413, in: ["api"], meaning: "the file is larger than the limit" },
+  path_escape: { status: 400, in: ["api", "tool"], meaning: "the path leaves the workspace root (.., absolute, drive letter, NUL)" },
+  path_too_long: { status: 400, in: ["api", "tool"], meaning: "the path is longer than the limit" },
+  archive_invalid: { status: 400, in: ["api"], meaning: "the archive is corrupt, truncated, empty or fails its checksums" },
+  archive_unsupported: { status: 415, in: ["api"], meaning: "not a tar, tar.gz or zip archive, or an encrypted/exotic zip" },
+  archive_too_large: { status: 413, in: ["api"], meaning: "the upload, its expansion or its files are over the size limits" },
+  archive_too_many_files: { status: 413, in: ["api"], meaning: "the archive has more entries than allowed" },
+  archive_bomb: { status: 422, in: ["api"], meaning: "the compression ratio marks a decompression bomb" },
+  // Runs (agent_error codes)
+  run_timeout: { status: null, in: ["run"], meaning: "the run did not finish within its timeoutMs" },
+  max_turns_reached: { status: null, in: ["run"], meaning: "the run used all of its model turns" },
+  run_interrupted: { status: null, in: ["run"], meaning: "the server restarted during the run; its unanswered tool calls were closed" },
+  output_too_large: { status: null, in: ["run"], meaning: "the model's answer passed the output limit; what came before it is kept" },
+  rate_limited: { status: null, in: ["run"], meaning: "the provider kept answering 429, or asked to wait longer than allowed" },
+  provider_error: { status: null, in: ["run"], meaning: "the provider failed (5xx after retries, an error inside the stream, a broken chunk)" },
+  context_overflow: { status: null, in: ["run"], meaning: "the request does not fit the model's context window" },
+  content_filtered: { status: null, in: ["run"], meaning: "the provider stopped the answer with its content filter" },
+  stream_incomplete: { status: null, in: ["run"], meaning: "the provider's stream ended without a finish reason" },
+  auth_failed: { status: null, in: ["run"], meaning: "the provider refused the key (401/403): check OPENAI_API_KEY and OPENAI_BASE_URL" },
+  bad_request: { status: null, in: ["run"], meaning: "the provider refused the request (another 4xx)" },
+  network_error: { status: null, in: ["run"], meaning: "the provider could not be reached, or the connection dropped" },
+  model_not_configured: { status: null, in: ["run"], meaning: "no model API key or model name is configured" },
+  replay_exhausted: { status: null, in: ["run"], meaning: "the replayed recording has no more assistant turns" },
+  replay_load_failed: { status: null, in: ["run"], meaning: "the recording to replay could not be loaded" },
+  replay_recorded_error: { status: null, in: ["run"], meaning: "the replayed turn ended with an error when it was recorded" },
+  script_exhausted: { status: null, in: ["run"], meaning: "the scripted test model ran out of turns" },
+  internal_error: { status: 500, in: ["api", "run"], meaning: "a bug or an unexpected failure of the harness itself" },
+  // Tool denials (tool_call_denied.reason)
+  write_not_allowed: { status: null, in: ["tool"], meaning: "write and edit need allowWrite" },
+  bash_not_allowed: { status: null, in: ["tool"], meaning: "bash needs allowBash" },
+  tool_budget_exhausted: { status: null, in: ["tool"], meaning: "the run used all of its maxToolCalls" },
+  unknown_tool: { status: null, in: ["tool"], meaning: "no such tool in this session" },
+  invalid_arguments: { status: null, in: ["tool"], meaning: "the arguments do not fit the tool's schema; the text names the field" },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_REGISTRY;
+type CodesIn<K extends "api" | "run" | "tool"> = {
+  [C in ErrorCode]: K extends (typeof ERROR_REGISTRY)[C]["in"][number] ? C : never;
+}[ErrorCode];
+/** Codes an HTTP error body can carry. */
+export type ApiErrorCode = CodesIn<"api">;
+/** Codes an `agent_error` event can carry. */
+export type RunErrorCode = CodesIn<"run">;
+/** Reasons a `tool_call_denied` event can carry. */
+export type DenialCode = CodesIn<"tool">;
+
+const codesIn = <K extends "api" | "run" | "tool">(kind: K) =>
+  (Object.keys(ERROR_REGISTRY) as ErrorCode[]).filter((code) => (ERROR_REGISTRY[code].in as readonly string[]).includes(kind)) as CodesIn<K>[];
+
+export const API_ERROR_CODES = codesIn("api");
+export const RUN_ERROR_CODES = codesIn("run");
+export const DENIAL_CODES = codesIn("tool");
+
+/** The HTTP status of an API error code. */
+export function httpStatus(code: ApiErrorCode): NonNullable<ErrorSpec["status"]> {
+  return ERROR_REGISTRY[code].status ?? 500;
+}
+
+/**
+ * The one base error of the harness: a stable code from the registry and a sentence a user can act
+ * on. Layers throw it (or a subclass that narrows the code); the API maps it to
+ * `{"error":{"code","message"}}` with the registry's status in one place.
+ */
+export class HarnessError<C extends ErrorCode = ErrorCode> extends Error {
+  override readonly name: string = "HarnessError";
+  constructor(
+    readonly code: C,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Expected failures cross RPC boundaries as values, so the code survives serialisation. */
+export type Result<T, C extends ErrorCode = ErrorCode> = { ok: true; value: T } | { ok: false; code: C; message: string };
+
+export function ok<T>(value: T): { ok: true; value: T } {
+  return { ok: true, value };
+}
+
+export function failure<C extends ErrorCode>(code: C, message: string): { ok: false; code: C; message: string } {
+  return { ok: false, code, message };
+}
+
+/** The value of a Result, or its failure thrown as a HarnessError. */
+export function unwrapResult<T, C extends ErrorCode>(result: Result<T, C>): T {
+  if (result.ok) return result.value;
+  throw new HarnessError(result.code, result.message);
+}

@@ -1,0 +1,59 @@
+import type { AgentEvent, AgentMessage, ApiErrorCode, Result } from "../domain";
+import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
+
+/**
+ * The contract of a session's Durable Object as the Worker sees it: its RPC methods and the two
+ * streaming paths reached through `stub.fetch`. Types only, so the API and the environment can name
+ * it without importing the object's implementation.
+ */
+
+export type SessionStatus = "idle" | "running";
+
+export interface SessionInfo extends SessionMeta {
+  status: SessionStatus;
+  counts: { messages: number; events: number };
+}
+
+/** A session operation's outcome; failures carry a registry code and cross RPC as values. */
+export type SessionResult<T> = Result<T, ApiErrorCode>;
+
+export interface CreateSessionInput {
+  id: string;
+  workspaceId: string | null;
+  projectId: string | null;
+  title: string | null;
+  owner: string | null;
+  createdAt: string;
+}
+
+export interface FlushSummary {
+  segmentsWritten: number;
+  recordsFlushed: number;
+  flushedSeq: number;
+}
+
+/** The RPC methods of SessionDO. */
+export interface SessionRpc extends Rpc.DurableObjectBranded {
+  create(input: CreateSessionInput): Promise<SessionResult<SessionMeta>>;
+  /** The meta including the owner, or null when the object holds no session (nothing is created). */
+  describe(): OwnedSessionMeta | null;
+  info(): SessionInfo | null;
+  appendMessages(records: unknown[]): SessionResult<number[]>;
+  appendEvents(records: unknown[]): SessionResult<number[]>;
+  loadMessages(): Promise<SessionResult<AgentMessage[]>>;
+  loadEvents(afterSeq?: number): Promise<SessionResult<{ seq: number; event: AgentEvent }[]>>;
+  exportJsonl(stream: "messages" | "events"): SessionResult<ReadableStream<Uint8Array>>;
+  flush(): Promise<SessionResult<FlushSummary>>;
+  abortRun(): { aborted: boolean; runId: string | null };
+  readFile(path: string): Promise<SessionResult<Uint8Array>>;
+  changes(): Promise<SessionResult<string>>;
+}
+
+/** The paths of the streaming endpoints inside the object (only the path of the URL matters). */
+export const SESSION_STREAM_ORIGIN = "https://session.internal";
+export const SESSION_STREAM_PATHS = {
+  /** POST, body: AgentPromptCommand -> the run's events as SSE (409 when busy). */
+  run: "/run",
+  /** GET `?after=<seq>` -> the events after seq, then the live tail, then end. */
+  events: "/events",
+} as const;

@@ -1,0 +1,320 @@
+import {
+  AgentEvent,
+  AgentMessage,
+  AgentPromptCommand,
+  failure,
+  formatIssues,
+  HarnessError,
+  ok,
+  type AgentPromptCommand as PromptCommand,
+} from "../domain";
+import { modelConfigFromEnv } from "../model";
+import { runAgent, type RunOutcome } from "../runtime/agent-runtime";
+import { closingRecords, runLeftovers, type ClosingRecord } from "../runtime/run-closing";
+import type { RunLog } from "../runtime/run-log";
+import { setupRun } from "../runtime/run-setup";
+import type { AppEnv } from "../env";
+import { FlushScheduler } from "./flush-scheduler";
+import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
+import { EventHub, type SeqEvent } from "./live-events";
+import { readLog, readLogLines } from "./log-reader";
+import { MessageHistory } from "./message-history";
+import { sessionKeys } from "./r2-layout";
+import { RunRegistry, type ActiveRun, type OrphanedRun } from "./run-registry";
+import { RunSupervisor } from "./run-supervisor";
+import { SegmentFlusher } from "./segment-flusher";
+import { SESSION_STREAM_PATHS, type FlushSummary, type SessionInfo, type SessionResult } from "./session-api";
+import type { SessionDeps } from "./session-deps";
+import { RecordTooLargeError, SessionLog, type LogStream } from "./session-log";
+import { publicMeta, SessionMetaTable, type OwnedSessionMeta } from "./session-meta";
+import { DurableSessionStore } from "./session-store";
+import { SessionWorkspace } from "./session-workspace";
+import { sseResponse } from "./sse";
+
+const STREAM_SCHEMA = { messages: AgentMessage, events: AgentEvent } as const;
+
+/**
+ * A session that exists in this object's storage, with the collaborators that do its work: the
+ * ordered log (SessionLog) and its flushes to R2 (SegmentFlusher, FlushScheduler), the message
+ * history, live streams (EventHub), the workspace view and the run slot (RunSupervisor).
+ */
+export class Session {
+  readonly id: string;
+  private readonly meta: SessionMetaTable;
+  private readonly log: SessionLog;
+  private readonly flusher: SegmentFlusher;
+  private readonly flushes: FlushScheduler;
+  private readonly hub = new EventHub();
+  private readonly history: MessageHistory;
+  private readonly workspace: SessionWorkspace;
+  private readonly registry: RunRegistry;
+  private readonly runs: RunSupervisor;
+  private readonly transactionSync: <T>(fn: () => T) => T;
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: AppEnv,
+    private readonly deps: SessionDeps,
+    meta: OwnedSessionMeta,
+  ) {
+    const sql = ctx.storage.sql;
+    this.id = meta.id;
+    this.transactionSync = (fn) => ctx.storage.transactionSync(fn);
+    this.meta = new SessionMetaTable(sql);
+    this.log = new SessionLog(sql);
+    this.flusher = new SegmentFlusher(meta.id, this.log, this.transactionSync, deps.bucket);
+    this.flushes = new FlushScheduler({
+      flush: async () => {
+        const result = await this.flusher.flush();
+        if (result.recordsFlushed > 0) await this.writeMetaObject();
+        return result;
+      },
+      measureUnflushedBytes: () => this.log.unflushedBytes(),
+      setAlarm: (atMs) => ctx.storage.setAlarm(atMs),
+      waitUntil: (work) => ctx.waitUntil(work),
+      now: deps.clock,
+    });
+    this.history = new MessageHistory(async () =>
+      (await readLogLines(this.log, deps.bucket, "messages")).map((line) => decodeMessageLine(line.body, line.seq, this.id)),
+    );
+    this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket);
+    this.registry = new RunRegistry(sql);
+    this.runs = new RunSupervisor({
+      registry: this.registry,
+      ids: deps.ids,
+      clock: deps.clock,
+      lastSeq: () => this.log.lastSeq(),
+      execute: (run, command) => this.execute(run, command),
+      afterRun: async () => {
+        // Normally the terminal event already ended them; this covers a run that died without one.
+        this.hub.closeAll();
+        await this.flush();
+      },
+      heartbeat: () => this.flushes.armAlarm(),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
+  }
+
+  /** Mirrors the meta to R2 after creation; if R2 is down now, the next flush writes it. */
+  async created(): Promise<void> {
+    await this.writeMetaObject().catch(() => this.flushes.armAlarm());
+  }
+
+  describe(): OwnedSessionMeta {
+    return this.meta.get()!;
+  }
+
+  info(): SessionInfo {
+    return { ...publicMeta(this.describe()), status: this.runs.active ? "running" : "idle", counts: this.log.counts() };
+  }
+
+  /** Validates and appends records of one stream; all or nothing. */
+  append(stream: LogStream, records: unknown[]): SessionResult<number[]> {
+    const parsed: (AgentMessage | AgentEvent)[] = [];
+    for (const [i, record] of records.entries()) {
+      const result = STREAM_SCHEMA[stream].safeParse(record);
+      if (!result.success) return failure("invalid_record", `record ${i}: ${formatIssues(result.error.issues)}`);
+      if (result.data.sessionId !== this.id) return failure("invalid_record", `record ${i} belongs to session '${result.data.sessionId}', not '${this.id}'`);
+      parsed.push(result.data);
+    }
+    return this.appendValid(stream, parsed);
+  }
+
+  async loadMessages(): Promise<SessionResult<AgentMessage[]>> {
+    return ok(await this.history.load());
+  }
+
+  async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {
+    const lines = await readLogLines(this.log, this.deps.bucket, "events", afterSeq);
+    return ok(lines.map((line) => ({ seq: line.seq, event: decodeEventLine(line.body, line.seq, this.id) })));
+  }
+
+  /** The stream as JSONL bytes: flushed segments, then the unflushed tail. */
+  exportJsonl(stream: LogStream): ReadableStream<Uint8Array> {
+    const batches = readLog(this.log, this.deps.bucket, stream);
+    const encoder = new TextEncoder();
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await batches.next();
+        if (next.done) return controller.close();
+        controller.enqueue(encoder.encode(next.value.map((line) => line.body + "\n").join("")));
+      },
+      async cancel() {
+        await batches.return(undefined);
+      },
+    });
+  }
+
+  /** Flushes the unflushed tail to R2 now. A failure is reported, not thrown: the rows stay and the alarm retries. */
+  async flush(): Promise<SessionResult<FlushSummary>> {
+    try {
+      return ok(await this.flushes.flush());
+    } catch (err) {
+      await this.flushes.armAlarm();
+      return failure("flush_failed", `flush to R2 failed and will be retried: ${(err as Error).message}`);
+    }
+  }
+
+  async alarm(): Promise<void> {
+    this.flushes.alarmFired();
+    const result = await this.flush();
+    // While a run is active the alarm doubles as a heartbeat: a streaming model fetch alone may not
+    // keep the object in memory.
+    if (this.runs.active || (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq())) await this.flushes.armAlarm();
+  }
+
+  /** The streaming endpoints (see SESSION_STREAM_PATHS); the Worker has authenticated and validated. */
+  async handleStream(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (request.method === "POST" && url.pathname === SESSION_STREAM_PATHS.run) {
+      const command = AgentPromptCommand.parse(await request.json());
+      const started = this.runs.start(command);
+      if (!started.ok) return Response.json({ error: { code: started.code, message: started.message } }, { status: 409 });
+      return sseResponse(this.openEventStream(started.value.startSeq), started.value.runId);
+    }
+    if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
+      return sseResponse(this.openEventStream(Number(url.searchParams.get("after") ?? "0")), this.runs.active?.runId ?? null);
+    }
+    return Response.json({ error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } }, { status: 404 });
+  }
+
+  abortRun(): { aborted: boolean; runId: string | null } {
+    return this.runs.abort();
+  }
+
+  async readFile(path: string): Promise<SessionResult<Uint8Array>> {
+    return this.withWorkspace((meta, wid) => this.workspace.readFile(wid, meta.owner, path));
+  }
+
+  async changes(): Promise<SessionResult<string>> {
+    return this.withWorkspace((meta, wid) => this.workspace.changes(wid, meta.owner));
+  }
+
+  /**
+   * Closes runs that were active when the object died: every unanswered tool call gets an error
+   * result, the text streamed so far is kept in an ERROR message, and `agent_error run_interrupted`
+   * ends the run, so the history stays one that providers accept and live streams end.
+   */
+  async recoverInterruptedRuns(): Promise<void> {
+    for (const run of this.registry.orphaned()) {
+      await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
+      this.registry.finish(run.runId, "ERROR", this.now());
+    }
+  }
+
+  private async execute(run: ActiveRun, command: PromptCommand): Promise<RunOutcome> {
+    const meta = this.describe();
+    let history: AgentMessage[];
+    try {
+      history = await this.history.load();
+    } catch (err) {
+      await this.closeRun(run, "history_unreadable", `the run could not start: the session's history could not be read (${(err as Error).message})`);
+      return { stopReason: "ERROR" };
+    }
+    const setup = await setupRun({
+      command,
+      model: { ...modelConfigFromEnv(this.env), fetch: this.deps.modelFetch },
+      loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
+      openWorkspace: () => (meta.workspaceId ? this.workspace.open(meta.workspaceId, meta.owner) : Promise.resolve(null)),
+      ids: this.deps.ids,
+    });
+    return runAgent(command.userText, command.options, {
+      sessionId: this.id,
+      runId: run.runId,
+      workspaceId: meta.workspaceId,
+      history,
+      setup,
+      log: this.runLog(),
+      ids: this.deps.ids,
+      clock: this.deps.clock,
+      signal: run.controller.signal,
+    });
+  }
+
+  /** A recorded session to replay: this one, or another of the same tenant. */
+  private async loadRecording(sessionId: string, meta: OwnedSessionMeta): Promise<AgentMessage[]> {
+    if (sessionId === this.id) return this.history.load();
+    const store = new DurableSessionStore(this.env.SESSIONS);
+    const source = await store.find(sessionId);
+    if (!source || source.owner !== meta.owner) throw new Error(`session '${sessionId}' does not exist`);
+    return store.loadMessages(sessionId);
+  }
+
+  /** Appends the records that end a run the runtime could not end itself. */
+  private async closeRun(run: { runId: string; startSeq: number }, code: "run_interrupted" | "history_unreadable", message: string): Promise<void> {
+    let records: ClosingRecord[];
+    try {
+      const messages = (await readLogLines(this.log, this.deps.bucket, "messages", run.startSeq)).map((l) => decodeMessageLine(l.body, l.seq, this.id));
+      const events = (await readLogLines(this.log, this.deps.bucket, "events", run.startSeq)).map((l) => decodeEventLine(l.body, l.seq, this.id));
+      records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: runLeftovers(messages, events) });
+    } catch {
+      // The run's own records cannot be read: close it with what is certain.
+      records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: { unanswered: [], started: new Set(), partial: null } });
+    }
+    for (const record of records) unwrapLocal(this.appendValid(record.stream, [record.record]));
+  }
+
+  private closing(runId: string, code: "run_interrupted" | "history_unreadable", message: string) {
+    return { sessionId: this.id, runId, parentId: this.meta.lastMessageId(), code, message, ids: this.deps.ids, clock: this.deps.clock };
+  }
+
+  private async withWorkspace<T>(fn: (meta: OwnedSessionMeta, workspaceId: string) => Promise<T>): Promise<SessionResult<T>> {
+    const meta = this.describe();
+    if (!meta.workspaceId) return failure("no_workspace", "this session has no workspace");
+    try {
+      return ok(await fn(meta, meta.workspaceId));
+    } catch (err) {
+      if (err instanceof HarnessError) return failure(err.code, err.message);
+      throw err;
+    }
+  }
+
+  /** The run's writes: durable appends first, then live subscribers. */
+  private runLog(): RunLog {
+    return {
+      appendMessage: (message) => unwrapLocal(this.appendValid("messages", [message])),
+      appendEvent: (event) => unwrapLocal(this.appendValid("events", [event])),
+    };
+  }
+
+  private openEventStream(afterSeq: number): ReadableStream<Uint8Array> {
+    const replay = async (): Promise<SeqEvent[]> => unwrapLocal(await this.loadEvents(afterSeq));
+    return this.hub.open(afterSeq, replay, () => this.runs.active !== null);
+  }
+
+  private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent)[]): SessionResult<number[]> {
+    const bodies = records.map((record) => ({ stream, body: encodeLine(record) }));
+    let seqs: number[];
+    try {
+      seqs = this.log.append(bodies, this.transactionSync);
+    } catch (err) {
+      if (err instanceof RecordTooLargeError) return failure("record_too_large", err.message);
+      throw err;
+    }
+    if (stream === "messages") {
+      const messages = records as AgentMessage[];
+      const newest = messages[messages.length - 1]!;
+      this.meta.recordMessage(newest.id, newest.createdAt);
+      this.history.appended(messages);
+    } else {
+      records.forEach((event, i) => this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent }));
+    }
+    this.flushes.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
+    return ok(seqs);
+  }
+
+  private async writeMetaObject(): Promise<void> {
+    await this.deps.bucket.put(sessionKeys.meta(this.id), JSON.stringify(publicMeta(this.describe())), {
+      httpMetadata: { contentType: "application/json" },
+    });
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock()).toISOString();
+  }
+}
+
+function unwrapLocal<T>(result: SessionResult<T>): T {
+  if (result.ok) return result.value;
+  throw new HarnessError(result.code, result.message);
+}
