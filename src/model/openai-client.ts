@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { randomIds, type IdGenerator } from "../domain";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
+import { rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
@@ -215,11 +216,16 @@ function formatSeconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
-/** The fetch handed to the SDK: hands it the provider's words of every error body. */
+/**
+ * The fetch handed to the SDK: hands it the provider's words of every error body, and the errors
+ * older llama.cpp servers put on `error:` lines of an event stream.
+ */
 function providerFetch(inner: FetchLike): FetchLike {
   return async (input, init) => {
     const response = await inner(input, init);
-    return response.ok ? response : normaliseErrorBody(response);
+    if (!response.ok) return normaliseErrorBody(response);
+    const eventStream = /text\/event-stream/i.test(response.headers.get("content-type") ?? "");
+    return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body)) : response;
   };
 }
 

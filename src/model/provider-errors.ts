@@ -32,6 +32,7 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /maximum context length is \d+ tokens/i, // OpenAI legacy, OpenRouter, vLLM
   /exceeds the limit of \d+/i, // GitHub Copilot
   /exceeds the available context size/i, // llama.cpp
+  /exceed_context_size_error/i, // llama.cpp error type
   /greater than the context length/i, // LM Studio
   /context window exceeds limit/i, // MiniMax
   /exceeded model token limit/i, // Kimi

@@ -134,5 +134,45 @@ describe("error objects inside an HTTP 200 stream", () => {
       { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: Capacity temporarily exceeded" },
     ]);
   });
+
+  it("counts llama.cpp's error type exceed_context_size_error as context_overflow whatever the message says", async () => {
+    expect(await play(sse([{ error: { code: 400, message: "request (5000 tokens) is too large for slot 0", type: "exceed_context_size_error" } }]))).toEqual([
+      { type: "error", code: "context_overflow", message: "the request does not fit the model's context window: request (5000 tokens) is too large for slot 0" },
+    ]);
+  });
 });
 
+describe("llama.cpp's legacy `error:` stream line", () => {
+  const LLAMA_OVERFLOW = "the request exceeds the available context size, try increasing it";
+  const legacyLine = `error: ${JSON.stringify({ code: 400, message: LLAMA_OVERFLOW, type: "exceed_context_size_error", n_prompt_tokens: 5000, n_ctx: 4096 })}\n\n`;
+  const overflow: ModelEvent[] = [{ type: "error", code: "context_overflow", message: `the request does not fit the model's context window: ${LLAMA_OVERFLOW}` }];
+
+  it("maps an overflow reported on an `error:` line to context_overflow", async () => {
+    expect(await play(legacyLine)).toEqual(overflow);
+  });
+
+  it("reads the line wherever the network splits it", async () => {
+    for (let cut = 1; cut < legacyLine.length; cut++) {
+      expect(await play(bodyOf([legacyLine.slice(0, cut), legacyLine.slice(cut)])), `split at ${cut}`).toEqual(overflow);
+    }
+  });
+
+  it("reports any other `error:` line as a provider_error after the text so far", async () => {
+    const body = `${sse([chunk({ content: "par" })], { done: false })}error: {"code":500,"message":"slot 0 crashed","type":"server_error"}\r\n\r\n`;
+    const { client, calls } = testClient([sseResponse(body)]);
+    expect(await collect(client.stream(EMPTY_REQUEST, new AbortController().signal))).toEqual([
+      { type: "text_delta", text: "par" },
+      { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: slot 0 crashed" },
+    ]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("leaves `data:` lines alone, including ones whose text says error:", async () => {
+    const body = sse([chunk({ content: "error: not a field\n" }), chunk({ content: "x\nerror: {}" }), { error: { message: "upstream model crashed", type: "server_error" } }]);
+    expect(await play(body)).toEqual([
+      { type: "text_delta", text: "error: not a field\n" },
+      { type: "text_delta", text: "x\nerror: {}" },
+      { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: upstream model crashed" },
+    ]);
+  });
+});
