@@ -77,9 +77,9 @@ export class ChatChunkAccumulator {
 
   push(chunk: unknown): ModelEvent[] {
     const events: ModelEvent[] = [];
-    if (!isRecord(chunk)) return events;
     const failure = streamChunkFailure(chunk);
     if (failure) throw new ProviderStreamError(failure);
+    if (!isRecord(chunk)) return events;
     const usage = normaliseUsage(chunk.usage);
     if (usage) this.usage = usage;
     const choices = chunk.choices;

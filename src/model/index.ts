@@ -2,6 +2,8 @@ export * from "./model-client";
 export * from "./openai-messages";
 export * from "./chunk-accumulator";
 export * from "./provider-errors";
+export * from "./provider-error-body";
+export * from "./legacy-error-lines";
 export * from "./openai-client";
 export * from "./scripted-client";
 export * from "./replay-client";

@@ -2,8 +2,10 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { randomIds, type IdGenerator } from "../domain";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
+import { rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
+import { readErrorBody } from "./provider-error-body";
 import { classifyFailure, redactSecrets, type ProviderFailure } from "./provider-errors";
 
 /** The fetch the client calls; tests pass one that answers with recorded-shape SSE bodies. */
@@ -214,27 +216,33 @@ function formatSeconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
-/** The fetch handed to the SDK: keeps the provider's words of unwrapped JSON error bodies. */
+/**
+ * The fetch handed to the SDK: hands it the provider's words of every error body, and the errors
+ * older llama.cpp servers put on `error:` lines of an event stream.
+ */
 function providerFetch(inner: FetchLike): FetchLike {
   return async (input, init) => {
     const response = await inner(input, init);
-    return response.ok ? response : normaliseErrorBody(response);
+    if (!response.ok) return normaliseErrorBody(response);
+    const eventStream = /text\/event-stream/i.test(response.headers.get("content-type") ?? "");
+    return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body)) : response;
   };
 }
 
 /**
- * The SDK keeps only the `error` member of a JSON error body; servers such as vLLM or FastAPI send
- * `{"message": ...}` or `{"detail": ...}` unwrapped, which the SDK would lose. Wrap those bodies so the
- * provider's words reach the error classification (overflow detection depends on them).
+ * The SDK reads only the `error` member of a JSON object body; it loses the words of an unwrapped
+ * `{"message"}`, a Gemini array, a NestJS `{"error": "Bad Request", "message": ...}` or an HTML page.
+ * Read them once here (readErrorBody) and hand the SDK the one shape it reads: `{"error": ProviderError}`.
  */
 async function normaliseErrorBody(response: Response): Promise<Response> {
   const text = await response.text().catch(() => "");
-  let body = text;
-  try {
-    const json: unknown = JSON.parse(text);
-    if (typeof json === "object" && json !== null && !Array.isArray(json) && !("error" in json)) body = JSON.stringify({ error: json });
-  } catch {
-    // Not JSON: the SDK reports the text itself.
-  }
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return withBody(response, JSON.stringify({ error: readErrorBody(text, response.headers.get("content-type")) }));
+}
+
+/** `response` with another body; the old body's length and encoding no longer describe it. */
+function withBody(response: Response, body: BodyInit): Response {
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
 }

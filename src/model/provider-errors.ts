@@ -1,6 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import type { ModelErrorCode } from "./model-client";
 import { ABORTED_MESSAGE } from "./model-client";
+import { readErrorJson, type ProviderError } from "./provider-error-body";
 
 /** A failure of one attempt, classified: what to tell the runtime and whether another attempt may help. */
 export interface ProviderFailure {
@@ -31,6 +32,7 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /maximum context length is \d+ tokens/i, // OpenAI legacy, OpenRouter, vLLM
   /exceeds the limit of \d+/i, // GitHub Copilot
   /exceeds the available context size/i, // llama.cpp
+  /exceed_context_size_error/i, // llama.cpp error type
   /greater than the context length/i, // LM Studio
   /context window exceeds limit/i, // MiniMax
   /exceeded model token limit/i, // Kimi
@@ -53,16 +55,9 @@ function isRecord(value: unknown): value is Loose {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The provider's own words from an error body (`{message}`, `{detail}`, or the JSON itself). */
-function errorBodyText(body: unknown): string {
-  if (typeof body === "string") return body;
-  if (!isRecord(body)) return "";
-  for (const key of ["message", "detail", "error"]) {
-    const value = body[key];
-    if (typeof value === "string" && value !== "") return value;
-    if (isRecord(value) && typeof value.message === "string") return value.message;
-  }
-  return JSON.stringify(body);
+/** True when the provider's words, code or type say the request does not fit the context window. */
+function isOverflow(error: ProviderError): boolean {
+  return isContextOverflowText([error.message, error.code, error.type].filter((part) => part !== undefined).join(" "));
 }
 
 function clip(text: string): string {
@@ -82,24 +77,27 @@ export function parseRetryAfterMs(headers: Headers | undefined, nowMs: number = 
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
-/** Classifies an error object sent inside the stream (body of `{"error": {...}}` or a bare `{"object":"error"}`). */
+/** Classifies an error object sent inside the stream (any shape readErrorJson reads, or a bare `{"object":"error"}`). */
 export function classifyErrorBody(body: unknown): ProviderFailure {
-  const text = errorBodyText(body);
-  const record = isRecord(body) ? body : {};
-  const code = record.code;
-  const type = typeof record.type === "string" ? record.type : "";
-  const codeText = typeof code === "string" ? code : "";
-  const detail = clip(text || "(no message)");
-  if (isContextOverflowText(`${text} ${codeText}`)) return { code: "context_overflow", message: `the request does not fit the model's context window: ${detail}`, retryable: false };
-  if (code === 429 || /rate.?limit/i.test(`${codeText} ${type}`)) return { code: "rate_limited", message: `rate limited by the provider: ${detail}`, retryable: true };
-  const serverSide = (typeof code === "number" && code >= 500) || /server_error|overloaded|unavailable/i.test(`${codeText} ${type}`);
+  const error = readErrorJson(body);
+  const codeText = typeof error.code === "string" ? error.code : "";
+  const type = error.type ?? "";
+  // No message member: the object itself is all the provider said.
+  const detail = clip(error.message || (typeof body === "object" && body !== null ? JSON.stringify(body) : "") || "(no message)");
+  if (isOverflow(error)) return { code: "context_overflow", message: `the request does not fit the model's context window: ${detail}`, retryable: false };
+  if (error.code === 429 || /rate.?limit/i.test(`${codeText} ${type}`)) return { code: "rate_limited", message: `rate limited by the provider: ${detail}`, retryable: true };
+  const serverSide = (typeof error.code === "number" && error.code >= 500) || /server_error|overloaded|unavailable/i.test(`${codeText} ${type}`);
   return { code: "provider_error", message: `the provider sent an error inside the stream: ${detail}`, retryable: serverSide };
 }
 
 /** The failure a stream chunk reports, if it is an error object rather than a completion chunk. */
-export function streamChunkFailure(chunk: Loose): ProviderFailure | undefined {
+export function streamChunkFailure(chunk: unknown): ProviderFailure | undefined {
+  // Gemini wraps its error object in a one-element array.
+  if (Array.isArray(chunk)) return chunk.length > 0 ? streamChunkFailure(chunk[0]) : undefined;
+  if (!isRecord(chunk)) return undefined;
   if (chunk.error !== undefined && chunk.error !== null) return classifyErrorBody(chunk.error);
-  if ((chunk.object === "error" || chunk.type === "error") && !Array.isArray(chunk.choices)) return classifyErrorBody(chunk);
+  const errorList = Array.isArray(chunk.errors) && chunk.errors.length > 0;
+  if ((chunk.object === "error" || chunk.type === "error" || errorList) && !Array.isArray(chunk.choices)) return classifyErrorBody(chunk);
   return undefined;
 }
 
@@ -114,26 +112,19 @@ export function classifyFailure(err: unknown): ProviderFailure {
   }
   if (err instanceof APIError) {
     if (err.status === undefined) return classifyErrorBody(err.error ?? err.message);
-    return classifyHttpError(err.status, err.error ?? textOfBodylessError(err.message, err.status), err.headers);
+    // providerFetch hands the SDK every non-OK body as `{"error": ProviderError}`.
+    return classifyHttpError(err.status, readErrorJson(err.error), err.headers);
   }
   if (err instanceof SyntaxError) return { code: "provider_error", message: `the provider sent a stream chunk that is not JSON (${err.message})`, retryable: false };
   const reason = err instanceof Error ? err.message : String(err);
   return { code: "network_error", message: `the connection to the provider broke: ${clip(reason)}`, retryable: true };
 }
 
-/** The SDK's message for a non-JSON error body is `<status> <text>` or `<status> status code (no body)`. */
-function textOfBodylessError(message: string, status: number): string {
-  const text = message.startsWith(`${status} `) ? message.slice(`${status} `.length) : message;
-  return text === "status code (no body)" ? "" : text;
-}
-
-function classifyHttpError(status: number, body: unknown, headers: Headers | undefined): ProviderFailure {
-  const text = errorBodyText(body);
-  const codeText = isRecord(body) && typeof body.code === "string" ? body.code : "";
-  const detail = clip(text || "(no body)");
+function classifyHttpError(status: number, error: ProviderError, headers: Headers | undefined): ProviderFailure {
+  const detail = clip(error.message || "(no body)");
   const what = `the provider answered HTTP ${status}: ${detail}`;
   if (status === 429) return { code: "rate_limited", message: what, retryable: true, retryAfterMs: parseRetryAfterMs(headers) };
-  if (status === 413 || (status >= 400 && status < 500 && isContextOverflowText(`${text} ${codeText}`))) {
+  if (status === 413 || (status >= 400 && status < 500 && isOverflow(error))) {
     return { code: "context_overflow", message: `the request does not fit the model's context window (HTTP ${status}: ${detail})`, retryable: false };
   }
   if (status === 401 || status === 403) return { code: "auth_failed", message: `${what} (check OPENAI_API_KEY and OPENAI_BASE_URL)`, retryable: false };

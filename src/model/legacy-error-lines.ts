@@ -1,0 +1,85 @@
+const LF = 0x0a;
+const CR = 0x0d;
+const ERROR_FIELD = new TextEncoder().encode("error:");
+
+/**
+ * Older llama.cpp servers report a failure inside a 200 event stream as an SSE field named `error`
+ * (`error: {"code":400,"message":...}`), which SSE parsers, the SDK's included, silently drop. This
+ * rewrites each line that starts with `error:` into `data: {"error": ...}`, the form the SDK raises as
+ * an error; every other byte passes unchanged. The unfinished last line of a read waits for its end
+ * (the SDK cannot act on half a line either), so a field split across reads is still seen.
+ */
+export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let held = new Uint8Array(0);
+  // A pull source rather than pipeThrough: a pipe costs several promises per read, on every token.
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          if (held.length > 0) controller.enqueue(rewriteLines(held));
+          return controller.close();
+        }
+        const bytes = held.length === 0 ? value : concat([held, value]);
+        const end = Math.max(bytes.lastIndexOf(LF), bytes.lastIndexOf(CR)) + 1;
+        held = bytes.slice(end);
+        if (end > 0) return controller.enqueue(rewriteLines(bytes.subarray(0, end)));
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** `bytes` with each line that starts with `error:` replaced by its `data:` form; `bytes` itself when there is none. */
+function rewriteLines(bytes: Uint8Array): Uint8Array {
+  const starts = errorLineStarts(bytes);
+  if (starts.length === 0) return bytes;
+  const parts: Uint8Array[] = [];
+  let copied = 0;
+  for (const start of starts) {
+    let end = start;
+    while (end < bytes.length && bytes[end] !== LF && bytes[end] !== CR) end++;
+    parts.push(bytes.subarray(copied, start), dataLine(bytes.subarray(start + ERROR_FIELD.length, end)));
+    copied = end;
+  }
+  parts.push(bytes.subarray(copied));
+  return concat(parts);
+}
+
+/** Offsets, in order, of the lines that start with `error:` (`bytes` starts at a line start). */
+function errorLineStarts(bytes: Uint8Array): number[] {
+  const starts: number[] = [];
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === ERROR_FIELD[0] && (i === 0 || bytes[i - 1] === LF || bytes[i - 1] === CR) && startsWithErrorField(bytes, i)) starts.push(i);
+  }
+  return starts;
+}
+
+function startsWithErrorField(bytes: Uint8Array, at: number): boolean {
+  return at + ERROR_FIELD.length <= bytes.length && ERROR_FIELD.every((byte, i) => bytes[at + i] === byte);
+}
+
+/** `data: {"error": <value>}`; a value that is not JSON becomes the error's text. */
+function dataLine(value: Uint8Array): Uint8Array {
+  const text = new TextDecoder().decode(value).trim();
+  let error: unknown = text;
+  try {
+    error = JSON.parse(text);
+  } catch {
+    // Not JSON: keep the words as they are.
+  }
+  return new TextEncoder().encode(`data: ${JSON.stringify({ error })}`);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}

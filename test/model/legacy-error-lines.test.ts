@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { rewriteLegacyErrorLines } from "../../src/model";
+import { bodyOf } from "./helpers";
+
+const encoder = new TextEncoder();
+
+async function rewritten(parts: (string | Uint8Array)[]): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(rewriteLegacyErrorLines(bodyOf(parts))).arrayBuffer());
+}
+
+/** Every way of cutting `bytes` into two reads. */
+function twoWaySplits(bytes: Uint8Array): Uint8Array[][] {
+  return Array.from({ length: bytes.length + 1 }, (_, cut) => [bytes.slice(0, cut), bytes.slice(cut)]);
+}
+
+describe("rewriteLegacyErrorLines", () => {
+  it("passes a stream without `error:` lines through byte for byte, however it is split", async () => {
+    const stream = 'data: {"c":"한🙂 error: x"}\r\n\r\n: error: comment\rxerror: no\n error: indented\n\ndata: [DONE]';
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...encoder.encode(stream), 0xff]); // a BOM in front, an invalid byte at the end
+    for (const parts of twoWaySplits(bytes)) expect(await rewritten(parts)).toEqual(bytes);
+  });
+
+  it("rewrites an `error:` line into a `data:` line and keeps the bytes around it, however it is split", async () => {
+    const input = encoder.encode('data: {"a":1}\n\nerror: {"code":400,"message":"é"}\r\n\r\ndata: [DONE]\n\n');
+    const expected = encoder.encode('data: {"a":1}\n\ndata: {"error":{"code":400,"message":"é"}}\r\n\r\ndata: [DONE]\n\n');
+    for (const parts of twoWaySplits(input)) expect(await rewritten(parts)).toEqual(expected);
+  });
+
+  it("wraps a value that is not JSON as the error's text, also on a last line without a line break", async () => {
+    expect(new TextDecoder().decode(await rewritten(["error: slot 0 crashed\nerror:", " {\"code\":500}"]))).toBe('data: {"error":"slot 0 crashed"}\ndata: {"error":{"code":500}}');
+  });
+});
