@@ -11,6 +11,7 @@ import { ApiError } from "./errors";
 
 const WORKSPACE_ERROR_STATUS: Record<WorkspaceErrorCode, 400 | 404 | 409 | 413> = {
   path_escape: 400,
+  path_too_long: 400,
   not_found: 404,
   is_directory: 400,
   not_a_directory: 400,

@@ -1,6 +1,7 @@
 /** Stable codes of workspace failures; tools and routes pass them on unchanged. */
 export type WorkspaceErrorCode =
   | "path_escape"
+  | "path_too_long"
   | "not_found"
   | "is_directory"
   | "not_a_directory"

@@ -132,6 +132,17 @@ describe("ingestWorkspace: tar", () => {
     expect(result).toMatchObject({ files: 4, bytes: 16 });
   });
 
+  it("skips a path over 4096 characters as path_too_long, not as an escape, and keeps one at the limit", async () => {
+    const tooLong = `${"d".repeat(100)}/${"f".repeat(4900 - 1)}`;
+    const atLimit = `${"e".repeat(100)}/${"g".repeat(4096 - 101)}`;
+    const { workspaceId, result } = await ingest(await tarOf({ [tooLong]: "x", [atLimit]: "y", "ok.txt": "z" }));
+    expect(tooLong).toHaveLength(5000);
+    expect(result.skipped).toEqual([{ path: tooLong, reason: "path_too_long" }]);
+    const index = (await json(`workspaces/${workspaceId}/index.json`)) as { files: { path: string }[]; dirs: string[] };
+    expect(index.files.map((f) => f.path)).toEqual([atLimit, "ok.txt"]);
+    expect(index.dirs).toEqual(["e".repeat(100)]);
+  });
+
   it("skips a file over the file limit but keeps the rest", async () => {
     const tar = await tarOf({ "big.bin": new Uint8Array(2000), "small.txt": "ok" });
     const { result } = await ingest(tar, { limits: { maxFileBytes: 1000 } });
