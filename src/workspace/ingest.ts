@@ -1,7 +1,7 @@
-import { archiveInvalid, archiveTooLarge } from "./archive-errors";
+import { archiveInvalid, archiveTooLarge, asArchiveInvalid } from "./archive-errors";
 import type { ArchiveItem, SkippedEntry } from "./archive-entry";
 import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
-import { peekStream, pipeThroughQuietly } from "./streams";
+import { mapStreamErrors, peekStream, pipeThroughQuietly } from "./streams";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
 import { type IngestLimits, resolveLimits } from "./limits";
 import { R2ObjectWriter } from "./r2-writer";
@@ -82,8 +82,11 @@ async function archiveItems(
   switch (format) {
     case "tar":
       return readTarEntries(source);
-    case "tar.gz":
-      return readTarEntries(guardExpansion(source, new DecompressionStream("gzip"), expansionLimits(limits, "the gzip stream")));
+    case "tar.gz": {
+      const tar = guardExpansion(source, new DecompressionStream("gzip"), expansionLimits(limits, "the gzip stream"));
+      // Named here: the tar reader would call a broken gzip stream a broken tar.
+      return readTarEntries(mapStreamErrors(tar, (error) => asArchiveInvalid(error, "not a valid gzip stream")));
+    }
     case "zip": {
       // The central directory is at the end: spool the upload to R2, then read it by range.
       for await (const chunk of source) await spool.write(chunk);

@@ -1,4 +1,4 @@
-import { ArchiveError, archiveBomb, archiveInvalid, archiveTooManyFiles } from "./archive-errors";
+import { ArchiveError, archiveBomb, archiveInvalid, archiveTooManyFiles, asArchiveInvalid } from "./archive-errors";
 import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
 import { mapStreamErrors, pipeThroughQuietly } from "./streams";
 import { ByteReader } from "./byte-reader";
@@ -82,7 +82,7 @@ function contentOf(reader: ByteReader, central: CentralEntry, limits: IngestLimi
   if (central.method === 0) return checkCrc32(raw, central.crc32, label);
   const inflated = guardExpansion(raw, new DecompressionStream("deflate-raw"), expansionLimits(limits, label, central.entry.size));
   const mapped = mapStreamErrors(inflated, (error) =>
-    error instanceof ArchiveError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asZipError(error),
+    error instanceof ArchiveError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asArchiveInvalid(error, `${label} is corrupt`),
   );
   return checkCrc32(mapped, central.crc32, label);
 }
@@ -115,11 +115,7 @@ async function readAll(stream: ReadableStream<Uint8Array>, maxBytes: number): Pr
   return bytes;
 }
 
-function asZipError(error: unknown): unknown {
-  if (error instanceof ArchiveError) return error;
-  const why = error instanceof Error ? error.message : String(error);
-  return archiveInvalid(`not a valid zip archive: ${why}`);
-}
+const asZipError = (error: unknown) => asArchiveInvalid(error, "not a valid zip archive");
 
 async function readCentralDirectory(bucket: R2Bucket, key: string, size: number, limits: IngestLimits) {
   const tailLength = Math.min(size, EOCD_BYTES + 0xffff + 20);
