@@ -17,6 +17,8 @@ export interface IngestOptions {
   /** The tenant that owns the workspace (null when auth is off). */
   owner: string | null;
   limits?: Partial<IngestLimits>;
+  /** Multipart part size of the pack and the zip spool (default R2_PART_BYTES); tests pass small values. */
+  partBytes?: number;
   now?: () => Date;
 }
 
@@ -40,8 +42,8 @@ export async function ingestWorkspace(
 ): Promise<IngestResult> {
   const limits = resolveLimits(opts.limits);
   const keys = workspaceKeys(opts.workspaceId);
-  const pack = new R2ObjectWriter(bucket, keys.pack);
-  const spool = new R2ObjectWriter(bucket, keys.upload);
+  const pack = new R2ObjectWriter(bucket, keys.pack, opts.partBytes);
+  const spool = new R2ObjectWriter(bucket, keys.upload, opts.partBytes);
   let source: ReadableStream<Uint8Array> | null = null;
   try {
     const peeked = await peekStream(limitUploadBytes(body, limits.maxArchiveBytes), FORMAT_SNIFF_BYTES);
