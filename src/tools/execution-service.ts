@@ -36,7 +36,8 @@ export interface ToolExecutionServiceOptions {
  *   2. the tool exists (and the session has a workspace) -> unknown_tool;
  *   3. permission: write/edit need allowWrite, bash needs allowBash -> write_not_allowed / bash_not_allowed;
  *   4. the arguments fit the tool's zod schema -> invalid_arguments (the text names the field);
- *   5. every path argument stays inside the workspace -> path_escape.
+ *   5. every path argument stays inside the workspace -> path_escape, and is at most MAX_PATH_CHARS
+ *      characters long -> path_too_long.
  * The caller (the runtime) appends a tool_call_denied event for a denial. An executed tool never
  * throws: its ToolError/WorkspaceError becomes `{ error: true, text: "<code>: <message>" }`.
  * Calls that change files (write, edit, bash) run one at a time, in the order they were made.
@@ -87,7 +88,8 @@ export class ToolExecutionService implements ToolRunner {
       try {
         resolveWorkspacePath(value);
       } catch (err) {
-        return deny({ reason: "path_escape", message: `${name}: ${(err as Error).message}` });
+        const reason = err instanceof WorkspaceError && err.code === "path_too_long" ? "path_too_long" : "path_escape";
+        return deny({ reason, message: `${name}: ${(err as Error).message}` });
       }
     }
 

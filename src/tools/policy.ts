@@ -8,7 +8,8 @@ export type DenialReason =
   | "write_not_allowed"
   | "bash_not_allowed"
   | "invalid_arguments"
-  | "path_escape";
+  | "path_escape"
+  | "path_too_long";
 
 export const DENIAL_REASONS: readonly DenialReason[] = [
   "unknown_tool",
@@ -17,6 +18,7 @@ export const DENIAL_REASONS: readonly DenialReason[] = [
   "bash_not_allowed",
   "invalid_arguments",
   "path_escape",
+  "path_too_long",
 ];
 
 export interface Denial {

@@ -22,6 +22,7 @@ export interface ArchiveItem {
 /** Stable reasons for entries left out of a snapshot (reported in `skipped`). */
 export type SkipReason =
   | "path_escape"
+  | "path_too_long"
   | "path_invalid"
   | "path_conflict"
   | "duplicate_path"

@@ -20,3 +20,13 @@ export const archiveUnsupported = (message: string) => new ArchiveError("archive
 export const archiveTooLarge = (message: string) => new ArchiveError("archive_too_large", message);
 export const archiveTooManyFiles = (limit: number) => new ArchiveError("archive_too_many_files", `archive has more than ${limit} entries`);
 export const archiveBomb = (message: string) => new ArchiveError("archive_bomb", message);
+
+/**
+ * A decoder's failure as a refusal: an `ArchiveError` (a limit, a bomb) passes unchanged, anything
+ * else becomes `archive_invalid` with `what` in front of its message ("not a valid zip archive: ...").
+ */
+export function asArchiveInvalid(error: unknown, what: string): unknown {
+  if (error instanceof ArchiveError) return error;
+  const why = error instanceof Error ? error.message : String(error);
+  return archiveInvalid(`${what}: ${why}`);
+}

@@ -1,7 +1,7 @@
-import { archiveInvalid, archiveTooLarge } from "./archive-errors";
+import { archiveInvalid, archiveTooLarge, asArchiveInvalid } from "./archive-errors";
 import type { ArchiveItem, SkippedEntry } from "./archive-entry";
 import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
-import { peekStream, pipeThroughQuietly } from "./streams";
+import { mapStreamErrors, peekStream, pipeThroughQuietly } from "./streams";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
 import { type IngestLimits, resolveLimits } from "./limits";
 import { R2ObjectWriter } from "./r2-writer";
@@ -17,6 +17,8 @@ export interface IngestOptions {
   /** The tenant that owns the workspace (null when auth is off). */
   owner: string | null;
   limits?: Partial<IngestLimits>;
+  /** Multipart part size of the pack and the zip spool (default R2_PART_BYTES); tests pass small values. */
+  partBytes?: number;
   now?: () => Date;
 }
 
@@ -40,8 +42,8 @@ export async function ingestWorkspace(
 ): Promise<IngestResult> {
   const limits = resolveLimits(opts.limits);
   const keys = workspaceKeys(opts.workspaceId);
-  const pack = new R2ObjectWriter(bucket, keys.pack);
-  const spool = new R2ObjectWriter(bucket, keys.upload);
+  const pack = new R2ObjectWriter(bucket, keys.pack, opts.partBytes);
+  const spool = new R2ObjectWriter(bucket, keys.upload, opts.partBytes);
   let source: ReadableStream<Uint8Array> | null = null;
   try {
     const peeked = await peekStream(limitUploadBytes(body, limits.maxArchiveBytes), FORMAT_SNIFF_BYTES);
@@ -82,8 +84,11 @@ async function archiveItems(
   switch (format) {
     case "tar":
       return readTarEntries(source);
-    case "tar.gz":
-      return readTarEntries(guardExpansion(source, new DecompressionStream("gzip"), expansionLimits(limits, "the gzip stream")));
+    case "tar.gz": {
+      const tar = guardExpansion(source, new DecompressionStream("gzip"), expansionLimits(limits, "the gzip stream"));
+      // Named here: the tar reader would call a broken gzip stream a broken tar.
+      return readTarEntries(mapStreamErrors(tar, (error) => asArchiveInvalid(error, "not a valid gzip stream")));
+    }
     case "zip": {
       // The central directory is at the end: spool the upload to R2, then read it by range.
       for await (const chunk of source) await spool.write(chunk);

@@ -7,11 +7,14 @@ export const MAX_PATH_CHARS = 4096;
  * Resolves a user- or model-supplied path to its canonical form inside the workspace root:
  * POSIX separators, no `.` segments, no leading or trailing `/`; `""` is the root itself.
  * Absolute paths, drive letters, NUL bytes and any `..` that would leave the root are refused
- * with `path_escape` (a `..` that stays inside, like `a/../b`, is resolved).
+ * with `path_escape` (a `..` that stays inside, like `a/../b`, is resolved). Paths longer than
+ * `MAX_PATH_CHARS` are refused with `path_too_long`: they escape nothing, so they are not called escapes.
  */
 export function resolveWorkspacePath(input: string): string {
   if (input.includes("\0")) throw escape(input, "contains a NUL byte");
-  if (input.length > MAX_PATH_CHARS) throw escape(input, `is longer than ${MAX_PATH_CHARS} characters`);
+  if (input.length > MAX_PATH_CHARS) {
+    throw new WorkspaceError("path_too_long", `path ${shown(input)} is ${input.length} characters long; the limit is ${MAX_PATH_CHARS}`);
+  }
   const slashed = input.replaceAll("\\", "/");
   if (slashed.startsWith("/")) throw escape(input, "is absolute; use a path relative to the workspace root");
   if (/^[A-Za-z]:/.test(slashed)) throw escape(input, "has a drive letter; use a path relative to the workspace root");
@@ -29,8 +32,12 @@ export function resolveWorkspacePath(input: string): string {
 }
 
 function escape(input: string, why: string): WorkspaceError {
-  const shown = JSON.stringify(input.replaceAll("\0", "\\0").slice(0, 200));
-  return new WorkspaceError("path_escape", `path ${shown} ${why}`);
+  return new WorkspaceError("path_escape", `path ${shown(input)} ${why}`);
+}
+
+/** The path for a message: quoted, NUL bytes visible, cut to 200 characters. */
+function shown(input: string): string {
+  return JSON.stringify(input.replaceAll("\0", "\\0").slice(0, 200));
 }
 
 /** The parent directory of a canonical path (`""` for top-level entries). */

@@ -5,15 +5,20 @@ export const R2_PART_BYTES = 8 * 1024 * 1024;
  * Writes one R2 object from a sequence of chunks without knowing its length in advance: objects
  * that fit in one part become a single `put`, larger ones a multipart upload of equal parts, with
  * one part uploading while the next fills (so at most two parts in memory). `abort()` removes
- * every trace (upload aborted, key deleted).
+ * every trace (upload aborted, key deleted), also when it runs while a call to R2 is still under
+ * way: it waits for the calls already started and lets no new one start.
  */
 export class R2ObjectWriter {
   private buffer: Uint8Array | null = null;
   private buffered = 0;
   private written = 0;
-  private upload: R2MultipartUpload | null = null;
+  /** The multipart upload from the moment it is requested, so abort() also finds one R2 has not created yet. */
+  private upload: Promise<R2MultipartUpload> | null = null;
   private readonly parts: R2UploadedPart[] = [];
   private inFlight: Promise<void> | null = null;
+  /** Calls to R2 that have started and not settled. */
+  private readonly pending = new Set<Promise<unknown>>();
+  private state: "open" | "closed" | "aborted" = "open";
 
   constructor(
     private readonly bucket: R2Bucket,
@@ -28,6 +33,7 @@ export class R2ObjectWriter {
   }
 
   async write(bytes: Uint8Array): Promise<void> {
+    this.assertOpen();
     let from = 0;
     while (from < bytes.byteLength) {
       this.buffer ??= new Uint8Array(this.partBytes);
@@ -42,24 +48,35 @@ export class R2ObjectWriter {
 
   /** Finishes the object; returns its length in bytes. */
   async close(): Promise<number> {
+    this.assertOpen();
     const tail = (this.buffer ?? new Uint8Array(0)).subarray(0, this.buffered);
     if (!this.upload) {
-      await this.bucket.put(this.key, tail, { httpMetadata: this.httpMetadata });
+      await this.call(() => this.bucket.put(this.key, tail, { httpMetadata: this.httpMetadata }));
     } else {
       await this.inFlight;
-      if (tail.byteLength > 0) this.parts.push(await this.upload.uploadPart(this.parts.length + 1, tail));
-      await this.upload.complete(this.parts);
+      const upload = await this.upload;
+      if (tail.byteLength > 0) this.parts.push(await this.call(() => upload.uploadPart(this.parts.length + 1, tail)));
+      await this.call(() => upload.complete(this.parts));
     }
+    // An abort() that ran meanwhile has removed what was written: this close did not succeed.
+    this.assertOpen();
+    this.state = "closed";
     this.buffer = null;
     this.buffered = 0;
     return this.written;
   }
 
-  /** Best-effort cleanup after a failure; never throws. */
+  /** Best-effort cleanup after a failure (also of a closed object); never throws. */
   async abort(): Promise<void> {
+    const completed = this.state === "closed";
+    this.state = "aborted";
     this.buffer = null;
-    await this.inFlight?.catch(() => {});
-    await this.upload?.abort().catch(() => {});
+    // Calls already under way still land: wait for them, so that what they create is removed below.
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    if (!completed) {
+      const upload = await this.upload?.catch(() => null);
+      await upload?.abort().catch(() => {});
+    }
     await this.bucket.delete(this.key).catch(() => {});
   }
 
@@ -69,12 +86,27 @@ export class R2ObjectWriter {
     this.buffer = null;
     this.buffered = 0;
     await this.inFlight;
-    const upload = (this.upload ??= await this.bucket.createMultipartUpload(this.key, { httpMetadata: this.httpMetadata }));
+    this.upload ??= this.call(() => this.bucket.createMultipartUpload(this.key, { httpMetadata: this.httpMetadata }));
+    const upload = await this.upload;
     const partNumber = this.parts.length + 1;
-    this.inFlight = upload.uploadPart(partNumber, part).then((uploaded) => {
+    this.inFlight = this.call(() => upload.uploadPart(partNumber, part)).then((uploaded) => {
       this.parts.push(uploaded);
     });
     // Observed by the next flush, close() or abort(); never an unhandled rejection meanwhile.
     this.inFlight.catch(() => {});
+  }
+
+  /** Starts a call to R2, unless the writer has been aborted, and tracks it until it settles. */
+  private call<T>(start: () => Promise<T>): Promise<T> {
+    if (this.state === "aborted") return Promise.reject(new Error(`writing ${this.key} was aborted`));
+    const call = new Promise<T>((resolve) => resolve(start()));
+    this.pending.add(call);
+    const settled = () => this.pending.delete(call);
+    call.then(settled, settled);
+    return call;
+  }
+
+  private assertOpen(): void {
+    if (this.state !== "open") throw new Error(`writing ${this.key} was ${this.state === "closed" ? "finished" : "aborted"}`);
   }
 }

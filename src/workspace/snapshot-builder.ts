@@ -1,6 +1,7 @@
 import { archiveInvalid, archiveTooLarge, archiveTooManyFiles } from "./archive-errors";
 import type { ArchiveItem, SkipReason, SkippedEntry } from "./archive-entry";
 import type { IngestLimits } from "./limits";
+import { WorkspaceError } from "./errors";
 import { parentOf, resolveWorkspacePath } from "./paths";
 import type { R2ObjectWriter } from "./r2-writer";
 import { comparePaths as compare, type IndexEntry, type WorkspaceIndex } from "./snapshot-layout";
@@ -41,8 +42,8 @@ export class SnapshotBuilder {
     let path: string;
     try {
       path = resolveWorkspacePath(entry.name);
-    } catch {
-      return this.skip(entry.name, "path_escape");
+    } catch (error) {
+      return this.skip(entry.name, error instanceof WorkspaceError && error.code === "path_too_long" ? "path_too_long" : "path_escape");
     }
     if (entry.type === "directory") return this.addDirectory(entry.name, path);
     if (path === "") return this.skip(entry.name, "path_invalid");

@@ -1,5 +1,5 @@
 import { createTarDecoder, type TarHeader } from "modern-tar";
-import { ArchiveError, archiveInvalid } from "./archive-errors";
+import { asArchiveInvalid } from "./archive-errors";
 import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
 import { mapStreamErrors, pipeThroughQuietly } from "./streams";
 
@@ -33,11 +33,7 @@ export async function* readTarEntries(tar: ReadableStream<Uint8Array>): AsyncGen
   }
 }
 
-function asTarError(error: unknown): unknown {
-  if (error instanceof ArchiveError) return error;
-  const why = error instanceof Error ? error.message : String(error);
-  return archiveInvalid(`not a valid tar archive: ${why}`);
-}
+const asTarError = (error: unknown) => asArchiveInvalid(error, "not a valid tar archive");
 
 function toArchiveEntry(header: TarHeader): ArchiveEntry {
   const base = { name: header.name, size: 0, mode: header.mode ?? 0 };

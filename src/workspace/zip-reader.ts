@@ -1,7 +1,8 @@
-import { ArchiveError, archiveBomb, archiveInvalid, archiveTooManyFiles } from "./archive-errors";
+import { ArchiveError, archiveBomb, archiveInvalid, archiveTooManyFiles, asArchiveInvalid } from "./archive-errors";
 import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
-import { mapStreamErrors } from "./streams";
+import { mapStreamErrors, pipeThroughQuietly } from "./streams";
 import { ByteReader } from "./byte-reader";
+import { crc32 } from "./crc32";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
 import type { IngestLimits } from "./limits";
 
@@ -24,13 +25,16 @@ interface CentralEntry {
   method: number;
   compressedSize: number;
   localOffset: number;
+  /** CRC-32 of the uncompressed data, from the central directory (the local header may hold 0 when a data descriptor follows). */
+  crc32: number;
 }
 
 /**
  * Reads a zip that has been spooled to R2: the central directory (names, sizes, Unix modes and
  * file types) from the tail, then every entry's data in one sequential read of the rest. Stored
  * and deflated entries are supported (deflate via the native `DecompressionStream`); declared
- * ratios are checked before inflating and actual output while inflating.
+ * ratios are checked before inflating and actual output while inflating, and the content of every
+ * entry that is read must match its CRC-32.
  */
 export async function* readZipEntries(
   bucket: R2Bucket,
@@ -74,13 +78,36 @@ export async function* readZipEntries(
 
 function contentOf(reader: ByteReader, central: CentralEntry, limits: IngestLimits): ReadableStream<Uint8Array> {
   const raw = reader.take(central.compressedSize);
-  if (central.method === 0) return raw;
   const label = `zip entry '${central.entry.name}'`;
+  if (central.method === 0) return checkCrc32(raw, central.crc32, label);
   const inflated = guardExpansion(raw, new DecompressionStream("deflate-raw"), expansionLimits(limits, label, central.entry.size));
-  return mapStreamErrors(inflated, (error) =>
-    error instanceof ArchiveError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asZipError(error),
+  const mapped = mapStreamErrors(inflated, (error) =>
+    error instanceof ArchiveError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asArchiveInvalid(error, `${label} is corrupt`),
+  );
+  return checkCrc32(mapped, central.crc32, label);
+}
+
+/**
+ * Passes `content` on unchanged and errors it with `archive_invalid` at its end if its CRC-32 is not
+ * `expected`: a corrupt entry must not become a snapshot file (the refusal removes the pack).
+ */
+function checkCrc32(content: ReadableStream<Uint8Array>, expected: number, label: string): ReadableStream<Uint8Array> {
+  let crc = 0;
+  return pipeThroughQuietly(
+    content,
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        crc = crc32(chunk, crc);
+        controller.enqueue(chunk);
+      },
+      flush() {
+        if (crc !== expected) throw archiveInvalid(`${label} fails its CRC-32 check (content ${hex32(crc)}, archive says ${hex32(expected)})`);
+      },
+    }),
   );
 }
+
+const hex32 = (n: number) => `0x${n.toString(16).padStart(8, "0")}`;
 
 async function readAll(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
   const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
@@ -88,11 +115,7 @@ async function readAll(stream: ReadableStream<Uint8Array>, maxBytes: number): Pr
   return bytes;
 }
 
-function asZipError(error: unknown): unknown {
-  if (error instanceof ArchiveError) return error;
-  const why = error instanceof Error ? error.message : String(error);
-  return archiveInvalid(`not a valid zip archive: ${why}`);
-}
+const asZipError = (error: unknown) => asArchiveInvalid(error, "not a valid zip archive");
 
 async function readCentralDirectory(bucket: R2Bucket, key: string, size: number, limits: IngestLimits) {
   const tailLength = Math.min(size, EOCD_BYTES + 0xffff + 20);
@@ -138,6 +161,7 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
     const madeBy = view.getUint16(at + 4, true) >> 8;
     const flags = view.getUint16(at + 8, true);
     const method = view.getUint16(at + 10, true);
+    const crc = view.getUint32(at + 16, true);
     let compressedSize = view.getUint32(at + 20, true);
     let size = view.getUint32(at + 24, true);
     const nameLength = view.getUint16(at + 28, true);
@@ -172,7 +196,7 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
         throw archiveBomb(`zip entry '${name}' declares ${size} bytes from ${compressedSize} (over ${limits.maxCompressionRatio}x); refusing a likely decompression bomb`);
       }
     }
-    entries.push({ entry, method, compressedSize, localOffset });
+    entries.push({ entry, method, compressedSize, localOffset, crc32: crc });
     at += 46 + nameLength + extraLength + commentLength;
   }
   return entries;

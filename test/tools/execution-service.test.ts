@@ -32,7 +32,9 @@ describe("ToolExecutionService: definitions", () => {
 
 describe("ToolExecutionService: denials", () => {
   it("knows exactly these reason codes", () => {
-    expect(DENIAL_REASONS).toEqual(["unknown_tool", "tool_budget_exhausted", "write_not_allowed", "bash_not_allowed", "invalid_arguments", "path_escape"]);
+    expect(DENIAL_REASONS).toEqual([
+      "unknown_tool", "tool_budget_exhausted", "write_not_allowed", "bash_not_allowed", "invalid_arguments", "path_escape", "path_too_long",
+    ]);
   });
 
   it("denies an unknown tool and lists the available ones", async () => {
@@ -120,6 +122,21 @@ describe("ToolExecutionService: denials", () => {
   ])("denies a path escape in %s before running it", async (name, args, text) => {
     const fs = fixtureFs();
     expect(await service({ allowWrite: true }, fs).execute(call(name, args), signal)).toEqual({ outcome: "denied", reason: "path_escape", text });
+    expect(fs.mutations).toEqual([]);
+  });
+
+  it.each([
+    ["read", { path: "a".repeat(5000) }],
+    ["write", { path: `src/${"b".repeat(4996)}`, content: "x" }],
+  ])("denies a path over 4096 characters in %s as path_too_long, not as an escape", async (name, args) => {
+    const fs = fixtureFs();
+    const path = (args as { path: string }).path;
+    expect(path).toHaveLength(5000);
+    expect(await service({ allowWrite: true }, fs).execute(call(name, args), signal)).toEqual({
+      outcome: "denied",
+      reason: "path_too_long",
+      text: `path_too_long: path: path "${path.slice(0, 200)}" is 5000 characters long; the limit is 4096`,
+    });
     expect(fs.mutations).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
-import { gzipSync, zipSync, type Zippable } from "fflate";
+import { gzipSync, Zip, ZipDeflate, ZipPassThrough, zipSync, type Zippable } from "fflate";
 import { packTar, type TarEntry } from "modern-tar";
+import { concatBytes } from "../../src/workspace/streams";
 
 /** Test fixtures: archives built in memory (modern-tar, fflate) and hand-made hostile headers. */
 
@@ -65,6 +66,58 @@ export function rawTar(...entries: Uint8Array[]): Uint8Array {
 
 export const gzip = (bytes: Uint8Array) => gzipSync(bytes, { level: 6, mtime: 0 });
 export const zip = (files: Zippable) => zipSync(files, { mtime: new Date(2020, 0, 1) });
+
+/**
+ * A zip written the streaming way (fflate's `Zip`): every local header has flag bit 3 and holds no
+ * CRC or sizes; a data descriptor follows the data, and only the central directory has them too.
+ * `level: 0` stores an entry, otherwise it is deflated.
+ */
+export function zipWithDataDescriptors(files: Record<string, { data: Uint8Array; level: 0 | 6 }>): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  const archive = new Zip((error, chunk) => {
+    if (error) throw error;
+    chunks.push(chunk);
+  });
+  for (const [name, { data, level }] of Object.entries(files)) {
+    const file = level === 0 ? new ZipPassThrough(name) : new ZipDeflate(name, { level });
+    file.mtime = new Date(2020, 0, 1);
+    archive.add(file);
+    file.push(data, true);
+  }
+  archive.end();
+  return concatBytes(chunks);
+}
+
+/** Central-directory records of a (comment-free) zip: name, CRC-32 and where that CRC is stored. */
+export function centralDirectory(zip: Uint8Array): { name: string; crc32: number; crcAt: number }[] {
+  const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
+  const eocd = zip.byteLength - 22;
+  const records = [];
+  let at = view.getUint32(eocd + 16, true);
+  for (let i = 0; i < view.getUint16(eocd + 10, true); i++) {
+    const nameLength = view.getUint16(at + 28, true);
+    records.push({
+      name: decode(zip.subarray(at + 46, at + 46 + nameLength)),
+      crc32: view.getUint32(at + 16, true),
+      crcAt: at + 16,
+    });
+    at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+  }
+  return records;
+}
+
+/** Bytes that no compressor shrinks (a fixed xorshift sequence), for archives that must stay large. */
+export function noise(length: number, seed = 0x9e3779b9): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = seed | 0;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
 
 export function streamOf(bytes: Uint8Array, chunkBytes = 64 * 1024): ReadableStream<Uint8Array> {
   let at = 0;

@@ -4,7 +4,9 @@ import { httpStatus } from "../../src/domain";
 import { ArchiveError } from "../../src/workspace/archive-errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import type { IngestLimits } from "../../src/workspace/limits";
-import { decode, entry, fileEntry, gzip, keysUnder, rawTar, rawTarEntry, streamOf, tarOf, text, zip } from "./archives";
+import {
+  centralDirectory, decode, entry, fileEntry, gzip, keysUnder, rawTar, rawTarEntry, streamOf, tarOf, text, zip, zipWithDataDescriptors,
+} from "./archives";
 
 const NOW = () => new Date("2026-05-01T12:00:00.000Z");
 let counter = 0;
@@ -131,6 +133,17 @@ describe("ingestWorkspace: tar", () => {
       dirs: ["sub"],
     });
     expect(result).toMatchObject({ files: 4, bytes: 16 });
+  });
+
+  it("skips a path over 4096 characters as path_too_long, not as an escape, and keeps one at the limit", async () => {
+    const tooLong = `${"d".repeat(100)}/${"f".repeat(4900 - 1)}`;
+    const atLimit = `${"e".repeat(100)}/${"g".repeat(4096 - 101)}`;
+    const { workspaceId, result } = await ingest(await tarOf({ [tooLong]: "x", [atLimit]: "y", "ok.txt": "z" }));
+    expect(tooLong).toHaveLength(5000);
+    expect(result.skipped).toEqual([{ path: tooLong, reason: "path_too_long" }]);
+    const index = (await json(`workspaces/${workspaceId}/index.json`)) as { files: { path: string }[]; dirs: string[] };
+    expect(index.files.map((f) => f.path)).toEqual([atLimit, "ok.txt"]);
+    expect(index.dirs).toEqual(["e".repeat(100)]);
   });
 
   it("skips a file over the file limit but keeps the rest", async () => {
@@ -270,6 +283,52 @@ describe("ingestWorkspace: tar.gz and zip", () => {
       { path: "./a.txt", reason: "duplicate_path" },
       { path: "dev/null", reason: "device_file" },
     ]);
+  });
+
+  it("refuses a stored zip entry whose data does not match its CRC-32, naming the entry", async () => {
+    const archive = zip({ "a.txt": [text("alpha"), { level: 0 }], "b.txt": [text("hello world"), { level: 0 }] });
+    const at = archive.findIndex((_, i) => decode(archive.subarray(i, i + 11)) === "hello world");
+    archive[at + 10] = "D".charCodeAt(0); // "hello worlD": same length, different CRC-32
+    expect(await refusal(archive)).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "zip entry 'b.txt' fails its CRC-32 check (content 0x3624314d, archive says 0x0d4a1185)",
+      left: [],
+    });
+  });
+
+  it("refuses a deflated zip entry whose CRC-32 in the central directory is wrong", async () => {
+    const archive = zip({ "ok.txt": text("fine"), "src/main.ts": [text("console.log(1);\n".repeat(50)), { level: 9 }] });
+    const { crcAt } = centralDirectory(archive).find((r) => r.name === "src/main.ts")!;
+    archive[crcAt] = archive[crcAt]! ^ 1;
+    expect(await refusal(archive)).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "zip entry 'src/main.ts' fails its CRC-32 check (content 0x3e90e8a6, archive says 0x3e90e8a7)",
+      left: [],
+    });
+  });
+
+  it("checks zips with data descriptors against the CRC-32 of their central directory", async () => {
+    const files = { "run.sh": { data: text("#!/bin/sh\n".repeat(300)), level: 0 as const }, "src/main.ts": { data: text("console.log(1);\n".repeat(50)), level: 6 as const } };
+    const archive = zipWithDataDescriptors(files);
+    const local = new DataView(archive.buffer, archive.byteOffset);
+    // The first local header says "sizes and CRC follow the data" (flag bit 3) and holds a zero CRC.
+    expect([local.getUint16(6, true) & 8, local.getUint32(14, true)]).toEqual([8, 0]);
+    const { workspaceId, result } = await ingest(archive);
+    expect(result).toEqual({ workspaceId, files: 2, bytes: 3000 + 800, skipped: [] });
+    const pack = await env.STORE.get(`workspaces/${workspaceId}/pack`);
+    expect(decode(await pack!.arrayBuffer())).toBe("#!/bin/sh\n".repeat(300) + "console.log(1);\n".repeat(50));
+
+    const tampered = zipWithDataDescriptors(files);
+    const { crcAt } = centralDirectory(tampered)[0]!;
+    tampered[crcAt + 3] = tampered[crcAt + 3]! ^ 0x80;
+    expect(await refusal(tampered)).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "zip entry 'run.sh' fails its CRC-32 check (content 0xca7161a8, archive says 0x4a7161a8)",
+      left: [],
+    });
   });
 
   it("refuses a zip entry that inflates past its declared size", async () => {

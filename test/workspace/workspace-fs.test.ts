@@ -56,6 +56,7 @@ describe("SnapshotWorkspaceFs", () => {
       expect(codeOf(() => fs.readdir("src/a.ts"))).toBe("not_a_directory");
       expect(codeOf(() => fs.readdir("nope"))).toBe("not_found");
       expect(codeOf(() => fs.stat("../x"))).toBe("path_escape");
+      expect(codeOf(() => fs.stat("x".repeat(5000)))).toBe("path_too_long");
       expect(decode(await fs.readFile("src/deep/c.ts"))).toBe("c\n");
       expect(await asyncCodeOf(fs.readFile("src"))).toBe("is_directory");
       expect(await asyncCodeOf(fs.readFile("/etc/passwd"))).toBe("path_escape");

@@ -76,6 +76,8 @@ describe("workspace routes", () => {
     const escape = await get("dir/%2e%2e%2f%2e%2e%2fetc%2fpasswd");
     expect(escape.status).toBe(400);
     expect(((await escape.json()) as { error: { code: string } }).error.code).toBe("path_escape");
+    const long = await get("d".repeat(5000));
+    expect([long.status, await long.json()]).toEqual([400, errorBody("path_too_long", `path "${"d".repeat(200)}" is 5000 characters long; the limit is 4096`)]);
   });
 
   it("reports skipped entries and refuses bad archives with nothing left in R2", async () => {
