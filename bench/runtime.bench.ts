@@ -36,7 +36,7 @@ async function direct(body: string) {
 }
 
 async function harness(body: string) {
-  const store = new DurableSessionStore(env.SESSIONS);
+  const store = new DurableSessionStore(env);
   const { id } = await store.create({});
   useSessionDeps(id, { modelFetch: async () => new Response(encoder.encode(body), { headers: { "content-type": "text/event-stream" } }) });
   const start = performance.now();

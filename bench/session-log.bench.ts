@@ -32,7 +32,7 @@ function countingBucket(real: R2Bucket) {
 }
 
 it("session log: appends/s and R2 write amplification", async () => {
-  const store = new DurableSessionStore(env.SESSIONS);
+  const store = new DurableSessionStore(env);
 
   // 1. Appends over RPC, one record per call (what a client-facing route costs).
   const { id: rpcSession } = await store.create({});

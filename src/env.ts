@@ -1,8 +1,10 @@
 import type { SessionRpc } from "./session/session-api";
+import type { TenantRpc } from "./tenant/tenant-api";
 
 /** Bindings and secrets of the Worker (see wrangler.toml and .dev.vars). Types only: no implementation is imported. */
 export interface AppEnv {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
+  TENANTS: DurableObjectNamespace<TenantRpc>;
   STORE: R2Bucket;
   /** `name:token,name2:token2`; when unset the API is open (local development). */
   AUTH_TOKENS?: string;

@@ -2,6 +2,14 @@ import { HarnessError, isId, randomIds, unwrapResult, type AgentEvent, type Agen
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
+import type { SessionIndexEntry } from "../tenant/session-index";
+import { tenantObjectName, type TenantRpc } from "../tenant/tenant-api";
+
+/** The bindings the store uses: the session objects and the tenants' indexes. */
+export interface SessionBindings {
+  SESSIONS: DurableObjectNamespace<SessionRpc>;
+  TENANTS: DurableObjectNamespace<TenantRpc>;
+}
 
 export interface NewSession {
   workspaceId?: string | null;
@@ -11,12 +19,12 @@ export interface NewSession {
 }
 
 /**
- * Sessions and their ordered logs, one SessionDO per session. Appends are durable when they return;
- * failures throw HarnessError with the session's code.
+ * Sessions and their ordered logs, one SessionDO per session, each listed in its tenant's index.
+ * Appends are durable when they return; failures throw HarnessError with the session's code.
  */
 export class DurableSessionStore {
   constructor(
-    private readonly namespace: DurableObjectNamespace<SessionRpc>,
+    private readonly bindings: SessionBindings,
     private readonly ids: IdGenerator = randomIds,
     private readonly clock: () => number = Date.now,
   ) {}
@@ -26,7 +34,12 @@ export class DurableSessionStore {
     if (!isId("session", sessionId)) {
       throw new HarnessError("invalid_session_id", `session id ${JSON.stringify(String(sessionId).slice(0, 80))} is not of the form s_<letters, digits, _ or ->`);
     }
-    return this.namespace.getByName(sessionId);
+    return this.bindings.SESSIONS.getByName(sessionId);
+  }
+
+  /** The index of a tenant's sessions (null: the open API without auth). */
+  tenantIndex(owner: string | null): DurableObjectStub<TenantRpc> {
+    return this.bindings.TENANTS.getByName(tenantObjectName(owner));
   }
 
   async create(input: NewSession): Promise<SessionMeta> {
@@ -38,18 +51,24 @@ export class DurableSessionStore {
       owner: input.owner ?? null,
       createdAt: new Date(this.clock()).toISOString(),
     };
-    return unwrapResult(await this.stub(record.id).create(record));
+    const meta = unwrapResult(await this.stub(record.id).create(record));
+    // Listed only once it exists, so a listed session is always readable.
+    await this.tenantIndex(record.owner).addSession({ id: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title, createdAt: meta.createdAt });
+    return meta;
   }
 
-  /** The session, or null when it does not exist (never throws for unknown sessions, never creates one). */
+  /**
+   * The session if it belongs to `owner` (null when auth is off), else null. Asks the owner's index,
+   * so an unknown or foreign id never reaches (and never creates) a session object.
+   */
+  async findOwned(sessionId: string, owner: string | null): Promise<SessionIndexEntry | null> {
+    if (!isId("session", sessionId)) this.stub(sessionId); // throws invalid_session_id
+    return this.tenantIndex(owner).findSession(sessionId);
+  }
+
+  /** The session object's own record, owner included. Touches the object: only for ids known to exist. */
   async find(sessionId: string): Promise<OwnedSessionMeta | null> {
     return this.stub(sessionId).describe();
-  }
-
-  /** The session if it exists and belongs to `owner` (null when auth is off); another tenant's is null. */
-  async findOwned(sessionId: string, owner: string | null): Promise<OwnedSessionMeta | null> {
-    const meta = await this.find(sessionId);
-    return meta && meta.owner === owner ? meta : null;
   }
 
   async info(sessionId: string): Promise<SessionInfo | null> {

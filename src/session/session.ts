@@ -234,9 +234,8 @@ export class Session {
   /** A recorded session to replay: this one, or another of the same tenant. */
   private async loadRecording(sessionId: string, meta: OwnedSessionMeta): Promise<AgentMessage[]> {
     if (sessionId === this.id) return this.history.load();
-    const store = new DurableSessionStore(this.env.SESSIONS);
-    const source = await store.find(sessionId);
-    if (!source || source.owner !== meta.owner) throw new Error(`session '${sessionId}' does not exist`);
+    const store = new DurableSessionStore(this.env);
+    if (!(await store.findOwned(sessionId, meta.owner))) throw new Error(`session '${sessionId}' does not exist`);
     return store.loadMessages(sessionId);
   }
 

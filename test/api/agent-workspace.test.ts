@@ -9,7 +9,7 @@ import { tarOf } from "../workspace/archives";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
 const json = (body: unknown): RequestInit => ({ method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
-const store = new DurableSessionStore(env.SESSIONS);
+const store = new DurableSessionStore(env);
 
 /** One model turn that calls tools (OpenAI chunk format, one call per index). */
 const toolTurn = (calls: { id: string; name: string; args: unknown }[]) => () =>

@@ -10,7 +10,7 @@ import { readSse, type SseFrame } from "../helpers/sse-client";
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
 const prompt = (id: string, body: unknown, headers: Record<string, string> = {}) =>
   api(`/api/sessions/${id}/messages/stream`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
-const store = new DurableSessionStore(env.SESSIONS);
+const store = new DurableSessionStore(env);
 
 type Answer = (body: Record<string, unknown>) => Response;
 

@@ -56,7 +56,7 @@ describe("POST /api/sessions", () => {
 describe("GET /api/sessions/:id and its logs", () => {
   it("describes a session with status and counts", async () => {
     const { sessionId } = (await (await post("/api/sessions", { title: "t" })).json()) as { sessionId: string };
-    const store = new DurableSessionStore(env.SESSIONS);
+    const store = new DurableSessionStore(env);
     await store.appendMessage(sessionId, userMessage(sessionId, "m_1"));
     await store.appendEvent(sessionId, deltaEvent(sessionId, "e_1", "a"));
     await store.appendEvent(sessionId, deltaEvent(sessionId, "e_2", "b"));
@@ -69,7 +69,7 @@ describe("GET /api/sessions/:id and its logs", () => {
 
   it("exports messages and events as x-ndjson", async () => {
     const { sessionId } = (await (await post("/api/sessions", {})).json()) as { sessionId: string };
-    const store = new DurableSessionStore(env.SESSIONS);
+    const store = new DurableSessionStore(env);
     const m = [userMessage(sessionId, "m_1"), userMessage(sessionId, "m_2", "again", "m_1")];
     const e = [deltaEvent(sessionId, "e_1", "a")];
     for (const x of m) await store.appendMessage(sessionId, x);
@@ -119,7 +119,7 @@ describe("auth with AUTH_TOKENS", () => {
     expect(created.status).toBe(201);
     const { sessionId } = (await created.json()) as { sessionId: string };
     expect((await call(`/api/sessions/${sessionId}`, "tok-acme-123")).status).toBe(200);
-    expect((await new DurableSessionStore(env.SESSIONS).find(sessionId))!.owner).toBe("acme");
+    expect((await new DurableSessionStore(env).find(sessionId))!.owner).toBe("acme");
     await expectError(await call(`/api/sessions/${sessionId}`, "tok-globex-456"), 404, "session_not_found");
     await expectError(await call(`/api/sessions/${sessionId}/messages`, "tok-globex-456"), 404, "session_not_found");
     // Without auth configured, a tenant-owned session is not visible either (owner null != "acme").

@@ -10,6 +10,7 @@ import { productionSessionDeps, type SessionDeps } from "../../src/session/sessi
  * `useSessionDeps`; the object reads them at every use, so it works before or after the object exists.
  */
 export default app;
+export { TenantDO } from "../../src/tenant/tenant-do";
 
 const overrides = new Map<string, Partial<SessionDeps>>();
 

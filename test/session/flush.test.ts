@@ -12,7 +12,7 @@ import type { AgentEvent, AgentMessage } from "../../src/domain";
 
 let n = 0;
 async function newSession() {
-  const s = new DurableSessionStore(env.SESSIONS, { next: (kind) => `${kind === "session" ? "s" : "x"}_flush${++n}` });
+  const s = new DurableSessionStore(env, { next: (kind) => `${kind === "session" ? "s" : "x"}_flush${++n}` });
   const { id } = await s.create({});
   return { s, id, stub: s.stub(id) };
 }
@@ -164,7 +164,7 @@ describe("flushing the log to R2", () => {
       put.mockRestore();
     }
     async function s(sessionId: string) {
-      return new DurableSessionStore(env.SESSIONS).loadEvents(sessionId);
+      return new DurableSessionStore(env).loadEvents(sessionId);
     }
   });
 

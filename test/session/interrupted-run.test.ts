@@ -9,7 +9,7 @@ import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, sse, sseResponse } from "../model/helpers";
 import { readSse } from "../helpers/sse-client";
 
-const store = new DurableSessionStore(env.SESSIONS);
+const store = new DurableSessionStore(env);
 
 /** A session whose object died in the middle of run r_dead, after writing `records`. */
 async function crashedSession(records: (AgentMessage | AgentEvent)[]) {

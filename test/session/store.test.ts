@@ -8,7 +8,7 @@ import { deltaEvent, userMessage } from "../helpers/records";
 function store(prefix: string) {
   // Each test gets its own id space, so sessions never collide within this file's storage.
   const ids = counterIds();
-  return new DurableSessionStore(env.SESSIONS, { next: (kind) => ids.next(kind).replace("_", `_${prefix}`) }, () => Date.parse("2026-11-30T03:00:00Z"));
+  return new DurableSessionStore(env, { next: (kind) => ids.next(kind).replace("_", `_${prefix}`) }, () => Date.parse("2026-11-30T03:00:00Z"));
 }
 
 async function code(promise: Promise<unknown>): Promise<string> {

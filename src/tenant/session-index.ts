@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { isoTime, nonBlank } from "../domain";
+
+/** One session as its tenant's index lists it. */
+export const SessionIndexEntry = z.strictObject({
+  id: nonBlank,
+  workspaceId: z.string().nullable(),
+  projectId: z.string().nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+});
+export type SessionIndexEntry = z.infer<typeof SessionIndexEntry>;
+
+/**
+ * The sessions of one tenant, in its TenantDO's SQLite. Every session route asks it first, so an id
+ * that was never created (or belongs to someone else) is answered without touching, and so creating,
+ * a session object.
+ */
+export class SessionIndex {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS sessions (
+      id TEXT PRIMARY KEY, workspace_id TEXT, project_id TEXT, title TEXT, created_at TEXT NOT NULL
+    )`);
+  }
+
+  add(entry: SessionIndexEntry): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO sessions (id, workspace_id, project_id, title, created_at) VALUES (?, ?, ?, ?, ?)`,
+      entry.id,
+      entry.workspaceId,
+      entry.projectId,
+      entry.title,
+      entry.createdAt,
+    );
+  }
+
+  get(id: string): SessionIndexEntry | null {
+    const row = this.sql
+      .exec<{ id: string; workspace_id: string | null; project_id: string | null; title: string | null; created_at: string }>(`SELECT * FROM sessions WHERE id = ?`, id)
+      .toArray()[0];
+    return row ? { id: row.id, workspaceId: row.workspace_id, projectId: row.project_id, title: row.title, createdAt: row.created_at } : null;
+  }
+}
