@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { StopReason } from "./messages";
 import { isoTime, nonBlank } from "./schema";
+import { DENIAL_CODES, RUN_ERROR_CODES } from "./errors";
 
 const eventBase = {
   eventId: nonBlank,
@@ -54,15 +55,15 @@ export const ToolCallDenied = z.strictObject({
   ...eventBase,
   callId: nonBlank,
   tool: nonBlank,
-  reason: nonBlank,
+  reason: z.enum(DENIAL_CODES),
 });
 
-/** The run failed; `code` is stable (`model_error`, `context_overflow`, `rate_limited`, …). */
+/** The run failed; `code` is one of the registry's run codes (`context_overflow`, `run_timeout`, …). */
 export const AgentError = z.strictObject({
   type: z.literal("agent_error"),
   ...eventBase,
   runId: nonBlank,
-  code: nonBlank,
+  code: z.enum(RUN_ERROR_CODES),
   message: z.string(),
 });
 

@@ -3,6 +3,13 @@ import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-clien
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
 
+/**
+ * The most one answer may hold: characters of text plus tool-call arguments. Past it the stream is
+ * cut with `output_too_large`; what arrived before is kept. Large outputs are legitimate (a `write`
+ * carrying a big file), but the history is resent every turn and lives in the object's memory.
+ */
+export const MAX_MODEL_OUTPUT_CHARS = 4 * 1024 * 1024;
+
 /** Name given to a call whose provider sent arguments but no function name. */
 export const UNKNOWN_TOOL_NAME = "unknown_tool";
 
@@ -72,8 +79,12 @@ export class ChatChunkAccumulator {
   private finishReason: string | undefined;
   private usage: Usage | undefined;
   private textChars = 0;
+  private argumentChars = 0;
 
-  constructor(private readonly ids: IdGenerator) {}
+  constructor(
+    private readonly ids: IdGenerator,
+    private readonly maxOutputChars = MAX_MODEL_OUTPUT_CHARS,
+  ) {}
 
   push(chunk: unknown): ModelEvent[] {
     const events: ModelEvent[] = [];
@@ -94,12 +105,26 @@ export class ChatChunkAccumulator {
       const reasoning = nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning) || nonEmptyString(delta.reasoning_text);
       if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
       if (typeof delta.content === "string" && delta.content !== "") {
+        this.countOutput(delta.content.length, 0);
         this.textChars += delta.content.length;
         events.push({ type: "text_delta", text: delta.content });
       }
       if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) this.addFragment(fragment);
     }
     return events;
+  }
+
+  /** Refuses output past `maxOutputChars` (the chunk that would pass it is not taken). */
+  private countOutput(text: number, args: number): void {
+    if (this.textChars + this.argumentChars + text + args <= this.maxOutputChars) {
+      this.argumentChars += args;
+      return;
+    }
+    throw new ProviderStreamError({
+      code: "output_too_large",
+      message: `the model's answer passed ${this.maxOutputChars} characters of text and tool-call arguments; it was cut there (${this.textChars} characters of text kept)`,
+      retryable: false,
+    });
   }
 
   /** The terminal events after the stream ended cleanly. */
@@ -140,6 +165,7 @@ export class ChatChunkAccumulator {
     }
     if (slot.id === "") slot.id = id;
     if (slot.name === "") slot.name = name;
+    this.countOutput(0, args.length);
     slot.args += args;
   }
 

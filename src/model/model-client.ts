@@ -1,4 +1,4 @@
-import type { AgentMessage, ToolCall, ToolDefinition, Usage } from "../domain";
+import type { AgentMessage, RunErrorCode, ToolCall, ToolDefinition, Usage } from "../domain";
 
 /** One model turn as the runtime asks for it: the whole conversation so far plus the tools on offer. */
 export interface ModelRequest {
@@ -25,6 +25,7 @@ export type ModelStopReason = "STOP" | "TOOL_CALLS" | "LENGTH";
  * - model_not_configured: no API key or no model name.
  * - replay_exhausted / replay_load_failed / replay_recorded_error: see ReplayModelClient.
  * - script_exhausted: the ScriptedModelClient ran out of turns.
+ * - output_too_large: the answer passed MAX_MODEL_OUTPUT_CHARS; the text before it was delivered.
  * - aborted: the caller's AbortSignal fired.
  */
 export const MODEL_ERROR_CODES = [
@@ -41,8 +42,9 @@ export const MODEL_ERROR_CODES = [
   "replay_load_failed",
   "replay_recorded_error",
   "script_exhausted",
+  "output_too_large",
   "aborted",
-] as const;
+] as const satisfies readonly (RunErrorCode | "aborted")[];
 export type ModelErrorCode = (typeof MODEL_ERROR_CODES)[number];
 
 /**

@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentMessage, AgentRunOptions, AssistantMessage, IdGenerator, StopReason, ToolCall, Usage } from "../domain";
+import type { AgentEvent, AgentMessage, AgentRunOptions, RunErrorCode, AssistantMessage, IdGenerator, StopReason, ToolCall, Usage } from "../domain";
 import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
 import { DeltaCoalescer } from "./delta-coalescer";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
@@ -24,14 +24,14 @@ export interface RunContext {
 
 export interface RunOutcome {
   stopReason: StopReason;
-  error?: { code: string; message: string };
+  error?: { code: RunErrorCode; message: string };
 }
 
 type EventBody = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, "eventId" | "sessionId" | "createdAt"> : never) : never;
 type MessageBody = AgentMessage extends infer M ? (M extends AgentMessage ? Omit<M, "id" | "sessionId" | "parentId" | "createdAt"> : never) : never;
 
 /** Stop reasons that end a run with agent_error rather than agent_completed (guarantee 7). */
-const ERROR_CODES: Partial<Record<StopReason, { code: string; message: (o: AgentRunOptions) => string }>> = {
+const LIMIT_ENDINGS: Partial<Record<StopReason, { code: RunErrorCode; message: (o: AgentRunOptions) => string }>> = {
   TIMEOUT: { code: "run_timeout", message: (o) => `the run did not finish within ${o.timeoutMs} ms` },
   MAX_TURNS: { code: "max_turns_reached", message: (o) => `the run used all ${o.maxTurns} model turns` },
 };
@@ -97,10 +97,15 @@ class AgentRun {
       coalescer.flush();
 
       if (reply.end.type === "error") {
-        const stopReason = reply.end.code === "aborted" ? this.abortReason() : "ERROR";
+        const { code, message } = reply.end;
+        if (code === "aborted") {
+          this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage });
+          return this.terminal(this.abortReason());
+        }
+        // An answer cut at the output limit ended for its length, and the run fails visibly.
+        const stopReason = code === "output_too_large" ? "LENGTH" : "ERROR";
         this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage });
-        if (stopReason === "ERROR") return this.terminal(stopReason, { code: reply.end.code, message: reply.end.message });
-        return this.terminal(stopReason);
+        return this.terminal(stopReason, { code, message });
       }
       const stopReason = reply.calls.length > 0 ? "TOOL_CALLS" : reply.end.stopReason;
       this.assistant(messageId, { text: reply.text, stopReason, toolCalls: reply.calls.length > 0 ? reply.calls : undefined, usage: reply.end.usage ?? reply.usage });
@@ -181,7 +186,7 @@ class AgentRun {
     return this.terminal(stopReason);
   }
 
-  private fail(code: string, message: string, text: string): RunOutcome {
+  private fail(code: RunErrorCode, message: string, text: string): RunOutcome {
     try {
       this.assistant(this.ctx.ids.next("message"), { text, stopReason: "ERROR" });
       this.event({ type: "agent_error", runId: this.ctx.runId, code, message });
@@ -191,8 +196,9 @@ class AgentRun {
     return { stopReason: "ERROR", error: { code, message } };
   }
 
-  private terminal(stopReason: StopReason, error?: { code: string; message: string }): RunOutcome {
-    const failure = error ?? (ERROR_CODES[stopReason] && { code: ERROR_CODES[stopReason]!.code, message: ERROR_CODES[stopReason]!.message(this.options) });
+  private terminal(stopReason: StopReason, error?: { code: RunErrorCode; message: string }): RunOutcome {
+    const ending = LIMIT_ENDINGS[stopReason];
+    const failure = error ?? (ending && { code: ending.code, message: ending.message(this.options) });
     if (failure) {
       this.event({ type: "agent_error", runId: this.ctx.runId, ...failure });
       return { stopReason, error: failure };

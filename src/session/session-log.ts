@@ -7,8 +7,16 @@
 
 export type LogStream = "messages" | "events";
 
-/** Production rejects rows over 2 MB (not enforced by local SQLite); keep a margin for the row's other columns. */
-export const MAX_RECORD_BYTES = 1024 * 1024;
+/**
+ * The largest record the log stores, in bytes of JSON. A record this large is legitimate: a model's
+ * `write` call carrying a big file, or a long answer (the runtime caps model output below this).
+ */
+export const MAX_RECORD_BYTES = 32 * 1024 * 1024;
+/**
+ * A record's JSON is stored in rows of at most this many UTF-16 characters (at most 3 bytes each in
+ * UTF-8): production SQLite refuses strings over 2 MB, which local SQLite does not enforce.
+ */
+export const ROW_PART_CHARS = 256 * 1024;
 
 export interface LogRow {
   seq: number;
@@ -36,11 +44,19 @@ const encoder = new TextEncoder();
 
 export class SessionLog {
   constructor(private readonly sql: SqlStorage) {
+    // body: the record's JSON, or its first part when `parts` more rows follow in log_parts; NULL
+    // once flushed. bytes: the whole record's UTF-8 size (flush sizing).
     sql.exec(`CREATE TABLE IF NOT EXISTS log (
       seq INTEGER PRIMARY KEY,
       stream TEXT NOT NULL CHECK (stream IN ('messages', 'events')),
-      body TEXT
+      body TEXT,
+      parts INTEGER NOT NULL DEFAULT 0,
+      bytes INTEGER NOT NULL DEFAULT 0
     )`);
+    const columns = sql.exec<{ name: string }>(`PRAGMA table_info(log)`).toArray().map((c) => c.name);
+    if (!columns.includes("parts")) sql.exec(`ALTER TABLE log ADD COLUMN parts INTEGER NOT NULL DEFAULT 0`);
+    if (!columns.includes("bytes")) sql.exec(`ALTER TABLE log ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS log_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`);
     sql.exec(`CREATE TABLE IF NOT EXISTS segments (
       stream TEXT NOT NULL, start_seq INTEGER NOT NULL, end_seq INTEGER NOT NULL,
       records INTEGER NOT NULL, bytes INTEGER NOT NULL, key TEXT NOT NULL,
@@ -59,22 +75,32 @@ export class SessionLog {
    * no other append can interleave and the caller's response waits for the commit (output gate).
    */
   append(entries: readonly { stream: LogStream; body: string }[], transactionSync: <T>(fn: () => T) => T): number[] {
-    for (const entry of entries) {
-      const bytes = encoder.encode(entry.body).byteLength;
-      if (bytes > MAX_RECORD_BYTES) throw new RecordTooLargeError(bytes);
-    }
+    const sized = entries.map((entry) => ({ ...entry, bytes: utf8Bytes(entry.body), parts: splitParts(entry.body) }));
+    for (const entry of sized) if (entry.bytes > MAX_RECORD_BYTES) throw new RecordTooLargeError(entry.bytes);
     return transactionSync(() =>
-      entries.map(
-        (entry) =>
-          this.sql
-            .exec<{ seq: number }>(
-              `INSERT INTO log (seq, stream, body) VALUES ((SELECT IFNULL(MAX(seq), 0) + 1 FROM log), ?, ?) RETURNING seq`,
-              entry.stream,
-              entry.body,
-            )
-            .one().seq,
-      ),
+      sized.map((entry) => {
+        const seq = this.sql
+          .exec<{ seq: number }>(
+            `INSERT INTO log (seq, stream, body, parts, bytes) VALUES ((SELECT IFNULL(MAX(seq), 0) + 1 FROM log), ?, ?, ?, ?) RETURNING seq`,
+            entry.stream,
+            entry.parts[0]!,
+            entry.parts.length - 1,
+            entry.bytes,
+          )
+          .one().seq;
+        for (let part = 1; part < entry.parts.length; part++) {
+          this.sql.exec(`INSERT INTO log_parts (seq, part, body) VALUES (?, ?, ?)`, seq, part, entry.parts[part]!);
+        }
+        return seq;
+      }),
     );
+  }
+
+  /** A row's whole record: its body plus the parts that follow it. */
+  private whole(row: { seq: number; body: string; parts: number }): string {
+    if (row.parts === 0) return row.body;
+    const rest = this.sql.exec<{ body: string }>(`SELECT body FROM log_parts WHERE seq = ? ORDER BY part`, row.seq).toArray();
+    return row.body + rest.map((r) => r.body).join("");
   }
 
   lastSeq(): number {
@@ -92,9 +118,9 @@ export class SessionLog {
   /** Rows whose bodies are still here (not yet flushed), in seq order, optionally after a seq. */
   tail(stream: LogStream, afterSeq = 0): LogRow[] {
     return this.sql
-      .exec<{ seq: number; body: string }>(`SELECT seq, body FROM log WHERE stream = ? AND seq > ? AND body IS NOT NULL ORDER BY seq`, stream, afterSeq)
+      .exec<{ seq: number; body: string; parts: number }>(`SELECT seq, body, parts FROM log WHERE stream = ? AND seq > ? AND body IS NOT NULL ORDER BY seq`, stream, afterSeq)
       .toArray()
-      .map((row) => ({ seq: row.seq, stream, body: row.body }));
+      .map((row) => ({ seq: row.seq, stream, body: this.whole(row) }));
   }
 
   /** The seqs of one stream in a closed range: the seq of each line of a flushed segment. */
@@ -128,7 +154,7 @@ export class SessionLog {
 
   /** Bytes of bodies not yet flushed; drives the size-triggered flush. */
   unflushedBytes(): number {
-    return this.sql.exec<{ n: number }>(`SELECT IFNULL(SUM(LENGTH(CAST(body AS BLOB))), 0) AS n FROM log WHERE body IS NOT NULL`).one().n;
+    return this.sql.exec<{ n: number }>(`SELECT IFNULL(SUM(${ROW_BYTES}), 0) AS n FROM log WHERE body IS NOT NULL`).one().n;
   }
 
   /**
@@ -141,7 +167,7 @@ export class SessionLog {
     let total = 0;
     let end: number | null = null;
     for (const row of this.sql.exec<{ seq: number; n: number }>(
-      `SELECT seq, LENGTH(CAST(body AS BLOB)) AS n FROM log WHERE seq > ? ORDER BY seq`,
+      `SELECT seq, ${ROW_BYTES} AS n FROM log WHERE seq > ? ORDER BY seq`,
       state.flushedSeq,
     )) {
       if (end !== null && total + row.n > maxBytes) break;
@@ -157,8 +183,13 @@ export class SessionLog {
     const { flushedSeq, plannedSeq } = this.flushState();
     if (plannedSeq === null) return [];
     return this.sql
-      .exec<{ seq: number; stream: LogStream; body: string }>(`SELECT seq, stream, body FROM log WHERE seq > ? AND seq <= ? ORDER BY seq`, flushedSeq, plannedSeq)
-      .toArray();
+      .exec<{ seq: number; stream: LogStream; body: string; parts: number }>(
+        `SELECT seq, stream, body, parts FROM log WHERE seq > ? AND seq <= ? ORDER BY seq`,
+        flushedSeq,
+        plannedSeq,
+      )
+      .toArray()
+      .map((row) => ({ seq: row.seq, stream: row.stream, body: this.whole(row) }));
   }
 
   /** Records that the planned rows now live in `segments` and drops their bodies, atomically. */
@@ -177,8 +208,30 @@ export class SessionLog {
           s.key,
         );
       }
-      this.sql.exec(`UPDATE log SET body = NULL WHERE seq > ? AND seq <= ?`, flushedSeq, plannedSeq);
+      this.sql.exec(`UPDATE log SET body = NULL, parts = 0 WHERE seq > ? AND seq <= ?`, flushedSeq, plannedSeq);
+      this.sql.exec(`DELETE FROM log_parts WHERE seq > ? AND seq <= ?`, flushedSeq, plannedSeq);
       this.sql.exec(`UPDATE flush_state SET flushed_seq = ?, planned_seq = NULL`, plannedSeq);
     });
   }
+}
+
+/** The byte size of a row's record; rows written before `bytes` existed are measured. */
+const ROW_BYTES = "CASE WHEN bytes > 0 THEN bytes ELSE LENGTH(CAST(body AS BLOB)) END";
+
+function utf8Bytes(text: string): number {
+  return encoder.encode(text).byteLength;
+}
+
+/** The JSON cut into parts of at most ROW_PART_CHARS, never between the two halves of a surrogate pair. */
+function splitParts(body: string): string[] {
+  if (body.length <= ROW_PART_CHARS) return [body];
+  const parts: string[] = [];
+  for (let start = 0; start < body.length; ) {
+    let end = Math.min(start + ROW_PART_CHARS, body.length);
+    const last = body.charCodeAt(end - 1);
+    if (end < body.length && last >= 0xd800 && last <= 0xdbff) end--;
+    parts.push(body.slice(start, end));
+    start = end;
+  }
+  return parts;
 }

@@ -1,25 +1,11 @@
+import { DENIAL_CODES, type DenialCode } from "../domain/errors";
 import type { AgentRunOptions } from "../domain/run";
 import type { AnyTool } from "./tool";
 
 /** Stable codes of a refused tool call; each becomes an error tool result plus a tool_call_denied event. */
-export type DenialReason =
-  | "unknown_tool"
-  | "tool_budget_exhausted"
-  | "write_not_allowed"
-  | "bash_not_allowed"
-  | "invalid_arguments"
-  | "path_escape"
-  | "path_too_long";
-
-export const DENIAL_REASONS: readonly DenialReason[] = [
-  "unknown_tool",
-  "tool_budget_exhausted",
-  "write_not_allowed",
-  "bash_not_allowed",
-  "invalid_arguments",
-  "path_escape",
-  "path_too_long",
-];
+/** Why a call was refused: the registry's tool denial codes. */
+export type DenialReason = DenialCode;
+export const DENIAL_REASONS: readonly DenialReason[] = DENIAL_CODES;
 
 export interface Denial {
   reason: DenialReason;

@@ -111,11 +111,16 @@ describe("construction rejects what a log must never hold", () => {
   it("blank tool names, call ids and denial reasons", () => {
     expect(failure(AgentMessage, { ...result, toolName: " " })).toBe("invalid record: toolName: must not be blank");
     expect(failure(AgentMessage, { ...result, toolCallId: "" })).toBe("invalid record: toolCallId: must not be blank");
-    expect(failure(AgentEvent, { ...events[6][0], reason: "" })).toBe("invalid record: reason: must not be blank");
+    expect(failure(AgentEvent, { ...events[6][0], reason: "" })).toMatch(/^invalid record: reason: Invalid option: expected one of "path_escape"\|/);
     expect(failure(AgentEvent, { ...events[4][0], callId: " " })).toBe("invalid record: callId: must not be blank");
     expect(failure(AgentMessage, { ...messages[1][0], toolCalls: [{ id: "tc_1", name: "", arguments: {} }] })).toBe(
       "invalid record: toolCalls.0.name: must not be blank",
     );
+  });
+
+  it("agent_error codes and denial reasons come from the error registry", () => {
+    expect(failure(AgentEvent, { ...events[7][0], code: "model_error" })).toMatch(/^invalid record: code: Invalid option: expected one of "history_unreadable"\|"workspace_not_found"\|/);
+    expect(failure(AgentEvent, { ...events[6][0], reason: "write_denied" })).toMatch(/^invalid record: reason: Invalid option: /);
   });
 
   it("tool call arguments must be a JSON object", () => {

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { encodeJsonl } from "../../src/session/jsonl";
-import { MAX_RECORD_BYTES } from "../../src/session/session-log";
+import { MAX_RECORD_BYTES, ROW_PART_CHARS } from "../../src/session/session-log";
 import { DurableSessionStore } from "../../src/session/session-store";
 import type { SessionRpc } from "../../src/session/session-api";
 import { unwrapResult as unwrap } from "../../src/domain";
@@ -168,11 +168,35 @@ describe("flushing the log to R2", () => {
     }
   });
 
-  it("a record over the row limit is refused with record_too_large and nothing is stored", async () => {
+  it("a record over MAX_RECORD_BYTES is refused with record_too_large and nothing is stored", async () => {
     const { s, id, stub } = await newSession();
     await seed(s, id, 1, 1);
-    const result = await stub.appendEvents([deltaEvent(id, "e_big", "y".repeat(MAX_RECORD_BYTES))]);
-    expect(result).toEqual({ ok: false, code: "record_too_large", message: expect.stringMatching(/^record is \d+ bytes; the limit is 1048576 bytes per record$/) });
+    // Built inside the object: RPC arguments are capped at 32 MiB themselves.
+    const result = await runInDurableObject(stub, (instance: SessionDO) => instance.appendEvents([deltaEvent(id, "e_big", "y".repeat(MAX_RECORD_BYTES))]));
+    expect(result).toEqual({ ok: false, code: "record_too_large", message: expect.stringMatching(/^record is \d+ bytes; the limit is 33554432 bytes per record$/) });
     expect((await stub.info())!.counts).toEqual({ messages: 1, events: 1 });
+  });
+
+  it("a record larger than one SQLite row is stored in parts and reads back byte for byte, before and after the flush", async () => {
+    const { s, id, stub } = await newSession();
+    // 3 MiB of text with surrogate pairs, NULs and escapes placed across the part boundaries.
+    const unit = "abc\u0000\"\\ é 😀 \ud83d\ude00 line\n";
+    let text = "";
+    while (text.length < 3 * 1024 * 1024) text += unit;
+    const big: AgentMessage = { kind: "assistant", id: "m_big", sessionId: id, parentId: null, createdAt: "2026-11-30T03:00:00.000Z", text, stopReason: "STOP" };
+    // Counted in the same synchronous stretch as the append: the size threshold flushes it right after.
+    const rows = await runInDurableObject(stub, (instance: SessionDO, state) => {
+      instance.appendMessages([big]);
+      return state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM log_parts`).one().n;
+    });
+    expect(rows).toBe(Math.ceil(JSON.stringify(big).length / ROW_PART_CHARS) - 1);
+    await s.appendMessage(id, userMessage(id, "m_after"));
+    const expected = encodeJsonl([big, userMessage(id, "m_after")]);
+    expect(await exported(stub, "messages")).toBe(expected);
+    expect(await stub.flush()).toMatchObject({ ok: true });
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM log_parts`).one().n)).toBe(0);
+    expect(await exported(stub, "messages")).toBe(expected);
+    await abortAllDurableObjects();
+    expect((await s.loadMessages(id))[0]).toEqual(big);
   });
 });

@@ -33,7 +33,7 @@ describe("ToolExecutionService: definitions", () => {
 describe("ToolExecutionService: denials", () => {
   it("knows exactly these reason codes", () => {
     expect(DENIAL_REASONS).toEqual([
-      "unknown_tool", "tool_budget_exhausted", "write_not_allowed", "bash_not_allowed", "invalid_arguments", "path_escape", "path_too_long",
+      "path_escape", "path_too_long", "write_not_allowed", "bash_not_allowed", "tool_budget_exhausted", "unknown_tool", "invalid_arguments",
     ]);
   });
 

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { counterIds } from "../../src/domain";
+import { ChatChunkAccumulator, ProviderStreamError } from "../../src/model";
+import { chunk } from "./helpers";
+
+function failureOf(fn: () => unknown) {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ProviderStreamError);
+    return (err as ProviderStreamError).failure;
+  }
+  throw new Error("expected a ProviderStreamError");
+}
+
+describe("the output limit of one answer", () => {
+  it("text and tool-call arguments count together; the chunk that would pass the limit is refused", () => {
+    const acc = new ChatChunkAccumulator(counterIds(), 10);
+    expect(acc.push(chunk({ content: "123456" }))).toEqual([{ type: "text_delta", text: "123456" }]);
+    expect(acc.push(chunk({ tool_calls: [{ index: 0, id: "c1", function: { name: "write", arguments: "{}" } }] }))).toEqual([]);
+    expect(failureOf(() => acc.push(chunk({ tool_calls: [{ index: 0, function: { arguments: "abc" } }] })))).toEqual({
+      code: "output_too_large",
+      message: "the model's answer passed 10 characters of text and tool-call arguments; it was cut there (6 characters of text kept)",
+      retryable: false,
+    });
+  });
+
+  it("exactly at the limit is fine", () => {
+    const acc = new ChatChunkAccumulator(counterIds(), 10);
+    acc.push(chunk({ content: "12345" }));
+    expect(acc.push(chunk({ content: "67890" }))).toEqual([{ type: "text_delta", text: "67890" }]);
+    expect(failureOf(() => acc.push(chunk({ content: "!" }))).code).toBe("output_too_large");
+  });
+});
