@@ -1,3 +1,4 @@
+import { HarnessError } from "../domain";
 import type { LogStream, SessionLog } from "./session-log";
 import type { SegmentBucket } from "./segment-flusher";
 
@@ -8,8 +9,11 @@ export interface SeqLine {
 }
 
 /** A flushed segment that is missing or disagrees with the log's index: never silently skipped. */
-export class SegmentCorruptError extends Error {
+export class SegmentCorruptError extends HarnessError<"history_unreadable"> {
   override readonly name = "SegmentCorruptError";
+  constructor(message: string) {
+    super("history_unreadable", message);
+  }
 }
 
 /**

@@ -42,7 +42,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   appendEvents(records: unknown[]): SessionResult<number[]>;
   loadMessages(): Promise<SessionResult<AgentMessage[]>>;
   loadEvents(afterSeq?: number): Promise<SessionResult<{ seq: number; event: AgentEvent }[]>>;
-  exportJsonl(stream: "messages" | "events"): SessionResult<ReadableStream<Uint8Array>>;
+  exportJsonl(stream: "messages" | "events"): Promise<SessionResult<ReadableStream<Uint8Array>>>;
   flush(): Promise<SessionResult<FlushSummary>>;
   abortRun(): { aborted: boolean; runId: string | null };
   readFile(path: string): Promise<SessionResult<Uint8Array>>;

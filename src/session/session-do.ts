@@ -60,8 +60,8 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session ? this.session.loadEvents(afterSeq) : notFound();
   }
 
-  exportJsonl(stream: "messages" | "events"): SessionResult<ReadableStream<Uint8Array>> {
-    return this.session ? { ok: true, value: this.session.exportJsonl(stream) } : notFound();
+  async exportJsonl(stream: "messages" | "events"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    return this.session ? this.session.exportJsonl(stream) : notFound();
   }
 
   async flush(): Promise<SessionResult<FlushSummary>> {

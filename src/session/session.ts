@@ -121,28 +121,41 @@ export class Session {
   }
 
   async loadMessages(): Promise<SessionResult<AgentMessage[]>> {
-    return ok(await this.history.load());
+    return readable(() => this.history.load());
   }
 
   async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {
-    const lines = await readLogLines(this.log, this.deps.bucket, "events", afterSeq);
-    return ok(lines.map((line) => ({ seq: line.seq, event: decodeEventLine(line.body, line.seq, this.id) })));
+    return readable(async () => {
+      const lines = await readLogLines(this.log, this.deps.bucket, "events", afterSeq);
+      return lines.map((line) => ({ seq: line.seq, event: decodeEventLine(line.body, line.seq, this.id) }));
+    });
   }
 
-  /** The stream as JSONL bytes: flushed segments, then the unflushed tail. */
-  exportJsonl(stream: LogStream): ReadableStream<Uint8Array> {
+  /**
+   * The stream as JSONL bytes: flushed segments, then the unflushed tail. The first batch is read
+   * before answering, so a log that cannot be read is a `history_unreadable` error rather than a
+   * 200 that breaks off (a failure further on can only end the body early).
+   */
+  async exportJsonl(stream: LogStream): Promise<SessionResult<ReadableStream<Uint8Array>>> {
     const batches = readLog(this.log, this.deps.bucket, stream);
+    const first = await readable(() => batches.next());
+    if (!first.ok) return first;
     const encoder = new TextEncoder();
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = await batches.next();
-        if (next.done) return controller.close();
-        controller.enqueue(encoder.encode(next.value.map((line) => line.body + "\n").join("")));
-      },
-      async cancel() {
-        await batches.return(undefined);
-      },
-    });
+    const encode = (lines: { body: string }[]) => encoder.encode(lines.map((line) => line.body + "\n").join(""));
+    let pending: IteratorResult<{ body: string }[]> | null = first.value;
+    return ok(
+      new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const next = pending ?? (await batches.next());
+          pending = null;
+          if (next.done) return controller.close();
+          controller.enqueue(encode(next.value));
+        },
+        async cancel() {
+          await batches.return(undefined);
+        },
+      }),
+    );
   }
 
   /** Flushes the unflushed tail to R2 now. A failure is reported, not thrown: the rows stay and the alarm retries. */
@@ -310,6 +323,15 @@ export class Session {
 
   private now(): string {
     return new Date(this.deps.clock()).toISOString();
+  }
+}
+
+/** A read of the stored log; any failure (a lost segment, a corrupt line, R2 down) is `history_unreadable`. */
+async function readable<T>(read: () => Promise<T>): Promise<SessionResult<T>> {
+  try {
+    return ok(await read());
+  } catch (err) {
+    return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
   }
 }
 

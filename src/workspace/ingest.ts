@@ -3,6 +3,7 @@ import type { ArchiveItem, SkippedEntry } from "./archive-entry";
 import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
 import { mapStreamErrors, peekStream, pipeThroughQuietly } from "./streams";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
+import { EventLoopTurns } from "./event-loop-turns";
 import { type IngestLimits, resolveLimits } from "./limits";
 import { R2ObjectWriter } from "./r2-writer";
 import { SnapshotBuilder } from "./snapshot-builder";
@@ -51,7 +52,11 @@ export async function ingestWorkspace(
     if (peeked.head.byteLength === 0) throw archiveInvalid("the archive is empty");
     const format = detectArchiveFormat(opts.contentType, peeked.head);
     const builder = new SnapshotBuilder(pack, limits);
-    for await (const item of await archiveItems(format, source, bucket, spool, limits)) await builder.add(item);
+    const turns = new EventLoopTurns();
+    for await (const item of await archiveItems(format, source, bucket, spool, limits, turns)) {
+      await builder.add(item, turns);
+      await turns.afterEntry();
+    }
     const index = builder.finish();
     await pack.close();
     await bucket.delete(keys.upload);
@@ -80,6 +85,7 @@ async function archiveItems(
   bucket: R2Bucket,
   spool: R2ObjectWriter,
   limits: IngestLimits,
+  turns: EventLoopTurns,
 ): Promise<AsyncIterable<ArchiveItem>> {
   switch (format) {
     case "tar":
@@ -91,7 +97,10 @@ async function archiveItems(
     }
     case "zip": {
       // The central directory is at the end: spool the upload to R2, then read it by range.
-      for await (const chunk of source) await spool.write(chunk);
+      for await (const chunk of source) {
+        await spool.write(chunk);
+        await turns.afterBytes(chunk.byteLength);
+      }
       const size = await spool.close();
       return readZipEntries(bucket, spool.key, size, limits);
     }

@@ -1,5 +1,6 @@
 import { archiveInvalid, archiveTooLarge, archiveTooManyFiles } from "./archive-errors";
 import type { ArchiveItem, SkipReason, SkippedEntry } from "./archive-entry";
+import type { EventLoopTurns } from "./event-loop-turns";
 import type { IngestLimits } from "./limits";
 import { WorkspaceError } from "./errors";
 import { parentOf, resolveWorkspacePath } from "./paths";
@@ -36,7 +37,7 @@ export class SnapshotBuilder {
     private readonly limits: IngestLimits,
   ) {}
 
-  async add(item: ArchiveItem): Promise<void> {
+  async add(item: ArchiveItem, turns?: EventLoopTurns): Promise<void> {
     const { entry } = item;
     if (++this.entries > this.limits.maxArchiveFiles) throw archiveTooManyFiles(this.limits.maxArchiveFiles);
     let path: string;
@@ -61,7 +62,10 @@ export class SnapshotBuilder {
     if (entry.size > this.limits.maxFileBytes) return this.skip(entry.name, "file_too_large");
     this.countBytes(entry.size);
     const offset = this.pack.length;
-    for await (const chunk of item.open()) await this.pack.write(chunk);
+    for await (const chunk of item.open()) {
+      await this.pack.write(chunk);
+      await turns?.afterBytes(chunk.byteLength);
+    }
     const size = this.pack.length - offset;
     if (size !== entry.size) throw archiveInvalid(`entry '${entry.name}' holds ${size} bytes but declares ${entry.size}`);
     this.claimFile({ path, offset, size, mode: fileMode(entry.mode) });
