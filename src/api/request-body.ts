@@ -1,11 +1,17 @@
 import type { MiddlewareHandler } from "hono";
 
-/** A refused body is read and discarded up to this many further bytes before the answer goes out. */
-export const MAX_DRAIN_BYTES = 32 * 1024 * 1024;
+/**
+ * A refused body is read and discarded up to this many further bytes before the answer goes out.
+ * Above the platform's own request body cap (100 MB on the Free and Pro plans), so a deployed Worker
+ * always drains; only a larger body on `wrangler dev` is cut off.
+ */
+export const MAX_DRAIN_BYTES = 128 * 1024 * 1024;
 
 interface BodyTap {
   reader: ReadableStreamDefaultReader<Uint8Array>;
   done: boolean;
+  /** The read in flight: workerd's request bodies allow one pending read at a time. */
+  reading: Promise<ReadableStreamReadResult<Uint8Array>> | null;
 }
 
 const taps = new WeakMap<Request, BodyTap>();
@@ -19,12 +25,14 @@ const taps = new WeakMap<Request, BodyTap>();
  */
 export function requestBody(request: Request): ReadableStream<Uint8Array> | null {
   if (!request.body) return null;
-  const tap: BodyTap = { reader: request.body.getReader(), done: false };
+  const tap: BodyTap = { reader: request.body.getReader(), done: false, reading: null };
   taps.set(request, tap);
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const { done, value } = await tap.reader.read();
+        tap.reading = tap.reader.read();
+        const { done, value } = await tap.reading;
+        tap.reading = null;
         if (done) {
           tap.done = true;
           controller.close();
@@ -46,6 +54,8 @@ export async function drainRequestBody(request: Request): Promise<void> {
   if (!tap || tap.done) return;
   let drained = 0;
   try {
+    // A read the route left in flight comes first; its bytes are discarded like the rest.
+    if (tap.reading && (await tap.reading).done) return void (tap.done = true);
     for (;;) {
       const { done, value } = await tap.reader.read();
       if (done) break;

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
 import { MAX_JSON_BODY_BYTES } from "../../src/api/body";
@@ -68,8 +68,19 @@ describe("a refused request body is read to the end before the answer, never can
     expect(state.pulled).toBe(state.total);
   });
 
+  it("through the runtime's own request stream (one pending read at a time): a refused tar is drained and answered", async () => {
+    // exports.default.fetch hands the Worker a native request body, as production does; a second
+    // read queued behind the route's unfinished one used to throw, and the body was left half read.
+    const { stream, state } = trackedBody(512, 16 * 1024, 0x07); // 8 MiB of bytes that are no tar
+    const res = await exports.default.fetch(new Request("http://harness/api/workspaces", { method: "POST", body: stream, headers: { "content-type": "application/x-tar" } }));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("archive_invalid");
+    expect(state.cancelled).toBe(false);
+    expect(state.pulled).toBe(512);
+  });
+
   it("a body far beyond the drain allowance is cancelled once MAX_DRAIN_BYTES more have been read", async () => {
-    const chunkBytes = 1024 * 1024;
+    const chunkBytes = 4 * 1024 * 1024;
     const { stream, state } = trackedBody(MAX_DRAIN_BYTES / chunkBytes + 40, chunkBytes);
     const res = await send("/api/sessions", stream, "application/json");
     expect(res.status).toBe(413);

@@ -1,0 +1,305 @@
+// The black-box campaign: drives `wrangler dev` (what `npm run dev` runs) over HTTP like a user and
+// checks what in-workerd tests cannot see: connections that stay usable after refusals and large
+// runs, many concurrent clients, a kill -9 in the middle of a run, storage left by lookups and by
+// refused uploads. Usage: npm run test:blackbox [-- only=<check>,<check>]. Exits 1 on any failure.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { freePort, startDevServer } from "./dev-server.mjs";
+import { startFakeModel } from "./fake-model.mjs";
+
+const only = process.argv.find((a) => a.startsWith("only="))?.slice(5).split(",");
+const results = [];
+const record = (check, ok, detail) => {
+  results.push({ check, ok, detail });
+  console.log(`${ok ? "ok  " : "FAIL"} ${check}: ${detail}`);
+};
+
+/** One HTTP request on `agent`; resolves with status, body and timing, never rejects. */
+function request(base, agent, method, urlPath, { body, headers = {}, timeoutMs = 10_000, onChunk } = {}) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const req = http.request(`${base}${urlPath}`, { method, agent, headers }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => {
+        chunks.push(c);
+        onChunk?.(c);
+      });
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), ms: Date.now() - started }));
+      res.on("error", (e) => resolve({ status: `ERR ${e.message}`, body: "", ms: Date.now() - started }));
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on("error", (e) => resolve({ status: `ERR ${e.message}`, body: "", ms: Date.now() - started }));
+    if (body instanceof Function) body(req);
+    else req.end(body);
+  });
+}
+
+const json = (value) => ({ body: JSON.stringify(value), headers: { "content-type": "application/json" } });
+const sseEvents = (text) =>
+  text
+    .split("\n\n")
+    .filter((f) => f.includes("data: "))
+    .map((f) => JSON.parse(f.split("\n").find((l) => l.startsWith("data: ")).slice(6)));
+
+/** 20 requests in a row on `agent`; every one must answer correctly within 2 s. */
+async function twentyInARow(base, agent) {
+  const created = await request(base, agent, "POST", "/api/sessions", json({}));
+  if (created.status !== 201) return { bad: 20, slowest: created.ms, first: created.status };
+  const { sessionId } = JSON.parse(created.body);
+  let bad = 0;
+  let slowest = 0;
+  let firstBad = null;
+  for (let i = 0; i < 20; i++) {
+    const res = i % 2 ? await request(base, agent, "GET", `/api/sessions/${sessionId}`) : await request(base, agent, "POST", "/api/sessions", json({}));
+    slowest = Math.max(slowest, res.ms);
+    if (res.status !== (i % 2 ? 200 : 201) || res.ms > 2000) {
+      bad++;
+      firstBad ??= `${res.status} after ${res.ms} ms`;
+    }
+  }
+  return { bad, slowest, first: firstBad };
+}
+
+/** Files under `dir` whose name ends in `suffix` (and whose parent folder is `parent`, when given). */
+function countFiles(dir, suffix, parent) {
+  if (!fs.existsSync(dir)) return 0;
+  let n = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith(suffix) && (!parent || path.basename(entry.parentPath ?? entry.path) === parent)) n++;
+  }
+  return n;
+}
+
+/** A tar of `files` random files of `bytes` each, made by the system tar. */
+function makeTar(dir, files, bytes) {
+  const src = path.join(dir, `src-${files}-${bytes}`);
+  fs.mkdirSync(src, { recursive: true });
+  const data = Buffer.alloc(bytes);
+  for (let i = 0; i < files; i++) {
+    for (let j = 0; j < bytes; j += 4) data.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, j);
+    fs.writeFileSync(path.join(src, `f${i}.bin`), data);
+  }
+  const out = path.join(dir, `ws-${files}-${bytes}.tar`);
+  execFileSync("tar", ["-cf", out, "-C", src, "."]);
+  return fs.readFileSync(out);
+}
+
+/** A ustar header for a regular file of `size` bytes. */
+function tarHeader(name, size) {
+  const header = Buffer.alloc(512);
+  header.write(name, 0);
+  header.write("0000644\0", 100);
+  header.write("0000000\0", 108);
+  header.write("0000000\0", 116);
+  header.write(`${size.toString(8).padStart(11, "0")}\0`, 124);
+  header.write("00000000000\0", 136);
+  header.write("        ", 148);
+  header.write("0", 156);
+  header.write("ustar\x0000", 257);
+  let sum = 0;
+  for (const b of header) sum += b;
+  header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
+  return header;
+}
+
+/** A tar with `n` empty files, written by hand (the system tar would need n files on disk). */
+function tarOfEmptyFiles(n) {
+  const blocks = [];
+  for (let i = 0; i < n; i++) blocks.push(tarHeader(`f${i}`, 0));
+  blocks.push(Buffer.alloc(1024));
+  return Buffer.concat(blocks);
+}
+
+const checks = {
+  /** After each refusal class, 20 requests in a row on the same connection answer promptly. */
+  async refusals({ base, persistTo, tmp }) {
+    // Object bytes live as files under v3/r2/<bucket>/blobs; an upload left behind keeps its parts there.
+    // The local R2 deletes the blob files of removed objects in the background.
+    const settle = () => new Promise((r) => setTimeout(r, 1000));
+    const blobs = () => countFiles(path.join(persistTo, "v3", "r2"), "", "blobs");
+    const bomb = gzipSync(Buffer.alloc(1024 * 1024 * 1024), { level: 9 });
+    const cases = [
+      ["gzip bomb (1 GiB of zeros)", "POST", "/api/workspaces", { body: bomb, headers: { "content-type": "application/gzip" } }, 422],
+      ["chunked JSON over 256 KiB", "POST", "/api/sessions", { body: (req) => { req.write(Buffer.alloc(300 * 1024, 0x20)); req.end(); }, headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, 413],
+      ["chunked 101 MiB upload", "POST", "/api/workspaces", { body: (req) => { req.write(tarHeader("big.bin", 101 * 1024 * 1024)); const mb = Buffer.alloc(1024 * 1024, 7); for (let i = 0; i < 101; i++) req.write(mb); req.end(); }, headers: { "content-type": "application/x-tar", "transfer-encoding": "chunked" } }, 413],
+      ["declared 101 MiB upload", "POST", "/api/workspaces", { body: Buffer.alloc(101 * 1024 * 1024, 7), headers: { "content-type": "application/x-tar" } }, 413],
+      ["corrupt zip", "POST", "/api/workspaces", { body: Buffer.concat([Buffer.from("PK\x03\x04"), Buffer.alloc(4096, 9)]), headers: { "content-type": "application/zip" } }, 400],
+      ["50,001-entry tar", "POST", "/api/workspaces", { body: tarOfEmptyFiles(50_001), headers: { "content-type": "application/x-tar" } }, 413],
+      ["form post to a JSON route", "POST", "/api/sessions", { body: "title=x", headers: { "content-type": "application/x-www-form-urlencoded" } }, 415],
+    ];
+    // The counter must see what an accepted upload stores (pack, index, meta), or it proves nothing.
+    const accepted = blobs();
+    const upload = await request(base, new http.Agent(), "POST", "/api/workspaces", { body: makeTar(tmp, 2, 1024), headers: { "content-type": "application/x-tar" } });
+    await settle();
+    record("refusals", upload.status === 201 && blobs() - accepted === 3, `control: an accepted upload (${upload.status}) left ${blobs() - accepted} blob files (pack, index, meta)`);
+    for (const [name, method, url, init, status] of cases) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      await settle();
+      const before = blobs();
+      const refusal = await request(base, agent, method, url, { ...init, timeoutMs: 60_000 });
+      await settle();
+      const left = blobs() - before;
+      const after = await twentyInARow(base, agent);
+      agent.destroy();
+      const ok = refusal.status === status && after.bad === 0 && (url !== "/api/workspaces" || left === 0);
+      record("refusals", ok, `${name}: ${refusal.status} in ${refusal.ms} ms; next 20 requests: ${after.bad} failed, slowest ${after.slowest} ms${after.first ? ` (first failure: ${after.first})` : ""}; R2 blob files left: ${left}`);
+    }
+  },
+
+  /** A 600k-character answer in ~86k tiny deltas, then 20 requests in a row, five times. */
+  async bigAnswer({ base }) {
+    for (let t = 0; t < 5; t++) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
+      const run = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: "BIG 600000 7" }), timeoutMs: 120_000 });
+      const events = sseEvents(run.body);
+      const text = events.filter((e) => e.type === "assistant_delta").map((e) => e.text).join("");
+      const after = await twentyInARow(base, agent);
+      agent.destroy();
+      const ok = run.status === 200 && events.at(-1)?.type === "agent_completed" && text.length === 600_000 && after.bad === 0;
+      record("bigAnswer", ok, `try ${t + 1}: run ${run.status} in ${run.ms} ms, ${events.length} events, ${text.length} characters; next 20: ${after.bad} failed, slowest ${after.slowest} ms`);
+    }
+  },
+
+  /** 100 sessions at once, 3 prompts each; no request may fail, every log must be complete. */
+  async concurrency({ base }) {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+    const started = Date.now();
+    const failures = [];
+    let runs = 0;
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, s) => {
+        const created = await request(base, agent, "POST", "/api/sessions", json({ title: `c${s}` }), { timeoutMs: 60_000 });
+        if (created.status !== 201) return failures.push(`create ${created.status}`);
+        const { sessionId } = JSON.parse(created.body);
+        for (let p = 0; p < 3; p++) {
+          const run = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: `prompt ${p}` }), timeoutMs: 60_000 });
+          runs++;
+          const events = run.status === 200 ? sseEvents(run.body) : [];
+          if (events.at(-1)?.type !== "agent_completed") failures.push(`${sessionId} prompt ${p}: ${run.status} ${run.body.slice(0, 120)}`);
+        }
+        const messages = await request(base, agent, "GET", `/api/sessions/${sessionId}/messages`, { timeoutMs: 60_000 });
+        const kinds = messages.body.trim().split("\n").map((l) => JSON.parse(l).kind).join(",");
+        if (kinds !== "user,assistant,user,assistant,user,assistant") failures.push(`${sessionId} messages: ${kinds}`);
+      }),
+    );
+    agent.destroy();
+    record("concurrency", failures.length === 0, `100 sessions x 3 prompts: ${runs} runs in ${Date.now() - started} ms, ${failures.length} failures${failures.length ? ` (${failures.slice(0, 3).join("; ")})` : ""}`);
+  },
+
+  /** A large upload must not silence a running stream for a second or more. */
+  async ingestVsStream({ base, tmp }) {
+    const archive = makeTar(tmp, 98, 1024 * 1024);
+    const agent = new http.Agent({ keepAlive: true });
+    const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
+    const arrivals = [];
+    const stream = request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: "SLOW 80 100" }), timeoutMs: 60_000, onChunk: () => arrivals.push(Date.now()) });
+    await new Promise((r) => setTimeout(r, 800));
+    const uploadStart = Date.now();
+    const upload = await request(base, agent, "POST", "/api/workspaces", { body: archive, headers: { "content-type": "application/x-tar" }, timeoutMs: 120_000 });
+    const uploadEnd = Date.now();
+    await stream;
+    agent.destroy();
+    const during = arrivals.filter((t) => t >= uploadStart - 200 && t <= uploadEnd + 200);
+    let gap = 0;
+    for (let i = 1; i < during.length; i++) gap = Math.max(gap, during[i] - during[i - 1]);
+    const ok = upload.status === 201 && gap < 1000;
+    record("ingestVsStream", ok, `${(archive.length / 1e6).toFixed(0)} MB tar ingested in ${uploadEnd - uploadStart} ms (${upload.status}); longest silence of the running stream meanwhile: ${gap} ms over ${during.length} chunks`);
+  },
+
+  /** Looking up sessions that do not exist creates no Durable Object storage. */
+  async unknownIds({ base, persistTo }) {
+    const agent = new http.Agent({ keepAlive: true });
+    const dbs = () => countFiles(path.join(persistTo, "v3", "do"), ".sqlite");
+    const before = dbs();
+    let wrong = 0;
+    for (let i = 0; i < 200; i++) {
+      const id = `s_${Math.random().toString(36).slice(2)}${i}`;
+      const res = await request(base, agent, "GET", `/api/sessions/${id}${["", "/messages", "/events"][i % 3]}`);
+      if (res.status !== 404) wrong++;
+    }
+    const created = dbs() - before;
+    agent.destroy();
+    record("unknownIds", wrong === 0 && created === 0, `200 GETs of random session ids: ${wrong} not 404, ${created} SQLite databases created`);
+  },
+
+  /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
+  async crash(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", { body: makeTar(ctx.tmp, 2, 1024), headers: { "content-type": "application/x-tar" } });
+    const { workspaceId } = JSON.parse(upload.body);
+    const sessions = {};
+    for (const [name, text, options] of [
+      ["mid-stream", "HANG", {}],
+      ["mid-tool-call", `TOOL bash ${JSON.stringify({ command: "sleep 50", timeoutMs: 60_000 })}`, { allowBash: true, timeoutMs: 300_000 }],
+    ]) {
+      const { sessionId } = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body);
+      sessions[name] = sessionId;
+      let seen = "";
+      void request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text, ...options }), timeoutMs: 5_000, onChunk: (c) => (seen += c) });
+      const waitFor = name === "mid-stream" ? "assistant_delta" : "tool_call_started";
+      for (let i = 0; i < 100 && !seen.includes(waitFor); i++) await new Promise((r) => setTimeout(r, 100));
+    }
+    agent.destroy();
+    await ctx.restart("SIGKILL");
+    const after = new http.Agent({ keepAlive: true });
+    for (const [name, sessionId] of Object.entries(sessions)) {
+      const events = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/events`, { timeoutMs: 30_000 })).body.trim().split("\n").map((l) => JSON.parse(l));
+      const messages = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/messages`)).body.trim().split("\n").map((l) => JSON.parse(l));
+      const last = messages.at(-1);
+      ctx.model.requests.length = 0;
+      const next = await request(ctx.base, after, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: "hello again" }), timeoutMs: 30_000 });
+      const sent = ctx.model.requests.at(-1)?.messages ?? [];
+      const unanswered = sent.flatMap((m, i) => (m.tool_calls ?? []).filter((c) => !sent.slice(i + 1).some((r) => r.role === "tool" && r.tool_call_id === c.id)));
+      const ok = events.at(-1)?.type === "agent_error" && events.at(-1)?.code === "run_interrupted" && last.stopReason === "ERROR" &&
+        (name !== "mid-stream" || last.text === "partial answer ") && unanswered.length === 0 && sseEvents(next.body).at(-1)?.type === "agent_completed";
+      record("crash", ok, `${name}: closed with ${events.at(-1)?.code}, closing message text ${JSON.stringify(last.text)}, ${messages.filter((m) => m.kind === "tool_result").length} tool result(s); next prompt sent ${unanswered.length} unanswered tool call(s) and ended ${sseEvents(next.body).at(-1)?.type}`);
+    }
+    after.destroy();
+  },
+};
+
+async function main() {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pi-harness-blackbox-"));
+  const persistTo = path.join(tmp, "state");
+  const model = await startFakeModel();
+  const port = await freePort();
+  const modelUrl = `http://127.0.0.1:${model.port}/v1`;
+  let dev = await startDevServer({ port, persistTo, modelUrl });
+  const ctx = {
+    base: dev.base,
+    persistTo,
+    tmp,
+    model,
+    restart: async (signal) => {
+      await dev.stop(signal);
+      dev = await startDevServer({ port, persistTo, modelUrl });
+    },
+  };
+  console.log(`wrangler dev on ${dev.base}, state in ${persistTo}, fake model on ${modelUrl}`);
+  try {
+    for (const [name, check] of Object.entries(checks)) {
+      if (only && !only.includes(name)) continue;
+      const started = Date.now();
+      try {
+        await check(ctx);
+      } catch (err) {
+        record(name, false, `threw: ${err.stack ?? err}`);
+      }
+      console.log(`     (${name}: ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    }
+  } finally {
+    await dev.stop("SIGTERM");
+    model.server.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const failed = results.filter((r) => !r.ok);
+  console.log(`\n${results.length - failed.length} of ${results.length} black-box checks passed`);
+  process.exit(failed.length ? 1 : 0);
+}
+
+await main();

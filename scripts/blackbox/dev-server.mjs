@@ -1,0 +1,46 @@
+// Starts `wrangler dev` (what `npm run dev` runs) on a free port with its own state directory and a
+// model pointed at the fake server. Test tooling only.
+import { spawn } from "node:child_process";
+import net from "node:net";
+
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startDevServer({ port, persistTo, modelUrl }) {
+  const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--show-interactive-dev-session=false",
+    "--var", `OPENAI_BASE_URL:${modelUrl}`, "--var", "OPENAI_API_KEY:sk-blackbox", "--var", "MODEL:fake"];
+  const child = spawn("npx", args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 240; i++) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log}`);
+    try {
+      const res = await fetch(`${base}/api/nothing`);
+      if (res.status === 404) return { base, child, log: () => log, stop: (signal = "SIGTERM") => stop(child, signal) };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  stop(child, "SIGKILL");
+  throw new Error(`wrangler dev did not start:\n${log}`);
+}
+
+function stop(child, signal) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    try {
+      process.kill(-child.pid, signal); // the whole group: npx, wrangler, workerd
+    } catch {
+      resolve();
+    }
+  });
+}
