@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { ERROR_REGISTRY, type ErrorCode } from "../../src/domain";
+
+const README = (import.meta.glob("../../README.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>)["../../README.md"]!;
+
+/** The rows of the markdown table that follows `heading` (a line of text), as arrays of cells. */
+function tableAfter(heading: string): string[][] {
+  const start = README.indexOf(heading);
+  expect(start).toBeGreaterThanOrEqual(0);
+  const lines = README.slice(start).split("\n");
+  const first = lines.findIndex((l) => l.startsWith("|"));
+  const rows: string[][] = [];
+  for (const line of lines.slice(first + 2)) {
+    if (!line.startsWith("|")) break;
+    rows.push(line.split("|").slice(1, -1).map((cell) => cell.trim()));
+  }
+  return rows;
+}
+
+const codesIn = (kind: "api" | "run" | "tool") =>
+  (Object.entries(ERROR_REGISTRY) as [ErrorCode, (typeof ERROR_REGISTRY)[ErrorCode]][]).filter(([, spec]) => (spec.in as readonly string[]).includes(kind));
+
+describe("README error tables match the registry, row for row", () => {
+  it("HTTP errors: code, status, meaning", () => {
+    expect(tableAfter("HTTP errors:")).toEqual(codesIn("api").map(([code, spec]) => [`\`${code}\``, String(spec.status), spec.meaning]));
+  });
+
+  it("agent_error codes", () => {
+    expect(tableAfter("`agent_error` codes")).toEqual(codesIn("run").map(([code, spec]) => [`\`${code}\``, spec.meaning]));
+  });
+
+  it("tool denial reasons", () => {
+    expect(tableAfter("Tool denial reasons")).toEqual(codesIn("tool").map(([code, spec]) => [`\`${code}\``, spec.meaning]));
+  });
+});
