@@ -1,7 +1,7 @@
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
 import { WorkspaceError } from "../workspace/errors";
 import type { WorkspaceFs } from "../workspace/fs";
-import { parentOf } from "../workspace/paths";
+import { comparePaths, parentOf } from "../workspace/paths";
 import { MAX_WRITE_BYTES } from "./write";
 
 type ReadFileOptions = Exclude<Parameters<IFileSystem["readFile"]>[1], BufferEncoding | undefined>;
@@ -121,7 +121,7 @@ export class WorkspaceBashFs implements IFileSystem {
     for (const dir of this.madeDirs) {
       if (parentOf(dir) === p && dir !== "") entries.set(basename(dir), dirent(basename(dir), true));
     }
-    return [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...entries.values()].sort((a, b) => comparePaths(a.name, b.name));
   }
 
   async rm(path: string, options?: RmOptions): Promise<void> {

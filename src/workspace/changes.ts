@@ -2,7 +2,7 @@ import { formatPatch, structuredPatch } from "diff";
 import type { WorkspaceStat } from "./fs";
 import { gitBlobId, NULL_BLOB_ID, renderBinaryPatch } from "./git-binary-patch";
 import type { OverlayStore } from "./overlay";
-import { comparePaths } from "./snapshot-layout";
+import { comparePaths } from "./paths";
 
 /** Lines of context around each change, as `git diff` uses. */
 export const DIFF_CONTEXT_LINES = 3;

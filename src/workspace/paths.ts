@@ -40,6 +40,14 @@ function shown(input: string): string {
   return JSON.stringify(input.replaceAll("\0", "\\0").slice(0, 200));
 }
 
+/**
+ * Orders paths by UTF-16 code units (byte order for ASCII, like `git` and `LC_ALL=C sort`). Every
+ * sorted listing of the workspace uses it, so tools, snapshots and diffs agree on the order.
+ */
+export function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** The parent directory of a canonical path (`""` for top-level entries). */
 export function parentOf(path: string): string {
   const slash = path.lastIndexOf("/");

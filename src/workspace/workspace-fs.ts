@@ -1,9 +1,8 @@
 import { WorkspaceError } from "./errors";
 import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./fs";
 import type { OverlayStore } from "./overlay";
-import { parentOf, resolveWorkspacePath } from "./paths";
+import { comparePaths, parentOf, resolveWorkspacePath } from "./paths";
 import { loadWorkspace, type Snapshot } from "./snapshot";
-import { comparePaths as compare } from "./snapshot-layout";
 
 /** Mode of files created by the session (existing files keep theirs). */
 export const NEW_FILE_MODE = 0o644;
@@ -129,7 +128,7 @@ function buildView(snapshot: Snapshot, overlay: OverlayStore): View {
     info.set(change.path, { size: change.size, mode: change.mode, inOverlay: true });
     for (let dir = parentOf(change.path); dir !== "" && !dirSet.has(dir); dir = parentOf(dir)) dirSet.add(dir);
   }
-  return { files: [...info.keys()].sort(compare), info, dirs: [...dirSet].sort(compare), dirSet };
+  return { files: [...info.keys()].sort(comparePaths), info, dirs: [...dirSet].sort(comparePaths), dirSet };
 }
 
 function childrenOf(view: View): Map<string, WorkspaceDirent[]> {
@@ -143,7 +142,7 @@ function childrenOf(view: View): Map<string, WorkspaceDirent[]> {
   };
   for (const dir of view.dirs) add(dir, "dir");
   for (const file of view.files) add(file, "file");
-  for (const list of children.values()) list.sort((a, b) => compare(a.name, b.name));
+  for (const list of children.values()) list.sort((a, b) => comparePaths(a.name, b.name));
   return children;
 }
 
