@@ -2,7 +2,7 @@ import { z } from "zod";
 import { WorkspaceError } from "../workspace/errors";
 import type { WorkspaceFs } from "../workspace/fs";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
-import { decodeText, isBinary } from "./file-text";
+import { decodeText, isBinary } from "../workspace/text";
 import { compileGlob, relativeTo } from "./glob";
 import { type Tool, ToolError, throwIfAborted } from "./tool";
 import { DEFAULT_MAX_BYTES, GREP_MAX_LINE_CHARS, formatSize, truncateHead, truncateLine, withNotices } from "./truncate";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { WorkspaceError } from "../workspace/errors";
 import type { WorkspaceFs } from "../workspace/fs";
 import { parentOf, resolveWorkspacePath } from "../workspace/paths";
-import { encodeText } from "./file-text";
+import { encodeText } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { formatSize } from "./truncate";
 
