@@ -5,6 +5,7 @@ import {
   failure,
   formatIssues,
   HarnessError,
+  nowIso,
   ok,
   type AgentPromptCommand as PromptCommand,
 } from "../domain";
@@ -211,7 +212,7 @@ export class Session {
   async recoverInterruptedRuns(): Promise<void> {
     for (const run of this.registry.orphaned()) {
       await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
-      this.registry.finish(run.runId, "ERROR", this.now());
+      this.registry.finish(run.runId, "ERROR", nowIso(this.deps.clock));
     }
   }
 
@@ -319,10 +320,6 @@ export class Session {
     await this.deps.bucket.put(sessionKeys.meta(this.id), JSON.stringify(publicMeta(this.describe())), {
       httpMetadata: { contentType: "application/json" },
     });
-  }
-
-  private now(): string {
-    return new Date(this.deps.clock()).toISOString();
   }
 }
 
