@@ -1,6 +1,6 @@
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
 import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/fs";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { comparePaths, parentOf } from "../workspace/paths";
 import { MAX_WRITE_BYTES } from "./write";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/fs";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
 import { compileGlob, relativeTo } from "./glob";

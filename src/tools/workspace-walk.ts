@@ -1,5 +1,5 @@
 import ignore, { type Ignore } from "ignore";
-import type { WorkspaceFs } from "../workspace/fs";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { parentOf } from "../workspace/paths";
 import { decodeText } from "../workspace/text";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/fs";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { parentOf, resolveWorkspacePath } from "../workspace/paths";
 import { encodeText } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";

@@ -1,5 +1,5 @@
 import { formatPatch, structuredPatch } from "diff";
-import type { WorkspaceStat } from "./fs";
+import type { WorkspaceStat } from "./workspace-fs";
 import { gitBlobId, NULL_BLOB_ID, renderBinaryPatch } from "./git-binary-patch";
 import type { OverlayStore } from "./overlay";
 import { comparePaths } from "./paths";

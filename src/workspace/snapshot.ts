@@ -1,6 +1,6 @@
 import { WorkspaceError } from "./errors";
 import { ByteLru } from "./byte-lru";
-import type { WorkspaceStat } from "./fs";
+import type { WorkspaceStat } from "./workspace-fs";
 import { comparePaths } from "./paths";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
 

@@ -1,5 +1,5 @@
 import { WorkspaceError } from "../../src/workspace/errors";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/fs";
+import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
 import { comparePaths, parentOf, resolveWorkspacePath } from "../../src/workspace/paths";
 
 /**
