@@ -7,6 +7,7 @@ import {
   HarnessError,
   nowIso,
   ok,
+  unwrapResult,
   type AgentPromptCommand as PromptCommand,
 } from "../domain";
 import { modelConfigFromEnv } from "../model";
@@ -264,7 +265,7 @@ export class Session {
       // The run's own records cannot be read: close it with what is certain.
       records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: { unanswered: [], started: new Set(), partial: null } });
     }
-    for (const record of records) unwrapLocal(this.appendValid(record.stream, [record.record]));
+    for (const record of records) unwrapResult(this.appendValid(record.stream, [record.record]));
   }
 
   private closing(runId: string, code: "run_interrupted" | "history_unreadable", message: string) {
@@ -285,13 +286,13 @@ export class Session {
   /** The run's writes: durable appends first, then live subscribers. */
   private runLog(): RunLog {
     return {
-      appendMessage: (message) => unwrapLocal(this.appendValid("messages", [message])),
-      appendEvent: (event) => unwrapLocal(this.appendValid("events", [event])),
+      appendMessage: (message) => unwrapResult(this.appendValid("messages", [message])),
+      appendEvent: (event) => unwrapResult(this.appendValid("events", [event])),
     };
   }
 
   private openEventStream(afterSeq: number): ReadableStream<Uint8Array> {
-    const replay = async (): Promise<SeqEvent[]> => unwrapLocal(await this.loadEvents(afterSeq));
+    const replay = async (): Promise<SeqEvent[]> => unwrapResult(await this.loadEvents(afterSeq));
     return this.hub.open(afterSeq, replay, () => this.runs.active !== null);
   }
 
@@ -330,9 +331,4 @@ async function readable<T>(read: () => Promise<T>): Promise<SessionResult<T>> {
   } catch (err) {
     return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
   }
-}
-
-function unwrapLocal<T>(result: SessionResult<T>): T {
-  if (result.ok) return result.value;
-  throw new HarnessError(result.code, result.message);
 }
