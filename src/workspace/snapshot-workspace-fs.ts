@@ -1,7 +1,7 @@
 import { WorkspaceError } from "./errors";
 import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
 import type { OverlayStore } from "./overlay";
-import { comparePaths, parentOf, resolveWorkspacePath } from "./paths";
+import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "./paths";
 import { loadWorkspace, type Snapshot } from "./snapshot";
 
 /** Mode of files created by the session (existing files keep theirs). */
@@ -87,10 +87,8 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
   async writeFile(path: string, bytes: Uint8Array): Promise<void> {
     const canonical = resolveWorkspacePath(path);
     const view = this.current();
-    if (canonical === "" || view.dirSet.has(canonical)) throw new WorkspaceError("is_directory", `'${canonical}' is a directory`);
-    for (let dir = parentOf(canonical); dir !== ""; dir = parentOf(dir)) {
-      if (view.info.has(dir)) throw new WorkspaceError("not_a_directory", `'${dir}' is a file, not a directory`);
-    }
+    const refusal = writeRefusal(canonical, (p) => this.stat(p)?.type ?? null);
+    if (refusal) throw refusal;
     this.overlay.put(canonical, bytes, view.info.get(canonical)?.mode ?? NEW_FILE_MODE);
     this.view = null;
   }

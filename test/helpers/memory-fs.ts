@@ -1,6 +1,6 @@
 import { WorkspaceError } from "../../src/workspace/errors";
 import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
-import { comparePaths, parentOf, resolveWorkspacePath } from "../../src/workspace/paths";
+import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
 
 /**
  * A test fake of WorkspaceFs: every file lives in a Map. It follows the interface's contract
@@ -71,6 +71,8 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   }
 
   async writeFile(path: string, bytes: Uint8Array): Promise<void> {
+    const refusal = writeRefusal(path, (p) => this.stat(p)?.type ?? null);
+    if (refusal) throw refusal;
     const existing = this.entries.get(path);
     this.entries.set(path, { bytes: bytes.slice(), mode: existing?.mode ?? 0o644 });
     this.mutations.push({ op: "write", path });
