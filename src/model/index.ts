@@ -5,6 +5,5 @@ export * from "./provider-errors";
 export * from "./provider-error-body";
 export * from "./legacy-error-lines";
 export * from "./openai-client";
-export * from "./scripted-client";
 export * from "./replay-client";
 export * from "./create-model-client";

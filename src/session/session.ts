@@ -22,7 +22,7 @@ import { EventHub, type SeqEvent } from "./live-events";
 import { readLog, readLogLines } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { sessionKeys } from "./r2-layout";
-import { RunRegistry, type ActiveRun, type OrphanedRun } from "./run-registry";
+import { RunRegistry, type ActiveRun } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
 import { SESSION_STREAM_PATHS, type FlushSummary, type SessionInfo, type SessionResult } from "./session-api";
@@ -54,7 +54,7 @@ export class Session {
   private readonly transactionSync: <T>(fn: () => T) => T;
 
   constructor(
-    private readonly ctx: DurableObjectState,
+    ctx: DurableObjectState,
     private readonly env: AppEnv,
     private readonly deps: SessionDeps,
     meta: OwnedSessionMeta,
