@@ -2,10 +2,10 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { findTool } from "../src/tools/find";
 import { grepTool } from "../src/tools/grep";
-import type { WorkspaceFs } from "../src/workspace/fs";
+import type { WorkspaceFs } from "../src/workspace/workspace-fs";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import type { OverlayEntry, OverlayStore } from "../src/workspace/overlay";
-import { openWorkspace } from "../src/workspace/workspace-fs";
+import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
 import type { GrepBenchInput } from "./setup/grep";
 

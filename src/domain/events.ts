@@ -88,5 +88,4 @@ export const AgentEvent = z.discriminatedUnion("type", [
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type EventType = AgentEvent["type"];
-export type EventOf<T extends EventType> = Extract<AgentEvent, { type: T }>;
 export const EVENT_TYPES: readonly EventType[] = AgentEvent.options.map((o) => o.shape.type.value);

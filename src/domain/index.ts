@@ -1,4 +1,5 @@
 export * from "./schema";
+export * from "./json";
 export * from "./ids";
 export * from "./messages";
 export * from "./events";

@@ -1,4 +1,4 @@
-import type { IdGenerator, ToolCall, Usage } from "../domain";
+import { isRecord, type IdGenerator, type ToolCall, type Usage } from "../domain";
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
@@ -22,12 +22,6 @@ interface CallSlot {
   id: string;
   name: string;
   args: string;
-}
-
-type Loose = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Loose {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function nonEmptyString(value: unknown): string {

@@ -1,6 +1,7 @@
 import { isId, type IdGenerator } from "../domain";
 import { FailingModelClient, type ModelClient } from "./model-client";
-import { OpenAIModelClient, type FetchLike, type RetryPolicy, type Sleep } from "./openai-client";
+import { OpenAIModelClient, type FetchLike } from "./openai-client";
+import type { RetryPolicy, Sleep } from "./retry-policy";
 import { REPLAY_MODEL_PREFIX, ReplayModelClient, type MessageLoader } from "./replay-client";
 
 /** Provider settings, usually from the Worker's secrets and vars (see modelConfigFromEnv). */

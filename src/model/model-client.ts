@@ -24,7 +24,7 @@ export type ModelStopReason = "STOP" | "TOOL_CALLS" | "LENGTH";
  * - network_error: the connection failed or dropped (before or during the stream), or timed out.
  * - model_not_configured: no API key or no model name.
  * - replay_exhausted / replay_load_failed / replay_recorded_error: see ReplayModelClient.
- * - script_exhausted: the ScriptedModelClient ran out of turns.
+ * - script_exhausted: the test helper ScriptedModelClient (test/helpers/scripted-model.ts) ran out of turns.
  * - output_too_large: the answer passed MAX_MODEL_OUTPUT_CHARS; the text before it was delivered.
  * - aborted: the caller's AbortSignal fired.
  */

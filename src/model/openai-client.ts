@@ -6,25 +6,13 @@ import { rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
-import { classifyFailure, redactSecrets, type ProviderFailure } from "./provider-errors";
+import { classifyFailure, redactSecrets } from "./provider-errors";
+import { abortableSleep, DEFAULT_RETRY_POLICY, retryDecision, type FailedAttempt, type RetryPolicy, type Sleep } from "./retry-policy";
+import { ABORT, StreamCancellation } from "./stream-cancellation";
 
 /** The fetch the client calls; tests pass one that answers with recorded-shape SSE bodies. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/** Waits `ms`, or less if `signal` aborts first; never rejects. Injected by tests to record delays. */
-export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
-
-/** How failed attempts (429, 5xx, connection errors before any output) are retried. */
-export interface RetryPolicy {
-  /** Attempts in total, the first included. */
-  maxAttempts: number;
-  /** Delay before retry n (1-based) is `baseDelayMs * 2^(n-1)` when the provider gives no Retry-After. */
-  baseDelayMs: number;
-  /** Longest wait this client accepts; a provider asking for more fails at once. */
-  maxRetryDelayMs: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1_000, maxRetryDelayMs: 60_000 };
 /** Time allowed until the provider's response headers arrive (the stream itself may run longer). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
@@ -41,18 +29,6 @@ export interface OpenAIModelClientOptions {
   sleep?: Sleep;
   requestTimeoutMs?: number;
 }
-
-export const abortableSleep: Sleep = (ms, signal) =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const finish = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", finish);
-      resolve();
-    };
-    const timer = setTimeout(finish, ms);
-    signal.addEventListener("abort", finish, { once: true });
-  });
 
 /**
  * The production ModelClient: chat.completions with `stream: true` through the `openai` SDK (which only
@@ -88,72 +64,72 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-    // Our own controller, so the HTTP request is cancelled whenever this stream stops early.
-    const controller = new AbortController();
-    const abortRequest = () => controller.abort();
-    signal.addEventListener("abort", abortRequest, { once: true });
-    if (signal.aborted) controller.abort();
-    const waiter = new AbortWaiter(signal);
-    let ended = false;
+    const cancellation = new StreamCancellation(signal);
+    try {
+      const end = yield* this.attempts(request, cancellation);
+      if (end) yield end;
+    } finally {
+      cancellation.close();
+    }
+  }
+
+  /**
+   * Runs attempts until one ends the stream, a failure is final or the caller aborts, waiting
+   * between them as `retryDecision` says. Returns the terminal event still to send (null when the
+   * last attempt sent its own).
+   */
+  private async *attempts(request: ModelRequest, cancellation: StreamCancellation): AsyncGenerator<ModelEvent, ModelErrorEvent | null> {
     try {
       const body = this.buildBody(request);
       for (let attempt = 1; ; attempt++) {
-        let produced = false;
-        let failure: ProviderFailure;
-        try {
-          const accumulator = new ChatChunkAccumulator(this.ids);
-          const stream = await waiter.wait(this.client.chat.completions.create(body, { signal: controller.signal }));
-          const chunks = stream[Symbol.asyncIterator]();
-          let drained = false;
-          try {
-            for (let next = await waiter.wait(chunks.next()); !next.done; next = await waiter.wait(chunks.next())) {
-              for (const event of accumulator.push(next.value)) {
-                produced = true;
-                yield event;
-              }
-            }
-            drained = true;
-          } finally {
-            // Left early (abort, broken stream, consumer stopped): stop the SDK's reader, without waiting.
-            if (!drained) chunks.return?.().catch(() => {});
-          }
-          // The SDK ends its iterator quietly when the request is aborted.
-          if (signal.aborted) break;
-          ended = true;
-          for (const event of accumulator.finish()) yield event.type === "error" ? this.redacted(event) : event;
-          return;
-        } catch (err) {
-          failure = signal.aborted || err === ABORT ? abortedFailure() : classifyFailure(err);
-        }
-
-        if (failure.code === "aborted") break;
-        if (!failure.retryable || produced || attempt >= this.retry.maxAttempts) {
-          ended = true;
-          yield this.redacted(modelError(failure.code, attempt > 1 ? `${failure.message} (gave up after ${attempt} attempts)` : failure.message));
-          return;
-        }
-        const delayMs = failure.retryAfterMs ?? Math.min(this.retry.baseDelayMs * 2 ** (attempt - 1), this.retry.maxRetryDelayMs);
-        if (delayMs > this.retry.maxRetryDelayMs) {
-          const wait = `the provider asked to retry after ${formatSeconds(delayMs)}, longer than the ${formatSeconds(this.retry.maxRetryDelayMs)} this client waits`;
-          ended = true;
-          yield this.redacted(modelError(failure.code, `${failure.message} (${wait})`));
-          return;
-        }
-        await this.sleep(delayMs, signal);
-        if (signal.aborted) break;
+        const end = yield* this.attempt(body, cancellation);
+        if (end === "finished") return null;
+        if (end === "aborted") break;
+        const decision = retryDecision(end, attempt, this.retry);
+        if ("giveUp" in decision) return this.redacted(modelError(end.failure.code, decision.giveUp));
+        await this.sleep(decision.retryAfterMs, cancellation.signal);
+        if (cancellation.aborted) break;
       }
-      ended = true;
-      yield modelError("aborted", ABORTED_MESSAGE);
+      return modelError("aborted", ABORTED_MESSAGE);
     } catch (err) {
       // Nothing above should throw (an injected sleep might); keep the contract if it does.
-      if (!ended) {
-        const failure = signal.aborted ? abortedFailure() : classifyFailure(err);
-        yield this.redacted(modelError(failure.code, failure.message));
+      if (cancellation.aborted) return modelError("aborted", ABORTED_MESSAGE);
+      const failure = classifyFailure(err);
+      return this.redacted(modelError(failure.code, failure.message));
+    }
+  }
+
+  /**
+   * One HTTP attempt: yields its events as they are assembled and returns how it ended: "finished"
+   * (its terminal event was sent), "aborted", or its failure and whether it had produced events.
+   */
+  private async *attempt(body: ChatCompletionCreateParamsStreaming, cancellation: StreamCancellation): AsyncGenerator<ModelEvent, AttemptEnd> {
+    let produced = false;
+    try {
+      const accumulator = new ChatChunkAccumulator(this.ids);
+      const stream = await cancellation.wait(this.client.chat.completions.create(body, { signal: cancellation.requestSignal }));
+      const chunks = stream[Symbol.asyncIterator]();
+      let drained = false;
+      try {
+        for (let next = await cancellation.wait(chunks.next()); !next.done; next = await cancellation.wait(chunks.next())) {
+          for (const event of accumulator.push(next.value)) {
+            produced = true;
+            yield event;
+          }
+        }
+        drained = true;
+      } finally {
+        // Left early (abort, broken stream, consumer stopped): stop the SDK's reader, without waiting.
+        if (!drained) chunks.return?.().catch(() => {});
       }
-    } finally {
-      waiter.dispose();
-      signal.removeEventListener("abort", abortRequest);
-      controller.abort();
+      // The SDK ends its iterator quietly when the request is aborted.
+      if (cancellation.aborted) return "aborted";
+      for (const event of accumulator.finish()) yield event.type === "error" ? this.redacted(event) : event;
+      return "finished";
+    } catch (err) {
+      if (cancellation.aborted || err === ABORT) return "aborted";
+      const failure = classifyFailure(err);
+      return failure.code === "aborted" ? "aborted" : { failure, produced };
     }
   }
 
@@ -175,46 +151,8 @@ export class OpenAIModelClient implements ModelClient {
   }
 }
 
-/** Rejection value of an AbortWaiter wait, so an abort is never mistaken for a provider failure. */
-const ABORT = Symbol("aborted");
-
-/**
- * Awaits one promise at a time, rejecting with ABORT as soon as the signal fires, so a transport that
- * ignores the signal cannot hang the stream. One listener for the whole stream: racing every chunk
- * against a shared abort promise would pile up one reaction per chunk until the stream ends.
- */
-class AbortWaiter {
-  private rejectPending: ((reason: unknown) => void) | undefined;
-  private readonly onAbort = () => this.rejectPending?.(ABORT);
-
-  constructor(private readonly signal: AbortSignal) {
-    signal.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  wait<T>(promise: Promise<T>): Promise<T> {
-    if (this.signal.aborted) {
-      promise.catch(() => {});
-      return Promise.reject(ABORT);
-    }
-    return new Promise<T>((resolve, reject) => {
-      this.rejectPending = reject;
-      promise.then(resolve, reject);
-    });
-  }
-
-  dispose(): void {
-    this.rejectPending = undefined;
-    this.signal.removeEventListener("abort", this.onAbort);
-  }
-}
-
-function abortedFailure(): ProviderFailure {
-  return { code: "aborted", message: ABORTED_MESSAGE, retryable: false };
-}
-
-function formatSeconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
-}
+/** How one attempt ended: its terminal event was sent, the caller aborted, or it failed. */
+type AttemptEnd = "finished" | "aborted" | FailedAttempt;
 
 /**
  * The fetch handed to the SDK: hands it the provider's words of every error body, and the errors

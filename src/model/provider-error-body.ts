@@ -1,3 +1,5 @@
+import { isRecord } from "../domain";
+
 /** What a provider said about a failure, whatever the shape of its error body. */
 export interface ProviderError {
   /** The provider's own words; "" when it gave none. */
@@ -6,10 +8,6 @@ export interface ProviderError {
   type?: string;
 }
 
-type Loose = Record<string, unknown>;
-function isRecord(value: unknown): value is Loose {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Members that hold the words, best first: NestJS/Fastify put the HTTP phrase in `error` and the reason in `message`. */
 const MESSAGE_KEYS = ["message", "detail", "msg", "error", "errors"] as const;
@@ -29,7 +27,7 @@ function messageOf(value: unknown): string {
 }
 
 /** The object that carries `code` and `type`: unwraps Gemini's `[{error}]` and OpenAI's `{error: {...}}`. */
-function errorRecord(value: unknown): Loose {
+function errorRecord(value: unknown): Record<string, unknown> {
   if (Array.isArray(value)) return errorRecord(value[0]);
   if (!isRecord(value)) return {};
   return isRecord(value.error) || Array.isArray(value.error) ? errorRecord(value.error) : value;

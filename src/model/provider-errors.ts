@@ -1,4 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import { isRecord } from "../domain";
 import type { ModelErrorCode } from "./model-client";
 import { ABORTED_MESSAGE } from "./model-client";
 import { readErrorJson, type ProviderError } from "./provider-error-body";
@@ -49,11 +50,6 @@ export function isContextOverflowText(text: string): boolean {
 }
 
 const MAX_DETAIL_CHARS = 500;
-
-type Loose = Record<string, unknown>;
-function isRecord(value: unknown): value is Loose {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** True when the provider's words, code or type say the request does not fit the context window. */
 function isOverflow(error: ProviderError): boolean {

@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentMessage, AgentRunOptions, RunErrorCode, AssistantMessage, IdGenerator, StopReason, ToolCall, Usage } from "../domain";
+import { nowIso, type AgentEvent, type AgentMessage, type AgentRunOptions, type RunErrorCode, type AssistantMessage, type IdGenerator, type StopReason, type ToolCall, type Usage } from "../domain";
 import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
 import { DeltaCoalescer } from "./delta-coalescer";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
@@ -60,7 +60,7 @@ class AgentRun {
     private readonly ctx: RunContext,
   ) {
     this.messages = [...ctx.history];
-    this.signal = anySignal(ctx.signal, this.timeout.signal);
+    this.signal = AbortSignal.any([ctx.signal, this.timeout.signal]);
   }
 
   async run(): Promise<RunOutcome> {
@@ -217,7 +217,7 @@ class AgentRun {
       id,
       sessionId: this.ctx.sessionId,
       parentId: this.lastMessageId(),
-      createdAt: this.now(),
+      createdAt: nowIso(this.ctx.clock),
       text: body.text,
       stopReason: body.stopReason,
       ...(body.toolCalls ? { toolCalls: body.toolCalls } : {}),
@@ -228,7 +228,7 @@ class AgentRun {
   }
 
   private message(body: MessageBody): AgentMessage {
-    const message = { id: this.ctx.ids.next("message"), sessionId: this.ctx.sessionId, parentId: this.lastMessageId(), createdAt: this.now(), ...body } as AgentMessage;
+    const message = { id: this.ctx.ids.next("message"), sessionId: this.ctx.sessionId, parentId: this.lastMessageId(), createdAt: nowIso(this.ctx.clock), ...body } as AgentMessage;
     this.append(message);
     return message;
   }
@@ -239,24 +239,10 @@ class AgentRun {
   }
 
   private event(body: EventBody): void {
-    this.ctx.log.appendEvent({ eventId: this.ctx.ids.next("event"), sessionId: this.ctx.sessionId, createdAt: this.now(), ...body } as AgentEvent);
+    this.ctx.log.appendEvent({ eventId: this.ctx.ids.next("event"), sessionId: this.ctx.sessionId, createdAt: nowIso(this.ctx.clock), ...body } as AgentEvent);
   }
 
   private lastMessageId(): string | null {
     return this.messages.length > 0 ? this.messages[this.messages.length - 1]!.id : null;
   }
-
-  private now(): string {
-    return new Date(this.ctx.clock()).toISOString();
-  }
-}
-
-/** A signal that fires when either input fires. */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  if (a.aborted || b.aborted) abort();
-  a.addEventListener("abort", abort, { once: true });
-  b.addEventListener("abort", abort, { once: true });
-  return controller.signal;
 }

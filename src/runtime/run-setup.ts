@@ -2,7 +2,7 @@ import { HarnessError, type AgentPromptCommand, type IdGenerator, type RunErrorC
 import { createModelClient, type FetchLike, type MessageLoader, type ModelClient, type ModelConfig } from "../model";
 import { BUILTIN_TOOLS } from "../tools/registry";
 import { ToolExecutionService, type ToolRunner } from "../tools/execution-service";
-import type { WorkspaceFs } from "../workspace/fs";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 
 export interface RunSetupInput {
   command: AgentPromptCommand;

@@ -143,10 +143,6 @@ export class SessionLog {
       .map((r) => ({ stream, startSeq: r.start_seq, endSeq: r.end_seq, records: r.records, bytes: r.bytes, key: r.key }));
   }
 
-  allSegments(): SegmentRef[] {
-    return [...this.segments("messages"), ...this.segments("events")];
-  }
-
   flushState(): { flushedSeq: number; plannedSeq: number | null } {
     const row = this.sql.exec<{ flushed_seq: number; planned_seq: number | null }>(`SELECT flushed_seq, planned_seq FROM flush_state`).one();
     return { flushedSeq: row.flushed_seq, plannedSeq: row.planned_seq };

@@ -1,4 +1,4 @@
-import { HarnessError, isId, randomIds, unwrapResult, type AgentEvent, type AgentMessage, type IdGenerator } from "../domain";
+import { HarnessError, isId, nowIso, randomIds, unwrapResult, type AgentEvent, type AgentMessage, type IdGenerator } from "../domain";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
@@ -49,7 +49,7 @@ export class DurableSessionStore {
       projectId: input.projectId ?? null,
       title: input.title ?? null,
       owner: input.owner ?? null,
-      createdAt: new Date(this.clock()).toISOString(),
+      createdAt: nowIso(this.clock),
     };
     const meta = unwrapResult(await this.stub(record.id).create(record));
     // Listed only once it exists, so a listed session is always readable.

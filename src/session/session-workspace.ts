@@ -1,7 +1,7 @@
 import { SqliteOverlay } from "../workspace/overlay";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { renderChanges } from "../workspace/changes";
-import { openWorkspace, type SnapshotWorkspaceFs } from "../workspace/workspace-fs";
+import { openWorkspace, type SnapshotWorkspaceFs } from "../workspace/snapshot-workspace-fs";
 
 /**
  * The session's view of its workspace: the immutable snapshot plus this session's copy-on-write

@@ -5,7 +5,9 @@ import {
   failure,
   formatIssues,
   HarnessError,
+  nowIso,
   ok,
+  unwrapResult,
   type AgentPromptCommand as PromptCommand,
 } from "../domain";
 import { modelConfigFromEnv } from "../model";
@@ -20,7 +22,7 @@ import { EventHub, type SeqEvent } from "./live-events";
 import { readLog, readLogLines } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { sessionKeys } from "./r2-layout";
-import { RunRegistry, type ActiveRun, type OrphanedRun } from "./run-registry";
+import { RunRegistry, type ActiveRun } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
 import { SESSION_STREAM_PATHS, type FlushSummary, type SessionInfo, type SessionResult } from "./session-api";
@@ -52,7 +54,7 @@ export class Session {
   private readonly transactionSync: <T>(fn: () => T) => T;
 
   constructor(
-    private readonly ctx: DurableObjectState,
+    ctx: DurableObjectState,
     private readonly env: AppEnv,
     private readonly deps: SessionDeps,
     meta: OwnedSessionMeta,
@@ -211,7 +213,7 @@ export class Session {
   async recoverInterruptedRuns(): Promise<void> {
     for (const run of this.registry.orphaned()) {
       await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
-      this.registry.finish(run.runId, "ERROR", this.now());
+      this.registry.finish(run.runId, "ERROR", nowIso(this.deps.clock));
     }
   }
 
@@ -263,7 +265,7 @@ export class Session {
       // The run's own records cannot be read: close it with what is certain.
       records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: { unanswered: [], started: new Set(), partial: null } });
     }
-    for (const record of records) unwrapLocal(this.appendValid(record.stream, [record.record]));
+    for (const record of records) unwrapResult(this.appendValid(record.stream, [record.record]));
   }
 
   private closing(runId: string, code: "run_interrupted" | "history_unreadable", message: string) {
@@ -284,13 +286,13 @@ export class Session {
   /** The run's writes: durable appends first, then live subscribers. */
   private runLog(): RunLog {
     return {
-      appendMessage: (message) => unwrapLocal(this.appendValid("messages", [message])),
-      appendEvent: (event) => unwrapLocal(this.appendValid("events", [event])),
+      appendMessage: (message) => unwrapResult(this.appendValid("messages", [message])),
+      appendEvent: (event) => unwrapResult(this.appendValid("events", [event])),
     };
   }
 
   private openEventStream(afterSeq: number): ReadableStream<Uint8Array> {
-    const replay = async (): Promise<SeqEvent[]> => unwrapLocal(await this.loadEvents(afterSeq));
+    const replay = async (): Promise<SeqEvent[]> => unwrapResult(await this.loadEvents(afterSeq));
     return this.hub.open(afterSeq, replay, () => this.runs.active !== null);
   }
 
@@ -320,10 +322,6 @@ export class Session {
       httpMetadata: { contentType: "application/json" },
     });
   }
-
-  private now(): string {
-    return new Date(this.deps.clock()).toISOString();
-  }
 }
 
 /** A read of the stored log; any failure (a lost segment, a corrupt line, R2 down) is `history_unreadable`. */
@@ -333,9 +331,4 @@ async function readable<T>(read: () => Promise<T>): Promise<SessionResult<T>> {
   } catch (err) {
     return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
   }
-}
-
-function unwrapLocal<T>(result: SessionResult<T>): T {
-  if (result.ok) return result.value;
-  throw new HarnessError(result.code, result.message);
 }

@@ -1,7 +1,7 @@
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
 import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/fs";
-import { parentOf } from "../workspace/paths";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { comparePaths, parentOf, writeRefusal } from "../workspace/paths";
 import { MAX_WRITE_BYTES } from "./write";
 
 type ReadFileOptions = Exclude<Parameters<IFileSystem["readFile"]>[1], BufferEncoding | undefined>;
@@ -121,7 +121,7 @@ export class WorkspaceBashFs implements IFileSystem {
     for (const dir of this.madeDirs) {
       if (parentOf(dir) === p && dir !== "") entries.set(basename(dir), dirent(basename(dir), true));
     }
-    return [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...entries.values()].sort((a, b) => comparePaths(a.name, b.name));
   }
 
   async rm(path: string, options?: RmOptions): Promise<void> {
@@ -233,11 +233,9 @@ export class WorkspaceBashFs implements IFileSystem {
   private async put(path: string, bytes: Uint8Array, op: string): Promise<void> {
     this.assertWritable(op, path);
     const p = toWorkspace(path);
-    const kind = this.kind(p);
-    if (p === "" || kind === "dir") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${path}'`);
-    for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) {
-      if (this.kind(dir) === "file") throw new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
-    }
+    const refusal = writeRefusal(p, (q) => this.kind(q));
+    if (refusal?.code === "is_directory") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${path}'`);
+    if (refusal) throw new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
     if (bytes.byteLength > MAX_WRITE_BYTES) throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_WRITE_BYTES} bytes per file)`);
     if (this.bytesWritten + bytes.byteLength > BASH_MAX_WRITE_BYTES) {
       throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITE_BYTES} bytes written per command)`);

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { z } from "zod";
 import { resolveWorkspacePath } from "../workspace/paths";
-import { decodeText, encodeText, hasUtf8Bom, isBinary } from "./file-text";
+import { decodeText, encodeText, hasUtf8Bom, isBinary } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead, withNotices } from "./truncate";
 import { MAX_WRITE_BYTES, writeChecked } from "./write";

@@ -4,7 +4,7 @@ import type { AgentRunOptions } from "../domain/run";
 import { formatIssues } from "../domain/schema";
 import type { ToolDefinition } from "../domain/tool-definition";
 import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/fs";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { checkBudget, checkPermission, type Denial, type DenialReason } from "./policy";
 import { toolDefinitions } from "./registry";

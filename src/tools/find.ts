@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WorkspaceError } from "../workspace/errors";
-import { resolveWorkspacePath } from "../workspace/paths";
+import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { compileGlob, relativeTo } from "./glob";
 import { type Tool, throwIfAborted } from "./tool";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead, withNotices } from "./truncate";
@@ -40,7 +40,7 @@ export const findTool: Tool<FindParams> = {
     const found = [
       ...files.filter((p) => matches(relativeTo(root, p))).map((p) => ({ key: p, shown: p })),
       ...dirs.filter((p) => matches(relativeTo(root, p))).map((p) => ({ key: p, shown: `${p}/` })),
-    ].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    ].sort((a, b) => comparePaths(a.key, b.key));
     if (found.length === 0) return { text: "No files found matching pattern", error: false };
 
     const notices: string[] = [];

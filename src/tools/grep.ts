@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/fs";
-import { resolveWorkspacePath } from "../workspace/paths";
-import { decodeText, isBinary } from "./file-text";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
+import { decodeText, isBinary } from "../workspace/text";
 import { compileGlob, relativeTo } from "./glob";
 import { type Tool, ToolError, throwIfAborted } from "./tool";
 import { DEFAULT_MAX_BYTES, GREP_MAX_LINE_CHARS, formatSize, truncateHead, truncateLine, withNotices } from "./truncate";
@@ -78,7 +78,7 @@ export const grepTool: Tool<GrepParams> = {
     }
 
     // Pass 2: format the first `limit` matches in path order.
-    const printed = await formatMatches(fs, [...counts.keys()].sort(byCodeUnit), matcher, args, signal);
+    const printed = await formatMatches(fs, [...counts.keys()].sort(comparePaths), matcher, args, signal);
     if (total > args.limit) {
       notices.push(`${args.limit} matches limit reached (${total} in total). Use limit=${Math.min(args.limit * 2, GREP_MAX_LIMIT)} for more, or refine pattern`);
     }
@@ -181,8 +181,4 @@ function skippedNotice(paths: readonly string[]): string {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-function byCodeUnit(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

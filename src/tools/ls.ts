@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { resolveWorkspacePath } from "../workspace/paths";
+import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import type { Tool } from "./tool";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead, withNotices } from "./truncate";
 
@@ -42,9 +42,7 @@ export const lsTool: Tool<LsParams> = {
   },
 };
 
+/** Names that differ only in case keep the workspace's own order between them. */
 function caseInsensitive(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  if (x !== y) return x < y ? -1 : 1;
-  return a < b ? -1 : a > b ? 1 : 0;
+  return comparePaths(a.toLowerCase(), b.toLowerCase()) || comparePaths(a, b);
 }

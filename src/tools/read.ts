@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { resolveWorkspacePath } from "../workspace/paths";
-import { decodeText, isBinary } from "./file-text";
+import { decodeText, isBinary } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { WorkspaceFs } from "../workspace/fs";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 
 /** What a tool gets to work with: the session's workspace view, the run's abort signal, the write permission. */
 export interface ToolContext {

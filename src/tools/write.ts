@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/fs";
-import { parentOf, resolveWorkspacePath } from "../workspace/paths";
-import { encodeText } from "./file-text";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { resolveWorkspacePath, writeRefusal } from "../workspace/paths";
+import { encodeText } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { formatSize } from "./truncate";
 
@@ -37,9 +36,7 @@ export async function writeChecked(fs: WorkspaceFs, path: string, bytes: Uint8Ar
   if (bytes.byteLength > MAX_WRITE_BYTES) {
     throw new ToolError("content_too_large", `${path} would be ${formatSize(bytes.byteLength)}; the limit is ${formatSize(MAX_WRITE_BYTES)} per file`);
   }
-  if (path === "" || fs.stat(path)?.type === "dir") throw new WorkspaceError("is_directory", `'${path}' is a directory`);
-  for (let dir = parentOf(path); dir !== ""; dir = parentOf(dir)) {
-    if (fs.stat(dir)?.type === "file") throw new WorkspaceError("not_a_directory", `'${dir}' is a file, so '${path}' cannot be created`);
-  }
+  const refusal = writeRefusal(path, (p) => fs.stat(p)?.type ?? null);
+  if (refusal) throw refusal;
   await fs.writeFile(path, bytes);
 }

@@ -1,13 +1,12 @@
 import { formatPatch, structuredPatch } from "diff";
-import type { WorkspaceStat } from "./fs";
+import type { WorkspaceStat } from "./workspace-fs";
 import { gitBlobId, NULL_BLOB_ID, renderBinaryPatch } from "./git-binary-patch";
 import type { OverlayStore } from "./overlay";
-import { comparePaths } from "./snapshot-layout";
+import { comparePaths } from "./paths";
+import { textOf } from "./text";
 
 /** Lines of context around each change, as `git diff` uses. */
 export const DIFF_CONTEXT_LINES = 3;
-/** Like git: a NUL byte in the first 8000 bytes marks a file as binary. */
-const BINARY_SNIFF_BYTES = 8000;
 
 export interface FileVersion {
   bytes: Uint8Array;
@@ -88,16 +87,6 @@ async function renderFile({ path, before, after }: FileChange): Promise<string> 
 
 function gitMode(mode: number): string {
   return mode & 0o111 ? "100755" : "100644";
-}
-
-/** The file as text, or null when it is binary (a NUL byte early on, or not valid UTF-8). */
-function textOf(bytes: Uint8Array): string | null {
-  if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return null;
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return null;
-  }
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -1,4 +1,5 @@
 import { WorkspaceError } from "./errors";
+import type { EntryType } from "./workspace-fs";
 
 /** Longest path we accept inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
@@ -40,8 +41,30 @@ function shown(input: string): string {
   return JSON.stringify(input.replaceAll("\0", "\\0").slice(0, 200));
 }
 
+/**
+ * Orders paths by UTF-16 code units (byte order for ASCII, like `git` and `LC_ALL=C sort`). Every
+ * sorted listing of the workspace uses it, so tools, snapshots and diffs agree on the order.
+ */
+export function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** The parent directory of a canonical path (`""` for top-level entries). */
 export function parentOf(path: string): string {
   const slash = path.lastIndexOf("/");
   return slash < 0 ? "" : path.slice(0, slash);
+}
+
+/**
+ * Why no file can be written at the canonical `path`, or null when one can: the root or a directory
+ * is there (`is_directory`), or an ancestor is a file (`not_a_directory`). `kindOf` says what the tree
+ * holds at a path. The one rule every writer applies: the write and edit tools, the snapshot+overlay
+ * view and the shell's filesystem (which turns the code into an errno).
+ */
+export function writeRefusal(path: string, kindOf: (path: string) => EntryType | null): WorkspaceError | null {
+  if (path === "" || kindOf(path) === "dir") return new WorkspaceError("is_directory", `'${path}' is a directory`);
+  for (let dir = parentOf(path); dir !== ""; dir = parentOf(dir)) {
+    if (kindOf(dir) === "file") return new WorkspaceError("not_a_directory", `'${dir}' is a file, so '${path}' cannot be created`);
+  }
+  return null;
 }

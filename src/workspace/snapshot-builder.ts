@@ -3,9 +3,9 @@ import type { ArchiveItem, SkipReason, SkippedEntry } from "./archive-entry";
 import type { EventLoopTurns } from "./event-loop-turns";
 import type { IngestLimits } from "./limits";
 import { WorkspaceError } from "./errors";
-import { parentOf, resolveWorkspacePath } from "./paths";
+import { comparePaths, parentOf, resolveWorkspacePath } from "./paths";
 import type { R2ObjectWriter } from "./r2-writer";
-import { comparePaths as compare, type IndexEntry, type WorkspaceIndex } from "./snapshot-layout";
+import type { IndexEntry, WorkspaceIndex } from "./snapshot-layout";
 
 /** Symlink chains longer than this are left out as unresolved. */
 const MAX_LINK_HOPS = 16;
@@ -82,8 +82,8 @@ export class SnapshotBuilder {
       this.countBytes(target.size);
       this.files.set(link.path, { ...target, path: link.path });
     }
-    const files = [...this.files.values()].sort((a, b) => compare(a.path, b.path));
-    return { version: 1, files, dirs: [...this.dirs].sort(compare) };
+    const files = [...this.files.values()].sort((a, b) => comparePaths(a.path, b.path));
+    return { version: 1, files, dirs: [...this.dirs].sort(comparePaths) };
   }
 
   get fileCount(): number {

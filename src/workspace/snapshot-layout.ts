@@ -37,8 +37,3 @@ export function workspaceKeys(workspaceId: string) {
     upload: `${prefix}upload`,
   };
 }
-
-/** Orders paths by UTF-16 code units (byte order for ASCII, like `git` and `LC_ALL=C sort`). */
-export function comparePaths(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

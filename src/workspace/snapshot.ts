@@ -1,6 +1,7 @@
 import { WorkspaceError } from "./errors";
 import { ByteLru } from "./byte-lru";
-import type { WorkspaceStat } from "./fs";
+import type { WorkspaceStat } from "./workspace-fs";
+import { comparePaths } from "./paths";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
 
 /** Files up to this size are kept in the per-snapshot read cache, in bytes. */
@@ -84,7 +85,7 @@ export class Snapshot {
         wanted.push(entry);
       }
     }
-    wanted.sort((a, b) => a.offset - b.offset || (a.path < b.path ? -1 : 1));
+    wanted.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
     const groups = coalesce(wanted);
     let next = groups.length > 0 ? this.readGroup(groups[0]!, signal) : null;
     for (let i = 0; i < groups.length; i++) {

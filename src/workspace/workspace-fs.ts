@@ -1,161 +1,42 @@
-import { WorkspaceError } from "./errors";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./fs";
-import type { OverlayStore } from "./overlay";
-import { parentOf, resolveWorkspacePath } from "./paths";
-import { loadWorkspace, type Snapshot } from "./snapshot";
-import { comparePaths as compare } from "./snapshot-layout";
+/**
+ * The agent's view of a workspace: an immutable snapshot plus the session's copy-on-write overlay.
+ * All paths are canonical (see `resolveWorkspacePath`): relative, POSIX, `""` is the root.
+ * Metadata calls are synchronous (the index and the overlay's metadata are in memory / SQLite),
+ * so a simulated shell can list paths without awaiting; file contents are read asynchronously.
+ */
+export interface WorkspaceFs {
+  /** Every file in the view (snapshot minus deletions plus overlay additions), sorted by path. */
+  files(): readonly string[];
+  /** Every directory in the view (implied by files or stored empty), sorted; excludes the root. */
+  dirs(): readonly string[];
+  /** File or directory metadata, or null when nothing is at `path`. The root is a directory. */
+  stat(path: string): WorkspaceStat | null;
+  /** Direct children of a directory, sorted by name; throws `not_found` / `not_a_directory`. */
+  readdir(path: string): WorkspaceDirent[];
+  /** A file's bytes; throws `not_found` or `is_directory`. */
+  readFile(path: string, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * Many files at once, in an order chosen for cheap storage access (for a snapshot: pack order,
+   * read with a few large range reads instead of one request per file). Missing paths are skipped.
+   */
+  readFiles(paths: readonly string[], signal?: AbortSignal): AsyncIterable<{ path: string; bytes: Uint8Array }>;
+  /** Creates or replaces a file in the overlay (parents are implied). */
+  writeFile(path: string, bytes: Uint8Array): Promise<void>;
+  /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */
+  deleteFile(path: string): Promise<void>;
+}
 
-/** Mode of files created by the session (existing files keep theirs). */
-export const NEW_FILE_MODE = 0o644;
-const DIR_STAT: WorkspaceStat = { type: "dir", size: 0, mode: 0o755 };
+export type EntryType = "file" | "dir";
 
-interface FileInfo {
+export interface WorkspaceStat {
+  type: EntryType;
+  /** Bytes for files, 0 for directories. */
   size: number;
+  /** POSIX permission bits (e.g. 0o644, 0o755). */
   mode: number;
-  inOverlay: boolean;
 }
 
-/** The merged tree, rebuilt lazily after each write through this object. */
-interface View {
-  files: string[];
-  info: Map<string, FileInfo>;
-  dirs: string[];
-  dirSet: Set<string>;
-  children?: Map<string, WorkspaceDirent[]>;
-}
-
-/**
- * `WorkspaceFs` over an immutable snapshot plus a session overlay: reads see the overlay first,
- * writes and deletions only ever touch the overlay. Write through this object (or open a new one)
- * so its cached view of the tree stays current.
- */
-export class SnapshotWorkspaceFs implements WorkspaceFs {
-  private view: View | null = null;
-
-  constructor(
-    readonly snapshot: Snapshot,
-    readonly overlay: OverlayStore,
-  ) {}
-
-  files(): readonly string[] {
-    return this.current().files;
-  }
-
-  dirs(): readonly string[] {
-    return this.current().dirs;
-  }
-
-  stat(path: string): WorkspaceStat | null {
-    const canonical = resolveWorkspacePath(path);
-    const view = this.current();
-    const file = view.info.get(canonical);
-    if (file) return { type: "file", size: file.size, mode: file.mode };
-    return canonical === "" || view.dirSet.has(canonical) ? { ...DIR_STAT } : null;
-  }
-
-  readdir(path: string): WorkspaceDirent[] {
-    const canonical = resolveWorkspacePath(path);
-    const view = this.current();
-    if (view.info.has(canonical)) throw new WorkspaceError("not_a_directory", `'${canonical}' is a file, not a directory`);
-    if (canonical !== "" && !view.dirSet.has(canonical)) throw new WorkspaceError("not_found", `no directory at '${canonical}'`);
-    view.children ??= childrenOf(view);
-    return (view.children.get(canonical) ?? []).map((d) => ({ ...d }));
-  }
-
-  async readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> {
-    const canonical = resolveWorkspacePath(path);
-    const file = this.requireFile(canonical);
-    if (file.inOverlay) return this.overlay.get(canonical) ?? new Uint8Array(0);
-    return this.snapshot.readFile(canonical, signal);
-  }
-
-  async *readFiles(paths: readonly string[], signal?: AbortSignal): AsyncIterable<{ path: string; bytes: Uint8Array }> {
-    const view = this.current();
-    const fromSnapshot: string[] = [];
-    for (const path of new Set(paths.map(resolveWorkspacePath))) {
-      const file = view.info.get(path);
-      if (!file) continue;
-      if (!file.inOverlay) {
-        fromSnapshot.push(path);
-        continue;
-      }
-      signal?.throwIfAborted();
-      yield { path, bytes: this.overlay.get(path) ?? new Uint8Array(0) };
-    }
-    yield* this.snapshot.readMany(fromSnapshot, signal);
-  }
-
-  async writeFile(path: string, bytes: Uint8Array): Promise<void> {
-    const canonical = resolveWorkspacePath(path);
-    const view = this.current();
-    if (canonical === "" || view.dirSet.has(canonical)) throw new WorkspaceError("is_directory", `'${canonical}' is a directory`);
-    for (let dir = parentOf(canonical); dir !== ""; dir = parentOf(dir)) {
-      if (view.info.has(dir)) throw new WorkspaceError("not_a_directory", `'${dir}' is a file, not a directory`);
-    }
-    this.overlay.put(canonical, bytes, view.info.get(canonical)?.mode ?? NEW_FILE_MODE);
-    this.view = null;
-  }
-
-  async deleteFile(path: string): Promise<void> {
-    const canonical = resolveWorkspacePath(path);
-    this.requireFile(canonical);
-    this.overlay.whiteout(canonical);
-    this.view = null;
-  }
-
-  private requireFile(path: string): FileInfo {
-    const view = this.current();
-    const file = view.info.get(path);
-    if (file) return file;
-    if (path === "" || view.dirSet.has(path)) throw new WorkspaceError("is_directory", `'${path}' is a directory`);
-    throw new WorkspaceError("not_found", `no file at '${path}'`);
-  }
-
-  private current(): View {
-    this.view ??= buildView(this.snapshot, this.overlay);
-    return this.view;
-  }
-}
-
-function buildView(snapshot: Snapshot, overlay: OverlayStore): View {
-  const info = new Map<string, FileInfo>();
-  for (const entry of snapshot.index.files) info.set(entry.path, { size: entry.size, mode: entry.mode, inOverlay: false });
-  const dirSet = new Set(snapshot.index.dirs);
-  for (const change of overlay.list()) {
-    if (change.deleted) {
-      info.delete(change.path);
-      continue;
-    }
-    info.set(change.path, { size: change.size, mode: change.mode, inOverlay: true });
-    for (let dir = parentOf(change.path); dir !== "" && !dirSet.has(dir); dir = parentOf(dir)) dirSet.add(dir);
-  }
-  return { files: [...info.keys()].sort(compare), info, dirs: [...dirSet].sort(compare), dirSet };
-}
-
-function childrenOf(view: View): Map<string, WorkspaceDirent[]> {
-  const children = new Map<string, WorkspaceDirent[]>();
-  const add = (path: string, type: WorkspaceDirent["type"]) => {
-    const parent = parentOf(path);
-    const name = parent === "" ? path : path.slice(parent.length + 1);
-    let list = children.get(parent);
-    if (!list) children.set(parent, (list = []));
-    list.push({ name, type });
-  };
-  for (const dir of view.dirs) add(dir, "dir");
-  for (const file of view.files) add(file, "file");
-  for (const list of children.values()) list.sort((a, b) => compare(a.name, b.name));
-  return children;
-}
-
-/**
- * Opens a session's view of a workspace. With `owner`, a workspace of another tenant is
- * `workspace_not_found`.
- */
-export async function openWorkspace(
-  bucket: R2Bucket,
-  workspaceId: string,
-  overlay: OverlayStore,
-  owner?: string | null,
-): Promise<SnapshotWorkspaceFs> {
-  return new SnapshotWorkspaceFs(await loadWorkspace(bucket, workspaceId, owner), overlay);
+export interface WorkspaceDirent {
+  name: string;
+  type: EntryType;
 }

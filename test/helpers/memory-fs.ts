@@ -1,6 +1,6 @@
 import { WorkspaceError } from "../../src/workspace/errors";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/fs";
-import { parentOf, resolveWorkspacePath } from "../../src/workspace/paths";
+import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
+import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
 
 /**
  * A test fake of WorkspaceFs: every file lives in a Map. It follows the interface's contract
@@ -23,7 +23,7 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   }
 
   files(): readonly string[] {
-    return [...this.entries.keys()].sort(byCodeUnit);
+    return [...this.entries.keys()].sort(comparePaths);
   }
 
   dirs(): readonly string[] {
@@ -31,7 +31,7 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
     for (const path of this.entries.keys()) {
       for (let dir = parentOf(path); dir !== ""; dir = parentOf(dir)) dirs.add(dir);
     }
-    return [...dirs].sort(byCodeUnit);
+    return [...dirs].sort(comparePaths);
   }
 
   stat(path: string): WorkspaceStat | null {
@@ -53,7 +53,7 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
       const name = slash < 0 ? rest : rest.slice(0, slash);
       children.set(name, { name, type: slash < 0 ? "file" : "dir" });
     }
-    return [...children.values()].sort((a, b) => byCodeUnit(a.name, b.name));
+    return [...children.values()].sort((a, b) => comparePaths(a.name, b.name));
   }
 
   async readFile(path: string): Promise<Uint8Array> {
@@ -71,6 +71,8 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   }
 
   async writeFile(path: string, bytes: Uint8Array): Promise<void> {
+    const refusal = writeRefusal(path, (p) => this.stat(p)?.type ?? null);
+    if (refusal) throw refusal;
     const existing = this.entries.get(path);
     this.entries.set(path, { bytes: bytes.slice(), mode: existing?.mode ?? 0o644 });
     this.mutations.push({ op: "write", path });
@@ -93,10 +95,6 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
     for (const file of this.entries.keys()) if (file.startsWith(prefix)) return true;
     return false;
   }
-}
-
-function byCodeUnit(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Lines "line 1" .. "line n", each ending in "\n". */

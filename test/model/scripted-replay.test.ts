@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage } from "../../src/domain";
 import { counterIds } from "../../src/domain";
-import { ReplayModelClient, ScriptedModelClient, createModelClient, modelConfigFromEnv, type ModelRequest } from "../../src/model";
+import { ReplayModelClient, createModelClient, modelConfigFromEnv, type ModelRequest } from "../../src/model";
+import { ScriptedModelClient } from "../helpers/scripted-model";
 import { collect, chunk, scriptedFetch, sse, sseResponse } from "./helpers";
 
 const never = () => new AbortController().signal;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { safeRunOptions, type AgentMessage, type AgentRunOptions } from "../../src/domain";
-import { ScriptedModelClient, type ScriptedTurn } from "../../src/model";
+import { ScriptedModelClient, type ScriptedTurn } from "../helpers/scripted-model";
 import { runAgent, type RunContext } from "../../src/runtime/agent-runtime";
 import type { ToolRunner } from "../../src/tools/execution-service";
 import { FakeToolRunner, MemoryRunLog, runDeps } from "../helpers/run-fixtures";

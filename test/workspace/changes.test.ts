@@ -4,7 +4,7 @@ import { unzlibSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { type FileChange, renderChanges, renderUnifiedDiff } from "../../src/workspace/changes";
 import { SqliteOverlay } from "../../src/workspace/overlay";
-import { openWorkspace } from "../../src/workspace/workspace-fs";
+import { openWorkspace } from "../../src/workspace/snapshot-workspace-fs";
 import { text } from "./archives";
 import { seedWorkspace } from "./helpers";
 

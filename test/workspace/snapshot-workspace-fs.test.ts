@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { SqliteOverlay } from "../../src/workspace/overlay";
-import { openWorkspace, type SnapshotWorkspaceFs } from "../../src/workspace/workspace-fs";
+import { openWorkspace, type SnapshotWorkspaceFs } from "../../src/workspace/snapshot-workspace-fs";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import { decode, fileEntry, streamOf, tarOf, text } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";

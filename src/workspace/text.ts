@@ -1,4 +1,4 @@
-/** Decoding workspace bytes as text, and telling text from binary, the same way for every tool. */
+/** Decoding workspace bytes as text, and telling text from binary, the same way for every tool and diff. */
 
 /** Like git and GNU grep: a NUL byte among the first 8000 bytes makes a file binary. */
 export const BINARY_SNIFF_BYTES = 8000;
@@ -20,6 +20,22 @@ const decoder = new TextDecoder("utf-8");
 /** UTF-8 text with a leading BOM removed; invalid sequences become U+FFFD rather than failing. */
 export function decodeText(bytes: Uint8Array): string {
   return decoder.decode(bytes);
+}
+
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * The file as exact text, or null when it is binary: a NUL byte early on (`isBinary`) or not valid
+ * UTF-8. A BOM is kept, so a diff of the text shows it. Stricter than `decodeText`, which the tools
+ * use to read any non-binary file leniently.
+ */
+export function textOf(bytes: Uint8Array): string | null {
+  if (isBinary(bytes)) return null;
+  try {
+    return strictDecoder.decode(bytes);
+  } catch {
+    return null;
+  }
 }
 
 export function encodeText(text: string, withBom = false): Uint8Array {

@@ -1,5 +1,5 @@
-import type { Usage } from "../domain";
-import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorCode, type ModelEvent, type ModelRequest, type ModelStopReason } from "./model-client";
+import type { Usage } from "../../src/domain";
+import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorCode, type ModelEvent, type ModelRequest, type ModelStopReason } from "../../src/model";
 
 /** A tool call in a scripted turn; the id defaults to `tc_<turn>_<n>` (both 1-based). */
 export interface ScriptedToolCall {
