@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import type { TestProject } from "vitest/node";
 import { copySourceTree } from "../fixtures/source-tree";
-import { MAX_ARCHIVE_BYTES } from "../../src/workspace/limits";
+import { MAX_ARCHIVE_BYTES } from "../../src/domain/limits";
 import { WorkerdMemoryProbe } from "./probes/workerd-memory";
 
 /**

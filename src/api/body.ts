@@ -2,9 +2,8 @@ import type { z } from "zod";
 import { formatIssues, HarnessError } from "../domain";
 import type { AppContext } from "./context";
 import { requestBody } from "./request-body";
+import { MAX_JSON_BODY_BYTES } from "../domain";
 
-/** JSON request bodies above this size are refused with 413 before parsing. */
-export const MAX_JSON_BODY_BYTES = 256 * 1024;
 
 /**
  * Reads the request body as bytes, refusing it with 413 `body_too_large` as soon as it passes

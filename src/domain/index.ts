@@ -6,3 +6,4 @@ export * from "./events";
 export * from "./run";
 export * from "./tool-definition";
 export * from "./errors";
+export * from "./limits";

@@ -1,19 +1,15 @@
 import { z } from "zod";
 import { nonBlank } from "./schema";
 import { SessionId, WorkspaceId } from "./ids";
-
-export const MAX_TURNS_LIMIT = 50;
-export const MAX_TOOL_CALLS_LIMIT = 200;
-export const MIN_RUN_TIMEOUT_MS = 1_000;
-export const MAX_RUN_TIMEOUT_MS = 15 * 60_000;
+import { DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, DEFAULT_RUN_TIMEOUT_MS, MAX_RUN_TIMEOUT_MS, MAX_TOOL_CALLS_LIMIT, MAX_TURNS_LIMIT, MIN_RUN_TIMEOUT_MS } from "./limits";
 
 /** Limits and permissions of one run. Defaults are safe: read-only, no bash, small budgets. */
 export const AgentRunOptions = z.strictObject({
   allowWrite: z.boolean().default(false),
   allowBash: z.boolean().default(false),
-  maxTurns: z.number().int().min(1).max(MAX_TURNS_LIMIT).default(6),
-  maxToolCalls: z.number().int().min(0).max(MAX_TOOL_CALLS_LIMIT).default(12),
-  timeoutMs: z.number().int().min(MIN_RUN_TIMEOUT_MS).max(MAX_RUN_TIMEOUT_MS).default(120_000),
+  maxTurns: z.number().int().min(1).max(MAX_TURNS_LIMIT).default(DEFAULT_MAX_TURNS),
+  maxToolCalls: z.number().int().min(0).max(MAX_TOOL_CALLS_LIMIT).default(DEFAULT_MAX_TOOL_CALLS),
+  timeoutMs: z.number().int().min(MIN_RUN_TIMEOUT_MS).max(MAX_RUN_TIMEOUT_MS).default(DEFAULT_RUN_TIMEOUT_MS),
 });
 export type AgentRunOptions = z.infer<typeof AgentRunOptions>;
 

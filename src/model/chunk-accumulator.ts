@@ -2,13 +2,7 @@ import { isRecord, type IdGenerator, type ToolCall, type Usage } from "../domain
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
-
-/**
- * The most one answer may hold: characters of text plus tool-call arguments. Past it the stream is
- * cut with `output_too_large`; what arrived before is kept. Large outputs are legitimate (a `write`
- * carrying a big file), but the history is resent every turn and lives in the object's memory.
- */
-export const MAX_MODEL_OUTPUT_CHARS = 4 * 1024 * 1024;
+import { MAX_MODEL_OUTPUT_CHARS } from "../domain/limits";
 
 /** Name given to a call whose provider sent arguments but no function name. */
 export const UNKNOWN_TOOL_NAME = "unknown_tool";

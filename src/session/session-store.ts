@@ -3,12 +3,15 @@ import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
 import type { SessionIndexEntry } from "../tenant/session-index";
+import { readWorkspaceMeta } from "../workspace/snapshot";
 import { tenantObjectName, type TenantRpc } from "../tenant/tenant-api";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
 export interface SessionBindings {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   TENANTS: DurableObjectNamespace<TenantRpc>;
+  /** Workspace snapshots: a session may only be opened on one of its owner's. */
+  STORE: R2Bucket;
 }
 
 export interface NewSession {
@@ -42,7 +45,9 @@ export class DurableSessionStore {
     return this.bindings.TENANTS.getByName(tenantObjectName(owner));
   }
 
+  /** Creates a session; its workspace must exist and belong to the same owner (else `workspace_not_found`). */
   async create(input: NewSession): Promise<SessionMeta> {
+    if (input.workspaceId) await readWorkspaceMeta(this.bindings.STORE, input.workspaceId, input.owner ?? null);
     const record: CreateSessionInput = {
       id: this.ids.next("session"),
       workspaceId: input.workspaceId ?? null,

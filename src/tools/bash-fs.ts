@@ -2,14 +2,12 @@ import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, Mkdir
 import { WorkspaceError } from "../workspace/errors";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { comparePaths, parentOf, writeRefusal } from "../workspace/paths";
-import { MAX_WRITE_BYTES } from "./write";
+import { BASH_MAX_WRITTEN_BYTES, MAX_FILE_BYTES } from "../domain/limits";
 
 type ReadFileOptions = Exclude<Parameters<IFileSystem["readFile"]>[1], BufferEncoding | undefined>;
 type WriteFileOptions = Exclude<Parameters<IFileSystem["writeFile"]>[2], BufferEncoding | undefined>;
 type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem["readdirWithFileTypes"]>>>[number];
 
-/** Bytes one bash command may write to the overlay in total (the per-file cap is MAX_WRITE_BYTES). */
-export const BASH_MAX_WRITE_BYTES = 8 * 1024 * 1024;
 
 /** Snapshot files carry no time; every entry shows the epoch. */
 const EPOCH = new Date(0);
@@ -236,9 +234,9 @@ export class WorkspaceBashFs implements IFileSystem {
     const refusal = writeRefusal(p, (q) => this.kind(q));
     if (refusal?.code === "is_directory") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${path}'`);
     if (refusal) throw new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
-    if (bytes.byteLength > MAX_WRITE_BYTES) throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_WRITE_BYTES} bytes per file)`);
-    if (this.bytesWritten + bytes.byteLength > BASH_MAX_WRITE_BYTES) {
-      throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITE_BYTES} bytes written per command)`);
+    if (bytes.byteLength > MAX_FILE_BYTES) throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_FILE_BYTES} bytes per file)`);
+    if (this.bytesWritten + bytes.byteLength > BASH_MAX_WRITTEN_BYTES) {
+      throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
     }
     this.bytesWritten += bytes.byteLength;
     await this.fs.writeFile(p, bytes);

@@ -2,13 +2,12 @@ import { z } from "zod";
 import type { CommandName } from "just-bash";
 import { WorkspaceBashFs } from "./bash-fs";
 import { type Tool, ToolError } from "./tool";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail, withNotices } from "./truncate";
+import { formatSize, truncateTail, withNotices } from "./truncate";
+import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 
-export const BASH_DEFAULT_TIMEOUT_MS = 10_000;
-export const BASH_MAX_TIMEOUT_MS = 60_000;
 /** Output shown to the model: the last 2000 lines / 50 KB of stdout followed by stderr. */
-export const BASH_MAX_OUTPUT_LINES = DEFAULT_MAX_LINES;
-export const BASH_MAX_OUTPUT_BYTES = DEFAULT_MAX_BYTES;
+export const BASH_MAX_OUTPUT_LINES = TOOL_OUTPUT_MAX_LINES;
+export const BASH_MAX_OUTPUT_BYTES = TOOL_OUTPUT_MAX_BYTES;
 /** What the shell may produce at all before it stops the command (just-bash maxOutputSize). */
 export const BASH_MAX_CAPTURED_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** Scratch space in /tmp, discarded after each command. */

@@ -3,12 +3,13 @@ import { z } from "zod";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, encodeText, hasUtf8Bom, isBinary } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead, withNotices } from "./truncate";
-import { MAX_WRITE_BYTES, writeChecked } from "./write";
+import { formatSize, truncateHead, withNotices } from "./truncate";
+import { writeChecked } from "./write";
+import { MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 /** Lines of unchanged context around each hunk of the diff shown after an edit. */
 export const EDIT_DIFF_CONTEXT_LINES = 3;
-export const EDIT_MAX_DIFF_BYTES = DEFAULT_MAX_BYTES;
+export const EDIT_MAX_DIFF_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const EditParams = z.strictObject({
   path: z.string().min(1).describe("Path of the file to edit, relative to the workspace root"),
@@ -27,7 +28,7 @@ export const editTool: Tool<EditParams> = {
     "Edit a file by replacing oldText with newText. oldText must match the file exactly (whitespace and indentation " +
     "included; line endings may be LF) and occur exactly once: include enough surrounding lines to make it unique, " +
     "but keep it small. The file's line endings (LF/CRLF) and BOM are preserved. Returns a unified diff of the change. " +
-    `Changes go to this session's overlay. At most ${formatSize(MAX_WRITE_BYTES)} per file.`,
+    `Changes go to this session's overlay. At most ${formatSize(MAX_FILE_BYTES)} per file.`,
   parameters: EditParams,
   mutates: true,
   pathArgs: ["path"],

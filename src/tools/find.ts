@@ -3,12 +3,13 @@ import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { compileGlob, relativeTo } from "./glob";
 import { type Tool, throwIfAborted } from "./tool";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead, withNotices } from "./truncate";
+import { formatSize, truncateHead, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
+import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 export const FIND_DEFAULT_LIMIT = 1000;
 export const FIND_MAX_LIMIT = 20_000;
-export const FIND_MAX_BYTES = DEFAULT_MAX_BYTES;
+export const FIND_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const FindParams = z.strictObject({
   pattern: z.string().min(1).describe("Glob, e.g. '*.ts', 'src/**/*.test.ts' or '**/README*'"),

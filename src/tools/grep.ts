@@ -5,13 +5,14 @@ import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
 import { compileGlob, relativeTo } from "./glob";
 import { type Tool, ToolError, throwIfAborted } from "./tool";
-import { DEFAULT_MAX_BYTES, GREP_MAX_LINE_CHARS, formatSize, truncateHead, truncateLine, withNotices } from "./truncate";
+import { GREP_MAX_LINE_CHARS, formatSize, truncateHead, truncateLine, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
+import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 export const GREP_DEFAULT_LIMIT = 100;
 export const GREP_MAX_LIMIT = 1000;
 export const GREP_MAX_CONTEXT_LINES = 20;
-export const GREP_MAX_BYTES = DEFAULT_MAX_BYTES;
+export const GREP_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 /** Larger files (minified bundles, data dumps) are skipped and counted in a notice. */
 export const GREP_MAX_FILE_BYTES = 8 * 1024 * 1024;
 

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import type { Tool } from "./tool";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead, withNotices } from "./truncate";
+import { formatSize, truncateHead, withNotices } from "./truncate";
+import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 export const LS_DEFAULT_LIMIT = 500;
 export const LS_MAX_LIMIT = 10_000;
-export const LS_MAX_BYTES = DEFAULT_MAX_BYTES;
+export const LS_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const LsParams = z.strictObject({
   path: z.string().optional().describe("Directory to list, relative to the workspace root (default: the root)"),

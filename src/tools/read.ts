@@ -2,10 +2,11 @@ import { z } from "zod";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
+import { formatSize, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
+import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 
-export const READ_MAX_LINES = DEFAULT_MAX_LINES;
-export const READ_MAX_BYTES = DEFAULT_MAX_BYTES;
+export const READ_MAX_LINES = TOOL_OUTPUT_MAX_LINES;
+export const READ_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const ReadParams = z.strictObject({
   path: z.string().min(1).describe("Path of the file to read, relative to the workspace root"),

@@ -1,11 +1,10 @@
+import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 /**
  * The one output limit every tool shares (as pi does): 2000 lines or 50 KB, whichever comes first.
  * Head truncation (read, grep, find, ls) keeps the start and never returns a partial line; tail
  * truncation (bash) keeps the end, where errors usually are.
  */
 
-export const DEFAULT_MAX_LINES = 2000;
-export const DEFAULT_MAX_BYTES = 50 * 1024;
 /** grep cuts each printed line to this many characters. */
 export const GREP_MAX_LINE_CHARS = 500;
 
@@ -50,8 +49,8 @@ export function splitLines(text: string): string[] {
 
 /** Keeps the first lines of `content` that fit both limits; never a partial line. */
 export function truncateHead(content: string, limits: TruncationLimits = {}): TruncationResult {
-  const maxLines = limits.maxLines ?? DEFAULT_MAX_LINES;
-  const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxLines = limits.maxLines ?? TOOL_OUTPUT_MAX_LINES;
+  const maxBytes = limits.maxBytes ?? TOOL_OUTPUT_MAX_BYTES;
   const totalBytes = utf8Length(content);
   const lines = content.split("\n");
   const base = { totalLines: lines.length, totalBytes, maxLines, maxBytes, lastLinePartial: false };
@@ -79,8 +78,8 @@ export function truncateHead(content: string, limits: TruncationLimits = {}): Tr
 
 /** Keeps the last lines of `content` that fit both limits; a single huge last line is cut to its end. */
 export function truncateTail(content: string, limits: TruncationLimits = {}): TruncationResult {
-  const maxLines = limits.maxLines ?? DEFAULT_MAX_LINES;
-  const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxLines = limits.maxLines ?? TOOL_OUTPUT_MAX_LINES;
+  const maxBytes = limits.maxBytes ?? TOOL_OUTPUT_MAX_BYTES;
   const totalBytes = utf8Length(content);
   const lines = content.split("\n");
   const base = { totalLines: lines.length, totalBytes, maxLines, maxBytes, firstLineExceedsLimit: false };

@@ -4,9 +4,9 @@ import { resolveWorkspacePath, writeRefusal } from "../workspace/paths";
 import { encodeText } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { formatSize } from "./truncate";
+import { MAX_FILE_BYTES } from "../domain/limits";
 
 /** Largest file write or edit result; the overlay keeps whole files, so keep them modest. */
-export const MAX_WRITE_BYTES = 1024 * 1024;
 
 export const WriteParams = z.strictObject({
   path: z.string().min(1).describe("Path of the file to write, relative to the workspace root"),
@@ -19,7 +19,7 @@ export const writeTool: Tool<WriteParams> = {
   name: "write",
   description:
     "Create or overwrite a file with the given content (UTF-8). Parent directories are created as needed. " +
-    `Changes go to this session's overlay, never to the uploaded snapshot. At most ${formatSize(MAX_WRITE_BYTES)} per file.`,
+    `Changes go to this session's overlay, never to the uploaded snapshot. At most ${formatSize(MAX_FILE_BYTES)} per file.`,
   parameters: WriteParams,
   mutates: true,
   pathArgs: ["path"],
@@ -33,8 +33,8 @@ export const writeTool: Tool<WriteParams> = {
 
 /** Writes a file after the checks every writer needs: size, not a directory, no file in the way. */
 export async function writeChecked(fs: WorkspaceFs, path: string, bytes: Uint8Array): Promise<void> {
-  if (bytes.byteLength > MAX_WRITE_BYTES) {
-    throw new ToolError("content_too_large", `${path} would be ${formatSize(bytes.byteLength)}; the limit is ${formatSize(MAX_WRITE_BYTES)} per file`);
+  if (bytes.byteLength > MAX_FILE_BYTES) {
+    throw new ToolError("content_too_large", `${path} would be ${formatSize(bytes.byteLength)}; the limit is ${formatSize(MAX_FILE_BYTES)} per file`);
   }
   const refusal = writeRefusal(path, (p) => fs.stat(p)?.type ?? null);
   if (refusal) throw refusal;

@@ -1,4 +1,5 @@
 import { WorkspaceError } from "./errors";
+import { MAX_FILE_BYTES } from "../domain/limits";
 
 /** One path the session changed: new content (`deleted: false`) or a whiteout (`deleted: true`). */
 export interface OverlayEntry {
@@ -29,10 +30,9 @@ export interface OverlayStore {
 /** Rows hold at most this many content bytes (Durable Object SQLite values are limited to 2 MB). */
 export const OVERLAY_CHUNK_BYTES = 1024 * 1024;
 /** The largest file the overlay accepts, in bytes; larger writes fail with `file_too_large`. */
-export const MAX_OVERLAY_FILE_BYTES = 16 * 1024 * 1024;
 
 export interface SqliteOverlayOptions {
-  /** Largest accepted file, in bytes (default `MAX_OVERLAY_FILE_BYTES`). */
+  /** Largest accepted file, in bytes (default `MAX_FILE_BYTES`). */
   maxFileBytes?: number;
   /**
    * Runs one change's statements as a transaction; pass `(fn) => ctx.storage.transactionSync(fn)`.
@@ -55,7 +55,7 @@ export class SqliteOverlay implements OverlayStore {
     private readonly sql: SqlStorage,
     options: SqliteOverlayOptions = {},
   ) {
-    this.maxFileBytes = options.maxFileBytes ?? MAX_OVERLAY_FILE_BYTES;
+    this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
     this.transaction = options.transaction ?? ((fn) => fn());
     sql.exec(`CREATE TABLE IF NOT EXISTS overlay (
       path TEXT NOT NULL,

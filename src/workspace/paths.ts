@@ -1,8 +1,8 @@
 import { WorkspaceError } from "./errors";
 import type { EntryType } from "./workspace-fs";
+import { MAX_PATH_CHARS } from "../domain/limits";
 
 /** Longest path we accept inside a workspace, in characters. */
-export const MAX_PATH_CHARS = 4096;
 
 /**
  * Resolves a user- or model-supplied path to its canonical form inside the workspace root:

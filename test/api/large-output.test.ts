@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
-import { MAX_MODEL_OUTPUT_CHARS } from "../../src/model";
+import { MAX_MODEL_OUTPUT_CHARS } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";

@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
-import { MAX_JSON_BODY_BYTES } from "../../src/api/body";
+import { MAX_JSON_BODY_BYTES } from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { deltaEvent, userMessage } from "../helpers/records";

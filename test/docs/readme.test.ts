@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ERROR_REGISTRY, type ErrorCode } from "../../src/domain";
+import { ERROR_REGISTRY, LIMITS_TABLE, type ErrorCode } from "../../src/domain";
 
 const README = (import.meta.glob("../../README.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>)["../../README.md"]!;
 
@@ -31,5 +31,11 @@ describe("README error tables match the registry, row for row", () => {
 
   it("tool denial reasons", () => {
     expect(tableAfter("Tool denial reasons")).toEqual(codesIn("tool").map(([code, spec]) => [`\`${code}\``, spec.meaning]));
+  });
+});
+
+describe("README limits table matches src/domain/limits.ts", () => {
+  it("row for row", () => {
+    expect(tableAfter("### Limits")).toEqual(LIMITS_TABLE.map(([what, limit]) => [what, limit]));
   });
 });

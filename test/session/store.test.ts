@@ -22,8 +22,11 @@ async function code(promise: Promise<unknown>): Promise<string> {
 }
 
 describe("DurableSessionStore", () => {
-  it("creates a session and finds it", async () => {
+  it("creates a session on its owner's workspace, lists it in the owner's index and finds it", async () => {
     const s = store("create");
+    await env.STORE.put("workspaces/w_1/meta.json", JSON.stringify({ workspaceId: "w_1", owner: "acme", format: "tar", files: 0, bytes: 0, createdAt: "2026-11-30T03:00:00.000Z" }));
+    expect(await code(s.create({ workspaceId: "w_1", owner: "globex" }))).toBe("workspace_not_found");
+    expect(await code(s.create({ workspaceId: "w_2", owner: "acme" }))).toBe("workspace_not_found");
     const meta = await s.create({ workspaceId: "w_1", title: "demo", owner: "acme" });
     expect(meta).toEqual({
       id: "s_create1",
@@ -34,6 +37,8 @@ describe("DurableSessionStore", () => {
       updatedAt: "2026-11-30T03:00:00.000Z",
     });
     expect(await s.find("s_create1")).toEqual({ ...meta, owner: "acme" });
+    expect(await s.findOwned("s_create1", "acme")).toEqual({ id: "s_create1", workspaceId: "w_1", projectId: null, title: "demo", createdAt: meta.createdAt });
+    expect(await s.findOwned("s_create1", "globex")).toBeNull();
   });
 
   it("preserves append order for messages and events", async () => {

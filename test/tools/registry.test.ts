@@ -46,7 +46,7 @@ describe("registry", () => {
     expect(descriptions.grep).toContain("Skips .git/, paths ignored by .gitignore");
     expect(descriptions.find).toContain("At most 1000 results");
     expect(descriptions.find).toContain("Skips .git/ and paths ignored by .gitignore");
-    expect(descriptions.write).toContain("At most 1.0MB per file");
+    expect(descriptions.write).toContain("At most 16.0MB per file");
     expect(descriptions.edit).toContain("exactly once");
     expect(descriptions.bash).toContain("Timeout 10s by default (timeoutMs, max 60s)");
     expect(descriptions.bash).toContain("not available: tar, gzip");

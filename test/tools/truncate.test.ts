@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
 import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
   formatSize,
   splitLines,
   truncateHead,
@@ -9,6 +7,7 @@ import {
   truncateTail,
   withNotices,
 } from "../../src/tools/truncate";
+import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../../src/domain/limits";
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n");
 
@@ -19,7 +18,7 @@ describe("truncateHead", () => {
   });
 
   it("stops at 2000 lines", () => {
-    expect(DEFAULT_MAX_LINES).toBe(2000);
+    expect(TOOL_OUTPUT_MAX_LINES).toBe(2000);
     const r = truncateHead(lines(2001));
     expect(r.truncatedBy).toBe("lines");
     expect(r.outputLines).toBe(2000);
@@ -27,7 +26,7 @@ describe("truncateHead", () => {
   });
 
   it("stops at 50 KB without a partial line", () => {
-    expect(DEFAULT_MAX_BYTES).toBe(51_200);
+    expect(TOOL_OUTPUT_MAX_BYTES).toBe(51_200);
     const line = "x".repeat(99); // 100 bytes with its newline
     const r = truncateHead(Array(600).fill(line).join("\n"));
     expect(r.truncatedBy).toBe("bytes");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { MAX_WRITE_BYTES, writeTool } from "../../src/tools/write";
+import { writeTool } from "../../src/tools/write";
 import { fixtureFs, toolContext } from "../helpers/memory-fs";
+import { MAX_FILE_BYTES } from "../../src/domain/limits";
 
 const write = (fs = fixtureFs(), path: string, content: string) => writeTool.execute({ path, content }, toolContext(fs, { allowWrite: true }));
 
@@ -25,9 +26,9 @@ describe("write", () => {
 
   it("refuses content over the size limit", async () => {
     const fs = fixtureFs();
-    await expect(write(fs, "big.txt", "x".repeat(MAX_WRITE_BYTES + 1))).rejects.toMatchObject({
+    await expect(write(fs, "big.txt", "x".repeat(MAX_FILE_BYTES + 1))).rejects.toMatchObject({
       code: "content_too_large",
-      message: "big.txt would be 1.0MB; the limit is 1.0MB per file",
+      message: "big.txt would be 16.0MB; the limit is 16.0MB per file",
     });
     expect(fs.mutations).toEqual([]);
   });

@@ -1,0 +1,83 @@
+/**
+ * Every limit a client or the model can run into, in one place, so the layers agree (one file-size
+ * limit from upload to overlay to tools). `LIMITS_TABLE` renders them for the README, and a test keeps
+ * the README's table equal to it.
+ */
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+// Requests
+/** JSON request bodies above this are refused with 413 `body_too_large`. */
+export const MAX_JSON_BODY_BYTES = 256 * KiB;
+/** Longest prompt, in characters. */
+export const MAX_PROMPT_CHARS = 100_000;
+/** Longest session title, in characters. */
+export const MAX_TITLE_CHARS = 200;
+
+// Runs
+export const DEFAULT_MAX_TURNS = 6;
+export const MAX_TURNS_LIMIT = 50;
+export const DEFAULT_MAX_TOOL_CALLS = 12;
+export const MAX_TOOL_CALLS_LIMIT = 200;
+export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
+export const MIN_RUN_TIMEOUT_MS = 1_000;
+export const MAX_RUN_TIMEOUT_MS = 15 * 60_000;
+/**
+ * The most one model answer may hold: characters of text plus tool-call arguments. Past it the answer
+ * is cut with `output_too_large`. Large outputs are legitimate (a `write` carrying a big file), but
+ * the history is resent every turn and lives in the object's memory.
+ */
+export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
+/** The largest record the session log stores, in bytes of JSON (a model answer at its limit fits). */
+export const MAX_RECORD_BYTES = 32 * MiB;
+
+// Workspaces
+/** Largest upload, in bytes. */
+export const MAX_ARCHIVE_BYTES = 100 * MiB;
+/** Most entries in an archive (files, directories, links, devices: every header). */
+export const MAX_ARCHIVE_FILES = 50_000;
+/** Largest file anywhere in a workspace: in an upload (bigger ones are skipped), the overlay, `write`, `edit`, `bash`. */
+export const MAX_FILE_BYTES = 16 * MiB;
+/** Most bytes of files in one snapshot. */
+export const MAX_TOTAL_BYTES = 512 * MiB;
+/** Most bytes an archive may expand to (skipped entries included). */
+export const MAX_EXPANDED_BYTES = 1024 * MiB;
+/** Uncompressed/compressed ratio above which a gzip stream or zip entry counts as a bomb. */
+export const MAX_COMPRESSION_RATIO = 100;
+/** Longest path inside a workspace, in characters. */
+export const MAX_PATH_CHARS = 4096;
+
+// Tools
+/** Tool output is cut at this many lines... */
+export const TOOL_OUTPUT_MAX_LINES = 2000;
+/** ...or this many bytes, whichever comes first, with a notice telling the model how to continue. */
+export const TOOL_OUTPUT_MAX_BYTES = 50 * KiB;
+export const BASH_DEFAULT_TIMEOUT_MS = 10_000;
+export const BASH_MAX_TIMEOUT_MS = 60_000;
+/** Bytes one bash command may write in total. */
+export const BASH_MAX_WRITTEN_BYTES = 2 * MAX_FILE_BYTES;
+
+/** `n` bytes as the README writes them: `256 KiB`, `16 MiB`, `50 KB`... */
+function bytes(n: number): string {
+  if (n % MiB === 0) return `${n / MiB} MiB`;
+  if (n % KiB === 0) return `${n / KiB} KiB`;
+  return `${n} bytes`;
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+/** The README's limits table: what, and its limit in words. */
+export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
+  ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
+  ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
+  ["session title", `${count(MAX_TITLE_CHARS)} characters`],
+  ["run options", `\`maxTurns\` 1-${MAX_TURNS_LIMIT} (default ${DEFAULT_MAX_TURNS}), \`maxToolCalls\` 0-${MAX_TOOL_CALLS_LIMIT} (default ${DEFAULT_MAX_TOOL_CALLS}), \`timeoutMs\` ${count(MIN_RUN_TIMEOUT_MS)}-${count(MAX_RUN_TIMEOUT_MS)} (default ${count(DEFAULT_RUN_TIMEOUT_MS)})`],
+  ["archive upload", `${bytes(MAX_ARCHIVE_BYTES)}, ${count(MAX_ARCHIVE_FILES)} entries, ${bytes(MAX_TOTAL_BYTES)} of files, expanding to at most ${bytes(MAX_EXPANDED_BYTES)}, compression ratio ${MAX_COMPRESSION_RATIO}`],
+  ["one file (upload, overlay, `write`, `edit`, `bash`)", `${bytes(MAX_FILE_BYTES)} (bigger files in an upload are skipped with \`file_too_large\`)`],
+  ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
+  ["tool output", `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue`],
+  ["`bash`", `simulated shell (just-bash), no network, ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command`],
+  ["one model answer", `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments (past it: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`],
+  ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
+];
