@@ -2,10 +2,10 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { findTool } from "../src/tools/find";
 import { grepTool } from "../src/tools/grep";
-import type { WorkspaceFs } from "../src/workspace/workspace-fs";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import type { OverlayEntry, OverlayStore } from "../src/workspace/overlay";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
+import type { WorkspaceFs } from "../src/workspace/workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
 import type { GrepBenchInput } from "./setup/grep";
 
@@ -64,7 +64,11 @@ it("grep and find tools vs GNU grep -rn / find on the same tree", async () => {
   const input: GrepBenchInput = inject("grepBench");
   const response = await fetch(`${input.baseUrl}/tree.tar`);
   expect(response.ok).toBe(true);
-  const ingest = await ingestWorkspace(env.STORE, response.body!, { workspaceId: "w_grep_bench", owner: null, contentType: "application/x-tar" });
+  const ingest = await ingestWorkspace(env.STORE, response.body!, {
+    workspaceId: "w_grep_bench",
+    owner: null,
+    contentType: "application/x-tar",
+  });
   expect(ingest).toMatchObject({ files: input.files, bytes: input.sourceBytes, skipped: [] });
   const snapshot = await openWorkspace(env.STORE, "w_grep_bench", new EmptyOverlay());
   const memory = new MemoryWorkspaceFs();
@@ -79,13 +83,29 @@ it("grep and find tools vs GNU grep -rn / find on the same tree", async () => {
     for (const [view, fs] of views) {
       const { ms, result } = await timed(() => grepTool.execute(grepTool.parameters.parse(c.args), toolContext(fs)));
       expect(totalMatches(result.text)).toBe(c.gnuMatches);
-      rows.push([`grep ${c.label}: \`${c.args.pattern}\``, view, String(c.gnuMatches), `${ms.toFixed(0)} ms`, `${c.gnuMs.toFixed(0)} ms`, `${(ms / c.gnuMs).toFixed(1)}x`]);
+      rows.push([
+        `grep ${c.label}: \`${c.args.pattern}\``,
+        view,
+        String(c.gnuMatches),
+        `${ms.toFixed(0)} ms`,
+        `${c.gnuMs.toFixed(0)} ms`,
+        `${(ms / c.gnuMs).toFixed(1)}x`,
+      ]);
     }
   }
   for (const [view, fs] of views) {
-    const { ms, result } = await timed(() => findTool.execute(findTool.parameters.parse({ pattern: input.find.pattern, limit: 20_000 }), toolContext(fs)));
+    const { ms, result } = await timed(() =>
+      findTool.execute(findTool.parameters.parse({ pattern: input.find.pattern, limit: 20_000 }), toolContext(fs)),
+    );
     expect(result.text.split("\n").length).toBe(input.find.gnuResults);
-    rows.push([`find \`${input.find.pattern}\``, view, String(input.find.gnuResults), `${ms.toFixed(0)} ms`, `${input.find.gnuMs.toFixed(0)} ms`, `${(ms / input.find.gnuMs).toFixed(1)}x`]);
+    rows.push([
+      `find \`${input.find.pattern}\``,
+      view,
+      String(input.find.gnuResults),
+      `${ms.toFixed(0)} ms`,
+      `${input.find.gnuMs.toFixed(0)} ms`,
+      `${(ms / input.find.gnuMs).toFixed(1)}x`,
+    ]);
   }
 
   const header = ["search", "workspace view", "matches", "tool (workerd)", "GNU on disk", "ratio"];

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { expect, it } from "vitest";
 import { counterIds } from "../src/domain";
-import { ChatChunkAccumulator, OpenAIModelClient, type ModelRequest } from "../src/model";
+import { ChatChunkAccumulator, type ModelRequest, OpenAIModelClient } from "../src/model";
 
 /**
  * Harness overhead per streamed delta: our OpenAIModelClient (SDK SSE parsing + ChatChunkAccumulator +
@@ -32,7 +32,7 @@ function toolArgsBody(): Uint8Array {
   let s = frame({ tool_calls: [{ index: 0, id: "call_bench", type: "function", function: { name: "write", arguments: '{"content":"' } }] });
   for (let i = 0; i < DELTAS; i++) s += frame({ tool_calls: [{ index: 0, function: { arguments: `x${i % 10}` } }] });
   s += frame({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] });
-  s += frame({}, "tool_calls") + "data: [DONE]\n\n";
+  s += `${frame({}, "tool_calls")}data: [DONE]\n\n`;
   return new TextEncoder().encode(s);
 }
 
@@ -51,15 +51,31 @@ function instantFetch(bytes: Uint8Array, readBytes: number) {
 }
 
 async function bareSdk(bytes: Uint8Array, readBytes: number): Promise<number> {
-  const client = new OpenAI({ apiKey: "sk-bench", baseURL: "https://bench.local/v1", fetch: instantFetch(bytes, readBytes), maxRetries: 0 });
-  const stream = await client.chat.completions.create({ model: "bench", messages: [{ role: "user", content: "go" }], stream: true, stream_options: { include_usage: true } });
+  const client = new OpenAI({
+    apiKey: "sk-bench",
+    baseURL: "https://bench.local/v1",
+    fetch: instantFetch(bytes, readBytes),
+    maxRetries: 0,
+  });
+  const stream = await client.chat.completions.create({
+    model: "bench",
+    messages: [{ role: "user", content: "go" }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let chunks = 0;
   for await (const _chunk of stream) chunks++;
   return chunks;
 }
 
 async function ourClient(bytes: Uint8Array, readBytes: number): Promise<number> {
-  const client = new OpenAIModelClient({ apiKey: "sk-bench", baseURL: "https://bench.local/v1", model: "bench", fetch: instantFetch(bytes, readBytes), ids: counterIds() });
+  const client = new OpenAIModelClient({
+    apiKey: "sk-bench",
+    baseURL: "https://bench.local/v1",
+    model: "bench",
+    fetch: instantFetch(bytes, readBytes),
+    ids: counterIds(),
+  });
   let events = 0;
   let last = "";
   for await (const event of client.stream(REQUEST, new AbortController().signal)) {
@@ -81,7 +97,12 @@ function accumulatorOnly(chunks: unknown[]): () => Promise<number> {
 }
 
 async function parsedChunks(bytes: Uint8Array): Promise<unknown[]> {
-  const client = new OpenAI({ apiKey: "sk-bench", baseURL: "https://bench.local/v1", fetch: instantFetch(bytes, 16 * 1024), maxRetries: 0 });
+  const client = new OpenAI({
+    apiKey: "sk-bench",
+    baseURL: "https://bench.local/v1",
+    fetch: instantFetch(bytes, 16 * 1024),
+    maxRetries: 0,
+  });
   const stream = await client.chat.completions.create({ model: "bench", messages: [], stream: true });
   const out: unknown[] = [];
   for await (const chunk of stream) out.push(chunk);
@@ -120,9 +141,17 @@ it("model stream: harness overhead per delta vs the bare openai SDK", async () =
   const rows: string[] = [];
   for (const readBytes of READ_SIZES_BYTES) {
     const reads = readBytes >= 1024 ? `${readBytes / 1024} KB reads` : `${readBytes} B reads`;
-    const t = await measure({ sdk: () => bareSdk(text, readBytes), ours: () => ourClient(text, readBytes), acc: accumulatorOnly(textChunks) });
+    const t = await measure({
+      sdk: () => bareSdk(text, readBytes),
+      ours: () => ourClient(text, readBytes),
+      acc: accumulatorOnly(textChunks),
+    });
     rows.push(row(`${DELTAS} text deltas, ${reads}`, t));
-    const a = await measure({ sdk: () => bareSdk(args, readBytes), ours: () => ourClient(args, readBytes), acc: accumulatorOnly(argChunks) });
+    const a = await measure({
+      sdk: () => bareSdk(args, readBytes),
+      ours: () => ourClient(args, readBytes),
+      acc: accumulatorOnly(argChunks),
+    });
     rows.push(row(`1 tool call in ${DELTAS} argument fragments, ${reads}`, a));
   }
   console.log(

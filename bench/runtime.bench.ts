@@ -1,8 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { it } from "vitest";
-import { useSessionDeps } from "../test/helpers/test-worker";
 import { DurableSessionStore } from "../src/session/session-store";
+import { useSessionDeps } from "../test/helpers/test-worker";
 
 /**
  * Harness overhead: one prompt through the whole path (Worker route -> SessionDO -> runtime ->
@@ -15,15 +15,21 @@ const encoder = new TextEncoder();
 
 function modelBody(): string {
   let body = "";
-  for (let i = 0; i < DELTAS; i++) body += `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: `tok${i} ` }, finish_reason: null }] })}\n\n`;
+  for (let i = 0; i < DELTAS; i++)
+    body += `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: `tok${i} ` }, finish_reason: null }] })}\n\n`;
   body += `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`;
-  return body + "data: [DONE]\n\n";
+  return `${body}data: [DONE]\n\n`;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function direct(body: string) {
-  const client = new OpenAI({ apiKey: "k", baseURL: "https://llm.example.test/v1", maxRetries: 0, fetch: async () => new Response(encoder.encode(body), { headers: { "content-type": "text/event-stream" } }) });
+  const client = new OpenAI({
+    apiKey: "k",
+    baseURL: "https://llm.example.test/v1",
+    maxRetries: 0,
+    fetch: async () => new Response(encoder.encode(body), { headers: { "content-type": "text/event-stream" } }),
+  });
   const start = performance.now();
   const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
   let first = 0;
@@ -40,7 +46,13 @@ async function harness(body: string) {
   const { id } = await store.create({});
   useSessionDeps(id, { modelFetch: async () => new Response(encoder.encode(body), { headers: { "content-type": "text/event-stream" } }) });
   const start = performance.now();
-  const res = await exports.default.fetch(new Request(`http://harness/api/sessions/${id}/messages/stream`, { method: "POST", body: JSON.stringify({ text: "hi" }), headers: { "content-type": "application/json" } }));
+  const res = await exports.default.fetch(
+    new Request(`http://harness/api/sessions/${id}/messages/stream`, {
+      method: "POST",
+      body: JSON.stringify({ text: "hi" }),
+      headers: { "content-type": "application/json" },
+    }),
+  );
   const reader = res.body!.getReader();
   let first = 0;
   let frames = 0;
@@ -70,7 +82,13 @@ it("harness overhead per streamed delta and time to first SSE byte", async () =>
   const directTotal = median(d.map((x) => x.total));
   const harnessTotal = median(h.map((x) => x.total));
   const rows = [
-    ["openai SDK reading the body directly", `${median(d.map((x) => x.first)).toFixed(2)} ms`, `${directTotal.toFixed(1)} ms`, `${((directTotal / DELTAS) * 1000).toFixed(1)} us`, "-"],
+    [
+      "openai SDK reading the body directly",
+      `${median(d.map((x) => x.first)).toFixed(2)} ms`,
+      `${directTotal.toFixed(1)} ms`,
+      `${((directTotal / DELTAS) * 1000).toFixed(1)} us`,
+      "-",
+    ],
     [
       `harness: route -> DO -> runtime -> log -> SSE (${h[0]!.frames} SSE frames)`,
       `${median(h.map((x) => x.first)).toFixed(2)} ms`,

@@ -1,9 +1,9 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { it } from "vitest";
 import { DurableSessionStore } from "../src/session/session-store";
-import { useSessionDeps, type SessionDO } from "../test/helpers/test-worker";
 import { deltaEvent } from "../test/helpers/records";
+import { type SessionDO, useSessionDeps } from "../test/helpers/test-worker";
 
 /**
  * Session log: append throughput into one session, and R2 bytes written per logical JSONL byte for
@@ -36,7 +36,7 @@ it("session log: appends/s and R2 write amplification", async () => {
 
   // 1. Appends over RPC, one record per call (what a client-facing route costs).
   const { id: rpcSession } = await store.create({});
-  let t = performance.now();
+  const t = performance.now();
   for (let i = 0; i < RPC_APPENDS; i++) await store.appendEvent(rpcSession, deltaEvent(rpcSession, `e_${i}`, TEXT));
   const rpcPerSec = RPC_APPENDS / ((performance.now() - t) / 1000);
 
@@ -61,7 +61,7 @@ it("session log: appends/s and R2 write amplification", async () => {
     let whole = "";
     const naiveStart = performance.now();
     for (let i = 0; i < LOG_RECORDS; i++) {
-      whole += JSON.stringify(deltaEvent(id, `e_${i}`, TEXT)) + "\n";
+      whole += `${JSON.stringify(deltaEvent(id, `e_${i}`, TEXT))}\n`;
       if ((i + 1) % FLUSH_EVERY === 0) await naive.bucket.put(`bench/naive/${id}/events.jsonl`, whole);
     }
     await naive.bucket.put(`bench/naive/${id}/events.jsonl`, whole);
@@ -82,5 +82,8 @@ it("session log: appends/s and R2 write amplification", async () => {
       `R2 bytes / log bytes = ${(results.naive.bytes / results.logical).toFixed(1)} (${results.naive.puts} puts)`,
     ],
   ];
-  console.log(`\nsession log, ${LOG_RECORDS} records, ${(results.logical / 1e6).toFixed(2)} MB of JSONL\n` + rows.map((r) => r.join(" | ")).join("\n"));
+  console.log(
+    `\nsession log, ${LOG_RECORDS} records, ${(results.logical / 1e6).toFixed(2)} MB of JSONL\n` +
+      rows.map((r) => r.join(" | ")).join("\n"),
+  );
 });

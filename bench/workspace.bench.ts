@@ -111,5 +111,7 @@ it("workspace ingest of a 100 MB archive: time and workerd peak memory", async (
   const header = ["format", "archive", "ingest", "MB/s (source)", "workerd RSS before", "peak RSS growth", "probe"];
   const table = [header, ...rows].map((r) => `| ${r.join(" | ")} |`);
   table.splice(1, 0, `| ${header.map(() => "---").join(" | ")} |`);
-  console.log(`\nworkspace ingest, large: ${large.files} files, ${large.sourceBytes.toLocaleString("en-US")} B of source text\n${table.join("\n")}\n`);
+  console.log(
+    `\nworkspace ingest, large: ${large.files} files, ${large.sourceBytes.toLocaleString("en-US")} B of source text\n${table.join("\n")}\n`,
+  );
 });

@@ -4,8 +4,8 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import type { TestProject } from "vitest/node";
-import { copySourceTree } from "../fixtures/source-tree";
 import { MAX_ARCHIVE_BYTES } from "../../src/domain/limits";
+import { copySourceTree } from "../fixtures/source-tree";
 import { WorkerdMemoryProbe } from "./probes/workerd-memory";
 
 /**
@@ -67,16 +67,37 @@ export default async function setup(project: TestProject) {
       const out = join(root, `out-${i}`);
       mkdirSync(out);
       const start = performance.now();
-      run(cmd, args.map((a) => a.replace("{out}", out)));
+      run(
+        cmd,
+        args.map((a) => a.replace("{out}", out)),
+      );
       samples.push(performance.now() - start);
       rmSync(out, { recursive: true, force: true });
     }
     return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
   };
   const archives: WorkspaceBenchInput["archives"] = [
-    { format: "tar", path: "ws.tar", contentType: "application/x-tar", baseline: "GNU tar -xf", baselineMs: time("tar", ["-xf", "ws.tar", "-C", "{out}"]) },
-    { format: "tar.gz", path: "ws.tar.gz", contentType: "application/gzip", baseline: "GNU tar -xzf", baselineMs: time("tar", ["-xzf", "ws.tar.gz", "-C", "{out}"]) },
-    { format: "zip", path: "ws.zip", contentType: "application/zip", baseline: "unzip -q", baselineMs: time("unzip", ["-q", "ws.zip", "-d", "{out}"]) },
+    {
+      format: "tar",
+      path: "ws.tar",
+      contentType: "application/x-tar",
+      baseline: "GNU tar -xf",
+      baselineMs: time("tar", ["-xf", "ws.tar", "-C", "{out}"]),
+    },
+    {
+      format: "tar.gz",
+      path: "ws.tar.gz",
+      contentType: "application/gzip",
+      baseline: "GNU tar -xzf",
+      baselineMs: time("tar", ["-xzf", "ws.tar.gz", "-C", "{out}"]),
+    },
+    {
+      format: "zip",
+      path: "ws.zip",
+      contentType: "application/zip",
+      baseline: "unzip -q",
+      baselineMs: time("unzip", ["-q", "ws.zip", "-d", "{out}"]),
+    },
   ].map((a) => ({ ...a, format: a.format as Format, bytes: statSync(join(root, a.path)).size }));
 
   const large = buildLargeTree(tree, join(root, "large"));

@@ -11,7 +11,10 @@ import { gzipSync } from "node:zlib";
 import { freePort, startDevServer } from "./dev-server.mjs";
 import { startFakeModel } from "./fake-model.mjs";
 
-const only = process.argv.find((a) => a.startsWith("only="))?.slice(5).split(",");
+const only = process.argv
+  .find((a) => a.startsWith("only="))
+  ?.slice(5)
+  .split(",");
 const results = [];
 const record = (check, ok, detail) => {
   results.push({ check, ok, detail });
@@ -28,7 +31,9 @@ function request(base, agent, method, urlPath, { body, headers = {}, timeoutMs =
         chunks.push(c);
         onChunk?.(c);
       });
-      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), ms: Date.now() - started }));
+      res.on("end", () =>
+        resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), ms: Date.now() - started }),
+      );
       res.on("error", (e) => resolve({ status: `ERR ${e.message}`, body: "", ms: Date.now() - started }));
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
@@ -43,7 +48,14 @@ const sseEvents = (text) =>
   text
     .split("\n\n")
     .filter((f) => f.includes("data: "))
-    .map((f) => JSON.parse(f.split("\n").find((l) => l.startsWith("data: ")).slice(6)));
+    .map((f) =>
+      JSON.parse(
+        f
+          .split("\n")
+          .find((l) => l.startsWith("data: "))
+          .slice(6),
+      ),
+    );
 
 /** 20 requests in a row on `agent`; every one must answer correctly within 2 s. */
 async function twentyInARow(base, agent) {
@@ -54,7 +66,10 @@ async function twentyInARow(base, agent) {
   let slowest = 0;
   let firstBad = null;
   for (let i = 0; i < 20; i++) {
-    const res = i % 2 ? await request(base, agent, "GET", `/api/sessions/${sessionId}`) : await request(base, agent, "POST", "/api/sessions", json({}));
+    const res =
+      i % 2
+        ? await request(base, agent, "GET", `/api/sessions/${sessionId}`)
+        : await request(base, agent, "POST", "/api/sessions", json({}));
     slowest = Math.max(slowest, res.ms);
     if (res.status !== (i % 2 ? 200 : 201) || res.ms > 2000) {
       bad++;
@@ -124,18 +139,75 @@ const checks = {
     const bomb = gzipSync(Buffer.alloc(1024 * 1024 * 1024), { level: 9 });
     const cases = [
       ["gzip bomb (1 GiB of zeros)", "POST", "/api/workspaces", { body: bomb, headers: { "content-type": "application/gzip" } }, 422],
-      ["chunked JSON over 256 KiB", "POST", "/api/sessions", { body: (req) => { req.write(Buffer.alloc(300 * 1024, 0x20)); req.end(); }, headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, 413],
-      ["chunked 101 MiB upload", "POST", "/api/workspaces", { body: (req) => { req.write(tarHeader("big.bin", 101 * 1024 * 1024)); const mb = Buffer.alloc(1024 * 1024, 7); for (let i = 0; i < 101; i++) req.write(mb); req.end(); }, headers: { "content-type": "application/x-tar", "transfer-encoding": "chunked" } }, 413],
-      ["declared 101 MiB upload", "POST", "/api/workspaces", { body: Buffer.alloc(101 * 1024 * 1024, 7), headers: { "content-type": "application/x-tar" } }, 413],
-      ["corrupt zip", "POST", "/api/workspaces", { body: Buffer.concat([Buffer.from("PK\x03\x04"), Buffer.alloc(4096, 9)]), headers: { "content-type": "application/zip" } }, 400],
-      ["50,001-entry tar", "POST", "/api/workspaces", { body: tarOfEmptyFiles(50_001), headers: { "content-type": "application/x-tar" } }, 413],
-      ["form post to a JSON route", "POST", "/api/sessions", { body: "title=x", headers: { "content-type": "application/x-www-form-urlencoded" } }, 415],
+      [
+        "chunked JSON over 256 KiB",
+        "POST",
+        "/api/sessions",
+        {
+          body: (req) => {
+            req.write(Buffer.alloc(300 * 1024, 0x20));
+            req.end();
+          },
+          headers: { "content-type": "application/json", "transfer-encoding": "chunked" },
+        },
+        413,
+      ],
+      [
+        "chunked 101 MiB upload",
+        "POST",
+        "/api/workspaces",
+        {
+          body: (req) => {
+            req.write(tarHeader("big.bin", 101 * 1024 * 1024));
+            const mb = Buffer.alloc(1024 * 1024, 7);
+            for (let i = 0; i < 101; i++) req.write(mb);
+            req.end();
+          },
+          headers: { "content-type": "application/x-tar", "transfer-encoding": "chunked" },
+        },
+        413,
+      ],
+      [
+        "declared 101 MiB upload",
+        "POST",
+        "/api/workspaces",
+        { body: Buffer.alloc(101 * 1024 * 1024, 7), headers: { "content-type": "application/x-tar" } },
+        413,
+      ],
+      [
+        "corrupt zip",
+        "POST",
+        "/api/workspaces",
+        { body: Buffer.concat([Buffer.from("PK\x03\x04"), Buffer.alloc(4096, 9)]), headers: { "content-type": "application/zip" } },
+        400,
+      ],
+      [
+        "50,001-entry tar",
+        "POST",
+        "/api/workspaces",
+        { body: tarOfEmptyFiles(50_001), headers: { "content-type": "application/x-tar" } },
+        413,
+      ],
+      [
+        "form post to a JSON route",
+        "POST",
+        "/api/sessions",
+        { body: "title=x", headers: { "content-type": "application/x-www-form-urlencoded" } },
+        415,
+      ],
     ];
     // The counter must see what an accepted upload stores (pack, index, meta), or it proves nothing.
     const accepted = blobs();
-    const upload = await request(base, new http.Agent(), "POST", "/api/workspaces", { body: makeTar(tmp, 2, 1024), headers: { "content-type": "application/x-tar" } });
+    const upload = await request(base, new http.Agent(), "POST", "/api/workspaces", {
+      body: makeTar(tmp, 2, 1024),
+      headers: { "content-type": "application/x-tar" },
+    });
     await settle();
-    record("refusals", upload.status === 201 && blobs() - accepted === 3, `control: an accepted upload (${upload.status}) left ${blobs() - accepted} blob files (pack, index, meta)`);
+    record(
+      "refusals",
+      upload.status === 201 && blobs() - accepted === 3,
+      `control: an accepted upload (${upload.status}) left ${blobs() - accepted} blob files (pack, index, meta)`,
+    );
     for (const [name, method, url, init, status] of cases) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       await settle();
@@ -146,7 +218,11 @@ const checks = {
       const after = await twentyInARow(base, agent);
       agent.destroy();
       const ok = refusal.status === status && after.bad === 0 && (url !== "/api/workspaces" || left === 0);
-      record("refusals", ok, `${name}: ${refusal.status} in ${refusal.ms} ms; next 20 requests: ${after.bad} failed, slowest ${after.slowest} ms${after.first ? ` (first failure: ${after.first})` : ""}; R2 blob files left: ${left}`);
+      record(
+        "refusals",
+        ok,
+        `${name}: ${refusal.status} in ${refusal.ms} ms; next 20 requests: ${after.bad} failed, slowest ${after.slowest} ms${after.first ? ` (first failure: ${after.first})` : ""}; R2 blob files left: ${left}`,
+      );
     }
   },
 
@@ -155,13 +231,23 @@ const checks = {
     for (let t = 0; t < 5; t++) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
-      const run = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: "BIG 600000 7" }), timeoutMs: 120_000 });
+      const run = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+        ...json({ text: "BIG 600000 7" }),
+        timeoutMs: 120_000,
+      });
       const events = sseEvents(run.body);
-      const text = events.filter((e) => e.type === "assistant_delta").map((e) => e.text).join("");
+      const text = events
+        .filter((e) => e.type === "assistant_delta")
+        .map((e) => e.text)
+        .join("");
       const after = await twentyInARow(base, agent);
       agent.destroy();
       const ok = run.status === 200 && events.at(-1)?.type === "agent_completed" && text.length === 600_000 && after.bad === 0;
-      record("bigAnswer", ok, `try ${t + 1}: run ${run.status} in ${run.ms} ms, ${events.length} events, ${text.length} characters; next 20: ${after.bad} failed, slowest ${after.slowest} ms`);
+      record(
+        "bigAnswer",
+        ok,
+        `try ${t + 1}: run ${run.status} in ${run.ms} ms, ${events.length} events, ${text.length} characters; next 20: ${after.bad} failed, slowest ${after.slowest} ms`,
+      );
     }
   },
 
@@ -177,18 +263,29 @@ const checks = {
         if (created.status !== 201) return failures.push(`create ${created.status}`);
         const { sessionId } = JSON.parse(created.body);
         for (let p = 0; p < 3; p++) {
-          const run = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: `prompt ${p}` }), timeoutMs: 60_000 });
+          const run = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+            ...json({ text: `prompt ${p}` }),
+            timeoutMs: 60_000,
+          });
           runs++;
           const events = run.status === 200 ? sseEvents(run.body) : [];
           if (events.at(-1)?.type !== "agent_completed") failures.push(`${sessionId} prompt ${p}: ${run.status} ${run.body.slice(0, 120)}`);
         }
         const messages = await request(base, agent, "GET", `/api/sessions/${sessionId}/messages`, { timeoutMs: 60_000 });
-        const kinds = messages.body.trim().split("\n").map((l) => JSON.parse(l).kind).join(",");
+        const kinds = messages.body
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l).kind)
+          .join(",");
         if (kinds !== "user,assistant,user,assistant,user,assistant") failures.push(`${sessionId} messages: ${kinds}`);
       }),
     );
     agent.destroy();
-    record("concurrency", failures.length === 0, `100 sessions x 3 prompts: ${runs} runs in ${Date.now() - started} ms, ${failures.length} failures${failures.length ? ` (${failures.slice(0, 3).join("; ")})` : ""}`);
+    record(
+      "concurrency",
+      failures.length === 0,
+      `100 sessions x 3 prompts: ${runs} runs in ${Date.now() - started} ms, ${failures.length} failures${failures.length ? ` (${failures.slice(0, 3).join("; ")})` : ""}`,
+    );
   },
 
   /** A large upload must not silence a running stream for a second or more. */
@@ -197,10 +294,18 @@ const checks = {
     const agent = new http.Agent({ keepAlive: true });
     const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
     const arrivals = [];
-    const stream = request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: "SLOW 80 100" }), timeoutMs: 60_000, onChunk: () => arrivals.push(Date.now()) });
+    const stream = request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+      ...json({ text: "SLOW 80 100" }),
+      timeoutMs: 60_000,
+      onChunk: () => arrivals.push(Date.now()),
+    });
     await new Promise((r) => setTimeout(r, 800));
     const uploadStart = Date.now();
-    const upload = await request(base, agent, "POST", "/api/workspaces", { body: archive, headers: { "content-type": "application/x-tar" }, timeoutMs: 120_000 });
+    const upload = await request(base, agent, "POST", "/api/workspaces", {
+      body: archive,
+      headers: { "content-type": "application/x-tar" },
+      timeoutMs: 120_000,
+    });
     const uploadEnd = Date.now();
     await stream;
     agent.destroy();
@@ -208,7 +313,11 @@ const checks = {
     let gap = 0;
     for (let i = 1; i < during.length; i++) gap = Math.max(gap, during[i] - during[i - 1]);
     const ok = upload.status === 201 && gap < 1000;
-    record("ingestVsStream", ok, `${(archive.length / 1e6).toFixed(0)} MB tar ingested in ${uploadEnd - uploadStart} ms (${upload.status}); longest silence of the running stream meanwhile: ${gap} ms over ${during.length} chunks`);
+    record(
+      "ingestVsStream",
+      ok,
+      `${(archive.length / 1e6).toFixed(0)} MB tar ingested in ${uploadEnd - uploadStart} ms (${upload.status}); longest silence of the running stream meanwhile: ${gap} ms over ${during.length} chunks`,
+    );
   },
 
   /** Looking up sessions that do not exist creates no Durable Object storage. */
@@ -224,13 +333,20 @@ const checks = {
     }
     const created = dbs() - before;
     agent.destroy();
-    record("unknownIds", wrong === 0 && created === 0, `200 GETs of random session ids: ${wrong} not 404, ${created} SQLite databases created`);
+    record(
+      "unknownIds",
+      wrong === 0 && created === 0,
+      `200 GETs of random session ids: ${wrong} not 404, ${created} SQLite databases created`,
+    );
   },
 
   /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
   async crash(ctx) {
     const agent = new http.Agent({ keepAlive: true });
-    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", { body: makeTar(ctx.tmp, 2, 1024), headers: { "content-type": "application/x-tar" } });
+    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", {
+      body: makeTar(ctx.tmp, 2, 1024),
+      headers: { "content-type": "application/x-tar" },
+    });
     const { workspaceId } = JSON.parse(upload.body);
     const sessions = {};
     for (const [name, text, options] of [
@@ -240,7 +356,11 @@ const checks = {
       const { sessionId } = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body);
       sessions[name] = sessionId;
       let seen = "";
-      void request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text, ...options }), timeoutMs: 5_000, onChunk: (c) => (seen += c) });
+      void request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+        ...json({ text, ...options }),
+        timeoutMs: 5_000,
+        onChunk: (c) => (seen += c),
+      });
       const waitFor = name === "mid-stream" ? "assistant_delta" : "tool_call_started";
       for (let i = 0; i < 100 && !seen.includes(waitFor); i++) await new Promise((r) => setTimeout(r, 100));
     }
@@ -248,16 +368,36 @@ const checks = {
     await ctx.restart("SIGKILL");
     const after = new http.Agent({ keepAlive: true });
     for (const [name, sessionId] of Object.entries(sessions)) {
-      const events = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/events`, { timeoutMs: 30_000 })).body.trim().split("\n").map((l) => JSON.parse(l));
-      const messages = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/messages`)).body.trim().split("\n").map((l) => JSON.parse(l));
+      const events = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/events`, { timeoutMs: 30_000 })).body
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      const messages = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/messages`)).body
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       const last = messages.at(-1);
       ctx.model.requests.length = 0;
-      const next = await request(ctx.base, after, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json({ text: "hello again" }), timeoutMs: 30_000 });
+      const next = await request(ctx.base, after, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+        ...json({ text: "hello again" }),
+        timeoutMs: 30_000,
+      });
       const sent = ctx.model.requests.at(-1)?.messages ?? [];
-      const unanswered = sent.flatMap((m, i) => (m.tool_calls ?? []).filter((c) => !sent.slice(i + 1).some((r) => r.role === "tool" && r.tool_call_id === c.id)));
-      const ok = events.at(-1)?.type === "agent_error" && events.at(-1)?.code === "run_interrupted" && last.stopReason === "ERROR" &&
-        (name !== "mid-stream" || last.text === "partial answer ") && unanswered.length === 0 && sseEvents(next.body).at(-1)?.type === "agent_completed";
-      record("crash", ok, `${name}: closed with ${events.at(-1)?.code}, closing message text ${JSON.stringify(last.text)}, ${messages.filter((m) => m.kind === "tool_result").length} tool result(s); next prompt sent ${unanswered.length} unanswered tool call(s) and ended ${sseEvents(next.body).at(-1)?.type}`);
+      const unanswered = sent.flatMap((m, i) =>
+        (m.tool_calls ?? []).filter((c) => !sent.slice(i + 1).some((r) => r.role === "tool" && r.tool_call_id === c.id)),
+      );
+      const ok =
+        events.at(-1)?.type === "agent_error" &&
+        events.at(-1)?.code === "run_interrupted" &&
+        last.stopReason === "ERROR" &&
+        (name !== "mid-stream" || last.text === "partial answer ") &&
+        unanswered.length === 0 &&
+        sseEvents(next.body).at(-1)?.type === "agent_completed";
+      record(
+        "crash",
+        ok,
+        `${name}: closed with ${events.at(-1)?.code}, closing message text ${JSON.stringify(last.text)}, ${messages.filter((m) => m.kind === "tool_result").length} tool result(s); next prompt sent ${unanswered.length} unanswered tool call(s) and ended ${sseEvents(next.body).at(-1)?.type}`,
+      );
     }
     after.destroy();
   },

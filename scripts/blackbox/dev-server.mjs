@@ -14,9 +14,28 @@ export function freePort() {
 }
 
 export async function startDevServer({ port, persistTo, modelUrl }) {
-  const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--show-interactive-dev-session=false",
-    "--var", `OPENAI_BASE_URL:${modelUrl}`, "--var", "OPENAI_API_KEY:sk-blackbox", "--var", "MODEL:fake"];
-  const child = spawn("npx", args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const args = [
+    "wrangler",
+    "dev",
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--persist-to",
+    persistTo,
+    "--show-interactive-dev-session=false",
+    "--var",
+    `OPENAI_BASE_URL:${modelUrl}`,
+    "--var",
+    "OPENAI_API_KEY:sk-blackbox",
+    "--var",
+    "MODEL:fake",
+  ];
+  const child = spawn("npx", args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   let log = "";
   child.stdout.on("data", (d) => (log += d));
   child.stderr.on("data", (d) => (log += d));

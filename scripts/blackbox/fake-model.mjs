@@ -4,7 +4,13 @@ import http from "node:http";
 
 const encoder = (obj) => `data: ${JSON.stringify(obj)}\n\n`;
 const delta = (content) => encoder({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
-const finish = (reason) => encoder({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: reason }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+const finish = (reason) =>
+  encoder({
+    id: "c",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta: {}, finish_reason: reason }],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -50,7 +56,20 @@ export function startFakeModel(port = 0) {
       }
     } else if (mode === "TOOL" && last?.role !== "tool") {
       const args = String(lastUser).split(" ").slice(2).join(" ") || "{}";
-      res.write(encoder({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${requests.length}`, type: "function", function: { name: a, arguments: args } }] } }] }));
+      res.write(
+        encoder({
+          id: "c",
+          object: "chat.completion.chunk",
+          choices: [
+            {
+              index: 0,
+              delta: {
+                tool_calls: [{ index: 0, id: `call_${requests.length}`, type: "function", function: { name: a, arguments: args } }],
+              },
+            },
+          ],
+        }),
+      );
       res.write(finish("tool_calls"));
       return res.end("data: [DONE]\n\n");
     } else if (mode === "HANG") {

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { AppBindings } from "./context";
 import { requireBearerToken } from "./auth";
+import type { AppBindings } from "./context";
 import { errorBody, errorResponse } from "./errors";
 import { settleRequestBodies } from "./request-body";
 import { runRoutes } from "./runs";
@@ -22,7 +22,8 @@ export function createApp(): Hono<AppBindings> {
   app.onError((err, c) => {
     if (err instanceof HTTPException) return c.json(errorBody("invalid_body", err.message), 400);
     const { status, body, unexpected } = errorResponse(err);
-    if (unexpected) console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: err instanceof Error ? err.stack : String(err) }));
+    if (unexpected)
+      console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: err instanceof Error ? err.stack : String(err) }));
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
     return c.json(body, status);
   });

@@ -26,7 +26,8 @@ export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
     const colon = trimmed.indexOf(":");
     const name = trimmed.slice(0, colon).trim();
     const token = trimmed.slice(colon + 1).trim();
-    if (colon <= 0 || name === "" || token === "") throw new HarnessError("auth_misconfigured", "AUTH_TOKENS must be 'name:token' pairs separated by commas");
+    if (colon <= 0 || name === "" || token === "")
+      throw new HarnessError("auth_misconfigured", "AUTH_TOKENS must be 'name:token' pairs separated by commas");
     entries.push({ name, digest: await sha256(token) });
   }
   if (entries.length === 0) throw new HarnessError("auth_misconfigured", "AUTH_TOKENS is set but holds no 'name:token' pair");

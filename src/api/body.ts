@@ -1,9 +1,7 @@
 import type { z } from "zod";
-import { formatIssues, HarnessError } from "../domain";
+import { formatIssues, HarnessError, MAX_JSON_BODY_BYTES } from "../domain";
 import type { AppContext } from "./context";
 import { requestBody } from "./request-body";
-import { MAX_JSON_BODY_BYTES } from "../domain";
-
 
 /**
  * Reads the request body as bytes, refusing it with 413 `body_too_large` as soon as it passes
@@ -88,7 +86,11 @@ export async function readJsonBody<S extends z.ZodType>(c: AppContext, schema: S
     }
   }
   const illFormed = illFormedText(value, "");
-  if (illFormed) throw new HarnessError("invalid_text", `${illFormed}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode`);
+  if (illFormed)
+    throw new HarnessError(
+      "invalid_text",
+      `${illFormed}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode`,
+    );
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new HarnessError("invalid_body", `invalid request body: ${formatIssues(parsed.error.issues)}`);
   return parsed.data;

@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ERROR_REGISTRY, HarnessError, httpStatus, type ApiErrorCode } from "../domain";
+import { type ApiErrorCode, ERROR_REGISTRY, HarnessError, httpStatus } from "../domain";
 
 /** `{"error":{"code","message"}}`, the one error body of the API. */
 export function errorBody(code: string, message: string) {
@@ -8,7 +8,8 @@ export function errorBody(code: string, message: string) {
 
 /** The HTTP answer for a thrown error: its code and the registry's status, or a 500 internal_error. */
 export function errorResponse(err: unknown): { status: ContentfulStatusCode; body: ReturnType<typeof errorBody>; unexpected: boolean } {
-  if (err instanceof HarnessError && isApiCode(err.code)) return { status: httpStatus(err.code) as ContentfulStatusCode, body: errorBody(err.code, err.message), unexpected: false };
+  if (err instanceof HarnessError && isApiCode(err.code))
+    return { status: httpStatus(err.code) as ContentfulStatusCode, body: errorBody(err.code, err.message), unexpected: false };
   return { status: 500, body: errorBody("internal_error", "the server failed to handle this request"), unexpected: true };
 }
 

@@ -55,7 +55,10 @@ export async function drainRequestBody(request: Request): Promise<void> {
   let drained = 0;
   try {
     // A read the route left in flight comes first; its bytes are discarded like the rest.
-    if (tap.reading && (await tap.reading).done) return void (tap.done = true);
+    if (tap.reading && (await tap.reading).done) {
+      tap.done = true;
+      return;
+    }
     for (;;) {
       const { done, value } = await tap.reader.read();
       if (done) break;

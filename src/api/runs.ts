@@ -1,12 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { AgentRunOptions, HarnessError, nonBlank, type AgentPromptCommand } from "../domain";
+import { type AgentPromptCommand, AgentRunOptions, HarnessError, MAX_PROMPT_CHARS, nonBlank } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
 import { requireSession } from "./lookup";
-import { MAX_PROMPT_CHARS } from "../domain";
-
 
 /** A prompt: the text plus optional permissions and limits (validated against the run option ranges). */
 const PromptBody = z.strictObject({
@@ -36,7 +34,10 @@ export const runRoutes = new Hono<AppBindings>()
     const { store, meta } = await requireSession(c);
     const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
     if (!/^\d{1,15}$/.test(raw.trim())) {
-      throw new HarnessError("invalid_last_event_id", `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`);
+      throw new HarnessError(
+        "invalid_last_event_id",
+        `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
+      );
     }
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}`;
     return store.stub(meta.id).fetch(new Request(url));

@@ -1,11 +1,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { ProjectId, unwrapResult, WorkspaceId } from "../domain";
+import { MAX_TITLE_CHARS, ProjectId, unwrapResult, WorkspaceId } from "../domain";
 import { readJsonBody } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { requireSession, sessionStore } from "./lookup";
-import { MAX_TITLE_CHARS } from "../domain";
-
 
 const CreateSessionBody = z.strictObject({
   workspaceId: WorkspaceId.optional(),

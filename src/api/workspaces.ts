@@ -46,5 +46,8 @@ export const workspaceRoutes = new Hono<AppBindings>()
 
 function workspaceIdOf(wid: string): string {
   if (isId("workspace", wid)) return wid;
-  throw new HarnessError("invalid_workspace_id", `workspace id ${JSON.stringify(String(wid).slice(0, 80))} is not of the form w_<letters, digits, _ or ->`);
+  throw new HarnessError(
+    "invalid_workspace_id",
+    `workspace id ${JSON.stringify(String(wid).slice(0, 80))} is not of the form w_<letters, digits, _ or ->`,
+  );
 }

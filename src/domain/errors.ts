@@ -52,7 +52,11 @@ export const ERROR_REGISTRY = {
   run_interrupted: { status: null, in: ["run"], meaning: "the server restarted during the run; its unanswered tool calls were closed" },
   output_too_large: { status: null, in: ["run"], meaning: "the model's answer passed the output limit; what came before it is kept" },
   rate_limited: { status: null, in: ["run"], meaning: "the provider kept answering 429, or asked to wait longer than allowed" },
-  provider_error: { status: null, in: ["run"], meaning: "the provider failed (5xx after retries, an error inside the stream, a broken chunk)" },
+  provider_error: {
+    status: null,
+    in: ["run"],
+    meaning: "the provider failed (5xx after retries, an error inside the stream, a broken chunk)",
+  },
   context_overflow: { status: null, in: ["run"], meaning: "the request does not fit the model's context window" },
   content_filtered: { status: null, in: ["run"], meaning: "the provider stopped the answer with its content filter" },
   stream_incomplete: { status: null, in: ["run"], meaning: "the provider's stream ended without a finish reason" },
@@ -85,7 +89,9 @@ export type RunErrorCode = CodesIn<"run">;
 export type DenialCode = CodesIn<"tool">;
 
 const codesIn = <K extends "api" | "run" | "tool">(kind: K) =>
-  (Object.keys(ERROR_REGISTRY) as ErrorCode[]).filter((code) => (ERROR_REGISTRY[code].in as readonly string[]).includes(kind)) as CodesIn<K>[];
+  (Object.keys(ERROR_REGISTRY) as ErrorCode[]).filter((code) =>
+    (ERROR_REGISTRY[code].in as readonly string[]).includes(kind),
+  ) as CodesIn<K>[];
 
 export const API_ERROR_CODES = codesIn("api");
 export const RUN_ERROR_CODES = codesIn("run");

@@ -1,7 +1,7 @@
 import { z } from "zod";
+import { DENIAL_CODES, RUN_ERROR_CODES } from "./errors";
 import { StopReason } from "./messages";
 import { isoTime, nonBlank } from "./schema";
-import { DENIAL_CODES, RUN_ERROR_CODES } from "./errors";
 
 const eventBase = {
   eventId: nonBlank,

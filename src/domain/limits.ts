@@ -72,12 +72,30 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
-  ["run options", `\`maxTurns\` 1-${MAX_TURNS_LIMIT} (default ${DEFAULT_MAX_TURNS}), \`maxToolCalls\` 0-${MAX_TOOL_CALLS_LIMIT} (default ${DEFAULT_MAX_TOOL_CALLS}), \`timeoutMs\` ${count(MIN_RUN_TIMEOUT_MS)}-${count(MAX_RUN_TIMEOUT_MS)} (default ${count(DEFAULT_RUN_TIMEOUT_MS)})`],
-  ["archive upload", `${bytes(MAX_ARCHIVE_BYTES)}, ${count(MAX_ARCHIVE_FILES)} entries, ${bytes(MAX_TOTAL_BYTES)} of files, expanding to at most ${bytes(MAX_EXPANDED_BYTES)}, compression ratio ${MAX_COMPRESSION_RATIO}`],
-  ["one file (upload, overlay, `write`, `edit`, `bash`)", `${bytes(MAX_FILE_BYTES)} (bigger files in an upload are skipped with \`file_too_large\`)`],
+  [
+    "run options",
+    `\`maxTurns\` 1-${MAX_TURNS_LIMIT} (default ${DEFAULT_MAX_TURNS}), \`maxToolCalls\` 0-${MAX_TOOL_CALLS_LIMIT} (default ${DEFAULT_MAX_TOOL_CALLS}), \`timeoutMs\` ${count(MIN_RUN_TIMEOUT_MS)}-${count(MAX_RUN_TIMEOUT_MS)} (default ${count(DEFAULT_RUN_TIMEOUT_MS)})`,
+  ],
+  [
+    "archive upload",
+    `${bytes(MAX_ARCHIVE_BYTES)}, ${count(MAX_ARCHIVE_FILES)} entries, ${bytes(MAX_TOTAL_BYTES)} of files, expanding to at most ${bytes(MAX_EXPANDED_BYTES)}, compression ratio ${MAX_COMPRESSION_RATIO}`,
+  ],
+  [
+    "one file (upload, overlay, `write`, `edit`, `bash`)",
+    `${bytes(MAX_FILE_BYTES)} (bigger files in an upload are skipped with \`file_too_large\`)`,
+  ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
-  ["tool output", `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue`],
-  ["`bash`", `simulated shell (just-bash), no network, ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command`],
-  ["one model answer", `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments (past it: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`],
+  [
+    "tool output",
+    `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue`,
+  ],
+  [
+    "`bash`",
+    `simulated shell (just-bash), no network, ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command`,
+  ],
+  [
+    "one model answer",
+    `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments (past it: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
+  ],
   ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
 ];

@@ -1,7 +1,15 @@
 import { z } from "zod";
-import { nonBlank } from "./schema";
 import { SessionId, WorkspaceId } from "./ids";
-import { DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, DEFAULT_RUN_TIMEOUT_MS, MAX_RUN_TIMEOUT_MS, MAX_TOOL_CALLS_LIMIT, MAX_TURNS_LIMIT, MIN_RUN_TIMEOUT_MS } from "./limits";
+import {
+  DEFAULT_MAX_TOOL_CALLS,
+  DEFAULT_MAX_TURNS,
+  DEFAULT_RUN_TIMEOUT_MS,
+  MAX_RUN_TIMEOUT_MS,
+  MAX_TOOL_CALLS_LIMIT,
+  MAX_TURNS_LIMIT,
+  MIN_RUN_TIMEOUT_MS,
+} from "./limits";
+import { nonBlank } from "./schema";
 
 /** Limits and permissions of one run. Defaults are safe: read-only, no bash, small budgets. */
 export const AgentRunOptions = z.strictObject({

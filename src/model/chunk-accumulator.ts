@@ -1,8 +1,8 @@
-import { isRecord, type IdGenerator, type ToolCall, type Usage } from "../domain";
+import { type IdGenerator, isRecord, type ToolCall, type Usage } from "../domain";
+import { MAX_MODEL_OUTPUT_CHARS } from "../domain/limits";
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
-import { MAX_MODEL_OUTPUT_CHARS } from "../domain/limits";
 
 /** Name given to a call whose provider sent arguments but no function name. */
 export const UNKNOWN_TOOL_NAME = "unknown_tool";
@@ -126,7 +126,8 @@ export class ChatChunkAccumulator {
         ),
       ];
     }
-    if (reason === "content_filter") return [modelError("content_filtered", "the provider stopped the answer with finish_reason 'content_filter'")];
+    if (reason === "content_filter")
+      return [modelError("content_filtered", "the provider stopped the answer with finish_reason 'content_filter'")];
     if (reason === "error") return [modelError("provider_error", "the provider ended the stream with finish_reason 'error'")];
     const events: ModelEvent[] = this.completedCalls();
     // Providers disagree on the word for a normal end (stop, end, eos, end_turn, tool_calls without
@@ -201,11 +202,17 @@ export function parseArguments(raw: string): { arguments: Record<string, unknown
     value = JSON.parse(raw);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
-    return { arguments: {}, invalid: { code: "invalid_arguments", message: `tool call arguments are not valid JSON (${reason})`, rawArguments: raw } };
+    return {
+      arguments: {},
+      invalid: { code: "invalid_arguments", message: `tool call arguments are not valid JSON (${reason})`, rawArguments: raw },
+    };
   }
   if (!isRecord(value)) {
     const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-    return { arguments: {}, invalid: { code: "invalid_arguments", message: `tool call arguments must be a JSON object, got ${kind}`, rawArguments: raw } };
+    return {
+      arguments: {},
+      invalid: { code: "invalid_arguments", message: `tool call arguments must be a JSON object, got ${kind}`, rawArguments: raw },
+    };
   }
   return { arguments: value };
 }

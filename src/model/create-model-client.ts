@@ -1,8 +1,8 @@
-import { isId, type IdGenerator } from "../domain";
+import { type IdGenerator, isId } from "../domain";
 import { FailingModelClient, type ModelClient } from "./model-client";
-import { OpenAIModelClient, type FetchLike } from "./openai-client";
+import { type FetchLike, OpenAIModelClient } from "./openai-client";
+import { type MessageLoader, REPLAY_MODEL_PREFIX, ReplayModelClient } from "./replay-client";
 import type { RetryPolicy, Sleep } from "./retry-policy";
-import { REPLAY_MODEL_PREFIX, ReplayModelClient, type MessageLoader } from "./replay-client";
 
 /** Provider settings, usually from the Worker's secrets and vars (see modelConfigFromEnv). */
 export interface ModelConfig {
@@ -43,11 +43,17 @@ export function createModelClient(config: ModelConfig, requestedModel: string | 
   }
   const apiKey = config.apiKey?.trim();
   if (!apiKey) {
-    return new FailingModelClient("model_not_configured", "no model API key is configured: set the OPENAI_API_KEY secret (wrangler secret put OPENAI_API_KEY, or .dev.vars locally)");
+    return new FailingModelClient(
+      "model_not_configured",
+      "no model API key is configured: set the OPENAI_API_KEY secret (wrangler secret put OPENAI_API_KEY, or .dev.vars locally)",
+    );
   }
   const model = requested ?? (config.model?.trim() || undefined);
   if (!model) {
-    return new FailingModelClient("model_not_configured", "no model name is configured: set the MODEL variable or name a model in the request");
+    return new FailingModelClient(
+      "model_not_configured",
+      "no model name is configured: set the MODEL variable or name a model in the request",
+    );
   }
   return new OpenAIModelClient({
     apiKey,

@@ -53,7 +53,8 @@ function rewriteLines(bytes: Uint8Array): Uint8Array {
 function errorLineStarts(bytes: Uint8Array): number[] {
   const starts: number[] = [];
   for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] === ERROR_FIELD[0] && (i === 0 || bytes[i - 1] === LF || bytes[i - 1] === CR) && startsWithErrorField(bytes, i)) starts.push(i);
+    if (bytes[i] === ERROR_FIELD[0] && (i === 0 || bytes[i - 1] === LF || bytes[i - 1] === CR) && startsWithErrorField(bytes, i))
+      starts.push(i);
   }
   return starts;
 }

@@ -1,13 +1,13 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
-import { randomIds, type IdGenerator } from "../domain";
+import { type IdGenerator, randomIds } from "../domain";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
 import { rewriteLegacyErrorLines } from "./legacy-error-lines";
-import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest } from "./model-client";
+import { ABORTED_MESSAGE, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
 import { classifyFailure, redactSecrets } from "./provider-errors";
-import { abortableSleep, DEFAULT_RETRY_POLICY, retryDecision, type FailedAttempt, type RetryPolicy, type Sleep } from "./retry-policy";
+import { abortableSleep, DEFAULT_RETRY_POLICY, type FailedAttempt, type RetryPolicy, retryDecision, type Sleep } from "./retry-policy";
 import { ABORT, StreamCancellation } from "./stream-cancellation";
 
 /** The fetch the client calls; tests pass one that answers with recorded-shape SSE bodies. */
@@ -103,7 +103,10 @@ export class OpenAIModelClient implements ModelClient {
    * One HTTP attempt: yields its events as they are assembled and returns how it ended: "finished"
    * (its terminal event was sent), "aborted", or its failure and whether it had produced events.
    */
-  private async *attempt(body: ChatCompletionCreateParamsStreaming, cancellation: StreamCancellation): AsyncGenerator<ModelEvent, AttemptEnd> {
+  private async *attempt(
+    body: ChatCompletionCreateParamsStreaming,
+    cancellation: StreamCancellation,
+  ): AsyncGenerator<ModelEvent, AttemptEnd> {
     let produced = false;
     try {
       const accumulator = new ChatChunkAccumulator(this.ids);

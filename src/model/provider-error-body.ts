@@ -8,14 +8,17 @@ export interface ProviderError {
   type?: string;
 }
 
-
 /** Members that hold the words, best first: NestJS/Fastify put the HTTP phrase in `error` and the reason in `message`. */
 const MESSAGE_KEYS = ["message", "detail", "msg", "error", "errors"] as const;
 
 /** The words in an error value: a string, the first message member of an object, the items of an array. */
 function messageOf(value: unknown): string {
   if (typeof value === "string") return value.trim();
-  if (Array.isArray(value)) return value.map(messageOf).filter((text) => text !== "").join("; ");
+  if (Array.isArray(value))
+    return value
+      .map(messageOf)
+      .filter((text) => text !== "")
+      .join("; ");
   if (!isRecord(value)) return "";
   // A FastAPI validation error names the offending field in `loc`.
   if (typeof value.msg === "string" && Array.isArray(value.loc)) return `${value.loc.join(".")}: ${value.msg}`;
@@ -68,7 +71,9 @@ export function readErrorBody(text: string, contentType: string | null): Provide
 /** The title, then the text of the page without head, scripts, styles and comments, clipped. */
 function htmlText(html: string): string {
   const title = collapse(decodeEntities(stripTags(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? "")));
-  const body = collapse(decodeEntities(stripTags(html.replace(/<!--[\s\S]*?-->/g, " ").replace(/<(head|script|style)\b[\s\S]*?<\/\1\s*>/gi, " "))));
+  const body = collapse(
+    decodeEntities(stripTags(html.replace(/<!--[\s\S]*?-->/g, " ").replace(/<(head|script|style)\b[\s\S]*?<\/\1\s*>/gi, " "))),
+  );
   const text = body.startsWith(title) ? body : [title, body].filter((part) => part !== "").join(" - ");
   return text.length > MAX_HTML_TEXT_CHARS ? `${text.slice(0, MAX_HTML_TEXT_CHARS)}…` : text;
 }

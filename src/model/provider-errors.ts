@@ -2,7 +2,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { isRecord } from "../domain";
 import type { ModelErrorCode } from "./model-client";
 import { ABORTED_MESSAGE } from "./model-client";
-import { readErrorJson, type ProviderError } from "./provider-error-body";
+import { type ProviderError, readErrorJson } from "./provider-error-body";
 
 /** A failure of one attempt, classified: what to tell the runtime and whether another attempt may help. */
 export interface ProviderFailure {
@@ -80,9 +80,12 @@ export function classifyErrorBody(body: unknown): ProviderFailure {
   const type = error.type ?? "";
   // No message member: the object itself is all the provider said.
   const detail = clip(error.message || (typeof body === "object" && body !== null ? JSON.stringify(body) : "") || "(no message)");
-  if (isOverflow(error)) return { code: "context_overflow", message: `the request does not fit the model's context window: ${detail}`, retryable: false };
-  if (error.code === 429 || /rate.?limit/i.test(`${codeText} ${type}`)) return { code: "rate_limited", message: `rate limited by the provider: ${detail}`, retryable: true };
-  const serverSide = (typeof error.code === "number" && error.code >= 500) || /server_error|overloaded|unavailable/i.test(`${codeText} ${type}`);
+  if (isOverflow(error))
+    return { code: "context_overflow", message: `the request does not fit the model's context window: ${detail}`, retryable: false };
+  if (error.code === 429 || /rate.?limit/i.test(`${codeText} ${type}`))
+    return { code: "rate_limited", message: `rate limited by the provider: ${detail}`, retryable: true };
+  const serverSide =
+    (typeof error.code === "number" && error.code >= 500) || /server_error|overloaded|unavailable/i.test(`${codeText} ${type}`);
   return { code: "provider_error", message: `the provider sent an error inside the stream: ${detail}`, retryable: serverSide };
 }
 
@@ -101,7 +104,8 @@ export function streamChunkFailure(chunk: unknown): ProviderFailure | undefined 
 export function classifyFailure(err: unknown): ProviderFailure {
   if (err instanceof ProviderStreamError) return err.failure;
   if (err instanceof APIUserAbortError) return { code: "aborted", message: ABORTED_MESSAGE, retryable: false };
-  if (err instanceof APIConnectionTimeoutError) return { code: "network_error", message: "the provider did not answer before the request timeout", retryable: true };
+  if (err instanceof APIConnectionTimeoutError)
+    return { code: "network_error", message: "the provider did not answer before the request timeout", retryable: true };
   if (err instanceof APIConnectionError) {
     const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
     return { code: "network_error", message: `could not reach the provider${clip(cause)}`, retryable: true };
@@ -111,7 +115,8 @@ export function classifyFailure(err: unknown): ProviderFailure {
     // providerFetch hands the SDK every non-OK body as `{"error": ProviderError}`.
     return classifyHttpError(err.status, readErrorJson(err.error), err.headers);
   }
-  if (err instanceof SyntaxError) return { code: "provider_error", message: `the provider sent a stream chunk that is not JSON (${err.message})`, retryable: false };
+  if (err instanceof SyntaxError)
+    return { code: "provider_error", message: `the provider sent a stream chunk that is not JSON (${err.message})`, retryable: false };
   const reason = err instanceof Error ? err.message : String(err);
   return { code: "network_error", message: `the connection to the provider broke: ${clip(reason)}`, retryable: true };
 }
@@ -121,10 +126,16 @@ function classifyHttpError(status: number, error: ProviderError, headers: Header
   const what = `the provider answered HTTP ${status}: ${detail}`;
   if (status === 429) return { code: "rate_limited", message: what, retryable: true, retryAfterMs: parseRetryAfterMs(headers) };
   if (status === 413 || (status >= 400 && status < 500 && isOverflow(error))) {
-    return { code: "context_overflow", message: `the request does not fit the model's context window (HTTP ${status}: ${detail})`, retryable: false };
+    return {
+      code: "context_overflow",
+      message: `the request does not fit the model's context window (HTTP ${status}: ${detail})`,
+      retryable: false,
+    };
   }
-  if (status === 401 || status === 403) return { code: "auth_failed", message: `${what} (check OPENAI_API_KEY and OPENAI_BASE_URL)`, retryable: false };
-  if (status >= 500 || status === 408) return { code: "provider_error", message: what, retryable: true, retryAfterMs: parseRetryAfterMs(headers) };
+  if (status === 401 || status === 403)
+    return { code: "auth_failed", message: `${what} (check OPENAI_API_KEY and OPENAI_BASE_URL)`, retryable: false };
+  if (status >= 500 || status === 408)
+    return { code: "provider_error", message: what, retryable: true, retryAfterMs: parseRetryAfterMs(headers) };
   return { code: "bad_request", message: what, retryable: false };
 }
 

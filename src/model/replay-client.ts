@@ -1,5 +1,5 @@
 import type { AgentMessage, AssistantMessage } from "../domain";
-import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelEvent, type ModelRequest } from "./model-client";
+import { ABORTED_MESSAGE, type ModelClient, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 
 /** Loads the messages of a recorded session, in order. */
 export type MessageLoader = (sessionId: string) => Promise<AgentMessage[]>;
@@ -26,9 +26,7 @@ export class ReplayModelClient implements ModelClient {
   private answered = 0;
   private turns: Promise<AssistantMessage[]> | undefined;
 
-  constructor(
-    private readonly source: AgentMessage[] | { sessionId: string; load: MessageLoader },
-  ) {}
+  constructor(private readonly source: AgentMessage[] | { sessionId: string; load: MessageLoader }) {}
 
   private get label(): string {
     return Array.isArray(this.source) ? "the recording" : `the recording of session ${this.source.sessionId}`;

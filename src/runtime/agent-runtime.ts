@@ -1,7 +1,18 @@
-import { nowIso, type AgentEvent, type AgentMessage, type AgentRunOptions, type RunErrorCode, type AssistantMessage, type IdGenerator, type StopReason, type ToolCall, type Usage } from "../domain";
+import {
+  type AgentEvent,
+  type AgentMessage,
+  type AgentRunOptions,
+  type AssistantMessage,
+  type IdGenerator,
+  nowIso,
+  type RunErrorCode,
+  type StopReason,
+  type ToolCall,
+  type Usage,
+} from "../domain";
 import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
-import { DeltaCoalescer } from "./delta-coalescer";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
+import { DeltaCoalescer } from "./delta-coalescer";
 import type { RunLog } from "./run-log";
 import type { RunSetup } from "./run-setup";
 import { buildSystemPrompt } from "./system-prompt";
@@ -28,7 +39,11 @@ export interface RunOutcome {
 }
 
 type EventBody = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, "eventId" | "sessionId" | "createdAt"> : never) : never;
-type MessageBody = AgentMessage extends infer M ? (M extends AgentMessage ? Omit<M, "id" | "sessionId" | "parentId" | "createdAt"> : never) : never;
+type MessageBody = AgentMessage extends infer M
+  ? M extends AgentMessage
+    ? Omit<M, "id" | "sessionId" | "parentId" | "createdAt">
+    : never
+  : never;
 
 /** Stop reasons that end a run with agent_error rather than agent_completed (guarantee 7). */
 const LIMIT_ENDINGS: Partial<Record<StopReason, { code: RunErrorCode; message: (o: AgentRunOptions) => string }>> = {
@@ -93,7 +108,10 @@ class AgentRun {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
       const messageId = this.ctx.ids.next("message");
       const coalescer = new DeltaCoalescer((text) => this.event({ type: "assistant_delta", messageId, text }), this.ctx.clock);
-      const reply = await this.callModel({ system, messages: [...this.messages], tools: this.toolBudgetLeft ? definitions : [] }, coalescer);
+      const reply = await this.callModel(
+        { system, messages: [...this.messages], tools: this.toolBudgetLeft ? definitions : [] },
+        coalescer,
+      );
       coalescer.flush();
 
       if (reply.end.type === "error") {
@@ -108,7 +126,12 @@ class AgentRun {
         return this.terminal(stopReason, { code, message });
       }
       const stopReason = reply.calls.length > 0 ? "TOOL_CALLS" : reply.end.stopReason;
-      this.assistant(messageId, { text: reply.text, stopReason, toolCalls: reply.calls.length > 0 ? reply.calls : undefined, usage: reply.end.usage ?? reply.usage });
+      this.assistant(messageId, {
+        text: reply.text,
+        stopReason,
+        toolCalls: reply.calls.length > 0 ? reply.calls : undefined,
+        usage: reply.end.usage ?? reply.usage,
+      });
       if (stopReason !== "TOOL_CALLS") return this.terminal(stopReason);
 
       for (const call of reply.calls) await this.runTool(call, reply.invalid.get(call.id));
@@ -117,7 +140,10 @@ class AgentRun {
     return this.end("MAX_TURNS", "");
   }
 
-  private async callModel(request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]> }, coalescer: DeltaCoalescer) {
+  private async callModel(
+    request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]> },
+    coalescer: DeltaCoalescer,
+  ) {
     let text = "";
     const calls: ToolCall[] = [];
     const invalid = new Map<string, InvalidToolCall>();
@@ -152,7 +178,13 @@ class AgentRun {
   private async runTool(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<void> {
     if (this.signal.aborted) {
       // Keep the history well-formed: every call gets a result, even the ones we no longer run.
-      this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: `not executed: the run was ${this.abortReason() === "TIMEOUT" ? "timed out" : "aborted"}`, error: true });
+      this.message({
+        kind: "tool_result",
+        toolCallId: call.id,
+        toolName: call.name,
+        resultText: `not executed: the run was ${this.abortReason() === "TIMEOUT" ? "timed out" : "aborted"}`,
+        error: true,
+      });
       return;
     }
     this.event({ type: "tool_call_started", callId: call.id, tool: call.name, arguments: call.arguments });
@@ -172,7 +204,12 @@ class AgentRun {
       const reason = invalid.code === "missing_tool_name" ? "unknown_tool" : "invalid_arguments";
       return { outcome: "denied", reason, text: `${reason}: ${invalid.message}` };
     }
-    if (!this.tools) return { outcome: "denied", reason: "unknown_tool", text: `unknown_tool: '${call.name}' is not available: this session has no workspace, so it has no tools` };
+    if (!this.tools)
+      return {
+        outcome: "denied",
+        reason: "unknown_tool",
+        text: `unknown_tool: '${call.name}' is not available: this session has no workspace, so it has no tools`,
+      };
     try {
       return await this.tools.execute(call, this.signal);
     } catch (err) {
@@ -228,7 +265,13 @@ class AgentRun {
   }
 
   private message(body: MessageBody): AgentMessage {
-    const message = { id: this.ctx.ids.next("message"), sessionId: this.ctx.sessionId, parentId: this.lastMessageId(), createdAt: nowIso(this.ctx.clock), ...body } as AgentMessage;
+    const message = {
+      id: this.ctx.ids.next("message"),
+      sessionId: this.ctx.sessionId,
+      parentId: this.lastMessageId(),
+      createdAt: nowIso(this.ctx.clock),
+      ...body,
+    } as AgentMessage;
     this.append(message);
     return message;
   }
@@ -239,7 +282,12 @@ class AgentRun {
   }
 
   private event(body: EventBody): void {
-    this.ctx.log.appendEvent({ eventId: this.ctx.ids.next("event"), sessionId: this.ctx.sessionId, createdAt: nowIso(this.ctx.clock), ...body } as AgentEvent);
+    this.ctx.log.appendEvent({
+      eventId: this.ctx.ids.next("event"),
+      sessionId: this.ctx.sessionId,
+      createdAt: nowIso(this.ctx.clock),
+      ...body,
+    } as AgentEvent);
   }
 
   private lastMessageId(): string | null {

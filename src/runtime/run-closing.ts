@@ -1,4 +1,4 @@
-import { nowIso, type AgentEvent, type AgentMessage, type IdGenerator, type RunErrorCode, type ToolCall } from "../domain";
+import { type AgentEvent, type AgentMessage, type IdGenerator, nowIso, type RunErrorCode, type ToolCall } from "../domain";
 
 /** The text of the error result given to a tool call that never finished. */
 export const INTERRUPTED_TOOL_RESULT_TEXT = "interrupted before it finished: the server restarted while this tool call was running";
@@ -35,7 +35,10 @@ export function runLeftovers(messages: readonly AgentMessage[], events: readonly
     if (event.type === "tool_call_started") started.add(event.callId);
     if (event.type === "tool_call_finished" || event.type === "tool_call_denied") started.delete(event.callId);
     if (event.type === "assistant_delta" && !messageIds.has(event.messageId)) {
-      partial = partial?.messageId === event.messageId ? { messageId: event.messageId, text: partial.text + event.text } : { messageId: event.messageId, text: event.text };
+      partial =
+        partial?.messageId === event.messageId
+          ? { messageId: event.messageId, text: partial.text + event.text }
+          : { messageId: event.messageId, text: event.text };
     }
   }
   const unanswered = [...pending.values()];

@@ -1,7 +1,7 @@
-import { HarnessError, type AgentPromptCommand, type IdGenerator, type RunErrorCode } from "../domain";
+import { type AgentPromptCommand, HarnessError, type IdGenerator, type RunErrorCode } from "../domain";
 import { createModelClient, type FetchLike, type MessageLoader, type ModelClient, type ModelConfig } from "../model";
-import { BUILTIN_TOOLS } from "../tools/registry";
 import { ToolExecutionService, type ToolRunner } from "../tools/execution-service";
+import { BUILTIN_TOOLS } from "../tools/registry";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 
 export interface RunSetupInput {
@@ -29,7 +29,8 @@ export async function setupRun(input: RunSetupInput): Promise<RunSetup> {
   try {
     fs = await input.openWorkspace();
   } catch (err) {
-    if (err instanceof HarnessError && err.code === "workspace_not_found") return { ok: false, code: "workspace_not_found", message: err.message };
+    if (err instanceof HarnessError && err.code === "workspace_not_found")
+      return { ok: false, code: "workspace_not_found", message: err.message };
     return { ok: false, code: "internal_error", message: `the workspace could not be opened: ${(err as Error).message}` };
   }
   return { ok: true, model, tools: new ToolExecutionService({ tools: BUILTIN_TOOLS, fs, options: input.command.options }) };

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { AgentEvent, AgentMessage, MESSAGE_KINDS, EVENT_TYPES, formatIssues } from "../domain";
+import { AgentEvent, AgentMessage, EVENT_TYPES, formatIssues, MESSAGE_KINDS } from "../domain";
 
 /**
  * Strict, flat JSONL: one record per line, `\n` separators, the concrete record written as it is
@@ -26,7 +26,7 @@ export function encodeLine(record: AgentMessage | AgentEvent): string {
 /** Records as a JSONL document: every line ends with `\n`; empty input gives "". */
 export function encodeJsonl(records: readonly (AgentMessage | AgentEvent)[]): string {
   let out = "";
-  for (const record of records) out += encodeLine(record) + "\n";
+  for (const record of records) out += `${encodeLine(record)}\n`;
   return out;
 }
 

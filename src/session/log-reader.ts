@@ -1,6 +1,6 @@
 import { HarnessError } from "../domain";
-import type { LogStream, SessionLog } from "./session-log";
 import type { SegmentBucket } from "./segment-flusher";
+import type { LogStream, SessionLog } from "./session-log";
 
 /** A log line with its seq; `body` is the flat JSON record, exactly as stored. */
 export interface SeqLine {

@@ -1,7 +1,7 @@
-import { failure, nowIso, ok, type AgentPromptCommand, type IdGenerator } from "../domain";
+import { type AgentPromptCommand, failure, type IdGenerator, nowIso, ok } from "../domain";
 import type { RunOutcome } from "../runtime/agent-runtime";
-import type { SessionResult } from "./session-api";
 import type { ActiveRun, RunRegistry } from "./run-registry";
+import type { SessionResult } from "./session-api";
 
 export interface RunSupervisorDeps {
   registry: RunRegistry;
@@ -34,7 +34,8 @@ export class RunSupervisor {
     const { registry } = this.deps;
     const runId = this.deps.ids.next("run");
     const run = registry.begin(runId, this.deps.lastSeq(), nowIso(this.deps.clock));
-    if (!run) return failure("session_busy", `a run (${registry.current()!.runId}) is already active in this session; wait for it or abort it`);
+    if (!run)
+      return failure("session_busy", `a run (${registry.current()!.runId}) is already active in this session; wait for it or abort it`);
     const done = this.deps
       .execute(run, command)
       .catch((): RunOutcome => ({ stopReason: "ERROR" }))

@@ -49,7 +49,7 @@ export class SegmentFlusher {
       for (const stream of ["messages", "events"] as const) {
         const mine = rows.filter((r) => r.stream === stream);
         if (mine.length === 0) continue;
-        const body = mine.map((r) => r.body + "\n").join("");
+        const body = mine.map((r) => `${r.body}\n`).join("");
         const bytes = encoder.encode(body);
         const startSeq = mine[0]!.seq;
         const key = sessionKeys.segment(this.sessionId, stream, startSeq);

@@ -1,6 +1,6 @@
-import { randomIds, type IdGenerator } from "../domain";
-import type { FetchLike } from "../model";
+import { type IdGenerator, randomIds } from "../domain";
 import type { AppEnv } from "../env";
+import type { FetchLike } from "../model";
 
 /**
  * What a session's object takes from outside itself. Production uses `productionSessionDeps`; tests

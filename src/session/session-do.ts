@@ -1,11 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { failure, type AgentMessage } from "../domain";
+import { type AgentMessage, failure } from "../domain";
 import type { AppEnv } from "../env";
 import type { SeqEvent } from "./live-events";
+import { Session } from "./session";
 import type { CreateSessionInput, FlushSummary, SessionInfo, SessionResult, SessionRpc } from "./session-api";
 import { productionSessionDeps, type SessionDeps } from "./session-deps";
-import { publicMeta, SessionMetaTable, sessionTableExists, type OwnedSessionMeta, type SessionMeta } from "./session-meta";
-import { Session } from "./session";
+import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable, sessionTableExists } from "./session-meta";
 
 /**
  * One per session, and the only writer of that session. This class is the RPC surface: it answers
@@ -21,7 +21,8 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     this.deps = deps ?? productionSessionDeps(env);
     const meta = sessionTableExists(ctx.storage.sql) ? new SessionMetaTable(ctx.storage.sql).get() : null;
     if (meta) {
-      const session = (this.session = new Session(ctx, env, this.deps, meta));
+      const session = new Session(ctx, env, this.deps, meta);
+      this.session = session;
       void ctx.blockConcurrencyWhile(() => session.recoverInterruptedRuns());
     }
   }
@@ -94,5 +95,3 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
 function notFound(): { ok: false; code: "session_not_found"; message: string } {
   return failure("session_not_found", "session not found");
 }
-
-

@@ -53,10 +53,15 @@ export class SessionLog {
       parts INTEGER NOT NULL DEFAULT 0,
       bytes INTEGER NOT NULL DEFAULT 0
     )`);
-    const columns = sql.exec<{ name: string }>(`PRAGMA table_info(log)`).toArray().map((c) => c.name);
+    const columns = sql
+      .exec<{ name: string }>(`PRAGMA table_info(log)`)
+      .toArray()
+      .map((c) => c.name);
     if (!columns.includes("parts")) sql.exec(`ALTER TABLE log ADD COLUMN parts INTEGER NOT NULL DEFAULT 0`);
     if (!columns.includes("bytes")) sql.exec(`ALTER TABLE log ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS log_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`);
+    sql.exec(
+      `CREATE TABLE IF NOT EXISTS log_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`,
+    );
     sql.exec(`CREATE TABLE IF NOT EXISTS segments (
       stream TEXT NOT NULL, start_seq INTEGER NOT NULL, end_seq INTEGER NOT NULL,
       records INTEGER NOT NULL, bytes INTEGER NOT NULL, key TEXT NOT NULL,
@@ -118,7 +123,11 @@ export class SessionLog {
   /** Rows whose bodies are still here (not yet flushed), in seq order, optionally after a seq. */
   tail(stream: LogStream, afterSeq = 0): LogRow[] {
     return this.sql
-      .exec<{ seq: number; body: string; parts: number }>(`SELECT seq, body, parts FROM log WHERE stream = ? AND seq > ? AND body IS NOT NULL ORDER BY seq`, stream, afterSeq)
+      .exec<{ seq: number; body: string; parts: number }>(
+        `SELECT seq, body, parts FROM log WHERE stream = ? AND seq > ? AND body IS NOT NULL ORDER BY seq`,
+        stream,
+        afterSeq,
+      )
       .toArray()
       .map((row) => ({ seq: row.seq, stream, body: this.whole(row) }));
   }
@@ -144,7 +153,9 @@ export class SessionLog {
   }
 
   flushState(): { flushedSeq: number; plannedSeq: number | null } {
-    const row = this.sql.exec<{ flushed_seq: number; planned_seq: number | null }>(`SELECT flushed_seq, planned_seq FROM flush_state`).one();
+    const row = this.sql
+      .exec<{ flushed_seq: number; planned_seq: number | null }>(`SELECT flushed_seq, planned_seq FROM flush_state`)
+      .one();
     return { flushedSeq: row.flushed_seq, plannedSeq: row.planned_seq };
   }
 

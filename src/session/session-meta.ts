@@ -32,9 +32,15 @@ export class SessionMetaTable {
 
   get(): OwnedSessionMeta | null {
     const row = this.sql
-      .exec<{ id: string; workspace_id: string | null; project_id: string | null; title: string | null; owner: string | null; created_at: string; updated_at: string }>(
-        `SELECT * FROM session LIMIT 1`,
-      )
+      .exec<{
+        id: string;
+        workspace_id: string | null;
+        project_id: string | null;
+        title: string | null;
+        owner: string | null;
+        created_at: string;
+        updated_at: string;
+      }>(`SELECT * FROM session LIMIT 1`)
       .toArray()[0];
     if (!row) return null;
     return {

@@ -1,10 +1,10 @@
-import { HarnessError, isId, nowIso, randomIds, unwrapResult, type AgentEvent, type AgentMessage, type IdGenerator } from "../domain";
+import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
+import type { SessionIndexEntry } from "../tenant/session-index";
+import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
+import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
-import type { SessionIndexEntry } from "../tenant/session-index";
-import { readWorkspaceMeta } from "../workspace/snapshot";
-import { tenantObjectName, type TenantRpc } from "../tenant/tenant-api";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
 export interface SessionBindings {
@@ -35,7 +35,10 @@ export class DurableSessionStore {
   /** The session's Durable Object; the id is checked first so bad ids never reach storage. */
   stub(sessionId: string): DurableObjectStub<SessionRpc> {
     if (!isId("session", sessionId)) {
-      throw new HarnessError("invalid_session_id", `session id ${JSON.stringify(String(sessionId).slice(0, 80))} is not of the form s_<letters, digits, _ or ->`);
+      throw new HarnessError(
+        "invalid_session_id",
+        `session id ${JSON.stringify(String(sessionId).slice(0, 80))} is not of the form s_<letters, digits, _ or ->`,
+      );
     }
     return this.bindings.SESSIONS.getByName(sessionId);
   }
@@ -58,7 +61,13 @@ export class DurableSessionStore {
     };
     const meta = unwrapResult(await this.stub(record.id).create(record));
     // Listed only once it exists, so a listed session is always readable.
-    await this.tenantIndex(record.owner).addSession({ id: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title, createdAt: meta.createdAt });
+    await this.tenantIndex(record.owner).addSession({
+      id: meta.id,
+      workspaceId: meta.workspaceId,
+      projectId: meta.projectId,
+      title: meta.title,
+      createdAt: meta.createdAt,
+    });
     return meta;
   }
 

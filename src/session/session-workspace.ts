@@ -1,6 +1,6 @@
+import { renderChanges } from "../workspace/changes";
 import { SqliteOverlay } from "../workspace/overlay";
 import { resolveWorkspacePath } from "../workspace/paths";
-import { renderChanges } from "../workspace/changes";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../workspace/snapshot-workspace-fs";
 
 /**

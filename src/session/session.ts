@@ -7,28 +7,28 @@ import {
   HarnessError,
   nowIso,
   ok,
-  unwrapResult,
   type AgentPromptCommand as PromptCommand,
+  unwrapResult,
 } from "../domain";
+import type { AppEnv } from "../env";
 import { modelConfigFromEnv } from "../model";
-import { runAgent, type RunOutcome } from "../runtime/agent-runtime";
-import { closingRecords, runLeftovers, type ClosingRecord } from "../runtime/run-closing";
+import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
+import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
-import type { AppEnv } from "../env";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent } from "./live-events";
 import { readLog, readLogLines } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { sessionKeys } from "./r2-layout";
-import { RunRegistry, type ActiveRun } from "./run-registry";
+import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
-import { SESSION_STREAM_PATHS, type FlushSummary, type SessionInfo, type SessionResult } from "./session-api";
+import { type FlushSummary, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import type { SessionDeps } from "./session-deps";
-import { RecordTooLargeError, SessionLog, type LogStream } from "./session-log";
-import { publicMeta, SessionMetaTable, type OwnedSessionMeta } from "./session-meta";
+import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
+import { type OwnedSessionMeta, publicMeta, SessionMetaTable } from "./session-meta";
 import { DurableSessionStore } from "./session-store";
 import { SessionWorkspace } from "./session-workspace";
 import { sseResponse } from "./sse";
@@ -116,7 +116,8 @@ export class Session {
     for (const [i, record] of records.entries()) {
       const result = STREAM_SCHEMA[stream].safeParse(record);
       if (!result.success) return failure("invalid_record", `record ${i}: ${formatIssues(result.error.issues)}`);
-      if (result.data.sessionId !== this.id) return failure("invalid_record", `record ${i} belongs to session '${result.data.sessionId}', not '${this.id}'`);
+      if (result.data.sessionId !== this.id)
+        return failure("invalid_record", `record ${i} belongs to session '${result.data.sessionId}', not '${this.id}'`);
       parsed.push(result.data);
     }
     return this.appendValid(stream, parsed);
@@ -143,7 +144,7 @@ export class Session {
     const first = await readable(() => batches.next());
     if (!first.ok) return first;
     const encoder = new TextEncoder();
-    const encode = (lines: { body: string }[]) => encoder.encode(lines.map((line) => line.body + "\n").join(""));
+    const encode = (lines: { body: string }[]) => encoder.encode(lines.map((line) => `${line.body}\n`).join(""));
     let pending: IteratorResult<{ body: string }[]> | null = first.value;
     return ok(
       new ReadableStream<Uint8Array>({
@@ -190,7 +191,10 @@ export class Session {
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
       return sseResponse(this.openEventStream(Number(url.searchParams.get("after") ?? "0")), this.runs.active?.runId ?? null);
     }
-    return Response.json({ error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } }, { status: 404 });
+    return Response.json(
+      { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },
+      { status: 404 },
+    );
   }
 
   abortRun(): { aborted: boolean; runId: string | null } {
@@ -223,7 +227,11 @@ export class Session {
     try {
       history = await this.history.load();
     } catch (err) {
-      await this.closeRun(run, "history_unreadable", `the run could not start: the session's history could not be read (${(err as Error).message})`);
+      await this.closeRun(
+        run,
+        "history_unreadable",
+        `the run could not start: the session's history could not be read (${(err as Error).message})`,
+      );
       return { stopReason: "ERROR" };
     }
     const setup = await setupRun({
@@ -255,15 +263,26 @@ export class Session {
   }
 
   /** Appends the records that end a run the runtime could not end itself. */
-  private async closeRun(run: { runId: string; startSeq: number }, code: "run_interrupted" | "history_unreadable", message: string): Promise<void> {
+  private async closeRun(
+    run: { runId: string; startSeq: number },
+    code: "run_interrupted" | "history_unreadable",
+    message: string,
+  ): Promise<void> {
     let records: ClosingRecord[];
     try {
-      const messages = (await readLogLines(this.log, this.deps.bucket, "messages", run.startSeq)).map((l) => decodeMessageLine(l.body, l.seq, this.id));
-      const events = (await readLogLines(this.log, this.deps.bucket, "events", run.startSeq)).map((l) => decodeEventLine(l.body, l.seq, this.id));
+      const messages = (await readLogLines(this.log, this.deps.bucket, "messages", run.startSeq)).map((l) =>
+        decodeMessageLine(l.body, l.seq, this.id),
+      );
+      const events = (await readLogLines(this.log, this.deps.bucket, "events", run.startSeq)).map((l) =>
+        decodeEventLine(l.body, l.seq, this.id),
+      );
       records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: runLeftovers(messages, events) });
     } catch {
       // The run's own records cannot be read: close it with what is certain.
-      records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: { unanswered: [], started: new Set(), partial: null } });
+      records = closingRecords({
+        ...this.closing(run.runId, code, message),
+        leftovers: { unanswered: [], started: new Set(), partial: null },
+      });
     }
     for (const record of records) unwrapResult(this.appendValid(record.stream, [record.record]));
   }
@@ -311,7 +330,7 @@ export class Session {
       this.meta.recordMessage(newest.id, newest.createdAt);
       this.history.appended(messages);
     } else {
-      records.forEach((event, i) => this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent }));
+      for (const [i, event] of records.entries()) this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent });
     }
     this.flushes.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
     return ok(seqs);

@@ -17,7 +17,11 @@ export function sseFrame(id: number, event: string, data: string): string {
 
 /** A streaming response; `x-run-id` names the run being tailed, when there is one. */
 export function sseResponse(body: ReadableStream<Uint8Array>, runId: string | null): Response {
-  const headers = new Headers({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive" });
+  const headers = new Headers({
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    connection: "keep-alive",
+  });
   if (runId) headers.set("x-run-id", runId);
   return new Response(body, { headers });
 }

@@ -36,8 +36,13 @@ export class SessionIndex {
 
   get(id: string): SessionIndexEntry | null {
     const row = this.sql
-      .exec<{ id: string; workspace_id: string | null; project_id: string | null; title: string | null; created_at: string }>(`SELECT * FROM sessions WHERE id = ?`, id)
+      .exec<{ id: string; workspace_id: string | null; project_id: string | null; title: string | null; created_at: string }>(
+        `SELECT * FROM sessions WHERE id = ?`,
+        id,
+      )
       .toArray()[0];
-    return row ? { id: row.id, workspaceId: row.workspace_id, projectId: row.project_id, title: row.title, createdAt: row.created_at } : null;
+    return row
+      ? { id: row.id, workspaceId: row.workspace_id, projectId: row.project_id, title: row.title, createdAt: row.created_at }
+      : null;
   }
 }

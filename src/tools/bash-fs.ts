@@ -1,13 +1,12 @@
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
-import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/workspace-fs";
-import { comparePaths, parentOf, writeRefusal } from "../workspace/paths";
 import { BASH_MAX_WRITTEN_BYTES, MAX_FILE_BYTES } from "../domain/limits";
+import { WorkspaceError } from "../workspace/errors";
+import { comparePaths, parentOf, writeRefusal } from "../workspace/paths";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 
 type ReadFileOptions = Exclude<Parameters<IFileSystem["readFile"]>[1], BufferEncoding | undefined>;
 type WriteFileOptions = Exclude<Parameters<IFileSystem["writeFile"]>[2], BufferEncoding | undefined>;
 type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem["readdirWithFileTypes"]>>>[number];
-
 
 /** Snapshot files carry no time; every entry shows the epoch. */
 const EPOCH = new Date(0);
@@ -75,7 +74,14 @@ export class WorkspaceBashFs implements IFileSystem {
     const p = toWorkspace(path);
     const stat = this.fs.stat(p);
     if (stat) {
-      return { isFile: stat.type === "file", isDirectory: stat.type === "dir", isSymbolicLink: false, mode: stat.mode, size: stat.size, mtime: EPOCH };
+      return {
+        isFile: stat.type === "file",
+        isDirectory: stat.type === "dir",
+        isSymbolicLink: false,
+        mode: stat.mode,
+        size: stat.size,
+        mtime: EPOCH,
+      };
     }
     if (this.madeDirs.has(p)) return { isFile: false, isDirectory: true, isSymbolicLink: false, mode: 0o755, size: 0, mtime: EPOCH };
     throw new Error(`ENOENT: no such file or directory, stat '${path}'`);
@@ -234,7 +240,8 @@ export class WorkspaceBashFs implements IFileSystem {
     const refusal = writeRefusal(p, (q) => this.kind(q));
     if (refusal?.code === "is_directory") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${path}'`);
     if (refusal) throw new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
-    if (bytes.byteLength > MAX_FILE_BYTES) throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_FILE_BYTES} bytes per file)`);
+    if (bytes.byteLength > MAX_FILE_BYTES)
+      throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_FILE_BYTES} bytes per file)`);
     if (this.bytesWritten + bytes.byteLength > BASH_MAX_WRITTEN_BYTES) {
       throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
     }

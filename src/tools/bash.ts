@@ -1,9 +1,9 @@
-import { z } from "zod";
 import type { CommandName } from "just-bash";
+import { z } from "zod";
+import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceBashFs } from "./bash-fs";
 import { type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
-import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 
 /** Output shown to the model: the last 2000 lines / 50 KB of stdout followed by stderr. */
 export const BASH_MAX_OUTPUT_LINES = TOOL_OUTPUT_MAX_LINES;

@@ -1,11 +1,11 @@
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { z } from "zod";
+import { MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, encodeText, hasUtf8Bom, isBinary } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { writeChecked } from "./write";
-import { MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 /** Lines of unchanged context around each hunk of the diff shown after an edit. */
 export const EDIT_DIFF_CONTEXT_LINES = 3;

@@ -1,11 +1,11 @@
 import { z } from "zod";
+import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { compileGlob, relativeTo } from "./glob";
 import { type Tool, throwIfAborted } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
-import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 export const FIND_DEFAULT_LIMIT = 1000;
 export const FIND_MAX_LIMIT = 20_000;

@@ -1,13 +1,13 @@
 import { z } from "zod";
+import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
-import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { compileGlob, relativeTo } from "./glob";
 import { type Tool, ToolError, throwIfAborted } from "./tool";
-import { GREP_MAX_LINE_CHARS, formatSize, truncateHead, truncateLine, withNotices } from "./truncate";
+import { formatSize, GREP_MAX_LINE_CHARS, truncateHead, truncateLine, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
-import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 export const GREP_DEFAULT_LIMIT = 100;
 export const GREP_MAX_LIMIT = 1000;
@@ -81,7 +81,9 @@ export const grepTool: Tool<GrepParams> = {
     // Pass 2: format the first `limit` matches in path order.
     const printed = await formatMatches(fs, [...counts.keys()].sort(comparePaths), matcher, args, signal);
     if (total > args.limit) {
-      notices.push(`${args.limit} matches limit reached (${total} in total). Use limit=${Math.min(args.limit * 2, GREP_MAX_LIMIT)} for more, or refine pattern`);
+      notices.push(
+        `${args.limit} matches limit reached (${total} in total). Use limit=${Math.min(args.limit * 2, GREP_MAX_LIMIT)} for more, or refine pattern`,
+      );
     }
     const shown = truncateHead(printed.text, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: GREP_MAX_BYTES });
     if (shown.truncated) notices.push(`${formatSize(GREP_MAX_BYTES)} limit reached`);

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import type { Tool } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
-import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 
 export const LS_DEFAULT_LIMIT = 500;
 export const LS_MAX_LIMIT = 10_000;

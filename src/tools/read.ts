@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { formatSize, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
-import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 
 export const READ_MAX_LINES = TOOL_OUTPUT_MAX_LINES;
 export const READ_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;

@@ -36,7 +36,7 @@ export interface Tool<P = unknown> {
 }
 
 /** Any tool, whatever its parameter type (for lists such as the registry). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: one list holds tools of every parameter type
 export type AnyTool = Tool<any>;
 
 /** Stable codes of tool failures that are not workspace errors. */

@@ -35,7 +35,7 @@ const encoder = new TextEncoder();
 
 export function utf8Length(text: string): number {
   // Fast path: pure ASCII has one byte per character.
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
   return /^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).byteLength;
 }
 
@@ -55,7 +55,15 @@ export function truncateHead(content: string, limits: TruncationLimits = {}): Tr
   const lines = content.split("\n");
   const base = { totalLines: lines.length, totalBytes, maxLines, maxBytes, lastLinePartial: false };
   if (lines.length <= maxLines && totalBytes <= maxBytes) {
-    return { ...base, content, truncated: false, truncatedBy: null, outputLines: lines.length, outputBytes: totalBytes, firstLineExceedsLimit: false };
+    return {
+      ...base,
+      content,
+      truncated: false,
+      truncatedBy: null,
+      outputLines: lines.length,
+      outputBytes: totalBytes,
+      firstLineExceedsLimit: false,
+    };
   }
   if (utf8Length(lines[0] ?? "") > maxBytes) {
     return { ...base, content: "", truncated: true, truncatedBy: "bytes", outputLines: 0, outputBytes: 0, firstLineExceedsLimit: true };
@@ -73,7 +81,15 @@ export function truncateHead(content: string, limits: TruncationLimits = {}): Tr
     kept.push(line);
     bytes += lineBytes;
   }
-  return { ...base, content: kept.join("\n"), truncated: true, truncatedBy, outputLines: kept.length, outputBytes: bytes, firstLineExceedsLimit: false };
+  return {
+    ...base,
+    content: kept.join("\n"),
+    truncated: true,
+    truncatedBy,
+    outputLines: kept.length,
+    outputBytes: bytes,
+    firstLineExceedsLimit: false,
+  };
 }
 
 /** Keeps the last lines of `content` that fit both limits; a single huge last line is cut to its end. */
@@ -84,7 +100,15 @@ export function truncateTail(content: string, limits: TruncationLimits = {}): Tr
   const lines = content.split("\n");
   const base = { totalLines: lines.length, totalBytes, maxLines, maxBytes, firstLineExceedsLimit: false };
   if (lines.length <= maxLines && totalBytes <= maxBytes) {
-    return { ...base, content, truncated: false, truncatedBy: null, outputLines: lines.length, outputBytes: totalBytes, lastLinePartial: false };
+    return {
+      ...base,
+      content,
+      truncated: false,
+      truncatedBy: null,
+      outputLines: lines.length,
+      outputBytes: totalBytes,
+      lastLinePartial: false,
+    };
   }
   const kept: string[] = [];
   let bytes = 0;

@@ -1,7 +1,7 @@
 import ignore, { type Ignore } from "ignore";
-import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { parentOf } from "../workspace/paths";
 import { decodeText } from "../workspace/text";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 
 /**
  * Which workspace paths grep and find look at: everything under a directory except `.git/` and

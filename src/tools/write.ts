@@ -1,10 +1,10 @@
 import { z } from "zod";
-import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { MAX_FILE_BYTES } from "../domain/limits";
 import { resolveWorkspacePath, writeRefusal } from "../workspace/paths";
 import { encodeText } from "../workspace/text";
+import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { type Tool, ToolError } from "./tool";
 import { formatSize } from "./truncate";
-import { MAX_FILE_BYTES } from "../domain/limits";
 
 /** Largest file write or edit result; the overlay keeps whole files, so keep them modest. */
 
@@ -34,7 +34,10 @@ export const writeTool: Tool<WriteParams> = {
 /** Writes a file after the checks every writer needs: size, not a directory, no file in the way. */
 export async function writeChecked(fs: WorkspaceFs, path: string, bytes: Uint8Array): Promise<void> {
   if (bytes.byteLength > MAX_FILE_BYTES) {
-    throw new ToolError("content_too_large", `${path} would be ${formatSize(bytes.byteLength)}; the limit is ${formatSize(MAX_FILE_BYTES)} per file`);
+    throw new ToolError(
+      "content_too_large",
+      `${path} would be ${formatSize(bytes.byteLength)}; the limit is ${formatSize(MAX_FILE_BYTES)} per file`,
+    );
   }
   const refusal = writeRefusal(path, (p) => fs.stat(p)?.type ?? null);
   if (refusal) throw refusal;

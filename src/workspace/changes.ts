@@ -1,9 +1,9 @@
 import { formatPatch, structuredPatch } from "diff";
-import type { WorkspaceStat } from "./workspace-fs";
 import { gitBlobId, NULL_BLOB_ID, renderBinaryPatch } from "./git-binary-patch";
 import type { OverlayStore } from "./overlay";
 import { comparePaths } from "./paths";
 import { textOf } from "./text";
+import type { WorkspaceStat } from "./workspace-fs";
 
 /** Lines of context around each change, as `git diff` uses. */
 export const DIFF_CONTEXT_LINES = 3;
@@ -76,7 +76,14 @@ async function renderFile({ path, before, after }: FileChange): Promise<string> 
     const patch = structuredPatch(oldName, newName, oldText, newText, undefined, undefined, { context: DIFF_CONTEXT_LINES });
     return formatPatch({ ...patch, ...modes });
   }
-  const header = formatPatch({ oldFileName: oldName, newFileName: newName, oldHeader: undefined, newHeader: undefined, hunks: [], ...modes });
+  const header = formatPatch({
+    oldFileName: oldName,
+    newFileName: newName,
+    oldHeader: undefined,
+    newHeader: undefined,
+    hunks: [],
+    ...modes,
+  });
   // Only the mode changed: git writes no patch body either.
   if (before && after && sameBytes(before.bytes, after.bytes)) return header;
   const oldId = before ? await gitBlobId(before.bytes) : NULL_BLOB_ID;

@@ -1,13 +1,13 @@
-import { archiveInvalid, archiveTooLarge, asArchiveInvalid } from "./archive-errors";
 import type { ArchiveItem, SkippedEntry } from "./archive-entry";
+import { archiveInvalid, archiveTooLarge, asArchiveInvalid } from "./archive-errors";
 import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
-import { mapStreamErrors, peekStream, pipeThroughQuietly } from "./streams";
-import { expansionLimits, guardExpansion } from "./expansion-guard";
 import { EventLoopTurns } from "./event-loop-turns";
+import { expansionLimits, guardExpansion } from "./expansion-guard";
 import { type IngestLimits, resolveLimits } from "./limits";
 import { R2ObjectWriter } from "./r2-writer";
 import { SnapshotBuilder } from "./snapshot-builder";
 import { type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
+import { mapStreamErrors, peekStream, pipeThroughQuietly } from "./streams";
 import { readTarEntries } from "./tar-reader";
 import { readZipEntries } from "./zip-reader";
 
@@ -36,11 +36,7 @@ export interface IngestResult {
  * stays bounded by one R2 part (8 MiB) plus decoder buffers. Entries that are unsafe or unusable
  * are skipped with a reason; refusals throw `ArchiveError` and leave nothing behind in R2.
  */
-export async function ingestWorkspace(
-  bucket: R2Bucket,
-  body: ReadableStream<Uint8Array>,
-  opts: IngestOptions,
-): Promise<IngestResult> {
+export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uint8Array>, opts: IngestOptions): Promise<IngestResult> {
   const limits = resolveLimits(opts.limits);
   const keys = workspaceKeys(opts.workspaceId);
   const pack = new R2ObjectWriter(bucket, keys.pack, opts.partBytes);

@@ -1,4 +1,11 @@
-import { MAX_ARCHIVE_BYTES, MAX_ARCHIVE_FILES, MAX_COMPRESSION_RATIO, MAX_EXPANDED_BYTES, MAX_FILE_BYTES, MAX_TOTAL_BYTES } from "../domain/limits";
+import {
+  MAX_ARCHIVE_BYTES,
+  MAX_ARCHIVE_FILES,
+  MAX_COMPRESSION_RATIO,
+  MAX_EXPANDED_BYTES,
+  MAX_FILE_BYTES,
+  MAX_TOTAL_BYTES,
+} from "../domain/limits";
 /** The ratio is only judged after this many decompressed bytes, so tiny inputs never trip it. */
 export const BOMB_CHECK_MIN_BYTES = 1024 * 1024;
 

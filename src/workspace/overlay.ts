@@ -1,5 +1,5 @@
-import { WorkspaceError } from "./errors";
 import { MAX_FILE_BYTES } from "../domain/limits";
+import { WorkspaceError } from "./errors";
 
 /** One path the session changed: new content (`deleted: false`) or a whiteout (`deleted: true`). */
 export interface OverlayEntry {
@@ -109,7 +109,10 @@ export class SqliteOverlay implements OverlayStore {
 
   put(path: string, bytes: Uint8Array, mode: number): void {
     if (bytes.byteLength > this.maxFileBytes) {
-      throw new WorkspaceError("file_too_large", `'${path}' is ${bytes.byteLength} bytes; the limit for written files is ${this.maxFileBytes}`);
+      throw new WorkspaceError(
+        "file_too_large",
+        `'${path}' is ${bytes.byteLength} bytes; the limit for written files is ${this.maxFileBytes}`,
+      );
     }
     this.transaction(() => {
       this.sql.exec("DELETE FROM overlay WHERE path = ?", path);
@@ -118,7 +121,11 @@ export class SqliteOverlay implements OverlayStore {
         const data = bytes.slice(i * OVERLAY_CHUNK_BYTES, (i + 1) * OVERLAY_CHUNK_BYTES);
         this.sql.exec(
           "INSERT INTO overlay (path, chunk, deleted, size, mode, data) VALUES (?, ?, 0, ?, ?, ?)",
-          path, i, bytes.byteLength, mode, data.buffer,
+          path,
+          i,
+          bytes.byteLength,
+          mode,
+          data.buffer,
         );
       }
     });

@@ -1,6 +1,6 @@
+import { MAX_PATH_CHARS } from "../domain/limits";
 import { WorkspaceError } from "./errors";
 import type { EntryType } from "./workspace-fs";
-import { MAX_PATH_CHARS } from "../domain/limits";
 
 /** Longest path we accept inside a workspace, in characters. */
 
@@ -12,18 +12,18 @@ import { MAX_PATH_CHARS } from "../domain/limits";
  * `MAX_PATH_CHARS` are refused with `path_too_long`: they escape nothing, so they are not called escapes.
  */
 export function resolveWorkspacePath(input: string): string {
-  if (input.includes("\0")) throw escape(input, "contains a NUL byte");
+  if (input.includes("\0")) throw escapeError(input, "contains a NUL byte");
   if (input.length > MAX_PATH_CHARS) {
     throw new WorkspaceError("path_too_long", `path ${shown(input)} is ${input.length} characters long; the limit is ${MAX_PATH_CHARS}`);
   }
   const slashed = input.replaceAll("\\", "/");
-  if (slashed.startsWith("/")) throw escape(input, "is absolute; use a path relative to the workspace root");
-  if (/^[A-Za-z]:/.test(slashed)) throw escape(input, "has a drive letter; use a path relative to the workspace root");
+  if (slashed.startsWith("/")) throw escapeError(input, "is absolute; use a path relative to the workspace root");
+  if (/^[A-Za-z]:/.test(slashed)) throw escapeError(input, "has a drive letter; use a path relative to the workspace root");
   const parts: string[] = [];
   for (const segment of slashed.split("/")) {
     if (segment === "" || segment === ".") continue;
     if (segment === "..") {
-      if (parts.length === 0) throw escape(input, "leaves the workspace root");
+      if (parts.length === 0) throw escapeError(input, "leaves the workspace root");
       parts.pop();
       continue;
     }
@@ -32,7 +32,7 @@ export function resolveWorkspacePath(input: string): string {
   return parts.join("/");
 }
 
-function escape(input: string, why: string): WorkspaceError {
+function escapeError(input: string, why: string): WorkspaceError {
   return new WorkspaceError("path_escape", `path ${shown(input)} ${why}`);
 }
 

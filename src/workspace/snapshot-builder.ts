@@ -1,8 +1,8 @@
+import type { ArchiveItem, SkippedEntry, SkipReason } from "./archive-entry";
 import { archiveInvalid, archiveTooLarge, archiveTooManyFiles } from "./archive-errors";
-import type { ArchiveItem, SkipReason, SkippedEntry } from "./archive-entry";
+import { WorkspaceError } from "./errors";
 import type { EventLoopTurns } from "./event-loop-turns";
 import type { IngestLimits } from "./limits";
-import { WorkspaceError } from "./errors";
 import { comparePaths, parentOf, resolveWorkspacePath } from "./paths";
 import type { R2ObjectWriter } from "./r2-writer";
 import type { IndexEntry, WorkspaceIndex } from "./snapshot-layout";

@@ -1,8 +1,8 @@
 import { WorkspaceError } from "./errors";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
 import type { OverlayStore } from "./overlay";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "./paths";
 import { loadWorkspace, type Snapshot } from "./snapshot";
+import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
 
 /** Mode of files created by the session (existing files keep theirs). */
 export const NEW_FILE_MODE = 0o644;
@@ -135,7 +135,10 @@ function childrenOf(view: View): Map<string, WorkspaceDirent[]> {
     const parent = parentOf(path);
     const name = parent === "" ? path : path.slice(parent.length + 1);
     let list = children.get(parent);
-    if (!list) children.set(parent, (list = []));
+    if (!list) {
+      list = [];
+      children.set(parent, list);
+    }
     list.push({ name, type });
   };
   for (const dir of view.dirs) add(dir, "dir");

@@ -1,8 +1,8 @@
-import { WorkspaceError } from "./errors";
 import { ByteLru } from "./byte-lru";
-import type { WorkspaceStat } from "./workspace-fs";
+import { WorkspaceError } from "./errors";
 import { comparePaths } from "./paths";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
+import type { WorkspaceStat } from "./workspace-fs";
 
 /** Files up to this size are kept in the per-snapshot read cache, in bytes. */
 export const CACHE_BYTES = 8 * 1024 * 1024;
@@ -133,8 +133,10 @@ export function coalesce(sorted: readonly IndexEntry[]): RangeGroup[] {
   let group: RangeGroup | null = null;
   for (const entry of sorted) {
     const end = entry.offset + entry.size;
-    const fits = group !== null && entry.offset - group.end <= MAX_COALESCE_GAP_BYTES
-      && Math.max(end, group.end) - group.start <= MAX_COALESCED_READ_BYTES;
+    const fits =
+      group !== null &&
+      entry.offset - group.end <= MAX_COALESCE_GAP_BYTES &&
+      Math.max(end, group.end) - group.start <= MAX_COALESCED_READ_BYTES;
     if (group && fits) {
       group.end = Math.max(group.end, end);
       group.entries.push(entry);

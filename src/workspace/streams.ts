@@ -49,36 +49,39 @@ export function pipeThroughOnDemand<I, O>(stream: ReadableStream<I>, pair: Reada
   let pendingRead: Promise<ReadableStreamReadResult<O>> | null = null;
   let lastWrite: Promise<void> = Promise.resolve();
   let inputDone = false;
-  return new ReadableStream<O>({
-    async pull(controller) {
-      for (;;) {
-        pendingRead ??= output.read();
-        // Once the input is closed only the output is left to wait for.
-        const settled = inputDone ? await pendingRead : await Promise.race([pendingRead, lastWrite.then(nextTask)]);
-        if (settled === WRITE_SETTLED) {
-          let next: ReadableStreamReadResult<I>;
-          try {
-            next = await input.read();
-          } catch (error) {
-            await writer.abort(error).catch(() => {});
-            throw error;
+  return new ReadableStream<O>(
+    {
+      async pull(controller) {
+        for (;;) {
+          pendingRead ??= output.read();
+          // Once the input is closed only the output is left to wait for.
+          const settled = inputDone ? await pendingRead : await Promise.race([pendingRead, lastWrite.then(nextTask)]);
+          if (settled === WRITE_SETTLED) {
+            let next: ReadableStreamReadResult<I>;
+            try {
+              next = await input.read();
+            } catch (error) {
+              await writer.abort(error).catch(() => {});
+              throw error;
+            }
+            inputDone = next.done;
+            lastWrite = next.done ? writer.close() : writer.write(next.value);
+            // Observed through the race above, never as an unhandled rejection.
+            lastWrite.catch(() => {});
+            continue;
           }
-          inputDone = next.done;
-          lastWrite = next.done ? writer.close() : writer.write(next.value);
-          // Observed through the race above, never as an unhandled rejection.
-          lastWrite.catch(() => {});
-          continue;
+          pendingRead = null;
+          if (settled.done) controller.close();
+          else controller.enqueue(settled.value);
+          return;
         }
-        pendingRead = null;
-        if (settled.done) controller.close();
-        else controller.enqueue(settled.value);
-        return;
-      }
+      },
+      async cancel(reason) {
+        await Promise.all([input.cancel(reason), writer.abort(reason), output.cancel(reason)].map((p) => p.catch(() => {})));
+      },
     },
-    async cancel(reason) {
-      await Promise.all([input.cancel(reason), writer.abort(reason), output.cancel(reason)].map((p) => p.catch(() => {})));
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 /** Wraps a stream so that its errors surface as `mapError(error)` (e.g. decoder errors -> ArchiveError). */
@@ -86,20 +89,23 @@ export function mapStreamErrors(stream: ReadableStream<Uint8Array>, mapError: (e
 export function mapStreamErrors<T>(stream: ReadableStream<T>, mapError: (error: unknown) => unknown): ReadableStream<T>;
 export function mapStreamErrors<T>(stream: ReadableStream<T>, mapError: (error: unknown) => unknown): ReadableStream<T> {
   const reader = stream.getReader();
-  return new ReadableStream<T>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      } catch (error) {
-        controller.error(mapError(error));
-      }
+  return new ReadableStream<T>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (error) {
+          controller.error(mapError(error));
+        }
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
     },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 /** Reads the first `n` bytes (fewer if the stream is shorter) and returns them with the full stream. */
@@ -121,20 +127,23 @@ export async function peekStream(
     total += value.byteLength;
   }
   const head = concatBytes(chunks);
-  const replay = new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (head.byteLength > 0) controller.enqueue(head);
-      if (ended) controller.close();
+  const replay = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        if (head.byteLength > 0) controller.enqueue(head);
+        if (ended) controller.close();
+      },
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
     },
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return { head: head.subarray(0, n), stream: replay };
 }
 

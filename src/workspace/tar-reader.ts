@@ -1,6 +1,6 @@
 import { createTarDecoder, type TarHeader } from "modern-tar";
-import { asArchiveInvalid } from "./archive-errors";
 import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
+import { asArchiveInvalid } from "./archive-errors";
 import { mapStreamErrors, pipeThroughQuietly } from "./streams";
 
 /**

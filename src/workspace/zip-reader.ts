@@ -1,10 +1,10 @@
-import { ArchiveError, archiveBomb, archiveInvalid, archiveTooManyFiles, asArchiveInvalid } from "./archive-errors";
 import type { ArchiveEntry, ArchiveItem } from "./archive-entry";
-import { mapStreamErrors, pipeThroughQuietly } from "./streams";
+import { ArchiveError, archiveBomb, archiveInvalid, archiveTooManyFiles, asArchiveInvalid } from "./archive-errors";
 import { ByteReader } from "./byte-reader";
 import { crc32 } from "./crc32";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
 import type { IngestLimits } from "./limits";
+import { mapStreamErrors, pipeThroughQuietly } from "./streams";
 
 /** The largest central directory we read into memory, in bytes. */
 export const MAX_ZIP_DIRECTORY_BYTES = 16 * 1024 * 1024;
@@ -36,12 +36,7 @@ interface CentralEntry {
  * ratios are checked before inflating and actual output while inflating, and the content of every
  * entry that is read must match its CRC-32.
  */
-export async function* readZipEntries(
-  bucket: R2Bucket,
-  key: string,
-  size: number,
-  limits: IngestLimits,
-): AsyncGenerator<ArchiveItem> {
+export async function* readZipEntries(bucket: R2Bucket, key: string, size: number, limits: IngestLimits): AsyncGenerator<ArchiveItem> {
   const directory = await readCentralDirectory(bucket, key, size, limits);
   const ordered = [...directory.entries].sort((a, b) => a.localOffset - b.localOffset);
   if (ordered.length === 0) return;
@@ -61,11 +56,21 @@ export async function* readZipEntries(
       const { entry } = central;
       if (entry.type === "symlink") {
         entry.linkTarget = new TextDecoder().decode(await readAll(contentOf(reader, central, limits), MAX_LINK_TARGET_BYTES));
-        yield { entry, open: () => { throw new Error("symlinks have no content"); } };
+        yield {
+          entry,
+          open: () => {
+            throw new Error("symlinks have no content");
+          },
+        };
       } else if (entry.type === "file") {
         yield { entry, open: () => contentOf(reader, central, limits) };
       } else {
-        yield { entry, open: () => { throw new Error(`${entry.type} entries have no content`); } };
+        yield {
+          entry,
+          open: () => {
+            throw new Error(`${entry.type} entries have no content`);
+          },
+        };
       }
       if (reader.position < dataEnd) await reader.skip(dataEnd - reader.position);
     }
@@ -82,7 +87,9 @@ function contentOf(reader: ByteReader, central: CentralEntry, limits: IngestLimi
   if (central.method === 0) return checkCrc32(raw, central.crc32, label);
   const inflated = guardExpansion(raw, new DecompressionStream("deflate-raw"), expansionLimits(limits, label, central.entry.size));
   const mapped = mapStreamErrors(inflated, (error) =>
-    error instanceof ArchiveError && error.code === "archive_too_large" ? archiveInvalid(`${label} inflates past its declared size`) : asArchiveInvalid(error, `${label} is corrupt`),
+    error instanceof ArchiveError && error.code === "archive_too_large"
+      ? archiveInvalid(`${label} inflates past its declared size`)
+      : asArchiveInvalid(error, `${label} is corrupt`),
   );
   return checkCrc32(mapped, central.crc32, label);
 }
@@ -101,7 +108,8 @@ function checkCrc32(content: ReadableStream<Uint8Array>, expected: number, label
         controller.enqueue(chunk);
       },
       flush() {
-        if (crc !== expected) throw archiveInvalid(`${label} fails its CRC-32 check (content ${hex32(crc)}, archive says ${hex32(expected)})`);
+        if (crc !== expected)
+          throw archiveInvalid(`${label} fails its CRC-32 check (content ${hex32(crc)}, archive says ${hex32(expected)})`);
       },
     }),
   );
@@ -171,7 +179,11 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
     let localOffset = view.getUint32(at + 42, true);
     const name = new TextDecoder().decode(bytes.subarray(at + 46, at + 46 + nameLength));
     // Zip64 extended information: the 64-bit values, in this order, for each field saturated at 0xffffffff.
-    const extra = new DataView(bytes.buffer, bytes.byteOffset + at + 46 + nameLength, Math.min(extraLength, bytes.byteLength - at - 46 - nameLength));
+    const extra = new DataView(
+      bytes.buffer,
+      bytes.byteOffset + at + 46 + nameLength,
+      Math.min(extraLength, bytes.byteLength - at - 46 - nameLength),
+    );
     for (let e = 0; e + 4 <= extra.byteLength; e += 4 + extra.getUint16(e + 2, true)) {
       if (extra.getUint16(e, true) !== 0x0001) continue;
       let field = e + 4;
@@ -187,13 +199,17 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
     if (![size, compressedSize, localOffset].every(Number.isFinite)) throw archiveInvalid(`zip entry '${name}' has a corrupt zip64 field`);
     const unixMode = UNIX_HOSTS.has(madeBy) ? attributes >>> 16 : 0;
     const entry = classify(name, unixMode, attributes, size);
-    if (entry.type === "symlink" && size > MAX_LINK_TARGET_BYTES) throw archiveInvalid(`zip symlink '${name}' has a target longer than ${MAX_LINK_TARGET_BYTES} bytes`);
+    if (entry.type === "symlink" && size > MAX_LINK_TARGET_BYTES)
+      throw archiveInvalid(`zip symlink '${name}' has a target longer than ${MAX_LINK_TARGET_BYTES} bytes`);
     if (entry.type === "file" || entry.type === "symlink") {
       if (flags & 1) Object.assign(entry, { type: "unreadable", unreadableReason: "encrypted", size: 0 });
-      else if (method !== 0 && method !== 8) Object.assign(entry, { type: "unreadable", unreadableReason: "unsupported_compression", size: 0 });
+      else if (method !== 0 && method !== 8)
+        Object.assign(entry, { type: "unreadable", unreadableReason: "unsupported_compression", size: 0 });
       else if (method === 0 && size !== compressedSize) throw archiveInvalid(`stored zip entry '${name}' has mismatched sizes`);
       else if (size >= limits.bombCheckMinBytes && size > compressedSize * limits.maxCompressionRatio) {
-        throw archiveBomb(`zip entry '${name}' declares ${size} bytes from ${compressedSize} (over ${limits.maxCompressionRatio}x); refusing a likely decompression bomb`);
+        throw archiveBomb(
+          `zip entry '${name}' declares ${size} bytes from ${compressedSize} (over ${limits.maxCompressionRatio}x); refusing a likely decompression bomb`,
+        );
       }
     }
     entries.push({ entry, method, compressedSize, localOffset, crc32: crc });

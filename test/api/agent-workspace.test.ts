@@ -2,20 +2,26 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
+import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, sse, sseResponse } from "../model/helpers";
-import { readSse } from "../helpers/sse-client";
 import { tarOf } from "../workspace/archives";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
-const json = (body: unknown): RequestInit => ({ method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  body: JSON.stringify(body),
+  headers: { "content-type": "application/json" },
+});
 const store = new DurableSessionStore(env);
 
 /** One model turn that calls tools (OpenAI chunk format, one call per index). */
 const toolTurn = (calls: { id: string; name: string; args: unknown }[]) => () =>
   sseResponse(
     sse([
-      ...calls.map((c, index) => chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } }] })),
+      ...calls.map((c, index) =>
+        chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } }] }),
+      ),
       chunk({}, "tool_calls"),
     ]),
   );
@@ -52,7 +58,9 @@ describe("an agent run over an uploaded workspace", () => {
       toolTurn([{ id: "call_edit", name: "edit", args: { path: "src/a.ts", oldText: "const b = 2", newText: "const b = 3" } }]),
       textTurn("Changed b to 3."),
     ]);
-    const { frames } = await readSse(await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "set b to 3", allowWrite: true })));
+    const { frames } = await readSse(
+      await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "set b to 3", allowWrite: true })),
+    );
     expect(frames.map((f) => f.data.type)).toEqual([
       "agent_started",
       "user_message_appended",
@@ -74,7 +82,14 @@ describe("an agent run over an uploaded workspace", () => {
       ["call_edit", false],
     ]);
     // The model was offered the write tools because the run allowed them, and got the results back.
-    expect((requests[0]!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(["read", "ls", "grep", "find", "write", "edit"]);
+    expect((requests[0]!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
+      "read",
+      "ls",
+      "grep",
+      "find",
+      "write",
+      "edit",
+    ]);
     const results = (await store.loadMessages(sessionId)).filter((m) => m.kind === "tool_result");
     expect(results.map((m) => m.kind === "tool_result" && [m.toolCallId, m.error])).toEqual([
       ["call_read", false],
@@ -115,8 +130,22 @@ describe("an agent run over an uploaded workspace", () => {
     expect(await (await api(`/api/sessions/${sessionId}/files/notes.txt`)).text()).toBe("made\n");
     expect((await api(`/api/sessions/${sessionId}/files/README.md`)).status).toBe(404);
     expect(await (await api(`/api/sessions/${sessionId}/changes`)).text()).toBe(
-      ["diff --git a/README.md b/README.md", "deleted file mode 100644", "--- a/README.md", "+++ /dev/null", "@@ -1,2 +0,0 @@", "-# Demo", "-hello world",
-       "diff --git a/notes.txt b/notes.txt", "new file mode 100644", "--- /dev/null", "+++ b/notes.txt", "@@ -0,0 +1,1 @@", "+made", ""].join("\n"),
+      [
+        "diff --git a/README.md b/README.md",
+        "deleted file mode 100644",
+        "--- a/README.md",
+        "+++ /dev/null",
+        "@@ -1,2 +0,0 @@",
+        "-# Demo",
+        "-hello world",
+        "diff --git a/notes.txt b/notes.txt",
+        "new file mode 100644",
+        "--- /dev/null",
+        "+++ b/notes.txt",
+        "@@ -0,0 +1,1 @@",
+        "+made",
+        "",
+      ].join("\n"),
     );
 
     // Bash without allowWrite: the shell runs, but the write is refused and nothing reaches the overlay.
@@ -128,7 +157,10 @@ describe("an agent run over an uploaded workspace", () => {
   });
 
   it("a read-only run denies write with write_not_allowed and never executes it", async () => {
-    const { sessionId } = await workspaceSession([toolTurn([{ id: "call_w", name: "write", args: { path: "x.txt", content: "x" } }]), textTurn("I may not write.")]);
+    const { sessionId } = await workspaceSession([
+      toolTurn([{ id: "call_w", name: "write", args: { path: "x.txt", content: "x" } }]),
+      textTurn("I may not write."),
+    ]);
     const { frames } = await readSse(await api(`/api/sessions/${sessionId}/messages/stream`, json({ text: "write x" })));
     const denied = frames.find((f) => f.data.type === "tool_call_denied")!;
     expect(denied.data).toMatchObject({ callId: "call_w", tool: "write", reason: "write_not_allowed" });
@@ -139,9 +171,9 @@ describe("an agent run over an uploaded workspace", () => {
 
   it("session routes for files refuse escapes and sessions without a workspace", async () => {
     const { sessionId } = await workspaceSession([]);
-    const escape = await api(`/api/sessions/${sessionId}/files/..%2F..%2Fetc%2Fpasswd`);
-    expect(escape.status).toBe(400);
-    expect(((await escape.json()) as { error: { code: string } }).error.code).toBe("path_escape");
+    const escaped = await api(`/api/sessions/${sessionId}/files/..%2F..%2Fetc%2Fpasswd`);
+    expect(escaped.status).toBe(400);
+    expect(((await escaped.json()) as { error: { code: string } }).error.code).toBe("path_escape");
     const bare = (await (await api("/api/sessions", json({}))).json()) as { sessionId: string };
     const none = await api(`/api/sessions/${bare.sessionId}/changes`);
     expect(none.status).toBe(404);
@@ -157,15 +189,26 @@ describe("an agent run over an uploaded workspace", () => {
 
 describe("replay: model replay:<sessionId>", () => {
   it("re-runs a recorded session's turns against the current tools, with no model call", async () => {
-    const recorded = await workspaceSession([toolTurn([{ id: "call_grep", name: "grep", args: { pattern: "hello" } }]), textTurn("Found it in README.md.")]);
+    const recorded = await workspaceSession([
+      toolTurn([{ id: "call_grep", name: "grep", args: { pattern: "hello" } }]),
+      textTurn("Found it in README.md."),
+    ]);
     await readSse(await api(`/api/sessions/${recorded.sessionId}/messages/stream`, json({ text: "find hello" })));
 
     const replayed = await workspaceSession([]); // any model request would throw
-    const { frames } = await readSse(await api(`/api/sessions/${replayed.sessionId}/messages/stream`, json({ text: "find hello", model: `replay:${recorded.sessionId}` })));
+    const { frames } = await readSse(
+      await api(`/api/sessions/${replayed.sessionId}/messages/stream`, json({ text: "find hello", model: `replay:${recorded.sessionId}` })),
+    );
     expect(replayed.requests).toEqual([]);
     expect(frames.map((f) => f.data.type).at(-1)).toBe("agent_completed");
     const strip = (messages: Awaited<ReturnType<typeof store.loadMessages>>) =>
-      messages.map((m) => (m.kind === "assistant" ? [m.kind, m.text, m.toolCalls ?? []] : m.kind === "tool_result" ? [m.kind, m.toolCallId, m.resultText] : [m.kind, m.text]));
+      messages.map((m) =>
+        m.kind === "assistant"
+          ? [m.kind, m.text, m.toolCalls ?? []]
+          : m.kind === "tool_result"
+            ? [m.kind, m.toolCallId, m.resultText]
+            : [m.kind, m.text],
+      );
     expect(strip(await store.loadMessages(replayed.sessionId))).toEqual(strip(await store.loadMessages(recorded.sessionId)));
   });
 
@@ -173,10 +216,19 @@ describe("replay: model replay:<sessionId>", () => {
     const app = (await import("../../src/api/app")).createApp();
     const authed = { ...env, AUTH_TOKENS: "acme:tok-a,globex:tok-g" };
     const call = (path: string, token: string, body: unknown) =>
-      app.fetch(new Request(`http://harness${path}`, { method: "POST", body: JSON.stringify(body), headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } }), authed);
+      app.fetch(
+        new Request(`http://harness${path}`, {
+          method: "POST",
+          body: JSON.stringify(body),
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        }),
+        authed,
+      );
     const acme = (await (await call("/api/sessions", "tok-a", {})).json()) as { sessionId: string };
     const globex = (await (await call("/api/sessions", "tok-g", {})).json()) as { sessionId: string };
-    const { frames } = await readSse(await call(`/api/sessions/${globex.sessionId}/messages/stream`, "tok-g", { text: "x", model: `replay:${acme.sessionId}` }));
+    const { frames } = await readSse(
+      await call(`/api/sessions/${globex.sessionId}/messages/stream`, "tok-g", { text: "x", model: `replay:${acme.sessionId}` }),
+    );
     expect(frames.at(-1)!.data).toMatchObject({ type: "agent_error", code: "replay_load_failed" });
     expect(String(frames.at(-1)!.data.message)).toContain(`session '${acme.sessionId}' does not exist`);
   });

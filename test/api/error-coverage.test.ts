@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
-import { API_ERROR_CODES, httpStatus, type ApiErrorCode } from "../../src/domain";
+import { API_ERROR_CODES, type ApiErrorCode, httpStatus } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { gzip, tarOf, text, zip } from "../workspace/archives";
 
@@ -27,7 +27,11 @@ async function expectCoded(res: Response, code: ApiErrorCode) {
 }
 
 async function workspace() {
-  const res = await api("/api/workspaces", { method: "POST", body: await tarOf({ "a.txt": "a\n", "dir/b.txt": "b\n" }), headers: { "content-type": "application/x-tar" } });
+  const res = await api("/api/workspaces", {
+    method: "POST",
+    body: await tarOf({ "a.txt": "a\n", "dir/b.txt": "b\n" }),
+    headers: { "content-type": "application/x-tar" },
+  });
   return ((await res.json()) as { workspaceId: string }).workspaceId;
 }
 
@@ -40,10 +44,30 @@ describe("every route answers its failures with a coded JSON error, never a bare
   it("workspaces", async () => {
     const wid = await workspace();
     await expectCoded(await api("/api/workspaces", { method: "POST" }), "archive_invalid");
-    await expectCoded(await api("/api/workspaces", { method: "POST", body: "hello", headers: { "content-type": "text/plain" } }), "archive_unsupported");
-    await expectCoded(await api("/api/workspaces", { method: "POST", body: "x", headers: { "content-length": String(200 * 1024 * 1024) } }), "archive_too_large");
-    await expectCoded(await api("/api/workspaces", { method: "POST", body: gzip(new Uint8Array(8 * 1024 * 1024)), headers: { "content-type": "application/gzip" } }), "archive_bomb");
-    await expectCoded(await api("/api/workspaces", { method: "POST", body: zip({ "a.txt": text("a") }).slice(0, 40), headers: { "content-type": "application/zip" } }), "archive_invalid");
+    await expectCoded(
+      await api("/api/workspaces", { method: "POST", body: "hello", headers: { "content-type": "text/plain" } }),
+      "archive_unsupported",
+    );
+    await expectCoded(
+      await api("/api/workspaces", { method: "POST", body: "x", headers: { "content-length": String(200 * 1024 * 1024) } }),
+      "archive_too_large",
+    );
+    await expectCoded(
+      await api("/api/workspaces", {
+        method: "POST",
+        body: gzip(new Uint8Array(8 * 1024 * 1024)),
+        headers: { "content-type": "application/gzip" },
+      }),
+      "archive_bomb",
+    );
+    await expectCoded(
+      await api("/api/workspaces", {
+        method: "POST",
+        body: zip({ "a.txt": text("a") }).slice(0, 40),
+        headers: { "content-type": "application/zip" },
+      }),
+      "archive_invalid",
+    );
     await expectCoded(await api("/api/workspaces/nope"), "invalid_workspace_id");
     await expectCoded(await api("/api/workspaces/w_unknown"), "workspace_not_found");
     await expectCoded(await api("/api/workspaces/w_unknown/files/a.txt"), "workspace_not_found");
@@ -58,7 +82,10 @@ describe("every route answers its failures with a coded JSON error, never a bare
     await expectCoded(await api("/api/sessions", json("POST", { colour: "red" })), "invalid_body");
     await expectCoded(await api("/api/sessions", json("POST", { title: "x".repeat(300 * 1024) })), "body_too_large");
     await expectCoded(await api("/api/sessions", json("POST", '{"title":"\\ud800"}')), "invalid_text");
-    await expectCoded(await api("/api/sessions", { method: "POST", body: "title=x", headers: { "content-type": "application/x-www-form-urlencoded" } }), "unsupported_media_type");
+    await expectCoded(
+      await api("/api/sessions", { method: "POST", body: "title=x", headers: { "content-type": "application/x-www-form-urlencoded" } }),
+      "unsupported_media_type",
+    );
     await expectCoded(await api("/api/sessions", json("POST", { workspaceId: "w_unknown" })), "workspace_not_found");
     for (const path of ["", "/messages", "/events", "/changes", "/files/a.txt", "/events/stream"]) {
       await expectCoded(await api(`/api/sessions/bad-id${path}`), "invalid_session_id");
@@ -76,7 +103,14 @@ describe("every route answers its failures with a coded JSON error, never a bare
   it("a log that cannot be read back is history_unreadable, not a 200 that breaks off", async () => {
     const sid = await session();
     const store = new DurableSessionStore(env);
-    await store.appendMessage(sid, { kind: "user", id: "m_1", sessionId: sid, parentId: null, createdAt: "2026-11-30T03:00:00.000Z", text: "hi" });
+    await store.appendMessage(sid, {
+      kind: "user",
+      id: "m_1",
+      sessionId: sid,
+      parentId: null,
+      createdAt: "2026-11-30T03:00:00.000Z",
+      text: "hi",
+    });
     await store.stub(sid).flush();
     const segments = await env.STORE.list({ prefix: `sessions/${sid}/messages/` });
     await env.STORE.delete(segments.objects.map((o) => o.key));
@@ -88,9 +122,23 @@ describe("every route answers its failures with a coded JSON error, never a bare
     await expectCoded(await api("/api/sessions/s_unknown/messages/stream", json("POST", { text: "hi" })), "session_not_found");
     await expectCoded(await api(`/api/sessions/${sid}/messages/stream`, json("POST", { text: " " })), "invalid_body");
     await expectCoded(await api(`/api/sessions/${sid}/messages/stream`, json("POST", '{"text":"a\\udc00b"}')), "invalid_text");
-    await expectCoded(await api(`/api/sessions/${sid}/messages/stream`, { method: "POST", body: '{"text":"hi"}', headers: { "content-type": "text/plain" } }), "unsupported_media_type");
+    await expectCoded(
+      await api(`/api/sessions/${sid}/messages/stream`, {
+        method: "POST",
+        body: '{"text":"hi"}',
+        headers: { "content-type": "text/plain" },
+      }),
+      "unsupported_media_type",
+    );
     await expectCoded(await api(`/api/sessions/${sid}/events/stream`, { headers: { "last-event-id": "x" } }), "invalid_last_event_id");
-    await expectCoded(await api(`/api/sessions/${sid}/abort`, { method: "POST", body: "a=b", headers: { "content-type": "application/x-www-form-urlencoded" } }), "unsupported_media_type");
+    await expectCoded(
+      await api(`/api/sessions/${sid}/abort`, {
+        method: "POST",
+        body: "a=b",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      }),
+      "unsupported_media_type",
+    );
     await expectCoded(await api("/api/sessions/s_unknown/abort", { method: "POST" }), "session_not_found");
   });
 
@@ -101,7 +149,10 @@ describe("every route answers its failures with a coded JSON error, never a bare
     const unauthorized = await createApp().fetch(new Request("http://harness/api/sessions", { method: "POST" }), authed);
     expect(unauthorized.headers.get("www-authenticate")).toBe('Bearer realm="pi-harness"');
     await expectCoded(unauthorized, "unauthorized");
-    await expectCoded(await createApp().fetch(new Request("http://harness/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "nocolon" }), "auth_misconfigured");
+    await expectCoded(
+      await createApp().fetch(new Request("http://harness/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "nocolon" }),
+      "auth_misconfigured",
+    );
   });
 
   it("every API code in the registry has a status and a meaning", () => {

@@ -1,7 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { counterIds } from "../../src/domain";
-import { MAX_MODEL_OUTPUT_CHARS } from "../../src/domain";
+import { counterIds, MAX_MODEL_OUTPUT_CHARS } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
@@ -19,7 +18,11 @@ async function sessionAnswering(...bodies: (() => string)[]) {
 
 async function prompt(id: string) {
   const res = await exports.default.fetch(
-    new Request(`http://harness/api/sessions/${id}/messages/stream`, { method: "POST", body: JSON.stringify({ text: "go" }), headers: { "content-type": "application/json" } }),
+    new Request(`http://harness/api/sessions/${id}/messages/stream`, {
+      method: "POST",
+      body: JSON.stringify({ text: "go" }),
+      headers: { "content-type": "application/json" },
+    }),
   );
   return readSse(res);
 }
@@ -36,7 +39,10 @@ describe("large model output", () => {
     const id = await sessionAnswering(() => longAnswer(2_000_000, 64 * 1024));
     const { frames } = await prompt(id);
     expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", stopReason: "STOP" });
-    const streamed = frames.filter((f) => f.data.type === "assistant_delta").map((f) => f.data.text as string).join("");
+    const streamed = frames
+      .filter((f) => f.data.type === "assistant_delta")
+      .map((f) => f.data.text as string)
+      .join("");
     expect(streamed.length).toBe(2_000_000);
     const answer = (await store.loadMessages(id))[1]!;
     expect(answer).toMatchObject({ kind: "assistant", stopReason: "STOP" });
@@ -45,7 +51,12 @@ describe("large model output", () => {
 
   it("a write call whose arguments carry a 3 MB file is stored in full", async () => {
     const content = "y".repeat(3_000_000);
-    const call = { index: 0, id: "tc_big", type: "function", function: { name: "write", arguments: JSON.stringify({ path: "big.txt", content }) } };
+    const call = {
+      index: 0,
+      id: "tc_big",
+      type: "function",
+      function: { name: "write", arguments: JSON.stringify({ path: "big.txt", content }) },
+    };
     const id = await sessionAnswering(
       () => sse([chunk({ tool_calls: [call] }), chunk({}, "tool_calls")]),
       () => sse([chunk({ content: "done" }), chunk({}, "stop")]),

@@ -1,8 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
-import { MAX_JSON_BODY_BYTES } from "../../src/domain";
 import { MAX_DRAIN_BYTES } from "../../src/api/request-body";
+import { MAX_JSON_BODY_BYTES } from "../../src/domain";
 import { gzip } from "../workspace/archives";
 
 /** A request body that records how far it was read and whether it was cancelled. */
@@ -72,7 +72,9 @@ describe("a refused request body is read to the end before the answer, never can
     // exports.default.fetch hands the Worker a native request body, as production does; a second
     // read queued behind the route's unfinished one used to throw, and the body was left half read.
     const { stream, state } = trackedBody(512, 16 * 1024, 0x07); // 8 MiB of bytes that are no tar
-    const res = await exports.default.fetch(new Request("http://harness/api/workspaces", { method: "POST", body: stream, headers: { "content-type": "application/x-tar" } }));
+    const res = await exports.default.fetch(
+      new Request("http://harness/api/workspaces", { method: "POST", body: stream, headers: { "content-type": "application/x-tar" } }),
+    );
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("archive_invalid");
     expect(state.cancelled).toBe(false);

@@ -1,15 +1,19 @@
-import { env, exports } from "cloudflare:workers";
 import { abortAllDurableObjects } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { counterIds, type AgentEvent } from "../../src/domain";
+import { type AgentEvent, counterIds } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
+import { readSse, type SseFrame } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, jsonResponse, sse, sseResponse, usageChunk } from "../model/helpers";
-import { readSse, type SseFrame } from "../helpers/sse-client";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
 const prompt = (id: string, body: unknown, headers: Record<string, string> = {}) =>
-  api(`/api/sessions/${id}/messages/stream`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+  api(`/api/sessions/${id}/messages/stream`, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+  });
 const store = new DurableSessionStore(env);
 
 type Answer = (body: Record<string, unknown>) => Response;
@@ -32,8 +36,10 @@ async function sessionWithModel(answers: Answer[]) {
   return { sessionId, requests };
 }
 
-const textAnswer = (...parts: string[]): Answer => () =>
-  sseResponse(sse([...parts.map((p) => chunk({ content: p })), chunk({}, "stop"), usageChunk(12, 3)]));
+const textAnswer =
+  (...parts: string[]): Answer =>
+  () =>
+    sseResponse(sse([...parts.map((p) => chunk({ content: p })), chunk({}, "stop"), usageChunk(12, 3)]));
 
 /**
  * A model response whose SSE body the test releases chunk by chunk. The stream is created inside the
@@ -46,7 +52,9 @@ function gatedAnswer() {
   const answer: Answer = () =>
     sseResponse(
       new ReadableStream<Uint8Array>({
-        cancel: () => void (cancelled = true),
+        cancel: () => {
+          cancelled = true;
+        },
         async pull(controller) {
           while (queue.length === 0) {
             if (cancelled) return;
@@ -89,14 +97,26 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     const { frames, ended } = await readSse(res);
     expect(ended).toBe(true);
     expect(new Set(frames.map((f) => f.event))).toEqual(new Set(["agent_event"]));
-    expect(types(frames)).toEqual(["agent_started", "user_message_appended", "assistant_delta", "assistant_delta", "assistant_completed", "agent_completed"]);
+    expect(types(frames)).toEqual([
+      "agent_started",
+      "user_message_appended",
+      "assistant_delta",
+      "assistant_delta",
+      "assistant_completed",
+      "agent_completed",
+    ]);
     // SSE ids are the log seqs of exactly these events.
     expect(frames.map((f) => f.id)).toEqual((await eventsWithSeq(sessionId)).map((e) => e.seq));
     expect(frames.map((f) => f.data)).toEqual((await eventsWithSeq(sessionId)).map((e) => e.event));
 
     const messages = await store.loadMessages(sessionId);
     expect(messages.map((m) => m.kind)).toEqual(["user", "assistant"]);
-    expect(messages[1]).toMatchObject({ text: "Hello world", stopReason: "STOP", parentId: messages[0]!.id, usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15 } });
+    expect(messages[1]).toMatchObject({
+      text: "Hello world",
+      stopReason: "STOP",
+      parentId: messages[0]!.id,
+      usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15 },
+    });
     expect(requests[0]).toMatchObject({ model: "test-model", stream: true, stream_options: { include_usage: true } });
     expect((requests[0]!.messages as { role: string }[]).map((m) => m.role)).toEqual(["system", "user"]);
     expect((await store.info(sessionId))!.status).toBe("idle");
@@ -122,7 +142,8 @@ describe("POST /api/sessions/:id/messages/stream", () => {
   });
 
   it("a provider failure ends with agent_error and an ERROR message; the session stays usable", async () => {
-    const overflow = () => jsonResponse(400, { error: { message: "This model's maximum context length is 8192 tokens", code: "context_length_exceeded" } });
+    const overflow = () =>
+      jsonResponse(400, { error: { message: "This model's maximum context length is 8192 tokens", code: "context_length_exceeded" } });
     const { sessionId } = await sessionWithModel([overflow, textAnswer("fine now")]);
     const { frames } = await readSse(await prompt(sessionId, { text: "too long" }));
     expect(types(frames)).toEqual(["agent_started", "user_message_appended", "assistant_completed", "agent_error"]);
@@ -145,7 +166,8 @@ describe("POST /api/sessions/:id/messages/stream", () => {
   });
 
   it("an error inside a 200 stream and a dropped connection end the run with agent_error", async () => {
-    const inStream: Answer = () => sseResponse(sse([chunk({ content: "par" }), { error: { message: "upstream exploded", type: "server_error" } }], { done: false }));
+    const inStream: Answer = () =>
+      sseResponse(sse([chunk({ content: "par" }), { error: { message: "upstream exploded", type: "server_error" } }], { done: false }));
     const dropped: Answer = () =>
       sseResponse(
         new ReadableStream<Uint8Array>({
@@ -185,19 +207,25 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     expect(types(frames)).toEqual(["assistant_completed", "agent_error"]);
     expect(frames[1]!.data).toMatchObject({
       code: "history_unreadable",
-      message: expect.stringMatching(/^the run could not start: the session's history could not be read \(segment sessions\/.+ is missing from R2\)$/),
+      message: expect.stringMatching(
+        /^the run could not start: the session's history could not be read \(segment sessions\/.+ is missing from R2\)$/,
+      ),
     });
     expect((await store.info(sessionId))!.status).toBe("idle");
   });
 
   it("400 for blank text, out-of-range limits and unknown fields", async () => {
     const { sessionId } = await sessionWithModel([]);
-    const code = async (body: unknown) => ((await (await prompt(sessionId, body)).json()) as { error: { code: string; message: string } }).error;
+    const code = async (body: unknown) =>
+      ((await (await prompt(sessionId, body)).json()) as { error: { code: string; message: string } }).error;
     expect(await code({ text: "   " })).toEqual({ code: "invalid_body", message: "invalid request body: text: must not be blank" });
     expect((await code({ text: "x", maxTurns: 0 })).message).toMatch(/^invalid request body: maxTurns: /);
     expect((await code({ text: "x", timeoutMs: 10_000_000 })).message).toMatch(/^invalid request body: timeoutMs: /);
     expect((await code({ text: "x", allowWrite: "yes" })).message).toMatch(/^invalid request body: allowWrite: /);
-    expect(await code({ text: "x", sudo: true })).toEqual({ code: "invalid_body", message: 'invalid request body: Unrecognized key: "sudo"' });
+    expect(await code({ text: "x", sudo: true })).toEqual({
+      code: "invalid_body",
+      message: 'invalid request body: Unrecognized key: "sudo"',
+    });
     expect((await prompt("s_nope", { text: "x" })).status).toBe(404);
     expect(await store.loadMessages(sessionId)).toEqual([]);
   });

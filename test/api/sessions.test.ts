@@ -9,7 +9,11 @@ import { tarOf } from "../workspace/archives";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  api(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+  api(path, {
+    method: "POST",
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+  });
 
 async function expectError(res: Response, status: number, code: string) {
   expect(res.status).toBe(status);
@@ -23,7 +27,11 @@ async function expectError(res: Response, status: number, code: string) {
 
 describe("POST /api/sessions", () => {
   it("creates a session: 201 with exactly the documented fields", async () => {
-    const upload = await api("/api/workspaces", { method: "POST", body: await tarOf({ "a.txt": "a" }), headers: { "content-type": "application/x-tar" } });
+    const upload = await api("/api/workspaces", {
+      method: "POST",
+      body: await tarOf({ "a.txt": "a" }),
+      headers: { "content-type": "application/x-tar" },
+    });
     const { workspaceId } = (await upload.json()) as { workspaceId: string };
     const res = await post("/api/sessions", { workspaceId, projectId: "p_1", title: "demo" });
     expect(res.status).toBe(201);
@@ -43,8 +51,12 @@ describe("POST /api/sessions", () => {
   it("400 on malformed JSON, wrong types and unknown fields", async () => {
     await expectError(await post("/api/sessions", "{nope"), 400, "invalid_json");
     expect(await expectError(await post("/api/sessions", { title: 5 }), 400, "invalid_body")).toMatch(/^invalid request body: title: /);
-    expect(await expectError(await post("/api/sessions", { colour: "red" }), 400, "invalid_body")).toBe('invalid request body: Unrecognized key: "colour"');
-    expect(await expectError(await post("/api/sessions", { workspaceId: "../x" }), 400, "invalid_body")).toMatch(/^invalid request body: workspaceId: /);
+    expect(await expectError(await post("/api/sessions", { colour: "red" }), 400, "invalid_body")).toBe(
+      'invalid request body: Unrecognized key: "colour"',
+    );
+    expect(await expectError(await post("/api/sessions", { workspaceId: "../x" }), 400, "invalid_body")).toMatch(
+      /^invalid request body: workspaceId: /,
+    );
     await expectError(await post("/api/sessions", [1]), 400, "invalid_body");
   });
 
@@ -64,7 +76,14 @@ describe("GET /api/sessions/:id and its logs", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
     expect(Object.keys(body)).toEqual(["id", "workspaceId", "projectId", "title", "createdAt", "updatedAt", "status", "counts"]);
-    expect(body).toMatchObject({ id: sessionId, workspaceId: null, projectId: null, title: "t", status: "idle", counts: { messages: 1, events: 2 } });
+    expect(body).toMatchObject({
+      id: sessionId,
+      workspaceId: null,
+      projectId: null,
+      title: "t",
+      status: "idle",
+      counts: { messages: 1, events: 2 },
+    });
   });
 
   it("exports messages and events as x-ndjson", async () => {
@@ -102,7 +121,10 @@ describe("auth with AUTH_TOKENS", () => {
   const authed = { ...env, AUTH_TOKENS: "acme:tok-acme-123, globex:tok-globex-456" };
   const call = (path: string, token: string | null, init: RequestInit = {}) =>
     app.fetch(
-      new Request(`http://harness${path}`, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as object) } }),
+      new Request(`http://harness${path}`, {
+        ...init,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as object) },
+      }),
       authed,
     );
 
@@ -127,7 +149,11 @@ describe("auth with AUTH_TOKENS", () => {
   });
 
   it("a session cannot be opened on another tenant's workspace", async () => {
-    const upload = await call("/api/workspaces", "tok-acme-123", { method: "POST", body: await tarOf({ "a.txt": "a" }), headers: { "content-type": "application/x-tar" } });
+    const upload = await call("/api/workspaces", "tok-acme-123", {
+      method: "POST",
+      body: await tarOf({ "a.txt": "a" }),
+      headers: { "content-type": "application/x-tar" },
+    });
     expect(upload.status).toBe(201);
     const { workspaceId } = (await upload.json()) as { workspaceId: string };
     const body = JSON.stringify({ workspaceId });

@@ -17,15 +17,24 @@ describe("text fidelity", () => {
   it("NUL and control characters round-trip byte for byte through the title, the log, exports and the stream", async () => {
     const created = await post("/api/sessions", JSON.stringify({ title: TRICKY }));
     const { sessionId } = (await created.json()) as { sessionId: string };
-    useSessionDeps(sessionId, { ids: counterIds(), modelFetch: async () => sseResponse(sse([chunk({ content: `echo ${TRICKY}` }), chunk({}, "stop")])) });
+    useSessionDeps(sessionId, {
+      ids: counterIds(),
+      modelFetch: async () => sseResponse(sse([chunk({ content: `echo ${TRICKY}` }), chunk({}, "stop")])),
+    });
     expect(((await (await api(`/api/sessions/${sessionId}`)).json()) as { title: string }).title).toBe(TRICKY);
 
     const run = await readSse(await post(`/api/sessions/${sessionId}/messages/stream`, JSON.stringify({ text: TRICKY })));
-    const streamed = run.frames.filter((f) => f.data.type === "assistant_delta").map((f) => f.data.text).join("");
+    const streamed = run.frames
+      .filter((f) => f.data.type === "assistant_delta")
+      .map((f) => f.data.text)
+      .join("");
     expect(streamed).toBe(`echo ${TRICKY}`);
 
     const check = async () => {
-      const lines = (await (await api(`/api/sessions/${sessionId}/messages`)).text()).trimEnd().split("\n").map((l) => JSON.parse(l));
+      const lines = (await (await api(`/api/sessions/${sessionId}/messages`)).text())
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(lines.map((m) => m.text)).toEqual([TRICKY, `echo ${TRICKY}`]);
     };
     await check(); // from SQLite
@@ -38,7 +47,12 @@ describe("text fidelity", () => {
   it("a lone surrogate is refused with 400 invalid_text, naming the field; nothing is stored", async () => {
     const res = await post("/api/sessions", '{"title":"ok\\ud83d"}');
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: { code: "invalid_text", message: "title: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode" } });
+    expect(await res.json()).toEqual({
+      error: {
+        code: "invalid_text",
+        message: "title: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode",
+      },
+    });
     const { sessionId } = (await (await post("/api/sessions", "{}")).json()) as { sessionId: string };
     const prompt = await post(`/api/sessions/${sessionId}/messages/stream`, '{"text":"\\udc00 lone low half"}');
     expect(prompt.status).toBe(400);

@@ -1,5 +1,5 @@
-import { env, exports } from "cloudflare:workers";
 import { listDurableObjectIds } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { expect, it } from "vitest";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
@@ -16,7 +16,11 @@ it("looking up sessions that do not exist creates no Durable Object storage", as
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("session_not_found");
   }
   for (const path of ["/messages/stream", "/abort"]) {
-    const res = await api(`/api/sessions/s_unknownpost${path}`, { method: "POST", body: JSON.stringify({ text: "hi" }), headers: { "content-type": "application/json" } });
+    const res = await api(`/api/sessions/s_unknownpost${path}`, {
+      method: "POST",
+      body: JSON.stringify({ text: "hi" }),
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(404);
   }
   const ids = (await listDurableObjectIds(env.SESSIONS)).map((id) => id.toString());

@@ -22,7 +22,6 @@ const ALLOWED: Record<string, readonly string[] | "anything"> = {
   domain: [],
 };
 
-
 interface Import {
   from: string;
   /** The imported module, resolved to a path under the repository root (no extension). */
@@ -84,7 +83,11 @@ describe("dependency directions in src/", () => {
   const files = sourceFiles();
 
   it("reads every source file and its imports", () => {
-    expect(importsOf("src/index.ts", files["src/index.ts"]!).map((i) => i.to)).toEqual(["src/api/app", "src/session/session-do", "src/tenant/tenant-do"]);
+    expect(importsOf("src/index.ts", files["src/index.ts"]!).map((i) => i.to)).toEqual([
+      "src/api/app",
+      "src/session/session-do",
+      "src/tenant/tenant-do",
+    ]);
     expect(importsOf("src/tools/bash.ts", files["src/tools/bash.ts"]!).map((i) => i.to)).toContain("src/tools/bash-fs");
   });
 
@@ -125,7 +128,10 @@ describe("the dependency check itself", () => {
   });
 
   it("lets only src/index.ts import api", () => {
-    const found = violations({ "src/index.ts": 'import { createApp } from "./api/app";', "src/session/s.ts": 'import { x } from "../api/errors";' });
+    const found = violations({
+      "src/index.ts": 'import { createApp } from "./api/app";',
+      "src/session/s.ts": 'import { x } from "../api/errors";',
+    });
     expect(found).toEqual(["src/session/s.ts -> src/api/errors"]);
   });
 });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ERROR_REGISTRY, LIMITS_TABLE, type ErrorCode } from "../../src/domain";
+import { ERROR_REGISTRY, type ErrorCode, LIMITS_TABLE } from "../../src/domain";
 
-const README = (import.meta.glob("../../README.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>)["../../README.md"]!;
+const README = (import.meta.glob("../../README.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>)[
+  "../../README.md"
+]!;
 
 /** The rows of the markdown table that follows `heading` (a line of text), as arrays of cells. */
 function tableAfter(heading: string): string[][] {
@@ -12,13 +14,20 @@ function tableAfter(heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(first + 2)) {
     if (!line.startsWith("|")) break;
-    rows.push(line.split("|").slice(1, -1).map((cell) => cell.trim()));
+    rows.push(
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
 
 const codesIn = (kind: "api" | "run" | "tool") =>
-  (Object.entries(ERROR_REGISTRY) as [ErrorCode, (typeof ERROR_REGISTRY)[ErrorCode]][]).filter(([, spec]) => (spec.in as readonly string[]).includes(kind));
+  (Object.entries(ERROR_REGISTRY) as [ErrorCode, (typeof ERROR_REGISTRY)[ErrorCode]][]).filter(([, spec]) =>
+    (spec.in as readonly string[]).includes(kind),
+  );
 
 describe("README error tables match the registry, row for row", () => {
   it("HTTP errors: code, status, meaning", () => {

@@ -4,9 +4,9 @@ import {
   AgentMessage,
   AgentPromptCommand,
   AgentRunOptions,
+  counterIds,
   DomainValidationError,
   EVENT_TYPES,
-  counterIds,
   isId,
   parseOrThrow,
   randomIds,
@@ -63,7 +63,11 @@ describe("message contracts", () => {
   }
 
   it("assistant without tool calls or usage omits those fields", () => {
-    const msg = parseOrThrow(AgentMessage, { kind: "assistant", id: "m_2", parentId: "m_1", ...base, text: "done", stopReason: "STOP" }, "message");
+    const msg = parseOrThrow(
+      AgentMessage,
+      { kind: "assistant", id: "m_2", parentId: "m_1", ...base, text: "done", stopReason: "STOP" },
+      "message",
+    );
     expect(Object.keys(msg)).toEqual(["kind", "id", "sessionId", "parentId", "createdAt", "text", "stopReason"]);
   });
 });
@@ -111,7 +115,9 @@ describe("construction rejects what a log must never hold", () => {
   it("blank tool names, call ids and denial reasons", () => {
     expect(failure(AgentMessage, { ...result, toolName: " " })).toBe("invalid record: toolName: must not be blank");
     expect(failure(AgentMessage, { ...result, toolCallId: "" })).toBe("invalid record: toolCallId: must not be blank");
-    expect(failure(AgentEvent, { ...events[6][0], reason: "" })).toMatch(/^invalid record: reason: Invalid option: expected one of "path_escape"\|/);
+    expect(failure(AgentEvent, { ...events[6][0], reason: "" })).toMatch(
+      /^invalid record: reason: Invalid option: expected one of "path_escape"\|/,
+    );
     expect(failure(AgentEvent, { ...events[4][0], callId: " " })).toBe("invalid record: callId: must not be blank");
     expect(failure(AgentMessage, { ...messages[1][0], toolCalls: [{ id: "tc_1", name: "", arguments: {} }] })).toBe(
       "invalid record: toolCalls.0.name: must not be blank",
@@ -119,7 +125,9 @@ describe("construction rejects what a log must never hold", () => {
   });
 
   it("agent_error codes and denial reasons come from the error registry", () => {
-    expect(failure(AgentEvent, { ...events[7][0], code: "model_error" })).toMatch(/^invalid record: code: Invalid option: expected one of "history_unreadable"\|"workspace_not_found"\|/);
+    expect(failure(AgentEvent, { ...events[7][0], code: "model_error" })).toMatch(
+      /^invalid record: code: Invalid option: expected one of "history_unreadable"\|"workspace_not_found"\|/,
+    );
     expect(failure(AgentEvent, { ...events[6][0], reason: "write_denied" })).toMatch(/^invalid record: reason: Invalid option: /);
   });
 
@@ -182,9 +190,9 @@ describe("ids", () => {
   });
 
   it("isId refuses traversal, separators, NUL, wrong prefix and over-long ids", () => {
-    for (const bad of ["s_../x", "s_a/b", "s_..", "s_a\0", "m_1", "s_", "s_" + "a".repeat(65), "", 42]) {
+    for (const bad of ["s_../x", "s_a/b", "s_..", "s_a\0", "m_1", "s_", `s_${"a".repeat(65)}`, "", 42]) {
       expect(isId("session", bad)).toBe(false);
     }
-    expect(isId("session", "s_" + "a".repeat(64))).toBe(true);
+    expect(isId("session", `s_${"a".repeat(64)}`)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { WorkspaceError } from "../../src/workspace/errors";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
+import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
 
 /**
  * A test fake of WorkspaceFs: every file lives in a Map. It follows the interface's contract
@@ -115,8 +115,9 @@ export function fixtureFiles(): Record<string, string | Uint8Array> {
     ".env.example": "TOKEN=changeme\n",
     "README.md": "# Fixture\n\nA small project used by the tool tests.\nTODO: write docs\n",
     "src/index.ts": 'import { greet } from "./lib/greet";\n\nexport function main(): void {\n  console.log(greet("world"));\n}\n',
-    "src/lib/greet.ts": 'export function greet(name: string): string {\n  // TODO: localise\n  return `Hello, ${name}!`;\n}\n',
-    "src/lib/math.ts": "export const add = (a: number, b: number) => a + b;\nexport const sub = (a: number, b: number) => a - b;\nexport const mul = (a: number, b: number) => a * b;\n",
+    "src/lib/greet.ts": "export function greet(name: string): string {\n  // TODO: localise\n  return `Hello, ${name}!`;\n}\n",
+    "src/lib/math.ts":
+      "export const add = (a: number, b: number) => a + b;\nexport const sub = (a: number, b: number) => a - b;\nexport const mul = (a: number, b: number) => a * b;\n",
     "src/lib/.gitignore": "generated.ts\n",
     "src/lib/generated.ts": "export const GENERATED = true; // TODO: ignored by nested rule\n",
     "src/windows.txt": "\uFEFFfirst line\r\nsecond TODO line\r\nthird line\r\n",

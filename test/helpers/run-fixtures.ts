@@ -1,4 +1,4 @@
-import { counterIds, type AgentEvent, type AgentMessage, type ToolCall, type ToolDefinition } from "../../src/domain";
+import { type AgentEvent, type AgentMessage, counterIds, type ToolCall, type ToolDefinition } from "../../src/domain";
 import type { RunLog } from "../../src/runtime/run-log";
 import type { ToolExecution, ToolRunner } from "../../src/tools/execution-service";
 
@@ -21,7 +21,11 @@ export class MemoryRunLog implements RunLog {
 export class FakeToolRunner implements ToolRunner {
   readonly executed: ToolCall[] = [];
   constructor(
-    private readonly answer: (call: ToolCall) => ToolExecution | Promise<ToolExecution> = (call) => ({ outcome: "finished", text: `ran ${call.name}`, error: false }),
+    private readonly answer: (call: ToolCall) => ToolExecution | Promise<ToolExecution> = (call) => ({
+      outcome: "finished",
+      text: `ran ${call.name}`,
+      error: false,
+    }),
     private readonly defs: ToolDefinition[] = [{ name: "read", description: "Read a file.", parameters: { type: "object" } }],
   ) {}
   definitions(): ToolDefinition[] {

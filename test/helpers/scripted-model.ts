@@ -1,5 +1,13 @@
 import type { Usage } from "../../src/domain";
-import { ABORTED_MESSAGE, modelError, type ModelClient, type ModelErrorCode, type ModelEvent, type ModelRequest, type ModelStopReason } from "../../src/model";
+import {
+  ABORTED_MESSAGE,
+  type ModelClient,
+  type ModelErrorCode,
+  type ModelEvent,
+  type ModelRequest,
+  type ModelStopReason,
+  modelError,
+} from "../../src/model";
 
 /** A tool call in a scripted turn; the id defaults to `tc_<turn>_<n>` (both 1-based). */
 export interface ScriptedToolCall {
@@ -23,7 +31,10 @@ export interface ScriptedTurnShorthand {
 }
 
 /** A turn: exact events, the shorthand, or a function of the request (to answer from what was sent). */
-export type ScriptedTurn = ModelEvent[] | ScriptedTurnShorthand | ((request: ModelRequest, call: number) => ModelEvent[] | ScriptedTurnShorthand);
+export type ScriptedTurn =
+  | ModelEvent[]
+  | ScriptedTurnShorthand
+  | ((request: ModelRequest, call: number) => ModelEvent[] | ScriptedTurnShorthand);
 
 /**
  * A ModelClient for tests: the k-th call plays the k-th turn and records a deep copy of the request,

@@ -14,7 +14,8 @@ export async function readSse(response: Response, limit = Infinity): Promise<{ f
   const frames: SseFrame[] = [];
   const comments: string[] = [];
   const parser = createParser({
-    onEvent: (message: EventSourceMessage) => frames.push({ id: Number(message.id), event: message.event ?? "message", data: JSON.parse(message.data) }),
+    onEvent: (message: EventSourceMessage) =>
+      frames.push({ id: Number(message.id), event: message.event ?? "message", data: JSON.parse(message.data) }),
     onComment: (comment) => comments.push(comment),
   });
   const reader = response.body!.getReader();

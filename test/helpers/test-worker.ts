@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
-import app from "../../src/index";
 import type { AppEnv } from "../../src/env";
-import { SessionDO as ProductionSessionDO } from "../../src/session/session-do";
+import app from "../../src/index";
 import { productionSessionDeps, type SessionDeps } from "../../src/session/session-deps";
+import { SessionDO as ProductionSessionDO } from "../../src/session/session-do";
 
 /**
  * The Worker the tests run (vitest.config.ts `main`): the production app, and a SessionDO that is

@@ -18,7 +18,14 @@ export function chunk(delta: Record<string, unknown> | undefined, finishReason: 
 }
 
 export function usageChunk(prompt: number, completion: number, total = prompt + completion) {
-  return { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } };
+  return {
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m",
+    choices: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total },
+  };
 }
 
 /** A body delivered as the given byte/string parts (each its own read), optionally failing after them. */
@@ -44,7 +51,10 @@ export function sseResponse(body: string | ReadableStream<Uint8Array>, status = 
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(typeof body === "string" ? body : JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+  return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
 }
 
 export interface RecordedCall {

@@ -27,6 +27,8 @@ describe("rewriteLegacyErrorLines", () => {
   });
 
   it("wraps a value that is not JSON as the error's text, also on a last line without a line break", async () => {
-    expect(new TextDecoder().decode(await rewritten(["error: slot 0 crashed\nerror:", " {\"code\":500}"]))).toBe('data: {"error":"slot 0 crashed"}\ndata: {"error":{"code":500}}');
+    expect(new TextDecoder().decode(await rewritten(["error: slot 0 crashed\nerror:", ' {"code":500}']))).toBe(
+      'data: {"error":"slot 0 crashed"}\ndata: {"error":{"code":500}}',
+    );
   });
 });

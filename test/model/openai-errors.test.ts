@@ -2,7 +2,19 @@ import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/domain";
 import type { ModelEvent } from "../../src/model";
 import { OpenAIModelClient } from "../../src/model";
-import { API_KEY, BASE_URL, EMPTY_REQUEST, bodyOf, chunk, collect, jsonResponse, sse, sseResponse, testClient, usageChunk } from "./helpers";
+import {
+  API_KEY,
+  BASE_URL,
+  bodyOf,
+  chunk,
+  collect,
+  EMPTY_REQUEST,
+  jsonResponse,
+  sse,
+  sseResponse,
+  testClient,
+  usageChunk,
+} from "./helpers";
 
 const okBody = () => sse([chunk({ content: "ok" }), chunk({}, "stop")]);
 const OK_EVENTS: ModelEvent[] = [
@@ -15,7 +27,11 @@ const rateLimited = (headers: Record<string, string> = {}) =>
 
 describe("OpenAIModelClient retries", () => {
   it("waits what Retry-After asks on 429 and then succeeds", async () => {
-    const { client, calls, sleeps } = testClient([rateLimited({ "retry-after": "2" }), rateLimited({ "retry-after": "0.5" }), sseResponse(okBody())]);
+    const { client, calls, sleeps } = testClient([
+      rateLimited({ "retry-after": "2" }),
+      rateLimited({ "retry-after": "0.5" }),
+      sseResponse(okBody()),
+    ]);
     expect(await run(client)).toEqual(OK_EVENTS);
     expect(sleeps).toEqual([2000, 500]);
     expect(calls).toHaveLength(3);
@@ -30,7 +46,11 @@ describe("OpenAIModelClient retries", () => {
   it("backs off exponentially without Retry-After and fails with rate_limited after the last attempt", async () => {
     const { client, calls, sleeps } = testClient([rateLimited(), rateLimited(), rateLimited()]);
     expect(await run(client)).toEqual([
-      { type: "error", code: "rate_limited", message: "the provider answered HTTP 429: Rate limit reached for requests (gave up after 3 attempts)" },
+      {
+        type: "error",
+        code: "rate_limited",
+        message: "the provider answered HTTP 429: Rate limit reached for requests (gave up after 3 attempts)",
+      },
     ]);
     expect(sleeps).toEqual([1000, 2000]);
     expect(calls).toHaveLength(3);
@@ -42,7 +62,8 @@ describe("OpenAIModelClient retries", () => {
       {
         type: "error",
         code: "rate_limited",
-        message: "the provider answered HTTP 429: Rate limit reached for requests (the provider asked to retry after 120 s, longer than the 60 s this client waits)",
+        message:
+          "the provider answered HTTP 429: Rate limit reached for requests (the provider asked to retry after 120 s, longer than the 60 s this client waits)",
       },
     ]);
     expect(sleeps).toEqual([]);
@@ -64,13 +85,23 @@ describe("OpenAIModelClient retries", () => {
   });
 
   it("fails with provider_error after three 503s", async () => {
-    const { client, calls } = testClient([jsonResponse(503, "overloaded"), jsonResponse(503, "overloaded"), jsonResponse(503, "overloaded")]);
-    expect(await run(client)).toEqual([{ type: "error", code: "provider_error", message: "the provider answered HTTP 503: overloaded (gave up after 3 attempts)" }]);
+    const { client, calls } = testClient([
+      jsonResponse(503, "overloaded"),
+      jsonResponse(503, "overloaded"),
+      jsonResponse(503, "overloaded"),
+    ]);
+    expect(await run(client)).toEqual([
+      { type: "error", code: "provider_error", message: "the provider answered HTTP 503: overloaded (gave up after 3 attempts)" },
+    ]);
     expect(calls).toHaveLength(3);
   });
 
   it("retries a connection failure before any output, then fails with network_error", async () => {
-    const { client, calls, sleeps } = testClient([new TypeError("connect ECONNREFUSED"), new TypeError("connect ECONNREFUSED"), new TypeError("connect ECONNREFUSED")]);
+    const { client, calls, sleeps } = testClient([
+      new TypeError("connect ECONNREFUSED"),
+      new TypeError("connect ECONNREFUSED"),
+      new TypeError("connect ECONNREFUSED"),
+    ]);
     expect(await run(client)).toEqual([
       { type: "error", code: "network_error", message: "could not reach the provider: connect ECONNREFUSED (gave up after 3 attempts)" },
     ]);
@@ -85,7 +116,10 @@ describe("OpenAIModelClient retries", () => {
   });
 
   it("retries an in-stream server error that arrives before any output", async () => {
-    const { client, calls } = testClient([sseResponse(sse([{ error: { message: "overloaded", type: "server_error" } }])), sseResponse(okBody())]);
+    const { client, calls } = testClient([
+      sseResponse(sse([{ error: { message: "overloaded", type: "server_error" } }])),
+      sseResponse(okBody()),
+    ]);
     expect(await run(client)).toEqual(OK_EVENTS);
     expect(calls).toHaveLength(2);
   });
@@ -95,7 +129,11 @@ describe("OpenAIModelClient errors", () => {
   it("maps a 400 context-length error to context_overflow without retrying", async () => {
     const { client, calls, sleeps } = testClient([
       jsonResponse(400, {
-        error: { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130511 tokens.", type: "invalid_request_error", code: "context_length_exceeded" },
+        error: {
+          message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130511 tokens.",
+          type: "invalid_request_error",
+          code: "context_length_exceeded",
+        },
       }),
     ]);
     expect(await run(client)).toEqual([
@@ -111,13 +149,22 @@ describe("OpenAIModelClient errors", () => {
   });
 
   it("detects context overflow in an unwrapped vLLM-style error body", async () => {
-    const { client } = testClient([jsonResponse(400, { object: "error", message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", type: "BadRequestError", code: 400 })]);
+    const { client } = testClient([
+      jsonResponse(400, {
+        object: "error",
+        message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+        type: "BadRequestError",
+        code: 400,
+      }),
+    ]);
     expect((await run(client))[0]).toMatchObject({ type: "error", code: "context_overflow" });
   });
 
   it("maps a 413 without body to context_overflow", async () => {
     const { client } = testClient([new Response(null, { status: 413 })]);
-    expect(await run(client)).toEqual([{ type: "error", code: "context_overflow", message: "the request does not fit the model's context window (HTTP 413: (no body))" }]);
+    expect(await run(client)).toEqual([
+      { type: "error", code: "context_overflow", message: "the request does not fit the model's context window (HTTP 413: (no body))" },
+    ]);
   });
 
   it("does not mistake a tokens-per-minute rate limit text for context overflow", async () => {
@@ -128,18 +175,30 @@ describe("OpenAIModelClient errors", () => {
   it("detects context overflow sent inside an HTTP 200 stream", async () => {
     const { client } = testClient([sseResponse(sse([{ error: { message: "prompt is too long: 213462 tokens > 200000 maximum" } }]))]);
     expect(await run(client)).toEqual([
-      { type: "error", code: "context_overflow", message: "the request does not fit the model's context window: prompt is too long: 213462 tokens > 200000 maximum" },
+      {
+        type: "error",
+        code: "context_overflow",
+        message: "the request does not fit the model's context window: prompt is too long: 213462 tokens > 200000 maximum",
+      },
     ]);
   });
 
   it("maps 401 to auth_failed and never repeats the API key the provider echoed", async () => {
-    const { client, calls } = testClient([jsonResponse(401, { error: { message: `Incorrect API key provided: ${API_KEY}. You can find your API key at https://platform.openai.com.`, code: "invalid_api_key" } })]);
+    const { client, calls } = testClient([
+      jsonResponse(401, {
+        error: {
+          message: `Incorrect API key provided: ${API_KEY}. You can find your API key at https://platform.openai.com.`,
+          code: "invalid_api_key",
+        },
+      }),
+    ]);
     const events = await run(client);
     expect(events).toEqual([
       {
         type: "error",
         code: "auth_failed",
-        message: "the provider answered HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com. (check OPENAI_API_KEY and OPENAI_BASE_URL)",
+        message:
+          "the provider answered HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com. (check OPENAI_API_KEY and OPENAI_BASE_URL)",
       },
     ]);
     expect(JSON.stringify(events)).not.toContain("0123456789");
@@ -151,14 +210,20 @@ describe("OpenAIModelClient errors", () => {
     const { client } = testClient([leak], { retry: { maxAttempts: 1 } });
     const events = await run(client);
     expect(events).toEqual([
-      { type: "error", code: "network_error", message: 'could not reach the provider: proxy refused request with headers {"Authorization":"Bearer [redacted]"} and sk-[redacted]' },
+      {
+        type: "error",
+        code: "network_error",
+        message: 'could not reach the provider: proxy refused request with headers {"Authorization":"Bearer [redacted]"} and sk-[redacted]',
+      },
     ]);
     expect(JSON.stringify(events)).not.toContain("SECRET");
   });
 
   it("maps 404 to bad_request with the provider's message", async () => {
     const { client } = testClient([jsonResponse(404, { error: { message: "The model `nope` does not exist" } })]);
-    expect(await run(client)).toEqual([{ type: "error", code: "bad_request", message: "the provider answered HTTP 404: The model `nope` does not exist" }]);
+    expect(await run(client)).toEqual([
+      { type: "error", code: "bad_request", message: "the provider answered HTTP 404: The model `nope` does not exist" },
+    ]);
   });
 
   it("ends with network_error, not retried, when the connection drops mid-stream after output", async () => {
@@ -176,7 +241,10 @@ describe("OpenAIModelClient errors", () => {
     const { client } = testClient([sseResponse(`${sse([chunk({ content: "a" })], { done: false })}data: {not json\n\n`)]);
     const events = await run(client);
     expect(events.map((e) => e.type)).toEqual(["text_delta", "error"]);
-    expect(events[1]).toMatchObject({ code: "provider_error", message: expect.stringMatching(/^the provider sent a stream chunk that is not JSON/) });
+    expect(events[1]).toMatchObject({
+      code: "provider_error",
+      message: expect.stringMatching(/^the provider sent a stream chunk that is not JSON/),
+    });
   });
 });
 
@@ -274,13 +342,27 @@ describe("OpenAIModelClient request", () => {
       stopReason: "TOOL_CALLS",
       toolCalls: [{ id: "call_xyz", name: "ls", arguments: { path: "src" } }],
     },
-    { kind: "tool_result", id: "m_3", sessionId: "s_1", parentId: "m_2", createdAt: "2026-11-30T00:00:02.000Z", toolCallId: "call_xyz", toolName: "ls", resultText: "a.ts", error: false },
+    {
+      kind: "tool_result",
+      id: "m_3",
+      sessionId: "s_1",
+      parentId: "m_2",
+      createdAt: "2026-11-30T00:00:02.000Z",
+      toolCallId: "call_xyz",
+      toolName: "ls",
+      resultText: "a.ts",
+      error: false,
+    },
   ];
-  const tools = [{ name: "ls", description: "List a directory.", parameters: { type: "object", properties: { path: { type: "string" } } } }];
+  const tools = [
+    { name: "ls", description: "List a directory.", parameters: { type: "object", properties: { path: { type: "string" } } } },
+  ];
 
   it("posts the converted history, tools, model override and include_usage to <baseURL>/chat/completions with the key", async () => {
     const { client, calls } = testClient([sseResponse(sse([chunk({ content: "done" }, "stop"), usageChunk(3, 1)]))]);
-    const events = await collect(client.stream({ model: "override-model", system: "Be brief.", messages: history, tools }, new AbortController().signal));
+    const events = await collect(
+      client.stream({ model: "override-model", system: "Be brief.", messages: history, tools }, new AbortController().signal),
+    );
     expect(events.at(-1)).toEqual({ type: "done", stopReason: "STOP", usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 } });
     expect(calls).toHaveLength(1);
     expect(calls[0]!.url).toBe(`${BASE_URL}/chat/completions`);
@@ -292,10 +374,23 @@ describe("OpenAIModelClient request", () => {
       messages: [
         { role: "system", content: "Be brief." },
         { role: "user", content: "list src" },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_xyz", type: "function", function: { name: "ls", arguments: '{"path":"src"}' } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_xyz", type: "function", function: { name: "ls", arguments: '{"path":"src"}' } }],
+        },
         { role: "tool", tool_call_id: "call_xyz", content: "a.ts" },
       ],
-      tools: [{ type: "function", function: { name: "ls", description: "List a directory.", parameters: { type: "object", properties: { path: { type: "string" } } } } }],
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: "ls",
+            description: "List a directory.",
+            parameters: { type: "object", properties: { path: { type: "string" } } },
+          },
+        },
+      ],
     });
   });
 

@@ -7,7 +7,14 @@ const base = () => ({ id: `m_${++n}`, sessionId: "s_1", parentId: null, createdA
 const user = (text: string): AgentMessage => ({ kind: "user", ...base(), text });
 const assistant = (text: string, stopReason: AssistantMessage["stopReason"], toolCalls?: ToolCall[]): AgentMessage =>
   toolCalls ? { kind: "assistant", ...base(), text, stopReason, toolCalls } : { kind: "assistant", ...base(), text, stopReason };
-const result = (toolCallId: string, resultText: string, error = false): AgentMessage => ({ kind: "tool_result", ...base(), toolCallId, toolName: "read", resultText, error });
+const result = (toolCallId: string, resultText: string, error = false): AgentMessage => ({
+  kind: "tool_result",
+  ...base(),
+  toolCallId,
+  toolName: "read",
+  resultText,
+  error,
+});
 const call = (id: string, args: Record<string, unknown> = {}): ToolCall => ({ id, name: "read", arguments: args });
 const wireCall = (id: string, args = "{}") => ({ id, type: "function", function: { name: "read", arguments: args } });
 
@@ -24,7 +31,11 @@ describe("toOpenAIMessages", () => {
     expect(toOpenAIMessages("sys", history)).toEqual([
       { role: "system", content: "sys" },
       { role: "user", content: "read a and b" },
-      { role: "assistant", content: "Reading.", tool_calls: [wireCall("call_A", '{"path":"a"}'), wireCall("tc_01B", '{"path":"b","nested":{"x":[1,"é"]}}')] },
+      {
+        role: "assistant",
+        content: "Reading.",
+        tool_calls: [wireCall("call_A", '{"path":"a"}'), wireCall("tc_01B", '{"path":"b","nested":{"x":[1,"é"]}}')],
+      },
       { role: "tool", tool_call_id: "call_A", content: "contents of a" },
       { role: "tool", tool_call_id: "tc_01B", content: "ENOENT: b" },
       { role: "assistant", content: "Both read." },
@@ -41,7 +52,15 @@ describe("toOpenAIMessages", () => {
   });
 
   it("drops ERROR, ABORTED and TIMEOUT assistant messages without tool calls, and empty assistant messages", () => {
-    const history = [user("a"), assistant("partial", "ABORTED"), assistant("", "ERROR"), assistant("late", "TIMEOUT"), assistant("", "STOP"), user("b"), assistant("fine", "LENGTH")];
+    const history = [
+      user("a"),
+      assistant("partial", "ABORTED"),
+      assistant("", "ERROR"),
+      assistant("late", "TIMEOUT"),
+      assistant("", "STOP"),
+      user("b"),
+      assistant("fine", "LENGTH"),
+    ];
     expect(toOpenAIMessages("s", history)).toEqual([
       { role: "system", content: "s" },
       { role: "user", content: "a" },
@@ -76,7 +95,15 @@ describe("toOpenAIMessages", () => {
   });
 
   it("drops tool results whose call is not in the history, or that answer a call twice", () => {
-    const history = [user("hi"), result("ghost", "boo"), assistant("", "TOOL_CALLS", [call("c1")]), result("c1", "first"), result("c1", "again"), assistant("ok", "STOP"), result("c1", "late")];
+    const history = [
+      user("hi"),
+      result("ghost", "boo"),
+      assistant("", "TOOL_CALLS", [call("c1")]),
+      result("c1", "first"),
+      result("c1", "again"),
+      assistant("ok", "STOP"),
+      result("c1", "late"),
+    ];
     expect(toOpenAIMessages("", history)).toEqual([
       { role: "user", content: "hi" },
       { role: "assistant", content: null, tool_calls: [wireCall("c1")] },

@@ -6,7 +6,13 @@ const tc = (fragment: Record<string, unknown>) => chunk({ tool_calls: [fragment]
 describe("OpenAIModelClient stream assembly", () => {
   it("streams text deltas in order and ends with STOP and the usage of the final no-choices chunk", async () => {
     const events = await play(
-      sse([chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop"), usageChunk(12, 2)]),
+      sse([
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: "Hel" }),
+        chunk({ content: "lo" }),
+        chunk({}, "stop"),
+        usageChunk(12, 2),
+      ]),
     );
     expect(events).toEqual([
       { type: "text_delta", text: "Hel" },
@@ -132,7 +138,9 @@ describe("OpenAIModelClient stream assembly", () => {
   });
 
   it("accepts arguments sent as an already-parsed object", async () => {
-    const events = await play(sse([tc({ index: 0, id: "call_obj", function: { name: "read", arguments: { path: "a" } } }), chunk({}, "tool_calls")]));
+    const events = await play(
+      sse([tc({ index: 0, id: "call_obj", function: { name: "read", arguments: { path: "a" } } }), chunk({}, "tool_calls")]),
+    );
     expect(events).toEqual([
       { type: "tool_call", call: { id: "call_obj", name: "read", arguments: { path: "a" } } },
       { type: "done", stopReason: "TOOL_CALLS" },
@@ -166,7 +174,9 @@ describe("OpenAIModelClient stream assembly", () => {
   });
 
   it("takes usage sent inside the finish chunk", async () => {
-    const events = await play(sse([chunk({ content: "x" }), chunk({}, "stop", { usage: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 } })]));
+    const events = await play(
+      sse([chunk({ content: "x" }), chunk({}, "stop", { usage: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 } })]),
+    );
     expect(events.at(-1)).toEqual({ type: "done", stopReason: "STOP", usage: { inputTokens: 7, outputTokens: 1, totalTokens: 8 } });
   });
 
@@ -197,7 +207,13 @@ describe("OpenAIModelClient stream assembly", () => {
   });
 
   it("reports TOOL_CALLS when tools were called although finish_reason says stop", async () => {
-    const events = await play(sse([chunk({ content: "Let me look." }), tc({ index: 0, id: "call_1", function: { name: "ls", arguments: "{}" } }), chunk({}, "stop")]));
+    const events = await play(
+      sse([
+        chunk({ content: "Let me look." }),
+        tc({ index: 0, id: "call_1", function: { name: "ls", arguments: "{}" } }),
+        chunk({}, "stop"),
+      ]),
+    );
     expect(events).toEqual([
       { type: "text_delta", text: "Let me look." },
       { type: "tool_call", call: { id: "call_1", name: "ls", arguments: {} } },
@@ -229,7 +245,12 @@ describe("OpenAIModelClient stream assembly", () => {
     const bytes = new TextEncoder().encode(sse([chunk({ content: "한글 🙂 ok" }), chunk({}, "stop")]));
     const hangul = bytes.indexOf(0xed); // first byte of '한' (ED 95 9C)
     const emoji = bytes.indexOf(0xf0); // first byte of the 4-byte emoji
-    const parts = [bytes.slice(0, hangul + 1), bytes.slice(hangul + 1, emoji + 2), bytes.slice(emoji + 2, emoji + 3), bytes.slice(emoji + 3)];
+    const parts = [
+      bytes.slice(0, hangul + 1),
+      bytes.slice(hangul + 1, emoji + 2),
+      bytes.slice(emoji + 2, emoji + 3),
+      bytes.slice(emoji + 3),
+    ];
     const events = await play(bodyOf(parts));
     expect(texts(events)).toEqual(["한글 🙂 ok"]);
     expect(events.at(-1)).toEqual({ type: "done", stopReason: "STOP" });
@@ -244,7 +265,13 @@ describe("OpenAIModelClient stream assembly", () => {
   });
 
   it("ends with provider_error when an error object arrives inside an HTTP 200 stream, after the text so far", async () => {
-    const events = await play(sse([chunk({ content: "par" }), { error: { message: "upstream model crashed", type: "server_error", code: null } }, chunk({ content: "never" }, "stop")]));
+    const events = await play(
+      sse([
+        chunk({ content: "par" }),
+        { error: { message: "upstream model crashed", type: "server_error", code: null } },
+        chunk({ content: "never" }, "stop"),
+      ]),
+    );
     expect(events).toEqual([
       { type: "text_delta", text: "par" },
       { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: upstream model crashed" },
@@ -252,7 +279,9 @@ describe("OpenAIModelClient stream assembly", () => {
   });
 
   it("recognises a bare vLLM-style error object mid-stream", async () => {
-    const events = await play(sse([chunk({ content: "a" }), { object: "error", message: "bad things", type: "BadRequestError", code: 400 }]));
+    const events = await play(
+      sse([chunk({ content: "a" }), { object: "error", message: "bad things", type: "BadRequestError", code: 400 }]),
+    );
     expect(events).toEqual([
       { type: "text_delta", text: "a" },
       { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: bad things" },
@@ -263,19 +292,29 @@ describe("OpenAIModelClient stream assembly", () => {
     const events = await play(sse([chunk({ content: "half an ans" })], { done: false }));
     expect(events).toEqual([
       { type: "text_delta", text: "half an ans" },
-      { type: "error", code: "stream_incomplete", message: "the provider's stream ended without a finish reason (after 11 characters of text and 0 tool call(s))" },
+      {
+        type: "error",
+        code: "stream_incomplete",
+        message: "the provider's stream ended without a finish reason (after 11 characters of text and 0 tool call(s))",
+      },
     ]);
   });
 
   it("fails with stream_incomplete on [DONE] without a finish reason, and does not deliver half-built calls", async () => {
     const events = await play(sse([tc({ index: 0, id: "call_1", function: { name: "read", arguments: '{"pa' } })]));
     expect(events).toEqual([
-      { type: "error", code: "stream_incomplete", message: "the provider's stream ended without a finish reason (after 0 characters of text and 1 tool call(s))" },
+      {
+        type: "error",
+        code: "stream_incomplete",
+        message: "the provider's stream ended without a finish reason (after 0 characters of text and 1 tool call(s))",
+      },
     ]);
   });
 
   it("delivers a call with unparseable arguments as {} plus an invalid_arguments flag and the raw text", async () => {
-    const events = await play(sse([tc({ index: 0, id: "call_bad", function: { name: "read", arguments: '{"path": "a"' } }), chunk({}, "length")]));
+    const events = await play(
+      sse([tc({ index: 0, id: "call_bad", function: { name: "read", arguments: '{"path": "a"' } }), chunk({}, "length")]),
+    );
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({
       type: "tool_call",
@@ -287,7 +326,9 @@ describe("OpenAIModelClient stream assembly", () => {
   });
 
   it("delivers a call whose arguments are JSON but not an object as {} plus invalid_arguments", async () => {
-    const events = await play(sse([tc({ index: 0, id: "call_arr", function: { name: "read", arguments: '["a"]' } }), chunk({}, "tool_calls")]));
+    const events = await play(
+      sse([tc({ index: 0, id: "call_arr", function: { name: "read", arguments: '["a"]' } }), chunk({}, "tool_calls")]),
+    );
     expect(events[0]).toEqual({
       type: "tool_call",
       call: { id: "call_arr", name: "read", arguments: {} },

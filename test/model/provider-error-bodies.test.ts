@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ModelEvent } from "../../src/model";
-import { EMPTY_REQUEST, bodyOf, chunk, collect, jsonResponse, play, sse, sseResponse, testClient } from "./helpers";
+import { bodyOf, chunk, collect, EMPTY_REQUEST, jsonResponse, play, sse, sseResponse, testClient } from "./helpers";
 
 const GEMINI_OVERFLOW = "The input token count (1150112) exceeds the maximum number of tokens allowed (1048576).";
 /** Gemini's OpenAI-compatible endpoint wraps its error object in a one-element array. */
@@ -12,14 +12,21 @@ async function answeredWith(response: Response): Promise<ModelEvent[]> {
   return collect(client.stream(EMPTY_REQUEST, new AbortController().signal));
 }
 
-const textResponse = (status: number, body: string | null, contentType: string) => new Response(body, { status, headers: { "content-type": contentType } });
+const textResponse = (status: number, body: string | null, contentType: string) =>
+  new Response(body, { status, headers: { "content-type": contentType } });
 const AUTH_HINT = "(check OPENAI_API_KEY and OPENAI_BASE_URL)";
 
 describe("error bodies of non-OK HTTP answers", () => {
   it("reads OpenAI's {error: {message, type, code}}", async () => {
-    const body = { error: { message: "Invalid value for 'temperature': must be at most 2.", type: "invalid_request_error", code: "invalid_value" } };
+    const body = {
+      error: { message: "Invalid value for 'temperature': must be at most 2.", type: "invalid_request_error", code: "invalid_value" },
+    };
     expect(await answeredWith(jsonResponse(400, body))).toEqual([
-      { type: "error", code: "bad_request", message: "the provider answered HTTP 400: Invalid value for 'temperature': must be at most 2." },
+      {
+        type: "error",
+        code: "bad_request",
+        message: "the provider answered HTTP 400: Invalid value for 'temperature': must be at most 2.",
+      },
     ]);
   });
 
@@ -50,12 +57,18 @@ describe("error bodies of non-OK HTTP answers", () => {
 
   it("reads Gemini's array [{error}] and maps its token-count message to context_overflow", async () => {
     expect(await answeredWith(jsonResponse(400, geminiBody(400, GEMINI_OVERFLOW, "INVALID_ARGUMENT")))).toEqual([
-      { type: "error", code: "context_overflow", message: `the request does not fit the model's context window (HTTP 400: ${GEMINI_OVERFLOW})` },
+      {
+        type: "error",
+        code: "context_overflow",
+        message: `the request does not fit the model's context window (HTTP 400: ${GEMINI_OVERFLOW})`,
+      },
     ]);
   });
 
   it("reads Gemini's array [{error}] on a 429", async () => {
-    expect(await answeredWith(jsonResponse(429, geminiBody(429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED")))).toEqual([
+    expect(
+      await answeredWith(jsonResponse(429, geminiBody(429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED"))),
+    ).toEqual([
       { type: "error", code: "rate_limited", message: "the provider answered HTTP 429: Resource has been exhausted (e.g. check quota)." },
     ]);
   });
@@ -82,12 +95,18 @@ describe("error bodies of non-OK HTTP answers", () => {
   it("reads a plain-text body, whitespace collapsed", async () => {
     const body = "upstream connect error or disconnect/reset before headers.\n  reset reason: connection failure\n";
     expect(await answeredWith(textResponse(503, body, "text/plain"))).toEqual([
-      { type: "error", code: "provider_error", message: "the provider answered HTTP 503: upstream connect error or disconnect/reset before headers. reset reason: connection failure" },
+      {
+        type: "error",
+        code: "provider_error",
+        message:
+          "the provider answered HTTP 503: upstream connect error or disconnect/reset before headers. reset reason: connection failure",
+      },
     ]);
   });
 
   it("reads an nginx HTML error page as its text", async () => {
-    const page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n";
+    const page =
+      "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n";
     expect(await answeredWith(textResponse(502, page, "text/html"))).toEqual([
       { type: "error", code: "provider_error", message: "the provider answered HTTP 502: 502 Bad Gateway nginx/1.25.3" },
     ]);
@@ -101,7 +120,11 @@ describe("error bodies of non-OK HTTP answers", () => {
     const [event] = await answeredWith(textResponse(524, page, "text/html; charset=UTF-8"));
     expect(event).toMatchObject({ type: "error", code: "provider_error" });
     const message = event!.type === "error" ? event!.message : "";
-    expect(message.startsWith("the provider answered HTTP 524: llm.example.test | 524: A timeout occurred - A timeout occurred & the origin did not answer Error code 524 More details about the origin's timeout.")).toBe(true);
+    expect(
+      message.startsWith(
+        "the provider answered HTTP 524: llm.example.test | 524: A timeout occurred - A timeout occurred & the origin did not answer Error code 524 More details about the origin's timeout.",
+      ),
+    ).toBe(true);
     expect(message).not.toMatch(/secretConfig|font-family|cf error|<|&amp;/);
     expect(message.length).toBeLessThan(300);
     expect(message.endsWith("…")).toBe(true);
@@ -109,7 +132,9 @@ describe("error bodies of non-OK HTTP answers", () => {
 
   it("reports an empty or blank body as (no body)", async () => {
     for (const body of [null, " \n\t"]) {
-      expect(await answeredWith(textResponse(400, body, "text/plain"))).toEqual([{ type: "error", code: "bad_request", message: "the provider answered HTTP 400: (no body)" }]);
+      expect(await answeredWith(textResponse(400, body, "text/plain"))).toEqual([
+        { type: "error", code: "bad_request", message: "the provider answered HTTP 400: (no body)" },
+      ]);
     }
   });
 });
@@ -136,8 +161,16 @@ describe("error objects inside an HTTP 200 stream", () => {
   });
 
   it("counts llama.cpp's error type exceed_context_size_error as context_overflow whatever the message says", async () => {
-    expect(await play(sse([{ error: { code: 400, message: "request (5000 tokens) is too large for slot 0", type: "exceed_context_size_error" } }]))).toEqual([
-      { type: "error", code: "context_overflow", message: "the request does not fit the model's context window: request (5000 tokens) is too large for slot 0" },
+    expect(
+      await play(
+        sse([{ error: { code: 400, message: "request (5000 tokens) is too large for slot 0", type: "exceed_context_size_error" } }]),
+      ),
+    ).toEqual([
+      {
+        type: "error",
+        code: "context_overflow",
+        message: "the request does not fit the model's context window: request (5000 tokens) is too large for slot 0",
+      },
     ]);
   });
 });
@@ -145,7 +178,9 @@ describe("error objects inside an HTTP 200 stream", () => {
 describe("llama.cpp's legacy `error:` stream line", () => {
   const LLAMA_OVERFLOW = "the request exceeds the available context size, try increasing it";
   const legacyLine = `error: ${JSON.stringify({ code: 400, message: LLAMA_OVERFLOW, type: "exceed_context_size_error", n_prompt_tokens: 5000, n_ctx: 4096 })}\n\n`;
-  const overflow: ModelEvent[] = [{ type: "error", code: "context_overflow", message: `the request does not fit the model's context window: ${LLAMA_OVERFLOW}` }];
+  const overflow: ModelEvent[] = [
+    { type: "error", code: "context_overflow", message: `the request does not fit the model's context window: ${LLAMA_OVERFLOW}` },
+  ];
 
   it("maps an overflow reported on an `error:` line to context_overflow", async () => {
     expect(await play(legacyLine)).toEqual(overflow);
@@ -168,7 +203,11 @@ describe("llama.cpp's legacy `error:` stream line", () => {
   });
 
   it("leaves `data:` lines alone, including ones whose text says error:", async () => {
-    const body = sse([chunk({ content: "error: not a field\n" }), chunk({ content: "x\nerror: {}" }), { error: { message: "upstream model crashed", type: "server_error" } }]);
+    const body = sse([
+      chunk({ content: "error: not a field\n" }),
+      chunk({ content: "x\nerror: {}" }),
+      { error: { message: "upstream model crashed", type: "server_error" } },
+    ]);
     expect(await play(body)).toEqual([
       { type: "text_delta", text: "error: not a field\n" },
       { type: "text_delta", text: "x\nerror: {}" },

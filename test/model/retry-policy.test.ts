@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { retryDecision, type ProviderFailure, type RetryPolicy } from "../../src/model";
+import { type ProviderFailure, type RetryPolicy, retryDecision } from "../../src/model";
 
 const POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1_000, maxRetryDelayMs: 60_000 };
 const RATE_LIMITED: ProviderFailure = { code: "rate_limited", message: "slow down", retryable: true };

@@ -1,20 +1,32 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage } from "../../src/domain";
 import { counterIds } from "../../src/domain";
-import { ReplayModelClient, createModelClient, modelConfigFromEnv, type ModelRequest } from "../../src/model";
+import { createModelClient, type ModelRequest, modelConfigFromEnv, ReplayModelClient } from "../../src/model";
 import { ScriptedModelClient } from "../helpers/scripted-model";
-import { collect, chunk, scriptedFetch, sse, sseResponse } from "./helpers";
+import { chunk, collect, scriptedFetch, sse, sseResponse } from "./helpers";
 
 const never = () => new AbortController().signal;
 const req = (messages: AgentMessage[] = []): ModelRequest => ({ system: "sys", messages, tools: [] });
 const meta = (id: string) => ({ id, sessionId: "s_rec", parentId: null, createdAt: "2026-11-30T00:00:00.000Z" });
 const userMsg = (id: string, text: string): AgentMessage => ({ kind: "user", ...meta(id), text });
-const asst = (id: string, fields: Partial<AssistantMessage>): AssistantMessage => ({ kind: "assistant", ...meta(id), text: "", stopReason: "STOP", ...fields });
+const asst = (id: string, fields: Partial<AssistantMessage>): AssistantMessage => ({
+  kind: "assistant",
+  ...meta(id),
+  text: "",
+  stopReason: "STOP",
+  ...fields,
+});
 
 describe("ScriptedModelClient", () => {
   it("plays shorthand turns in order and defaults ids and stop reasons", async () => {
     const client = new ScriptedModelClient([
-      { text: ["Let me ", "look."], toolCalls: [{ name: "ls", arguments: { path: "." } }, { id: "call_x", name: "read" }] },
+      {
+        text: ["Let me ", "look."],
+        toolCalls: [
+          { name: "ls", arguments: { path: "." } },
+          { id: "call_x", name: "read" },
+        ],
+      },
       { text: "Done.", usage: { inputTokens: 9, outputTokens: 2, totalTokens: 11 } },
       { reasoning: "hmm", text: "cut", stopReason: "LENGTH" },
     ]);
@@ -37,13 +49,18 @@ describe("ScriptedModelClient", () => {
   });
 
   it("plays an event list exactly, an error turn, and ends with script_exhausted", async () => {
-    const client = new ScriptedModelClient([[{ type: "text_delta", text: "raw" }], { text: "oops", error: { code: "rate_limited", message: "slow down" } }]);
+    const client = new ScriptedModelClient([
+      [{ type: "text_delta", text: "raw" }],
+      { text: "oops", error: { code: "rate_limited", message: "slow down" } },
+    ]);
     expect(await collect(client.stream(req(), never()))).toEqual([{ type: "text_delta", text: "raw" }]);
     expect(await collect(client.stream(req(), never()))).toEqual([
       { type: "text_delta", text: "oops" },
       { type: "error", code: "rate_limited", message: "slow down" },
     ]);
-    expect(await collect(client.stream(req(), never()))).toEqual([{ type: "error", code: "script_exhausted", message: "the scripted model has 2 turn(s); call 3 has none" }]);
+    expect(await collect(client.stream(req(), never()))).toEqual([
+      { type: "error", code: "script_exhausted", message: "the scripted model has 2 turn(s); call 3 has none" },
+    ]);
   });
 
   it("records a deep copy of every request and can answer from the request", async () => {
@@ -74,7 +91,12 @@ describe("ScriptedModelClient", () => {
 describe("ReplayModelClient", () => {
   const recording: AgentMessage[] = [
     userMsg("m_1", "fix it"),
-    asst("m_2", { text: "Looking.", stopReason: "TOOL_CALLS", toolCalls: [{ id: "call_orig1", name: "read", arguments: { path: "a.ts" } }], usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 } }),
+    asst("m_2", {
+      text: "Looking.",
+      stopReason: "TOOL_CALLS",
+      toolCalls: [{ id: "call_orig1", name: "read", arguments: { path: "a.ts" } }],
+      usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 },
+    }),
     { kind: "tool_result", ...meta("m_3"), toolCallId: "call_orig1", toolName: "read", resultText: "old contents", error: false },
     asst("m_4", { text: "Fixed.", stopReason: "STOP" }),
   ];
@@ -97,7 +119,10 @@ describe("ReplayModelClient", () => {
 
   it("continues from the history when a new client is made for a later run", async () => {
     const client = new ReplayModelClient(recording);
-    const history = [userMsg("m_9", "again"), asst("m_10", { text: "x", stopReason: "TOOL_CALLS", toolCalls: [{ id: "call_orig1", name: "read", arguments: {} }] })];
+    const history = [
+      userMsg("m_9", "again"),
+      asst("m_10", { text: "x", stopReason: "TOOL_CALLS", toolCalls: [{ id: "call_orig1", name: "read", arguments: {} }] }),
+    ];
     expect(await collect(client.stream(req(history), never()))).toEqual([
       { type: "text_delta", text: "Fixed." },
       { type: "done", stopReason: "STOP" },
@@ -127,7 +152,11 @@ describe("ReplayModelClient", () => {
       { type: "error", code: "replay_load_failed", message: "could not load the recording of session s_rec: no such session" },
     ]);
     fail = false;
-    expect((await collect(client.stream(req(), never()))).at(-1)).toEqual({ type: "done", stopReason: "TOOL_CALLS", usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 } });
+    expect((await collect(client.stream(req(), never()))).at(-1)).toEqual({
+      type: "done",
+      stopReason: "TOOL_CALLS",
+      usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 },
+    });
     expect((await collect(client.stream(req(), never()))).at(-1)).toEqual({ type: "done", stopReason: "STOP" });
     expect(loaded).toEqual(["s_rec", "s_rec"]);
   });
@@ -140,7 +169,12 @@ describe("createModelClient", () => {
 
   it("chooses the replay client for replay:<sessionId>, with no key", async () => {
     const loaded: string[] = [];
-    const client = createModelClient({}, "replay:s_rec", { loadMessages: async (id) => (loaded.push(id), recordingOf("Hi.")) });
+    const client = createModelClient({}, "replay:s_rec", {
+      loadMessages: async (id) => {
+        loaded.push(id);
+        return recordingOf("Hi.");
+      },
+    });
     expect(client).toBeInstanceOf(ReplayModelClient);
     expect(await collect(client.stream(req(), never()))).toEqual([
       { type: "text_delta", text: "Hi." },
@@ -152,7 +186,11 @@ describe("createModelClient", () => {
   it("refuses a malformed replay id with bad_request", async () => {
     const client = createModelClient({ apiKey: "k" }, "replay:../x", { loadMessages: noLoad });
     expect(await collect(client.stream(req(), never()))).toEqual([
-      { type: "error", code: "bad_request", message: "'replay:../x' is not a replay model: write replay:<sessionId>, e.g. replay:s_abc123" },
+      {
+        type: "error",
+        code: "bad_request",
+        message: "'replay:../x' is not a replay model: write replay:<sessionId>, e.g. replay:s_abc123",
+      },
     ]);
   });
 
@@ -167,12 +205,19 @@ describe("createModelClient", () => {
 
   it("gives model_not_configured when no model name is configured or requested", async () => {
     const client = createModelClient({ apiKey: "k" }, undefined, { loadMessages: noLoad });
-    expect((await collect(client.stream(req(), never())))[0]).toMatchObject({ type: "error", code: "model_not_configured", message: expect.stringContaining("MODEL") });
+    expect((await collect(client.stream(req(), never())))[0]).toMatchObject({
+      type: "error",
+      code: "model_not_configured",
+      message: expect.stringContaining("MODEL"),
+    });
   });
 
   it("builds the OpenAI client from env-style config, with the requested model overriding MODEL", async () => {
     const { fetch, calls } = scriptedFetch([sseResponse(sse([chunk({ content: "hey" }, "stop")]))]);
-    const config = { ...modelConfigFromEnv({ OPENAI_API_KEY: "sk-env-key", OPENAI_BASE_URL: "https://gw.example.test/v1", MODEL: "default-model" }), fetch };
+    const config = {
+      ...modelConfigFromEnv({ OPENAI_API_KEY: "sk-env-key", OPENAI_BASE_URL: "https://gw.example.test/v1", MODEL: "default-model" }),
+      fetch,
+    };
     const client = createModelClient(config, "requested-model", { loadMessages: noLoad, ids: counterIds() });
     expect(await collect(client.stream(req(), never()))).toEqual([
       { type: "text_delta", text: "hey" },

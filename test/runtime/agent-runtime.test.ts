@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { safeRunOptions, type AgentMessage, type AgentRunOptions } from "../../src/domain";
-import { ScriptedModelClient, type ScriptedTurn } from "../helpers/scripted-model";
-import { runAgent, type RunContext } from "../../src/runtime/agent-runtime";
+import { type AgentMessage, type AgentRunOptions, safeRunOptions } from "../../src/domain";
+import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
 import type { ToolRunner } from "../../src/tools/execution-service";
 import { FakeToolRunner, MemoryRunLog, runDeps } from "../helpers/run-fixtures";
+import { ScriptedModelClient, type ScriptedTurn } from "../helpers/scripted-model";
 
 const T = "2026-11-30T03:00:00.000Z";
 
@@ -23,29 +23,56 @@ function setup(turns: ScriptedTurn[], opts: { tools?: ToolRunner | null; history
   return { log, model, ctx };
 }
 
-const run = (text: string, ctx: RunContext, options: Partial<AgentRunOptions> = {}) => runAgent(text, { ...safeRunOptions(), ...options }, ctx);
+const run = (text: string, ctx: RunContext, options: Partial<AgentRunOptions> = {}) =>
+  runAgent(text, { ...safeRunOptions(), ...options }, ctx);
 
 describe("AgentRuntime", () => {
   it("a plain answer: events in order, user and assistant messages linked", async () => {
     const { log, ctx } = setup([{ text: ["Hel", "lo"], usage: { inputTokens: 7, outputTokens: 2, totalTokens: 9 } }]);
     expect(await run("hi", ctx)).toEqual({ stopReason: "STOP" });
     // Frozen clock: the first delta goes out at once, the second is held until the turn ends.
-    expect(log.types()).toEqual(["agent_started", "user_message_appended", "assistant_delta", "assistant_delta", "assistant_completed", "agent_completed"]);
+    expect(log.types()).toEqual([
+      "agent_started",
+      "user_message_appended",
+      "assistant_delta",
+      "assistant_delta",
+      "assistant_completed",
+      "agent_completed",
+    ]);
     expect(log.messages).toEqual([
       { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: T, text: "hi" },
-      { kind: "assistant", id: "m_2", sessionId: "s_1", parentId: "m_1", createdAt: T, text: "Hello", stopReason: "STOP", usage: { inputTokens: 7, outputTokens: 2, totalTokens: 9 } },
+      {
+        kind: "assistant",
+        id: "m_2",
+        sessionId: "s_1",
+        parentId: "m_1",
+        createdAt: T,
+        text: "Hello",
+        stopReason: "STOP",
+        usage: { inputTokens: 7, outputTokens: 2, totalTokens: 9 },
+      },
     ]);
     expect(log.events[0]).toEqual({ type: "agent_started", eventId: "e_1", sessionId: "s_1", createdAt: T, runId: "r_1" });
     expect(log.events[1]).toMatchObject({ type: "user_message_appended", messageId: "m_1" });
     expect(log.events[2]).toMatchObject({ type: "assistant_delta", messageId: "m_2", text: "Hel" });
     expect(log.events[3]).toMatchObject({ type: "assistant_delta", messageId: "m_2", text: "lo" });
     expect(log.events[4]).toMatchObject({ type: "assistant_completed", messageId: "m_2", stopReason: "STOP" });
-    expect(log.events[5]).toEqual({ type: "agent_completed", eventId: "e_6", sessionId: "s_1", createdAt: T, runId: "r_1", stopReason: "STOP" });
+    expect(log.events[5]).toEqual({
+      type: "agent_completed",
+      eventId: "e_6",
+      sessionId: "s_1",
+      createdAt: T,
+      runId: "r_1",
+      stopReason: "STOP",
+    });
   });
 
   it("runs tool calls, appends results and calls the model again with them", async () => {
     const tools = new FakeToolRunner((call) => ({ outcome: "finished", text: `contents of ${call.arguments.path}`, error: false }));
-    const { log, model, ctx } = setup([{ text: "Reading.", toolCalls: [{ id: "call_A", name: "read", arguments: { path: "README.md" } }] }, { text: "It says hi." }], { tools });
+    const { log, model, ctx } = setup(
+      [{ text: "Reading.", toolCalls: [{ id: "call_A", name: "read", arguments: { path: "README.md" } }] }, { text: "It says hi." }],
+      { tools },
+    );
     expect(await run("what is in the README?", ctx)).toEqual({ stopReason: "STOP" });
     expect(log.types()).toEqual([
       "agent_started",
@@ -66,7 +93,10 @@ describe("AgentRuntime", () => {
       ["tool_result", "m_3", "m_2"],
       ["assistant", "m_4", "m_3"],
     ]);
-    expect(log.messages[1]).toMatchObject({ stopReason: "TOOL_CALLS", toolCalls: [{ id: "call_A", name: "read", arguments: { path: "README.md" } }] });
+    expect(log.messages[1]).toMatchObject({
+      stopReason: "TOOL_CALLS",
+      toolCalls: [{ id: "call_A", name: "read", arguments: { path: "README.md" } }],
+    });
     expect(log.messages[2]).toMatchObject({ toolCallId: "call_A", toolName: "read", resultText: "contents of README.md", error: false });
     expect(model.requests).toHaveLength(2);
     expect(model.requests[1]!.messages.map((m) => m.id)).toEqual(["m_1", "m_2", "m_3"]);
@@ -75,8 +105,15 @@ describe("AgentRuntime", () => {
   });
 
   it("a denied call becomes tool_call_denied plus an error result, and the model continues", async () => {
-    const tools = new FakeToolRunner(() => ({ outcome: "denied", reason: "write_not_allowed", text: "write_not_allowed: this run is read-only" }));
-    const { log, ctx } = setup([{ toolCalls: [{ id: "c1", name: "write", arguments: { path: "a", content: "b" } }] }, { text: "ok, I cannot write" }], { tools });
+    const tools = new FakeToolRunner(() => ({
+      outcome: "denied",
+      reason: "write_not_allowed",
+      text: "write_not_allowed: this run is read-only",
+    }));
+    const { log, ctx } = setup(
+      [{ toolCalls: [{ id: "c1", name: "write", arguments: { path: "a", content: "b" } }] }, { text: "ok, I cannot write" }],
+      { tools },
+    );
     expect(await run("write a", ctx)).toEqual({ stopReason: "STOP" });
     expect(log.types().slice(2, 5)).toEqual(["assistant_completed", "tool_call_started", "tool_call_denied"]);
     expect(log.events[4]).toMatchObject({ callId: "c1", tool: "write", reason: "write_not_allowed" });
@@ -88,7 +125,11 @@ describe("AgentRuntime", () => {
     const { log, ctx } = setup(
       [
         [
-          { type: "tool_call", call: { id: "c1", name: "read", arguments: {} }, invalid: { code: "invalid_arguments", message: "arguments are not JSON: {pa", rawArguments: "{pa" } },
+          {
+            type: "tool_call",
+            call: { id: "c1", name: "read", arguments: {} },
+            invalid: { code: "invalid_arguments", message: "arguments are not JSON: {pa", rawArguments: "{pa" },
+          },
           { type: "done", stopReason: "TOOL_CALLS" },
         ],
         { text: "sorry" },
@@ -112,7 +153,10 @@ describe("AgentRuntime", () => {
   it("maxTurns ends the run with MAX_TURNS and agent_error", async () => {
     const looping = { toolCalls: [{ name: "read", arguments: { path: "x" } }] };
     const { log, model, ctx } = setup([looping, looping, looping]);
-    expect(await run("loop", ctx, { maxTurns: 2 })).toEqual({ stopReason: "MAX_TURNS", error: { code: "max_turns_reached", message: "the run used all 2 model turns" } });
+    expect(await run("loop", ctx, { maxTurns: 2 })).toEqual({
+      stopReason: "MAX_TURNS",
+      error: { code: "max_turns_reached", message: "the run used all 2 model turns" },
+    });
     expect(model.calls).toBe(2);
     expect(log.types().slice(-3)).toEqual(["tool_call_finished", "assistant_completed", "agent_error"]);
     expect(log.messages.at(-1)).toMatchObject({ kind: "assistant", text: "", stopReason: "MAX_TURNS", parentId: log.messages.at(-2)!.id });
@@ -120,11 +164,17 @@ describe("AgentRuntime", () => {
 
   it("an exhausted tool budget gives the model one turn without tools", async () => {
     let calls = 0;
-    const tools = new FakeToolRunner(() => (++calls > 1 ? { outcome: "denied", reason: "tool_budget_exhausted", text: "tool_budget_exhausted: 1 call allowed" } : { outcome: "finished", text: "ok", error: false }));
+    const tools = new FakeToolRunner(() =>
+      ++calls > 1
+        ? { outcome: "denied", reason: "tool_budget_exhausted", text: "tool_budget_exhausted: 1 call allowed" }
+        : { outcome: "finished", text: "ok", error: false },
+    );
     const { log, model, ctx } = setup([{ toolCalls: [{ name: "read" }, { name: "read" }] }, { text: "summary" }], { tools });
     expect(await run("go", ctx, { maxToolCalls: 1 })).toEqual({ stopReason: "STOP" });
     expect(model.requests[1]!.tools).toEqual([]);
-    expect(log.events.filter((e) => e.type === "tool_call_denied").map((e) => e.type === "tool_call_denied" && e.reason)).toEqual(["tool_budget_exhausted"]);
+    expect(log.events.filter((e) => e.type === "tool_call_denied").map((e) => e.type === "tool_call_denied" && e.reason)).toEqual([
+      "tool_budget_exhausted",
+    ]);
   });
 
   it("a provider error ends with an ERROR assistant message and agent_error with the provider's code", async () => {
@@ -132,12 +182,23 @@ describe("AgentRuntime", () => {
     expect(await run("go", ctx)).toEqual({ stopReason: "ERROR", error: { code: "rate_limited", message: "429 after 3 attempts" } });
     expect(log.types()).toEqual(["agent_started", "user_message_appended", "assistant_delta", "assistant_completed", "agent_error"]);
     expect(log.messages[1]).toMatchObject({ kind: "assistant", text: "partial", stopReason: "ERROR" });
-    expect(log.events[4]).toEqual({ type: "agent_error", eventId: "e_5", sessionId: "s_1", createdAt: T, runId: "r_1", code: "rate_limited", message: "429 after 3 attempts" });
+    expect(log.events[4]).toEqual({
+      type: "agent_error",
+      eventId: "e_5",
+      sessionId: "s_1",
+      createdAt: T,
+      runId: "r_1",
+      code: "rate_limited",
+      message: "429 after 3 attempts",
+    });
   });
 
   it("the timeout ends a hanging model turn with TIMEOUT", async () => {
     const { log, ctx } = setup([{ text: "thinking", pause: new Promise(() => {}) }]);
-    expect(await run("go", ctx, { timeoutMs: 30 })).toEqual({ stopReason: "TIMEOUT", error: { code: "run_timeout", message: "the run did not finish within 30 ms" } });
+    expect(await run("go", ctx, { timeoutMs: 30 })).toEqual({
+      stopReason: "TIMEOUT",
+      error: { code: "run_timeout", message: "the run did not finish within 30 ms" },
+    });
     expect(log.messages[1]).toMatchObject({ kind: "assistant", text: "thinking", stopReason: "TIMEOUT" });
     expect(log.types().at(-1)).toBe("agent_error");
   });
@@ -158,10 +219,22 @@ describe("AgentRuntime", () => {
       abort.abort();
       return { outcome: "finished", text: "done", error: false };
     });
-    const { log, ctx } = setup([{ toolCalls: [{ id: "a", name: "read" }, { id: "b", name: "read" }] }], { tools, signal: abort.signal });
+    const { log, ctx } = setup(
+      [
+        {
+          toolCalls: [
+            { id: "a", name: "read" },
+            { id: "b", name: "read" },
+          ],
+        },
+      ],
+      { tools, signal: abort.signal },
+    );
     expect(await run("go", ctx)).toEqual({ stopReason: "ABORTED" });
     expect(tools.executed.map((c) => c.id)).toEqual(["a"]);
-    expect(log.messages.slice(2).map((m) => [m.kind, m.kind === "tool_result" ? m.resultText : m.kind === "assistant" ? m.stopReason : ""])).toEqual([
+    expect(
+      log.messages.slice(2).map((m) => [m.kind, m.kind === "tool_result" ? m.resultText : m.kind === "assistant" ? m.stopReason : ""]),
+    ).toEqual([
       ["tool_result", "done"],
       ["tool_result", "not executed: the run was aborted"],
       ["assistant", "ABORTED"],

@@ -1,14 +1,14 @@
-import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import type { AgentEvent, AgentMessage } from "../../src/domain";
+import { unwrapResult as unwrap } from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
+import type { SessionRpc } from "../../src/session/session-api";
 import { MAX_RECORD_BYTES, ROW_PART_CHARS } from "../../src/session/session-log";
 import { DurableSessionStore } from "../../src/session/session-store";
-import type { SessionRpc } from "../../src/session/session-api";
-import { unwrapResult as unwrap } from "../../src/domain";
-import { useSessionDeps, type SessionDO } from "../helpers/test-worker";
 import { deltaEvent, userMessage } from "../helpers/records";
-import type { AgentEvent, AgentMessage } from "../../src/domain";
+import { type SessionDO, useSessionDeps } from "../helpers/test-worker";
 
 let n = 0;
 async function newSession() {
@@ -104,7 +104,11 @@ describe("flushing the log to R2", () => {
     // The messages segment is written, then the events put fails: a half-done flush.
     const { bucket, state: flaky } = flakyBucket(env.STORE, 1);
     useSessionDeps(id, { bucket });
-    expect(await stub.flush()).toEqual({ ok: false, code: "flush_failed", message: "flush to R2 failed and will be retried: R2 unavailable (injected)" });
+    expect(await stub.flush()).toEqual({
+      ok: false,
+      code: "flush_failed",
+      message: "flush to R2 failed and will be retried: R2 unavailable (injected)",
+    });
     expect(await keys(`sessions/${id}/events/`)).toEqual([]);
     expect(await keys(`sessions/${id}/messages/`)).toEqual([`sessions/${id}/messages/000000000001.jsonl`]);
     // Still complete: the rows were not marked flushed, so they are read from SQLite.
@@ -157,7 +161,10 @@ describe("flushing the log to R2", () => {
       // Before the fix every append past 256 KiB started a flush and wrote session.json: ~170 puts.
       expect(keys.filter((k) => k === `sessions/${id}/session.json`)).toHaveLength(1);
       // The flush that the threshold started planned the first 256 KiB; its loop took the rest.
-      expect(keys.filter((k) => k.startsWith(`sessions/${id}/events/`))).toEqual([`sessions/${id}/events/000000000001.jsonl`, `sessions/${id}/events/000000000032.jsonl`]);
+      expect(keys.filter((k) => k.startsWith(`sessions/${id}/events/`))).toEqual([
+        `sessions/${id}/events/000000000001.jsonl`,
+        `sessions/${id}/events/000000000032.jsonl`,
+      ]);
       expect(keys.filter((k) => k === `sessions/${id}/manifest.json`)).toHaveLength(2);
       expect((await s(id)).length).toBe(200);
     } finally {
@@ -172,18 +179,32 @@ describe("flushing the log to R2", () => {
     const { s, id, stub } = await newSession();
     await seed(s, id, 1, 1);
     // Built inside the object: RPC arguments are capped at 32 MiB themselves.
-    const result = await runInDurableObject(stub, (instance: SessionDO) => instance.appendEvents([deltaEvent(id, "e_big", "y".repeat(MAX_RECORD_BYTES))]));
-    expect(result).toEqual({ ok: false, code: "record_too_large", message: expect.stringMatching(/^record is \d+ bytes; the limit is 33554432 bytes per record$/) });
+    const result = await runInDurableObject(stub, (instance: SessionDO) =>
+      instance.appendEvents([deltaEvent(id, "e_big", "y".repeat(MAX_RECORD_BYTES))]),
+    );
+    expect(result).toEqual({
+      ok: false,
+      code: "record_too_large",
+      message: expect.stringMatching(/^record is \d+ bytes; the limit is 33554432 bytes per record$/),
+    });
     expect((await stub.info())!.counts).toEqual({ messages: 1, events: 1 });
   });
 
   it("a record larger than one SQLite row is stored in parts and reads back byte for byte, before and after the flush", async () => {
     const { s, id, stub } = await newSession();
     // 3 MiB of text with surrogate pairs, NULs and escapes placed across the part boundaries.
-    const unit = "abc\u0000\"\\ é 😀 \ud83d\ude00 line\n";
+    const unit = 'abc\u0000"\\ é 😀 \ud83d\ude00 line\n';
     let text = "";
     while (text.length < 3 * 1024 * 1024) text += unit;
-    const big: AgentMessage = { kind: "assistant", id: "m_big", sessionId: id, parentId: null, createdAt: "2026-11-30T03:00:00.000Z", text, stopReason: "STOP" };
+    const big: AgentMessage = {
+      kind: "assistant",
+      id: "m_big",
+      sessionId: id,
+      parentId: null,
+      createdAt: "2026-11-30T03:00:00.000Z",
+      text,
+      stopReason: "STOP",
+    };
     // Counted in the same synchronous stretch as the append: the size threshold flushes it right after.
     const rows = await runInDurableObject(stub, (instance: SessionDO, state) => {
       instance.appendMessages([big]);
@@ -194,7 +215,9 @@ describe("flushing the log to R2", () => {
     const expected = encodeJsonl([big, userMessage(id, "m_after")]);
     expect(await exported(stub, "messages")).toBe(expected);
     expect(await stub.flush()).toMatchObject({ ok: true });
-    expect(await runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM log_parts`).one().n)).toBe(0);
+    expect(
+      await runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM log_parts`).one().n),
+    ).toBe(0);
     expect(await exported(stub, "messages")).toBe(expected);
     await abortAllDurableObjects();
     expect((await s.loadMessages(id))[0]).toEqual(big);

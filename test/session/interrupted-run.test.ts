@@ -1,20 +1,23 @@
-import { env, exports } from "cloudflare:workers";
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { counterIds, type AgentEvent, type AgentMessage } from "../../src/domain";
+import { type AgentEvent, type AgentMessage, counterIds } from "../../src/domain";
 import { INTERRUPTED_TOOL_RESULT_TEXT } from "../../src/runtime/run-closing";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { T0, userMessage } from "../helpers/records";
+import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, sse, sseResponse } from "../model/helpers";
-import { readSse } from "../helpers/sse-client";
 
 const store = new DurableSessionStore(env);
 
 /** A session whose object died in the middle of run r_dead, after writing `records`. */
 async function crashedSession(records: (AgentMessage | AgentEvent)[]) {
   const { id } = await store.create({});
-  const startSeq = await runInDurableObject(store.stub(id), (_instance, state) => state.storage.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log`).one().seq);
+  const startSeq = await runInDurableObject(
+    store.stub(id),
+    (_instance, state) => state.storage.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log`).one().seq,
+  );
   await runInDurableObject(store.stub(id), (_instance, state) => {
     state.storage.sql.exec(`INSERT INTO runs (run_id, status, started_at, start_seq) VALUES ('r_dead', 'running', ?, ?)`, T0, startSeq);
   });
@@ -29,7 +32,8 @@ async function crashedSession(records: (AgentMessage | AgentEvent)[]) {
 
 const ev = (body: Record<string, unknown>, n: number) => ({ eventId: `e_run${n}`, sessionId: "", createdAt: T0, ...body }) as AgentEvent;
 const msg = (body: Record<string, unknown>) => ({ sessionId: "", createdAt: T0, ...body }) as AgentMessage;
-const shape = (events: AgentEvent[]) => events.map((e) => [e.type, "code" in e ? e.code : "callId" in e ? e.callId : "messageId" in e ? e.messageId : ""]);
+const shape = (events: AgentEvent[]) =>
+  events.map((e) => [e.type, "code" in e ? e.code : "callId" in e ? e.callId : "messageId" in e ? e.messageId : ""]);
 
 describe("a run interrupted by a crash is closed when the object restarts", () => {
   it("with no records of its own: an ERROR message and agent_error run_interrupted", async () => {
@@ -51,7 +55,9 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       ["user", null, ""],
       ["assistant", "m_u", "ERROR"],
     ]);
-    const runs = await runInDurableObject(store.stub(id), (_i, state) => state.storage.sql.exec(`SELECT run_id, status, stop_reason FROM runs`).toArray());
+    const runs = await runInDurableObject(store.stub(id), (_i, state) =>
+      state.storage.sql.exec(`SELECT run_id, status, stop_reason FROM runs`).toArray(),
+    );
     expect(runs).toEqual([{ run_id: "r_dead", status: "finished", stop_reason: "ERROR" }]);
   });
 
@@ -71,7 +77,9 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       ev({ type: "tool_call_started", callId: "tc_b", tool: "bash", arguments: {} }, 4),
     ]);
     const messages = await store.loadMessages(id);
-    expect(messages.map((m) => [m.kind, m.id, m.parentId, m.kind === "tool_result" ? m.toolCallId : m.kind === "assistant" ? m.stopReason : ""])).toEqual([
+    expect(
+      messages.map((m) => [m.kind, m.id, m.parentId, m.kind === "tool_result" ? m.toolCallId : m.kind === "assistant" ? m.stopReason : ""]),
+    ).toEqual([
       ["user", "m_u", null, ""],
       ["assistant", "m_a", "m_u", "TOOL_CALLS"],
       ["tool_result", "m_r", "m_a", "tc_a"],
@@ -97,7 +105,11 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       },
     });
     const res = await exports.default.fetch(
-      new Request(`http://harness/api/sessions/${id}/messages/stream`, { method: "POST", body: JSON.stringify({ text: "again" }), headers: { "content-type": "application/json" } }),
+      new Request(`http://harness/api/sessions/${id}/messages/stream`, {
+        method: "POST",
+        body: JSON.stringify({ text: "again" }),
+        headers: { "content-type": "application/json" },
+      }),
     );
     expect((await readSse(res)).frames.at(-1)!.data.type).toBe("agent_completed");
     const sent = requests[0]!.messages;
@@ -122,7 +134,15 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       ev({ type: "assistant_delta", messageId: "m_s", text: "wor" }, 4),
     ]);
     const messages = await store.loadMessages(id);
-    expect(messages.at(-1)).toEqual({ kind: "assistant", id: "m_s", sessionId: id, parentId: "m_u", createdAt: expect.any(String), text: "Hello, wor", stopReason: "ERROR" });
+    expect(messages.at(-1)).toEqual({
+      kind: "assistant",
+      id: "m_s",
+      sessionId: id,
+      parentId: "m_u",
+      createdAt: expect.any(String),
+      text: "Hello, wor",
+      stopReason: "ERROR",
+    });
     expect(shape((await store.loadEvents(id)).slice(-2))).toEqual([
       ["assistant_completed", "m_s"],
       ["agent_error", "run_interrupted"],

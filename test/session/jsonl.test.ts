@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decodeEvents, decodeMessages, encodeJsonl, JsonlDecodeError } from "../../src/session/jsonl";
 import type { AgentEvent, AgentMessage } from "../../src/domain";
+import { decodeEvents, decodeMessages, encodeJsonl, JsonlDecodeError } from "../../src/session/jsonl";
 
 const T = "2026-11-30T02:51:00.000Z";
 const user: AgentMessage = { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: T, text: "read the README" };
@@ -69,7 +69,7 @@ describe("JSONL codec", () => {
   });
 
   it("fails on an unknown discriminator, naming the line", () => {
-    const err = failure(() => decodeMessages(encodeJsonl([user]) + '{"kind":"system","id":"m_9"}\n'));
+    const err = failure(() => decodeMessages(`${encodeJsonl([user])}{"kind":"system","id":"m_9"}\n`));
     expect(err.line).toBe(2);
     expect(err.message).toBe("line 2: unknown message kind 'system'");
     expect(failure(() => decodeEvents('{"type":"agent_paused"}')).message).toBe("line 1: unknown event type 'agent_paused'");
@@ -86,7 +86,7 @@ describe("JSONL codec", () => {
   });
 
   it("fails on a malformed line and names its number", () => {
-    const err = failure(() => decodeMessages(encodeJsonl([user, assistant]) + '{"kind":"user",\n'));
+    const err = failure(() => decodeMessages(`${encodeJsonl([user, assistant])}{"kind":"user",\n`));
     expect(err.line).toBe(3);
     expect(err.message).toMatch(/^line 3: malformed JSON \(/);
     expect(failure(() => decodeMessages("[1,2]")).message).toBe("line 1: a record must be a JSON object");
@@ -98,7 +98,7 @@ describe("JSONL codec", () => {
   });
 
   it("skips blank lines but counts them for line numbers", () => {
-    const text = "\n" + encodeJsonl([user]) + "   \n\n" + encodeJsonl([result]);
+    const text = `\n${encodeJsonl([user])}   \n\n${encodeJsonl([result])}`;
     expect(decodeMessages(text)).toEqual([user, result]);
     expect(failure(() => decodeMessages("\n\nnot json")).line).toBe(3);
   });
@@ -106,6 +106,8 @@ describe("JSONL codec", () => {
   it("refuses a record of another session when the session is given", () => {
     const other = { ...user, sessionId: "s_2" };
     expect(decodeMessages(encodeJsonl([other]))).toEqual([other]);
-    expect(failure(() => decodeMessages(encodeJsonl([user, other]), "s_1")).message).toBe("line 2: record belongs to session 's_2', not 's_1'");
+    expect(failure(() => decodeMessages(encodeJsonl([user, other]), "s_1")).message).toBe(
+      "line 2: record belongs to session 's_2', not 's_1'",
+    );
   });
 });

@@ -1,10 +1,17 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentEvent } from "../../src/domain";
 import { EventHub, SSE_CHUNK_MAX_CHARS } from "../../src/session/live-events";
 import { SSE_PING, sseFrame } from "../../src/session/sse";
 import { deltaEvent } from "../helpers/records";
-import type { AgentEvent } from "../../src/domain";
 
-const done: AgentEvent = { type: "agent_completed", eventId: "e_9", sessionId: "s_1", createdAt: "2026-11-30T02:51:00.000Z", runId: "r_1", stopReason: "STOP" };
+const done: AgentEvent = {
+  type: "agent_completed",
+  eventId: "e_9",
+  sessionId: "s_1",
+  createdAt: "2026-11-30T02:51:00.000Z",
+  runId: "r_1",
+  stopReason: "STOP",
+};
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();
@@ -28,7 +35,11 @@ describe("EventHub", () => {
 
   it("replays after the given seq, then ends when no run is active", async () => {
     const hub = new EventHub();
-    const stream = hub.open(1, async () => [{ seq: 2, event: deltaEvent("s_1", "e_2", "b") }], () => false);
+    const stream = hub.open(
+      1,
+      async () => [{ seq: 2, event: deltaEvent("s_1", "e_2", "b") }],
+      () => false,
+    );
     expect(await readAll(stream)).toBe(sseFrame(2, "agent_event", JSON.stringify(deltaEvent("s_1", "e_2", "b"))));
     expect(hub.size).toBe(0);
   });
@@ -43,7 +54,10 @@ describe("EventHub", () => {
       1,
       async () => {
         await gate;
-        return [{ seq: 2, event: e2 }, { seq: 3, event: e3 }];
+        return [
+          { seq: 2, event: e2 },
+          { seq: 3, event: e3 },
+        ];
       },
       () => true,
     );
@@ -52,7 +66,9 @@ describe("EventHub", () => {
     hub.publish({ seq: 4, event: done });
     release();
     expect(await readAll(stream)).toBe(
-      sseFrame(2, "agent_event", JSON.stringify(e2)) + sseFrame(3, "agent_event", JSON.stringify(e3)) + sseFrame(4, "agent_event", JSON.stringify(done)),
+      sseFrame(2, "agent_event", JSON.stringify(e2)) +
+        sseFrame(3, "agent_event", JSON.stringify(e3)) +
+        sseFrame(4, "agent_event", JSON.stringify(done)),
     );
     expect(hub.size).toBe(0);
   });
@@ -60,7 +76,13 @@ describe("EventHub", () => {
   it("sends a ping comment every 15 s while tailing", async () => {
     vi.useFakeTimers();
     const hub = new EventHub();
-    const reader = hub.open(0, async () => [], () => true).getReader();
+    const reader = hub
+      .open(
+        0,
+        async () => [],
+        () => true,
+      )
+      .getReader();
     await vi.advanceTimersByTimeAsync(15_000);
     await vi.advanceTimersByTimeAsync(1); // the chunk leaves in the next timer task
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_PING);
@@ -72,12 +94,20 @@ describe("EventHub", () => {
 
   it("frames published in one synchronous burst leave as one chunk, and the stream ends in a later task", async () => {
     const hub = new EventHub();
-    const reader = hub.open(0, async () => [], () => true).getReader();
+    const reader = hub
+      .open(
+        0,
+        async () => [],
+        () => true,
+      )
+      .getReader();
     await new Promise((r) => setTimeout(r, 0)); // the replay has been sent; the stream is live
     const burst = Array.from({ length: 50 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i + 1}`, "x") }));
     for (const item of burst) hub.publish(item);
     hub.publish({ seq: 51, event: done });
-    const expected = burst.map(({ seq, event }) => sseFrame(seq, "agent_event", JSON.stringify(event))).join("") + sseFrame(51, "agent_event", JSON.stringify(done));
+    const expected =
+      burst.map(({ seq, event }) => sseFrame(seq, "agent_event", JSON.stringify(event))).join("") +
+      sseFrame(51, "agent_event", JSON.stringify(done));
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value)).toBe(expected);
     expect((await reader.read()).done).toBe(true);
@@ -85,7 +115,13 @@ describe("EventHub", () => {
 
   it("a burst larger than SSE_CHUNK_MAX_CHARS is split into chunks of about that size", async () => {
     const hub = new EventHub();
-    const reader = hub.open(0, async () => [], () => true).getReader();
+    const reader = hub
+      .open(
+        0,
+        async () => [],
+        () => true,
+      )
+      .getReader();
     await new Promise((r) => setTimeout(r, 0));
     const big = "y".repeat(10_000);
     for (let i = 1; i <= 20; i++) hub.publish({ seq: i, event: deltaEvent("s_1", `e_${i}`, big) });
@@ -104,7 +140,13 @@ describe("EventHub", () => {
 
   it("a cancelled reader is detached", async () => {
     const hub = new EventHub();
-    const reader = hub.open(0, async () => [], () => true).getReader();
+    const reader = hub
+      .open(
+        0,
+        async () => [],
+        () => true,
+      )
+      .getReader();
     await new Promise((r) => setTimeout(r, 0));
     expect(hub.size).toBe(1);
     await reader.cancel();

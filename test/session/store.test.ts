@@ -1,14 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { counterIds } from "../../src/domain";
+import { counterIds, HarnessError } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
-import { HarnessError } from "../../src/domain";
 import { deltaEvent, userMessage } from "../helpers/records";
 
 function store(prefix: string) {
   // Each test gets its own id space, so sessions never collide within this file's storage.
   const ids = counterIds();
-  return new DurableSessionStore(env, { next: (kind) => ids.next(kind).replace("_", `_${prefix}`) }, () => Date.parse("2026-11-30T03:00:00Z"));
+  return new DurableSessionStore(env, { next: (kind) => ids.next(kind).replace("_", `_${prefix}`) }, () =>
+    Date.parse("2026-11-30T03:00:00Z"),
+  );
 }
 
 async function code(promise: Promise<unknown>): Promise<string> {
@@ -24,7 +25,10 @@ async function code(promise: Promise<unknown>): Promise<string> {
 describe("DurableSessionStore", () => {
   it("creates a session on its owner's workspace, lists it in the owner's index and finds it", async () => {
     const s = store("create");
-    await env.STORE.put("workspaces/w_1/meta.json", JSON.stringify({ workspaceId: "w_1", owner: "acme", format: "tar", files: 0, bytes: 0, createdAt: "2026-11-30T03:00:00.000Z" }));
+    await env.STORE.put(
+      "workspaces/w_1/meta.json",
+      JSON.stringify({ workspaceId: "w_1", owner: "acme", format: "tar", files: 0, bytes: 0, createdAt: "2026-11-30T03:00:00.000Z" }),
+    );
     expect(await code(s.create({ workspaceId: "w_1", owner: "globex" }))).toBe("workspace_not_found");
     expect(await code(s.create({ workspaceId: "w_2", owner: "acme" }))).toBe("workspace_not_found");
     const meta = await s.create({ workspaceId: "w_1", title: "demo", owner: "acme" });
@@ -37,7 +41,13 @@ describe("DurableSessionStore", () => {
       updatedAt: "2026-11-30T03:00:00.000Z",
     });
     expect(await s.find("s_create1")).toEqual({ ...meta, owner: "acme" });
-    expect(await s.findOwned("s_create1", "acme")).toEqual({ id: "s_create1", workspaceId: "w_1", projectId: null, title: "demo", createdAt: meta.createdAt });
+    expect(await s.findOwned("s_create1", "acme")).toEqual({
+      id: "s_create1",
+      workspaceId: "w_1",
+      projectId: null,
+      title: "demo",
+      createdAt: meta.createdAt,
+    });
     expect(await s.findOwned("s_create1", "globex")).toBeNull();
   });
 
@@ -83,7 +93,7 @@ describe("DurableSessionStore", () => {
 
   it("refuses malformed ids before touching storage", async () => {
     const s = store("ids");
-    for (const bad of ["../s_1", "s_a/b", "s_..", "s_a\0b", "s_" + "x".repeat(65), "w_1", ""]) {
+    for (const bad of ["../s_1", "s_a/b", "s_..", "s_a\0b", `s_${"x".repeat(65)}`, "w_1", ""]) {
       expect(() => s.stub(bad)).toThrow(HarnessError);
       expect(await code(s.find(bad))).toBe("invalid_session_id");
       expect(await code(s.appendMessage(bad, userMessage(bad, "m_1")))).toBe("invalid_session_id");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BASH_UNAVAILABLE_COMMANDS, bashTool } from "../../src/tools/bash";
-import { MemoryWorkspaceFs, fixtureFs, toolContext } from "../helpers/memory-fs";
+import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const bash = (fs: MemoryWorkspaceFs, command: string, opts: { allowWrite?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}) =>
   bashTool.execute({ command, timeoutMs: opts.timeoutMs }, toolContext(fs, opts));
@@ -95,7 +95,9 @@ describe("bash", () => {
   it("keeps the last 50 KB of a single huge line", async () => {
     const fs = new MemoryWorkspaceFs({ "min.js": `${"a".repeat(10_000)}${"b".repeat(60_000)}` });
     const out = await bash(fs, "cat min.js");
-    expect(out.text).toBe(`${"b".repeat(51_200)}\n\n[Showing lines 1-1 of 1 (last 50.0KB of line 1). Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts]`);
+    expect(out.text).toBe(
+      `${"b".repeat(51_200)}\n\n[Showing lines 1-1 of 1 (last 50.0KB of line 1). Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts]`,
+    );
   });
 
   it("stops at the timeout", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { editTool } from "../../src/tools/edit";
-import { MemoryWorkspaceFs, fixtureFs, toolContext } from "../helpers/memory-fs";
+import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const edit = (fs: MemoryWorkspaceFs, path: string, oldText: string, newText: string) =>
   editTool.execute({ path, oldText, newText }, toolContext(fs, { allowWrite: true }));

@@ -5,24 +5,40 @@ import { ToolExecutionService } from "../../src/tools/execution-service";
 import { DENIAL_REASONS } from "../../src/tools/policy";
 import { BUILTIN_TOOLS } from "../../src/tools/registry";
 import type { AnyTool } from "../../src/tools/tool";
-import { fixtureFs, MemoryWorkspaceFs } from "../helpers/memory-fs";
+import { fixtureFs, type MemoryWorkspaceFs } from "../helpers/memory-fs";
 
 const signal = new AbortController().signal;
 let nextId = 0;
 const call = (name: string, args: Record<string, unknown> = {}) => ({ id: `tc_${++nextId}`, name, arguments: args });
 
-function service(options: Partial<AgentRunOptions> = {}, fs: MemoryWorkspaceFs | null = fixtureFs(), tools: readonly AnyTool[] = BUILTIN_TOOLS) {
+function service(
+  options: Partial<AgentRunOptions> = {},
+  fs: MemoryWorkspaceFs | null = fixtureFs(),
+  tools: readonly AnyTool[] = BUILTIN_TOOLS,
+) {
   return new ToolExecutionService({ tools, fs, options: AgentRunOptions.parse(options) });
 }
 
 describe("ToolExecutionService: definitions", () => {
   it("offers only the read-only tools by default", () => {
-    expect(service().definitions().map((d) => d.name)).toEqual(["read", "ls", "grep", "find"]);
+    expect(
+      service()
+        .definitions()
+        .map((d) => d.name),
+    ).toEqual(["read", "ls", "grep", "find"]);
   });
 
   it("adds write/edit with allowWrite and bash with allowBash", () => {
-    expect(service({ allowWrite: true }).definitions().map((d) => d.name)).toEqual(["read", "ls", "grep", "find", "write", "edit"]);
-    expect(service({ allowBash: true }).definitions().map((d) => d.name)).toEqual(["read", "ls", "grep", "find", "bash"]);
+    expect(
+      service({ allowWrite: true })
+        .definitions()
+        .map((d) => d.name),
+    ).toEqual(["read", "ls", "grep", "find", "write", "edit"]);
+    expect(
+      service({ allowBash: true })
+        .definitions()
+        .map((d) => d.name),
+    ).toEqual(["read", "ls", "grep", "find", "bash"]);
   });
 
   it("offers nothing without a workspace", () => {
@@ -33,7 +49,13 @@ describe("ToolExecutionService: definitions", () => {
 describe("ToolExecutionService: denials", () => {
   it("knows exactly these reason codes", () => {
     expect(DENIAL_REASONS).toEqual([
-      "path_escape", "path_too_long", "write_not_allowed", "bash_not_allowed", "tool_budget_exhausted", "unknown_tool", "invalid_arguments",
+      "path_escape",
+      "path_too_long",
+      "write_not_allowed",
+      "bash_not_allowed",
+      "tool_budget_exhausted",
+      "unknown_tool",
+      "invalid_arguments",
     ]);
   });
 
@@ -117,11 +139,19 @@ describe("ToolExecutionService: denials", () => {
     ["ls", { path: "/etc" }, 'path_escape: path: path "/etc" is absolute; use a path relative to the workspace root'],
     ["grep", { pattern: "x", path: "src/../../.." }, 'path_escape: path: path "src/../../.." leaves the workspace root'],
     ["find", { pattern: "*", path: "a\0b" }, 'path_escape: path: path "a\\\\0b" contains a NUL byte'],
-    ["write", { path: "C:/x", content: "" }, 'path_escape: path: path "C:/x" has a drive letter; use a path relative to the workspace root'],
+    [
+      "write",
+      { path: "C:/x", content: "" },
+      'path_escape: path: path "C:/x" has a drive letter; use a path relative to the workspace root',
+    ],
     ["edit", { path: "../x", oldText: "a", newText: "b" }, 'path_escape: path: path "../x" leaves the workspace root'],
   ])("denies a path escape in %s before running it", async (name, args, text) => {
     const fs = fixtureFs();
-    expect(await service({ allowWrite: true }, fs).execute(call(name, args), signal)).toEqual({ outcome: "denied", reason: "path_escape", text });
+    expect(await service({ allowWrite: true }, fs).execute(call(name, args), signal)).toEqual({
+      outcome: "denied",
+      reason: "path_escape",
+      text,
+    });
     expect(fs.mutations).toEqual([]);
   });
 

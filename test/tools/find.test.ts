@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { findTool } from "../../src/tools/find";
-import { MemoryWorkspaceFs, fixtureFs, toolContext } from "../helpers/memory-fs";
+import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const find = (fs: MemoryWorkspaceFs, args: { pattern: string; path?: string; limit?: number }) =>
   findTool.execute(findTool.parameters.parse(args), toolContext(fs));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GREP_MAX_FILE_BYTES, grepTool } from "../../src/tools/grep";
-import { MemoryWorkspaceFs, fixtureFs, toolContext } from "../helpers/memory-fs";
+import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 type Args = { pattern: string; path?: string; glob?: string; ignoreCase?: boolean; literal?: boolean; context?: number; limit?: number };
 const grep = (fs: MemoryWorkspaceFs, args: Args, signal?: AbortSignal) =>
@@ -41,13 +41,17 @@ describe("grep", () => {
   it("reports an invalid regex as a tool error that suggests literal=true", async () => {
     await expect(grep(fixtureFs(), { pattern: "(unclosed" })).rejects.toMatchObject({
       code: "invalid_regex",
-      message: expect.stringMatching(/^invalid regular expression "\(unclosed": .*Unterminated group\. Fix the pattern, or pass literal=true/),
+      message: expect.stringMatching(
+        /^invalid regular expression "\(unclosed": .*Unterminated group\. Fix the pattern, or pass literal=true/,
+      ),
     });
   });
 
   it("filters files by glob, relative to the search path", async () => {
     expect((await grep(fixtureFs(), { pattern: "TODO", glob: "*.ts" })).text).toBe("src/lib/greet.ts:2:   // TODO: localise");
-    expect((await grep(fixtureFs(), { pattern: "TODO", glob: "notes/**", path: "docs" })).text).toBe("docs/notes/deep/nested.md:1: deep TODO");
+    expect((await grep(fixtureFs(), { pattern: "TODO", glob: "notes/**", path: "docs" })).text).toBe(
+      "docs/notes/deep/nested.md:1: deep TODO",
+    );
   });
 
   it("searches a single file, and an explicitly given ignored directory", async () => {
@@ -93,7 +97,11 @@ describe("grep", () => {
   it("defaults to 100 matches", async () => {
     const out = await grep(fixtureFs(), { pattern: "^line" });
     expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(100);
-    expect(out.text.endsWith("docs/big.txt:100: line 100\n\n[100 matches limit reached (3000 in total). Use limit=200 for more, or refine pattern]")).toBe(true);
+    expect(
+      out.text.endsWith(
+        "docs/big.txt:100: line 100\n\n[100 matches limit reached (3000 in total). Use limit=200 for more, or refine pattern]",
+      ),
+    ).toBe(true);
   });
 
   it("stops at 50 KB of output", async () => {

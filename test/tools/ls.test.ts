@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lsTool } from "../../src/tools/ls";
-import { MemoryWorkspaceFs, fixtureFs, toolContext } from "../helpers/memory-fs";
+import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const ls = (fs: MemoryWorkspaceFs, args: { path?: string; limit?: number } = {}) =>
   lsTool.execute(lsTool.parameters.parse(args), toolContext(fs));
@@ -9,7 +9,19 @@ describe("ls", () => {
   it("lists the root case-insensitively, dirs with '/', dotfiles and ignored entries included", async () => {
     expect(await ls(fixtureFs())).toEqual({
       error: false,
-      text: [".env.example", ".git/", ".gitignore", "assets/", "build/", "debug.log", "docs/", "keep.log", "node_modules/", "README.md", "src/"].join("\n"),
+      text: [
+        ".env.example",
+        ".git/",
+        ".gitignore",
+        "assets/",
+        "build/",
+        "debug.log",
+        "docs/",
+        "keep.log",
+        "node_modules/",
+        "README.md",
+        "src/",
+      ].join("\n"),
     });
   });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { readTool } from "../../src/tools/read";
-import { MemoryWorkspaceFs, fixtureFs, numberedLines, toolContext } from "../helpers/memory-fs";
-import { WorkspaceError } from "../../src/workspace/errors";
 import { ToolError } from "../../src/tools/tool";
+import { WorkspaceError } from "../../src/workspace/errors";
+import { fixtureFs, MemoryWorkspaceFs, numberedLines, toolContext } from "../helpers/memory-fs";
 
 const read = (fs: MemoryWorkspaceFs, args: Parameters<typeof readTool.execute>[0]) => readTool.execute(args, toolContext(fs));
 
@@ -11,7 +11,7 @@ describe("read", () => {
     const out = await read(fixtureFs(), { path: "src/lib/greet.ts" });
     expect(out).toEqual({
       error: false,
-      text: 'export function greet(name: string): string {\n  // TODO: localise\n  return `Hello, ${name}!`;\n}',
+      text: "export function greet(name: string): string {\n  // TODO: localise\n  return `Hello, ${name}!`;\n}",
     });
   });
 

@@ -35,7 +35,7 @@ function generateTree(): Record<string, string | Uint8Array> {
     const lines: string[] = [];
     for (let l = 0; l < lineCount; l++) lines.push(Array.from({ length: 1 + Math.floor(rand() * 8) }, () => pick(WORDS)).join(" "));
     if (i % 17 === 0) lines.push("z".repeat(700));
-    const text = lines.join(i % 11 === 0 ? "\r\n" : "\n") + "\n";
+    const text = `${lines.join(i % 11 === 0 ? "\r\n" : "\n")}\n`;
     files[dir === "" ? name : `${dir}/${name}`] = i % 23 === 0 ? new Uint8Array([0, ...new TextEncoder().encode(text)]) : text;
   }
   return files;
@@ -68,7 +68,7 @@ function referenceFind(glob: string): string {
   for (const f of visibleFiles) for (let d = f.split("/").slice(0, -1); d.length > 0; d.pop()) dirs.add(d.join("/"));
   const entries = [...visibleFiles.map((f) => ({ key: f, shown: f })), ...[...dirs].map((d) => ({ key: d, shown: `${d}/` }))];
   return entries
-    .filter((e) => isMatch(glob.includes("/") ? e.key : e.key.split("/").pop() ?? ""))
+    .filter((e) => isMatch(glob.includes("/") ? e.key : (e.key.split("/").pop() ?? "")))
     .sort((a, b) => (a.key < b.key ? -1 : 1))
     .map((e) => e.shown)
     .join("\n");

@@ -26,7 +26,12 @@ describe("registry", () => {
       type: "object",
       properties: {
         path: { type: "string", minLength: 1, description: "Path of the file to read, relative to the workspace root" },
-        offset: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Line number to start reading from (1-based)" },
+        offset: {
+          type: "integer",
+          minimum: 1,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description: "Line number to start reading from (1-based)",
+        },
         limit: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Maximum number of lines to read" },
       },
       required: ["path"],
@@ -38,7 +43,9 @@ describe("registry", () => {
   });
 
   it("states the limits in every description", () => {
-    const descriptions = Object.fromEntries(toolDefinitions(BUILTIN_TOOLS, { ...safeRunOptions(), allowWrite: true, allowBash: true }).map((d) => [d.name, d.description]));
+    const descriptions = Object.fromEntries(
+      toolDefinitions(BUILTIN_TOOLS, { ...safeRunOptions(), allowWrite: true, allowBash: true }).map((d) => [d.name, d.description]),
+    );
     expect(descriptions.read).toContain("2000 lines or 50.0KB");
     expect(descriptions.ls).toContain("At most 500 entries");
     expect(descriptions.grep).toContain("At most 100 matches");

@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  formatSize,
-  splitLines,
-  truncateHead,
-  truncateLine,
-  truncateTail,
-  withNotices,
-} from "../../src/tools/truncate";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../../src/domain/limits";
+import { formatSize, splitLines, truncateHead, truncateLine, truncateTail, withNotices } from "../../src/tools/truncate";
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n");
 

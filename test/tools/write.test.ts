@@ -1,14 +1,18 @@
 import { describe, expect, it } from "vitest";
+import { MAX_FILE_BYTES } from "../../src/domain/limits";
 import { writeTool } from "../../src/tools/write";
 import { fixtureFs, toolContext } from "../helpers/memory-fs";
-import { MAX_FILE_BYTES } from "../../src/domain/limits";
 
-const write = (fs = fixtureFs(), path: string, content: string) => writeTool.execute({ path, content }, toolContext(fs, { allowWrite: true }));
+const write = (fs = fixtureFs(), path: string, content: string) =>
+  writeTool.execute({ path, content }, toolContext(fs, { allowWrite: true }));
 
 describe("write", () => {
   it("creates a file (parents implied) and reports its size in bytes", async () => {
     const fs = fixtureFs();
-    expect(await write(fs, "new/dir/file.txt", "héllo\n")).toEqual({ text: "Successfully wrote 7 bytes to new/dir/file.txt", error: false });
+    expect(await write(fs, "new/dir/file.txt", "héllo\n")).toEqual({
+      text: "Successfully wrote 7 bytes to new/dir/file.txt",
+      error: false,
+    });
     expect(fs.text("new/dir/file.txt")).toBe("héllo\n");
     expect(fs.mutations).toEqual([{ op: "write", path: "new/dir/file.txt" }]);
   });

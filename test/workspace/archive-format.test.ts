@@ -1,5 +1,5 @@
-import { httpStatus } from "../../src/domain";
 import { describe, expect, it } from "vitest";
+import { httpStatus } from "../../src/domain";
 import { ArchiveError } from "../../src/workspace/archive-errors";
 import { detectArchiveFormat } from "../../src/workspace/archive-format";
 import { gzip, rawTarEntry, tarOf, text, zip } from "./archives";

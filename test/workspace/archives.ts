@@ -1,4 +1,4 @@
-import { gzipSync, Zip, ZipDeflate, ZipPassThrough, zipSync, type Zippable } from "fflate";
+import { gzipSync, Zip, ZipDeflate, ZipPassThrough, type Zippable, zipSync } from "fflate";
 import { packTar, type TarEntry } from "modern-tar";
 import { concatBytes } from "../../src/workspace/streams";
 
@@ -10,7 +10,13 @@ export const decode = (b: Uint8Array | ArrayBuffer) => new TextDecoder().decode(
 /** A tar of files given as `{path: content}` (plus optional extra raw entries). */
 export function tarOf(files: Record<string, string | Uint8Array>, extra: TarEntry[] = []): Promise<Uint8Array> {
   const entries: TarEntry[] = Object.entries(files).map(([name, body]) => ({
-    header: { name, size: typeof body === "string" ? text(body).byteLength : body.byteLength, type: "file", mode: 0o644, mtime: new Date(0) },
+    header: {
+      name,
+      size: typeof body === "string" ? text(body).byteLength : body.byteLength,
+      type: "file",
+      mode: 0o644,
+      mtime: new Date(0),
+    },
     body,
   }));
   return packTar([...entries, ...extra]);
@@ -36,7 +42,7 @@ export function rawTarEntry(name: string, typeflag: string, body: Uint8Array = n
   put(100, "0000644\0");
   put(108, "0000000\0");
   put(116, "0000000\0");
-  put(124, body.byteLength.toString(8).padStart(11, "0") + "\0");
+  put(124, `${body.byteLength.toString(8).padStart(11, "0")}\0`);
   put(136, "00000000000\0");
   put(148, "        ");
   put(156, typeflag);
@@ -45,7 +51,7 @@ export function rawTarEntry(name: string, typeflag: string, body: Uint8Array = n
   put(263, "00");
   let sum = 0;
   for (const b of header) sum += b;
-  put(148, sum.toString(8).padStart(6, "0") + "\0 ");
+  put(148, `${sum.toString(8).padStart(6, "0")}\0 `);
   const padded = new Uint8Array(512 + Math.ceil(body.byteLength / 512) * 512);
   padded.set(header);
   padded.set(body, 512);

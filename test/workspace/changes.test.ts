@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { unzlibSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { type FileChange, renderChanges, renderUnifiedDiff } from "../../src/workspace/changes";
@@ -151,13 +151,12 @@ describe("renderUnifiedDiff", () => {
     const before = new Uint8Array(60).map((_, i) => (i * 37 + 11) & 255);
     before[5] = 0;
     const after = before.map((b, i) => (i % 3 === 0 ? b ^ 0x5a : b));
-    const gitForward = [
-      "zcmV-C0K@-LFjXL*0J9D=0)3*L>=A5Rfd9(xPB~uLsLiMsJUfP~iuD?0WQp|C_(wu#",
-      "S*0I*1AVn~bw1fU55^a)36&(Wr",
-    ];
+    const gitForward = ["zcmV-C0K@-LFjXL*0J9D=0)3*L>=A5Rfd9(xPB~uLsLiMsJUfP~iuD?0WQp|C_(wu#", "S*0I*1AVn~bw1fU55^a)36&(Wr"];
     expect(decodeLiteral(gitForward)).toEqual(after);
 
-    const patch = await renderUnifiedDiff([{ path: "multi.bin", before: { bytes: before, mode: 0o644 }, after: { bytes: after, mode: 0o644 } }]);
+    const patch = await renderUnifiedDiff([
+      { path: "multi.bin", before: { bytes: before, mode: 0o644 }, after: { bytes: after, mode: 0o644 } },
+    ]);
     const [forward, reverse, rest] = patch.split("\n\n");
     const forwardLines = forward!.split("\n");
     expect(forwardLines.slice(0, 4)).toEqual([
@@ -167,7 +166,10 @@ describe("renderUnifiedDiff", () => {
       "literal 60",
     ]);
     // More than 52 deflated bytes: a full 'z' line (52 bytes, 65 characters) and a shorter one.
-    expect(forwardLines.slice(4).map((line) => [line[0], line.length])).toEqual([["z", 66], [expect.stringMatching(/^[A-Z]$/), expect.any(Number)]]);
+    expect(forwardLines.slice(4).map((line) => [line[0], line.length])).toEqual([
+      ["z", 66],
+      [expect.stringMatching(/^[A-Z]$/), expect.any(Number)],
+    ]);
     expect(decodeLiteral(forwardLines.slice(4))).toEqual(after);
     const reverseLines = reverse!.split("\n");
     expect(reverseLines[0]).toBe("literal 60");

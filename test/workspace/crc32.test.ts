@@ -20,9 +20,13 @@ describe("crc32", () => {
   });
 
   it("agrees with the CRC-32 fflate writes into zips, stored, deflated and with data descriptors", () => {
-    const files = { "a.bin": noise(70_000, 1), "b.txt": text("hello\n".repeat(5000)), "empty": new Uint8Array(0) };
-    const plain = zip({ "a.bin": [files["a.bin"], { level: 0 }], "b.txt": [files["b.txt"], { level: 9 }], "empty": files.empty });
-    const streamed = zipWithDataDescriptors({ "a.bin": { data: files["a.bin"], level: 0 }, "b.txt": { data: files["b.txt"], level: 6 }, "empty": { data: files.empty, level: 6 } });
+    const files = { "a.bin": noise(70_000, 1), "b.txt": text("hello\n".repeat(5000)), empty: new Uint8Array(0) };
+    const plain = zip({ "a.bin": [files["a.bin"], { level: 0 }], "b.txt": [files["b.txt"], { level: 9 }], empty: files.empty });
+    const streamed = zipWithDataDescriptors({
+      "a.bin": { data: files["a.bin"], level: 0 },
+      "b.txt": { data: files["b.txt"], level: 6 },
+      empty: { data: files.empty, level: 6 },
+    });
     const expected = Object.entries(files).map(([name, data]) => ({ name, crc32: crc32(data) }));
     expect(centralDirectory(plain).map(({ name, crc32 }) => ({ name, crc32 }))).toEqual(expected);
     expect(centralDirectory(streamed).map(({ name, crc32 }) => ({ name, crc32 }))).toEqual(expected);

@@ -67,7 +67,9 @@ const CASES: RefusalCase[] = [
     archive: () => tarOf(files(6, 3000)),
     limits: { maxArchiveFiles: 5 },
     partBytes: 4 * KIB,
-    status: 413, code: "archive_too_many_files", message: "archive has more than 5 entries",
+    status: 413,
+    code: "archive_too_many_files",
+    message: "archive has more than 5 entries",
     uploads: [{ key: "pack", outcome: "aborted" }],
   },
   {
@@ -76,7 +78,9 @@ const CASES: RefusalCase[] = [
     limits: { maxArchiveBytes: 12_000 },
     partBytes: 4 * KIB,
     chunkBytes: 1024,
-    status: 413, code: "archive_too_large", message: "the archive is larger than 12000 bytes",
+    status: 413,
+    code: "archive_too_large",
+    message: "the archive is larger than 12000 bytes",
     uploads: [{ key: "pack", outcome: "aborted" }],
   },
   {
@@ -84,7 +88,9 @@ const CASES: RefusalCase[] = [
     archive: () => tarOf(files(3, 5000)),
     limits: { maxTotalBytes: 12_000 },
     partBytes: 4 * KIB,
-    status: 413, code: "archive_too_large", message: "the archive's files add up to more than 12000 bytes",
+    status: 413,
+    code: "archive_too_large",
+    message: "the archive's files add up to more than 12000 bytes",
     uploads: [{ key: "pack", outcome: "aborted" }],
   },
   {
@@ -97,7 +103,9 @@ const CASES: RefusalCase[] = [
     partBytes: 4 * KIB,
     // Small chunks: the tar has reached the pack before the trailer arrives and fails.
     chunkBytes: 1024,
-    status: 400, code: "archive_invalid", message: "not a valid gzip stream: Decompression failed.",
+    status: 400,
+    code: "archive_invalid",
+    message: "not a valid gzip stream: Decompression failed.",
     uploads: [{ key: "pack", outcome: "aborted" }],
   },
   {
@@ -105,7 +113,9 @@ const CASES: RefusalCase[] = [
     archive: async () => gzip(await tarOf({ "a.bin": noise(2000), "zeros.bin": new Uint8Array(4 * MIB) })),
     limits: { bombCheckMinBytes: 64 * KIB, maxCompressionRatio: 20 },
     partBytes: 16 * KIB,
-    status: 422, code: "archive_bomb", message: /^the gzip stream expands more than 20x \(\d+ bytes from \d+\); refusing a likely decompression bomb$/,
+    status: 422,
+    code: "archive_bomb",
+    message: /^the gzip stream expands more than 20x \(\d+ bytes from \d+\); refusing a likely decompression bomb$/,
     uploads: [{ key: "pack", outcome: "aborted" }],
   },
   {
@@ -113,7 +123,9 @@ const CASES: RefusalCase[] = [
     archive: async () => (await tarOf(files(2, 5000))).subarray(0, 512 + 5120 + 512 + 2000),
     contentType: "application/x-tar",
     partBytes: 4 * KIB,
-    status: 400, code: "archive_invalid", message: "not a valid tar archive: Tar archive is truncated.",
+    status: 400,
+    code: "archive_invalid",
+    message: "not a valid tar archive: Tar archive is truncated.",
     uploads: [{ key: "pack", outcome: "aborted" }],
   },
   {
@@ -121,14 +133,18 @@ const CASES: RefusalCase[] = [
     archive: () => text("just some text"),
     contentType: "text/plain",
     partBytes: 4 * KIB,
-    status: 415, code: "archive_unsupported", message: 'the body is not a tar, tar.gz or zip archive (Content-Type "text/plain", unrecognised magic bytes)',
+    status: 415,
+    code: "archive_unsupported",
+    message: 'the body is not a tar, tar.gz or zip archive (Content-Type "text/plain", unrecognised magic bytes)',
     uploads: [],
   },
   {
     name: "an empty body",
     archive: () => new Uint8Array(0),
     partBytes: 4 * KIB,
-    status: 400, code: "archive_invalid", message: "the archive is empty",
+    status: 400,
+    code: "archive_invalid",
+    message: "the archive is empty",
     uploads: [],
   },
   {
@@ -136,38 +152,55 @@ const CASES: RefusalCase[] = [
     archive: () => zip({ "big.bin": [BIG, { level: 0 }] }),
     limits: { maxArchiveBytes: 5 * MIB + 256 * KIB },
     partBytes: ZIP_PART_BYTES,
-    status: 413, code: "archive_too_large", message: `the archive is larger than ${5 * MIB + 256 * KIB} bytes`,
+    status: 413,
+    code: "archive_too_large",
+    message: `the archive is larger than ${5 * MIB + 256 * KIB} bytes`,
     uploads: [{ key: "upload", outcome: "aborted" }],
   },
   {
     name: "a zip with more entries than allowed",
-    archive: () => zip({ "big.bin": [BIG, { level: 0 }], ...Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`f${i}.txt`, text("x")])) }),
+    archive: () =>
+      zip({ "big.bin": [BIG, { level: 0 }], ...Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`f${i}.txt`, text("x")])) }),
     limits: { maxArchiveFiles: 5 },
     partBytes: ZIP_PART_BYTES,
-    status: 413, code: "archive_too_many_files", message: "archive has more than 5 entries",
+    status: 413,
+    code: "archive_too_many_files",
+    message: "archive has more than 5 entries",
     uploads: [{ key: "upload", outcome: "completed" }],
   },
   {
     name: "a zip whose deflate stream is corrupt",
     archive: corruptDeflateZip,
     partBytes: ZIP_PART_BYTES,
-    status: 400, code: "archive_invalid", message: "zip entry 'bad.txt' is corrupt: Decompression failed.",
-    uploads: [{ key: "upload", outcome: "completed" }, { key: "pack", outcome: "aborted" }],
+    status: 400,
+    code: "archive_invalid",
+    message: "zip entry 'bad.txt' is corrupt: Decompression failed.",
+    uploads: [
+      { key: "upload", outcome: "completed" },
+      { key: "pack", outcome: "aborted" },
+    ],
   },
   {
     name: "a zip bomb, by its declared ratio",
     archive: () => zip({ "big.bin": [BIG, { level: 0 }], "zeros.bin": new Uint8Array(2 * MIB) }),
     limits: { bombCheckMinBytes: 256 * KIB, maxCompressionRatio: 50 },
     partBytes: ZIP_PART_BYTES,
-    status: 422, code: "archive_bomb", message: /^zip entry 'zeros\.bin' declares 2097152 bytes from \d+ \(over 50x\); refusing a likely decompression bomb$/,
+    status: 422,
+    code: "archive_bomb",
+    message: /^zip entry 'zeros\.bin' declares 2097152 bytes from \d+ \(over 50x\); refusing a likely decompression bomb$/,
     uploads: [{ key: "upload", outcome: "completed" }],
   },
   {
     name: "a zip entry whose data does not match its CRC-32",
     archive: crcMismatchZip,
     partBytes: ZIP_PART_BYTES,
-    status: 400, code: "archive_invalid", message: "zip entry 'b.txt' fails its CRC-32 check (content 0x3624314d, archive says 0x0d4a1185)",
-    uploads: [{ key: "upload", outcome: "completed" }, { key: "pack", outcome: "aborted" }],
+    status: 400,
+    code: "archive_invalid",
+    message: "zip entry 'b.txt' fails its CRC-32 check (content 0x3624314d, archive says 0x0d4a1185)",
+    uploads: [
+      { key: "upload", outcome: "completed" },
+      { key: "pack", outcome: "aborted" },
+    ],
   },
 ];
 
@@ -180,8 +213,15 @@ describe("ingestWorkspace: every refusal leaves nothing behind", () => {
     const before = await keysUnder(env.STORE, "workspaces/");
     const ledger = multipartLedger();
     const error = await ingestWorkspace(ledger.bucket, streamOf(await c.archive(), c.chunkBytes), {
-      workspaceId, owner: "alice", contentType: c.contentType, limits: c.limits, partBytes: c.partBytes,
-    }).then(() => null, (e: unknown) => e);
+      workspaceId,
+      owner: "alice",
+      contentType: c.contentType,
+      limits: c.limits,
+      partBytes: c.partBytes,
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
 
     expect(error).toBeInstanceOf(ArchiveError);
     const { code, message } = error as ArchiveError;

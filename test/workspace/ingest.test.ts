@@ -5,7 +5,19 @@ import { ArchiveError } from "../../src/workspace/archive-errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import type { IngestLimits } from "../../src/workspace/limits";
 import {
-  centralDirectory, decode, entry, fileEntry, gzip, keysUnder, rawTar, rawTarEntry, streamOf, tarOf, text, zip, zipWithDataDescriptors,
+  centralDirectory,
+  decode,
+  entry,
+  fileEntry,
+  gzip,
+  keysUnder,
+  rawTar,
+  rawTarEntry,
+  streamOf,
+  tarOf,
+  text,
+  zip,
+  zipWithDataDescriptors,
 } from "./archives";
 
 const NOW = () => new Date("2026-05-01T12:00:00.000Z");
@@ -31,7 +43,10 @@ async function json(key: string): Promise<unknown> {
 
 async function refusal(bytes: Uint8Array, opts: { contentType?: string; limits?: Partial<IngestLimits> } = {}) {
   const id = nextId();
-  const error = await ingest(bytes, { ...opts, id }).then(() => null, (e: unknown) => e);
+  const error = await ingest(bytes, { ...opts, id }).then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ArchiveError);
   const api = error as ArchiveError;
   return { status: httpStatus(api.code), code: api.code, message: api.message, left: await keysUnder(env.STORE, `workspaces/${id}/`) };
@@ -63,7 +78,12 @@ describe("ingestWorkspace: tar", () => {
       dirs: ["bin", "empty", "src"],
     });
     expect(await json(`workspaces/${workspaceId}/meta.json`)).toEqual({
-      workspaceId, owner: "alice", format: "tar", files: 3, bytes: 35, createdAt: "2026-05-01T12:00:00.000Z",
+      workspaceId,
+      owner: "alice",
+      format: "tar",
+      files: 3,
+      bytes: 35,
+      createdAt: "2026-05-01T12:00:00.000Z",
     });
     const pack = await env.STORE.get(`workspaces/${workspaceId}/pack`);
     expect(decode(await pack!.arrayBuffer())).toBe("export const b = 2;\n# hi\n#!/bin/sh\n");
@@ -174,21 +194,30 @@ describe("ingestWorkspace: refusals leave nothing behind", () => {
   it("refuses more entries than allowed with 413 archive_too_many_files", async () => {
     const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`f${i}.txt`, "x"]));
     expect(await refusal(await tarOf(files), { limits: { maxArchiveFiles: 5 } })).toEqual({
-      status: 413, code: "archive_too_many_files", message: "archive has more than 5 entries", left: [],
+      status: 413,
+      code: "archive_too_many_files",
+      message: "archive has more than 5 entries",
+      left: [],
     });
   });
 
   it("refuses files adding up past the total limit with 413 archive_too_large", async () => {
     const tar = await tarOf({ "a.bin": new Uint8Array(600), "b.bin": new Uint8Array(600) });
     expect(await refusal(tar, { limits: { maxTotalBytes: 1000 } })).toEqual({
-      status: 413, code: "archive_too_large", message: "the archive's files add up to more than 1000 bytes", left: [],
+      status: 413,
+      code: "archive_too_large",
+      message: "the archive's files add up to more than 1000 bytes",
+      left: [],
     });
   });
 
   it("refuses an upload over the archive limit with 413 archive_too_large", async () => {
     const tar = await tarOf({ "a.bin": new Uint8Array(5000) });
     expect(await refusal(tar, { limits: { maxArchiveBytes: 4096 } })).toEqual({
-      status: 413, code: "archive_too_large", message: "the archive is larger than 4096 bytes", left: [],
+      status: 413,
+      code: "archive_too_large",
+      message: "the archive is larger than 4096 bytes",
+      left: [],
     });
   });
 
@@ -202,7 +231,9 @@ describe("ingestWorkspace: refusals leave nothing behind", () => {
   it("refuses a zip bomb from its declared sizes with 422 archive_bomb", async () => {
     const bomb = zip({ "zeros.bin": new Uint8Array(2 * 1024 * 1024) });
     expect(await refusal(bomb, { limits: { bombCheckMinBytes: 256 * 1024, maxCompressionRatio: 50 } })).toMatchObject({
-      status: 422, code: "archive_bomb", left: [],
+      status: 422,
+      code: "archive_bomb",
+      left: [],
     });
   });
 
@@ -220,7 +251,9 @@ describe("ingestWorkspace: refusals leave nothing behind", () => {
   it("refuses an empty body and an unknown format", async () => {
     expect(await refusal(new Uint8Array(0))).toEqual({ status: 400, code: "archive_invalid", message: "the archive is empty", left: [] });
     expect(await refusal(text("just some text"), { contentType: "text/plain" })).toMatchObject({
-      status: 415, code: "archive_unsupported", left: [],
+      status: 415,
+      code: "archive_unsupported",
+      left: [],
     });
   });
 });
@@ -241,7 +274,7 @@ describe("ingestWorkspace: tar.gz and zip", () => {
       "src/main.ts": [text("console.log(1);\n".repeat(50)), { level: 9, os: 3, attrs: (0o100644 << 16) >>> 0 }],
       "run.sh": [text("#!/bin/sh\n"), { level: 0, os: 3, attrs: (0o100755 << 16) >>> 0 }],
       "link.ts": [text("src/main.ts"), { level: 0, os: 3, attrs: (0o120777 << 16) >>> 0 }],
-      "evil": [text("../../etc/passwd"), { level: 0, os: 3, attrs: (0o120777 << 16) >>> 0 }],
+      evil: [text("../../etc/passwd"), { level: 0, os: 3, attrs: (0o120777 << 16) >>> 0 }],
       "../zip-slip.txt": [text("x"), { level: 0 }],
       "dos.txt": [text("dos"), { level: 6 }],
     });
@@ -310,7 +343,10 @@ describe("ingestWorkspace: tar.gz and zip", () => {
   });
 
   it("checks zips with data descriptors against the CRC-32 of their central directory", async () => {
-    const files = { "run.sh": { data: text("#!/bin/sh\n".repeat(300)), level: 0 as const }, "src/main.ts": { data: text("console.log(1);\n".repeat(50)), level: 6 as const } };
+    const files = {
+      "run.sh": { data: text("#!/bin/sh\n".repeat(300)), level: 0 as const },
+      "src/main.ts": { data: text("console.log(1);\n".repeat(50)), level: 6 as const },
+    };
     const archive = zipWithDataDescriptors(files);
     const local = new DataView(archive.buffer, archive.byteOffset);
     // The first local header says "sizes and CRC follow the data" (flag bit 3) and holds a zero CRC.
@@ -339,7 +375,10 @@ describe("ingestWorkspace: tar.gz and zip", () => {
     const central = view.getUint32(eocd + 16, true);
     view.setUint32(central + 24, 10, true);
     expect(await refusal(archive)).toEqual({
-      status: 400, code: "archive_invalid", message: "zip entry 'a.txt' inflates past its declared size", left: [],
+      status: 400,
+      code: "archive_invalid",
+      message: "zip entry 'a.txt' inflates past its declared size",
+      left: [],
     });
   });
 });

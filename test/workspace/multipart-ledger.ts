@@ -57,7 +57,8 @@ export function multipartLedger(bucket: R2Bucket = env.STORE, options: LedgerOpt
           return track(await target.createMultipartUpload(key, createOptions));
         };
       }
-      if (property === "resumeMultipartUpload") return (key: string, uploadId: string) => track(target.resumeMultipartUpload(key, uploadId));
+      if (property === "resumeMultipartUpload")
+        return (key: string, uploadId: string) => track(target.resumeMultipartUpload(key, uploadId));
       if (property === "put") {
         return async (...args: Parameters<R2Bucket["put"]>) => {
           await options.holdPut?.wait();
@@ -81,7 +82,10 @@ export function multipartLedger(bucket: R2Bucket = env.STORE, options: LedgerOpt
       const open: string[] = [];
       for (const { key, uploadId } of uploads) {
         const upload = bucket.resumeMultipartUpload(key, uploadId);
-        const accepted = await upload.uploadPart(10_000, new Uint8Array(1)).then(() => true, () => false);
+        const accepted = await upload.uploadPart(10_000, new Uint8Array(1)).then(
+          () => true,
+          () => false,
+        );
         if (!accepted) continue;
         open.push(key);
         await upload.abort();

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { OVERLAY_CHUNK_BYTES, SqliteOverlay } from "../../src/workspace/overlay";

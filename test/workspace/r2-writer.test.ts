@@ -80,7 +80,10 @@ describe("R2ObjectWriter", () => {
     const ledger = multipartLedger(env.STORE, { holdPut: putting });
     const writer = new R2ObjectWriter(ledger.bucket, "writer/put-race");
     await writer.write(text("x"));
-    const closing = writer.close().then(() => "closed", (e: Error) => e.message);
+    const closing = writer.close().then(
+      () => "closed",
+      (e: Error) => e.message,
+    );
     await putting.reached;
     const aborting = writer.abort();
     putting.release();

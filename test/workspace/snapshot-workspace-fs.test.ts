@@ -1,17 +1,22 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WorkspaceError } from "../../src/workspace/errors";
+import { ingestWorkspace } from "../../src/workspace/ingest";
 import { SqliteOverlay } from "../../src/workspace/overlay";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../../src/workspace/snapshot-workspace-fs";
-import { ingestWorkspace } from "../../src/workspace/ingest";
 import { decode, fileEntry, streamOf, tarOf, text } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
 
 const FILES = { "README.md": "# readme\n", "src/a.ts": "a\n", "src/b.ts": "b\n", "src/deep/c.ts": "c\n", "bin/run.sh": "run\n" };
 
 /** Opens the workspace over a real SqliteOverlay inside a Durable Object. */
-async function withFs<T>(name: string, wid: string, fn: (fs: SnapshotWorkspaceFs, overlay: SqliteOverlay) => Promise<T>, bucket = env.STORE) {
+async function withFs<T>(
+  name: string,
+  wid: string,
+  fn: (fs: SnapshotWorkspaceFs, overlay: SqliteOverlay) => Promise<T>,
+  bucket = env.STORE,
+) {
   return runInDurableObject(env.SESSIONS.getByName(name), async (_i, state) => {
     const overlay = new SqliteOverlay(state.storage.sql);
     return fn(await openWorkspace(bucket, wid, overlay), overlay);
@@ -29,7 +34,10 @@ function codeOf(fn: () => unknown): string {
 }
 
 async function asyncCodeOf(promise: Promise<unknown>): Promise<string> {
-  const e = await promise.then(() => null, (err: unknown) => err);
+  const e = await promise.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(WorkspaceError);
   return (e as WorkspaceError).code;
 }
@@ -105,7 +113,10 @@ describe("SnapshotWorkspaceFs", () => {
   });
 
   it("keeps a file's mode when it is rewritten", async () => {
-    await ingestWorkspace(env.STORE, streamOf(await tarOf({}, [fileEntry("run.sh", "echo\n", 0o755)])), { workspaceId: "w_fs4", owner: null });
+    await ingestWorkspace(env.STORE, streamOf(await tarOf({}, [fileEntry("run.sh", "echo\n", 0o755)])), {
+      workspaceId: "w_fs4",
+      owner: null,
+    });
     await withFs("fs-4", "w_fs4", async (fs) => {
       await fs.writeFile("run.sh", text("echo hi\n"));
       expect(fs.stat("run.sh")).toEqual({ type: "file", size: 8, mode: 0o755 });
@@ -115,21 +126,34 @@ describe("SnapshotWorkspaceFs", () => {
   it("readFiles yields overlay files, then snapshot files in pack order, skipping missing and deleted", async () => {
     await seedWorkspace("w_fs5", FILES);
     const { bucket, gets } = recordingBucket();
-    await withFs("fs-5", "w_fs5", async (fs) => {
-      await fs.writeFile("src/b.ts", text("B\n"));
-      await fs.deleteFile("src/a.ts");
-      gets.length = 0;
-      const out: [string, string][] = [];
-      for await (const { path, bytes } of fs.readFiles(["src/deep/c.ts", "README.md", "src/a.ts", "src/b.ts", "missing", "bin/run.sh", "src"])) {
-        out.push([path, decode(bytes)]);
-      }
-      expect(out).toEqual([
-        ["src/b.ts", "B\n"],
-        ["README.md", "# readme\n"],
-        ["src/deep/c.ts", "c\n"],
-        ["bin/run.sh", "run\n"],
-      ]);
-      expect(gets).toHaveLength(1);
-    }, bucket);
+    await withFs(
+      "fs-5",
+      "w_fs5",
+      async (fs) => {
+        await fs.writeFile("src/b.ts", text("B\n"));
+        await fs.deleteFile("src/a.ts");
+        gets.length = 0;
+        const out: [string, string][] = [];
+        for await (const { path, bytes } of fs.readFiles([
+          "src/deep/c.ts",
+          "README.md",
+          "src/a.ts",
+          "src/b.ts",
+          "missing",
+          "bin/run.sh",
+          "src",
+        ])) {
+          out.push([path, decode(bytes)]);
+        }
+        expect(out).toEqual([
+          ["src/b.ts", "B\n"],
+          ["README.md", "# readme\n"],
+          ["src/deep/c.ts", "c\n"],
+          ["bin/run.sh", "run\n"],
+        ]);
+        expect(gets).toHaveLength(1);
+      },
+      bucket,
+    );
   });
 });

@@ -11,7 +11,10 @@ const bigFiles = Object.fromEntries(
 );
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(WorkspaceError);
   return (error as WorkspaceError).code;
 }

@@ -18,13 +18,16 @@ function countedGzip() {
   const plain = new TextEncoder().encode(text.join(""));
   const compressed = gzip(plain);
   const source = { pulled: 0, total: compressed.byteLength, plainBytes: plain.byteLength };
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (source.pulled >= compressed.byteLength) return controller.close();
-      controller.enqueue(compressed.slice(source.pulled, source.pulled + 4096));
-      source.pulled += 4096;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (source.pulled >= compressed.byteLength) return controller.close();
+        controller.enqueue(compressed.slice(source.pulled, source.pulled + 4096));
+        source.pulled += 4096;
+      },
     },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return { source, stream };
 }
 
@@ -45,13 +48,19 @@ describe("pipeThroughOnDemand", () => {
   it("surfaces a decompression failure (truncated gzip) on the returned stream", async () => {
     const compressed = gzip(new TextEncoder().encode("x".repeat(100_000) + "y".repeat(100_000)));
     const truncated = new Blob([compressed.subarray(0, compressed.byteLength - 10)]).stream();
-    const error = await new Response(pipeThroughOnDemand(truncated, new DecompressionStream("gzip"))).arrayBuffer().then(() => null, (e: unknown) => e);
+    const error = await new Response(pipeThroughOnDemand(truncated, new DecompressionStream("gzip"))).arrayBuffer().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(Error);
   });
 
   it("surfaces a source failure on the returned stream", async () => {
     const failing = new ReadableStream<Uint8Array>({ pull: (controller) => controller.error(new RangeError("source broke")) });
-    const error = await new Response(pipeThroughOnDemand(failing, new DecompressionStream("gzip"))).arrayBuffer().then(() => null, (e: unknown) => e);
+    const error = await new Response(pipeThroughOnDemand(failing, new DecompressionStream("gzip"))).arrayBuffer().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toEqual(new RangeError("source broke"));
   });
 });

@@ -29,7 +29,9 @@ async function upload(body: Uint8Array, headers: Record<string, string> = {}) {
 
 describe("workspace routes", () => {
   it("POST stores a tar.gz (201), GET returns its summary and files", async () => {
-    const res = await upload(gzip(await tarOf({ "src/main.ts": "main();\n", "docs/a b.md": "# A\n" })), { "content-type": "application/gzip" });
+    const res = await upload(gzip(await tarOf({ "src/main.ts": "main();\n", "docs/a b.md": "# A\n" })), {
+      "content-type": "application/gzip",
+    });
     expect(res.status).toBe(201);
     const created = (await res.json()) as { workspaceId: string };
     expect(Object.keys(created)).toEqual(["workspaceId", "files", "bytes", "skipped"]);
@@ -40,7 +42,12 @@ describe("workspace routes", () => {
     expect(meta.status).toBe(200);
     const summary = (await meta.json()) as Record<string, unknown>;
     expect(Object.keys(summary)).toEqual(["workspaceId", "files", "bytes", "createdAt"]);
-    expect(summary).toEqual({ workspaceId: wid, files: 2, bytes: 12, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(summary).toEqual({
+      workspaceId: wid,
+      files: 2,
+      bytes: 12,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
 
     const file = await app().request(`/api/workspaces/${wid}/files/src/main.ts`, { headers: { "x-tenant": "alice" } }, env);
     expect(file.status).toBe(200);
@@ -57,27 +64,37 @@ describe("workspace routes", () => {
     const other = await app().request(`/api/workspaces/${created.workspaceId}`, { headers: { "x-tenant": "mallory" } }, env);
     expect(other.status).toBe(404);
     expect(await other.json()).toEqual(errorBody("workspace_not_found", `workspace ${created.workspaceId} does not exist`));
-    const otherFile = await app().request(`/api/workspaces/${created.workspaceId}/files/a.txt`, { headers: { "x-tenant": "mallory" } }, env);
+    const otherFile = await app().request(
+      `/api/workspaces/${created.workspaceId}/files/a.txt`,
+      { headers: { "x-tenant": "mallory" } },
+      env,
+    );
     expect(otherFile.status).toBe(404);
     const unknown = await app().request("/api/workspaces/w_unknown", { headers: { "x-tenant": "alice" } }, env);
     expect(await unknown.json()).toEqual(errorBody("workspace_not_found", "workspace w_unknown does not exist"));
     const malformed = await app().request("/api/workspaces/s_123", {}, env);
     expect(malformed.status).toBe(400);
-    expect(await malformed.json()).toEqual(errorBody("invalid_workspace_id", 'workspace id "s_123" is not of the form w_<letters, digits, _ or ->'));
+    expect(await malformed.json()).toEqual(
+      errorBody("invalid_workspace_id", 'workspace id "s_123" is not of the form w_<letters, digits, _ or ->'),
+    );
   });
 
   it("maps missing files, directories and escapes to stable errors", async () => {
     const created = (await (await upload(await tarOf({ "dir/a.txt": "a" }))).json()) as { workspaceId: string };
-    const get = (path: string) => app().request(`/api/workspaces/${created.workspaceId}/files/${path}`, { headers: { "x-tenant": "alice" } }, env);
+    const get = (path: string) =>
+      app().request(`/api/workspaces/${created.workspaceId}/files/${path}`, { headers: { "x-tenant": "alice" } }, env);
     const missing = await get("nope.txt");
     expect([missing.status, await missing.json()]).toEqual([404, errorBody("not_found", "no file at 'nope.txt'")]);
     const dir = await get("dir");
     expect([dir.status, await dir.json()]).toEqual([400, errorBody("is_directory", "'dir' is a directory")]);
-    const escape = await get("dir/%2e%2e%2f%2e%2e%2fetc%2fpasswd");
-    expect(escape.status).toBe(400);
-    expect(((await escape.json()) as { error: { code: string } }).error.code).toBe("path_escape");
+    const escaped = await get("dir/%2e%2e%2f%2e%2e%2fetc%2fpasswd");
+    expect(escaped.status).toBe(400);
+    expect(((await escaped.json()) as { error: { code: string } }).error.code).toBe("path_escape");
     const long = await get("d".repeat(5000));
-    expect([long.status, await long.json()]).toEqual([400, errorBody("path_too_long", `path "${"d".repeat(200)}" is 5000 characters long; the limit is 4096`)]);
+    expect([long.status, await long.json()]).toEqual([
+      400,
+      errorBody("path_too_long", `path "${"d".repeat(200)}" is 5000 characters long; the limit is 4096`),
+    ]);
   });
 
   it("reports skipped entries and refuses bad archives with nothing left in R2", async () => {
@@ -89,7 +106,10 @@ describe("workspace routes", () => {
     const bad = await upload(text("not an archive at all"), { "content-type": "text/plain" });
     expect(bad.status).toBe(415);
     expect(await bad.json()).toEqual(
-      errorBody("archive_unsupported", 'the body is not a tar, tar.gz or zip archive (Content-Type "text/plain", unrecognised magic bytes)'),
+      errorBody(
+        "archive_unsupported",
+        'the body is not a tar, tar.gz or zip archive (Content-Type "text/plain", unrecognised magic bytes)',
+      ),
     );
     const corrupt = await upload(text("PK\u0003\u0004 truncated zip"), { "content-type": "application/zip" });
     expect(corrupt.status).toBe(400);

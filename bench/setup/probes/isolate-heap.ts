@@ -53,7 +53,7 @@ export class IsolateHeapProbe {
   private socket: WebSocket | null = null;
   private target = "";
   private nextId = 1;
-  private pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
+  private pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private open: {
     start: HeapUsage;
     peak: HeapUsage;
@@ -105,8 +105,14 @@ export class IsolateHeapProbe {
         reject(new Error(`${method}: no answer from the inspector in ${REQUEST_TIMEOUT_MS} ms`));
       }, REQUEST_TIMEOUT_MS);
       this.pending.set(id, {
-        resolve: (value) => (clearTimeout(timer), resolve(value)),
-        reject: (error) => (clearTimeout(timer), reject(error)),
+        resolve: (value) => {
+          clearTimeout(timer);
+          resolve(value as T);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       });
       socket.send(JSON.stringify({ id, method, params }));
     });

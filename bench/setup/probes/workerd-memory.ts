@@ -23,7 +23,14 @@ export interface MemoryReading {
  * worker and miniflare's local R2 alike), so it is an upper bound for the ingest alone.
  */
 export class WorkerdMemoryProbe {
-  private open: { pids: number[]; startRssBytes: number; maxRssBytes: number; hwmReset: boolean; samples: number; timer: NodeJS.Timeout } | null = null;
+  private open: {
+    pids: number[];
+    startRssBytes: number;
+    maxRssBytes: number;
+    hwmReset: boolean;
+    samples: number;
+    timer: NodeJS.Timeout;
+  } | null = null;
 
   start(): { pids: number[]; startRssBytes: number } {
     this.stop();
@@ -38,10 +45,17 @@ export class WorkerdMemoryProbe {
       }
     }
     const startRssBytes = sum(pids, "VmRSS");
-    const open = { pids, startRssBytes, maxRssBytes: startRssBytes, hwmReset, samples: 0, timer: setInterval(() => {
-      open.maxRssBytes = Math.max(open.maxRssBytes, sum(pids, "VmRSS"));
-      open.samples++;
-    }, SAMPLE_INTERVAL_MS) };
+    const open = {
+      pids,
+      startRssBytes,
+      maxRssBytes: startRssBytes,
+      hwmReset,
+      samples: 0,
+      timer: setInterval(() => {
+        open.maxRssBytes = Math.max(open.maxRssBytes, sum(pids, "VmRSS"));
+        open.samples++;
+      }, SAMPLE_INTERVAL_MS),
+    };
     this.open = open;
     return { pids, startRssBytes };
   }
