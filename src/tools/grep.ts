@@ -2,10 +2,11 @@ import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
-import { decodeText, isBinary } from "../workspace/text";
+import { ALL } from "../workspace/search/query";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { compileGlob, relativeTo } from "./glob";
-import { type Tool, ToolError, throwIfAborted } from "./tool";
+import { LineMatcher, lines } from "./grep-matcher";
+import { type Tool, throwIfAborted } from "./tool";
 import { formatSize, GREP_MAX_LINE_CHARS, truncateHead, truncateLine, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
 
@@ -30,7 +31,9 @@ export type GrepParams = z.infer<typeof GrepParams>;
 /**
  * Searches file contents line by line, like pi's grep (ripgrep with .gitignore honoured). Output is
  * sorted by path, then line. The scan counts every match (for the notice), then formats the first
- * `limit` matches, re-reading only the few files it prints.
+ * `limit` matches, re-reading only the few files it prints. Over a snapshot, the search index
+ * narrows the files to read and their decoded text stays cached between calls; the result is the
+ * same as reading every file.
  */
 export const grepTool: Tool<GrepParams> = {
   name: "grep",
@@ -62,10 +65,9 @@ export const grepTool: Tool<GrepParams> = {
     // Pass 1: count matching lines per file, in whatever order storage reads fastest.
     const counts = new Map<string, number>();
     let total = 0;
-    for await (const { path, bytes } of fs.readFiles(candidates, signal)) {
+    for await (const { path, text } of fs.searchTexts(candidates, matcher.query, signal)) {
       throwIfAborted(signal);
-      if (isBinary(bytes)) continue;
-      const n = matcher.countMatchingLines(decodeText(bytes));
+      const n = matcher.countMatchingLines(text);
       if (n > 0) {
         counts.set(path, n);
         total += n;
@@ -93,39 +95,6 @@ export const grepTool: Tool<GrepParams> = {
   },
 };
 
-/** Matches one line at a time; lines are split on "\n" with a trailing "\r" removed. */
-export class LineMatcher {
-  private readonly line: RegExp;
-  /** Whole-file pre-check with `m`: a file it rejects has no matching line, so most files skip the split. */
-  private readonly file: RegExp | null;
-
-  constructor(pattern: string, options: { literal?: boolean; ignoreCase?: boolean }) {
-    const source = options.literal ? escapeRegExp(pattern) : pattern;
-    const flags = options.ignoreCase ? "i" : "";
-    try {
-      this.line = new RegExp(source, flags);
-    } catch (err) {
-      throw new ToolError(
-        "invalid_regex",
-        `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}. Fix the pattern, or pass literal=true to search for the text as written`,
-      );
-    }
-    // Lookarounds can see across a line break in the whole text, so they get no pre-check.
-    this.file = /\(\?<?[=!]/.test(source) ? null : new RegExp(source, `${flags}m`);
-  }
-
-  matches(line: string): boolean {
-    return this.line.test(line);
-  }
-
-  countMatchingLines(text: string): number {
-    if (this.file && !text.includes("\r") && !this.file.test(text)) return 0;
-    let n = 0;
-    for (const line of lines(text)) if (this.line.test(line)) n++;
-    return n;
-  }
-}
-
 async function formatMatches(
   fs: WorkspaceFs,
   paths: readonly string[],
@@ -140,7 +109,7 @@ async function formatMatches(
   for (const path of paths) {
     if (remaining === 0) break;
     throwIfAborted(signal);
-    const all = lines(decodeText(await fs.readFile(path, signal)));
+    const all = lines(await textOf(fs, path, signal));
     let lastPrinted = -1; // index of the last line printed for this file
     for (let i = 0; i < all.length && remaining > 0; i++) {
       if (!matcher.matches(all[i] ?? "")) continue;
@@ -165,23 +134,14 @@ async function formatMatches(
   return { text: out.join("\n"), linesCut };
 }
 
-function lines(text: string): string[] {
-  const all = text.split("\n");
-  if (all[all.length - 1] === "") all.pop();
-  if (!text.includes("\r")) return all;
-  for (let i = 0; i < all.length; i++) {
-    const line = all[i] ?? "";
-    if (line.endsWith("\r")) all[i] = line.slice(0, -1);
-  }
-  return all;
+/** A file pass 1 found matches in: text, from the search cache when it is there. */
+async function textOf(fs: WorkspaceFs, path: string, signal: AbortSignal): Promise<string> {
+  for await (const { text } of fs.searchTexts([path], ALL, signal)) return text;
+  throw new WorkspaceError("not_found", `no file at '${path}'`);
 }
 
 function skippedNotice(paths: readonly string[]): string {
   const shown = paths.slice(0, 5).join(", ");
   const more = paths.length > 5 ? `, and ${paths.length - 5} more` : "";
   return `Skipped ${paths.length} file(s) larger than ${formatSize(GREP_MAX_FILE_BYTES)}: ${shown}${more}`;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -5,6 +5,7 @@ import { EventLoopTurns } from "./event-loop-turns";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
 import { type IngestLimits, resolveLimits } from "./limits";
 import { R2ObjectWriter } from "./r2-writer";
+import { SearchIndexBuilder } from "./search/index-builder";
 import { SnapshotBuilder } from "./snapshot-builder";
 import { type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
 import { mapStreamErrors, peekStream, pipeThroughQuietly } from "./streams";
@@ -20,6 +21,10 @@ export interface IngestOptions {
   limits?: Partial<IngestLimits>;
   /** Multipart part size of the pack and the zip spool (default R2_PART_BYTES); tests pass small values. */
   partBytes?: number;
+  /** Build the search index (default true); off only to measure what it costs, or to store a snapshot as older versions did. */
+  searchIndex?: boolean;
+  /** (file, trigram) pairs per search index shard (default SHARD_POSTINGS); tests pass small values. */
+  searchShardPostings?: number;
   now?: () => Date;
 }
 
@@ -32,8 +37,9 @@ export interface IngestResult {
 
 /**
  * Streams an uploaded archive (tar, tar.gz or zip) into an immutable snapshot: an uncompressed
- * pack of file bytes plus an index in R2, then a small meta object that marks it complete. Memory
- * stays bounded by one R2 part (8 MiB) plus decoder buffers. Entries that are unsafe or unusable
+ * pack of file bytes, a search index over their text, and an index in R2, then a small meta object
+ * that marks it complete. Memory stays bounded by two R2 parts (8 MiB each), decoder buffers and one
+ * search index shard (about 16 MiB, see SearchIndexBuilder). Entries that are unsafe or unusable
  * are skipped with a reason; refusals throw `ArchiveError` and leave nothing behind in R2.
  */
 export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uint8Array>, opts: IngestOptions): Promise<IngestResult> {
@@ -41,19 +47,21 @@ export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uin
   const keys = workspaceKeys(opts.workspaceId);
   const pack = new R2ObjectWriter(bucket, keys.pack, opts.partBytes);
   const spool = new R2ObjectWriter(bucket, keys.upload, opts.partBytes);
+  const search = opts.searchIndex === false ? undefined : new SearchIndexBuilder(bucket, opts.workspaceId, opts.searchShardPostings);
   let source: ReadableStream<Uint8Array> | null = null;
   try {
     const peeked = await peekStream(limitUploadBytes(body, limits.maxArchiveBytes), FORMAT_SNIFF_BYTES);
     source = peeked.stream;
     if (peeked.head.byteLength === 0) throw archiveInvalid("the archive is empty");
     const format = detectArchiveFormat(opts.contentType, peeked.head);
-    const builder = new SnapshotBuilder(pack, limits);
+    const builder = new SnapshotBuilder(pack, limits, search);
     const turns = new EventLoopTurns();
     for await (const item of await archiveItems(format, source, bucket, spool, limits, turns)) {
       await builder.add(item, turns);
       await turns.afterEntry();
     }
     const index = builder.finish();
+    if (search) index.search = await search.finish();
     await pack.close();
     await bucket.delete(keys.upload);
     await bucket.put(keys.index, JSON.stringify(index), { httpMetadata: { contentType: "application/json" } });
@@ -69,7 +77,7 @@ export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uin
     return { workspaceId: opts.workspaceId, files: meta.files, bytes: meta.bytes, skipped: builder.skipped };
   } catch (error) {
     await (source ?? body).cancel(error).catch(() => {});
-    await Promise.all([pack.abort(), spool.abort()]);
+    await Promise.all([pack.abort(), spool.abort(), search?.abort()]);
     await bucket.delete([keys.pack, keys.index, keys.meta, keys.upload]).catch(() => {});
     throw error;
   }

@@ -5,6 +5,7 @@ import type { EventLoopTurns } from "./event-loop-turns";
 import type { IngestLimits } from "./limits";
 import { comparePaths, parentOf, resolveWorkspacePath } from "./paths";
 import type { R2ObjectWriter } from "./r2-writer";
+import type { SearchIndexBuilder } from "./search/index-builder";
 import type { IndexEntry, WorkspaceIndex } from "./snapshot-layout";
 
 /** Symlink chains longer than this are left out as unresolved. */
@@ -35,6 +36,8 @@ export class SnapshotBuilder {
   constructor(
     private readonly pack: R2ObjectWriter,
     private readonly limits: IngestLimits,
+    /** Indexes every file's text as it is stored (absent: no search index). */
+    private readonly search?: SearchIndexBuilder,
   ) {}
 
   async add(item: ArchiveItem, turns?: EventLoopTurns): Promise<void> {
@@ -62,10 +65,13 @@ export class SnapshotBuilder {
     if (entry.size > this.limits.maxFileBytes) return this.skip(entry.name, "file_too_large");
     this.countBytes(entry.size);
     const offset = this.pack.length;
+    this.search?.beginFile(offset);
     for await (const chunk of item.open()) {
+      this.search?.addBytes(chunk);
       await this.pack.write(chunk);
       await turns?.afterBytes(chunk.byteLength);
     }
+    await this.search?.endFile();
     const size = this.pack.length - offset;
     if (size !== entry.size) throw archiveInvalid(`entry '${entry.name}' holds ${size} bytes but declares ${entry.size}`);
     this.claimFile({ path, offset, size, mode: fileMode(entry.mode) });

@@ -1,3 +1,5 @@
+import type { SearchIndexInfo } from "./search/index-layout";
+
 /** One stored file: its bytes are `pack[offset, offset + size)`. */
 export interface IndexEntry {
   path: string;
@@ -12,6 +14,8 @@ export interface WorkspaceIndex {
   version: 1;
   files: IndexEntry[];
   dirs: string[];
+  /** The snapshot's search index (absent in snapshots stored before there was one: they are searched in full). */
+  search?: SearchIndexInfo;
 }
 
 /** `workspaces/{wid}/meta.json`, written last: its presence means the snapshot is complete. */

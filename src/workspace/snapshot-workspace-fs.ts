@@ -1,7 +1,9 @@
 import { WorkspaceError } from "./errors";
 import type { OverlayStore } from "./overlay";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "./paths";
+import type { SearchQuery } from "./search/query";
 import { loadWorkspace, type Snapshot } from "./snapshot";
+import { decodeText, isBinary } from "./text";
 import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
 
 /** Mode of files created by the session (existing files keep theirs). */
@@ -82,6 +84,24 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
       yield { path, bytes: this.overlay.get(path) ?? new Uint8Array(0) };
     }
     yield* this.snapshot.readMany(fromSnapshot, signal);
+  }
+
+  async *searchTexts(paths: readonly string[], query: SearchQuery, signal?: AbortSignal): AsyncIterable<{ path: string; text: string }> {
+    const view = this.current();
+    const fromSnapshot: string[] = [];
+    for (const path of new Set(paths.map(resolveWorkspacePath))) {
+      const file = view.info.get(path);
+      if (!file) continue;
+      if (!file.inOverlay) {
+        fromSnapshot.push(path);
+        continue;
+      }
+      // Changed files are not in the snapshot's index: always searched, never cached.
+      signal?.throwIfAborted();
+      const bytes = this.overlay.get(path) ?? new Uint8Array(0);
+      if (!isBinary(bytes)) yield { path, text: decodeText(bytes) };
+    }
+    yield* this.snapshot.searchTexts(fromSnapshot, query, signal);
   }
 
   async writeFile(path: string, bytes: Uint8Array): Promise<void> {

@@ -1,7 +1,12 @@
 import { ByteLru } from "./byte-lru";
 import { WorkspaceError } from "./errors";
 import { comparePaths } from "./paths";
+import { searchKeys } from "./search/index-layout";
+import type { SearchQuery } from "./search/query";
+import { SearchIndex } from "./search/search-index";
+import { searchTextCache } from "./search/text-cache";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
+import { decodeText, isBinary } from "./text";
 import type { WorkspaceStat } from "./workspace-fs";
 
 /** Files up to this size are kept in the per-snapshot read cache, in bytes. */
@@ -20,6 +25,7 @@ export class Snapshot {
   private readonly byPath = new Map<string, IndexEntry>();
   private readonly dirSet: Set<string>;
   private readonly cache = new ByteLru(CACHE_BYTES);
+  private searchIndex: Promise<SearchIndex | null> | null = null;
 
   constructor(
     private readonly bucket: R2Bucket,
@@ -101,6 +107,48 @@ export class Snapshot {
     }
   }
 
+  /**
+   * Decoded text of the files among `paths` that can hold a match of `query`, binary files left
+   * out: narrowed by the snapshot's search index when it has one, served from the isolate's text
+   * cache when it can be, else read from the pack (and cached). Cached files come first, then the
+   * rest in pack order.
+   */
+  async *searchTexts(paths: Iterable<string>, query: SearchQuery, signal?: AbortSignal): AsyncGenerator<{ path: string; text: string }> {
+    const index = await this.openSearchIndex();
+    const mayMatch = index ? await index.filter(query, signal) : () => true;
+    const search = searchTextCache.beginSearch();
+    const toRead: string[] = [];
+    for (const path of paths) {
+      const entry = this.byPath.get(path);
+      if (!entry || !mayMatch(entry.offset)) continue;
+      const text = searchTextCache.get(this.textKey(path), search);
+      if (text === undefined) toRead.push(path);
+      else if (text !== null) yield { path, text };
+    }
+    for await (const { path, bytes } of this.readMany(toRead, signal)) {
+      const text = isBinary(bytes) ? null : decodeText(bytes);
+      searchTextCache.set(this.textKey(path), text, bytes.byteLength, search);
+      if (text !== null) yield { path, text };
+    }
+  }
+
+  /** The search index, opened once; null for a snapshot stored without one, or one that cannot be read. */
+  private openSearchIndex(): Promise<SearchIndex | null> {
+    const info = this.index.search;
+    if (!info) return Promise.resolve(null);
+    this.searchIndex ??= SearchIndex.open(this.bucket, this.workspaceId, info).catch(() => {
+      // Searched in full this time; the next search tries again.
+      this.searchIndex = null;
+      return null;
+    });
+    return this.searchIndex;
+  }
+
+  /** Snapshots never change: their id and creation time name a file's text for good. */
+  private textKey(path: string): string {
+    return `${this.workspaceId}\u0000${this.meta.createdAt}\u0000${path}`;
+  }
+
   private async readGroup(group: RangeGroup, signal?: AbortSignal): Promise<Uint8Array> {
     signal?.throwIfAborted();
     return this.readRange(group.start, group.end - group.start);
@@ -173,4 +221,11 @@ export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner
 export async function deleteWorkspace(bucket: R2Bucket, workspaceId: string): Promise<void> {
   const keys = workspaceKeys(workspaceId);
   await bucket.delete([keys.meta, keys.index, keys.pack, keys.upload]);
+  const prefix = searchKeys(workspaceId).prefix;
+  let cursor: string | undefined;
+  do {
+    const listed = await bucket.list({ prefix, cursor });
+    if (listed.objects.length > 0) await bucket.delete(listed.objects.map((o) => o.key));
+    cursor = listed.truncated ? listed.cursor : undefined;
+  } while (cursor);
 }

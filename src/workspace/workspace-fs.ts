@@ -1,3 +1,5 @@
+import type { SearchQuery } from "./search/query";
+
 /**
  * The agent's view of a workspace: an immutable snapshot plus the session's copy-on-write overlay.
  * All paths are canonical (see `resolveWorkspacePath`): relative, POSIX, `""` is the root.
@@ -20,6 +22,13 @@ export interface WorkspaceFs {
    * read with a few large range reads instead of one request per file). Missing paths are skipped.
    */
   readFiles(paths: readonly string[], signal?: AbortSignal): AsyncIterable<{ path: string; bytes: Uint8Array }>;
+  /**
+   * Decoded text of the files among `paths` that can hold a match of `query`, for searching; binary
+   * files are left out, missing paths skipped. A snapshot narrows with its search index (when it
+   * has one) and serves text from a cache; the overlay's files are always searched. Order: whatever
+   * storage serves fastest.
+   */
+  searchTexts(paths: readonly string[], query: SearchQuery, signal?: AbortSignal): AsyncIterable<{ path: string; text: string }>;
   /** Creates or replaces a file in the overlay (parents are implied). */
   writeFile(path: string, bytes: Uint8Array): Promise<void>;
   /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */

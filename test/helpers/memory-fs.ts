@@ -1,5 +1,6 @@
 import { WorkspaceError } from "../../src/workspace/errors";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
+import { decodeText, isBinary } from "../../src/workspace/text";
 import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
 
 /**
@@ -67,6 +68,14 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
     for (const path of paths) {
       const file = this.entries.get(path);
       if (file) yield { path, bytes: file.bytes };
+    }
+  }
+
+  /** Every text file among `paths`: there is no index to narrow with. */
+  async *searchTexts(paths: readonly string[]): AsyncIterable<{ path: string; text: string }> {
+    for (const path of paths) {
+      const file = this.entries.get(path);
+      if (file && !isBinary(file.bytes)) yield { path, text: decodeText(file.bytes) };
     }
   }
 

@@ -67,6 +67,8 @@ describe("ingestWorkspace: tar", () => {
       `workspaces/${workspaceId}/index.json`,
       `workspaces/${workspaceId}/meta.json`,
       `workspaces/${workspaceId}/pack`,
+      `workspaces/${workspaceId}/search/directory`,
+      `workspaces/${workspaceId}/search/postings-0000`,
     ]);
     expect(await json(`workspaces/${workspaceId}/index.json`)).toEqual({
       version: 1,
@@ -76,6 +78,7 @@ describe("ingestWorkspace: tar", () => {
         { path: "src/b.ts", offset: 0, size: 20, mode: 0o644 },
       ],
       dirs: ["bin", "empty", "src"],
+      search: { version: 1, shards: 1, files: 3, directoryBytes: expect.any(Number) },
     });
     expect(await json(`workspaces/${workspaceId}/meta.json`)).toEqual({
       workspaceId,
@@ -151,6 +154,8 @@ describe("ingestWorkspace: tar", () => {
         { path: "sub/link-up", offset: 0, size: 4, mode: 0o644 },
       ],
       dirs: ["sub"],
+      // One stored file: the links share its bytes and its entry in the search index.
+      search: { version: 1, shards: 1, files: 1, directoryBytes: expect.any(Number) },
     });
     expect(result).toMatchObject({ files: 4, bytes: 16 });
   });
@@ -297,11 +302,14 @@ describe("ingestWorkspace: tar.gz and zip", () => {
         { path: "src/main.ts", offset: 0, size: 800, mode: 0o644 },
       ],
       dirs: ["src"],
+      search: { version: 1, shards: 1, files: 3, directoryBytes: expect.any(Number) },
     });
     expect(await keysUnder(env.STORE, `workspaces/${workspaceId}/`)).toEqual([
       `workspaces/${workspaceId}/index.json`,
       `workspaces/${workspaceId}/meta.json`,
       `workspaces/${workspaceId}/pack`,
+      `workspaces/${workspaceId}/search/directory`,
+      `workspaces/${workspaceId}/search/postings-0000`,
     ]);
   });
 

@@ -1,0 +1,81 @@
+/**
+ * Decoded text of snapshot files, shared by every object in the isolate. Snapshots never change, so
+ * an entry is valid for as long as it is kept. Shared rather than per object because objects of one
+ * class may share an isolate and its 128 MB; the budget leaves most of that to runs (history, model
+ * streams, tool output, the shell's buffers). Measured in bytes of string storage: V8 keeps text that
+ * is all one-byte characters at 1 byte per character, anything else at 2.
+ */
+export const SEARCH_TEXT_CACHE_BYTES = 40 * 1024 * 1024;
+/** One file above this is not cached (grep skips files over 8 MiB anyway). */
+const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+
+interface Entry {
+  /** null: the file is binary (grep never searches it). */
+  text: string | null;
+  bytes: number;
+  /** The search that last used it. */
+  search: number;
+}
+
+/**
+ * Least recently used first out, except that a search never evicts what it has used itself: a
+ * search over more text than fits keeps what is cached and leaves the rest uncached, instead of
+ * cycling everything through the cache and finding none of it the next time.
+ */
+export class SearchTextCache {
+  private readonly entries = new Map<string, Entry>();
+  private total = 0;
+  private searches = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get bytes(): number {
+    return this.total;
+  }
+
+  /** Starts a search: entries it uses from now on are protected from its own inserts. */
+  beginSearch(): number {
+    return ++this.searches;
+  }
+
+  /** The cached text (null = binary), or undefined when not cached. */
+  get(key: string, search: number): string | null | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    this.entries.delete(key);
+    entry.search = search;
+    this.entries.set(key, entry);
+    return entry.text;
+  }
+
+  /** Caches `text`, decoded from `sourceBytes` bytes of UTF-8 (null for a binary file). */
+  set(key: string, text: string | null, sourceBytes: number, search: number): void {
+    const bytes = text === null ? 0 : stringBytes(text, sourceBytes);
+    if (bytes > MAX_ENTRY_BYTES || this.entries.has(key)) return;
+    for (const [oldest, entry] of this.entries) {
+      if (this.total + bytes <= this.maxBytes) break;
+      if (entry.search === search) return;
+      this.entries.delete(oldest);
+      this.total -= entry.bytes;
+    }
+    if (this.total + bytes > this.maxBytes) return;
+    this.entries.set(key, { text, bytes, search });
+    this.total += bytes;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.total = 0;
+  }
+}
+
+/**
+ * Bytes V8 needs for `text`: 1 per character when it is ASCII (as many characters as UTF-8 bytes,
+ * and no U+FFFD standing for an invalid byte), else counted as 2 per character.
+ */
+function stringBytes(text: string, sourceBytes: number): number {
+  return text.length === sourceBytes && !text.includes("\uFFFD") ? text.length : text.length * 2;
+}
+
+/** The isolate's cache. */
+export const searchTextCache = new SearchTextCache(SEARCH_TEXT_CACHE_BYTES);

@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { lines } from "../../../src/tools/grep-matcher";
+import { regexQuery } from "../../../src/workspace/search/regex-query";
+import { decodeText } from "../../../src/workspace/text";
+import { fileKeys, holds, random, randomFile, randomPattern, show, trigramsOf } from "./helpers";
+
+const q = (source: string, ignoreCase = false) => show(regexQuery(source, { ignoreCase }));
+const allOf = (text: string) => {
+  const trigrams = trigramsOf(text);
+  return trigrams.length === 1 ? trigrams[0]! : `(${trigrams.join(" & ")})`;
+};
+
+describe("regexQuery: the trigrams a file must contain", () => {
+  it("requires every trigram of a literal, folded to lower case", () => {
+    expect(q("deprecated")).toBe(allOf("deprecated"));
+    expect(q("DEPRECATED")).toBe(allOf("deprecated"));
+    expect(q("Deprecated", true)).toBe(allOf("deprecated"));
+    expect(q("a\\.b\\(c")).toBe(allOf("a.b(c"));
+  });
+
+  it("keeps the literal part of a regex and drops what varies", () => {
+    expect(q("function [a-zA-Z]+\\(")).toBe(allOf("function "));
+    expect(q("^import .* from 'zod'$")).toBe(`(${[...trigramsOf("import "), ...trigramsOf(" from 'zod'")].join(" & ")})`);
+    expect(q("foo\\d+bar")).toBe(`(${[...trigramsOf("foo"), ...trigramsOf("bar")].join(" & ")})`);
+  });
+
+  it("turns alternations and small classes into alternatives", () => {
+    expect(q("todo|fixme", true)).toBe(`(${allOf("todo")} | ${allOf("fixme")})`);
+    expect(q("colou?r")).toBe(`(${allOf("colour")} | ${allOf("color")})`);
+    expect(q("[cb]at")).toBe(`(${trigramsOf("cat")[0]} | ${trigramsOf("bat")[0]})`);
+    expect(q("(get|set)Value")).toBe(`(${allOf("getvalue")} | ${allOf("setvalue")})`);
+  });
+
+  it("needs no trigram for short patterns or ones without a literal of 3 bytes: every file is searched", () => {
+    for (const source of ["ab", "a", "a.c", "\\w+", ".*", "[a-z]{3}", "x*y*z*", "(ab)?", "a|bc"]) expect(q(source)).toBe("ALL");
+  });
+
+  it("keeps what repetitions guarantee", () => {
+    expect(q("(abc)+")).toBe(allOf("abc"));
+    expect(q("(abc){2,}")).toBe(allOf("abc"));
+    expect(q("(abc)*")).toBe("ALL");
+    expect(q("(abc){0,3}")).toBe("ALL");
+    // "xy" is one of the strings it matches, and has no trigram.
+    expect(q("x(abc)?y")).toBe("ALL");
+  });
+
+  it("treats assertions and lookarounds as consuming nothing", () => {
+    expect(q("\\bfoo\\b")).toBe(allOf("foo"));
+    expect(q("foo(?=bar)")).toBe(allOf("foo"));
+    expect(q("(?<!x)foo")).toBe(allOf("foo"));
+  });
+
+  it("gives up on what it does not model: back-references, flag modifiers, \\k and \\p", () => {
+    expect(q("(ab)\\1cd")).toBe("ALL");
+    expect(q("(a)\\1xyz")).toBe(allOf("xyz"));
+    expect(q("(?i:abc)")).toBe("ALL");
+    expect(q("\\k<n>abc")).toBe(allOf("abc"));
+    expect(q("\\p{L}abc")).toBe(allOf("abc"));
+  });
+
+  it("reads Annex B oddities as JavaScript does", () => {
+    expect(q("a{x}bc")).toBe(allOf("a{x}bc"));
+    expect(q("ab]c")).toBe(allOf("ab]c"));
+    expect(q("\\cJab")).toBe(allOf("\nab"));
+    expect(q("\\c1ab")).toBe(allOf("\\c1ab"));
+    expect(q("\\x41bc\\u0044")).toBe(allOf("abcd"));
+    expect(q("\\u{41}bc")).toBe(allOf("ubc")); // without the u flag: "u" 41 times, then "bc"
+  });
+
+  it("encodes non-ASCII literals as UTF-8 and gives up on characters no byte sequence stands for", () => {
+    expect(regexQuery("héllo")).toEqual(regexQuery("h\\u00e9llo"));
+    expect(q("ab\uFFFDcd")).toBe("ALL");
+    expect(q("😀ab")).not.toBe("ALL");
+    expect(q("[😀]ab")).toBe("ALL"); // without the u flag, a class of two lone surrogates
+  });
+
+  it("with ignoreCase, lets a non-ASCII letter be any of its case forms", () => {
+    const lower = regexQuery("éclair");
+    const either = regexQuery("éclair", { ignoreCase: true });
+    expect(either).not.toEqual(lower);
+    expect(holds(either, fileKeys(new TextEncoder().encode("ÉCLAIR")))).toBe(true);
+    expect(holds(lower, fileKeys(new TextEncoder().encode("ÉCLAIR")))).toBe(false);
+  });
+});
+
+describe("regexQuery never excludes a file that matches", () => {
+  it("holds for 3000 generated patterns, each against 60 generated files (both cases)", () => {
+    const next = random(13);
+    const files = Array.from({ length: 60 }, () => randomFile(next));
+    const decoded = files.map((bytes) => ({ keys: fileKeys(bytes), lines: lines(decodeText(bytes)) }));
+    let checked = 0;
+    let excluded = 0;
+    for (let p = 0; p < 3000; p++) {
+      const source = randomPattern(next);
+      for (const ignoreCase of [false, true]) {
+        let regex: RegExp;
+        try {
+          regex = new RegExp(source, ignoreCase ? "i" : "");
+        } catch {
+          continue;
+        }
+        const query = regexQuery(source, { ignoreCase });
+        for (const file of decoded) {
+          if (!file.lines.some((line) => regex.test(line))) {
+            if (!holds(query, file.keys)) excluded++;
+            continue;
+          }
+          checked++;
+          if (!holds(query, file.keys))
+            expect.fail(`${source} (${ignoreCase ? "i" : ""}) matches a file its query ${show(query)} excludes`);
+        }
+      }
+    }
+    // Enough matches to mean something, and queries that do narrow.
+    expect(checked).toBeGreaterThan(10_000);
+    expect(excluded).toBeGreaterThan(10_000);
+  });
+});
