@@ -15,6 +15,8 @@ export default defineConfig({
   ],
   test: {
     include: ["test/**/*.test.ts"],
+    // Node-side fixtures (a real source tree packed with GNU tar) handed to tests with provide/inject.
+    globalSetup: ["./test/setup/source-tree.ts"],
     testTimeout: 30_000,
   },
 });
