@@ -34,32 +34,56 @@ export class LineMatcher {
     return this.line.test(line);
   }
 
-  /**
-   * Matching lines in `text`. The whole-text scan finds the next line that can match: if a line
-   * matches on its own, the scan started at that line's beginning finds a match starting in it
-   * (with `m`, ^ and $ hold at line breaks, and without lookarounds nothing else looks past the
-   * line). Every line the scan lands on is confirmed with the line matcher itself, so a match the
-   * scan finds across a line break or at a lone "\r" counts only when the line matches alone.
-   */
+  /** Matching lines in `text`. */
   countMatchingLines(text: string): number {
-    const scan = this.scan;
-    if (!scan) return lines(text).filter((line) => this.line.test(line)).length;
     let n = 0;
-    for (let from = 0; from < text.length; ) {
-      scan.lastIndex = from;
-      const found = scan.exec(text);
-      if (!found) break;
-      const start = found.index === 0 ? 0 : text.lastIndexOf("\n", found.index - 1) + 1;
-      // After a final "\n" there is no line (`lines` drops the empty rest).
-      if (start >= text.length) break;
-      let end = text.indexOf("\n", found.index);
-      if (end < 0) end = text.length;
-      const line = text.charCodeAt(end - 1) === 13 && end > start ? text.slice(start, end - 1) : text.slice(start, end);
-      if (this.line.test(line)) n++;
-      from = end + 1;
-    }
+    this.eachMatchingLine(text, () => {
+      n++;
+      return true;
+    });
     return n;
   }
+
+  /** Where the first `limit` matching lines of `text` start, in order. */
+  matchingLineStarts(text: string, limit = Number.POSITIVE_INFINITY): number[] {
+    const starts: number[] = [];
+    this.eachMatchingLine(text, (start) => {
+      starts.push(start);
+      return starts.length < limit;
+    });
+    return starts;
+  }
+
+  /**
+   * Calls `visit` with the start of each matching line, until it returns false. The whole-text scan finds the next line that
+   * can match: if a line matches on its own, the scan started at that line's beginning finds a match
+   * starting in it (with `m`, ^ and $ hold at line breaks, and without lookarounds nothing else looks
+   * past the line). Every line the scan lands on is confirmed with the line matcher itself, so a match
+   * the scan finds across a line break or at a lone "\r" counts only when the line matches alone.
+   */
+  private eachMatchingLine(text: string, visit: (start: number) => boolean | undefined): void {
+    const scan = this.scan;
+    for (let from = 0; from < text.length; ) {
+      let start: number;
+      if (scan) {
+        scan.lastIndex = from;
+        const found = scan.exec(text);
+        if (!found) return;
+        start = found.index === 0 ? 0 : text.lastIndexOf("\n", found.index - 1) + 1;
+        // After a final "\n" there is no line (`lines` drops the empty rest).
+        if (start >= text.length) return;
+      } else start = from;
+      let end = text.indexOf("\n", Math.max(start, from));
+      if (end < 0) end = text.length;
+      if (this.line.test(lineAt(text, start, end)) && visit(start) === false) return;
+      from = end + 1;
+    }
+  }
+}
+
+/** The line `text[start, end)` without a trailing "\r". */
+function lineAt(text: string, start: number, end: number): string {
+  return end > start && text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end);
 }
 
 /** The lines of a file as grep sees them. */

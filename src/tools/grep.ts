@@ -3,11 +3,13 @@ import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { ALL } from "../workspace/search/query";
+import type { SearchText } from "../workspace/search/search-text";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { compileGlob, relativeTo } from "./glob";
-import { LineMatcher, lines } from "./grep-matcher";
+import { formatFileMatches } from "./grep-format";
+import { LineMatcher } from "./grep-matcher";
 import { type Tool, throwIfAborted } from "./tool";
-import { formatSize, GREP_MAX_LINE_CHARS, truncateHead, truncateLine, withNotices } from "./truncate";
+import { formatSize, GREP_MAX_LINE_CHARS, truncateHead, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
 
 export const GREP_DEFAULT_LIMIT = 100;
@@ -67,7 +69,8 @@ export const grepTool: Tool<GrepParams> = {
     let total = 0;
     for await (const { path, text } of fs.searchTexts(candidates, matcher.query, signal)) {
       throwIfAborted(signal);
-      const n = matcher.countMatchingLines(text);
+      let n = 0;
+      for (const piece of text.pieces) n += matcher.countMatchingLines(piece);
       if (n > 0) {
         counts.set(path, n);
         total += n;
@@ -102,40 +105,26 @@ async function formatMatches(
   args: GrepParams,
   signal: AbortSignal,
 ): Promise<{ text: string; linesCut: boolean }> {
-  const context = args.context ?? 0;
   const out: string[] = [];
   let remaining = args.limit;
   let linesCut = false;
   for (const path of paths) {
     if (remaining === 0) break;
     throwIfAborted(signal);
-    const all = lines(await textOf(fs, path, signal));
-    let lastPrinted = -1; // index of the last line printed for this file
-    for (let i = 0; i < all.length && remaining > 0; i++) {
-      if (!matcher.matches(all[i] ?? "")) continue;
-      remaining--;
-      const from = Math.max(0, i - context, lastPrinted + 1);
-      if (context > 0 && out.length > 0 && (lastPrinted < 0 || from > lastPrinted + 1)) out.push("--");
-      let to = Math.min(all.length - 1, i + context);
-      for (let j = from; j <= to; j++) {
-        const isMatch = j === i || (j > i && matcher.matches(all[j] ?? ""));
-        if (j > i && isMatch) {
-          // A later match inside this block is printed when the loop reaches it.
-          to = j - 1;
-          break;
-        }
-        const cut = truncateLine(all[j] ?? "");
-        linesCut ||= cut.truncated;
-        out.push(j === i ? `${path}:${j + 1}: ${cut.text}` : `${path}-${j + 1}- ${cut.text}`);
-      }
-      lastPrinted = to;
-    }
+    const file = formatFileMatches(path, await textOf(fs, path, signal), matcher, {
+      context: args.context ?? 0,
+      limit: remaining,
+      separate: out.length > 0,
+    });
+    out.push(...file.lines);
+    remaining -= file.matches;
+    linesCut ||= file.linesCut;
   }
   return { text: out.join("\n"), linesCut };
 }
 
 /** A file pass 1 found matches in: text, from the search cache when it is there. */
-async function textOf(fs: WorkspaceFs, path: string, signal: AbortSignal): Promise<string> {
+async function textOf(fs: WorkspaceFs, path: string, signal: AbortSignal): Promise<SearchText> {
   for await (const { text } of fs.searchTexts([path], ALL, signal)) return text;
   throw new WorkspaceError("not_found", `no file at '${path}'`);
 }

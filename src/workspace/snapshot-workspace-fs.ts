@@ -2,8 +2,9 @@ import { WorkspaceError } from "./errors";
 import type { OverlayStore } from "./overlay";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "./paths";
 import type { SearchQuery } from "./search/query";
+import { type SearchText, searchTextOf } from "./search/search-text";
 import { loadWorkspace, type Snapshot } from "./snapshot";
-import { decodeText, isBinary } from "./text";
+import { isBinary } from "./text";
 import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
 
 /** Mode of files created by the session (existing files keep theirs). */
@@ -47,8 +48,9 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
   }
 
   stat(path: string): WorkspaceStat | null {
-    const canonical = resolveWorkspacePath(path);
     const view = this.current();
+    // A path that names a file as it is is canonical already (grep and find stat thousands).
+    const canonical = view.info.has(path) ? path : resolveWorkspacePath(path);
     const file = view.info.get(canonical);
     if (file) return { type: "file", size: file.size, mode: file.mode };
     return canonical === "" || view.dirSet.has(canonical) ? { ...DIR_STAT } : null;
@@ -86,10 +88,14 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     yield* this.snapshot.readMany(fromSnapshot, signal);
   }
 
-  async *searchTexts(paths: readonly string[], query: SearchQuery, signal?: AbortSignal): AsyncIterable<{ path: string; text: string }> {
+  async *searchTexts(
+    paths: readonly string[],
+    query: SearchQuery,
+    signal?: AbortSignal,
+  ): AsyncIterable<{ path: string; text: SearchText }> {
     const view = this.current();
     const fromSnapshot: string[] = [];
-    for (const path of new Set(paths.map(resolveWorkspacePath))) {
+    for (const path of new Set(paths.map((p) => (view.info.has(p) ? p : resolveWorkspacePath(p))))) {
       const file = view.info.get(path);
       if (!file) continue;
       if (!file.inOverlay) {
@@ -99,7 +105,7 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
       // Changed files are not in the snapshot's index: always searched, never cached.
       signal?.throwIfAborted();
       const bytes = this.overlay.get(path) ?? new Uint8Array(0);
-      if (!isBinary(bytes)) yield { path, text: decodeText(bytes) };
+      if (!isBinary(bytes)) yield { path, text: searchTextOf(bytes) };
     }
     yield* this.snapshot.searchTexts(fromSnapshot, query, signal);
   }

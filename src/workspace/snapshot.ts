@@ -4,9 +4,10 @@ import { comparePaths } from "./paths";
 import { searchKeys } from "./search/index-layout";
 import type { SearchQuery } from "./search/query";
 import { SearchIndex } from "./search/search-index";
+import { type SearchText, searchTextOf } from "./search/search-text";
 import { searchTextCache } from "./search/text-cache";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
-import { decodeText, isBinary } from "./text";
+import { isBinary } from "./text";
 import type { WorkspaceStat } from "./workspace-fs";
 
 /** Files up to this size are kept in the per-snapshot read cache, in bytes. */
@@ -113,7 +114,11 @@ export class Snapshot {
    * cache when it can be, else read from the pack (and cached). Cached files come first, then the
    * rest in pack order.
    */
-  async *searchTexts(paths: Iterable<string>, query: SearchQuery, signal?: AbortSignal): AsyncGenerator<{ path: string; text: string }> {
+  async *searchTexts(
+    paths: Iterable<string>,
+    query: SearchQuery,
+    signal?: AbortSignal,
+  ): AsyncGenerator<{ path: string; text: SearchText }> {
     const index = await this.openSearchIndex();
     const mayMatch = index ? await index.filter(query, signal) : () => true;
     const search = searchTextCache.beginSearch();
@@ -126,8 +131,9 @@ export class Snapshot {
       else if (text !== null) yield { path, text };
     }
     for await (const { path, bytes } of this.readMany(toRead, signal)) {
-      const text = isBinary(bytes) ? null : decodeText(bytes);
-      searchTextCache.set(this.textKey(path), text, bytes.byteLength, search);
+      const vetted = index?.isText(this.byPath.get(path)!.offset) ?? false;
+      const text = !vetted && isBinary(bytes) ? null : searchTextOf(bytes);
+      searchTextCache.set(this.textKey(path), text, search);
       if (text !== null) yield { path, text };
     }
   }
@@ -209,10 +215,18 @@ export async function readWorkspaceMeta(bucket: R2Bucket, workspaceId: string, o
   return meta;
 }
 
-/** Loads a complete snapshot (meta, then index); see `readWorkspaceMeta` for the owner check. */
+/** Loads a complete snapshot (meta and index, read at once); see `readWorkspaceMeta` for the owner check. */
 export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner?: string | null): Promise<Snapshot> {
-  const meta = await readWorkspaceMeta(bucket, workspaceId, owner);
-  const object = await bucket.get(workspaceKeys(workspaceId).index);
+  const index = bucket.get(workspaceKeys(workspaceId).index);
+  let meta: WorkspaceMeta;
+  try {
+    meta = await readWorkspaceMeta(bucket, workspaceId, owner);
+  } catch (error) {
+    // Not this tenant's (or not there): the index read in parallel is dropped unread.
+    await index.then((object) => object?.body.cancel()).catch(() => {});
+    throw error;
+  }
+  const object = await index;
   if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${workspaceId} has no index`);
   return new Snapshot(bucket, meta, (await object.json()) as WorkspaceIndex);
 }

@@ -1,4 +1,5 @@
 import type { SearchQuery } from "./search/query";
+import type { SearchText } from "./search/search-text";
 
 /**
  * The agent's view of a workspace: an immutable snapshot plus the session's copy-on-write overlay.
@@ -28,7 +29,7 @@ export interface WorkspaceFs {
    * has one) and serves text from a cache; the overlay's files are always searched. Order: whatever
    * storage serves fastest.
    */
-  searchTexts(paths: readonly string[], query: SearchQuery, signal?: AbortSignal): AsyncIterable<{ path: string; text: string }>;
+  searchTexts(paths: readonly string[], query: SearchQuery, signal?: AbortSignal): AsyncIterable<{ path: string; text: SearchText }>;
   /** Creates or replaces a file in the overlay (parents are implied). */
   writeFile(path: string, bytes: Uint8Array): Promise<void>;
   /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */

@@ -1,6 +1,7 @@
 import { WorkspaceError } from "../../src/workspace/errors";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
-import { decodeText, isBinary } from "../../src/workspace/text";
+import { type SearchText, searchTextOf } from "../../src/workspace/search/search-text";
+import { isBinary } from "../../src/workspace/text";
 import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
 
 /**
@@ -72,10 +73,10 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   }
 
   /** Every text file among `paths`: there is no index to narrow with. */
-  async *searchTexts(paths: readonly string[]): AsyncIterable<{ path: string; text: string }> {
+  async *searchTexts(paths: readonly string[]): AsyncIterable<{ path: string; text: SearchText }> {
     for (const path of paths) {
       const file = this.entries.get(path);
-      if (file && !isBinary(file.bytes)) yield { path, text: decodeText(file.bytes) };
+      if (file && !isBinary(file.bytes)) yield { path, text: searchTextOf(file.bytes) };
     }
   }
 

@@ -1,6 +1,6 @@
 import { ByteLru } from "../byte-lru";
 import { decodeDirectory, decodePostings, FILE_BINARY, type SearchDirectory, type SearchIndexInfo, searchKeys } from "./index-layout";
-import { queryKeys, type SearchQuery } from "./query";
+import { isAll, queryKeys, type SearchQuery } from "./query";
 
 /** Posting lists kept per snapshot, in bytes: a warm search reads none from R2. */
 export const POSTINGS_CACHE_BYTES = 4 * 1024 * 1024;
@@ -15,6 +15,10 @@ export class SearchIndex {
   private readonly postings = new ByteLru(POSTINGS_CACHE_BYTES, POSTINGS_CACHE_BYTES);
   /** Every pack offset the directory lists. */
   private readonly known: Set<number>;
+  /** The filter for `all`: the text files. */
+  private textFiles: ((packOffset: number) => boolean) | null = null;
+  /** Pack offsets of the files the index knows to be text. */
+  private readonly texts: Set<number>;
 
   private constructor(
     private readonly bucket: R2Bucket,
@@ -22,6 +26,16 @@ export class SearchIndex {
     private readonly directory: SearchDirectory,
   ) {
     this.known = new Set(directory.offsets);
+    this.texts = new Set(directory.offsets);
+    // An empty file shares its offset with the next file: an offset is text only if no file there is binary.
+    directory.offsets.forEach((offset, file) => {
+      if (directory.flags[file]! & FILE_BINARY) this.texts.delete(offset);
+    });
+  }
+
+  /** True when the index has seen the file at `packOffset` and it is text (no need to look for a NUL again). */
+  isText(packOffset: number): boolean {
+    return this.texts.has(packOffset);
   }
 
   static async open(bucket: R2Bucket, workspaceId: string, info: SearchIndexInfo): Promise<SearchIndex> {
@@ -39,6 +53,15 @@ export class SearchIndex {
    * (binary files never do). An offset the index does not know passes: it must be searched.
    */
   async filter(query: SearchQuery, signal?: AbortSignal): Promise<(packOffset: number) => boolean> {
+    if (isAll(query)) {
+      // Asked for every file read back (grep's second pass, one file at a time): computed once.
+      this.textFiles ??= await this.evaluateFilter(query, signal);
+      return this.textFiles;
+    }
+    return this.evaluateFilter(query, signal);
+  }
+
+  private async evaluateFilter(query: SearchQuery, signal?: AbortSignal): Promise<(packOffset: number) => boolean> {
     const { offsets, flags, shards } = this.directory;
     const keys = queryKeys(query);
     const lists = await Promise.all(shards.map((_, n) => this.readLists(n, keys, signal)));

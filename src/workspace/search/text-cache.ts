@@ -1,9 +1,10 @@
+import type { SearchText } from "./search-text";
+
 /**
  * Decoded text of snapshot files, shared by every object in the isolate. Snapshots never change, so
  * an entry is valid for as long as it is kept. Shared rather than per object because objects of one
  * class may share an isolate and its 128 MB; the budget leaves most of that to runs (history, model
- * streams, tool output, the shell's buffers). Measured in bytes of string storage: V8 keeps text that
- * is all one-byte characters at 1 byte per character, anything else at 2.
+ * streams, tool output, the shell's buffers). Measured in bytes of string storage (`SearchText.bytes`).
  */
 export const SEARCH_TEXT_CACHE_BYTES = 40 * 1024 * 1024;
 /** One file above this is not cached (grep skips files over 8 MiB anyway). */
@@ -11,7 +12,7 @@ const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 
 interface Entry {
   /** null: the file is binary (grep never searches it). */
-  text: string | null;
+  text: SearchText | null;
   bytes: number;
   /** The search that last used it. */
   search: number;
@@ -39,7 +40,7 @@ export class SearchTextCache {
   }
 
   /** The cached text (null = binary), or undefined when not cached. */
-  get(key: string, search: number): string | null | undefined {
+  get(key: string, search: number): SearchText | null | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
@@ -48,9 +49,9 @@ export class SearchTextCache {
     return entry.text;
   }
 
-  /** Caches `text`, decoded from `sourceBytes` bytes of UTF-8 (null for a binary file). */
-  set(key: string, text: string | null, sourceBytes: number, search: number): void {
-    const bytes = text === null ? 0 : stringBytes(text, sourceBytes);
+  /** Caches a file's text (null for a binary file). */
+  set(key: string, text: SearchText | null, search: number): void {
+    const bytes = text?.bytes ?? 0;
     if (bytes > MAX_ENTRY_BYTES || this.entries.has(key)) return;
     for (const [oldest, entry] of this.entries) {
       if (this.total + bytes <= this.maxBytes) break;
@@ -67,14 +68,6 @@ export class SearchTextCache {
     this.entries.clear();
     this.total = 0;
   }
-}
-
-/**
- * Bytes V8 needs for `text`: 1 per character when it is ASCII (as many characters as UTF-8 bytes,
- * and no U+FFFD standing for an invalid byte), else counted as 2 per character.
- */
-function stringBytes(text: string, sourceBytes: number): number {
-  return text.length === sourceBytes && !text.includes("\uFFFD") ? text.length : text.length * 2;
 }
 
 /** The isolate's cache. */

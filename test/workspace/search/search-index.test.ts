@@ -57,6 +57,24 @@ describe("search index", () => {
     ]);
   });
 
+  it("never takes a binary file for text because an empty file before it starts at the same offset", async () => {
+    await ingest("w_si_empty_binary", {
+      "a-empty.txt": "",
+      "b.bin": new Uint8Array([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00]),
+      "c.txt": "needle\n",
+    });
+    const index = (await (await env.STORE.get("workspaces/w_si_empty_binary/index.json"))!.json()) as {
+      files: { path: string; offset: number }[];
+    };
+    expect(index.files.map((f) => [f.path, f.offset])).toEqual([
+      ["a-empty.txt", 0],
+      ["b.bin", 0],
+      ["c.txt", 7],
+    ]);
+    expect(await searched("w_si_empty_binary", ALL)).toEqual(["a-empty.txt", "c.txt"]);
+    expect(await searched("w_si_empty_binary", containsText("needle"))).toEqual(["c.txt"]);
+  });
+
   it("splits into shards and finds files in every one of them", async () => {
     const files = Object.fromEntries(
       Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, "0")}.txt`, `file ${i} ${i % 7 === 0 ? "marker" : "plain"}\n`]),

@@ -1,16 +1,19 @@
 import { describe, expect, it } from "vitest";
+import { SearchText } from "../../../src/workspace/search/search-text";
 import { SearchTextCache } from "../../../src/workspace/search/text-cache";
 
+const text = (s: string, bytes = s.length) => new SearchText([s], bytes);
+
 describe("SearchTextCache", () => {
-  it("keeps text and binary markers, counting ASCII at 1 byte a character and anything else at 2", () => {
+  it("keeps texts and binary markers, counting each text's string bytes", () => {
     const cache = new SearchTextCache(100);
     const search = cache.beginSearch();
-    cache.set("a", "x".repeat(10), 10, search);
-    cache.set("b", "é".repeat(10), 20, search);
-    cache.set("bin", null, 5000, search);
+    cache.set("a", text("x".repeat(10)), search);
+    cache.set("b", text("é€".repeat(5), 20), search);
+    cache.set("bin", null, search);
     expect([cache.get("a", search), cache.get("b", search), cache.get("bin", search), cache.get("missing", search)]).toEqual([
-      "x".repeat(10),
-      "é".repeat(10),
+      text("x".repeat(10)),
+      text("é€".repeat(5), 20),
       null,
       undefined,
     ]);
@@ -20,10 +23,10 @@ describe("SearchTextCache", () => {
   it("evicts the least recently used entries of earlier searches", () => {
     const cache = new SearchTextCache(30);
     const first = cache.beginSearch();
-    for (const key of ["a", "b", "c"]) cache.set(key, key.repeat(10), 10, first);
+    for (const key of ["a", "b", "c"]) cache.set(key, text(key.repeat(10)), first);
     const second = cache.beginSearch();
     cache.get("a", second);
-    cache.set("d", "d".repeat(10), 10, second);
+    cache.set("d", text("d".repeat(10)), second);
     expect(["a", "b", "c", "d"].map((k) => cache.get(k, second) !== undefined)).toEqual([true, false, true, true]);
   });
 
@@ -35,7 +38,7 @@ describe("SearchTextCache", () => {
       let hits = 0;
       for (const key of keys) {
         if (cache.get(key, search) !== undefined) hits++;
-        else cache.set(key, key.repeat(10), 10, search);
+        else cache.set(key, text(key.repeat(10)), search);
       }
       return hits;
     };

@@ -1,0 +1,54 @@
+import type { SearchText } from "../workspace/search/search-text";
+import type { LineMatcher } from "./grep-matcher";
+import { truncateLine } from "./truncate";
+
+/**
+ * Prints one file's matching lines (`path:N: text`) with `context` lines around them
+ * (`path-N- text`), at most `limit` matches; blocks that do not touch are separated by "--"
+ * (also from the previous file's, when `separate`). Only the lines it prints are cut out of the
+ * text: the matcher jumps from match to match, so a large file costs little when few lines match.
+ */
+export function formatFileMatches(
+  path: string,
+  text: SearchText,
+  matcher: LineMatcher,
+  options: { context: number; limit: number; separate: boolean },
+): { lines: string[]; matches: number; linesCut: boolean } {
+  const { context } = options;
+  // Matches after the last one printed matter only inside its trailing context.
+  const matching = matchingLineNumbers(text, matcher, options.limit + context);
+  const isMatch = new Set(matching);
+  const out: string[] = [];
+  let linesCut = false;
+  let lastPrinted = -1; // number of the last line printed for this file
+  let printed = 0;
+  for (const i of matching) {
+    if (printed === options.limit) break;
+    printed++;
+    const from = Math.max(0, i - context, lastPrinted + 1);
+    if (context > 0 && (options.separate || out.length > 0) && (lastPrinted < 0 || from > lastPrinted + 1)) out.push("--");
+    let to = i + context;
+    for (let j = from; j <= to; j++) {
+      const line = text.line(j);
+      if (line === undefined || (j > i && isMatch.has(j))) {
+        // Past the end, or a later match: that one is printed when the loop reaches it.
+        to = j - 1;
+        break;
+      }
+      const cut = truncateLine(line);
+      linesCut ||= cut.truncated;
+      out.push(j === i ? `${path}:${j + 1}: ${cut.text}` : `${path}-${j + 1}- ${cut.text}`);
+    }
+    lastPrinted = to;
+  }
+  return { lines: out, matches: printed, linesCut };
+}
+
+/** 0-based numbers of the first `limit` matching lines. */
+function matchingLineNumbers(text: SearchText, matcher: LineMatcher, limit: number): number[] {
+  const numbers: number[] = [];
+  for (let k = 0; k < text.pieces.length && numbers.length < limit; k++) {
+    for (const start of matcher.matchingLineStarts(text.pieces[k]!, limit - numbers.length)) numbers.push(text.lineNumber(k, start));
+  }
+  return numbers;
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { formatFileMatches } from "../../src/tools/grep-format";
+import { LineMatcher, lines } from "../../src/tools/grep-matcher";
+import { truncateLine } from "../../src/tools/truncate";
+import { searchTextOf } from "../../src/workspace/search/search-text";
+import { random, randomFile, randomPattern } from "../workspace/search/helpers";
+
+/** The straightforward way: split every line and test each (how grep printed matches before). */
+function reference(path: string, text: string, matcher: LineMatcher, context: number, limit: number, separate: boolean) {
+  const all = lines(text);
+  const out: string[] = [];
+  let remaining = limit;
+  let lastPrinted = -1;
+  for (let i = 0; i < all.length && remaining > 0; i++) {
+    if (!matcher.matches(all[i]!)) continue;
+    remaining--;
+    const from = Math.max(0, i - context, lastPrinted + 1);
+    if (context > 0 && (separate || out.length > 0) && (lastPrinted < 0 || from > lastPrinted + 1)) out.push("--");
+    let to = Math.min(all.length - 1, i + context);
+    for (let j = from; j <= to; j++) {
+      if (j > i && matcher.matches(all[j]!)) {
+        to = j - 1;
+        break;
+      }
+      const cut = truncateLine(all[j]!);
+      out.push(j === i ? `${path}:${j + 1}: ${cut.text}` : `${path}-${j + 1}- ${cut.text}`);
+    }
+    lastPrinted = to;
+  }
+  return { lines: out, matches: limit - remaining };
+}
+
+describe("formatFileMatches", () => {
+  it("prints like splitting and testing every line, for generated patterns, files, contexts and limits", () => {
+    const next = random(11);
+    let compared = 0;
+    for (let p = 0; p < 1500; p++) {
+      const source = randomPattern(next);
+      let matcher: LineMatcher;
+      try {
+        matcher = new LineMatcher(source, { ignoreCase: next() < 0.5 });
+      } catch {
+        continue;
+      }
+      const bytes = randomFile(next);
+      const text = searchTextOf(bytes);
+      const whole = text.pieces.join("");
+      const context = Math.floor(next() * 3);
+      const limit = 1 + Math.floor(next() * 6);
+      const separate = next() < 0.5;
+      const got = formatFileMatches("f.txt", text, matcher, { context, limit, separate });
+      const expected = reference("f.txt", whole, matcher, context, limit, separate);
+      expect({ lines: got.lines, matches: got.matches }, `${source} ${JSON.stringify(whole)}`).toEqual(expected);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+});
