@@ -75,7 +75,12 @@ it.skipIf(!heap)("workspace ingest of a 100 MB archive: in-isolate V8 heap and A
     const workspaceId = `w_bench_heap_${archive.format.replace(".", "_")}`;
     const { reading, ms, value } = await measure(async () => {
       const response = await fetch(`${input.baseUrl}/${archive.path}`);
-      return ingestWorkspace(env.STORE, sampled(response.body!), { workspaceId, owner: null, contentType: archive.contentType });
+      return ingestWorkspace(env.STORE, sampled(response.body!), {
+        workspaceId,
+        owner: null,
+        contentType: archive.contentType,
+        searchIndex: large.searchIndex,
+      });
     });
     expect(value).toMatchObject({ files: large.files, bytes: large.sourceBytes, skipped: [] });
     await deleteWorkspace(env.STORE, workspaceId);
@@ -118,7 +123,7 @@ it.skipIf(!heap)("workspace ingest of a 100 MB archive: in-isolate V8 heap and A
   const table = [header, ...rows].map((r) => `| ${r.join(" | ")} |`);
   table.splice(1, 0, `| ${header.map(() => "---").join(" | ")} |`);
   console.log(
-    `\nworkspace ingest, in-isolate memory (${calibration.reading.target}, via ${heap!.inspector}): ` +
+    `\nworkspace ingest, in-isolate memory, search index ${large.searchIndex ? "on" : "off"} (${calibration.reading.target}, via ${heap!.inspector}): ` +
       `${large.files} files, ${large.sourceBytes.toLocaleString("en-US")} B of source text\n${table.join("\n")}\n` +
       `(no forced GC: used heap includes uncollected garbage; cppgc embedder heap peaked at ${mb(Math.max(...readings.map((r) => r.peak.embedderHeapUsedSize)))} MB)\n`,
   );

@@ -7,15 +7,22 @@ import type { WorkspaceBenchInput } from "./setup/workspace";
 
 /**
  * Workspace ingest: MB/s of source text stored as pack + index in (local) R2, for tar, tar.gz and
- * zip bodies fetched from the setup's HTTP server, next to native extraction of the same archive
- * to disk in the same run. Plus one full readMany pass (what grep does) and its subrequests, and
- * the peak resident memory of workerd while it ingests archives of 100 MB of source text.
+ * zip bodies fetched from the setup's HTTP server, with the search index and without it
+ * (alternating, so both see the same machine), next to native extraction of the same archive to
+ * disk in the same run. Plus one full readMany pass (what grep does) and its subrequests, and the
+ * peak resident memory of workerd while it ingests archives of 100 MB of source text.
  */
-const RUNS = 3;
+const RUNS = 5;
 const MB = 1e6;
 
 function median(samples: number[]): number {
   return [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
+}
+
+/** Bytes of a workspace's search index objects. */
+async function searchIndexBytes(workspaceId: string): Promise<number> {
+  const listed = await env.STORE.list({ prefix: `workspaces/${workspaceId}/search/` });
+  return listed.objects.reduce((sum, o) => sum + o.size, 0);
 }
 
 function countingGets(bucket: R2Bucket) {
@@ -35,37 +42,46 @@ function countingGets(bucket: R2Bucket) {
   return { bucket: proxy as R2Bucket, counter };
 }
 
-it("workspace ingest throughput vs native extraction", async () => {
+it("workspace ingest throughput, with and without the search index, vs native extraction", async () => {
   const input: WorkspaceBenchInput = inject("workspaceBench");
   const rows: string[][] = [];
+  const mbps = (ms: number) => (input.sourceBytes / MB / (ms / 1000)).toFixed(1);
   for (const archive of input.archives) {
-    const samples: number[] = [];
+    const samples = { with: [] as number[], without: [] as number[] };
+    let indexBytes = 0;
     for (let run = 0; run < RUNS; run++) {
-      const workspaceId = `w_bench_${archive.format.replace(".", "_")}_${run}`;
-      const start = performance.now();
-      const response = await fetch(`${input.baseUrl}/${archive.path}`);
-      const result = await ingestWorkspace(env.STORE, response.body!, {
-        workspaceId,
-        owner: null,
-        contentType: archive.contentType,
-      });
-      samples.push(performance.now() - start);
-      expect(result).toMatchObject({ files: input.files, bytes: input.sourceBytes, skipped: [] });
-      if (run > 0) await deleteWorkspace(env.STORE, workspaceId);
+      for (const searchIndex of run % 2 === 0 ? [true, false] : [false, true]) {
+        const workspaceId = `w_bench_${archive.format.replace(".", "_")}_${run}_${searchIndex ? "i" : "n"}`;
+        const start = performance.now();
+        const response = await fetch(`${input.baseUrl}/${archive.path}`);
+        const result = await ingestWorkspace(env.STORE, response.body!, {
+          workspaceId,
+          owner: null,
+          contentType: archive.contentType,
+          searchIndex,
+        });
+        (searchIndex ? samples.with : samples.without).push(performance.now() - start);
+        expect(result).toMatchObject({ files: input.files, bytes: input.sourceBytes, skipped: [] });
+        if (searchIndex && run === 0) indexBytes = await searchIndexBytes(workspaceId);
+        if (run > 0 || !searchIndex) await deleteWorkspace(env.STORE, workspaceId);
+      }
     }
-    const ms = median(samples);
+    const withMs = median(samples.with);
+    const withoutMs = median(samples.without);
     rows.push([
       archive.format,
       `${(archive.bytes / MB).toFixed(1)} MB`,
-      `${ms.toFixed(0)} ms`,
-      `${(input.sourceBytes / MB / (ms / 1000)).toFixed(1)} MB/s`,
-      `${archive.baseline}: ${archive.baselineMs.toFixed(0)} ms = ${(input.sourceBytes / MB / (archive.baselineMs / 1000)).toFixed(1)} MB/s`,
+      `${withMs.toFixed(0)} ms = ${mbps(withMs)} MB/s`,
+      `${withoutMs.toFixed(0)} ms = ${mbps(withoutMs)} MB/s`,
+      `${(((withMs - withoutMs) / withoutMs) * 100).toFixed(1)} %`,
+      `${(indexBytes / MB).toFixed(2)} MB (${((indexBytes / input.sourceBytes) * 100).toFixed(1)} %)`,
+      `${archive.baseline}: ${archive.baselineMs.toFixed(0)} ms = ${mbps(archive.baselineMs)} MB/s`,
     ]);
   }
 
   // One pass over every file, like grep -r: coalesced range reads from the pack.
   const { bucket, counter } = countingGets(env.STORE);
-  const snapshot = await loadWorkspace(bucket, "w_bench_tar_0");
+  const snapshot = await loadWorkspace(bucket, "w_bench_tar_0_i");
   counter.gets = 0;
   let bytes = 0;
   const start = performance.now();
@@ -73,7 +89,15 @@ it("workspace ingest throughput vs native extraction", async () => {
   const readMs = performance.now() - start;
   expect(bytes).toBe(input.sourceBytes);
 
-  const header = ["format", "archive", "ingest (median of 3)", "ingest MB/s", "baseline (same run, to disk)"];
+  const header = [
+    "format",
+    "archive",
+    `with search index (median of ${RUNS})`,
+    `without (median of ${RUNS})`,
+    "index costs",
+    "index size (of source)",
+    "baseline (same run, to disk)",
+  ];
   const table = [header, ...rows].map((r) => `| ${r.join(" | ")} |`);
   table.splice(1, 0, `| ${header.map(() => "---").join(" | ")} |`);
   console.log(
@@ -88,12 +112,18 @@ it("workspace ingest of a 100 MB archive: time and workerd peak memory", async (
   const { large } = input;
   const memory = async (step: "start" | "stop") => (await fetch(`${input.baseUrl}/memory/${step}`, { method: "POST" })).json();
   const rows: string[][] = [];
+  const searchIndex = large.searchIndex;
   for (const archive of large.archives) {
     const workspaceId = `w_bench_large_${archive.format.replace(".", "_")}`;
     await memory("start");
     const start = performance.now();
     const response = await fetch(`${input.baseUrl}/${archive.path}`);
-    const result = await ingestWorkspace(env.STORE, response.body!, { workspaceId, owner: null, contentType: archive.contentType });
+    const result = await ingestWorkspace(env.STORE, response.body!, {
+      workspaceId,
+      owner: null,
+      contentType: archive.contentType,
+      searchIndex,
+    });
     const ms = performance.now() - start;
     const reading = (await memory("stop")) as MemoryReading;
     expect(result).toMatchObject({ files: large.files, bytes: large.sourceBytes, skipped: [] });
@@ -112,6 +142,6 @@ it("workspace ingest of a 100 MB archive: time and workerd peak memory", async (
   const table = [header, ...rows].map((r) => `| ${r.join(" | ")} |`);
   table.splice(1, 0, `| ${header.map(() => "---").join(" | ")} |`);
   console.log(
-    `\nworkspace ingest, large: ${large.files} files, ${large.sourceBytes.toLocaleString("en-US")} B of source text\n${table.join("\n")}\n`,
+    `\nworkspace ingest, large (search index ${searchIndex ? "on" : "off"}): ${large.files} files, ${large.sourceBytes.toLocaleString("en-US")} B of source text\n${table.join("\n")}\n`,
   );
 });

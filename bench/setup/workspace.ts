@@ -32,7 +32,13 @@ export interface WorkspaceBenchInput {
   files: number;
   sourceBytes: number;
   archives: { format: Format; path: string; bytes: number; contentType: string; baseline: string; baselineMs: number }[];
-  large: { files: number; sourceBytes: number; archives: { format: Format; path: string; bytes: number; contentType: string }[] };
+  large: {
+    files: number;
+    sourceBytes: number;
+    archives: { format: Format; path: string; bytes: number; contentType: string }[];
+    /** Build the search index in the 100 MB cases (off with WS_BENCH_NO_INDEX=1, to compare). */
+    searchIndex: boolean;
+  };
 }
 
 declare module "vitest" {
@@ -135,7 +141,7 @@ export default async function setup(project: TestProject) {
     files,
     sourceBytes,
     archives,
-    large: { ...large, archives: largeArchives },
+    large: { ...large, archives: largeArchives, searchIndex: !process.env.WS_BENCH_NO_INDEX },
   });
 
   return async () => {

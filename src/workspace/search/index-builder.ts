@@ -1,14 +1,6 @@
 import { BINARY_SNIFF_BYTES } from "../text";
-import {
-  encodeDirectory,
-  FILE_BINARY,
-  SEARCH_INDEX_VERSION,
-  type SearchIndexInfo,
-  type ShardDirectory,
-  searchKeys,
-  writeVarint,
-} from "./index-layout";
-import { BYTE_CLASS, TRIGRAM_KEY_MASK, TRIGRAM_KEYS } from "./trigrams";
+import { encodeDirectory, FILE_BINARY, SEARCH_INDEX_VERSION, type SearchIndexInfo, type ShardDirectory, searchKeys } from "./index-layout";
+import { BYTE_CLASS, CLASS_BITS, TRIGRAM_KEY_MASK, TRIGRAM_KEYS } from "./trigrams";
 
 /** A shard is written once its files hold this many (file, trigram) pairs: bounds the builder's memory. */
 export const SHARD_POSTINGS = 1 << 20;
@@ -17,10 +9,10 @@ const MAX_SHARD_FILES = 0xffff;
 
 /**
  * Builds a snapshot's search index while its files stream into the pack (see index-layout.ts),
- * in memory bounded by one shard: an 8 MiB table of the last file each trigram was seen in (also
+ * in memory bounded by one shard: a 1 MiB table of the last file each trigram was seen in (also
  * reused to count while a shard is written), the shard's pairs (4 bytes each, SHARD_POSTINGS of
- * them, more only for one file with more distinct trigrams), and the encoded shard while it
- * uploads. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed but not indexed.
+ * them, more only for one file with more distinct trigrams; 2 more bytes each while the shard is
+ * written), and the encoded shard while it uploads. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed but not indexed.
  */
 export class SearchIndexBuilder {
   private readonly keys: ReturnType<typeof searchKeys>;
@@ -73,13 +65,18 @@ export class SearchIndexBuilder {
         return;
       }
     }
+    // Locals, not imported bindings, in the loop: a module transform (vitest's) can turn each use of
+    // an import into a property read, which made this loop 10x slower in the benchmarks.
+    const classes = BYTE_CLASS;
+    const mask = TRIGRAM_KEY_MASK;
+    const shift = CLASS_BITS;
     const seen = this.lastSeen;
     const mark = this.file - this.shardFirstFile + 1;
     let pairs = this.pairs;
     let count = this.pairCount;
     let key = this.rolling;
     for (let i = 0; i < chunk.byteLength; i++) {
-      key = ((key << 7) | BYTE_CLASS[chunk[i]!]!) & TRIGRAM_KEY_MASK;
+      key = ((key << shift) | classes[chunk[i]!]!) & mask;
       if (seen[key] === mark) continue;
       seen[key] = mark;
       if (count === pairs.length) pairs = this.grow(count);
@@ -123,29 +120,34 @@ export class SearchIndexBuilder {
   /** Turns the shard's pairs into posting lists (a counting sort by key), uploads them, and starts the next shard. */
   private async writeShard(): Promise<void> {
     const fileCount = this.fileStarts.length;
+    const keySpace = TRIGRAM_KEYS;
+    const pairs = this.pairs;
+    const fileStarts = this.fileStarts;
+    const pairCount = this.pairCount;
     const counts = this.lastSeen;
     counts.fill(0);
-    for (let i = 0; i < this.pairCount; i++) counts[this.pairs[i]!]!++;
+    for (let i = 0; i < pairCount; i++) counts[pairs[i]!]!++;
     let keyCount = 0;
-    for (let key = 0; key < TRIGRAM_KEYS; key++) if (counts[key]! > 0) keyCount++;
+    for (let key = 0; key < keySpace; key++) if (counts[key]! > 0) keyCount++;
     const keys = new Uint32Array(keyCount);
     // `counts` becomes each key's next write position in `files`.
     let k = 0;
     let position = 0;
-    for (let key = 0; key < TRIGRAM_KEYS; key++) {
+    for (let key = 0; key < keySpace; key++) {
       const n = counts[key]!;
       if (n === 0) continue;
       keys[k++] = key;
       counts[key] = position;
       position += n;
     }
-    const files = new Uint16Array(this.pairCount);
+    const files = new Uint16Array(pairCount);
     for (let file = 0; file < fileCount; file++) {
-      const end = file + 1 < fileCount ? this.fileStarts[file + 1]! : this.pairCount;
-      for (let i = this.fileStarts[file]!; i < end; i++) files[counts[this.pairs[i]!]!++] = file;
+      const end = file + 1 < fileCount ? fileStarts[file + 1]! : pairCount;
+      for (let i = fileStarts[file]!; i < end; i++) files[counts[pairs[i]!]!++] = file;
     }
-    // Each key's list is files[start, counts[key]), start being the previous key's end.
-    const encoded = new Uint8Array(this.pairCount * 3 + 5);
+    // Each key's list is files[start, counts[key]), start being the previous key's end; gaps are
+    // LEB128 (`decodePostings` reads them), at most 3 bytes each below 2^16.
+    const encoded = new Uint8Array(pairCount * 3);
     const ends = new Uint32Array(keyCount);
     let at = 0;
     let start = 0;
@@ -153,8 +155,14 @@ export class SearchIndexBuilder {
       const end = counts[keys[i]!]!;
       let previous = -1;
       for (let j = start; j < end; j++) {
-        at = writeVarint(encoded, at, files[j]! - previous);
-        previous = files[j]!;
+        const file = files[j]!;
+        let gap = file - previous;
+        while (gap >= 0x80) {
+          encoded[at++] = (gap & 0x7f) | 0x80;
+          gap >>>= 7;
+        }
+        encoded[at++] = gap;
+        previous = file;
       }
       ends[i] = at;
       start = end;

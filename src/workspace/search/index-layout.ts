@@ -119,16 +119,6 @@ function pad8(n: number): number {
   return Math.ceil(n / 8) * 8;
 }
 
-/** Appends `value` as LEB128; returns the new end. `out` must have 5 bytes of room. */
-export function writeVarint(out: Uint8Array, at: number, value: number): number {
-  while (value >= 0x80) {
-    out[at++] = (value & 0x7f) | 0x80;
-    value >>>= 7;
-  }
-  out[at++] = value;
-  return at;
-}
-
 /** Decodes a posting list (LEB128 gaps, the first from -1) into shard-local file numbers. */
 export function decodePostings(bytes: Uint8Array): Uint32Array {
   const out = new Uint32Array(bytes.byteLength);

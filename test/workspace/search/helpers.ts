@@ -1,12 +1,12 @@
 import type { SearchQuery } from "../../../src/workspace/search/query";
-import { BYTE_CLASS, trigramKeysOf } from "../../../src/workspace/search/trigrams";
+import { BYTE_CLASS, CLASS_BITS, TRIGRAM_KEY_MASK, trigramKeysOf } from "../../../src/workspace/search/trigrams";
 
 /** The trigram keys the index records for a file's bytes, written plainly (the builder inlines this). */
 export function fileKeys(bytes: Uint8Array): Set<number> {
   const keys = new Set<number>();
   let key = 0;
   for (const b of bytes) {
-    key = ((key << 7) | BYTE_CLASS[b]!) & ((1 << 21) - 1);
+    key = ((key << CLASS_BITS) | BYTE_CLASS[b]!) & TRIGRAM_KEY_MASK;
     keys.add(key);
   }
   return keys;
@@ -26,13 +26,17 @@ export function holds(query: SearchQuery, keys: Set<number>): boolean {
   }
 }
 
-/** The query as readable text: trigrams shown as the characters of their keys (ASCII only). */
+/** For each class, the first byte value (as a character) that maps to it. */
+const CLASS_CHAR = new Map<number, string>();
+for (let b = 255; b >= 0; b--) CLASS_CHAR.set(BYTE_CLASS[b]!, String.fromCharCode(b >= 0x41 && b <= 0x5a ? b + 0x20 : b));
+
+/** The query as readable text: each trigram key shown as a character of each of its classes. */
 export function show(query: SearchQuery): string {
   switch (query.op) {
     case "all":
       return "ALL";
     case "trigram":
-      return JSON.stringify(String.fromCharCode((query.key >> 14) & 127, (query.key >> 7) & 127, query.key & 127));
+      return JSON.stringify([2, 1, 0].map((i) => CLASS_CHAR.get((query.key >> (i * CLASS_BITS)) & ((1 << CLASS_BITS) - 1))).join(""));
     case "and":
       return `(${query.of.map(show).join(" & ")})`;
     case "or":

@@ -75,11 +75,11 @@ describe("regexQuery: the trigrams a file must contain", () => {
   });
 
   it("with ignoreCase, lets a non-ASCII letter be any of its case forms", () => {
-    const lower = regexQuery("éclair");
-    const either = regexQuery("éclair", { ignoreCase: true });
+    const lower = regexQuery("файл");
+    const either = regexQuery("файл", { ignoreCase: true });
     expect(either).not.toEqual(lower);
-    expect(holds(either, fileKeys(new TextEncoder().encode("ÉCLAIR")))).toBe(true);
-    expect(holds(lower, fileKeys(new TextEncoder().encode("ÉCLAIR")))).toBe(false);
+    expect(holds(either, fileKeys(new TextEncoder().encode("ФАЙЛ")))).toBe(true);
+    expect(holds(lower, fileKeys(new TextEncoder().encode("ФАЙЛ")))).toBe(false);
   });
 });
 
