@@ -3,6 +3,8 @@ import { HTTPException } from "hono/http-exception";
 import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
 import { errorBody, errorResponse } from "./errors";
+import { learningRoutes } from "./learning";
+import { projectRoutes } from "./projects";
 import { settleRequestBodies } from "./request-body";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
@@ -15,6 +17,8 @@ export function createApp(): Hono<AppBindings> {
   app.use("/api/*", requireBearerToken());
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", runRoutes);
+  app.route("/api/sessions", learningRoutes);
+  app.route("/api/projects", projectRoutes);
   app.route("/api/workspaces", workspaceRoutes);
 
   app.notFound((c) => c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));

@@ -67,6 +67,14 @@ export const AgentError = z.strictObject({
   message: z.string(),
 });
 
+/** A Failure Prevention Brief built from these cases was added to the run's system prompt. */
+export const BriefInjected = z.strictObject({
+  type: z.literal("brief_injected"),
+  ...eventBase,
+  runId: nonBlank,
+  caseIds: z.array(nonBlank).min(1),
+});
+
 export const AgentCompleted = z.strictObject({
   type: z.literal("agent_completed"),
   ...eventBase,
@@ -85,6 +93,7 @@ export const AgentEvent = z.discriminatedUnion("type", [
   ToolCallDenied,
   AgentError,
   AgentCompleted,
+  BriefInjected,
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type EventType = AgentEvent["type"];

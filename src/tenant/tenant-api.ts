@@ -4,6 +4,8 @@ import type { SessionIndexEntry } from "./session-index";
 export interface TenantRpc extends Rpc.DurableObjectBranded {
   addSession(entry: SessionIndexEntry): void;
   findSession(id: string): SessionIndexEntry | null;
+  /** Whether one of the tenant's sessions named this project. */
+  hasProject(id: string): boolean;
 }
 
 /**

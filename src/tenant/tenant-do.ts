@@ -22,4 +22,8 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   findSession(id: string): SessionIndexEntry | null {
     return this.sessions.get(id);
   }
+
+  hasProject(id: string): boolean {
+    return this.sessions.hasProject(id);
+  }
 }
