@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { type AgentPromptCommand, AgentRunOptions, HarnessError, MAX_PROMPT_CHARS, nonBlank, RunId } from "../domain";
+import { type AgentPromptCommand, AgentRunOptions, ContextWindow, HarnessError, MAX_PROMPT_CHARS, nonBlank, RunId } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
@@ -13,6 +13,8 @@ const PromptBody = z.strictObject({
   model: nonBlank.pipe(z.string().max(200)).optional(),
   /** The run this prompt retries (another attempt of the same task: its cases always reach the brief). */
   retryOf: RunId.optional(),
+  /** The model's context window in tokens for this prompt (overrides MODEL_CONTEXT_WINDOW and the known-model table). */
+  contextWindow: ContextWindow.optional(),
 });
 
 /** Runs: start one and stream it, resume a stream, abort. */
@@ -20,13 +22,14 @@ export const runRoutes = new Hono<AppBindings>()
   /** Starts a run and streams its events as SSE until it ends. 409 `session_busy` while another runs. */
   .post("/:id/messages/stream", async (c) => {
     const { store, meta } = await requireSession(c);
-    const { text, model, retryOf, ...limits } = await readJsonBody(c, PromptBody);
+    const { text, model, retryOf, contextWindow, ...limits } = await readJsonBody(c, PromptBody);
     const command: AgentPromptCommand = {
       sessionId: meta.id,
       userText: text,
       ...(meta.workspaceId ? { workspaceId: meta.workspaceId } : {}),
       ...(model ? { model } : {}),
       ...(retryOf ? { retryOf } : {}),
+      ...(contextWindow ? { contextWindow } : {}),
       options: AgentRunOptions.parse(limits),
     };
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;

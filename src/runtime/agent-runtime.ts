@@ -3,6 +3,9 @@ import {
   type AgentMessage,
   type AgentRunOptions,
   type AssistantMessage,
+  type CompactionMessage,
+  DEFAULT_CONTEXT_WINDOW_TOKENS,
+  type ErrorCode,
   type IdGenerator,
   nowIso,
   type RunErrorCode,
@@ -10,9 +13,12 @@ import {
   type ToolCall,
   type Usage,
 } from "../domain";
-import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
+import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
+import { type CompactionReason, compact } from "./compaction";
+import { type ContextBudget, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
 import { DeltaCoalescer } from "./delta-coalescer";
+import { fitToolResult } from "./result-budget";
 import type { RunLog } from "./run-log";
 import type { RunSetup } from "./run-setup";
 import { RunTracer, type TurnTrace } from "./run-tracer";
@@ -36,6 +42,10 @@ export interface RunContext {
   retryOf?: string | null;
   /** A Failure Prevention Brief for this run, if cases matched (added to the system prompt). */
   brief?: RunBrief | null;
+  /** The model's context window and how compaction divides it; the conservative default when absent. */
+  budget?: ContextBudget;
+  /** The model's prices, when known: assistant messages then carry `cost`. */
+  price?: ModelPrice | null;
 }
 
 /** The brief a run is given: its text and the cases it was built from. */
@@ -82,6 +92,8 @@ class AgentRun {
   private tools: ToolRunner | null = null;
   private readonly tracer: RunTracer;
   private turn: TurnTrace | null = null;
+  private readonly budget: ContextBudget;
+  private readonly price: ModelPrice | null;
 
   constructor(
     private readonly userText: string,
@@ -89,6 +101,8 @@ class AgentRun {
     private readonly ctx: RunContext,
   ) {
     this.messages = [...ctx.history];
+    this.budget = ctx.budget ?? (ctx.setup.ok ? ctx.setup.budget : undefined) ?? contextBudget(DEFAULT_CONTEXT_WINDOW_TOKENS);
+    this.price = ctx.price ?? (ctx.setup.ok ? ctx.setup.price : undefined) ?? null;
     this.signal = AbortSignal.any([ctx.signal, this.timeout.signal]);
     this.tracer = new RunTracer({
       sessionId: ctx.sessionId,
@@ -135,24 +149,33 @@ class AgentRun {
     for (let turn = 1; turn <= this.options.maxTurns; turn++) {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
       this.turn = this.tracer.turnStarted();
-      const messageId = this.ctx.ids.next("message");
-      const coalescer = new DeltaCoalescer((text) => this.event({ type: "assistant_delta", messageId, text }), this.ctx.clock);
       const offered = this.toolBudgetLeft ? definitions : [];
-      const modelAction = this.tracer.modelCalled(this.turn, this.messages.length, offered.length);
-      const reply = await this.callModel({ system, messages: [...this.messages], tools: offered }, coalescer);
-      coalescer.flush();
+      const fixedTokens = estimateFixedTokens(system, offered);
+      // Compact before a call the estimate says would not leave room for the answer.
+      if (estimateContextTokens(modelView(this.messages), fixedTokens) > this.budget.contextWindow - this.budget.reserveTokens) {
+        const compacted = await this.compact("threshold", fixedTokens);
+        if (compacted) return compacted;
+      }
+      const modelAction = this.tracer.modelCalled(this.turn, modelView(this.messages).messages.length, offered.length);
+      let { messageId, reply } = await this.turnCall(system, offered);
+      if (reply.end.type === "error" && reply.end.code === "context_overflow") {
+        // The provider says it does not fit: compact, then try the same call once more.
+        const compacted = await this.compact("overflow", fixedTokens);
+        if (compacted) return compacted;
+        ({ messageId, reply } = await this.turnCall(system, offered));
+      }
       const modelError = reply.end.type === "error" ? reply.end.code : null;
       this.tracer.modelAnswered(this.turn, modelAction, { error: modelError, text: reply.text, calls: reply.calls.length });
 
       if (reply.end.type === "error") {
         const { code, message } = reply.end;
         if (code === "aborted") {
-          this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage });
+          this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage, thinking: reply.thinking });
           return this.terminal(this.abortReason());
         }
         // An answer cut at the output limit ended for its length, and the run fails visibly.
         const stopReason = code === "output_too_large" ? "LENGTH" : "ERROR";
-        this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage });
+        this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage, thinking: reply.thinking });
         return this.terminal(stopReason, { code, message });
       }
       const stopReason = reply.calls.length > 0 ? "TOOL_CALLS" : reply.end.stopReason;
@@ -161,6 +184,7 @@ class AgentRun {
         stopReason,
         toolCalls: reply.calls.length > 0 ? reply.calls : undefined,
         usage: reply.end.usage ?? reply.usage,
+        thinking: reply.thinking,
       });
       if (stopReason !== "TOOL_CALLS") return this.terminal(stopReason);
 
@@ -172,11 +196,45 @@ class AgentRun {
     return this.end("MAX_TURNS", "");
   }
 
-  private async callModel(
-    request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]> },
-    coalescer: DeltaCoalescer,
-  ) {
+  /** One model call with the history as the model sees it (the latest summary plus the kept messages). */
+  private async turnCall(system: string, tools: ReturnType<ToolRunner["definitions"]>) {
+    const messageId = this.ctx.ids.next("message");
+    const text = new DeltaCoalescer((delta) => this.event({ type: "assistant_delta", messageId, text: delta }), this.ctx.clock);
+    const thinking = new DeltaCoalescer((delta) => this.event({ type: "thinking_delta", messageId, text: delta }), this.ctx.clock);
+    const assistantTurns = this.messages.filter((m) => m.kind === "assistant").length;
+    const request: ModelRequest = { system, messages: modelView(this.messages).messages, tools, assistantTurns };
+    const reply = await this.callModel(request, text, thinking);
+    thinking.flush();
+    text.flush();
+    return { messageId, reply };
+  }
+
+  /**
+   * Compacts the history for the next call. Returns null when it worked (the run goes on), else the
+   * run's ending: aborted, or `context_overflow` after `compaction_failed`.
+   */
+  private async compact(reason: CompactionReason, fixedTokens: number): Promise<RunOutcome | null> {
+    const result = await compact(
+      { history: this.messages, model: this.model!, budget: this.budget, fixedTokens, signal: this.signal, price: this.price },
+      reason,
+      {
+        event: (body) => this.event(body),
+        append: (record) => this.message(record) as CompactionMessage,
+      },
+    );
+    if (result.ok) return null;
+    if (result.code === "aborted" || this.signal.aborted) return this.end(this.abortReason(), "");
+    this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
+    const why = reason === "overflow" ? "the provider said the request does not fit" : "the history passed the context threshold";
+    return this.terminal("ERROR", {
+      code: "context_overflow",
+      message: `${why} (context window ${this.budget.contextWindow} tokens) and compaction failed (${result.code as ErrorCode}): ${result.message}`,
+    });
+  }
+
+  private async callModel(request: ModelRequest, coalescer: DeltaCoalescer, thinkingCoalescer: DeltaCoalescer) {
     let text = "";
+    let thinking = "";
     const calls: ToolCall[] = [];
     const invalid = new Map<string, InvalidToolCall>();
     let end: Extract<ModelEvent, { type: "done" | "error" }> | null = null;
@@ -189,7 +247,10 @@ class AgentRun {
           coalescer.push(event.text);
           break;
         case "reasoning_delta":
-          break; // thinking is not part of the answer
+          // Thinking is kept beside the answer, never in it.
+          thinking += event.text;
+          thinkingCoalescer.push(event.text);
+          break;
         case "tool_call":
           calls.push(event.call);
           if (event.invalid) invalid.set(event.call.id, event.invalid);
@@ -204,7 +265,7 @@ class AgentRun {
       }
     }
     end ??= { type: "error", code: "stream_incomplete", message: "the model stream ended without a result" };
-    return { text, calls, invalid, end, usage };
+    return { text, thinking, calls, invalid, end, usage };
   }
 
   private async runTool(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<void> {
@@ -231,7 +292,8 @@ class AgentRun {
       this.event({ type: "tool_call_finished", callId: call.id, tool: call.name, error: execution.error });
     }
     const error = execution.outcome === "denied" || execution.error;
-    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: execution.text, error });
+    const resultText = fitToolResult(execution.text, this.budget.maxResultTokens);
+    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText, error });
   }
 
   private async execute(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<ToolExecution> {
@@ -288,7 +350,11 @@ class AgentRun {
     return this.ctx.signal.aborted ? "ABORTED" : "TIMEOUT";
   }
 
-  private assistant(id: string, body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage }): void {
+  private assistant(
+    id: string,
+    body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage; thinking?: string },
+  ): void {
+    const price = this.price;
     const message: AssistantMessage = {
       kind: "assistant",
       id,
@@ -299,6 +365,8 @@ class AgentRun {
       stopReason: body.stopReason,
       ...(body.toolCalls ? { toolCalls: body.toolCalls } : {}),
       ...(body.usage ? { usage: body.usage } : {}),
+      ...(body.usage && price ? { cost: costOf(body.usage, price) } : {}),
+      ...(body.thinking ? { thinking: body.thinking } : {}),
     };
     this.append(message);
     this.event({ type: "assistant_completed", messageId: id, stopReason: body.stopReason });
