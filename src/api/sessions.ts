@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { MAX_TITLE_CHARS, ProjectId, unwrapResult, WorkspaceId } from "../domain";
+import { MAX_COMPACTION_INSTRUCTIONS_CHARS, MAX_TITLE_CHARS, ProjectId, unwrapResult, WorkspaceId } from "../domain";
 import { readJsonBody } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { requireSession, sessionStore } from "./lookup";
@@ -10,6 +10,8 @@ const CreateSessionBody = z.strictObject({
   projectId: ProjectId.optional(),
   title: z.string().max(MAX_TITLE_CHARS).optional(),
 });
+
+const CompactBody = z.strictObject({ instructions: z.string().max(MAX_COMPACTION_INSTRUCTIONS_CHARS).optional() });
 
 /** Sessions: create, describe, export their logs as JSONL, read their files and changes. */
 export const sessionRoutes = new Hono<AppBindings>()
@@ -32,7 +34,19 @@ export const sessionRoutes = new Hono<AppBindings>()
       updatedAt: info.updatedAt,
       status: info.status,
       counts: info.counts,
+      usage: info.usage,
+      contextTokens: info.contextTokens,
+      contextWindow: info.contextWindow,
     });
+  })
+  /**
+   * Compacts the session's history now: `{instructions?}` -> `{messageId, tokensBefore, tokensAfter}`.
+   * 409 `session_busy` while a run is active, 409 `nothing_to_compact` when everything is recent.
+   */
+  .post("/:id/compact", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const { instructions } = await readJsonBody(c, CompactBody);
+    return c.json(unwrapResult(await store.stub(meta.id).compact(instructions)));
   })
   .get("/:id/messages", (c) => exportLog(c, "messages"))
   .get("/:id/events", (c) => exportLog(c, "events"))

@@ -49,6 +49,8 @@ export const COMPACTION_KEEP_RECENT_TOKENS = 20_000;
 export const COMPACTION_MAX_WINDOW_SHARE = 0.25;
 /** One tool result may take at most this share of the window (and never more than the tool output limit). */
 export const TOOL_RESULT_MAX_WINDOW_SHARE = 0.2;
+/** Longest `instructions` of a manual compaction, in characters. */
+export const MAX_COMPACTION_INSTRUCTIONS_CHARS = 4_000;
 /** The character-based estimate: this many characters make one token. */
 export const CHARS_PER_TOKEN = 4;
 

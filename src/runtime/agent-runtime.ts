@@ -16,7 +16,7 @@ import {
 import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
 import { type CompactionReason, compact } from "./compaction";
-import { type ContextBudget, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
+import { type ContextBudget, chooseCut, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
 import { DeltaCoalescer } from "./delta-coalescer";
 import { fitToolResult } from "./result-budget";
 import type { RunLog } from "./run-log";
@@ -154,15 +154,15 @@ class AgentRun {
       // Compact before a call the estimate says would not leave room for the answer.
       if (estimateContextTokens(modelView(this.messages), fixedTokens) > this.budget.contextWindow - this.budget.reserveTokens) {
         const compacted = await this.compact("threshold", fixedTokens);
-        if (compacted) return compacted;
+        if (compacted !== "compacted" && compacted !== "nothing_to_compact") return compacted;
       }
       const modelAction = this.tracer.modelCalled(this.turn, modelView(this.messages).messages.length, offered.length);
       let { messageId, reply } = await this.turnCall(system, offered);
       if (reply.end.type === "error" && reply.end.code === "context_overflow") {
         // The provider says it does not fit: compact, then try the same call once more.
         const compacted = await this.compact("overflow", fixedTokens);
-        if (compacted) return compacted;
-        ({ messageId, reply } = await this.turnCall(system, offered));
+        if (compacted === "compacted") ({ messageId, reply } = await this.turnCall(system, offered));
+        else if (compacted !== "nothing_to_compact") return compacted;
       }
       const modelError = reply.end.type === "error" ? reply.end.code : null;
       this.tracer.modelAnswered(this.turn, modelAction, { error: modelError, text: reply.text, calls: reply.calls.length });
@@ -210,10 +210,12 @@ class AgentRun {
   }
 
   /**
-   * Compacts the history for the next call. Returns null when it worked (the run goes on), else the
-   * run's ending: aborted, or `context_overflow` after `compaction_failed`.
+   * Compacts the history for the next call: "compacted" (the run goes on), "nothing_to_compact" (every
+   * message is recent: nothing is logged and the call goes ahead as it is), else the run's ending:
+   * aborted, or `context_overflow` after `compaction_failed`.
    */
-  private async compact(reason: CompactionReason, fixedTokens: number): Promise<RunOutcome | null> {
+  private async compact(reason: CompactionReason, fixedTokens: number): Promise<RunOutcome | "compacted" | "nothing_to_compact"> {
+    if (!chooseCut(modelView(this.messages).messages, this.budget.keepRecentTokens)) return "nothing_to_compact";
     const result = await compact(
       { history: this.messages, model: this.model!, budget: this.budget, fixedTokens, signal: this.signal, price: this.price },
       reason,
@@ -222,7 +224,7 @@ class AgentRun {
         append: (record) => this.message(record) as CompactionMessage,
       },
     );
-    if (result.ok) return null;
+    if (result.ok) return "compacted";
     if (result.code === "aborted" || this.signal.aborted) return this.end(this.abortReason(), "");
     this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
     const why = reason === "overflow" ? "the provider said the request does not fit" : "the history passed the context threshold";

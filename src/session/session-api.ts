@@ -1,5 +1,6 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import type { AgentEvent, AgentMessage, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
+import type { UsageTotals } from "./session-context";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
 
 /**
@@ -13,6 +14,11 @@ export type SessionStatus = "idle" | "running";
 export interface SessionInfo extends SessionMeta {
   status: SessionStatus;
   counts: { messages: number; events: number };
+  /** Token and cost totals of the session; null when its log cannot be read now. */
+  usage: UsageTotals | null;
+  /** The estimated tokens of the next request, and the context window it is measured against. */
+  contextTokens: number | null;
+  contextWindow: number | null;
 }
 
 /** A session operation's outcome; failures carry a registry code and cross RPC as values. */
@@ -38,7 +44,9 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   create(input: CreateSessionInput): Promise<SessionResult<SessionMeta>>;
   /** The meta including the owner, or null when the object holds no session (nothing is created). */
   describe(): OwnedSessionMeta | null;
-  info(): SessionInfo | null;
+  info(): Promise<SessionInfo | null>;
+  /** Compacts the history now (`POST .../compact`). */
+  compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>>;
   appendMessages(records: unknown[]): SessionResult<number[]>;
   appendEvents(records: unknown[]): SessionResult<number[]>;
   loadMessages(): Promise<SessionResult<AgentMessage[]>>;

@@ -75,7 +75,19 @@ describe("GET /api/sessions/:id and its logs", () => {
     const res = await api(`/api/sessions/${sessionId}`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(Object.keys(body)).toEqual(["id", "workspaceId", "projectId", "title", "createdAt", "updatedAt", "status", "counts"]);
+    expect(Object.keys(body)).toEqual([
+      "id",
+      "workspaceId",
+      "projectId",
+      "title",
+      "createdAt",
+      "updatedAt",
+      "status",
+      "counts",
+      "usage",
+      "contextTokens",
+      "contextWindow",
+    ]);
     expect(body).toMatchObject({
       id: sessionId,
       workspaceId: null,
@@ -83,7 +95,11 @@ describe("GET /api/sessions/:id and its logs", () => {
       title: "t",
       status: "idle",
       counts: { messages: 1, events: 2 },
+      usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0, cost: null },
+      // MODEL (test-model) is not in the known-model table: the conservative default window.
+      contextWindow: 32_000,
     });
+    expect(body.contextTokens).toBeGreaterThan(0);
   });
 
   it("exports messages and events as x-ndjson", async () => {
