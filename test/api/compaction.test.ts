@@ -125,6 +125,29 @@ describe("POST /api/sessions/:id/compact", () => {
   });
 });
 
+describe("replay across a compaction", () => {
+  it("replay:<id> plays a compacted session's turns in order, with its recorded summaries, and calls no model", async () => {
+    const answers = Array.from({ length: 8 }, (_, i) => text(`answer ${i} ${"q".repeat(4_000)}`));
+    const recorded = await session(answers, text("## Goal\nrecorded summary"));
+    for (let i = 0; i < 8; i++) await run(recorded.sessionId, { text: `question ${i}`, contextWindow: 8_000 });
+    const original = await store.loadMessages(recorded.sessionId);
+    expect(original.filter((m) => m.kind === "compaction").length).toBeGreaterThanOrEqual(1);
+
+    const replayed = await session([]);
+    for (let i = 0; i < 8; i++) {
+      const frames = await run(replayed.sessionId, { text: `question ${i}`, contextWindow: 8_000, model: `replay:${recorded.sessionId}` });
+      expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed" });
+    }
+    expect(replayed.requests).toEqual([]);
+    const copy = await store.loadMessages(replayed.sessionId);
+    const shape = (messages: typeof copy) =>
+      messages.map((m) =>
+        m.kind === "assistant" ? m.text : m.kind === "compaction" ? `[${m.summary}]` : m.kind === "user" ? m.text : m.kind,
+      );
+    expect(shape(copy)).toEqual(shape(original));
+  });
+});
+
 describe("overflow and accounting over HTTP", () => {
   it("a provider overflow with a failing summary ends the run with context_overflow; the next prompt works", async () => {
     const overflow = () =>
