@@ -95,3 +95,17 @@ export async function readJsonBody<S extends z.ZodType>(c: AppContext, schema: S
   if (!parsed.success) throw new HarnessError("invalid_body", `invalid request body: ${formatIssues(parsed.error.issues)}`);
   return parsed.data;
 }
+
+/** Validates the query string with a strict zod schema (every value a string); 400 `invalid_query` names the parameter. */
+export function readQuery<S extends z.ZodType>(c: AppContext, schema: S): z.output<S> {
+  const parsed = schema.safeParse(c.req.query());
+  if (!parsed.success) throw new HarnessError("invalid_query", `invalid query: ${formatIssues(parsed.error.issues)}`);
+  return parsed.data;
+}
+
+/** Routes that take a body of another type (JSONL): the media type must be one of `accepted`, else 415. */
+export function requireContentType(c: AppContext, accepted: readonly string[]): void {
+  const media = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (accepted.includes(media)) return;
+  throw new HarnessError("unsupported_media_type", `this route takes ${accepted.join(" or ")}, not ${JSON.stringify(media.slice(0, 100))}`);
+}

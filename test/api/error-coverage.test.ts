@@ -22,8 +22,11 @@ async function expectCoded(res: Response, code: ApiErrorCode) {
   });
   const parsed = JSON.parse(body) as { error: Record<string, unknown> };
   expect(Object.keys(parsed)).toEqual(["error"]);
-  expect(Object.keys(parsed.error)).toEqual(["code", "message"]);
+  expect(Object.keys(parsed.error)).toEqual(["code", "message", "requestId"]);
   expect(typeof parsed.error.message === "string" && parsed.error.message.length > 0).toBe(true);
+  // The body names the request, as the x-request-id header does.
+  expect(parsed.error.requestId).toBe(res.headers.get("x-request-id"));
+  expect(parsed.error.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 }
 
 async function workspace() {

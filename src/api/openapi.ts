@@ -1,0 +1,401 @@
+import { z } from "zod";
+import {
+  AgentMessage,
+  type ApiErrorCode,
+  DENIAL_CODES,
+  ERROR_REGISTRY,
+  type ErrorCode,
+  EVENT_TYPES,
+  httpStatus,
+  RUN_ERROR_CODES,
+  SeqAgentEvent,
+  SessionId,
+  WorkspaceId,
+} from "../domain";
+import {
+  AbortResult,
+  CreateSessionBody,
+  EmptyBody,
+  ErrorResponse,
+  HealthResponse,
+  ImportQuery,
+  PromptBody,
+  SessionCreated,
+  SessionImported,
+  SessionInfo,
+  SessionList,
+  SessionListQuery,
+  StreamToken,
+  StreamTokenBody,
+  WorkspaceCreated,
+  WorkspaceInfo,
+} from "./schemas";
+
+/**
+ * The OpenAPI 3.1 document of the API (`GET /openapi.json`), assembled from the zod schemas the
+ * routes validate with (`z.toJSONSchema`). `API_ROUTES` is the one table of what each route takes,
+ * answers and can fail with; a test checks it against the routes Hono has registered and checks
+ * every example against its schema.
+ */
+
+type Method = "get" | "post";
+
+/** A body or answer: a JSON schema, or another media type described in words. */
+type Content =
+  | { type: "application/json"; schema: z.ZodType; name: string; example?: unknown }
+  | { type: string; description: string; itemSchema?: { schema: z.ZodType; name: string } };
+
+export interface RouteDoc {
+  method: Method;
+  /** The path as Hono registers it (`/api/sessions/:id`). */
+  path: string;
+  summary: string;
+  /** Needs the bearer token when AUTH_TOKENS is set. */
+  auth: boolean;
+  query?: z.ZodObject;
+  body?: Content;
+  status: number;
+  answer: Content | null;
+  errors: readonly ApiErrorCode[];
+}
+
+const SESSION: readonly ApiErrorCode[] = ["invalid_session_id", "session_not_found"];
+const JSON_BODY: readonly ApiErrorCode[] = ["unsupported_media_type", "invalid_json", "invalid_body", "invalid_text", "body_too_large"];
+const FILE: readonly ApiErrorCode[] = ["not_found", "is_directory", "not_a_directory", "path_escape", "path_too_long", "file_too_large"];
+const JSONL = "application/x-ndjson";
+
+const json = (schema: z.ZodType, name: string, example?: unknown): Content => ({ type: "application/json", schema, name, example });
+
+const T = "2026-11-30T03:00:00.000Z";
+const SID = "s_01jd8x7k2m3n4p5q6r7s8t9v0w";
+const WID = "w_01jd8x6a1b2c3d4e5f6g7h8j9k";
+
+/** Every route of the API, in the order the README lists them. */
+export const API_ROUTES: readonly RouteDoc[] = [
+  {
+    method: "get",
+    path: "/healthz",
+    summary: "Liveness: answers without auth and without touching storage.",
+    auth: false,
+    status: 200,
+    answer: json(HealthResponse, "Health", { status: "ok" }),
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/openapi.json",
+    summary: "This document.",
+    auth: false,
+    status: 200,
+    answer: { type: "application/json", description: "the OpenAPI 3.1 document" },
+    errors: [],
+  },
+  {
+    method: "post",
+    path: "/api/workspaces",
+    summary: "Uploads a workspace snapshot (tar, tar.gz or zip, by Content-Type or magic bytes).",
+    auth: true,
+    body: { type: "application/gzip", description: "the archive; also application/x-tar, application/zip" },
+    status: 201,
+    answer: json(WorkspaceCreated, "WorkspaceCreated", { workspaceId: WID, files: 12, bytes: 34567, skipped: [] }),
+    errors: ["archive_invalid", "archive_unsupported", "archive_too_large", "archive_too_many_files", "archive_bomb", "path_escape"],
+  },
+  {
+    method: "get",
+    path: "/api/workspaces/:wid",
+    summary: "Describes a workspace snapshot.",
+    auth: true,
+    status: 200,
+    answer: json(WorkspaceInfo, "WorkspaceInfo", { workspaceId: WID, files: 12, bytes: 34567, createdAt: T }),
+    errors: ["invalid_workspace_id", "workspace_not_found"],
+  },
+  {
+    method: "get",
+    path: "/api/workspaces/:wid/files/:path{.+}",
+    summary: "A file of the snapshot, as uploaded.",
+    auth: true,
+    status: 200,
+    answer: { type: "application/octet-stream", description: "the file's bytes" },
+    errors: ["invalid_workspace_id", "workspace_not_found", ...FILE],
+  },
+  {
+    method: "get",
+    path: "/api/sessions",
+    summary: "The caller's sessions, newest first, a page at a time.",
+    auth: true,
+    query: SessionListQuery,
+    status: 200,
+    answer: json(SessionList, "SessionList", {
+      items: [{ id: SID, title: "fix the parser", projectId: null, workspaceId: WID, createdAt: T }],
+      nextCursor: null,
+    }),
+    errors: ["invalid_query", "invalid_cursor"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions",
+    summary: "Opens a session, optionally on a workspace.",
+    auth: true,
+    body: json(CreateSessionBody, "CreateSession", { workspaceId: WID, title: "fix the parser" }),
+    status: 201,
+    answer: json(SessionCreated, "SessionCreated", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T }),
+    errors: [...JSON_BODY, "invalid_workspace_id", "workspace_not_found"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/import",
+    summary:
+      "A new session holding an exported conversation (the JSONL of GET /api/sessions/{id}/messages), e.g. to replay it with model replay:<id>.",
+    auth: true,
+    query: ImportQuery,
+    body: { type: JSONL, description: "one message per line, as exported", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
+    status: 201,
+    answer: json(SessionImported, "SessionImported", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T, messages: 8 }),
+    errors: [
+      "invalid_query",
+      "unsupported_media_type",
+      "body_too_large",
+      "import_invalid",
+      "invalid_text",
+      "workspace_not_found",
+      "invalid_record",
+      "record_too_large",
+    ],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id",
+    summary: "Describes a session: status (idle or running) and counts.",
+    auth: true,
+    status: 200,
+    answer: json(SessionInfo, "SessionInfo", {
+      id: SID,
+      workspaceId: WID,
+      projectId: null,
+      title: "fix the parser",
+      createdAt: T,
+      updatedAt: T,
+      status: "idle",
+      counts: { messages: 4, events: 11 },
+    }),
+    errors: SESSION,
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/messages",
+    summary: "The session's messages as JSONL, exactly as stored.",
+    auth: true,
+    status: 200,
+    answer: { type: JSONL, description: "one message per line", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/events",
+    summary: "The session's events as JSONL, each with its seq first.",
+    auth: true,
+    status: 200,
+    answer: { type: JSONL, description: "one event per line", itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" } },
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/messages/stream",
+    summary: "Sends a prompt and streams the run as Server-Sent Events until it ends; x-run-id names the run.",
+    auth: true,
+    body: json(PromptBody, "Prompt", { text: "Where is the HTTP server started?", allowWrite: false, maxTurns: 6 }),
+    status: 200,
+    answer: sseAnswer(),
+    errors: [...SESSION, ...JSON_BODY, "session_busy"],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/events/stream",
+    summary:
+      "Replays the events after Last-Event-ID (or ?after=), tails the active run, then ends; 204 when no run is active and nothing is after it. Takes ?token= (a stream token) instead of Authorization.",
+    auth: true,
+    status: 200,
+    answer: sseAnswer(),
+    errors: [
+      ...SESSION,
+      "invalid_last_event_id",
+      "stream_token_invalid",
+      "stream_token_expired",
+      "stream_token_unconfigured",
+      "history_unreadable",
+    ],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/stream-token",
+    summary: "A short-lived token for ?token= on this session's event stream, for a browser EventSource (which cannot send Authorization).",
+    auth: true,
+    body: json(StreamTokenBody, "StreamTokenRequest", { ttlSeconds: 300 }),
+    status: 200,
+    answer: json(StreamToken, "StreamToken", { token: "v1.eyJ0IjoidGVhbS1hIn0.c2lnbmF0dXJl", expiresAt: T }),
+    errors: [...SESSION, ...JSON_BODY, "stream_token_unconfigured"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/abort",
+    summary: "Cancels the active run, if any.",
+    auth: true,
+    body: json(EmptyBody, "Empty", {}),
+    status: 200,
+    answer: json(AbortResult, "AbortResult", { aborted: true, runId: "r_01jd8x9a1b2c3d4e5f6g7h8j9k" }),
+    errors: [...SESSION, ...JSON_BODY],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/files/:path{.+}",
+    summary: "A workspace file as the session sees it (its overlay first).",
+    auth: true,
+    status: 200,
+    answer: { type: "application/octet-stream", description: "the file's bytes" },
+    errors: [...SESSION, "no_workspace", "workspace_not_found", ...FILE],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/changes",
+    summary: "Every change of the session as a unified diff (a/, b/) that git apply accepts on the snapshot.",
+    auth: true,
+    status: 200,
+    answer: { type: "text/x-diff", description: "the diff; empty when nothing changed" },
+    errors: [...SESSION, "no_workspace", "workspace_not_found"],
+  },
+];
+
+/** Codes any `/api/` route can answer with. */
+export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
+  "unauthorized",
+  "auth_misconfigured",
+  "cors_misconfigured",
+  "route_not_found",
+  "internal_error",
+];
+
+function sseAnswer(): Content {
+  return {
+    type: "text/event-stream",
+    description: `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}. The stream ends after agent_completed or agent_error.`,
+    itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" },
+  };
+}
+
+/** `/api/sessions/:id/files/:path{.+}` -> `/api/sessions/{id}/files/{path}`. */
+export function openApiPath(honoPath: string): string {
+  return honoPath.replace(/:([A-Za-z]+)(\{[^}]*\})?/g, "{$1}");
+}
+
+type JsonSchema = Record<string, unknown>;
+
+function toSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+const PATH_PARAMS: Record<string, z.ZodType> = { id: SessionId, wid: WorkspaceId, path: z.string() };
+
+let cached: JsonSchema | null = null;
+
+/** The document (built once per isolate). */
+export function openApiDocument(): JsonSchema {
+  cached ??= buildDocument();
+  return cached;
+}
+
+function buildDocument(): JsonSchema {
+  const components: Record<string, JsonSchema> = {
+    Error: toSchema(ErrorResponse, "output"),
+    SeqAgentEvent: toSchema(SeqAgentEvent, "output"),
+    AgentMessage: toSchema(AgentMessage, "output"),
+  };
+  const ref = (name: string, schema: z.ZodType, io: "input" | "output") => {
+    components[name] ??= toSchema(schema, io);
+    return { $ref: `#/components/schemas/${name}` };
+  };
+  const content = (c: Content, io: "input" | "output") =>
+    "schema" in c
+      ? { [c.type]: { schema: ref(c.name, c.schema, io), ...(c.example !== undefined ? { example: c.example } : {}) } }
+      : {
+          [c.type]: {
+            schema: { type: "string", description: c.description },
+            ...(c.itemSchema ? { "x-item-schema": ref(c.itemSchema.name, c.itemSchema.schema, "output") } : {}),
+          },
+        };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of API_ROUTES) {
+    const path = openApiPath(route.path);
+    const params = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({
+      name,
+      in: "path",
+      required: true,
+      schema: toSchema(PATH_PARAMS[name!]!, "input"),
+    }));
+    const query = route.query
+      ? Object.entries(route.query.shape).map(([name, schema]) => ({
+          name,
+          in: "query",
+          required: false,
+          schema: toSchema(schema as z.ZodType, "input"),
+        }))
+      : [];
+    const errors = [...(route.path.startsWith("/api/") ? COMMON_API_ERRORS : []), ...route.errors];
+    const byStatus = new Map<number, ApiErrorCode[]>();
+    for (const code of errors) byStatus.set(httpStatus(code), [...(byStatus.get(httpStatus(code)) ?? []), code]);
+    const responses: Record<string, unknown> = {
+      [route.status]: route.answer ? { description: "success", content: content(route.answer, "output") } : { description: "success" },
+    };
+    if (route.path.endsWith("/events/stream")) responses[204] = { description: "no run is active and nothing is after Last-Event-ID" };
+    for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+      responses[status] = {
+        description: codes.map((code) => `\`${code}\`: ${ERROR_REGISTRY[code].meaning}`).join("; "),
+        "x-error-codes": codes,
+        content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      };
+    }
+    paths[path] ??= {};
+    paths[path][route.method] = {
+      operationId: operationId(route),
+      summary: route.summary,
+      ...(route.auth ? {} : { security: [] }),
+      ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
+      ...(route.body ? { requestBody: { required: route.body.type !== "application/json", content: content(route.body, "input") } } : {}),
+      responses,
+    };
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "pi-harness",
+      version: "0.1.0",
+      description:
+        "A hosted, Pi-style coding-agent harness. Errors are {error: {code, message, requestId}}; every code is listed in x-error-codes. Messages and events share one seq, so SSE ids skip numbers.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "a token of AUTH_TOKENS; not needed when it is unset" } },
+      schemas: components,
+    },
+    "x-error-codes": Object.fromEntries(
+      (Object.keys(ERROR_REGISTRY) as ErrorCode[]).map((code) => [
+        code,
+        { status: ERROR_REGISTRY[code].status, in: ERROR_REGISTRY[code].in, meaning: ERROR_REGISTRY[code].meaning },
+      ]),
+    ),
+    "x-run-error-codes": RUN_ERROR_CODES,
+    "x-tool-denial-reasons": DENIAL_CODES,
+  };
+}
+
+function operationId(route: RouteDoc): string {
+  const words = route.path
+    .replace(/\{[^}]*\}/g, "")
+    .split(/[/.:-]/)
+    .filter((w) => w !== "" && w !== "api");
+  return [route.method, ...words].map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join("");
+}

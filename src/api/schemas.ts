@@ -1,0 +1,144 @@
+import { z } from "zod";
+import {
+  AgentMessage,
+  AgentRunOptions,
+  API_ERROR_CODES,
+  DEFAULT_SESSION_PAGE,
+  DEFAULT_STREAM_TOKEN_TTL_SECONDS,
+  isoTime,
+  MAX_PROMPT_CHARS,
+  MAX_SESSION_PAGE,
+  MAX_STREAM_TOKEN_TTL_SECONDS,
+  MAX_TITLE_CHARS,
+  MIN_STREAM_TOKEN_TTL_SECONDS,
+  nonBlank,
+  ProjectId,
+  SessionId,
+  WorkspaceId,
+} from "../domain";
+
+/**
+ * The shapes of the HTTP API: what the routes validate requests with, and what they answer. The
+ * OpenAPI document (openapi.ts) is built from these same schemas, and tests check real answers
+ * against the response schemas.
+ */
+
+// Requests
+
+/** `POST /api/sessions`. */
+export const CreateSessionBody = z.strictObject({
+  workspaceId: WorkspaceId.optional(),
+  projectId: ProjectId.optional(),
+  title: z.string().max(MAX_TITLE_CHARS).optional(),
+});
+
+/** `POST /api/sessions/:id/messages/stream`: the text plus optional permissions and limits. */
+export const PromptBody = z.strictObject({
+  text: nonBlank.max(MAX_PROMPT_CHARS),
+  ...AgentRunOptions.partial().shape,
+  model: nonBlank.max(200).optional().meta({ description: "another model name, or replay:<sessionId> to replay a recorded session" }),
+});
+
+/** `POST /api/sessions/:id/abort` and other routes that take no fields. */
+export const EmptyBody = z.strictObject({});
+
+/** `POST /api/sessions/:id/stream-token`. */
+export const StreamTokenBody = z.strictObject({
+  ttlSeconds: z
+    .number()
+    .int()
+    .min(MIN_STREAM_TOKEN_TTL_SECONDS)
+    .max(MAX_STREAM_TOKEN_TTL_SECONDS)
+    .default(DEFAULT_STREAM_TOKEN_TTL_SECONDS),
+});
+
+/** `GET /api/sessions?limit=&cursor=` (query strings, so the limit arrives as text). */
+export const SessionListQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: "must be a whole number" })
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_SESSION_PAGE))
+    .optional()
+    .meta({ description: `page size, 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})` }),
+  cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
+});
+
+/** `POST /api/sessions/import?workspaceId=&projectId=&title=`; the body is the conversation as JSONL. */
+export const ImportQuery = z.strictObject({
+  workspaceId: WorkspaceId.optional(),
+  projectId: ProjectId.optional(),
+  title: z.string().max(MAX_TITLE_CHARS).optional(),
+});
+
+// Responses
+
+export const ErrorResponse = z.strictObject({
+  error: z.strictObject({
+    code: z.enum(API_ERROR_CODES),
+    message: z.string(),
+    requestId: z.string().meta({ description: "the x-request-id of the answer; also in the server's log lines" }),
+  }),
+});
+
+export const HealthResponse = z.strictObject({ status: z.literal("ok") });
+
+export const WorkspaceCreated = z.strictObject({
+  workspaceId: WorkspaceId,
+  files: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  skipped: z.array(z.strictObject({ path: z.string(), reason: z.string() })),
+});
+
+export const WorkspaceInfo = z.strictObject({
+  workspaceId: WorkspaceId,
+  files: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  createdAt: isoTime,
+});
+
+export const SessionCreated = z.strictObject({
+  sessionId: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  createdAt: isoTime,
+});
+
+export const SessionImported = z.strictObject({
+  ...SessionCreated.shape,
+  messages: z.number().int().positive(),
+});
+
+export const SessionInfo = z.strictObject({
+  id: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime.meta({ description: "the time of the newest message" }),
+  status: z.enum(["idle", "running"]),
+  counts: z.strictObject({ messages: z.number().int().nonnegative(), events: z.number().int().nonnegative() }),
+});
+
+export const SessionListItem = z.strictObject({
+  id: SessionId,
+  title: z.string().nullable(),
+  projectId: ProjectId.nullable(),
+  workspaceId: WorkspaceId.nullable(),
+  createdAt: isoTime,
+});
+
+export const SessionList = z.strictObject({
+  items: z.array(SessionListItem),
+  nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),
+});
+
+export const AbortResult = z.strictObject({ aborted: z.boolean(), runId: z.string().nullable() });
+
+export const StreamToken = z.strictObject({
+  token: z.string().meta({ description: "pass as ?token= to GET /api/sessions/{id}/events/stream" }),
+  expiresAt: isoTime,
+});
+
+/** One line of `GET /api/sessions/:id/messages` (and of an import). */
+export const MessageLine = AgentMessage;
