@@ -57,7 +57,7 @@ function requireJsonContentType(c: AppContext): void {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** The path of the first string (or key) in `value` that holds a lone surrogate, or null. */
-function illFormedText(value: unknown, path: string): string | null {
+export function illFormedText(value: unknown, path: string): string | null {
   if (typeof value === "string") return LONE_SURROGATE.test(value) ? path || "(the body)" : null;
   if (typeof value !== "object" || value === null) return null;
   for (const [key, child] of Object.entries(value)) {

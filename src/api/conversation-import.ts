@@ -1,5 +1,6 @@
 import { type AgentMessage, HarnessError, MAX_IMPORT_MESSAGES } from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
+import { illFormedText } from "./body";
 
 const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
 
@@ -25,6 +26,9 @@ export function readConversation(text: string): AgentMessage[] {
       if (err instanceof JsonlDecodeError) throw new HarnessError("import_invalid", err.message);
       throw err;
     }
+    const illFormed = illFormedText(message, "");
+    if (illFormed)
+      throw new HarnessError("invalid_text", `line ${n}: ${illFormed} contains a lone UTF-16 surrogate, which cannot be stored as UTF-8`);
     const previous = messages[messages.length - 1];
     if (previous && message.sessionId !== previous.sessionId)
       throw invalid(n, `belongs to session '${message.sessionId}', the lines before to '${previous.sessionId}'`);

@@ -17,9 +17,11 @@ import {
   CreateSessionBody,
   EmptyBody,
   ErrorResponse,
+  EventStreamQuery,
   HealthResponse,
   ImportQuery,
   PromptBody,
+  ResumeSeq,
   SessionCreated,
   SessionImported,
   SessionInfo,
@@ -53,6 +55,8 @@ export interface RouteDoc {
   /** Needs the bearer token when AUTH_TOKENS is set. */
   auth: boolean;
   query?: z.ZodObject;
+  /** Request headers the route reads, besides Authorization and Content-Type. */
+  headers?: readonly { name: string; schema: z.ZodType }[];
   body?: Content;
   status: number;
   answer: Content | null;
@@ -139,7 +143,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
     body: json(CreateSessionBody, "CreateSession", { workspaceId: WID, title: "fix the parser" }),
     status: 201,
     answer: json(SessionCreated, "SessionCreated", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T }),
-    errors: [...JSON_BODY, "invalid_workspace_id", "workspace_not_found"],
+    errors: [...JSON_BODY, "invalid_workspace_id", "workspace_not_found", "session_exists"],
   },
   {
     method: "post",
@@ -160,6 +164,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
       "workspace_not_found",
       "invalid_record",
       "record_too_large",
+      "session_exists",
     ],
   },
   {
@@ -214,6 +219,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
     summary:
       "Replays the events after Last-Event-ID (or ?after=), tails the active run, then ends; 204 when no run is active and nothing is after it. Takes ?token= (a stream token) instead of Authorization.",
     auth: true,
+    query: EventStreamQuery,
+    headers: [{ name: "Last-Event-ID", schema: ResumeSeq }],
     status: 200,
     answer: sseAnswer(),
     errors: [
@@ -341,16 +348,26 @@ function buildDocument(): JsonSchema {
           schema: toSchema(schema as z.ZodType, "input"),
         }))
       : [];
+    const headers = (route.headers ?? []).map(({ name, schema }) => ({
+      name,
+      in: "header",
+      required: false,
+      schema: toSchema(schema, "input"),
+    }));
     const errors = [...(route.path.startsWith("/api/") ? COMMON_API_ERRORS : []), ...route.errors];
     const byStatus = new Map<number, ApiErrorCode[]>();
     for (const code of errors) byStatus.set(httpStatus(code), [...(byStatus.get(httpStatus(code)) ?? []), code]);
+    const streams = route.answer?.type === "text/event-stream";
+    const answerHeaders = { headers: streams ? { ...REQUEST_ID_HEADER, ...RUN_ID_HEADER } : REQUEST_ID_HEADER };
     const responses: Record<string, unknown> = {
-      [route.status]: route.answer ? { description: "success", content: content(route.answer, "output") } : { description: "success" },
+      [route.status]: { description: "success", ...answerHeaders, ...(route.answer ? { content: content(route.answer, "output") } : {}) },
     };
-    if (route.path.endsWith("/events/stream")) responses[204] = { description: "no run is active and nothing is after Last-Event-ID" };
+    if (route.path.endsWith("/events/stream"))
+      responses[204] = { description: "no run is active and nothing is after Last-Event-ID", headers: REQUEST_ID_HEADER };
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
       responses[status] = {
         description: codes.map((code) => `\`${code}\`: ${ERROR_REGISTRY[code].meaning}`).join("; "),
+        headers: REQUEST_ID_HEADER,
         "x-error-codes": codes,
         content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
       };
@@ -360,8 +377,8 @@ function buildDocument(): JsonSchema {
       operationId: operationId(route),
       summary: route.summary,
       ...(route.auth ? {} : { security: [] }),
-      ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
-      ...(route.body ? { requestBody: { required: route.body.type !== "application/json", content: content(route.body, "input") } } : {}),
+      ...(params.length + query.length + headers.length > 0 ? { parameters: [...params, ...query, ...headers] } : {}),
+      ...(route.body ? { requestBody: { required: bodyRequired(route.body), content: content(route.body, "input") } } : {}),
       responses,
     };
   }
@@ -391,6 +408,16 @@ function buildDocument(): JsonSchema {
     "x-tool-denial-reasons": DENIAL_CODES,
   };
 }
+
+/** A JSON body may be left out when `{}` is valid (an empty body counts as `{}`); other media types are required. */
+function bodyRequired(body: Content): boolean {
+  return "schema" in body ? !body.schema.safeParse({}).success : true;
+}
+
+const REQUEST_ID_HEADER = {
+  "x-request-id": { description: "names this request in error bodies and in the server's logs", schema: { type: "string" } },
+};
+const RUN_ID_HEADER = { "x-run-id": { description: "the run being streamed, when there is one", schema: { type: "string" } } };
 
 function operationId(route: RouteDoc): string {
   const words = route.path

@@ -5,7 +5,7 @@ import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
 import { isApiCode } from "./errors";
 import { requireSession } from "./lookup";
-import { EmptyBody, PromptBody, StreamTokenBody } from "./schemas";
+import { EmptyBody, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
 import { issueStreamToken } from "./stream-tokens";
 
 /** Runs: start one and stream it, resume a stream, hand out stream tokens, abort. */
@@ -31,7 +31,7 @@ export const runRoutes = new Hono<AppBindings>()
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
     const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
-    if (!/^\d{1,15}$/.test(raw.trim())) {
+    if (!ResumeSeq.safeParse(raw).success) {
       throw new HarnessError(
         "invalid_last_event_id",
         `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,

@@ -64,6 +64,21 @@ export const SessionListQuery = z.strictObject({
   cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
 });
 
+/** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
+export const ResumeSeq = z
+  .string()
+  .regex(/^\s*\d{1,15}\s*$/, { message: "must be a non-negative integer seq" })
+  .meta({ description: "the seq of the last event received; the stream starts after it" });
+
+/**
+ * `GET /api/sessions/:id/events/stream?after=&token=`: `after` when the client cannot send
+ * `Last-Event-ID` (the header wins), `token` a stream token in place of `Authorization`.
+ */
+export const EventStreamQuery = z.object({
+  after: ResumeSeq.optional(),
+  token: z.string().optional().meta({ description: "a stream token (POST /api/sessions/{id}/stream-token), for EventSource" }),
+});
+
 /** `POST /api/sessions/import?workspaceId=&projectId=&title=`; the body is the conversation as JSONL. */
 export const ImportQuery = z.strictObject({
   workspaceId: WorkspaceId.optional(),

@@ -313,4 +313,21 @@ describe("busy, abort, disconnect and resume", () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("invalid_last_event_id");
   });
+
+  it("a stream opens with a retry: field; 204 once the run has ended and nothing is after Last-Event-ID", async () => {
+    const { sessionId } = await sessionWithModel([textAnswer("done")]);
+    const res = await prompt(sessionId, { text: "go" });
+    expect((await res.clone().text()).startsWith("retry: 2000\n\n")).toBe(true);
+    await readSse(res);
+    const last = (await eventsWithSeq(sessionId)).at(-1)!.seq;
+    const caughtUp = await api(`/api/sessions/${sessionId}/events/stream`, { headers: { "last-event-id": String(last) } });
+    expect(caughtUp.status).toBe(204);
+    expect(await caughtUp.text()).toBe("");
+    expect(caughtUp.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // The final assistant message takes a seq after the last event; resuming from it is also caught up.
+    expect((await api(`/api/sessions/${sessionId}/events/stream?after=${last + 5}`)).status).toBe(204);
+    // A session that never ran has nothing to send either.
+    const { sessionId: idle } = await sessionWithModel([]);
+    expect((await api(`/api/sessions/${idle}/events/stream`)).status).toBe(204);
+  });
 });
