@@ -32,6 +32,10 @@ export function startFlakyProxy(target) {
         res.end();
       });
       answer.on("error", () => cut(stream));
+      // The client went away (a cancelled body): stop relaying; the run goes on without it.
+      res.on("close", () => {
+        if (streams.delete(stream)) answer.destroy();
+      });
     });
     upstream.on("error", () => {
       if (!res.headersSent) res.writeHead(502);
