@@ -128,7 +128,7 @@ export function httpStatus(code: ApiErrorCode): NonNullable<ErrorSpec["status"]>
 /**
  * The one base error of the harness: a stable code from the registry and a sentence a user can act
  * on. Layers throw it (or a subclass that narrows the code); the API maps it to
- * `{"error":{"code","message"}}` with the registry's status in one place.
+ * `{"error":{"code","message","requestId"}}` with the registry's status in one place.
  */
 export class HarnessError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name: string = "HarnessError";

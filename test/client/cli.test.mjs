@@ -1,11 +1,12 @@
 // The terminal client against `wrangler dev` (auth on) with the fake model of the black-box
 // checks, through a proxy that can cut event streams. Run by `npm run test:client`.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
 import { main } from "../../client/cli.mjs";
 import { freePort, startDevServer } from "../../scripts/blackbox/dev-server.mjs";
 import { startFakeModel } from "../../scripts/blackbox/fake-model.mjs";
@@ -182,5 +183,30 @@ describe("pi-harness run", () => {
     const unknown = await cli(["show", "s_doesnotexist"]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /^error: session_not_found: /);
+  });
+});
+
+describe("npm run demo", () => {
+  it("uploads the example workspace and replays the recorded session through the real tools, with no model", async () => {
+    const { stdout } = await promisify(execFile)("node", ["scripts/demo.mjs", "--url", dev.base], {
+      env: { ...process.env, PI_HARNESS_TOKEN: TOKEN, NO_COLOR: "1" },
+    });
+    for (const tool of ["ls", "grep", "read", "edit"]) assert.match(stdout, new RegExp(`^✓ ${tool} `, "m"));
+    assert.match(stdout, /^\+const PORT = Number\(process\.env\.PORT \?\? 8080\);$/m);
+    assert.match(stdout, /^Start it with `PORT=9000 npm start` to pick another port\.$/m);
+    const viewer = new RegExp(`^   ${dev.base.replace(/\./g, "\\.")}/#/s/(s_[A-Za-z0-9_-]+)$`, "m").exec(stdout);
+    assert.ok(viewer, stdout);
+    // The replayed session really ran the tools: its results are from the workspace, and it was flushed to R2.
+    const messages = (await (await api(`/api/sessions/${viewer[1]}/messages`)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      messages.map((m) => m.kind),
+      ["user", "assistant", "tool_result", "assistant", "tool_result", "assistant", "tool_result", "assistant", "tool_result", "assistant"],
+    );
+    assert.match(messages[4].resultText, /^src\/server\.js:30: server\.listen\(PORT/);
+    const server = await (await api(`/api/sessions/${viewer[1]}/files/src/server.js`)).text();
+    assert.match(server, /^const PORT = Number\(process\.env\.PORT \?\? 8080\);$/m);
   });
 });
