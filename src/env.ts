@@ -1,3 +1,4 @@
+import type { ProjectRpc } from "./awtl/project-api";
 import type { SessionRpc } from "./session/session-api";
 import type { TenantRpc } from "./tenant/tenant-api";
 
@@ -5,6 +6,7 @@ import type { TenantRpc } from "./tenant/tenant-api";
 export interface AppEnv {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   TENANTS: DurableObjectNamespace<TenantRpc>;
+  PROJECTS: DurableObjectNamespace<ProjectRpc>;
   STORE: R2Bucket;
   /** `name:token,name2:token2`; when unset the API is open (local development). */
   AUTH_TOKENS?: string;

@@ -4,7 +4,9 @@ import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
 import { corsPolicy } from "./cors";
 import { errorBody, errorResponse } from "./errors";
+import { learningRoutes } from "./learning";
 import { openApiDocument } from "./openapi";
+import { projectRoutes } from "./projects";
 import { settleRequestBodies } from "./request-body";
 import { logLine, requestContext } from "./request-context";
 import { runRoutes } from "./runs";
@@ -28,6 +30,8 @@ export function createApp(): Hono<AppBindings> {
   app.use("/api/*", requireBearerToken());
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", runRoutes);
+  app.route("/api/sessions", learningRoutes);
+  app.route("/api/projects", projectRoutes);
   app.route("/api/workspaces", workspaceRoutes);
 
   app.notFound((c) =>

@@ -7,21 +7,35 @@ import {
   type ErrorCode,
   EVENT_TYPES,
   httpStatus,
+  ProjectId,
   RUN_ERROR_CODES,
   SeqAgentEvent,
   SessionId,
+  TraceRecord,
   WorkspaceId,
 } from "../domain";
 import {
   AbortResult,
+  ApprovalAnswer,
+  ApproveBody,
+  AttributionList,
+  CaseDetail,
+  CaseList,
   CreateSessionBody,
   EmptyBody,
   ErrorResponse,
   EventStreamQuery,
   HealthResponse,
   ImportQuery,
+  JudgementBody,
+  JudgementResult,
+  MemoryList,
+  PromoteBody,
+  PromotionAnswer,
   PromptBody,
+  QuarantineList,
   ResumeSeq,
+  ScorecardAnswer,
   SessionCreated,
   SessionImported,
   SessionInfo,
@@ -29,6 +43,7 @@ import {
   SessionListQuery,
   StreamToken,
   StreamTokenBody,
+  TraceImportSummary,
   WorkspaceCreated,
   WorkspaceInfo,
 } from "./schemas";
@@ -74,8 +89,8 @@ const T = "2026-11-30T03:00:00.000Z";
 const SID = "s_01jd8x7k2m3n4p5q6r7s8t9v0w";
 const WID = "w_01jd8x6a1b2c3d4e5f6g7h8j9k";
 
-/** Every route of the API, in the order the README lists them. */
-export const API_ROUTES: readonly RouteDoc[] = [
+/** The routes of workspaces, sessions and runs, in the order the README lists them. */
+const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/healthz",
@@ -181,7 +196,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
       createdAt: T,
       updatedAt: T,
       status: "idle",
-      counts: { messages: 4, events: 11 },
+      counts: { messages: 4, events: 11, trace: 9 },
     }),
     errors: SESSION,
   },
@@ -211,7 +226,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
     body: json(PromptBody, "Prompt", { text: "Where is the HTTP server started?", allowWrite: false, maxTurns: 6 }),
     status: 200,
     answer: sseAnswer(),
-    errors: [...SESSION, ...JSON_BODY, "session_busy"],
+    errors: [...SESSION, ...JSON_BODY, "session_busy", "run_not_found"],
   },
   {
     method: "get",
@@ -272,6 +287,130 @@ export const API_ROUTES: readonly RouteDoc[] = [
   },
 ];
 
+/** The failure-learning loop (issue 9): a session's trace, judgements and attributions; a project's cases and memory. */
+const PROJECT: readonly ApiErrorCode[] = ["invalid_project_id", "project_not_found"];
+const RID = "r_01jd8x9a1b2c3d4e5f6g7h8j9k";
+const LEARNING_ROUTES: readonly RouteDoc[] = [
+  {
+    method: "get",
+    path: "/api/sessions/:id/trace",
+    summary: "The session's trace records (spans, actions, observations, verdicts, attributions) as JSONL, in writerSeq order.",
+    auth: true,
+    status: 200,
+    answer: { type: JSONL, description: "one trace record per line", itemSchema: { schema: TraceRecord, name: "TraceRecord" } },
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/judgements",
+    summary: "An external judge's verdict on one of the session's runs; a fail is attributed at once.",
+    auth: true,
+    body: json(JudgementBody, "Judgement", {
+      runId: RID,
+      judgeName: "ci-tests",
+      result: "fail",
+      artifactRefs: ["src/server.js"],
+      detail: "test/server.test.js failed",
+    }),
+    status: 201,
+    answer: json(JudgementResult, "JudgementResult"),
+    errors: [...SESSION, ...JSON_BODY, "run_not_found", "action_not_found", "history_unreadable"],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/attributions",
+    summary: "Every attribution of the session, oldest first.",
+    auth: true,
+    status: 200,
+    answer: json(AttributionList, "AttributionList", { attributions: [] }),
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/cases",
+    summary: "The project's failed-turn cases.",
+    auth: true,
+    status: 200,
+    answer: json(CaseList, "CaseList", { cases: [] }),
+    errors: PROJECT,
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/cases/:caseId",
+    summary: "One case and its scorecard.",
+    auth: true,
+    status: 200,
+    answer: json(CaseDetail, "CaseDetail"),
+    errors: [...PROJECT, "case_not_found"],
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/cases/:caseId/replay",
+    summary: "Re-runs the case's failing run with the replay model against the current tools and workspace; answers its scorecard.",
+    auth: true,
+    body: json(EmptyBody, "Empty", {}),
+    status: 201,
+    answer: json(ScorecardAnswer, "ScorecardAnswer"),
+    errors: [...PROJECT, ...JSON_BODY, "case_not_found", "case_not_replayable"],
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/cases/:caseId/approve",
+    summary: "Records a human approval of the case.",
+    auth: true,
+    body: json(ApproveBody, "Approve", { approvedBy: "ana@example.com", note: "checked against the CI log" }),
+    status: 201,
+    answer: json(ApprovalAnswer, "ApprovalAnswer"),
+    errors: [...PROJECT, ...JSON_BODY, "case_not_found"],
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/memory/promote",
+    summary: "Promotes a verified case to project memory (needs write: true).",
+    auth: true,
+    body: json(PromoteBody, "Promote", { caseId: "c_5f2a9e01b3c4d6e7", write: true }),
+    status: 201,
+    answer: json(PromotionAnswer, "PromotionAnswer"),
+    errors: [
+      ...PROJECT,
+      ...JSON_BODY,
+      "case_not_found",
+      "promotion_write_flag_required",
+      "promotion_not_verified",
+      "promotion_imported_only",
+      "promotion_class_not_allowed",
+    ],
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/memory",
+    summary: "The project's promoted rules.",
+    auth: true,
+    status: 200,
+    answer: json(MemoryList, "MemoryList", { rules: [] }),
+    errors: PROJECT,
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/traces",
+    summary: "Imports foreign traces (this project's field names or seed 003's snake_case); corrupt lines go to the quarantine.",
+    auth: true,
+    body: { type: JSONL, description: "one trace record per line" },
+    status: 201,
+    answer: json(TraceImportSummary, "TraceImportSummary", { importId: "i_1", imported: 12, quarantined: 1, caseIds: [] }),
+    errors: [...PROJECT, "unsupported_media_type", "body_too_large"],
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/quarantine",
+    summary: "Lines of trace imports that were refused, with their line number, SHA-256 and reason.",
+    auth: true,
+    status: 200,
+    answer: json(QuarantineList, "QuarantineList", { quarantine: [] }),
+    errors: PROJECT,
+  },
+];
+
 /** Codes any `/api/` route can answer with. */
 export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
   "unauthorized",
@@ -280,6 +419,9 @@ export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
   "route_not_found",
   "internal_error",
 ];
+
+/** Every route of the API: the one table the document is built from. */
+export const API_ROUTES: readonly RouteDoc[] = [...CORE_ROUTES, ...LEARNING_ROUTES];
 
 function sseAnswer(): Content {
   return {
@@ -301,7 +443,7 @@ function toSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   return rest;
 }
 
-const PATH_PARAMS: Record<string, z.ZodType> = { id: SessionId, wid: WorkspaceId, path: z.string() };
+const PATH_PARAMS: Record<string, z.ZodType> = { id: SessionId, wid: WorkspaceId, pid: ProjectId, caseId: z.string(), path: z.string() };
 
 let cached: JsonSchema | null = null;
 

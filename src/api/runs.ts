@@ -13,12 +13,13 @@ export const runRoutes = new Hono<AppBindings>()
   /** Starts a run and streams its events as SSE until it ends. 409 `session_busy` while another runs. */
   .post("/:id/messages/stream", async (c) => {
     const { store, meta } = await requireSession(c);
-    const { text, model, ...limits } = await readJsonBody(c, PromptBody);
+    const { text, model, retryOf, ...limits } = await readJsonBody(c, PromptBody);
     const command: AgentPromptCommand = {
       sessionId: meta.id,
       userText: text,
       ...(meta.workspaceId ? { workspaceId: meta.workspaceId } : {}),
       ...(model ? { model } : {}),
+      ...(retryOf ? { retryOf } : {}),
       options: AgentRunOptions.parse(limits),
     };
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;

@@ -1,11 +1,17 @@
 import { z } from "zod";
+import { FailedTurnCase } from "../awtl/failed-turn-case";
+import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
+import { Scorecard } from "../awtl/scorecard";
 import {
   AgentMessage,
   AgentRunOptions,
   API_ERROR_CODES,
+  AttributionRecord,
   DEFAULT_SESSION_PAGE,
   DEFAULT_STREAM_TOKEN_TTL_SECONDS,
   isoTime,
+  JudgeResult,
+  JudgeVerdict,
   MAX_PROMPT_CHARS,
   MAX_SESSION_PAGE,
   MAX_STREAM_TOKEN_TTL_SECONDS,
@@ -13,6 +19,7 @@ import {
   MIN_STREAM_TOKEN_TTL_SECONDS,
   nonBlank,
   ProjectId,
+  RunId,
   SessionId,
   WorkspaceId,
 } from "../domain";
@@ -37,6 +44,9 @@ export const PromptBody = z.strictObject({
   text: nonBlank.max(MAX_PROMPT_CHARS),
   ...AgentRunOptions.partial().shape,
   model: nonBlank.max(200).optional().meta({ description: "another model name, or replay:<sessionId> to replay a recorded session" }),
+  retryOf: RunId.optional().meta({
+    description: "the run this prompt retries (another attempt of the same task: its failed-turn cases always reach the brief)",
+  }),
 });
 
 /** `POST /api/sessions/:id/abort` and other routes that take no fields. */
@@ -86,6 +96,22 @@ export const ImportQuery = z.strictObject({
   title: z.string().max(MAX_TITLE_CHARS).optional(),
 });
 
+/** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
+export const JudgementBody = z.strictObject({
+  runId: nonBlank.pipe(z.string().max(100)),
+  judgeName: nonBlank.pipe(z.string().max(100)),
+  result: JudgeVerdict,
+  sourceActionId: nonBlank.pipe(z.string().max(100)).optional(),
+  artifactRefs: z.array(nonBlank.pipe(z.string().max(4096))).max(100),
+  detail: z.string().max(2000).default(""),
+});
+
+/** `POST /api/projects/:pid/cases/:caseId/approve`. */
+export const ApproveBody = z.strictObject({ approvedBy: nonBlank.pipe(z.string().max(200)), note: z.string().max(2000).default("") });
+
+/** `POST /api/projects/:pid/memory/promote`. */
+export const PromoteBody = z.strictObject({ caseId: nonBlank.pipe(z.string().max(100)), write: z.boolean().default(false) });
+
 // Responses
 
 export const ErrorResponse = z.strictObject({
@@ -132,7 +158,11 @@ export const SessionInfo = z.strictObject({
   createdAt: isoTime,
   updatedAt: isoTime.meta({ description: "the time of the newest message" }),
   status: z.enum(["idle", "running"]),
-  counts: z.strictObject({ messages: z.number().int().nonnegative(), events: z.number().int().nonnegative() }),
+  counts: z.strictObject({
+    messages: z.number().int().nonnegative(),
+    events: z.number().int().nonnegative(),
+    trace: z.number().int().nonnegative(),
+  }),
 });
 
 export const SessionListItem = z.strictObject({
@@ -157,3 +187,14 @@ export const StreamToken = z.strictObject({
 
 /** One line of `GET /api/sessions/:id/messages` (and of an import). */
 export const MessageLine = AgentMessage;
+
+export const JudgementResult = z.strictObject({ judgeResult: JudgeResult, attribution: AttributionRecord.nullable() });
+export const AttributionList = z.strictObject({ attributions: z.array(AttributionRecord) });
+export const CaseList = z.strictObject({ cases: z.array(FailedTurnCase) });
+export const CaseDetail = z.strictObject({ case: FailedTurnCase, scorecard: Scorecard.nullable() });
+export const ScorecardAnswer = z.strictObject({ scorecard: Scorecard });
+export const ApprovalAnswer = z.strictObject({ approval: Approval });
+export const PromotionAnswer = z.strictObject({ rule: MemoryRule });
+export const MemoryList = z.strictObject({ rules: z.array(MemoryRule) });
+export const QuarantineList = z.strictObject({ quarantine: z.array(QuarantineEntry) });
+export const TraceImportSummary = ImportSummary;

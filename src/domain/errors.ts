@@ -55,6 +55,21 @@ export const ERROR_REGISTRY = {
   },
   flush_failed: { status: 503, in: ["api"], meaning: "writing the log to R2 failed; nothing is lost and it is retried" },
   history_unreadable: { status: 500, in: ["api", "run"], meaning: "the session's stored log could not be read back" },
+  run_not_found: { status: 404, in: ["api"], meaning: "no run with this id in the session" },
+  action_not_found: { status: 404, in: ["api"], meaning: "a judgement named a sourceActionId that the run's trace does not have" },
+  // Projects and the failure-learning loop
+  invalid_project_id: { status: 400, in: ["api"], meaning: "not a project id (p_ followed by 1-64 of [A-Za-z0-9_-])" },
+  project_not_found: {
+    status: 404,
+    in: ["api"],
+    meaning: "no such project for this tenant (a project exists once a session names it; p_default always does)",
+  },
+  case_not_found: { status: 404, in: ["api"], meaning: "no such failed-turn case in the project" },
+  case_not_replayable: { status: 409, in: ["api"], meaning: "the case's origin run cannot be replayed (its session or run is gone)" },
+  promotion_write_flag_required: { status: 400, in: ["api"], meaning: "promotion writes project memory: it needs write: true" },
+  promotion_not_verified: { status: 409, in: ["api"], meaning: "a case needs a passed replay or a human approval before promotion" },
+  promotion_imported_only: { status: 409, in: ["api"], meaning: "cases from imported or trace-only material are never promoted" },
+  promotion_class_not_allowed: { status: 409, in: ["api"], meaning: "environment, flaky and harness failures are never promoted" },
   // Workspaces and files
   workspace_not_found: { status: 404, in: ["api", "run"], meaning: "no such workspace, or it belongs to another tenant" },
   no_workspace: { status: 404, in: ["api"], meaning: "the session was opened without a workspace" },

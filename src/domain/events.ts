@@ -88,6 +88,14 @@ export const AgentError = z.strictObject({
   message: z.string(),
 });
 
+/** A Failure Prevention Brief built from these cases was added to the run's system prompt. */
+export const BriefInjected = z.strictObject({
+  type: z.literal("brief_injected"),
+  ...eventBase,
+  runId: nonBlank,
+  caseIds: z.array(nonBlank).min(1),
+});
+
 export const AgentCompleted = z.strictObject({
   type: z.literal("agent_completed"),
   ...eventBase,
@@ -106,6 +114,7 @@ export const AgentEvent = z.discriminatedUnion("type", [
   ToolCallDenied,
   AgentError,
   AgentCompleted,
+  BriefInjected,
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type EventType = AgentEvent["type"];
@@ -116,7 +125,8 @@ const seqField = { seq: z.number().int().positive() };
 
 /**
  * An event as clients receive it (SSE `data`, the `/events` export): the stored event with its `seq`
- * first. Stored records never carry it; it is added on the way out.
+ * first. Stored records never carry it; it is added on the way out. One variant per AgentEvent type,
+ * in the same order (test/api/openapi.test.ts checks it).
  */
 export const SeqAgentEvent = z.discriminatedUnion("type", [
   z.strictObject({ ...seqField, ...AgentStarted.shape }),
@@ -128,6 +138,7 @@ export const SeqAgentEvent = z.discriminatedUnion("type", [
   z.strictObject({ ...seqField, ...ToolCallDenied.shape }),
   z.strictObject({ ...seqField, ...AgentError.shape }),
   z.strictObject({ ...seqField, ...AgentCompleted.shape }),
+  z.strictObject({ ...seqField, ...BriefInjected.shape }),
 ]);
 export type SeqAgentEvent = z.infer<typeof SeqAgentEvent>;
 

@@ -9,6 +9,14 @@ export const ID_PREFIX = {
   run: "r",
   workspace: "w",
   project: "p",
+  span: "sp",
+  turn: "t",
+  action: "ac",
+  judge: "jd",
+  attribution: "at",
+  case: "cs",
+  scorecard: "sc",
+  import: "im",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;
@@ -31,6 +39,7 @@ export function idSchema(kind: IdKind) {
 export const SessionId = idSchema("session");
 export const WorkspaceId = idSchema("workspace");
 export const ProjectId = idSchema("project");
+export const RunId = idSchema("run");
 
 /** True when `value` is a well-formed id of `kind`; used to refuse ids before touching storage. */
 export function isId(kind: IdKind, value: unknown): value is string {

@@ -44,6 +44,16 @@ export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
 /** The largest record the session log stores, in bytes of JSON (a model answer at its limit fits). */
 export const MAX_RECORD_BYTES = 32 * MiB;
 
+// Failure learning
+/** Largest JSONL body of foreign traces one import takes. */
+export const MAX_TRACE_IMPORT_BYTES = 4 * MiB;
+/** Most cases one Failure Prevention Brief names... */
+export const MAX_BRIEF_CASES = 5;
+/** ...and the most characters it may take in the system prompt (header included). */
+export const MAX_BRIEF_CHARS = 900;
+/** How long a replay's validation of a case holds; older, the case is stale and left out of briefs. */
+export const CASE_VALIDATION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+
 // Workspaces
 /** Largest upload, in bytes. */
 export const MAX_ARCHIVE_BYTES = 100 * MiB;
@@ -116,4 +126,9 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments (past it: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
   ],
   ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
+  ["trace import", `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`)`],
+  [
+    "Failure Prevention Brief",
+    `at most ${MAX_BRIEF_CASES} cases in ${count(MAX_BRIEF_CHARS)} characters; a case's replay validation holds ${CASE_VALIDATION_MAX_AGE_MS / 86_400_000} days`,
+  ],
 ];

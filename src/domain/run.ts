@@ -32,6 +32,10 @@ export const AgentPromptCommand = z.strictObject({
   workspaceId: WorkspaceId.optional(),
   /** Overrides the configured model name; `replay:<sessionId>` replays a recorded session. */
   model: nonBlank.optional(),
+  /** The run this prompt retries: another attempt of the same task (its cases always reach the brief). */
+  retryOf: nonBlank.optional(),
+  /** Replays only: how many recorded assistant turns to skip (the replayed run's place in its session). */
+  replayOffset: z.number().int().nonnegative().optional(),
   options: AgentRunOptions,
 });
 export type AgentPromptCommand = z.infer<typeof AgentPromptCommand>;

@@ -19,6 +19,8 @@ export interface ModelClientDeps {
   ids?: IdGenerator;
   sleep?: Sleep;
   retry?: Partial<RetryPolicy>;
+  /** For `replay:`: recorded assistant turns to skip. */
+  replayOffset?: number;
 }
 
 /** The provider settings of the Worker env: OPENAI_API_KEY, OPENAI_BASE_URL, MODEL. */
@@ -39,7 +41,7 @@ export function createModelClient(config: ModelConfig, requestedModel: string | 
     if (!isId("session", sessionId)) {
       return new FailingModelClient("bad_request", `'${requested}' is not a replay model: write replay:<sessionId>, e.g. replay:s_abc123`);
     }
-    return new ReplayModelClient({ sessionId, load: deps.loadMessages });
+    return new ReplayModelClient({ sessionId, load: deps.loadMessages }, deps.replayOffset ?? 0);
   }
   const apiKey = config.apiKey?.trim();
   if (!apiKey) {

@@ -26,7 +26,11 @@ export class ReplayModelClient implements ModelClient {
   private answered = 0;
   private turns: Promise<AssistantMessage[]> | undefined;
 
-  constructor(private readonly source: AgentMessage[] | { sessionId: string; load: MessageLoader }) {}
+  constructor(
+    private readonly source: AgentMessage[] | { sessionId: string; load: MessageLoader },
+    /** Recorded turns to skip: a replay of a later run of the recorded session starts there. */
+    private readonly offset = 0,
+  ) {}
 
   private get label(): string {
     return Array.isArray(this.source) ? "the recording" : `the recording of session ${this.source.sessionId}`;
@@ -51,8 +55,9 @@ export class ReplayModelClient implements ModelClient {
       return;
     }
     const inHistory = request.messages.filter((m) => m.kind === "assistant").length;
-    const k = Math.max(this.answered, inHistory);
-    this.answered = k + 1;
+    const played = Math.max(this.answered, inHistory);
+    this.answered = played + 1;
+    const k = played + this.offset;
     const turn = turns[k];
     if (!turn) {
       yield modelError("replay_exhausted", `${this.label} has ${turns.length} assistant turn(s); turn ${k + 1} was requested`);

@@ -16,7 +16,8 @@ import type { ToolExecution, ToolRunner } from "../tools/execution-service";
 import { DeltaCoalescer } from "./delta-coalescer";
 import type { RunLog } from "./run-log";
 import type { RunSetup } from "./run-setup";
-import { buildSystemPrompt } from "./system-prompt";
+import { RunTracer, type TurnTrace } from "./run-tracer";
+import { appendBrief, buildSystemPrompt } from "./system-prompt";
 
 /** Everything one run needs; the SessionDO builds it, tests build it with scripted parts. */
 export interface RunContext {
@@ -32,6 +33,17 @@ export interface RunContext {
   clock: () => number;
   /** Fires on an explicit abort. The run's timeout is handled here. */
   signal: AbortSignal;
+  /** The run this one retries (another attempt of the same task), if any. */
+  retryOf?: string | null;
+  /** A Failure Prevention Brief for this run, if cases matched (added to the system prompt). */
+  brief?: RunBrief | null;
+}
+
+/** The brief a run is given: its text and the cases it was built from. */
+export interface RunBrief {
+  text: string;
+  caseIds: string[];
+  promotedCaseIds: string[];
 }
 
 export interface RunOutcome {
@@ -69,6 +81,8 @@ class AgentRun {
   private toolBudgetLeft = true;
   private model: ModelClient | null = null;
   private tools: ToolRunner | null = null;
+  private readonly tracer: RunTracer;
+  private turn: TurnTrace | null = null;
 
   constructor(
     private readonly userText: string,
@@ -77,6 +91,14 @@ class AgentRun {
   ) {
     this.messages = [...ctx.history];
     this.signal = AbortSignal.any([ctx.signal, this.timeout.signal]);
+    this.tracer = new RunTracer({
+      sessionId: ctx.sessionId,
+      runId: ctx.runId,
+      retryOf: ctx.retryOf ?? null,
+      ids: ctx.ids,
+      clock: ctx.clock,
+      append: (draft) => ctx.log.appendTrace(draft),
+    });
   }
 
   async run(): Promise<RunOutcome> {
@@ -93,8 +115,14 @@ class AgentRun {
 
   private async loop(): Promise<RunOutcome> {
     this.event({ type: "agent_started", runId: this.ctx.runId });
+    this.tracer.runStarted();
     const user = this.message({ kind: "user", text: this.userText });
     this.event({ type: "user_message_appended", messageId: user.id });
+    const brief = this.ctx.brief ?? null;
+    if (brief) {
+      this.event({ type: "brief_injected", runId: this.ctx.runId, caseIds: brief.caseIds });
+      this.tracer.memoryRead(brief.caseIds, brief.promotedCaseIds, brief.text.length);
+    }
     const setup = this.ctx.setup;
     if (!setup.ok) {
       this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
@@ -103,17 +131,19 @@ class AgentRun {
     this.model = setup.model;
     this.tools = setup.tools;
     const definitions = this.tools?.definitions() ?? [];
-    const system = buildSystemPrompt({ workspaceId: this.ctx.workspaceId, tools: definitions, options: this.options });
+    const system = appendBrief(buildSystemPrompt({ workspaceId: this.ctx.workspaceId, tools: definitions, options: this.options }), brief);
 
     for (let turn = 1; turn <= this.options.maxTurns; turn++) {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
+      this.turn = this.tracer.turnStarted();
       const messageId = this.ctx.ids.next("message");
       const coalescer = new DeltaCoalescer((text) => this.event({ type: "assistant_delta", messageId, text }), this.ctx.clock);
-      const reply = await this.callModel(
-        { system, messages: [...this.messages], tools: this.toolBudgetLeft ? definitions : [] },
-        coalescer,
-      );
+      const offered = this.toolBudgetLeft ? definitions : [];
+      const modelAction = this.tracer.modelCalled(this.turn, this.messages.length, offered.length);
+      const reply = await this.callModel({ system, messages: [...this.messages], tools: offered }, coalescer);
       coalescer.flush();
+      const modelError = reply.end.type === "error" ? reply.end.code : null;
+      this.tracer.modelAnswered(this.turn, modelAction, { error: modelError, text: reply.text, calls: reply.calls.length });
 
       if (reply.end.type === "error") {
         const { code, message } = reply.end;
@@ -137,6 +167,8 @@ class AgentRun {
 
       for (const call of reply.calls) await this.runTool(call, reply.invalid.get(call.id));
       if (this.signal.aborted) return this.end(this.abortReason(), "");
+      this.tracer.turnEnded(this.turn, "TOOL_CALLS", false);
+      this.turn = null;
     }
     return this.end("MAX_TURNS", "");
   }
@@ -189,7 +221,10 @@ class AgentRun {
       return;
     }
     this.event({ type: "tool_call_started", callId: call.id, tool: call.name, arguments: call.arguments });
+    const turn = this.turn!;
+    const action = this.tracer.toolCalled(turn, call, this.tools?.plannedPaths?.(call) ?? { reads: [], writes: [] });
     const execution = await this.execute(call, invalid);
+    this.tracer.toolFinished(turn, action, execution);
     // The result's id is taken first, so tool_call_finished can name the message that follows it.
     const resultId = this.ctx.ids.next("message");
     if (execution.outcome === "denied") {
@@ -236,6 +271,7 @@ class AgentRun {
   private fail(code: RunErrorCode, message: string, text: string): RunOutcome {
     try {
       this.assistant(this.ctx.ids.next("message"), { text, stopReason: "ERROR" });
+      this.tracer.runEnded(code, true);
       this.event({ type: "agent_error", runId: this.ctx.runId, code, message });
     } catch {
       // The log itself is failing; the caller records the run as ended.
@@ -246,6 +282,10 @@ class AgentRun {
   private terminal(stopReason: StopReason, error?: { code: RunErrorCode; message: string }): RunOutcome {
     const ending = LIMIT_ENDINGS[stopReason];
     const failure = error ?? (ending && { code: ending.code, message: ending.message(this.options) });
+    if (this.turn) this.tracer.turnEnded(this.turn, stopReason, failure !== undefined);
+    this.turn = null;
+    // The run's span closes before its terminal event: the judges see the span, clients the event.
+    this.tracer.runEnded(failure ? failure.code : stopReason, failure !== undefined);
     if (failure) {
       this.event({ type: "agent_error", runId: this.ctx.runId, ...failure });
       return { stopReason, error: failure };

@@ -24,7 +24,11 @@ export type RunSetup = { ok: true; model: ModelClient; tools: ToolRunner | null 
  * session without a workspace gets an empty tool list. Never throws: a failure is a RunSetup with a code.
  */
 export async function setupRun(input: RunSetupInput): Promise<RunSetup> {
-  const model = createModelClient(input.model, input.command.model, { loadMessages: input.loadRecording, ids: input.ids });
+  const model = createModelClient(input.model, input.command.model, {
+    loadMessages: input.loadRecording,
+    ids: input.ids,
+    replayOffset: input.command.replayOffset,
+  });
   let fs: WorkspaceFs | null;
   try {
     fs = await input.openWorkspace();

@@ -1,4 +1,5 @@
-import type { AgentEvent, AgentMessage, ApiErrorCode, Result } from "../domain";
+import type { ExternalVerdict } from "../awtl/trace-sink";
+import type { AgentEvent, AgentMessage, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
 
 /**
@@ -42,11 +43,26 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   appendEvents(records: unknown[]): SessionResult<number[]>;
   loadMessages(): Promise<SessionResult<AgentMessage[]>>;
   loadEvents(afterSeq?: number): Promise<SessionResult<{ seq: number; event: AgentEvent }[]>>;
-  exportJsonl(stream: "messages" | "events"): Promise<SessionResult<ReadableStream<Uint8Array>>>;
+  exportJsonl(stream: "messages" | "events" | "trace"): Promise<SessionResult<ReadableStream<Uint8Array>>>;
+  /** An external judge's verdict on one of the session's runs (AWTL). */
+  judge(
+    runId: string,
+    verdict: ExternalVerdict,
+  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>>;
+  attributions(): Promise<SessionResult<AttributionRecord[]>>;
+  /** What a replay of a run needs; null when the run is unknown (or predates recorded commands). */
+  runInfo(runId: string): Promise<SessionResult<RunInfo | null>>;
   flush(): Promise<SessionResult<FlushSummary>>;
   abortRun(): { aborted: boolean; runId: string | null };
   readFile(path: string): Promise<SessionResult<Uint8Array>>;
   changes(): Promise<SessionResult<string>>;
+}
+
+export interface RunInfo {
+  command: AgentPromptCommand;
+  /** Assistant turns recorded before the run (a replay of it skips them). */
+  assistantOffset: number;
+  workspaceId: string | null;
 }
 
 /** The paths of the streaming endpoints inside the object (only the path of the URL matters). */

@@ -1,24 +1,31 @@
+import type { ExternalVerdict } from "../awtl/trace-sink";
 import {
   AgentEvent,
   AgentMessage,
   AgentPromptCommand,
+  type AttributionRecord,
+  ERROR_REGISTRY,
   eventJsonWithSeq,
   failure,
   formatIssues,
   HarnessError,
+  type JudgeResult,
   nowIso,
   ok,
   type AgentPromptCommand as PromptCommand,
+  type TraceRecord,
   unwrapResult,
 } from "../domain";
 import type { AppEnv } from "../env";
-import { modelConfigFromEnv } from "../model";
+import { modelConfigFromEnv, REPLAY_MODEL_PREFIX } from "../model";
 import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
+import { BUILTIN_TOOLS } from "../tools/registry";
 import { FlushScheduler } from "./flush-scheduler";
-import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
+import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
+import { LearningLoop, projectOf } from "./learning-loop";
 import { EventHub, type SeqEvent } from "./live-events";
 import { readLog, readLogLines, type SeqLine } from "./log-reader";
 import { MessageHistory } from "./message-history";
@@ -26,7 +33,7 @@ import { sessionKeys } from "./r2-layout";
 import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
-import { type FlushSummary, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
+import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import type { SessionDeps } from "./session-deps";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
 import { type OwnedSessionMeta, publicMeta, SessionMetaTable } from "./session-meta";
@@ -52,6 +59,7 @@ export class Session {
   private readonly workspace: SessionWorkspace;
   private readonly registry: RunRegistry;
   private readonly runs: RunSupervisor;
+  private readonly learning: LearningLoop;
   private readonly transactionSync: <T>(fn: () => T) => T;
 
   constructor(
@@ -82,6 +90,19 @@ export class Session {
     );
     this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket);
     this.registry = new RunRegistry(sql);
+    this.learning = new LearningLoop({
+      sessionId: meta.id,
+      sql,
+      ids: deps.ids,
+      clock: deps.clock,
+      project: () => projectOf(this.describe()),
+      projects: env.PROJECTS,
+      append: (record) => unwrapResult(this.appendValid("trace", [record]))[0]!,
+      nextSeq: () => this.log.lastSeq() + 1,
+      isReplay: (runId) => isReplayCommand(this.registry.find(runId)?.command ?? null),
+      readTrace: (afterSeq) => this.readTrace(afterSeq),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
     this.runs = new RunSupervisor({
       registry: this.registry,
       ids: deps.ids,
@@ -112,7 +133,7 @@ export class Session {
   }
 
   /** Validates and appends records of one stream; all or nothing. */
-  append(stream: LogStream, records: unknown[]): SessionResult<number[]> {
+  append(stream: "messages" | "events", records: unknown[]): SessionResult<number[]> {
     const parsed: (AgentMessage | AgentEvent)[] = [];
     for (const [i, record] of records.entries()) {
       const result = STREAM_SCHEMA[stream].safeParse(record);
@@ -177,9 +198,11 @@ export class Session {
   async alarm(): Promise<void> {
     this.flushes.alarmFired();
     const result = await this.flush();
+    await this.learning.deliver().catch(() => {});
     // While a run is active the alarm doubles as a heartbeat: a streaming model fetch alone may not
     // keep the object in memory.
-    if (this.runs.active || (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq())) await this.flushes.armAlarm();
+    const behind = (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq()) || this.learning.pending() > 0;
+    if (this.runs.active || behind) await this.flushes.armAlarm();
   }
 
   /** The streaming endpoints (see SESSION_STREAM_PATHS); the Worker has authenticated and validated. */
@@ -187,6 +210,10 @@ export class Session {
     const url = new URL(request.url);
     if (request.method === "POST" && url.pathname === SESSION_STREAM_PATHS.run) {
       const command = AgentPromptCommand.parse(await request.json());
+      if (command.retryOf !== undefined && !this.registry.find(command.retryOf)) {
+        const message = `retryOf: session '${this.id}' has no run '${command.retryOf}'`;
+        return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });
+      }
       const started = this.runs.start(command);
       if (!started.ok) return Response.json({ error: { code: started.code, message: started.message } }, { status: 409 });
       return sseResponse(this.openEventStream(started.value.startSeq), started.value.runId);
@@ -247,6 +274,14 @@ export class Session {
       openWorkspace: () => (meta.workspaceId ? this.workspace.open(meta.workspaceId, meta.owner) : Promise.resolve(null)),
       ids: this.deps.ids,
     });
+    const brief =
+      setup.ok && setup.tools
+        ? await this.briefFor(
+            command,
+            history,
+            setup.tools.definitions().map((d) => d.name),
+          )
+        : null;
     return runAgent(command.userText, command.options, {
       sessionId: this.id,
       runId: run.runId,
@@ -257,7 +292,55 @@ export class Session {
       ids: this.deps.ids,
       clock: this.deps.clock,
       signal: run.controller.signal,
+      retryOf: command.retryOf ?? null,
+      brief,
     });
+  }
+
+  /** The Failure Prevention Brief for a run that offers `offered` tools (only sessions with a workspace have tools). */
+  private async briefFor(command: PromptCommand, history: readonly AgentMessage[], offered: string[]) {
+    // A replay plays recorded answers: a brief could not change them, and would muddle the verdict.
+    if (offered.length === 0 || isReplayCommand(command)) return null;
+    const denied = BUILTIN_TOOLS.map((t) => t.name).filter((name) => !offered.includes(name));
+    return this.learning.brief({ offeredTools: offered, deniedTools: denied, retryOf: command.retryOf ?? null }, command.userText, history);
+  }
+
+  /** An external judge's verdict on a run of this session: recorded, and attributed when it is a fail. */
+  async judge(
+    runId: string,
+    verdict: ExternalVerdict,
+  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
+    const run = this.registry.find(runId);
+    if (!run) return failure("run_not_found", `session '${this.id}' has no run '${runId}'`);
+    try {
+      const { judge, attribution } = await this.learning.judge(runId, run.startSeq, verdict);
+      return ok({ judgeResult: judge, attribution });
+    } catch (err) {
+      if (err instanceof HarnessError) return failure(err.code, err.message);
+      throw err;
+    }
+  }
+
+  async attributions(): Promise<SessionResult<AttributionRecord[]>> {
+    return readable(() => this.learning.attributions());
+  }
+
+  /** What a replay of one of this session's runs needs: its command and how many assistant turns came before it. */
+  async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
+    const run = this.registry.find(runId);
+    if (!run?.command) return ok(null);
+    return readable(async () => {
+      // The run's first message is its prompt; the replay starts at the assistant turns after it.
+      const [first] = await readLogLines(this.log, this.deps.bucket, "messages", run.startSeq);
+      const history = await this.history.load();
+      const at = first ? history.findIndex((m) => m.id === decodeMessageLine(first.body, first.seq, this.id).id) : history.length;
+      const assistantOffset = history.slice(0, at < 0 ? history.length : at).filter((m) => m.kind === "assistant").length;
+      return { command: run.command!, assistantOffset, workspaceId: this.describe().workspaceId };
+    });
+  }
+
+  private async readTrace(afterSeq: number): Promise<TraceRecord[]> {
+    return (await readLogLines(this.log, this.deps.bucket, "trace", afterSeq)).map((l) => decodeTraceLine(l.body, l.seq, this.id));
   }
 
   /** A recorded session to replay: this one, or another of the same tenant. */
@@ -313,6 +396,7 @@ export class Session {
     return {
       appendMessage: (message) => unwrapResult(this.appendValid("messages", [message])),
       appendEvent: (event) => unwrapResult(this.appendValid("events", [event])),
+      appendTrace: (draft) => this.learning.record(draft),
     };
   }
 
@@ -321,7 +405,7 @@ export class Session {
     return this.hub.open(afterSeq, replay, () => this.runs.active !== null);
   }
 
-  private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent)[]): SessionResult<number[]> {
+  private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent | TraceRecord)[]): SessionResult<number[]> {
     const bodies = records.map((record) => ({ stream, body: encodeLine(record) }));
     let seqs: number[];
     try {
@@ -335,7 +419,7 @@ export class Session {
       const newest = messages[messages.length - 1]!;
       this.meta.recordMessage(newest.id, newest.createdAt);
       this.history.appended(messages);
-    } else {
+    } else if (stream === "events") {
       for (const [i, event] of records.entries()) this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent });
     }
     this.flushes.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
@@ -356,4 +440,9 @@ async function readable<T>(read: () => Promise<T>): Promise<SessionResult<T>> {
   } catch (err) {
     return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
   }
+}
+
+/** A prompt that replays a recorded session (`replay:<sessionId>`), as a case's replay does. */
+function isReplayCommand(command: PromptCommand | null): boolean {
+  return command?.model?.startsWith(REPLAY_MODEL_PREFIX) ?? false;
 }

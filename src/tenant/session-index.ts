@@ -44,9 +44,12 @@ export class SessionIndex {
       id TEXT PRIMARY KEY, workspace_id TEXT, project_id TEXT, title TEXT, created_at TEXT NOT NULL
     )`);
     sql.exec(`CREATE INDEX IF NOT EXISTS sessions_newest ON sessions (created_at DESC, id DESC)`);
+    // A project exists for a tenant once one of its sessions names it.
+    sql.exec(`CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, created_at TEXT NOT NULL)`);
   }
 
   add(entry: SessionIndexEntry): void {
+    if (entry.projectId) this.sql.exec(`INSERT OR IGNORE INTO projects (id, created_at) VALUES (?, ?)`, entry.projectId, entry.createdAt);
     this.sql.exec(
       `INSERT OR REPLACE INTO sessions (id, workspace_id, project_id, title, created_at) VALUES (?, ?, ?, ?, ?)`,
       entry.id,
@@ -55,6 +58,10 @@ export class SessionIndex {
       entry.title,
       entry.createdAt,
     );
+  }
+
+  hasProject(id: string): boolean {
+    return this.sql.exec(`SELECT 1 FROM projects WHERE id = ?`, id).toArray().length > 0;
   }
 
   get(id: string): SessionIndexEntry | null {

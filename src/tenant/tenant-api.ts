@@ -5,6 +5,8 @@ export interface TenantRpc extends Rpc.DurableObjectBranded {
   addSession(entry: SessionIndexEntry): void;
   findSession(id: string): SessionIndexEntry | null;
   listSessions(limit: number, after: SessionListPosition | null): SessionPage;
+  /** Whether one of the tenant's sessions named this project. */
+  hasProject(id: string): boolean;
 }
 
 /**

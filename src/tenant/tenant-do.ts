@@ -26,4 +26,8 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   listSessions(limit: number, after: SessionListPosition | null): SessionPage {
     return this.sessions.list(limit, after);
   }
+
+  hasProject(id: string): boolean {
+    return this.sessions.hasProject(id);
+  }
 }

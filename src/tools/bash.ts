@@ -129,7 +129,9 @@ export const bashTool: Tool<BashParams> = {
     if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
     const body = output === "" ? "(no output)" : shown.content;
-    return { text: withNotices(body, notices), error: timeout.signal.aborted || result.exitCode !== 0 };
+    const failed = timeout.signal.aborted || result.exitCode !== 0;
+    const code = timeout.signal.aborted ? "bash_timeout" : "exit_status";
+    return { text: withNotices(body, notices), error: failed, exitCode: result.exitCode, ...(failed ? { code } : {}) };
   },
 };
 

@@ -13,6 +13,10 @@ export interface ToolContext {
 export interface ToolOutput {
   text: string;
   error: boolean;
+  /** For an error: a stable code (bash: `exit_status`, `bash_timeout`); others throw ToolError instead. */
+  code?: string;
+  /** bash: the command's exit code. */
+  exitCode?: number;
 }
 
 /**

@@ -1,8 +1,9 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../../src/api/app";
 import { API_ROUTES, openApiDocument, openApiPath } from "../../src/api/openapi";
+import { AbortResult, SessionCreated, SessionInfo, SessionList } from "../../src/api/schemas";
 import { API_ERROR_CODES, DENIAL_CODES, ERROR_REGISTRY, EVENT_TYPES, RUN_ERROR_CODES } from "../../src/domain";
 
 type Json = Record<string, unknown>;
@@ -95,5 +96,13 @@ describe("GET /openapi.json", () => {
     expect(stream.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:after", "query:token", "header:Last-Event-ID"]);
     expect(Object.keys((stream.responses["200"] as { headers: Json }).headers)).toEqual(["x-request-id", "x-run-id"]);
     expect(stream.responses["204"]).toBeDefined();
+  });
+
+  it("real answers fit the documented schemas", async () => {
+    const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+    const created = SessionCreated.parse(await (await api("/api/sessions", { method: "POST" })).json());
+    SessionInfo.parse(await (await api(`/api/sessions/${created.sessionId}`)).json());
+    SessionList.parse(await (await api("/api/sessions?limit=2")).json());
+    AbortResult.parse(await (await api(`/api/sessions/${created.sessionId}/abort`, { method: "POST" })).json());
   });
 });

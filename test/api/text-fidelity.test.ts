@@ -58,6 +58,6 @@ describe("text fidelity", () => {
     const prompt = await post(`/api/sessions/${sessionId}/messages/stream`, '{"text":"\\udc00 lone low half"}');
     expect(prompt.status).toBe(400);
     expect(((await prompt.json()) as { error: { message: string } }).error.message).toMatch(/^text: contains a lone UTF-16 surrogate/);
-    expect((await store.info(sessionId))!.counts).toEqual({ messages: 0, events: 0 });
+    expect((await store.info(sessionId))!.counts).toEqual({ messages: 0, events: 0, trace: 0 });
   });
 });

@@ -49,6 +49,7 @@ const events = [
   [{ type: "tool_call_denied", ...ev, callId: "tc_1", tool: "write", reason: "write_not_allowed" }, ["callId", "tool", "reason"]],
   [{ type: "agent_error", ...ev, runId: "r_1", code: "rate_limited", message: "slow down" }, ["runId", "code", "message"]],
   [{ type: "agent_completed", ...ev, runId: "r_1", stopReason: "STOP" }, ["runId", "stopReason"]],
+  [{ type: "brief_injected", ...ev, runId: "r_1", caseIds: ["cs_1"] }, ["runId", "caseIds"]],
 ] as const;
 
 describe("message contracts", () => {

@@ -83,6 +83,7 @@ describe("flushing the log to R2", () => {
       streams: {
         messages: { segments: 2, records: 5, bytes: encodeJsonl([...first.messages, ...second.messages]).length },
         events: { segments: 2, records: 5, bytes: encodeJsonl([...first.events, ...second.events].map((e) => e.event)).length },
+        trace: { segments: 0, records: 0, bytes: 0 },
       },
     });
     const head = await env.STORE.head(`sessions/${id}/events/000000000008.jsonl`);
@@ -144,7 +145,7 @@ describe("flushing the log to R2", () => {
     }
     expect(await keys(`sessions/${id}/events/`)).toEqual([`sessions/${id}/events/000000000001.jsonl`]);
     expect((await s.loadEvents(id)).length).toBe(5);
-    expect((await stub.info())!.counts).toEqual({ messages: 0, events: 5 });
+    expect((await stub.info())!.counts).toEqual({ messages: 0, events: 5, trace: 0 });
   });
 
   it("a burst of appends past the threshold runs one flush at a time, not one per append", async () => {
@@ -186,7 +187,7 @@ describe("flushing the log to R2", () => {
       code: "record_too_large",
       message: expect.stringMatching(/^record is \d+ bytes; the limit is 33554432 bytes per record$/),
     });
-    expect((await stub.info())!.counts).toEqual({ messages: 1, events: 1 });
+    expect((await stub.info())!.counts).toEqual({ messages: 1, events: 1, trace: 0 });
   });
 
   it("a record larger than one SQLite row is stored in parts and reads back byte for byte, before and after the flush", async () => {
