@@ -1,6 +1,7 @@
 // The session viewer: a list of the tenant's sessions, and one session as a live timeline with its
 // changes. Plain modules, no build step; served by the Worker from public/.
 import { ApiError, getJson, getJsonl, request, token } from "./api.js";
+import { renderLearning } from "./learning.js";
 import { LiveFeed } from "./live.js";
 import { renderDiff, Timeline } from "./timeline.js";
 
@@ -87,7 +88,8 @@ async function openSession(id) {
   $("empty").hidden = true;
   $("session").hidden = false;
   $("changes").hidden = true;
-  timeline = new Timeline($("timeline"));
+  $("learning").hidden = true;
+  timeline = new Timeline($("timeline"), { describeCases: (caseIds) => describeCases(id, caseIds) });
   const path = `/api/sessions/${encodeURIComponent(id)}`;
   let info;
   let messages;
@@ -106,7 +108,7 @@ async function openSession(id) {
   timeline.showUnreferenced(messages, events);
   for (const event of events) timeline.apply(event);
   for (const m of messages) timeline.setMessage(m);
-  await refreshChanges();
+  await Promise.all([refreshChanges(), refreshLearning()]);
   const view = timeline;
   feed = new LiveFeed(id, {
     lastSeq: events.at(-1)?.seq ?? 0,
@@ -132,6 +134,7 @@ function onLiveEvent(view, event) {
   if (event.type === "agent_completed" || event.type === "agent_error") {
     refreshChanges();
     refreshInfo();
+    refreshLearning();
   }
 }
 
@@ -169,6 +172,34 @@ async function refreshChanges() {
   } catch {
     // keep what is shown
   }
+}
+
+/** The session's attributions and trace (the failure-learning loop); hidden when it has none. */
+async function refreshLearning() {
+  const id = current?.id;
+  const path = `/api/sessions/${encodeURIComponent(id)}`;
+  try {
+    const [trace, { attributions }] = await authed(() => Promise.all([getJsonl(`${path}/trace`), getJson(`${path}/attributions`)]));
+    if (current?.id === id) renderLearning($("learning"), { trace, attributions });
+  } catch {
+    // a harness without the learning loop, or a read that failed: nothing to show
+  }
+}
+
+/** The prevention hints of a brief's cases, from the session's project. */
+async function describeCases(sessionId, caseIds) {
+  const info = current?.id === sessionId ? current.info : null;
+  const project = encodeURIComponent(info?.projectId ?? "p_default");
+  return Promise.all(
+    caseIds.map(async (caseId) => {
+      try {
+        const { case: found } = await getJson(`/api/projects/${project}/cases/${encodeURIComponent(caseId)}`);
+        return `${found.preventionHint} (${caseId}, seen ${found.occurrences}×)`;
+      } catch {
+        return caseId;
+      }
+    }),
+  );
 }
 
 async function sendPrompt(e) {

@@ -26,9 +26,13 @@ const formatTokens = (usage) =>
   `${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total`;
 
 export class Timeline {
-  /** @param {HTMLOListElement} list */
-  constructor(list) {
+  /**
+   * @param {HTMLOListElement} list
+   * @param {{ describeCases?: (caseIds: string[]) => Promise<string[]> }} [hooks] the prevention hints of a brief's cases
+   */
+  constructor(list, hooks = {}) {
     this.list = list;
+    this.hooks = hooks;
     list.replaceChildren();
     /** @type {Map<string, HTMLLIElement>} */
     this.entries = new Map();
@@ -152,6 +156,23 @@ export class Timeline {
         else li.append(el("span", "", `completed (${event.stopReason})`));
         li.append(el("span", "usage"));
         this.runUsage(event.runId);
+        break;
+      }
+      case "brief_injected": {
+        // The run was given a Failure Prevention Brief: the lessons of earlier failures it matched.
+        const li = this.entry(`brief:${event.runId}`, "brief");
+        if (!li.firstChild) {
+          li.append(el("strong", "", `Failure Prevention Brief: ${event.caseIds.length} case${event.caseIds.length === 1 ? "" : "s"}`));
+          const hints = el("ul", "hints");
+          for (const id of event.caseIds) hints.append(el("li", "", id));
+          li.append(hints);
+          this.hooks.describeCases?.(event.caseIds).then(
+            (texts) => {
+              for (const [i, text] of texts.entries()) if (hints.children[i]) hints.children[i].textContent = text;
+            },
+            () => {},
+          );
+        }
         break;
       }
       default: {

@@ -116,9 +116,11 @@ async function expectMatchesLog(sessionId) {
         ? `run:${e.runId}`
         : e.type === "agent_completed" || e.type === "agent_error"
           ? `end:${e.runId}`
-          : e.type.startsWith("tool_call_")
-            ? `c:${e.callId}`
-            : `m:${e.messageId}`;
+          : e.type === "brief_injected"
+            ? `brief:${e.runId}`
+            : e.type.startsWith("tool_call_")
+              ? `c:${e.callId}`
+              : `m:${e.messageId}`;
     if (!expectedKeys.includes(key)) expectedKeys.push(key);
   }
   assert.deepEqual(keys, expectedKeys);
@@ -213,6 +215,48 @@ describe("session viewer", () => {
     const answer = entries.find((e) => e.kind === "assistant");
     assert.equal(answer.text, Array.from({ length: 40 }, (_, i) => `tick ${i} `).join(""));
     await page.screenshot({ path: path.join(RESULTS, "viewer-live.png"), fullPage: true });
+  });
+
+  it("shows the failure-learning side: attributions, the trace, and the brief a later run was given", async () => {
+    const sessionId = await sessionOnWorkspace("learning");
+    const denied = { text: 'TOOL write {"path":"a.txt","content":"again\\n"}' };
+    await runToEnd(sessionId, denied);
+    // The failure becomes a case in the project (handed over after the run); the next run is denied the same tool.
+    for (let i = 0; i < 50; i++) {
+      const { cases } = await (await api("GET", "/api/projects/p_default/cases")).json();
+      if (cases.some((c) => c.applicability.tools.includes("write"))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await runToEnd(sessionId, denied);
+    const events = await jsonl(`/api/sessions/${sessionId}/events`);
+    const brief = events.find((e) => e.type === "brief_injected");
+    assert.ok(brief, `no brief: ${events.map((e) => e.type)}`);
+
+    await page.goto(`${proxy.base}/#/s/${sessionId}`);
+    await page.waitForSelector("#learning:not([hidden])");
+    await expectMatchesLog(sessionId);
+    // The brief's entry shows the cases' prevention hints, not just their ids.
+    await page.waitForFunction(() => document.querySelector("#timeline .brief li")?.textContent.includes("seen"));
+    const hint = await page.textContent("#timeline .brief li");
+    const { case: found } = await (await api("GET", `/api/projects/p_default/cases/${brief.caseIds[0]}`)).json();
+    assert.ok(hint.startsWith(found.preventionHint), hint);
+    // Each denial was judged and attributed (a policy failure), and the trace shows it step by step.
+    const attributions = await page.$$eval("#attribution-list > li", (items) => items.map((li) => li.dataset.classification));
+    const stored = (await (await api("GET", `/api/sessions/${sessionId}/attributions`)).json()).attributions;
+    assert.deepEqual(
+      attributions,
+      stored.map((a) => a.classification),
+    );
+    assert.ok(attributions.includes("policy"), `${attributions}`);
+    await page.click("#trace-panel > summary");
+    const types = new Set(await page.$$eval("#trace-list li", (items) => items.map((li) => li.dataset.traceType)));
+    for (const type of ["span_start", "action", "observation", "judge_result", "attribution", "memory_read", "span_end"])
+      assert.ok(types.has(type), `trace type ${type} missing: ${[...types]}`);
+    assert.equal(await page.textContent("#trace-count"), String((await jsonl(`/api/sessions/${sessionId}/trace`)).length));
+    await page.$$eval("#trace-list details", (all) => {
+      for (const d of all) d.open = true;
+    });
+    await page.screenshot({ path: path.join(RESULTS, "viewer-learning.png"), fullPage: true });
   });
 
   it("picks up a run started elsewhere (a terminal) while the page is open", async () => {
