@@ -80,6 +80,11 @@ export class RunProgress {
         this.print(`${this.p.red("⊘")} ${this.callLine(event)} ${this.p.red(`— denied: ${event.reason}`)}\n`);
         this.spin("thinking");
         break;
+      case "brief_injected":
+        this.print(
+          `${this.p.yellow(`(given a Failure Prevention Brief of ${event.caseIds.length} case${event.caseIds.length === 1 ? "" : "s"} from earlier failures)`)}\n`,
+        );
+        break;
       case "model_retry":
         // Announced by the harness before it waits to retry the model (429, 5xx, dropped connection).
         this.spin(`retrying the model in ${Math.ceil((event.delayMs ?? 0) / 1000)} s (attempt ${event.attempt ?? "?"})`);

@@ -13,6 +13,8 @@ const concrete = (path: string) =>
   path
     .replace(":id", "s_x")
     .replace(":wid", "w_x")
+    .replace(":pid", "p_default")
+    .replace(":caseId", "c_x")
     .replace(/:path\{[^}]*\}/, "a.txt");
 
 describe("parseCorsOrigins", () => {
@@ -50,7 +52,8 @@ describe("CORS", () => {
   it("answers the preflight of every /api/ route, before auth, allowing Last-Event-ID and Idempotency-Key", async () => {
     const authed = { ...withCors, AUTH_TOKENS: "acme:tok-1" };
     const routes = API_ROUTES.filter((r) => r.path.startsWith("/api/"));
-    expect(routes.length).toBeGreaterThan(10);
+    expect(routes.length).toBeGreaterThan(20);
+    for (const route of routes) expect(concrete(route.path)).not.toContain(":");
     for (const route of routes) {
       const res = await app.fetch(
         new Request(`http://harness${concrete(route.path)}`, {
