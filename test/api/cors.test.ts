@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
 import { CORS_ALLOW_HEADERS, parseCorsOrigins } from "../../src/api/cors";
-import { API_ROUTES } from "../../src/api/openapi";
+import { API_ROUTES } from "../../src/api/route-docs";
 
 const app = createApp();
 const ORIGIN = "https://viewer.example.com";

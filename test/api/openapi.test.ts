@@ -2,7 +2,8 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../../src/api/app";
-import { API_ROUTES, openApiDocument, openApiPath } from "../../src/api/openapi";
+import { openApiDocument, openApiPath } from "../../src/api/openapi";
+import { API_ROUTES } from "../../src/api/route-docs";
 import { AbortResult, SessionCreated, SessionInfo, SessionList } from "../../src/api/schemas";
 import { API_ERROR_CODES, DENIAL_CODES, ERROR_REGISTRY, EVENT_TYPES, RUN_ERROR_CODES } from "../../src/domain";
 
