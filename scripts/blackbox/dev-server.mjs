@@ -24,6 +24,9 @@ export async function startDevServer({ port, persistTo, modelUrl, vars = {} }) {
     "127.0.0.1",
     "--persist-to",
     persistTo,
+    // Its own devtools port too: the default (9229) is taken as soon as another wrangler dev runs.
+    "--inspector-port",
+    String(await freePort()),
     "--show-interactive-dev-session=false",
     "--var",
     `OPENAI_BASE_URL:${modelUrl}`,
