@@ -14,6 +14,18 @@ export const MAX_JSON_BODY_BYTES = 256 * KiB;
 export const MAX_PROMPT_CHARS = 100_000;
 /** Longest session title, in characters. */
 export const MAX_TITLE_CHARS = 200;
+/** Sessions per page of `GET /api/sessions`: the default and the most a client may ask for. */
+export const DEFAULT_SESSION_PAGE = 50;
+export const MAX_SESSION_PAGE = 200;
+/** An imported conversation (`POST /api/sessions/import`): bytes of JSONL and messages. */
+export const MAX_IMPORT_BYTES = 16 * MiB;
+export const MAX_IMPORT_MESSAGES = 10_000;
+/** How long a stream token lives: the default, and the range a client may ask for, in seconds. */
+export const DEFAULT_STREAM_TOKEN_TTL_SECONDS = 5 * 60;
+export const MIN_STREAM_TOKEN_TTL_SECONDS = 10;
+export const MAX_STREAM_TOKEN_TTL_SECONDS = 60 * 60;
+/** A `tool_call_finished` summary: the result's first line, cut to this many characters. */
+export const TOOL_SUMMARY_MAX_CHARS = 200;
 
 // Runs
 export const DEFAULT_MAX_TURNS = 6;
@@ -104,6 +116,12 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
+  ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
+  ["imported conversation", `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages`],
+  [
+    "stream token lifetime",
+    `\`ttlSeconds\` ${MIN_STREAM_TOKEN_TTL_SECONDS}-${count(MAX_STREAM_TOKEN_TTL_SECONDS)} (default ${DEFAULT_STREAM_TOKEN_TTL_SECONDS})`,
+  ],
   [
     "run options",
     `\`maxTurns\` 1-${MAX_TURNS_LIMIT} (default ${DEFAULT_MAX_TURNS}), \`maxToolCalls\` 0-${MAX_TOOL_CALLS_LIMIT} (default ${DEFAULT_MAX_TOOL_CALLS}), \`timeoutMs\` ${count(MIN_RUN_TIMEOUT_MS)}-${count(MAX_RUN_TIMEOUT_MS)} (default ${count(DEFAULT_RUN_TIMEOUT_MS)})`,

@@ -6,6 +6,7 @@ import {
   type AttributionRecord,
   type CompactionMessage,
   ERROR_REGISTRY,
+  eventJsonWithSeq,
   failure,
   formatIssues,
   HarnessError,
@@ -27,7 +28,7 @@ import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
 import { LearningLoop, projectOf } from "./learning-loop";
 import { EventHub, type SeqEvent } from "./live-events";
-import { readLog, readLogLines } from "./log-reader";
+import { readLog, readLogLines, type SeqLine } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { sessionKeys } from "./r2-layout";
 import { type ActiveRun, RunRegistry } from "./run-registry";
@@ -234,8 +235,10 @@ export class Session {
     const first = await readable(() => batches.next());
     if (!first.ok) return first;
     const encoder = new TextEncoder();
-    const encode = (lines: { body: string }[]) => encoder.encode(lines.map((line) => `${line.body}\n`).join(""));
-    let pending: IteratorResult<{ body: string }[]> | null = first.value;
+    // Events go out with their seq (`{"seq":N,...}`), so a client that loaded them knows where to resume.
+    const line = stream === "events" ? (l: SeqLine) => eventJsonWithSeq(l.seq, l.body) : (l: SeqLine) => l.body;
+    const encode = (lines: SeqLine[]) => encoder.encode(lines.map((l) => `${line(l)}\n`).join(""));
+    let pending: IteratorResult<SeqLine[]> | null = first.value;
     return ok(
       new ReadableStream<Uint8Array>({
         async pull(controller) {
@@ -289,7 +292,10 @@ export class Session {
       return sseResponse(this.openEventStream(started.value.startSeq), started.value.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
-      return sseResponse(this.openEventStream(Number(url.searchParams.get("after") ?? "0")), this.runs.active?.runId ?? null);
+      const after = Number(url.searchParams.get("after") ?? "0");
+      // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
+      if (!this.runs.active && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
+      return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
     }
     return Response.json(
       { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },
