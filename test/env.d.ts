@@ -6,7 +6,7 @@ declare global {
     interface Env extends AppEnv {}
     interface GlobalProps {
       mainModule: typeof import("./helpers/test-worker");
-      durableNamespaces: "SessionDO" | "TenantDO";
+      durableNamespaces: "SessionDO" | "TenantDO" | "ProjectDO";
     }
   }
 }

@@ -340,6 +340,142 @@ const checks = {
     );
   },
 
+  /**
+   * The failure-learning loop over HTTP: concurrent failing verdicts from many sessions become one case
+   * with a count; the next run on the file gets the brief; bad input is refused; everything survives a
+   * kill -9; a replay verifies the case and it is promoted.
+   */
+  async learning(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const dir = path.join(ctx.tmp, "calc");
+    fs.mkdirSync(path.join(dir, "src"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "src/math.ts"), "export const add = (a: number, b: number) => a + b;\n");
+    fs.writeFileSync(path.join(dir, "README.md"), "# calc\n");
+    execFileSync("tar", ["-cf", path.join(ctx.tmp, "calc.tar"), "-C", dir, "."]);
+    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", {
+      body: fs.readFileSync(path.join(ctx.tmp, "calc.tar")),
+      headers: { "content-type": "application/x-tar" },
+    });
+    const { workspaceId } = JSON.parse(upload.body);
+    const P = "p_blackbox";
+    const open = async () =>
+      JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId, projectId: P }))).body).sessionId;
+    const run = async (sessionId, text, options = {}) => {
+      const res = await request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+        ...json({ text, ...options }),
+        timeoutMs: 30_000,
+      });
+      return { runId: res.headers["x-run-id"], events: sseEvents(res.body) };
+    };
+    const judge = (sessionId, runId, result) =>
+      request(
+        ctx.base,
+        agent,
+        "POST",
+        `/api/sessions/${sessionId}/judgements`,
+        json({ runId, judgeName: "ci", result, artifactRefs: ["src/math.ts"], detail: "add(2,2) != 4" }),
+      );
+    const get = async (urlPath) => JSON.parse((await request(ctx.base, agent, "GET", urlPath, { timeoutMs: 30_000 })).body);
+    const until = async (urlPath, ok) => {
+      for (let i = 0; i < 100; i++) {
+        const value = await get(urlPath);
+        if (ok(value)) return value;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return get(urlPath);
+    };
+    const edit = `TOOL edit ${JSON.stringify({ path: "src/math.ts", oldText: "a + b", newText: "a - b" })}`;
+
+    // Eight sessions make the same bad edit at once; CI fails all eight at once.
+    const sessions = await Promise.all(Array.from({ length: 8 }, open));
+    const runs = await Promise.all(sessions.map((s) => run(s, edit, { allowWrite: true })));
+    const verdicts = await Promise.all(sessions.map((s, i) => judge(s, runs[i].runId, "fail")));
+    const { cases } = await until(`/api/projects/${P}/cases`, (v) => v.cases?.[0]?.occurrences === 8);
+    record(
+      "learning",
+      verdicts.every((v) => v.status === 201) && cases.length === 1 && cases[0].occurrences === 8,
+      `8 concurrent failing verdicts: statuses ${[...new Set(verdicts.map((v) => v.status))].join(",")}; ${cases.length} case(s), occurrences ${cases[0]?.occurrences}`,
+    );
+    const caseId = cases[0]?.caseId;
+
+    // The next run about the file is briefed; one about another file is not.
+    ctx.model.requests.length = 0;
+    const briefed = await run(await open(), "please review src/math.ts", { allowWrite: true });
+    const briefedSystem = ctx.model.requests.at(-1)?.messages?.[0]?.content ?? "";
+    const plain = await run(await open(), "please review README.md", { allowWrite: true });
+    const plainSystem = ctx.model.requests.at(-1)?.messages?.[0]?.content ?? "";
+    const injected = briefed.events.find((e) => e.type === "brief_injected");
+    record(
+      "learning",
+      injected?.caseIds?.[0] === caseId &&
+        briefedSystem.includes(cases[0]?.preventionHint) &&
+        !plain.events.some((e) => e.type === "brief_injected") &&
+        !plainSystem.includes("Failure Prevention Brief"),
+      `brief on the file: ${injected ? "injected" : "missing"}; on another file: ${plain.events.some((e) => e.type === "brief_injected") ? "injected (wrong)" : "none"}`,
+    );
+
+    // Bad input: refused with its code, nothing stored.
+    const bad = [
+      [await judge(sessions[0], "r_nope", "fail"), 404, "run_not_found"],
+      [await request(ctx.base, agent, "GET", "/api/projects/p_nobody/cases"), 404, "project_not_found"],
+      [await request(ctx.base, agent, "GET", "/api/projects/..%2Fx/cases"), 400, "invalid_project_id"],
+      [
+        await request(ctx.base, agent, "POST", `/api/projects/${P}/memory/promote`, json({ caseId, write: true })),
+        409,
+        "promotion_not_verified",
+      ],
+      [
+        await request(ctx.base, agent, "POST", `/api/projects/${P}/traces`, {
+          body: '{"type":"action","run_id":"x","action_id":"a"}\n{oops\n',
+          headers: { "content-type": "application/x-ndjson" },
+        }),
+        201,
+        null,
+      ],
+    ];
+    const wrong = bad.filter(([res, status, code]) => res.status !== status || (code && JSON.parse(res.body).error?.code !== code));
+    const quarantine = (await get(`/api/projects/${P}/quarantine`)).quarantine ?? [];
+    record(
+      "learning",
+      wrong.length === 0 && quarantine.length === 1 && quarantine[0].line === 2,
+      `${bad.length - wrong.length}/${bad.length} refusals as documented; quarantine lines ${quarantine.map((q) => q.line).join(",")}`,
+    );
+
+    // kill -9, then: the case, the trace and the quarantine are still there; replay and promote.
+    const traceBefore = (await request(ctx.base, agent, "GET", `/api/sessions/${sessions[0]}/trace`)).body;
+    agent.destroy();
+    await ctx.restart("SIGKILL");
+    const after = new http.Agent({ keepAlive: true });
+    const again = (urlPath, init) => request(ctx.base, after, init ? "POST" : "GET", urlPath, { ...(init ?? {}), timeoutMs: 30_000 });
+    const casesAfter = JSON.parse((await again(`/api/projects/${P}/cases`)).body).cases;
+    const traceAfter = (await again(`/api/sessions/${sessions[0]}/trace`)).body;
+    const replay = JSON.parse((await again(`/api/projects/${P}/cases/${caseId}/replay`, json({}))).body).scorecard;
+    const replayVerdict = await again(
+      `/api/sessions/${replay?.replay?.sessionId}/judgements`,
+      json({ runId: replay?.replay?.runId, judgeName: "ci", result: "fail", artifactRefs: ["src/math.ts"] }),
+    );
+    let status = "";
+    for (let i = 0; i < 100 && status !== "passed"; i++) {
+      status = JSON.parse((await again(`/api/projects/${P}/cases/${caseId}`)).body).scorecard?.status;
+      if (status !== "passed") await new Promise((r) => setTimeout(r, 100));
+    }
+    const promoted = await again(`/api/projects/${P}/memory/promote`, json({ caseId, write: true }));
+    const memory = JSON.parse((await again(`/api/projects/${P}/memory`)).body).rules ?? [];
+    after.destroy();
+    record(
+      "learning",
+      casesAfter?.[0]?.occurrences === 8 &&
+        traceAfter === traceBefore &&
+        traceBefore.length > 0 &&
+        replay?.status === "pending" &&
+        replayVerdict.status === 201 &&
+        status === "passed" &&
+        promoted.status === 201 &&
+        memory.length === 1,
+      `after kill -9: case occurrences ${casesAfter?.[0]?.occurrences}, trace ${traceAfter === traceBefore ? "identical" : "changed"}; replay ${replay?.status} -> ${status}; promote ${promoted.status}; memory ${memory.length} rule(s)`,
+    );
+  },
+
   /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
   async crash(ctx) {
     const agent = new http.Agent({ keepAlive: true });

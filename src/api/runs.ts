@@ -1,50 +1,67 @@
 import { Hono } from "hono";
-import { z } from "zod";
-import { type AgentPromptCommand, AgentRunOptions, HarnessError, MAX_PROMPT_CHARS, nonBlank } from "../domain";
+import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
+import { isApiCode } from "./errors";
 import { requireSession } from "./lookup";
+import { EmptyBody, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
+import { issueStreamToken } from "./stream-tokens";
 
-/** A prompt: the text plus optional permissions and limits (validated against the run option ranges). */
-const PromptBody = z.strictObject({
-  text: nonBlank.pipe(z.string().max(MAX_PROMPT_CHARS)),
-  ...AgentRunOptions.partial().shape,
-  model: nonBlank.pipe(z.string().max(200)).optional(),
-});
-
-/** Runs: start one and stream it, resume a stream, abort. */
+/** Runs: start one and stream it, resume a stream, hand out stream tokens, abort. */
 export const runRoutes = new Hono<AppBindings>()
   /** Starts a run and streams its events as SSE until it ends. 409 `session_busy` while another runs. */
   .post("/:id/messages/stream", async (c) => {
     const { store, meta } = await requireSession(c);
-    const { text, model, ...limits } = await readJsonBody(c, PromptBody);
+    const { text, model, retryOf, contextWindow, ...limits } = await readJsonBody(c, PromptBody);
     const command: AgentPromptCommand = {
       sessionId: meta.id,
       userText: text,
       ...(meta.workspaceId ? { workspaceId: meta.workspaceId } : {}),
       ...(model ? { model } : {}),
+      ...(retryOf ? { retryOf } : {}),
+      ...(contextWindow ? { contextWindow } : {}),
       options: AgentRunOptions.parse(limits),
     };
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;
-    return store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(command) }));
+    return fromSession(await store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(command) })));
   })
-  /** Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends. */
+  /**
+   * Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends.
+   * 204 when no run is active and nothing is after it, so an EventSource stops reconnecting.
+   */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
     const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
-    if (!/^\d{1,15}$/.test(raw.trim())) {
+    if (!ResumeSeq.safeParse(raw).success) {
       throw new HarnessError(
         "invalid_last_event_id",
         `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
       );
     }
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}`;
-    return store.stub(meta.id).fetch(new Request(url));
+    return fromSession(await store.stub(meta.id).fetch(new Request(url)));
+  })
+  /** `{ttlSeconds?}` -> `{token, expiresAt}`: a token for `?token=` on this session's event stream (for EventSource). */
+  .post("/:id/stream-token", async (c) => {
+    const { meta } = await requireSession(c);
+    const { ttlSeconds } = await readJsonBody(c, StreamTokenBody);
+    const expiresAt = Math.floor(Date.now() / 1000) + ttlSeconds;
+    const token = await issueStreamToken(c.env.STREAM_TOKEN_SECRET, { tenant: c.get("tenant"), sessionId: meta.id, expiresAt });
+    return c.json({ token, expiresAt: nowIso(() => expiresAt * 1000) });
   })
   /** Cancels the active run, if any: `{aborted, runId}`. */
   .post("/:id/abort", async (c) => {
     const { store, meta } = await requireSession(c);
-    await readJsonBody(c, z.strictObject({}));
+    await readJsonBody(c, EmptyBody);
     return c.json(await store.stub(meta.id).abortRun());
   });
+
+/** A streaming answer of the session object; its coded refusals (`session_busy`) become the API's error answers. */
+async function fromSession(response: Response): Promise<Response> {
+  if (response.ok) return response;
+  const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  const code = body?.error?.code ?? "";
+  if (isApiCode(code)) throw new HarnessError(code, body?.error?.message ?? code);
+  throw new Error(`the session answered ${response.status}`);
+}

@@ -7,3 +7,4 @@ export * from "./messages";
 export * from "./run";
 export * from "./schema";
 export * from "./tool-definition";
+export * from "./trace";

@@ -14,6 +14,18 @@ export const MAX_JSON_BODY_BYTES = 256 * KiB;
 export const MAX_PROMPT_CHARS = 100_000;
 /** Longest session title, in characters. */
 export const MAX_TITLE_CHARS = 200;
+/** Sessions per page of `GET /api/sessions`: the default and the most a client may ask for. */
+export const DEFAULT_SESSION_PAGE = 50;
+export const MAX_SESSION_PAGE = 200;
+/** An imported conversation (`POST /api/sessions/import`): bytes of JSONL and messages. */
+export const MAX_IMPORT_BYTES = 16 * MiB;
+export const MAX_IMPORT_MESSAGES = 10_000;
+/** How long a stream token lives: the default, and the range a client may ask for, in seconds. */
+export const DEFAULT_STREAM_TOKEN_TTL_SECONDS = 5 * 60;
+export const MIN_STREAM_TOKEN_TTL_SECONDS = 10;
+export const MAX_STREAM_TOKEN_TTL_SECONDS = 60 * 60;
+/** A `tool_call_finished` summary: the result's first line, cut to this many characters. */
+export const TOOL_SUMMARY_MAX_CHARS = 200;
 
 // Runs
 export const DEFAULT_MAX_TURNS = 6;
@@ -31,6 +43,38 @@ export const MAX_RUN_TIMEOUT_MS = 15 * 60_000;
 export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
 /** The largest record the session log stores, in bytes of JSON (a model answer at its limit fits). */
 export const MAX_RECORD_BYTES = 32 * MiB;
+
+// Context and compaction
+/** Context window assumed for a model that is neither in the known-model table nor configured (conservative). */
+export const DEFAULT_CONTEXT_WINDOW_TOKENS = 32_000;
+/** Smallest and largest context window a prompt or MODEL_CONTEXT_WINDOW may set. */
+export const MIN_CONTEXT_WINDOW_TOKENS = 1_000;
+export const MAX_CONTEXT_WINDOW_TOKENS = 10_000_000;
+/** Compaction starts when the estimated request passes the window minus this reserve (room for the answer)... */
+export const COMPACTION_RESERVE_TOKENS = 16_384;
+/** ...and keeps about this many tokens of the most recent messages word for word. */
+export const COMPACTION_KEEP_RECENT_TOKENS = 20_000;
+/**
+ * In a small window neither may take more than this share of it (a 8,000-token window reserves 2,000
+ * and keeps 2,000), so a compacted history always fits.
+ */
+export const COMPACTION_MAX_WINDOW_SHARE = 0.25;
+/** One tool result may take at most this share of the window (and never more than the tool output limit). */
+export const TOOL_RESULT_MAX_WINDOW_SHARE = 0.2;
+/** Longest `instructions` of a manual compaction, in characters. */
+export const MAX_COMPACTION_INSTRUCTIONS_CHARS = 4_000;
+/** The character-based estimate: this many characters make one token. */
+export const CHARS_PER_TOKEN = 4;
+
+// Failure learning
+/** Largest JSONL body of foreign traces one import takes. */
+export const MAX_TRACE_IMPORT_BYTES = 4 * MiB;
+/** Most cases one Failure Prevention Brief names... */
+export const MAX_BRIEF_CASES = 5;
+/** ...and the most characters it may take in the system prompt (header included). */
+export const MAX_BRIEF_CHARS = 900;
+/** How long a replay's validation of a case holds; older, the case is stale and left out of briefs. */
+export const CASE_VALIDATION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
 // Workspaces
 /** Largest upload, in bytes. */
@@ -72,6 +116,12 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
+  ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
+  ["imported conversation", `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages`],
+  [
+    "stream token lifetime",
+    `\`ttlSeconds\` ${MIN_STREAM_TOKEN_TTL_SECONDS}-${count(MAX_STREAM_TOKEN_TTL_SECONDS)} (default ${DEFAULT_STREAM_TOKEN_TTL_SECONDS})`,
+  ],
   [
     "run options",
     `\`maxTurns\` 1-${MAX_TURNS_LIMIT} (default ${DEFAULT_MAX_TURNS}), \`maxToolCalls\` 0-${MAX_TOOL_CALLS_LIMIT} (default ${DEFAULT_MAX_TOOL_CALLS}), \`timeoutMs\` ${count(MIN_RUN_TIMEOUT_MS)}-${count(MAX_RUN_TIMEOUT_MS)} (default ${count(DEFAULT_RUN_TIMEOUT_MS)})`,
@@ -98,4 +148,21 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments (past it: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
   ],
   ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
+  [
+    "context window",
+    `a prompt's \`contextWindow\` (${count(MIN_CONTEXT_WINDOW_TOKENS)}-${count(MAX_CONTEXT_WINDOW_TOKENS)}), else \`MODEL_CONTEXT_WINDOW\`, else the known-model table, else ${count(DEFAULT_CONTEXT_WINDOW_TOKENS)} tokens`,
+  ],
+  [
+    "compaction",
+    `when the estimate passes the window minus ${count(COMPACTION_RESERVE_TOKENS)} tokens; keeps the newest ~${count(COMPACTION_KEEP_RECENT_TOKENS)} tokens (each at most ${COMPACTION_MAX_WINDOW_SHARE * 100} % of a small window)`,
+  ],
+  [
+    "one tool result in the context",
+    `${TOOL_RESULT_MAX_WINDOW_SHARE * 100} % of the context window (at ${CHARS_PER_TOKEN} characters a token), within the tool output limit`,
+  ],
+  ["trace import", `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`)`],
+  [
+    "Failure Prevention Brief",
+    `at most ${MAX_BRIEF_CASES} cases in ${count(MAX_BRIEF_CHARS)} characters; a case's replay validation holds ${CASE_VALIDATION_MAX_AGE_MS / 86_400_000} days`,
+  ],
 ];

@@ -10,6 +10,8 @@ export interface ModelConfig {
   baseURL?: string;
   /** Default model name. */
   model?: string;
+  /** MODEL_CONTEXT_WINDOW, as configured. */
+  contextWindow?: string;
   fetch?: FetchLike;
 }
 
@@ -19,11 +21,18 @@ export interface ModelClientDeps {
   ids?: IdGenerator;
   sleep?: Sleep;
   retry?: Partial<RetryPolicy>;
+  /** For `replay:`: recorded assistant turns to skip. */
+  replayOffset?: number;
 }
 
-/** The provider settings of the Worker env: OPENAI_API_KEY, OPENAI_BASE_URL, MODEL. */
-export function modelConfigFromEnv(env: { OPENAI_API_KEY?: string; OPENAI_BASE_URL?: string; MODEL?: string }): ModelConfig {
-  return { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL, model: env.MODEL };
+/** The provider settings of the Worker env: OPENAI_API_KEY, OPENAI_BASE_URL, MODEL, MODEL_CONTEXT_WINDOW. */
+export function modelConfigFromEnv(env: {
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  MODEL?: string;
+  MODEL_CONTEXT_WINDOW?: string;
+}): ModelConfig {
+  return { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL, model: env.MODEL, contextWindow: env.MODEL_CONTEXT_WINDOW };
 }
 
 /**
@@ -39,7 +48,7 @@ export function createModelClient(config: ModelConfig, requestedModel: string | 
     if (!isId("session", sessionId)) {
       return new FailingModelClient("bad_request", `'${requested}' is not a replay model: write replay:<sessionId>, e.g. replay:s_abc123`);
     }
-    return new ReplayModelClient({ sessionId, load: deps.loadMessages });
+    return new ReplayModelClient({ sessionId, load: deps.loadMessages }, deps.replayOffset ?? 0);
   }
   const apiKey = config.apiKey?.trim();
   if (!apiKey) {

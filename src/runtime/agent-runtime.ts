@@ -3,19 +3,27 @@ import {
   type AgentMessage,
   type AgentRunOptions,
   type AssistantMessage,
+  type CompactionMessage,
+  DEFAULT_CONTEXT_WINDOW_TOKENS,
+  type ErrorCode,
   type IdGenerator,
   nowIso,
   type RunErrorCode,
   type StopReason,
   type ToolCall,
+  toolResultSummary,
   type Usage,
 } from "../domain";
-import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
+import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
+import { type CompactionReason, compact } from "./compaction";
+import { type ContextBudget, chooseCut, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
 import { DeltaCoalescer } from "./delta-coalescer";
+import { fitToolResult } from "./result-budget";
 import type { RunLog } from "./run-log";
 import type { RunSetup } from "./run-setup";
-import { buildSystemPrompt } from "./system-prompt";
+import { RunTracer, type TurnTrace } from "./run-tracer";
+import { appendBrief, buildSystemPrompt } from "./system-prompt";
 
 /** Everything one run needs; the SessionDO builds it, tests build it with scripted parts. */
 export interface RunContext {
@@ -31,6 +39,21 @@ export interface RunContext {
   clock: () => number;
   /** Fires on an explicit abort. The run's timeout is handled here. */
   signal: AbortSignal;
+  /** The run this one retries (another attempt of the same task), if any. */
+  retryOf?: string | null;
+  /** A Failure Prevention Brief for this run, if cases matched (added to the system prompt). */
+  brief?: RunBrief | null;
+  /** The model's context window and how compaction divides it; the conservative default when absent. */
+  budget?: ContextBudget;
+  /** The model's prices, when known: assistant messages then carry `cost`. */
+  price?: ModelPrice | null;
+}
+
+/** The brief a run is given: its text and the cases it was built from. */
+export interface RunBrief {
+  text: string;
+  caseIds: string[];
+  promotedCaseIds: string[];
 }
 
 export interface RunOutcome {
@@ -68,6 +91,10 @@ class AgentRun {
   private toolBudgetLeft = true;
   private model: ModelClient | null = null;
   private tools: ToolRunner | null = null;
+  private readonly tracer: RunTracer;
+  private turn: TurnTrace | null = null;
+  private readonly budget: ContextBudget;
+  private readonly price: ModelPrice | null;
 
   constructor(
     private readonly userText: string,
@@ -75,7 +102,17 @@ class AgentRun {
     private readonly ctx: RunContext,
   ) {
     this.messages = [...ctx.history];
+    this.budget = ctx.budget ?? (ctx.setup.ok ? ctx.setup.budget : undefined) ?? contextBudget(DEFAULT_CONTEXT_WINDOW_TOKENS);
+    this.price = ctx.price ?? (ctx.setup.ok ? ctx.setup.price : undefined) ?? null;
     this.signal = AbortSignal.any([ctx.signal, this.timeout.signal]);
+    this.tracer = new RunTracer({
+      sessionId: ctx.sessionId,
+      runId: ctx.runId,
+      retryOf: ctx.retryOf ?? null,
+      ids: ctx.ids,
+      clock: ctx.clock,
+      append: (draft) => ctx.log.appendTrace(draft),
+    });
   }
 
   async run(): Promise<RunOutcome> {
@@ -92,8 +129,14 @@ class AgentRun {
 
   private async loop(): Promise<RunOutcome> {
     this.event({ type: "agent_started", runId: this.ctx.runId });
+    this.tracer.runStarted();
     const user = this.message({ kind: "user", text: this.userText });
     this.event({ type: "user_message_appended", messageId: user.id });
+    const brief = this.ctx.brief ?? null;
+    if (brief) {
+      this.event({ type: "brief_injected", runId: this.ctx.runId, caseIds: brief.caseIds });
+      this.tracer.memoryRead(brief.caseIds, brief.promotedCaseIds, brief.text.length);
+    }
     const setup = this.ctx.setup;
     if (!setup.ok) {
       this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
@@ -102,27 +145,38 @@ class AgentRun {
     this.model = setup.model;
     this.tools = setup.tools;
     const definitions = this.tools?.definitions() ?? [];
-    const system = buildSystemPrompt({ workspaceId: this.ctx.workspaceId, tools: definitions, options: this.options });
+    const system = appendBrief(buildSystemPrompt({ workspaceId: this.ctx.workspaceId, tools: definitions, options: this.options }), brief);
 
     for (let turn = 1; turn <= this.options.maxTurns; turn++) {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
-      const messageId = this.ctx.ids.next("message");
-      const coalescer = new DeltaCoalescer((text) => this.event({ type: "assistant_delta", messageId, text }), this.ctx.clock);
-      const reply = await this.callModel(
-        { system, messages: [...this.messages], tools: this.toolBudgetLeft ? definitions : [] },
-        coalescer,
-      );
-      coalescer.flush();
+      this.turn = this.tracer.turnStarted();
+      const offered = this.toolBudgetLeft ? definitions : [];
+      const fixedTokens = estimateFixedTokens(system, offered);
+      // Compact before a call the estimate says would not leave room for the answer.
+      if (estimateContextTokens(modelView(this.messages), fixedTokens) > this.budget.contextWindow - this.budget.reserveTokens) {
+        const compacted = await this.compact("threshold", fixedTokens);
+        if (compacted !== "compacted" && compacted !== "nothing_to_compact") return compacted;
+      }
+      const modelAction = this.tracer.modelCalled(this.turn, modelView(this.messages).messages.length, offered.length);
+      let { messageId, reply } = await this.turnCall(system, offered);
+      if (reply.end.type === "error" && reply.end.code === "context_overflow") {
+        // The provider says it does not fit: compact, then try the same call once more.
+        const compacted = await this.compact("overflow", fixedTokens);
+        if (compacted === "compacted") ({ messageId, reply } = await this.turnCall(system, offered));
+        else if (compacted !== "nothing_to_compact") return compacted;
+      }
+      const modelError = reply.end.type === "error" ? reply.end.code : null;
+      this.tracer.modelAnswered(this.turn, modelAction, { error: modelError, text: reply.text, calls: reply.calls.length });
 
       if (reply.end.type === "error") {
         const { code, message } = reply.end;
         if (code === "aborted") {
-          this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage });
+          this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage, thinking: reply.thinking });
           return this.terminal(this.abortReason());
         }
         // An answer cut at the output limit ended for its length, and the run fails visibly.
         const stopReason = code === "output_too_large" ? "LENGTH" : "ERROR";
-        this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage });
+        this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage, thinking: reply.thinking });
         return this.terminal(stopReason, { code, message });
       }
       const stopReason = reply.calls.length > 0 ? "TOOL_CALLS" : reply.end.stopReason;
@@ -131,20 +185,59 @@ class AgentRun {
         stopReason,
         toolCalls: reply.calls.length > 0 ? reply.calls : undefined,
         usage: reply.end.usage ?? reply.usage,
+        thinking: reply.thinking,
       });
       if (stopReason !== "TOOL_CALLS") return this.terminal(stopReason);
 
       for (const call of reply.calls) await this.runTool(call, reply.invalid.get(call.id));
       if (this.signal.aborted) return this.end(this.abortReason(), "");
+      this.tracer.turnEnded(this.turn, "TOOL_CALLS", false);
+      this.turn = null;
     }
     return this.end("MAX_TURNS", "");
   }
 
-  private async callModel(
-    request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]> },
-    coalescer: DeltaCoalescer,
-  ) {
+  /** One model call with the history as the model sees it (the latest summary plus the kept messages). */
+  private async turnCall(system: string, tools: ReturnType<ToolRunner["definitions"]>) {
+    const messageId = this.ctx.ids.next("message");
+    const text = new DeltaCoalescer((delta) => this.event({ type: "assistant_delta", messageId, text: delta }), this.ctx.clock);
+    const thinking = new DeltaCoalescer((delta) => this.event({ type: "thinking_delta", messageId, text: delta }), this.ctx.clock);
+    const assistantTurns = this.messages.filter((m) => m.kind === "assistant").length;
+    const request: ModelRequest = { system, messages: modelView(this.messages).messages, tools, assistantTurns };
+    const reply = await this.callModel(request, text, thinking);
+    thinking.flush();
+    text.flush();
+    return { messageId, reply };
+  }
+
+  /**
+   * Compacts the history for the next call: "compacted" (the run goes on), "nothing_to_compact" (every
+   * message is recent: nothing is logged and the call goes ahead as it is), else the run's ending:
+   * aborted, or `context_overflow` after `compaction_failed`.
+   */
+  private async compact(reason: CompactionReason, fixedTokens: number): Promise<RunOutcome | "compacted" | "nothing_to_compact"> {
+    if (!chooseCut(modelView(this.messages).messages, this.budget.keepRecentTokens)) return "nothing_to_compact";
+    const result = await compact(
+      { history: this.messages, model: this.model!, budget: this.budget, fixedTokens, signal: this.signal, price: this.price },
+      reason,
+      {
+        event: (body) => this.event(body),
+        append: (record) => this.message(record) as CompactionMessage,
+      },
+    );
+    if (result.ok) return "compacted";
+    if (result.code === "aborted" || this.signal.aborted) return this.end(this.abortReason(), "");
+    this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
+    const why = reason === "overflow" ? "the provider said the request does not fit" : "the history passed the context threshold";
+    return this.terminal("ERROR", {
+      code: "context_overflow",
+      message: `${why} (context window ${this.budget.contextWindow} tokens) and compaction failed (${result.code as ErrorCode}): ${result.message}`,
+    });
+  }
+
+  private async callModel(request: ModelRequest, coalescer: DeltaCoalescer, thinkingCoalescer: DeltaCoalescer) {
     let text = "";
+    let thinking = "";
     const calls: ToolCall[] = [];
     const invalid = new Map<string, InvalidToolCall>();
     let end: Extract<ModelEvent, { type: "done" | "error" }> | null = null;
@@ -157,7 +250,10 @@ class AgentRun {
           coalescer.push(event.text);
           break;
         case "reasoning_delta":
-          break; // thinking is not part of the answer
+          // Thinking is kept beside the answer, never in it.
+          thinking += event.text;
+          thinkingCoalescer.push(event.text);
+          break;
         case "tool_call":
           calls.push(event.call);
           if (event.invalid) invalid.set(event.call.id, event.invalid);
@@ -172,7 +268,7 @@ class AgentRun {
       }
     }
     end ??= { type: "error", code: "stream_incomplete", message: "the model stream ended without a result" };
-    return { text, calls, invalid, end, usage };
+    return { text, thinking, calls, invalid, end, usage };
   }
 
   private async runTool(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<void> {
@@ -188,15 +284,28 @@ class AgentRun {
       return;
     }
     this.event({ type: "tool_call_started", callId: call.id, tool: call.name, arguments: call.arguments });
+    const turn = this.turn!;
+    const action = this.tracer.toolCalled(turn, call, this.tools?.plannedPaths?.(call) ?? { reads: [], writes: [] });
     const execution = await this.execute(call, invalid);
+    this.tracer.toolFinished(turn, action, execution);
+    // The result's id is taken first, so tool_call_finished can name the message that follows it.
+    const resultId = this.ctx.ids.next("message");
     if (execution.outcome === "denied") {
       if (execution.reason === "tool_budget_exhausted") this.toolBudgetLeft = false;
       this.event({ type: "tool_call_denied", callId: call.id, tool: call.name, reason: execution.reason });
     } else {
-      this.event({ type: "tool_call_finished", callId: call.id, tool: call.name, error: execution.error });
+      this.event({
+        type: "tool_call_finished",
+        callId: call.id,
+        tool: call.name,
+        error: execution.error,
+        messageId: resultId,
+        summary: toolResultSummary(execution.text),
+      });
     }
     const error = execution.outcome === "denied" || execution.error;
-    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: execution.text, error });
+    const resultText = fitToolResult(execution.text, this.budget.maxResultTokens);
+    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText, error }, resultId);
   }
 
   private async execute(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<ToolExecution> {
@@ -226,6 +335,7 @@ class AgentRun {
   private fail(code: RunErrorCode, message: string, text: string): RunOutcome {
     try {
       this.assistant(this.ctx.ids.next("message"), { text, stopReason: "ERROR" });
+      this.tracer.runEnded(code, true);
       this.event({ type: "agent_error", runId: this.ctx.runId, code, message });
     } catch {
       // The log itself is failing; the caller records the run as ended.
@@ -236,6 +346,10 @@ class AgentRun {
   private terminal(stopReason: StopReason, error?: { code: RunErrorCode; message: string }): RunOutcome {
     const ending = LIMIT_ENDINGS[stopReason];
     const failure = error ?? (ending && { code: ending.code, message: ending.message(this.options) });
+    if (this.turn) this.tracer.turnEnded(this.turn, stopReason, failure !== undefined);
+    this.turn = null;
+    // The run's span closes before its terminal event: the judges see the span, clients the event.
+    this.tracer.runEnded(failure ? failure.code : stopReason, failure !== undefined);
     if (failure) {
       this.event({ type: "agent_error", runId: this.ctx.runId, ...failure });
       return { stopReason, error: failure };
@@ -248,7 +362,11 @@ class AgentRun {
     return this.ctx.signal.aborted ? "ABORTED" : "TIMEOUT";
   }
 
-  private assistant(id: string, body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage }): void {
+  private assistant(
+    id: string,
+    body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage; thinking?: string },
+  ): void {
+    const price = this.price;
     const message: AssistantMessage = {
       kind: "assistant",
       id,
@@ -259,14 +377,16 @@ class AgentRun {
       stopReason: body.stopReason,
       ...(body.toolCalls ? { toolCalls: body.toolCalls } : {}),
       ...(body.usage ? { usage: body.usage } : {}),
+      ...(body.usage && price ? { cost: costOf(body.usage, price) } : {}),
+      ...(body.thinking ? { thinking: body.thinking } : {}),
     };
     this.append(message);
     this.event({ type: "assistant_completed", messageId: id, stopReason: body.stopReason });
   }
 
-  private message(body: MessageBody): AgentMessage {
+  private message(body: MessageBody, id = this.ctx.ids.next("message")): AgentMessage {
     const message = {
-      id: this.ctx.ids.next("message"),
+      id,
       sessionId: this.ctx.sessionId,
       parentId: this.lastMessageId(),
       createdAt: nowIso(this.ctx.clock),

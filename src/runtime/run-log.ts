@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentMessage } from "../domain";
+import type { AgentEvent, AgentMessage, TraceDraft } from "../domain";
 
 /**
  * Where a run writes. In the SessionDO each call is a synchronous, durable SQLite append that also
@@ -7,4 +7,6 @@ import type { AgentEvent, AgentMessage } from "../domain";
 export interface RunLog {
   appendMessage(message: AgentMessage): void;
   appendEvent(event: AgentEvent): void;
+  /** Trace records (AWTL); the log gives each its seq as `writerSeq`. */
+  appendTrace(record: TraceDraft): void;
 }

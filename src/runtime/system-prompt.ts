@@ -28,3 +28,11 @@ export function buildSystemPrompt({ workspaceId, tools, options }: SystemPromptI
   lines.push(`Budget for this run: at most ${options.maxTurns} model turns and ${options.maxToolCalls} tool calls.`);
   return lines.join("\n");
 }
+
+/**
+ * The system prompt with a Failure Prevention Brief at its end. Without a brief it is returned
+ * byte for byte unchanged.
+ */
+export function appendBrief(system: string, brief: { text: string } | null): string {
+  return brief ? `${system}\n\n${brief.text}` : system;
+}

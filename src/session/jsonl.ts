@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { AgentEvent, AgentMessage, EVENT_TYPES, formatIssues, MESSAGE_KINDS } from "../domain";
+import { AgentEvent, AgentMessage, EVENT_TYPES, formatIssues, MESSAGE_KINDS, TRACE_TYPES, TraceRecord } from "../domain";
 
 /**
  * Strict, flat JSONL: one record per line, `\n` separators, the concrete record written as it is
@@ -19,7 +19,7 @@ export class JsonlDecodeError extends Error {
 }
 
 /** One record as a JSONL line (no trailing newline). Field order follows the schema. */
-export function encodeLine(record: AgentMessage | AgentEvent): string {
+export function encodeLine(record: AgentMessage | AgentEvent | TraceRecord): string {
   return JSON.stringify(record);
 }
 
@@ -39,6 +39,7 @@ interface RecordFamily<T> {
 
 const MESSAGES: RecordFamily<AgentMessage> = { discriminator: "kind", known: MESSAGE_KINDS, schema: AgentMessage, noun: "message" };
 const EVENTS: RecordFamily<AgentEvent> = { discriminator: "type", known: EVENT_TYPES, schema: AgentEvent, noun: "event" };
+const TRACE: RecordFamily<TraceRecord> = { discriminator: "type", known: TRACE_TYPES, schema: TraceRecord, noun: "trace record" };
 
 /** Decodes one message line; `lineNumber` only labels errors. */
 export function decodeMessageLine(line: string, lineNumber = 1, sessionId?: string): AgentMessage {
@@ -47,6 +48,11 @@ export function decodeMessageLine(line: string, lineNumber = 1, sessionId?: stri
 
 export function decodeEventLine(line: string, lineNumber = 1, sessionId?: string): AgentEvent {
   return decodeLine(EVENTS, line, lineNumber, sessionId);
+}
+
+/** Decodes one trace line; `taskId` (the session) must be `sessionId` when given. */
+export function decodeTraceLine(line: string, lineNumber = 1, sessionId?: string): TraceRecord {
+  return decodeLine(TRACE, line, lineNumber, sessionId);
 }
 
 /** Decodes a messages JSONL document; when `sessionId` is given, records of other sessions are refused. */
@@ -86,7 +92,8 @@ function decodeLine<T>(family: RecordFamily<T>, line: string, lineNumber: number
   if (!family.known.includes(tag)) throw new JsonlDecodeError(lineNumber, `unknown ${family.noun} ${field} '${tag}'`);
   const parsed = family.schema.safeParse(value);
   if (!parsed.success) throw new JsonlDecodeError(lineNumber, `invalid ${tag} ${family.noun}: ${formatIssues(parsed.error.issues)}`);
-  const owner = (parsed.data as { sessionId: string }).sessionId;
+  const data = parsed.data as { sessionId?: string; taskId?: string };
+  const owner = data.sessionId ?? data.taskId;
   if (sessionId !== undefined && owner !== sessionId) {
     throw new JsonlDecodeError(lineNumber, `record belongs to session '${owner}', not '${sessionId}'`);
   }

@@ -1,3 +1,5 @@
+import { AgentPromptCommand } from "../domain";
+
 /**
  * Which run a session is executing. The in-memory slot makes "one run at a time" exact (checked and
  * taken synchronously, so two prompts cannot both start); the `runs` table remembers runs that were
@@ -27,6 +29,8 @@ export class RunRegistry {
     // Objects created before runs remembered where they started.
     const columns = sql.exec<{ name: string }>(`PRAGMA table_info(runs)`).toArray();
     if (!columns.some((c) => c.name === "start_seq")) sql.exec(`ALTER TABLE runs ADD COLUMN start_seq INTEGER NOT NULL DEFAULT 0`);
+    // The prompt command, so a run can be replayed (AWTL); absent for runs of older objects.
+    if (!columns.some((c) => c.name === "command")) sql.exec(`ALTER TABLE runs ADD COLUMN command TEXT`);
   }
 
   current(): ActiveRun | null {
@@ -34,11 +38,34 @@ export class RunRegistry {
   }
 
   /** Takes the slot, or returns null when a run is already active. */
-  begin(runId: string, startSeq: number, startedAt: string): ActiveRun | null {
+  begin(runId: string, startSeq: number, startedAt: string, command: AgentPromptCommand): ActiveRun | null {
     if (this.active) return null;
     this.active = { runId, controller: new AbortController(), startSeq };
-    this.sql.exec(`INSERT INTO runs (run_id, status, started_at, start_seq) VALUES (?, 'running', ?, ?)`, runId, startedAt, startSeq);
+    this.sql.exec(
+      `INSERT INTO runs (run_id, status, started_at, start_seq, command) VALUES (?, 'running', ?, ?, ?)`,
+      runId,
+      startedAt,
+      startSeq,
+      JSON.stringify(command),
+    );
     return this.active;
+  }
+
+  /** A run of this session (running or finished), with the seq it started after and its prompt command. */
+  find(runId: string): { runId: string; startSeq: number; command: AgentPromptCommand | null } | null {
+    const row = this.sql
+      .exec<{ start_seq: number; command: string | null }>(`SELECT start_seq, command FROM runs WHERE run_id = ?`, runId)
+      .toArray()[0];
+    if (!row) return null;
+    return { runId, startSeq: row.start_seq, command: row.command ? AgentPromptCommand.parse(JSON.parse(row.command)) : null };
+  }
+
+  /** The prompt command of the newest run that recorded one: which model and window the session uses now. */
+  latestCommand(): AgentPromptCommand | null {
+    const row = this.sql
+      .exec<{ command: string }>(`SELECT command FROM runs WHERE command IS NOT NULL ORDER BY start_seq DESC, rowid DESC LIMIT 1`)
+      .toArray()[0];
+    return row ? AgentPromptCommand.parse(JSON.parse(row.command)) : null;
   }
 
   finish(runId: string, stopReason: string, endedAt: string): void {

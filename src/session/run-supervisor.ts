@@ -33,7 +33,7 @@ export class RunSupervisor {
   start(command: AgentPromptCommand): SessionResult<ActiveRun> {
     const { registry } = this.deps;
     const runId = this.deps.ids.next("run");
-    const run = registry.begin(runId, this.deps.lastSeq(), nowIso(this.deps.clock));
+    const run = registry.begin(runId, this.deps.lastSeq(), nowIso(this.deps.clock), command);
     if (!run)
       return failure("session_busy", `a run (${registry.current()!.runId}) is already active in this session; wait for it or abort it`);
     const done = this.deps

@@ -1,5 +1,5 @@
 import { sessionKeys } from "./r2-layout";
-import type { LogStream, SegmentRef, SessionLog } from "./session-log";
+import { LOG_STREAMS, type LogStream, type SegmentRef, type SessionLog } from "./session-log";
 
 /** A flush writes segments of at most about this many bytes; bigger tails take several rounds. */
 export const MAX_SEGMENT_BYTES = 4 * 1024 * 1024;
@@ -46,7 +46,7 @@ export class SegmentFlusher {
       if (end === null) return result;
       const rows = this.log.plannedRows();
       const segments: SegmentRef[] = [];
-      for (const stream of ["messages", "events"] as const) {
+      for (const stream of LOG_STREAMS) {
         const mine = rows.filter((r) => r.stream === stream);
         if (mine.length === 0) continue;
         const body = mine.map((r) => `${r.body}\n`).join("");
@@ -81,7 +81,8 @@ export class SegmentFlusher {
       const all = [...this.log.segments(stream), ...added.filter((s) => s.stream === stream)];
       return { segments: all.length, records: all.reduce((n, s) => n + s.records, 0), bytes: all.reduce((n, s) => n + s.bytes, 0) };
     };
-    const manifest = { sessionId: this.sessionId, flushedSeq, streams: { messages: totals("messages"), events: totals("events") } };
+    const streams = Object.fromEntries(LOG_STREAMS.map((stream) => [stream, totals(stream)]));
+    const manifest = { sessionId: this.sessionId, flushedSeq, streams };
     await this.bucket.put(sessionKeys.manifest(this.sessionId), JSON.stringify(manifest), {
       httpMetadata: { contentType: "application/json" },
     });

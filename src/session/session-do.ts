@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
-import { type AgentMessage, failure } from "../domain";
+import type { ExternalVerdict } from "../awtl/trace-sink";
+import { type AgentMessage, type AttributionRecord, failure, type JudgeResult } from "../domain";
 import type { AppEnv } from "../env";
 import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
-import type { CreateSessionInput, FlushSummary, SessionInfo, SessionResult, SessionRpc } from "./session-api";
+import type { CreateSessionInput, FlushSummary, RunInfo, SessionInfo, SessionResult, SessionRpc } from "./session-api";
 import { productionSessionDeps, type SessionDeps } from "./session-deps";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable, sessionTableExists } from "./session-meta";
 
@@ -41,8 +42,12 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session?.describe() ?? null;
   }
 
-  info(): SessionInfo | null {
-    return this.session?.info() ?? null;
+  async info(): Promise<SessionInfo | null> {
+    return (await this.session?.info()) ?? null;
+  }
+
+  async compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>> {
+    return this.session ? this.session.compact(instructions) : notFound();
   }
 
   appendMessages(records: unknown[]): SessionResult<number[]> {
@@ -61,8 +66,23 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session ? this.session.loadEvents(afterSeq) : notFound();
   }
 
-  async exportJsonl(stream: "messages" | "events"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+  async exportJsonl(stream: "messages" | "events" | "trace"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
     return this.session ? this.session.exportJsonl(stream) : notFound();
+  }
+
+  async judge(
+    runId: string,
+    verdict: ExternalVerdict,
+  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
+    return this.session ? this.session.judge(runId, verdict) : notFound();
+  }
+
+  async attributions(): Promise<SessionResult<AttributionRecord[]>> {
+    return this.session ? this.session.attributions() : notFound();
+  }
+
+  async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
+    return this.session ? this.session.runInfo(runId) : notFound();
   }
 
   async flush(): Promise<SessionResult<FlushSummary>> {

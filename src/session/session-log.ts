@@ -5,7 +5,9 @@
  * SQLite holds the unflushed tail plus a small index that maps segment lines back to their seqs.
  */
 
-export type LogStream = "messages" | "events";
+/** The log's streams: conversation messages, run events, and the AWTL trace. One seq space for all. */
+export const LOG_STREAMS = ["messages", "events", "trace"] as const;
+export type LogStream = (typeof LOG_STREAMS)[number];
 
 /**
  * The largest record the log stores, in bytes of JSON. A record this large is legitimate: a model's
@@ -42,17 +44,22 @@ export class RecordTooLargeError extends Error {
 
 const encoder = new TextEncoder();
 
+/**
+ * The log table. body: the record's JSON, or its first part when `parts` more rows follow in
+ * log_parts; NULL once flushed. bytes: the whole record's UTF-8 size (flush sizing).
+ */
+const LOG_TABLE = `log (
+  seq INTEGER PRIMARY KEY,
+  stream TEXT NOT NULL CHECK (stream IN ('messages', 'events', 'trace')),
+  body TEXT,
+  parts INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0
+)`;
+
 export class SessionLog {
   constructor(private readonly sql: SqlStorage) {
-    // body: the record's JSON, or its first part when `parts` more rows follow in log_parts; NULL
-    // once flushed. bytes: the whole record's UTF-8 size (flush sizing).
-    sql.exec(`CREATE TABLE IF NOT EXISTS log (
-      seq INTEGER PRIMARY KEY,
-      stream TEXT NOT NULL CHECK (stream IN ('messages', 'events')),
-      body TEXT,
-      parts INTEGER NOT NULL DEFAULT 0,
-      bytes INTEGER NOT NULL DEFAULT 0
-    )`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS ${LOG_TABLE}`);
+    migrateStreamCheck(sql);
     const columns = sql
       .exec<{ name: string }>(`PRAGMA table_info(log)`)
       .toArray()
@@ -112,8 +119,13 @@ export class SessionLog {
     return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log`).one().seq;
   }
 
+  /** The newest seq of one stream (0 when it has none). */
+  lastSeqOf(stream: LogStream): number {
+    return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log WHERE stream = ?`, stream).one().seq;
+  }
+
   counts(): Record<LogStream, number> {
-    const counts = { messages: 0, events: 0 };
+    const counts = { messages: 0, events: 0, trace: 0 };
     for (const row of this.sql.exec<{ stream: LogStream; n: number }>(`SELECT stream, COUNT(*) AS n FROM log GROUP BY stream`)) {
       counts[row.stream] = row.n;
     }
@@ -220,6 +232,26 @@ export class SessionLog {
       this.sql.exec(`UPDATE flush_state SET flushed_seq = ?, planned_seq = NULL`, plannedSeq);
     });
   }
+}
+
+/**
+ * Logs created before the trace stream existed have a CHECK that refuses it; SQLite cannot alter a
+ * CHECK, so such a table is rebuilt once with the same rows (one transaction: the constructor runs
+ * before any request, and a failure leaves the old table).
+ */
+function migrateStreamCheck(sql: SqlStorage): void {
+  const table = sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'log'`).toArray()[0];
+  if (!table || table.sql.includes("'trace'")) return;
+  sql.exec(`ALTER TABLE log RENAME TO log_before_trace`);
+  sql.exec(`CREATE TABLE ${LOG_TABLE}`);
+  const columns = sql
+    .exec<{ name: string }>(`PRAGMA table_info(log_before_trace)`)
+    .toArray()
+    .map((c) => c.name);
+  const parts = columns.includes("parts") ? "parts" : "0";
+  const bytes = columns.includes("bytes") ? "bytes" : "0";
+  sql.exec(`INSERT INTO log (seq, stream, body, parts, bytes) SELECT seq, stream, body, ${parts}, ${bytes} FROM log_before_trace`);
+  sql.exec(`DROP TABLE log_before_trace`);
 }
 
 /** The byte size of a row's record; rows written before `bytes` existed are measured. */

@@ -1,5 +1,5 @@
 import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
-import type { SessionIndexEntry } from "../tenant/session-index";
+import type { SessionIndexEntry, SessionListPosition, SessionPage } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
@@ -50,6 +50,19 @@ export class DurableSessionStore {
 
   /** Creates a session; its workspace must exist and belong to the same owner (else `workspace_not_found`). */
   async create(input: NewSession): Promise<SessionMeta> {
+    return this.createWith(input, null);
+  }
+
+  /**
+   * Creates a session holding `messages` (checked by the caller to be one conversation; `sessionId`
+   * is rewritten here). It is listed only once every message is stored, so a failed import leaves
+   * nothing a client can see.
+   */
+  async importSession(input: NewSession, messages: readonly AgentMessage[]): Promise<SessionMeta> {
+    return this.createWith(input, messages);
+  }
+
+  private async createWith(input: NewSession, messages: readonly AgentMessage[] | null): Promise<SessionMeta> {
     if (input.workspaceId) await readWorkspaceMeta(this.bindings.STORE, input.workspaceId, input.owner ?? null);
     const record: CreateSessionInput = {
       id: this.ids.next("session"),
@@ -59,7 +72,9 @@ export class DurableSessionStore {
       owner: input.owner ?? null,
       createdAt: nowIso(this.clock),
     };
-    const meta = unwrapResult(await this.stub(record.id).create(record));
+    const stub = this.stub(record.id);
+    const meta = unwrapResult(await stub.create(record));
+    if (messages) unwrapResult(await stub.appendMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
     // Listed only once it exists, so a listed session is always readable.
     await this.tenantIndex(record.owner).addSession({
       id: meta.id,
@@ -78,6 +93,11 @@ export class DurableSessionStore {
   async findOwned(sessionId: string, owner: string | null): Promise<SessionIndexEntry | null> {
     if (!isId("session", sessionId)) this.stub(sessionId); // throws invalid_session_id
     return this.tenantIndex(owner).findSession(sessionId);
+  }
+
+  /** A page of `owner`'s sessions, newest first. */
+  async list(owner: string | null, limit: number, after: SessionListPosition | null): Promise<SessionPage> {
+    return this.tenantIndex(owner).listSessions(limit, after);
   }
 
   /** The session object's own record, owner included. Touches the object: only for ids known to exist. */

@@ -1,31 +1,41 @@
+import type { ExternalVerdict } from "../awtl/trace-sink";
 import {
   AgentEvent,
   AgentMessage,
   AgentPromptCommand,
+  type AttributionRecord,
+  type CompactionMessage,
+  ERROR_REGISTRY,
+  eventJsonWithSeq,
   failure,
   formatIssues,
   HarnessError,
+  type JudgeResult,
   nowIso,
   ok,
   type AgentPromptCommand as PromptCommand,
+  type TraceRecord,
   unwrapResult,
 } from "../domain";
 import type { AppEnv } from "../env";
-import { modelConfigFromEnv } from "../model";
+import { modelConfigFromEnv, REPLAY_MODEL_PREFIX } from "../model";
 import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
+import { BUILTIN_TOOLS } from "../tools/registry";
 import { FlushScheduler } from "./flush-scheduler";
-import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
+import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
+import { LearningLoop, projectOf } from "./learning-loop";
 import { EventHub, type SeqEvent } from "./live-events";
-import { readLog, readLogLines } from "./log-reader";
+import { readLog, readLogLines, type SeqLine } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { sessionKeys } from "./r2-layout";
 import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
-import { type FlushSummary, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
+import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
+import { compactOnDemand, contextStatus, type SessionModelContext } from "./session-context";
 import type { SessionDeps } from "./session-deps";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
 import { type OwnedSessionMeta, publicMeta, SessionMetaTable } from "./session-meta";
@@ -51,7 +61,9 @@ export class Session {
   private readonly workspace: SessionWorkspace;
   private readonly registry: RunRegistry;
   private readonly runs: RunSupervisor;
+  private readonly learning: LearningLoop;
   private readonly transactionSync: <T>(fn: () => T) => T;
+  private compacting = false;
 
   constructor(
     ctx: DurableObjectState,
@@ -81,6 +93,19 @@ export class Session {
     );
     this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket);
     this.registry = new RunRegistry(sql);
+    this.learning = new LearningLoop({
+      sessionId: meta.id,
+      sql,
+      ids: deps.ids,
+      clock: deps.clock,
+      project: () => projectOf(this.describe()),
+      projects: env.PROJECTS,
+      append: (record) => unwrapResult(this.appendValid("trace", [record]))[0]!,
+      nextSeq: () => this.log.lastSeq() + 1,
+      isReplay: (runId) => isReplayCommand(this.registry.find(runId)?.command ?? null),
+      readTrace: (afterSeq) => this.readTrace(afterSeq),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
     this.runs = new RunSupervisor({
       registry: this.registry,
       ids: deps.ids,
@@ -106,12 +131,78 @@ export class Session {
     return this.meta.get()!;
   }
 
-  info(): SessionInfo {
-    return { ...publicMeta(this.describe()), status: this.runs.active ? "running" : "idle", counts: this.log.counts() };
+  async info(): Promise<SessionInfo> {
+    const base = {
+      ...publicMeta(this.describe()),
+      status: this.busy() ? ("running" as const) : ("idle" as const),
+      counts: this.log.counts(),
+    };
+    try {
+      return { ...base, ...contextStatus(await this.history.load(), this.modelContext()) };
+    } catch {
+      // The log cannot be read back now: the session is still described, without its context figures.
+      return { ...base, usage: null, contextTokens: null, contextWindow: null };
+    }
+  }
+
+  /** A run or a compaction holds the session. */
+  private busy(): boolean {
+    return this.runs.active !== null || this.compacting;
+  }
+
+  private modelContext(): SessionModelContext {
+    return {
+      config: { ...modelConfigFromEnv(this.env), fetch: this.deps.modelFetch },
+      workspaceId: this.describe().workspaceId,
+      command: this.registry.latestCommand(),
+    };
+  }
+
+  /**
+   * Compacts the history now, with the model the session runs on (`POST .../compact`). Refused with
+   * `session_busy` while a run (or another compaction) is active; a prompt meanwhile is refused too.
+   */
+  async compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>> {
+    if (this.busy()) return failure("session_busy", "a run or a compaction is active in this session; wait for it or abort it");
+    this.compacting = true;
+    try {
+      const history = await this.history.load();
+      const meta = this.describe();
+      const result = await compactOnDemand(history, {
+        ...this.modelContext(),
+        ...(instructions ? { instructions } : {}),
+        loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
+        log: {
+          event: (body) => unwrapResult(this.appendValid("events", [this.envelope("event", body) as AgentEvent])),
+          append: (record) => {
+            const message = { ...this.envelope("message", record), parentId: this.meta.lastMessageId() } as CompactionMessage;
+            unwrapResult(this.appendValid("messages", [message]));
+            return message;
+          },
+        },
+      });
+      if (result.ok) return ok({ messageId: result.messageId, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter });
+      if (result.code === "nothing_to_compact") return failure("nothing_to_compact", result.message);
+      return failure("compaction_failed", `${result.code}: ${result.message}`);
+    } catch (err) {
+      if (err instanceof HarnessError) return failure("history_unreadable", err.message);
+      return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
+    } finally {
+      this.compacting = false;
+      await this.flush();
+    }
+  }
+
+  /** id, session and time for a record written outside a run. */
+  private envelope<T extends object>(kind: "message" | "event", body: T) {
+    const at = nowIso(this.deps.clock);
+    return kind === "message"
+      ? { id: this.deps.ids.next("message"), sessionId: this.id, createdAt: at, ...body }
+      : { eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: at, ...body };
   }
 
   /** Validates and appends records of one stream; all or nothing. */
-  append(stream: LogStream, records: unknown[]): SessionResult<number[]> {
+  append(stream: "messages" | "events", records: unknown[]): SessionResult<number[]> {
     const parsed: (AgentMessage | AgentEvent)[] = [];
     for (const [i, record] of records.entries()) {
       const result = STREAM_SCHEMA[stream].safeParse(record);
@@ -144,8 +235,10 @@ export class Session {
     const first = await readable(() => batches.next());
     if (!first.ok) return first;
     const encoder = new TextEncoder();
-    const encode = (lines: { body: string }[]) => encoder.encode(lines.map((line) => `${line.body}\n`).join(""));
-    let pending: IteratorResult<{ body: string }[]> | null = first.value;
+    // Events go out with their seq (`{"seq":N,...}`), so a client that loaded them knows where to resume.
+    const line = stream === "events" ? (l: SeqLine) => eventJsonWithSeq(l.seq, l.body) : (l: SeqLine) => l.body;
+    const encode = (lines: SeqLine[]) => encoder.encode(lines.map((l) => `${line(l)}\n`).join(""));
+    let pending: IteratorResult<SeqLine[]> | null = first.value;
     return ok(
       new ReadableStream<Uint8Array>({
         async pull(controller) {
@@ -174,9 +267,11 @@ export class Session {
   async alarm(): Promise<void> {
     this.flushes.alarmFired();
     const result = await this.flush();
+    await this.learning.deliver().catch(() => {});
     // While a run is active the alarm doubles as a heartbeat: a streaming model fetch alone may not
     // keep the object in memory.
-    if (this.runs.active || (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq())) await this.flushes.armAlarm();
+    const behind = (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq()) || this.learning.pending() > 0;
+    if (this.runs.active || behind) await this.flushes.armAlarm();
   }
 
   /** The streaming endpoints (see SESSION_STREAM_PATHS); the Worker has authenticated and validated. */
@@ -184,12 +279,23 @@ export class Session {
     const url = new URL(request.url);
     if (request.method === "POST" && url.pathname === SESSION_STREAM_PATHS.run) {
       const command = AgentPromptCommand.parse(await request.json());
+      if (command.retryOf !== undefined && !this.registry.find(command.retryOf)) {
+        const message = `retryOf: session '${this.id}' has no run '${command.retryOf}'`;
+        return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });
+      }
+      if (this.compacting) {
+        const message = "the session's history is being compacted; send the prompt again when it is done";
+        return Response.json({ error: { code: "session_busy", message } }, { status: 409 });
+      }
       const started = this.runs.start(command);
       if (!started.ok) return Response.json({ error: { code: started.code, message: started.message } }, { status: 409 });
       return sseResponse(this.openEventStream(started.value.startSeq), started.value.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
-      return sseResponse(this.openEventStream(Number(url.searchParams.get("after") ?? "0")), this.runs.active?.runId ?? null);
+      const after = Number(url.searchParams.get("after") ?? "0");
+      // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
+      if (!this.runs.active && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
+      return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
     }
     return Response.json(
       { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },
@@ -241,6 +347,14 @@ export class Session {
       openWorkspace: () => (meta.workspaceId ? this.workspace.open(meta.workspaceId, meta.owner) : Promise.resolve(null)),
       ids: this.deps.ids,
     });
+    const brief =
+      setup.ok && setup.tools
+        ? await this.briefFor(
+            command,
+            history,
+            setup.tools.definitions().map((d) => d.name),
+          )
+        : null;
     return runAgent(command.userText, command.options, {
       sessionId: this.id,
       runId: run.runId,
@@ -251,7 +365,55 @@ export class Session {
       ids: this.deps.ids,
       clock: this.deps.clock,
       signal: run.controller.signal,
+      retryOf: command.retryOf ?? null,
+      brief,
     });
+  }
+
+  /** The Failure Prevention Brief for a run that offers `offered` tools (only sessions with a workspace have tools). */
+  private async briefFor(command: PromptCommand, history: readonly AgentMessage[], offered: string[]) {
+    // A replay plays recorded answers: a brief could not change them, and would muddle the verdict.
+    if (offered.length === 0 || isReplayCommand(command)) return null;
+    const denied = BUILTIN_TOOLS.map((t) => t.name).filter((name) => !offered.includes(name));
+    return this.learning.brief({ offeredTools: offered, deniedTools: denied, retryOf: command.retryOf ?? null }, command.userText, history);
+  }
+
+  /** An external judge's verdict on a run of this session: recorded, and attributed when it is a fail. */
+  async judge(
+    runId: string,
+    verdict: ExternalVerdict,
+  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
+    const run = this.registry.find(runId);
+    if (!run) return failure("run_not_found", `session '${this.id}' has no run '${runId}'`);
+    try {
+      const { judge, attribution } = await this.learning.judge(runId, run.startSeq, verdict);
+      return ok({ judgeResult: judge, attribution });
+    } catch (err) {
+      if (err instanceof HarnessError) return failure(err.code, err.message);
+      throw err;
+    }
+  }
+
+  async attributions(): Promise<SessionResult<AttributionRecord[]>> {
+    return readable(() => this.learning.attributions());
+  }
+
+  /** What a replay of one of this session's runs needs: its command and how many assistant turns came before it. */
+  async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
+    const run = this.registry.find(runId);
+    if (!run?.command) return ok(null);
+    return readable(async () => {
+      // The run's first message is its prompt; the replay starts at the assistant turns after it.
+      const [first] = await readLogLines(this.log, this.deps.bucket, "messages", run.startSeq);
+      const history = await this.history.load();
+      const at = first ? history.findIndex((m) => m.id === decodeMessageLine(first.body, first.seq, this.id).id) : history.length;
+      const assistantOffset = history.slice(0, at < 0 ? history.length : at).filter((m) => m.kind === "assistant").length;
+      return { command: run.command!, assistantOffset, workspaceId: this.describe().workspaceId };
+    });
+  }
+
+  private async readTrace(afterSeq: number): Promise<TraceRecord[]> {
+    return (await readLogLines(this.log, this.deps.bucket, "trace", afterSeq)).map((l) => decodeTraceLine(l.body, l.seq, this.id));
   }
 
   /** A recorded session to replay: this one, or another of the same tenant. */
@@ -307,6 +469,7 @@ export class Session {
     return {
       appendMessage: (message) => unwrapResult(this.appendValid("messages", [message])),
       appendEvent: (event) => unwrapResult(this.appendValid("events", [event])),
+      appendTrace: (draft) => this.learning.record(draft),
     };
   }
 
@@ -315,7 +478,7 @@ export class Session {
     return this.hub.open(afterSeq, replay, () => this.runs.active !== null);
   }
 
-  private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent)[]): SessionResult<number[]> {
+  private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent | TraceRecord)[]): SessionResult<number[]> {
     const bodies = records.map((record) => ({ stream, body: encodeLine(record) }));
     let seqs: number[];
     try {
@@ -329,7 +492,7 @@ export class Session {
       const newest = messages[messages.length - 1]!;
       this.meta.recordMessage(newest.id, newest.createdAt);
       this.history.appended(messages);
-    } else {
+    } else if (stream === "events") {
       for (const [i, event] of records.entries()) this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent });
     }
     this.flushes.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
@@ -350,4 +513,9 @@ async function readable<T>(read: () => Promise<T>): Promise<SessionResult<T>> {
   } catch (err) {
     return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
   }
+}
+
+/** A prompt that replays a recorded session (`replay:<sessionId>`), as a case's replay does. */
+function isReplayCommand(command: PromptCommand | null): boolean {
+  return command?.model?.startsWith(REPLAY_MODEL_PREFIX) ?? false;
 }

@@ -1,9 +1,12 @@
-import type { SessionIndexEntry } from "./session-index";
+import type { SessionIndexEntry, SessionListPosition, SessionPage } from "./session-index";
 
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
   addSession(entry: SessionIndexEntry): void;
   findSession(id: string): SessionIndexEntry | null;
+  listSessions(limit: number, after: SessionListPosition | null): SessionPage;
+  /** Whether one of the tenant's sessions named this project. */
+  hasProject(id: string): boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AppEnv } from "../env";
-import { SessionIndex, type SessionIndexEntry } from "./session-index";
+import { SessionIndex, type SessionIndexEntry, type SessionListPosition, type SessionPage } from "./session-index";
 import type { TenantRpc } from "./tenant-api";
 
 /**
@@ -21,5 +21,13 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
 
   findSession(id: string): SessionIndexEntry | null {
     return this.sessions.get(id);
+  }
+
+  listSessions(limit: number, after: SessionListPosition | null): SessionPage {
+    return this.sessions.list(limit, after);
+  }
+
+  hasProject(id: string): boolean {
+    return this.sessions.hasProject(id);
   }
 }

@@ -7,18 +7,25 @@ import { WorkspaceError } from "../workspace/errors";
 import { resolveWorkspacePath } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { checkBudget, checkPermission, type Denial, type DenialReason } from "./policy";
+import { RecordingFs, type Touched } from "./recording-fs";
 import { toolDefinitions } from "./registry";
 import { type AnyTool, ToolError } from "./tool";
 
-/** What became of one tool call. A denied call was never executed. */
+/**
+ * What became of one tool call. A denied call was never executed. A finished one may carry its
+ * failure code (`not_found`, `no_match`, `exit_status`, ...), a command's exit code, and the paths it
+ * read and wrote (for the trace).
+ */
 export type ToolExecution =
-  | { outcome: "finished"; text: string; error: boolean }
+  | { outcome: "finished"; text: string; error: boolean; code?: string | null; exitCode?: number | null; touched?: Touched }
   | { outcome: "denied"; reason: DenialReason; text: string };
 
 /** The tools of a run behind their policy, as the runtime uses them; tests fake it. */
 export interface ToolRunner {
   definitions(): ToolDefinition[];
   execute(call: ToolCall, signal: AbortSignal): Promise<ToolExecution>;
+  /** The workspace paths a call's arguments name, split into reads and writes (for the trace). */
+  plannedPaths?(call: ToolCall): Touched;
 }
 
 export interface ToolExecutionServiceOptions {
@@ -26,6 +33,8 @@ export interface ToolExecutionServiceOptions {
   /** The session's workspace view; null when the session has no workspace (then no tool exists). */
   fs: WorkspaceFs | null;
   options: AgentRunOptions;
+  /** The run's per-result budget in bytes (see ToolContext.maxOutputBytes). */
+  maxOutputBytes?: number;
 }
 
 /**
@@ -46,10 +55,12 @@ export class ToolExecutionService implements ToolRunner {
   private readonly tools: ReadonlyMap<string, AnyTool>;
   private readonly fs: WorkspaceFs | null;
   private readonly options: AgentRunOptions;
+  private readonly maxOutputBytes: number | undefined;
   private calls = 0;
   private mutationQueue: Promise<unknown> = Promise.resolve();
 
-  constructor({ tools, fs, options }: ToolExecutionServiceOptions) {
+  constructor({ tools, fs, options, maxOutputBytes }: ToolExecutionServiceOptions) {
+    this.maxOutputBytes = maxOutputBytes;
     this.tools = new Map(fs ? tools.map((t) => [t.name, t]) : []);
     this.fs = fs;
     this.options = options;
@@ -93,12 +104,31 @@ export class ToolExecutionService implements ToolRunner {
       }
     }
 
-    const fs = this.fs;
-    const run = () => runTool(tool, args, { fs, signal, allowWrite: this.options.allowWrite });
+    const fs = new RecordingFs(this.fs);
+    const run = async (): Promise<ToolExecution> => {
+      const ctx = { fs, signal, allowWrite: this.options.allowWrite };
+      const finished = await runTool(tool, args, this.maxOutputBytes === undefined ? ctx : { ...ctx, maxOutputBytes: this.maxOutputBytes });
+      return { ...finished, touched: fs.touched() };
+    };
     if (!tool.mutates && !tool.needsBash) return run();
     const result = this.mutationQueue.then(run);
     this.mutationQueue = result.catch(() => undefined);
     return result;
+  }
+
+  plannedPaths(call: ToolCall): Touched {
+    const tool = this.tools.get(call.name);
+    const paths: string[] = [];
+    for (const name of tool?.pathArgs ?? []) {
+      const value = call.arguments[name];
+      if (typeof value !== "string") continue;
+      try {
+        paths.push(resolveWorkspacePath(value));
+      } catch {
+        // An escaping path is denied before it runs; it names nothing in the workspace.
+      }
+    }
+    return tool?.mutates ? { reads: [], writes: paths } : { reads: paths, writes: [] };
   }
 }
 
@@ -106,13 +136,22 @@ function deny({ reason, message }: Denial): ToolExecution {
   return { outcome: "denied", reason, text: `${reason}: ${message}` };
 }
 
-async function runTool(tool: AnyTool, args: unknown, ctx: Parameters<AnyTool["execute"]>[1]): Promise<ToolExecution> {
+async function runTool(
+  tool: AnyTool,
+  args: unknown,
+  ctx: Parameters<AnyTool["execute"]>[1],
+): Promise<Extract<ToolExecution, { outcome: "finished" }>> {
   try {
     const output = await tool.execute(args, ctx);
-    return { outcome: "finished", text: output.text, error: output.error };
+    const code = output.error ? (output.code ?? "tool_failed") : null;
+    return { outcome: "finished", text: output.text, error: output.error, code, exitCode: output.exitCode ?? null };
   } catch (err) {
-    return { outcome: "finished", text: describeFailure(err), error: true };
+    return { outcome: "finished", text: describeFailure(err), error: true, code: failureCode(err), exitCode: null };
   }
+}
+
+function failureCode(err: unknown): string {
+  return err instanceof ToolError || err instanceof WorkspaceError ? err.code : "tool_failed";
 }
 
 /** `<code>: <message>` for known failures; anything else is reported as an internal tool error. */

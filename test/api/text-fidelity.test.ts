@@ -51,12 +51,13 @@ describe("text fidelity", () => {
       error: {
         code: "invalid_text",
         message: "title: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode",
+        requestId: res.headers.get("x-request-id"),
       },
     });
     const { sessionId } = (await (await post("/api/sessions", "{}")).json()) as { sessionId: string };
     const prompt = await post(`/api/sessions/${sessionId}/messages/stream`, '{"text":"\\udc00 lone low half"}');
     expect(prompt.status).toBe(400);
     expect(((await prompt.json()) as { error: { message: string } }).error.message).toMatch(/^text: contains a lone UTF-16 surrogate/);
-    expect((await store.info(sessionId))!.counts).toEqual({ messages: 0, events: 0 });
+    expect((await store.info(sessionId))!.counts).toEqual({ messages: 0, events: 0, trace: 0 });
   });
 });

@@ -6,15 +6,18 @@ import { describe, expect, it } from "vitest";
  * (`index`, `env`). The layers, each importing only to its right:
  *   api -> tenant, session -> runtime -> tools -> workspace -> domain
  *   runtime -> model -> domain;  session -> model (config types);  tenant -> domain
+ *   session -> awtl -> workspace (path globs), domain: the failure-learning loop is pure rules plus its own
+ *   Durable Object; the session feeds it trace records and asks it for briefs.
  * `env` (the Worker's bindings) is types only; the parts that read bindings may import it.
  */
 const ALLOWED: Record<string, readonly string[] | "anything"> = {
   index: "anything",
   env: "anything",
-  api: ["tenant", "session", "runtime", "model", "tools", "workspace", "domain", "env"],
+  api: ["tenant", "session", "awtl", "runtime", "model", "tools", "workspace", "domain", "env"],
   tenant: ["domain", "env"],
   // A session store lists each new session in its tenant's index (tenant sits below session).
-  session: ["tenant", "runtime", "model", "tools", "workspace", "domain", "env"],
+  session: ["tenant", "awtl", "runtime", "model", "tools", "workspace", "domain", "env"],
+  awtl: ["workspace", "domain", "env"],
   runtime: ["model", "tools", "workspace", "domain"],
   model: ["domain"],
   tools: ["workspace", "domain"],
@@ -85,6 +88,7 @@ describe("dependency directions in src/", () => {
   it("reads every source file and its imports", () => {
     expect(importsOf("src/index.ts", files["src/index.ts"]!).map((i) => i.to)).toEqual([
       "src/api/app",
+      "src/awtl/project-do",
       "src/session/session-do",
       "src/tenant/tenant-do",
     ]);

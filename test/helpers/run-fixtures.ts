@@ -1,4 +1,4 @@
-import { type AgentEvent, type AgentMessage, counterIds, type ToolCall, type ToolDefinition } from "../../src/domain";
+import { type AgentEvent, type AgentMessage, counterIds, type ToolCall, type ToolDefinition, type TraceDraft } from "../../src/domain";
 import type { RunLog } from "../../src/runtime/run-log";
 import type { ToolExecution, ToolRunner } from "../../src/tools/execution-service";
 
@@ -6,11 +6,15 @@ import type { ToolExecution, ToolRunner } from "../../src/tools/execution-servic
 export class MemoryRunLog implements RunLog {
   readonly messages: AgentMessage[] = [];
   readonly events: AgentEvent[] = [];
+  readonly trace: TraceDraft[] = [];
   appendMessage(message: AgentMessage): void {
     this.messages.push(message);
   }
   appendEvent(event: AgentEvent): void {
     this.events.push(event);
+  }
+  appendTrace(record: TraceDraft): void {
+    this.trace.push(record);
   }
   types(): string[] {
     return this.events.map((e) => e.type);

@@ -10,6 +10,7 @@ import { SessionDO as ProductionSessionDO } from "../../src/session/session-do";
  * `useSessionDeps`; the object reads them at every use, so it works before or after the object exists.
  */
 export default app;
+export { ProjectDO } from "../../src/awtl/project-do";
 export { TenantDO } from "../../src/tenant/tenant-do";
 
 const overrides = new Map<string, Partial<SessionDeps>>();

@@ -10,6 +10,7 @@ describe("bash", () => {
     expect(await bash(fixtureFs(), "pwd; cat README.md | wc -l; ls src")).toEqual({
       error: false,
       text: "/workspace\n4\nindex.ts\nlib\nlong-line.txt\nwindows.txt",
+      exitCode: 0,
     });
   });
 
@@ -24,6 +25,8 @@ describe("bash", () => {
     expect(await bash(fs, "echo hi > x.txt")).toEqual({
       error: true,
       text: "bash: EROFS: read-only file system, write '/workspace/x.txt' (this run does not allow writes)\n\n[Command exited with code 1]",
+      exitCode: 1,
+      code: "exit_status",
     });
     const rm = await bash(fs, "rm README.md");
     expect(rm.error).toBe(true);
@@ -36,7 +39,7 @@ describe("bash", () => {
     const out = await bash(fs, "mkdir -p out && echo hi > out/x.txt && cat out/x.txt && mv src/lib/math.ts src/m.ts && rm debug.log", {
       allowWrite: true,
     });
-    expect(out).toEqual({ text: "hi", error: false });
+    expect(out).toEqual({ text: "hi", error: false, exitCode: 0 });
     expect(fs.text("out/x.txt")).toBe("hi\n");
     expect(fs.text("src/m.ts")).toContain("export const add");
     expect(fs.stat("src/lib/math.ts")).toBeNull();
@@ -68,18 +71,25 @@ describe("bash", () => {
 
   it("has no network", async () => {
     const out = await bash(fixtureFs(), "curl https://example.com");
-    expect(out).toEqual({ error: true, text: "bash: curl: command not found\n\n[Command exited with code 127]" });
+    expect(out).toEqual({
+      error: true,
+      text: "bash: curl: command not found\n\n[Command exited with code 127]",
+      exitCode: 127,
+      code: "exit_status",
+    });
   });
 
   it("reports a non-zero exit code as an error with the output", async () => {
     expect(await bash(fixtureFs(), "echo before; ls missing")).toEqual({
       error: true,
       text: "before\nls: missing: No such file or directory\n\n[Command exited with code 2]",
+      exitCode: 2,
+      code: "exit_status",
     });
   });
 
   it("says (no output) for silent commands", async () => {
-    expect(await bash(fixtureFs(), "true")).toEqual({ text: "(no output)", error: false });
+    expect(await bash(fixtureFs(), "true")).toEqual({ text: "(no output)", error: false, exitCode: 0 });
   });
 
   it("keeps the last 2000 lines of long output", async () => {
@@ -105,7 +115,7 @@ describe("bash", () => {
     const out = await bash(fixtureFs(), "echo start; sleep 5; echo never", { timeoutMs: 300 });
     expect(Date.now() - started).toBeLessThan(3000);
     // just-bash drops the output of an aborted command, so only the notice remains.
-    expect(out).toEqual({ error: true, text: "bash: execution aborted\n\n[Command timed out after 300 ms]" });
+    expect(out).toMatchObject({ error: true, text: "bash: execution aborted\n\n[Command timed out after 300 ms]", code: "bash_timeout" });
   });
 
   it("stops runaway loops with the hardened command limit", async () => {
@@ -113,6 +123,8 @@ describe("bash", () => {
     expect(out).toEqual({
       error: true,
       text: "bash: too many commands executed (>10000), increase executionLimits.maxCommandCount\n\n[Command exited with code 126]",
+      exitCode: 126,
+      code: "exit_status",
     });
   });
 

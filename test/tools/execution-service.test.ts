@@ -177,6 +177,9 @@ describe("ToolExecutionService: execution", () => {
       outcome: "finished",
       error: false,
       text: "export const add = (a: number, b: number) => a + b;\n\n[2 more lines in file. Use offset=2 to continue.]",
+      code: null,
+      exitCode: null,
+      touched: { reads: ["src/lib/math.ts"], writes: [] },
     });
   });
 
@@ -186,6 +189,9 @@ describe("ToolExecutionService: execution", () => {
       outcome: "finished",
       error: true,
       text: "not_found: 'missing.txt' does not exist",
+      code: "not_found",
+      exitCode: null,
+      touched: { reads: ["missing.txt"], writes: [] },
     });
     expect(await s.execute(call("grep", { pattern: "[" }), signal)).toMatchObject({
       outcome: "finished",
@@ -208,7 +214,31 @@ describe("ToolExecutionService: execution", () => {
       outcome: "finished",
       error: true,
       text: "tool_failed: boom",
+      code: "tool_failed",
+      exitCode: null,
+      touched: { reads: [], writes: [] },
     });
+  });
+
+  it("records the paths a call read and wrote, and plans them from its arguments", async () => {
+    const fs = fixtureFs();
+    const s = service({ allowWrite: true, allowBash: true }, fs);
+    const edited = await s.execute(call("edit", { path: "src/lib/math.ts", oldText: "a - b;", newText: "b - a;" }), signal);
+    expect(edited).toMatchObject({
+      outcome: "finished",
+      error: false,
+      touched: { reads: ["src/lib/math.ts"], writes: ["src/lib/math.ts"] },
+    });
+    const grepped = await s.execute(call("grep", { pattern: "TODO", path: "src/lib" }), signal);
+    expect(grepped).toMatchObject({
+      touched: { reads: [".gitignore", "src/lib/.gitignore", "src/lib/greet.ts", "src/lib/math.ts"], writes: [] },
+    });
+    const moved = await s.execute(call("bash", { command: "mv debug.log logs.txt && cat README.md > /dev/null" }), signal);
+    expect(moved).toMatchObject({ touched: { reads: ["README.md", "debug.log"], writes: ["debug.log", "logs.txt"] } });
+    expect(s.plannedPaths(call("write", { path: "./a/../b.txt", content: "" }))).toEqual({ reads: [], writes: ["b.txt"] });
+    expect(s.plannedPaths(call("read", { path: "src//x.ts" }))).toEqual({ reads: ["src/x.ts"], writes: [] });
+    expect(s.plannedPaths(call("read", { path: "../escape" }))).toEqual({ reads: [], writes: [] });
+    expect(s.plannedPaths(call("bash", { command: "ls" }))).toEqual({ reads: [], writes: [] });
   });
 
   it("runs file-changing calls one at a time in call order", async () => {
@@ -228,7 +258,14 @@ describe("ToolExecutionService: execution", () => {
     const readOnly = await service({ allowBash: true }, fs).execute(call("bash", { command: "echo x > y.txt" }), signal);
     expect(readOnly).toMatchObject({ outcome: "finished", error: true, text: expect.stringContaining("EROFS") });
     const writable = await service({ allowBash: true, allowWrite: true }, fs).execute(call("bash", { command: "echo x > y.txt" }), signal);
-    expect(writable).toEqual({ outcome: "finished", error: false, text: "(no output)" });
+    expect(writable).toEqual({
+      outcome: "finished",
+      error: false,
+      text: "(no output)",
+      code: null,
+      exitCode: 0,
+      touched: { reads: [], writes: ["y.txt"] },
+    });
     expect(fs.text("y.txt")).toBe("x\n");
   });
 });

@@ -1,0 +1,85 @@
+import { Hono } from "hono";
+import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName } from "../awtl/project-api";
+import { HarnessError, isId, MAX_TRACE_IMPORT_BYTES, unwrapResult } from "../domain";
+import { replayCase } from "../session/case-replay";
+import { readBodyBytes, readJsonBody } from "./body";
+import type { AppBindings, AppContext } from "./context";
+import { sessionStore } from "./lookup";
+import { ApproveBody, EmptyBody, PromoteBody } from "./schemas";
+
+/** Media types a trace import is taken in (a cross-site form cannot send these without a preflight). */
+const JSONL_TYPES = new Set(["application/x-ndjson", "application/jsonl", "application/x-jsonlines"]);
+
+/**
+ * A project's side of the failure-learning loop: failed-turn cases, their replays and approvals,
+ * promoted memory, imported traces and their quarantine. A project belongs to a tenant: it exists once
+ * one of the tenant's sessions names it (`p_default` always does); another tenant gets 404.
+ */
+export const projectRoutes = new Hono<AppBindings>()
+  .get("/:pid/cases", async (c) => {
+    const { project } = await requireProject(c);
+    return c.json({ cases: await project.listCases() });
+  })
+  .get("/:pid/cases/:caseId", async (c) => {
+    const { project } = await requireProject(c);
+    const caseId = c.req.param("caseId");
+    const found = await project.getCase(caseId);
+    if (!found) throw new HarnessError("case_not_found", `case '${caseId.slice(0, 100)}' does not exist in this project`);
+    return c.json({ case: found, scorecard: await project.scorecard(caseId) });
+  })
+  /** Re-runs the case's failing run with the replay model; 201 with the scorecard. */
+  .post("/:pid/cases/:caseId/replay", async (c) => {
+    const { ref } = await requireProject(c);
+    await readJsonBody(c, EmptyBody);
+    const scorecard = await replayCase({ store: sessionStore(c), projects: c.env.PROJECTS }, ref, c.req.param("caseId"));
+    return c.json({ scorecard }, 201);
+  })
+  .post("/:pid/cases/:caseId/approve", async (c) => {
+    const { ref, project } = await requireProject(c);
+    const body = await readJsonBody(c, ApproveBody);
+    return c.json({ approval: unwrapResult(await project.approve(ref, c.req.param("caseId"), body.approvedBy, body.note)) }, 201);
+  })
+  /** `{caseId, write: true}`: only a verified agent or policy case, never imported material. */
+  .post("/:pid/memory/promote", async (c) => {
+    const { ref, project } = await requireProject(c);
+    const body = await readJsonBody(c, PromoteBody);
+    return c.json({ rule: unwrapResult(await project.promote(ref, body.caseId, body.write)) }, 201);
+  })
+  .get("/:pid/memory", async (c) => {
+    const { project } = await requireProject(c);
+    return c.json({ rules: await project.memory() });
+  })
+  /** A JSONL body of foreign traces; corrupt lines are quarantined, the rest kept. 201 with the summary. */
+  .post("/:pid/traces", async (c) => {
+    const { ref, project } = await requireProject(c);
+    const media = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (!JSONL_TYPES.has(media)) {
+      throw new HarnessError(
+        "unsupported_media_type",
+        `send traces as 'Content-Type: application/x-ndjson' (one JSON object per line), not ${JSON.stringify(media.slice(0, 100))}`,
+      );
+    }
+    const bytes = await readBodyBytes(c, MAX_TRACE_IMPORT_BYTES);
+    return c.json(await project.importTraces(ref, bytes), 201);
+  })
+  .get("/:pid/quarantine", async (c) => {
+    const { project } = await requireProject(c);
+    return c.json({ quarantine: await project.quarantine() });
+  });
+
+/** The project named in the route, if the caller's tenant has it. */
+async function requireProject(c: AppContext): Promise<{ ref: ProjectRef; project: DurableObjectStub<ProjectRpc> }> {
+  const projectId: string = c.req.param("pid") ?? "";
+  if (!isId("project", projectId)) {
+    throw new HarnessError(
+      "invalid_project_id",
+      `project id ${JSON.stringify(String(projectId).slice(0, 80))} is not of the form p_<letters, digits, _ or ->`,
+    );
+  }
+  const tenant = c.get("tenant");
+  if (projectId !== DEFAULT_PROJECT_ID && !(await sessionStore(c).tenantIndex(tenant).hasProject(projectId))) {
+    throw new HarnessError("project_not_found", `project '${projectId}' does not exist`);
+  }
+  const ref = { tenant, projectId };
+  return { ref, project: c.env.PROJECTS.getByName(projectObjectName(ref)) };
+}

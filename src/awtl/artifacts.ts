@@ -1,0 +1,45 @@
+import picomatch from "picomatch";
+import { resolveWorkspacePath } from "../workspace/paths";
+
+/**
+ * Artifact refs are workspace paths (`src/a.ts`, or `file:src/a.ts`) or opaque refs (`ci:job-12`,
+ * `tool:write`). Paths are compared canonically and by directory: `src` overlaps `src/a.ts`.
+ */
+export function artifactPath(ref: string): string | null {
+  const raw = ref.startsWith("file:") ? ref.slice(5) : ref;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(raw)) return null; // another scheme: not a workspace path
+  try {
+    return resolveWorkspacePath(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether two refs name overlapping things: the same path, one a directory of the other, or equal opaque refs. */
+export function overlaps(a: string, b: string): boolean {
+  const pa = artifactPath(a);
+  const pb = artifactPath(b);
+  if (pa === null || pb === null) return a === b;
+  return pa === pb || pa === "" || pb === "" || pb.startsWith(`${pa}/`) || pa.startsWith(`${pb}/`);
+}
+
+export function overlapsAny(refs: readonly string[], paths: readonly string[]): boolean {
+  return refs.some((ref) => paths.some((path) => overlaps(ref, path)));
+}
+
+/** Whether `path` matches a case's glob: equal, inside it as a directory, or by glob syntax. */
+export function globMatches(glob: string, path: string): boolean {
+  if (glob === path || path.startsWith(`${glob}/`)) return true;
+  return picomatch(glob, { dot: true })(path);
+}
+
+/** Paths a prompt names: tokens with a slash or a file extension, as workspace paths. */
+export function pathsInText(text: string): string[] {
+  const found = new Set<string>();
+  for (const match of text.matchAll(/[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w@-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9}\b/g)) {
+    const token = match[0].replace(/[.,;:]+$/, "");
+    const path = artifactPath(token);
+    if (path) found.add(path);
+  }
+  return [...found].sort();
+}

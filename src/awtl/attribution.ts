@@ -1,0 +1,59 @@
+import type { AttributionRecord, JudgeResult, TraceAction } from "../domain";
+import { overlapsAny } from "./artifacts";
+import { classifyFailure } from "./failure-classes";
+import type { RunTraceView } from "./run-view";
+
+/** An attribution before the log gives it its seq and the case it became. */
+export type AttributionDraft = Omit<AttributionRecord, "writerSeq" | "attributionId" | "caseId" | "type" | "createdAt">;
+
+/**
+ * Ties a failed verdict to the actions behind it, deterministically. Source actions: the one the judge
+ * named (if the run has it), else the latest action of the run that wrote an overlapping artifact,
+ * else the latest that read one, else the action that failed, else the run's last action. Also: the
+ * verifier action, the other actions that touched those artifacts, the cases of any brief the run was
+ * given (a misleading brief is blamed this way), evidence refs, and the failure's class.
+ */
+export function attribute(judge: JudgeResult, run: RunTraceView, opts: { replayPassed: boolean }): AttributionDraft {
+  const { sources, rule } = sourceActions(judge, run);
+  const sourceIds = new Set(sources.map((a) => a.actionId));
+  const touched = run.actions.filter((a) => {
+    if (sourceIds.has(a.actionId) || judge.artifactRefs.length === 0) return false;
+    const t = run.touches(a);
+    return overlapsAny(judge.artifactRefs, [...t.reads, ...t.writes]);
+  });
+  const failureTurnId = judge.turnId ?? sources.at(-1)?.turnId ?? null;
+  return {
+    taskId: judge.taskId,
+    runId: judge.runId,
+    attemptId: judge.attemptId,
+    failureEventId: judge.judgeId,
+    failureTurnId,
+    judgeName: judge.judgeName,
+    failureKind: judge.failureKind,
+    classification: classifyFailure(judge.failureKind, { replayPassed: opts.replayPassed, runEnding: run.runEnding }),
+    sourceActionIds: sources.map((a) => a.actionId),
+    verifierActionId: judge.verifierActionId,
+    touchedActionIds: touched.map((a) => a.actionId),
+    memoryReadNodeIds: run.briefCaseIds(),
+    artifactRefs: judge.artifactRefs,
+    evidenceRefs: [`judge:${judge.judgeName}`, `trace:${judge.taskId}#${judge.writerSeq}`, ...sources.map((a) => `action:${a.actionId}`)],
+    rule,
+  };
+}
+
+function sourceActions(judge: JudgeResult, run: RunTraceView): { sources: TraceAction[]; rule: AttributionRecord["rule"] } {
+  const given = judge.sourceActionId ? run.action(judge.sourceActionId) : undefined;
+  if (given) return { sources: [given], rule: "given" };
+  if (judge.artifactRefs.length > 0) {
+    const latest = (pick: (t: { reads: string[]; writes: string[] }) => string[]) =>
+      [...run.actions].reverse().find((a) => overlapsAny(judge.artifactRefs, pick(run.touches(a))));
+    const writer = latest((t) => t.writes);
+    if (writer) return { sources: [writer], rule: "wrote_artifact" };
+    const reader = latest((t) => t.reads);
+    if (reader) return { sources: [reader], rule: "read_artifact" };
+  }
+  const failing = judge.verifierActionId ? run.action(judge.verifierActionId) : undefined;
+  if (failing) return { sources: [failing], rule: "failing_action" };
+  const last = run.actions.at(-1);
+  return last ? { sources: [last], rule: "last_action" } : { sources: [], rule: "none" };
+}

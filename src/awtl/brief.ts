@@ -1,0 +1,75 @@
+import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS } from "../domain";
+import { globMatches } from "./artifacts";
+import type { FailedTurnCase } from "./failed-turn-case";
+import { isExcluded, type Scorecard } from "./scorecard";
+
+export const BRIEF_HEADER = "Failure Prevention Brief (from judged failures in this project; follow these):";
+
+/** What a run is about, for choosing the cases that apply to it. */
+export interface BriefContext {
+  /** Paths named in the prompt or touched in the session's recent history. */
+  paths: string[];
+  /** Tools the run offers to the model. */
+  offeredTools: string[];
+  /** Built-in tools the run's permissions deny. */
+  deniedTools: string[];
+  /** The run this one retries: its cases always apply. */
+  retryOf: string | null;
+  now: number;
+  maxAgeMs?: number;
+}
+
+export interface Brief {
+  text: string;
+  caseIds: string[];
+  promotedCaseIds: string[];
+}
+
+export function applies(c: FailedTurnCase, ctx: BriefContext): boolean {
+  if (ctx.retryOf !== null && c.origin.runId === ctx.retryOf) return true;
+  const a = c.applicability;
+  switch (a.scope) {
+    case "paths": {
+      const pathHit = a.pathGlobs.some((glob) => ctx.paths.some((path) => globMatches(glob, path)));
+      return pathHit && (a.tools.length === 0 || a.tools.some((t) => ctx.offeredTools.includes(t)));
+    }
+    case "denied_tools":
+      return a.tools.some((t) => ctx.deniedTools.includes(t));
+    case "retry":
+      return false;
+  }
+}
+
+/**
+ * The Failure Prevention Brief for a run: the cases that apply to it, minus those their scorecard
+ * excludes, promoted memory first, then by occurrences and recency, at most MAX_BRIEF_CASES one-line
+ * bullets within MAX_BRIEF_CHARS. Null when nothing applies: the prompt stays exactly as it was.
+ */
+export function buildBrief(
+  cases: readonly FailedTurnCase[],
+  scorecards: ReadonlyMap<string, Scorecard>,
+  promoted: ReadonlySet<string>,
+  ctx: BriefContext,
+): Brief | null {
+  const ranked = cases
+    .filter((c) => applies(c, ctx) && !isExcluded(scorecards.get(c.caseId) ?? null, ctx.now, ctx.maxAgeMs))
+    .sort(
+      (a, b) =>
+        Number(promoted.has(b.caseId)) - Number(promoted.has(a.caseId)) ||
+        b.occurrences - a.occurrences ||
+        b.lastSeenAt.localeCompare(a.lastSeenAt) ||
+        a.caseId.localeCompare(b.caseId),
+    );
+  const lines = [BRIEF_HEADER];
+  const chosen: FailedTurnCase[] = [];
+  for (const c of ranked) {
+    if (chosen.length === MAX_BRIEF_CASES) break;
+    const bullet = `- ${promoted.has(c.caseId) ? "[verified] " : ""}${c.preventionHint}`;
+    if ([...lines, bullet].join("\n").length > MAX_BRIEF_CHARS) continue;
+    lines.push(bullet);
+    chosen.push(c);
+  }
+  if (chosen.length === 0) return null;
+  const caseIds = chosen.map((c) => c.caseId);
+  return { text: lines.join("\n"), caseIds, promotedCaseIds: caseIds.filter((id) => promoted.has(id)) };
+}

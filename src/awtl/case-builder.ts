@@ -1,0 +1,69 @@
+import type { JudgeResult } from "../domain";
+import { artifactPath } from "./artifacts";
+import type { AttributionDraft } from "./attribution";
+import { type CaseApplicability, contentHash, type FailedTurnCase } from "./failed-turn-case";
+import { becomesCase, isPolicyCode, LIMIT_CODES } from "./failure-classes";
+import { preventionHint } from "./prevention-hints";
+import type { RunTraceView } from "./run-view";
+
+/** Tools a run may be denied by its permissions. */
+const PERMISSION_TOOLS: Record<string, string[]> = { write_not_allowed: ["write", "edit"], bash_not_allowed: ["bash"] };
+
+/**
+ * The case a failure becomes, or null for `environment`, `flaky` and `harness` failures (and for a
+ * failure with no turn to point at). The id is a hash of what makes two failures "the same" (judge,
+ * failure kind, tools, artifacts, hint), so a recurrence adds an occurrence instead of a case.
+ */
+export function buildCase(
+  attribution: AttributionDraft,
+  judge: JudgeResult,
+  run: RunTraceView,
+  opts: { sessionId: string; imported: boolean; now: string },
+): FailedTurnCase | null {
+  if (!becomesCase(attribution.classification) || attribution.failureTurnId === null) return null;
+  const sources = attribution.sourceActionIds.map((id) => run.action(id)).filter((a) => a !== undefined);
+  const tools = [...new Set(sources.filter((a) => a.actor === "tool").map((a) => a.tool))].sort();
+  const paths = [...new Set(attribution.artifactRefs.map(artifactPath).filter((p): p is string => p !== null && p !== ""))].sort();
+  const opaque = attribution.artifactRefs.filter((ref) => artifactPath(ref) === null);
+  const hint = preventionHint({ judgeName: judge.judgeName, failureKind: judge.failureKind, tool: tools[0] ?? null, paths });
+  const applicability = applicabilityOf(judge.failureKind, tools, paths, attribution.classification);
+  const artifactRefs = [...paths, ...opaque].length > 0 ? [...paths, ...opaque] : tools.map((t) => `tool:${t}`);
+  if (artifactRefs.length === 0) artifactRefs.push(`run:${judge.failureKind}`);
+  const identity = JSON.stringify([judge.judgeName, judge.failureKind, applicability.tools, artifactRefs, hint]);
+  return {
+    schemaVersion: 1,
+    caseId: `cs_${contentHash(identity)}`,
+    turnId: attribution.failureTurnId,
+    failureTurnId: attribution.failureTurnId,
+    failureEventId: attribution.failureEventId,
+    artifactRefs,
+    memoryReadNodeIds: attribution.memoryReadNodeIds,
+    preventionHint: hint,
+    applicability,
+    evidenceRefs: attribution.evidenceRefs,
+    occurrences: 1,
+    firstSeenAt: opts.now,
+    lastSeenAt: opts.now,
+    origin: {
+      sessionId: opts.sessionId,
+      runId: judge.runId,
+      judgeName: judge.judgeName,
+      failureKind: judge.failureKind,
+      builtIn: judge.builtIn,
+    },
+    imported: opts.imported,
+  };
+}
+
+function applicabilityOf(
+  kind: string,
+  tools: string[],
+  paths: string[],
+  failureClass: CaseApplicability["failureClass"],
+): CaseApplicability {
+  const denied = PERMISSION_TOOLS[kind];
+  if (denied) return { tools: denied, pathGlobs: [], failureClass, scope: "denied_tools" };
+  if (LIMIT_CODES.has(kind) || (isPolicyCode(kind) && paths.length === 0)) return { tools, pathGlobs: [], failureClass, scope: "retry" };
+  if (paths.length > 0) return { tools, pathGlobs: paths, failureClass, scope: "paths" };
+  return { tools, pathGlobs: [], failureClass, scope: "retry" };
+}

@@ -1,0 +1,52 @@
+/**
+ * One imperative sentence per failure kind, filled from the case's facts (tool, paths, judge) and
+ * never from raw logs: what the next run should do so the failure does not recur.
+ */
+export interface HintFacts {
+  judgeName: string;
+  failureKind: string;
+  tool: string | null;
+  paths: string[];
+}
+
+const list = (paths: string[]) =>
+  paths.length === 0 ? "the files it names" : paths.slice(0, 3).join(", ") + (paths.length > 3 ? ", ..." : "");
+
+const TEMPLATES: Record<string, (f: HintFacts) => string> = {
+  not_found: (f) => `Check that ${list(f.paths)} exists (with ls or find) before calling ${f.tool ?? "a tool"} on it.`,
+  is_directory: (f) => `Treat ${list(f.paths)} as a directory: list it with ls instead of calling ${f.tool ?? "read"} on it.`,
+  not_a_directory: (f) => `Do not put files under ${list(f.paths)}: part of that path is a file.`,
+  no_match: (f) => `Read ${list(f.paths)} again right before editing it, and copy the text to replace exactly.`,
+  ambiguous_match: (f) => `Give edit a longer oldText that occurs exactly once in ${list(f.paths)}.`,
+  no_change: (f) => `Make sure an edit of ${list(f.paths)} actually changes the text.`,
+  binary_file: (f) => `Do not read ${list(f.paths)} as text: it is a binary file.`,
+  file_too_large: (f) => `Keep ${list(f.paths)} under the file size limit.`,
+  content_too_large: (f) => `Keep what you write to ${list(f.paths)} under the file size limit.`,
+  invalid_regex: () => "Escape regular-expression characters in grep patterns, or search for a literal.",
+  invalid_glob: () => "Use a valid glob pattern with find.",
+  offset_out_of_range: (f) => `Read ${list(f.paths)} from an offset inside the file (check its length first).`,
+  exit_status: (f) =>
+    `Check the command's output before relying on it: it exited with an error${f.paths.length ? ` on ${list(f.paths)}` : ""}.`,
+  bash_timeout: () => "Keep bash commands short: avoid commands that run longer than the bash timeout.",
+  write_not_allowed: () => "Do not call write or edit in a read-only run: describe the change instead.",
+  bash_not_allowed: () => "Do not call bash unless the run allows it: use read, grep, find and ls.",
+  path_escape: () => "Use paths relative to the workspace root: never absolute paths or .. that leave it.",
+  path_too_long: () => "Use paths shorter than the path length limit.",
+  unknown_tool: () => "Call only the tools this run offers.",
+  invalid_arguments: (f) => `Call ${f.tool ?? "tools"} with exactly the arguments its schema describes.`,
+  tool_budget_exhausted: () => "Plan your tool calls: batch searches and read only what you need, within the tool budget.",
+  max_turns_reached: () => "Answer within the turn budget: plan the steps first and stop when the question is answered.",
+  run_timeout: () => "Finish within the run's time budget: avoid long searches and commands.",
+  output_too_large: () => "Keep answers and written files under the output limit; split large files into several writes.",
+  context_overflow: () => "Read only the parts of files you need (use offset and limit), to keep the conversation small.",
+};
+
+/** The hint for a failure; a verdict from an external judge names the judge and the artifacts. */
+export function preventionHint(facts: HintFacts): string {
+  const template = TEMPLATES[facts.failureKind];
+  if (template) return template(facts);
+  if (facts.failureKind === "external" || facts.judgeName) {
+    return `Run ${facts.judgeName} again on ${list(facts.paths)} after changing ${facts.paths.length === 1 ? "it" : "them"}: it failed after such a change.`;
+  }
+  return `Avoid the failure ${facts.failureKind} seen when calling ${facts.tool ?? "tools"} on ${list(facts.paths)}.`;
+}

@@ -1,0 +1,296 @@
+import { DurableObject } from "cloudflare:workers";
+import { type AttributionRecord, type FailureClass, failure, nowIso, ok, type Result, randomIds } from "../domain";
+import type { AppEnv } from "../env";
+import { attribute } from "./attribution";
+import { type Brief, type BriefContext, buildBrief } from "./brief";
+import { buildCase } from "./case-builder";
+import { FailedTurnCase } from "./failed-turn-case";
+import type { Approval, ImportSummary, MemoryRule, ProjectRef, ProjectRpc, QuarantineEntry, VerdictNotice } from "./project-api";
+import { projectObjectName } from "./project-api";
+import { promotionRefusal } from "./promotion";
+import { RunTraceView } from "./run-view";
+import { Scorecard, verdictOf } from "./scorecard";
+import { parseTraceImport } from "./trace-import";
+
+/** Evidence refs kept per case (a case seen many times keeps its first and latest ones). */
+const MAX_EVIDENCE_REFS = 20;
+
+/**
+ * One per project: its failed-turn cases, their replay scorecards, human approvals, promoted memory
+ * and imported traces. One object serialises every change to a project's cases (a recurrence is one
+ * case with a count). Cases, scorecards and memory are mirrored to R2 as JSONL after each change.
+ */
+export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: AppEnv) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS cases (case_id TEXT PRIMARY KEY, body TEXT NOT NULL, last_seen_at TEXT NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS attributions_seen (attribution_id TEXT PRIMARY KEY)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS scorecards (case_id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS replay_outcomes (run_id TEXT NOT NULL, judge_name TEXT NOT NULL, reproduced INTEGER NOT NULL, at TEXT NOT NULL)`,
+    );
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS approvals (case_id TEXT NOT NULL, approved_by TEXT NOT NULL, note TEXT NOT NULL, approved_at TEXT NOT NULL)`,
+    );
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS memory (case_id TEXT PRIMARY KEY, body TEXT NOT NULL, promoted_at TEXT NOT NULL)`);
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS imports (import_id TEXT PRIMARY KEY, at TEXT NOT NULL, imported INTEGER NOT NULL, quarantined INTEGER NOT NULL)`,
+    );
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS imported_records (import_id TEXT NOT NULL, line INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (import_id, line))`,
+    );
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS quarantine (import_id TEXT NOT NULL, line INTEGER NOT NULL, sha256 TEXT NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL)`,
+    );
+  }
+
+  /** A failure attributed in one of the project's sessions; `found` is the case it became, if any. Idempotent per attribution. */
+  async recordAttribution(ref: ProjectRef, attribution: AttributionRecord, found: FailedTurnCase | null): Promise<void> {
+    const fresh = this.sql
+      .exec(`INSERT OR IGNORE INTO attributions_seen (attribution_id) VALUES (?) RETURNING attribution_id`, attribution.attributionId)
+      .toArray();
+    if (fresh.length === 0 || !found) return;
+    this.upsertCase(FailedTurnCase.parse(found));
+    await this.mirror(ref);
+  }
+
+  listCases(): FailedTurnCase[] {
+    return this.sql
+      .exec<{ body: string }>(`SELECT body FROM cases ORDER BY last_seen_at DESC, case_id`)
+      .toArray()
+      .map((r) => FailedTurnCase.parse(JSON.parse(r.body)));
+  }
+
+  getCase(caseId: string): FailedTurnCase | null {
+    const row = this.sql.exec<{ body: string }>(`SELECT body FROM cases WHERE case_id = ?`, caseId).toArray()[0];
+    return row ? FailedTurnCase.parse(JSON.parse(row.body)) : null;
+  }
+
+  brief(context: BriefContext): Brief | null {
+    const scorecards = new Map(this.scorecards().map((c) => [c.caseId, c]));
+    const promoted = new Set(this.memory().map((m) => m.caseId));
+    return buildBrief(this.listCases(), scorecards, promoted, context);
+  }
+
+  /** Whether the same judge passed on a replay of this run (its failure is then `flaky`). */
+  replayPassed(runId: string, judgeName: string): boolean {
+    return (
+      this.sql.exec(`SELECT 1 FROM replay_outcomes WHERE run_id = ? AND judge_name = ? AND reproduced = 0`, runId, judgeName).toArray()
+        .length > 0
+    );
+  }
+
+  async recordScorecard(
+    ref: ProjectRef,
+    card: Scorecard,
+    outcome: { originRunId: string; judgeName: string; reproduced: boolean } | null,
+  ): Promise<void> {
+    this.sql.exec(`INSERT OR REPLACE INTO scorecards (case_id, body) VALUES (?, ?)`, card.caseId, JSON.stringify(Scorecard.parse(card)));
+    if (outcome) this.recordOutcome(outcome.originRunId, outcome.judgeName, outcome.reproduced);
+    // The same judge passed on an identical replay: the failure was flaky, whatever it looked like.
+    if (outcome && !outcome.reproduced) this.reclassify(card.caseId, "flaky");
+    await this.mirror(ref);
+  }
+
+  scorecard(caseId: string): Scorecard | null {
+    const row = this.sql.exec<{ body: string }>(`SELECT body FROM scorecards WHERE case_id = ?`, caseId).toArray()[0];
+    return row ? Scorecard.parse(JSON.parse(row.body)) : null;
+  }
+
+  /**
+   * A verdict on some run of the project. When the run is a pending replay and the judge is the one
+   * that failed the case, the scorecard is settled: a fail reproduced the failure (passed), a pass did
+   * not (stale, and the original failure counts as flaky from now on).
+   */
+  async verdict(ref: ProjectRef, notice: VerdictNotice): Promise<Scorecard | null> {
+    if (notice.result === "warn") return null;
+    const pending = this.scorecards().find(
+      (c) => c.status === "pending" && c.replay?.sessionId === notice.sessionId && c.replay.runId === notice.runId,
+    );
+    if (!pending) return null;
+    const found = this.getCase(pending.caseId);
+    if (!found || found.origin.judgeName !== notice.judgeName) return null;
+    const reproduced = notice.result === "fail";
+    const settled: Scorecard = {
+      ...pending,
+      ...verdictOf(reproduced ? "reproduced" : "not_reproduced"),
+      validatedBy: "replay",
+      lastValidatedAt: nowIso(),
+    };
+    await this.recordScorecard(ref, settled, { originRunId: found.origin.runId, judgeName: notice.judgeName, reproduced });
+    return settled;
+  }
+
+  async approve(ref: ProjectRef, caseId: string, approvedBy: string, note: string): Promise<Result<Approval>> {
+    if (!this.getCase(caseId)) return failure("case_not_found", `case '${caseId}' does not exist in this project`);
+    const approval: Approval = { caseId, approvedBy, note, approvedAt: nowIso() };
+    this.sql.exec(
+      `INSERT INTO approvals (case_id, approved_by, note, approved_at) VALUES (?, ?, ?, ?)`,
+      caseId,
+      approvedBy,
+      note,
+      approval.approvedAt,
+    );
+    await this.mirror(ref);
+    return ok(approval);
+  }
+
+  async promote(ref: ProjectRef, caseId: string, write: boolean): Promise<Result<MemoryRule>> {
+    const found = this.getCase(caseId);
+    if (!found) return failure("case_not_found", `case '${caseId}' does not exist in this project`);
+    const card = this.scorecard(caseId);
+    const approved = this.sql.exec(`SELECT 1 FROM approvals WHERE case_id = ?`, caseId).toArray().length > 0;
+    const refusal = promotionRefusal(found, { write, scorecard: card, approved });
+    if (refusal) return failure(refusal.code, refusal.message);
+    const rule: MemoryRule = {
+      caseId,
+      rule: found.preventionHint,
+      applicability: found.applicability,
+      promotedAt: nowIso(),
+      verifiedBy: card?.status === "passed" ? "replay" : "human",
+      evidenceRefs: found.evidenceRefs,
+    };
+    this.sql.exec(
+      `INSERT OR REPLACE INTO memory (case_id, body, promoted_at) VALUES (?, ?, ?)`,
+      caseId,
+      JSON.stringify(rule),
+      rule.promotedAt,
+    );
+    await this.mirror(ref);
+    return ok(rule);
+  }
+
+  memory(): MemoryRule[] {
+    return this.sql
+      .exec<{ body: string }>(`SELECT body FROM memory ORDER BY promoted_at, case_id`)
+      .toArray()
+      .map((r) => JSON.parse(r.body) as MemoryRule);
+  }
+
+  /**
+   * Foreign traces (this project's field names or seed 003's snake_case ones). Corrupt lines go to
+   * quarantine; good ones are kept, marked imported, and their failed verdicts attributed: cases
+   * that come of them are marked imported and can never be promoted.
+   */
+  async importTraces(ref: ProjectRef, body: Uint8Array): Promise<ImportSummary> {
+    const importId = randomIds.next("import");
+    const now = nowIso();
+    const parsed = await parseTraceImport(body, { projectTask: `import:${importId}`, now });
+    const caseIds = new Set<string>();
+    this.ctx.storage.transactionSync(() => {
+      for (const { line, record } of parsed.records) {
+        this.sql.exec(
+          `INSERT INTO imported_records (import_id, line, body) VALUES (?, ?, ?)`,
+          importId,
+          line,
+          JSON.stringify({ ...record, imported: true }),
+        );
+      }
+      for (const q of parsed.quarantined)
+        this.sql.exec(
+          `INSERT INTO quarantine (import_id, line, sha256, reason, at) VALUES (?, ?, ?, ?, ?)`,
+          importId,
+          q.line,
+          q.sha256,
+          q.reason,
+          now,
+        );
+      this.sql.exec(
+        `INSERT INTO imports (import_id, at, imported, quarantined) VALUES (?, ?, ?, ?)`,
+        importId,
+        now,
+        parsed.records.length,
+        parsed.quarantined.length,
+      );
+      const records = parsed.records.map((r) => r.record);
+      for (const runId of new Set(records.map((r) => r.runId))) {
+        const run = RunTraceView.of(runId, records);
+        for (const judge of run.judgements.filter((j) => j.result === "fail")) {
+          const attribution = attribute(judge, run, { replayPassed: false });
+          const found = buildCase(attribution, judge, run, { sessionId: judge.taskId, imported: true, now });
+          if (!found) continue;
+          this.upsertCase(found);
+          caseIds.add(found.caseId);
+        }
+      }
+    });
+    await this.mirror(ref);
+    return { importId, imported: parsed.records.length, quarantined: parsed.quarantined.length, caseIds: [...caseIds].sort() };
+  }
+
+  quarantine(): QuarantineEntry[] {
+    return this.sql
+      .exec<{ import_id: string; line: number; sha256: string; reason: string; at: string }>(
+        `SELECT * FROM quarantine ORDER BY at, import_id, line`,
+      )
+      .toArray()
+      .map((r) => ({ importId: r.import_id, line: r.line, sha256: r.sha256, reason: r.reason, quarantinedAt: r.at }));
+  }
+
+  private scorecards(): Scorecard[] {
+    return this.sql
+      .exec<{ body: string }>(`SELECT body FROM scorecards ORDER BY case_id`)
+      .toArray()
+      .map((r) => Scorecard.parse(JSON.parse(r.body)));
+  }
+
+  private recordOutcome(runId: string, judgeName: string, reproduced: boolean): void {
+    this.sql.exec(
+      `INSERT INTO replay_outcomes (run_id, judge_name, reproduced, at) VALUES (?, ?, ?, ?)`,
+      runId,
+      judgeName,
+      reproduced ? 1 : 0,
+      nowIso(),
+    );
+  }
+
+  private reclassify(caseId: string, failureClass: FailureClass): void {
+    const found = this.getCase(caseId);
+    if (!found) return;
+    const changed: FailedTurnCase = { ...found, applicability: { ...found.applicability, failureClass } };
+    this.sql.exec(`UPDATE cases SET body = ? WHERE case_id = ?`, JSON.stringify(FailedTurnCase.parse(changed)), caseId);
+  }
+
+  /** A recurrence counts, keeps its first sighting, moves its origin to the latest, and loses the imported mark once seen for real. */
+  private upsertCase(found: FailedTurnCase): void {
+    const existing = this.getCase(found.caseId);
+    const merged: FailedTurnCase = existing
+      ? {
+          ...found,
+          occurrences: existing.occurrences + 1,
+          firstSeenAt: existing.firstSeenAt,
+          memoryReadNodeIds: [...new Set([...existing.memoryReadNodeIds, ...found.memoryReadNodeIds])],
+          evidenceRefs: mergeEvidence(existing.evidenceRefs, found.evidenceRefs),
+          imported: existing.imported && found.imported,
+        }
+      : found;
+    this.sql.exec(
+      `INSERT OR REPLACE INTO cases (case_id, body, last_seen_at) VALUES (?, ?, ?)`,
+      merged.caseId,
+      JSON.stringify(FailedTurnCase.parse(merged)),
+      merged.lastSeenAt,
+    );
+  }
+
+  /** cases.jsonl, scorecards.jsonl and memory.jsonl under the project's prefix; keys come from validated ids only. */
+  private async mirror(ref: ProjectRef): Promise<void> {
+    const prefix = projectPrefix(ref);
+    const jsonl = (rows: unknown[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join("");
+    const put = (name: string, rows: unknown[]) =>
+      this.env.STORE.put(`${prefix}/${name}.jsonl`, jsonl(rows), { httpMetadata: { contentType: "application/x-ndjson" } });
+    await Promise.all([put("cases", this.listCases()), put("scorecards", this.scorecards()), put("memory", this.memory())]);
+  }
+}
+
+/** Where a project's mirror lives in R2. */
+export function projectPrefix(ref: ProjectRef): string {
+  return `projects/${encodeURIComponent(projectObjectName(ref))}`;
+}
+
+function mergeEvidence(old: string[], added: string[]): string[] {
+  const all = [...new Set([...old, ...added])];
+  return all.length <= MAX_EVIDENCE_REFS ? all : [...all.slice(0, MAX_EVIDENCE_REFS / 2), ...all.slice(-MAX_EVIDENCE_REFS / 2)];
+}

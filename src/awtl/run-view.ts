@@ -1,0 +1,62 @@
+import type { JudgeResult, MemoryRead, TraceAction, TraceObservation, TraceRecord } from "../domain";
+
+/** One run's trace, indexed for judging and attribution. */
+export class RunTraceView {
+  readonly actions: TraceAction[] = [];
+  readonly observations = new Map<string, TraceObservation>();
+  readonly memoryReads: MemoryRead[] = [];
+  readonly judgements: JudgeResult[] = [];
+  /** The code the run ended with (span_end of the run), if it has ended with an error. */
+  runEnding: string | null = null;
+  ended = false;
+
+  constructor(readonly runId: string) {}
+
+  static of(runId: string, records: Iterable<TraceRecord>): RunTraceView {
+    const view = new RunTraceView(runId);
+    for (const record of records) view.add(record);
+    return view;
+  }
+
+  add(record: TraceRecord): void {
+    if (record.runId !== this.runId) return;
+    switch (record.type) {
+      case "action":
+        this.actions.push(record);
+        break;
+      case "observation":
+        this.observations.set(record.actionId, record);
+        break;
+      case "memory_read":
+        this.memoryReads.push(record);
+        break;
+      case "judge_result":
+        this.judgements.push(record);
+        break;
+      case "span_end":
+        if (record.kind === "run") {
+          this.ended = true;
+          this.runEnding = record.status === "error" ? record.stopReason : null;
+        }
+        break;
+    }
+  }
+
+  action(actionId: string): TraceAction | undefined {
+    return this.actions.find((a) => a.actionId === actionId);
+  }
+
+  /** What an action read and wrote: what its arguments named plus what it was seen to touch. */
+  touches(action: TraceAction): { reads: string[]; writes: string[] } {
+    const seen = this.observations.get(action.actionId);
+    return {
+      reads: [...new Set([...action.reads, ...(seen?.reads ?? [])])],
+      writes: [...new Set([...action.writes, ...(seen?.writes ?? [])])],
+    };
+  }
+
+  /** Case ids of every brief this run was given. */
+  briefCaseIds(): string[] {
+    return [...new Set(this.memoryReads.flatMap((m) => m.caseIds))];
+  }
+}

@@ -1,0 +1,218 @@
+import { z } from "zod";
+import { formatIssues, type JudgeResult, type TraceAction, type TraceObservation, type TraceRecord } from "../domain";
+
+/** Seed 003's snake_case field names and ours. */
+const FIELD_NAMES: Record<string, string> = {
+  task_id: "taskId",
+  run_id: "runId",
+  attempt_id: "attemptId",
+  turn_id: "turnId",
+  span_id: "spanId",
+  parent_span_id: "parentSpanId",
+  action_id: "actionId",
+  writer_seq: "writerSeq",
+  source_action_id: "sourceActionId",
+  verifier_action_id: "verifierActionId",
+  artifact_refs: "artifactRefs",
+  judge_name: "judgeName",
+  judge_id: "judgeId",
+  failure_kind: "failureKind",
+  created_at: "createdAt",
+  exit_code: "exitCode",
+  args_summary: "argsSummary",
+  case_ids: "caseIds",
+  call_id: "callId",
+};
+
+const text = z.string().min(1).max(500);
+const paths = z.array(z.string().max(4096)).max(200).default([]);
+
+/**
+ * A foreign trace line, after renaming: lenient about what it may leave out (defaults are filled in),
+ * strict about what it says. Unknown fields are dropped rather than refused (foreign traces carry
+ * their own extras, such as `command` or `lifecycle_event`).
+ */
+const ImportedLine = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("action"),
+    runId: text,
+    actionId: text,
+    turnId: text.optional(),
+    spanId: text.optional(),
+    tool: text.default("unknown"),
+    argsSummary: z.string().max(300).optional(),
+    command: z.string().optional(),
+    reads: paths,
+    writes: paths,
+  }),
+  z.object({
+    type: z.literal("observation"),
+    runId: text,
+    actionId: text.optional(),
+    spanId: text.optional(),
+    status: z.enum(["ok", "error"]).optional(),
+    exitCode: z.number().int().nullable().optional(),
+    code: z.string().max(100).nullable().optional(),
+    summary: z.string().max(300).default(""),
+    reads: paths,
+    writes: paths,
+  }),
+  z.object({
+    type: z.literal("judge_result"),
+    runId: text,
+    judgeName: text,
+    result: z.enum(["pass", "fail", "warn", "failed", "passed"]),
+    sourceActionId: text.nullable().optional(),
+    spanId: text.optional(),
+    artifactRefs: z.array(text).max(200).default([]),
+    detail: z.string().max(2000).default(""),
+    failureKind: z.string().max(100).optional(),
+    turnId: text.optional(),
+  }),
+  z.object({ type: z.literal("span_start"), runId: text, spanId: text.optional() }),
+  z.object({ type: z.literal("span_end"), runId: text, spanId: text.optional() }),
+  z.object({ type: z.literal("memory_read"), runId: text, caseIds: z.array(text).min(1).max(50) }),
+]);
+
+export interface QuarantinedLine {
+  line: number;
+  sha256: string;
+  reason: string;
+}
+
+export interface ParsedImport {
+  records: { line: number; record: TraceRecord }[];
+  quarantined: QuarantinedLine[];
+}
+
+/**
+ * Reads a JSONL body of foreign traces line by line. A line that is not UTF-8, not JSON, not an
+ * object, of an unknown type or missing what its type needs goes to quarantine with its line number,
+ * the SHA-256 of its bytes and the reason; every good line is kept, normalised to this project's records.
+ */
+export async function parseTraceImport(body: Uint8Array, ids: { projectTask: string; now: string }): Promise<ParsedImport> {
+  const records: ParsedImport["records"] = [];
+  const quarantined: QuarantinedLine[] = [];
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  let seq = 0;
+  for (const [index, raw] of splitLines(body).entries()) {
+    const bytes = raw.at(-1) === 0x0d ? raw.subarray(0, -1) : raw;
+    const reason = (() => {
+      let line: string;
+      try {
+        line = decoder.decode(bytes);
+      } catch {
+        return "not valid UTF-8";
+      }
+      if (line.trim() === "") return null;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (err) {
+        return `malformed JSON (${(err as Error).message})`;
+      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return "a trace line must be a JSON object";
+      const renamed = Object.fromEntries(Object.entries(value).map(([k, v]) => [FIELD_NAMES[k] ?? k, v]));
+      const parsed = ImportedLine.safeParse(renamed);
+      if (!parsed.success) return formatIssues(parsed.error.issues);
+      records.push({ line: index + 1, record: normalise(parsed.data, ++seq, renamed, ids) });
+      return null;
+    })();
+    if (reason !== null) quarantined.push({ line: index + 1, sha256: await sha256Hex(bytes), reason: reason.slice(0, 500) });
+  }
+  return { records, quarantined };
+}
+
+/** The lines of a body, split at LF (a last line without one counts). */
+function splitLines(body: Uint8Array): Uint8Array[] {
+  const lines: Uint8Array[] = [];
+  let start = 0;
+  for (let i = body.indexOf(0x0a); i !== -1; i = body.indexOf(0x0a, start)) {
+    lines.push(body.subarray(start, i));
+    start = i + 1;
+  }
+  if (start < body.length) lines.push(body.subarray(start));
+  return lines;
+}
+
+function normalise(
+  data: z.infer<typeof ImportedLine>,
+  seq: number,
+  raw: Record<string, unknown>,
+  ids: { projectTask: string; now: string },
+): TraceRecord {
+  const base = {
+    taskId: typeof raw.taskId === "string" && raw.taskId ? raw.taskId : ids.projectTask,
+    runId: data.runId,
+    attemptId: typeof raw.attemptId === "string" && raw.attemptId ? raw.attemptId : data.runId,
+    writerSeq: typeof raw.writerSeq === "number" && Number.isInteger(raw.writerSeq) && raw.writerSeq > 0 ? raw.writerSeq : seq,
+    createdAt:
+      typeof raw.createdAt === "string" && !Number.isNaN(Date.parse(raw.createdAt)) ? new Date(raw.createdAt).toISOString() : ids.now,
+  };
+  const span = "spanId" in data && data.spanId ? data.spanId : `imported-${data.runId}`;
+  switch (data.type) {
+    case "action": {
+      const summary = data.argsSummary ?? data.command ?? "";
+      const action: TraceAction = {
+        type: "action",
+        ...base,
+        spanId: span,
+        turnId: data.turnId ?? span,
+        actionId: data.actionId,
+        actor: "tool",
+        tool: data.tool,
+        callId: null,
+        argsSummary: summary.slice(0, 200),
+        reads: data.reads,
+        writes: data.writes,
+      };
+      return action;
+    }
+    case "observation": {
+      const failed = data.status === "error" || (data.exitCode !== undefined && data.exitCode !== null && data.exitCode !== 0);
+      const observation: TraceObservation = {
+        type: "observation",
+        ...base,
+        spanId: span,
+        turnId: span,
+        actionId: data.actionId ?? span,
+        status: failed ? "error" : "ok",
+        code: data.code ?? (failed ? "exit_status" : null),
+        exitCode: data.exitCode ?? null,
+        summary: data.summary.slice(0, 300),
+        reads: data.reads,
+        writes: data.writes,
+      };
+      return observation;
+    }
+    case "judge_result": {
+      const result = data.result === "failed" ? "fail" : data.result === "passed" ? "pass" : data.result;
+      const judge: JudgeResult = {
+        type: "judge_result",
+        ...base,
+        judgeId: `imported-${data.runId}-${base.writerSeq}`,
+        judgeName: data.judgeName,
+        builtIn: false,
+        result,
+        sourceActionId: data.sourceActionId ?? null,
+        verifierActionId: null,
+        artifactRefs: data.artifactRefs,
+        failureKind: data.failureKind ?? "external",
+        detail: data.detail,
+        turnId: data.turnId ?? null,
+      };
+      return judge;
+    }
+    case "span_start":
+      return { type: "span_start", ...base, spanId: span, kind: "run", parentSpanId: null, turnId: null, retryOf: null };
+    case "span_end":
+      return { type: "span_end", ...base, spanId: span, kind: "run", turnId: null, status: "ok", stopReason: "STOP" };
+    case "memory_read":
+      return { type: "memory_read", ...base, caseIds: data.caseIds, promotedCaseIds: [], briefChars: 0 };
+  }
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

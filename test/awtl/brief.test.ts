@@ -1,0 +1,177 @@
+import { describe, expect, it } from "vitest";
+import { BRIEF_HEADER, type BriefContext, buildBrief, type FailedTurnCase, type Scorecard } from "../../src/awtl";
+import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS } from "../../src/domain";
+import { casesOf, client, model, openSession, prompt, systemPromptOf, uploadWorkspace } from "./harness";
+
+const NOW = Date.parse("2026-12-01T00:00:00Z");
+const DAY = 86_400_000;
+
+function aCase(
+  id: string,
+  over: Partial<FailedTurnCase> & { globs?: string[]; tools?: string[]; scope?: FailedTurnCase["applicability"]["scope"] } = {},
+): FailedTurnCase {
+  const { globs, tools, scope, ...rest } = over;
+  return {
+    schemaVersion: 1,
+    caseId: id,
+    turnId: "t_1",
+    failureTurnId: "t_1",
+    failureEventId: "jd_1",
+    artifactRefs: ["src/math.ts"],
+    memoryReadNodeIds: [],
+    preventionHint: `Hint for ${id}.`,
+    applicability: { tools: tools ?? [], pathGlobs: globs ?? ["src/math.ts"], failureClass: "agent", scope: scope ?? "paths" },
+    evidenceRefs: ["judge:ci"],
+    occurrences: 1,
+    firstSeenAt: "2026-11-30T00:00:00.000Z",
+    lastSeenAt: "2026-11-30T00:00:00.000Z",
+    origin: { sessionId: "s_o", runId: "r_o", judgeName: "ci", failureKind: "external", builtIn: false },
+    imported: false,
+    ...rest,
+  };
+}
+
+function card(caseId: string, over: Partial<Scorecard>): Scorecard {
+  return {
+    recordId: `sc_${caseId}`,
+    caseId,
+    status: "passed",
+    decision: "allow_brief_and_promotion",
+    validatedBy: "replay",
+    lastValidatedAt: new Date(NOW - DAY).toISOString(),
+    riskLevel: "low",
+    appliesTo: [],
+    doesNotApplyTo: [],
+    evidenceRefs: [],
+    replay: null,
+    ...over,
+  };
+}
+
+const ctx = (over: Partial<BriefContext> = {}): BriefContext => ({
+  paths: ["src/math.ts"],
+  offeredTools: ["read", "ls", "grep", "find", "write", "edit"],
+  deniedTools: ["bash"],
+  retryOf: null,
+  now: NOW,
+  ...over,
+});
+
+describe("choosing the cases of a brief", () => {
+  it("no case applies: no brief at all", () => {
+    expect(buildBrief([aCase("cs_a")], new Map(), new Set(), ctx({ paths: ["docs/guide.md"] }))).toBeNull();
+    expect(buildBrief([], new Map(), new Set(), ctx())).toBeNull();
+  });
+
+  it("matches paths by file, directory and glob; denied tools; and always the run it retries", () => {
+    const cases = [
+      aCase("cs_file"),
+      aCase("cs_dir", { globs: ["src"] }),
+      aCase("cs_glob", { globs: ["src/**/*.ts"] }),
+      aCase("cs_other", { globs: ["docs/guide.md"] }),
+      aCase("cs_bash", { scope: "denied_tools", tools: ["bash"], globs: [] }),
+      aCase("cs_write", { scope: "denied_tools", tools: ["write", "edit"], globs: [] }),
+      aCase("cs_retry", {
+        scope: "retry",
+        globs: [],
+        origin: { sessionId: "s_o", runId: "r_prev", judgeName: "run-limit", failureKind: "max_turns_reached", builtIn: true },
+      }),
+    ];
+    expect(buildBrief(cases, new Map(), new Set(), ctx())!.caseIds.sort()).toEqual(["cs_bash", "cs_dir", "cs_file", "cs_glob"]);
+    expect(buildBrief(cases, new Map(), new Set(), ctx({ retryOf: "r_prev", paths: [] }))!.caseIds.sort()).toEqual(["cs_bash", "cs_retry"]);
+  });
+
+  it("a case that names tools applies only when the run offers one of them", () => {
+    const c = aCase("cs_edit", { tools: ["edit"] });
+    expect(buildBrief([c], new Map(), new Set(), ctx({ offeredTools: ["read", "ls"] }))).toBeNull();
+    expect(buildBrief([c], new Map(), new Set(), ctx())!.caseIds).toEqual(["cs_edit"]);
+  });
+
+  it("never injects a stale, blocked, skipped, unavailable, denied, excluded, high-risk or outdated case", () => {
+    const excluded: [string, Partial<Scorecard>][] = [
+      ["cs_stale", { status: "stale", decision: "exclude" }],
+      ["cs_blocked", { status: "blocked" }],
+      ["cs_skipped", { status: "skipped" }],
+      ["cs_unavailable", { status: "unavailable" }],
+      ["cs_denied", { status: "denied" }],
+      ["cs_excluded", { decision: "exclude" }],
+      ["cs_risky", { riskLevel: "high" }],
+      ["cs_old", { lastValidatedAt: new Date(NOW - 31 * DAY).toISOString() }],
+    ];
+    const cases = [...excluded.map(([id]) => aCase(id)), aCase("cs_ok"), aCase("cs_pending")];
+    const cards = new Map<string, Scorecard>([
+      ...excluded.map(([id, over]) => [id, card(id, over)] as [string, Scorecard]),
+      ["cs_ok", card("cs_ok", {})],
+      [
+        "cs_pending",
+        card("cs_pending", { status: "pending", decision: "allow_brief", validatedBy: null, lastValidatedAt: null, riskLevel: "medium" }),
+      ],
+    ]);
+    expect(buildBrief(cases, cards, new Set(), ctx())!.caseIds).toEqual(["cs_ok", "cs_pending"]);
+  });
+
+  it("ranks promoted memory first, then occurrences, then recency; marks promoted bullets", () => {
+    const cases = [
+      aCase("cs_recent", { lastSeenAt: "2026-11-30T12:00:00.000Z" }),
+      aCase("cs_often", { occurrences: 4 }),
+      aCase("cs_old"),
+      aCase("cs_promoted"),
+    ];
+    const brief = buildBrief(cases, new Map(), new Set(["cs_promoted"]), ctx())!;
+    expect(brief.caseIds).toEqual(["cs_promoted", "cs_often", "cs_recent", "cs_old"]);
+    expect(brief.promotedCaseIds).toEqual(["cs_promoted"]);
+    expect(brief.text.split("\n")).toEqual([
+      BRIEF_HEADER,
+      "- [verified] Hint for cs_promoted.",
+      "- Hint for cs_often.",
+      "- Hint for cs_recent.",
+      "- Hint for cs_old.",
+    ]);
+  });
+
+  it(`never exceeds ${MAX_BRIEF_CASES} bullets or ${MAX_BRIEF_CHARS} characters, however many long hints apply`, () => {
+    for (const hintChars of [20, 120, 250, 300]) {
+      const cases = Array.from({ length: 40 }, (_, i) =>
+        aCase(`cs_${String(i).padStart(2, "0")}`, { preventionHint: `${"x".repeat(hintChars - 4)} ${String(i).padStart(2, "0")}.` }),
+      );
+      const brief = buildBrief(cases, new Map(), new Set(), ctx())!;
+      expect(brief.text.length).toBeLessThanOrEqual(MAX_BRIEF_CHARS);
+      expect(brief.caseIds.length).toBe(Math.min(MAX_BRIEF_CASES, Math.floor((MAX_BRIEF_CHARS - BRIEF_HEADER.length) / (hintChars + 3))));
+      expect(brief.text.split("\n").length).toBe(brief.caseIds.length + 1);
+    }
+  });
+});
+
+describe("the brief in a run", () => {
+  const api = client();
+
+  it("a run no case applies to sends the provider the same system prompt, byte for byte, as a project without cases", async () => {
+    const workspaceId = await uploadWorkspace(api);
+    // Project A has a case about src/math.ts; project B has none.
+    const a = await openSession(api, {
+      workspaceId,
+      projectId: "p_brief_a",
+      answers: [model.tools({ id: "c1", name: "read", args: { path: "src/missing.ts" } }), model.text("no such file")],
+    });
+    await prompt(api, a.sessionId, { text: "open src/missing.ts" });
+    await casesOf(api, "p_brief_a");
+
+    const unrelated = await openSession(api, { workspaceId, projectId: "p_brief_a", answers: [model.text("ok")] });
+    const { frames } = await prompt(api, unrelated.sessionId, { text: "summarise docs/guide.md" });
+    const fresh = await openSession(api, { workspaceId, projectId: "p_brief_b", answers: [model.text("ok")] });
+    await prompt(api, fresh.sessionId, { text: "summarise docs/guide.md" });
+    expect(frames.map((f) => f.data.type)).not.toContain("brief_injected");
+    expect(systemPromptOf(unrelated.log, 0)).toBe(systemPromptOf(fresh.log, 0));
+
+    // The same project, a prompt about the file: the brief is appended to that same prompt.
+    const related = await openSession(api, { workspaceId, projectId: "p_brief_a", answers: [model.text("ok")] });
+    const run = await prompt(api, related.sessionId, { text: "fix the import in src/missing.ts" });
+    const injected = run.frames.find((f) => f.data.type === "brief_injected")!;
+    expect(injected.data).toMatchObject({ runId: run.runId, caseIds: [expect.stringMatching(/^cs_/)] });
+    const system = systemPromptOf(related.log, 0);
+    expect(system.startsWith(systemPromptOf(fresh.log, 0))).toBe(true);
+    expect(system.slice(systemPromptOf(fresh.log, 0).length)).toMatch(
+      new RegExp(`^\\n\\n${BRIEF_HEADER.replace(/[()]/g, "\\$&")}\\n- .*src/missing\\.ts`),
+    );
+  });
+});

@@ -1,0 +1,423 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { projectPrefix } from "../../src/awtl/project-do";
+import { deleteWorkspace } from "../../src/workspace/snapshot";
+import { actionOfCall, casesOf, client, model, openSession, post, prompt, traceOf, uploadWorkspace } from "./harness";
+
+const api = client();
+
+async function errorOf(res: Response): Promise<[number, string]> {
+  return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A session in `projectId` whose run edits src/math.ts, judged failing by "ci": leaves one agent case. */
+async function failedEdit(projectId: string, workspaceId: string) {
+  const { sessionId } = await openSession(api, {
+    workspaceId,
+    projectId,
+    answers: [
+      model.tools({ id: "e1", name: "edit", args: { path: "src/math.ts", oldText: "a + b", newText: "a - b" } }),
+      model.text("done"),
+    ],
+  });
+  const { runId } = await prompt(api, sessionId, { text: "edit add", allowWrite: true });
+  const res = await api(
+    `/api/sessions/${sessionId}/judgements`,
+    post({ runId, judgeName: "ci", result: "fail", artifactRefs: ["src/math.ts"], detail: "add(2,2) is 0" }),
+  );
+  expect(res.status).toBe(201);
+  const [found] = await casesOf(api, projectId);
+  return { sessionId, runId, caseId: found!.caseId };
+}
+
+let workspaceId = "";
+beforeAll(async () => {
+  workspaceId = await uploadWorkspace(api);
+});
+
+describe("judgements", () => {
+  it("a fail is attributed in the answer and listed; pass and warn are recorded without one", async () => {
+    const { sessionId, runId } = await failedEdit("p_judge", workspaceId);
+    const trace = await traceOf(api, sessionId);
+    const pass = await api(`/api/sessions/${sessionId}/judgements`, post({ runId, judgeName: "lint", result: "pass", artifactRefs: [] }));
+    expect(pass.status).toBe(201);
+    const passed = (await pass.json()) as { judgeResult: Record<string, unknown>; attribution: null };
+    expect(Object.keys(passed)).toEqual(["judgeResult", "attribution"]);
+    expect(passed.attribution).toBeNull();
+    expect(passed.judgeResult).toMatchObject({
+      type: "judge_result",
+      judgeName: "lint",
+      builtIn: false,
+      result: "pass",
+      failureKind: "external",
+      runId,
+      taskId: sessionId,
+    });
+    const attributions = await (await api(`/api/sessions/${sessionId}/attributions`)).json();
+    expect(
+      (attributions as { attributions: { judgeName: string; sourceActionIds: string[] }[] }).attributions.map((a) => [
+        a.judgeName,
+        a.sourceActionIds,
+      ]),
+    ).toEqual([["ci", [actionOfCall(trace, "e1")]]]);
+  });
+
+  it("refuses an unknown run, an unknown source action and a malformed verdict, storing nothing", async () => {
+    const { sessionId, runId } = await failedEdit("p_judge_bad", workspaceId);
+    const before = await traceOf(api, sessionId);
+    const verdict = { judgeName: "ci", result: "fail", artifactRefs: [] };
+    expect(await errorOf(await api(`/api/sessions/${sessionId}/judgements`, post({ ...verdict, runId: "r_unknown" })))).toEqual([
+      404,
+      "run_not_found",
+    ]);
+    expect(
+      await errorOf(await api(`/api/sessions/${sessionId}/judgements`, post({ ...verdict, runId, sourceActionId: "ac_nope" }))),
+    ).toEqual([404, "action_not_found"]);
+    expect(await errorOf(await api(`/api/sessions/${sessionId}/judgements`, post({ ...verdict, runId, result: "failed" })))).toEqual([
+      400,
+      "invalid_body",
+    ]);
+    expect(await errorOf(await api(`/api/sessions/${sessionId}/judgements`, post({ runId, result: "fail" })))).toEqual([
+      400,
+      "invalid_body",
+    ]);
+    expect(await errorOf(await api("/api/sessions/s_missing/judgements", post({ ...verdict, runId })))).toEqual([404, "session_not_found"]);
+    expect(await traceOf(api, sessionId)).toEqual(before);
+  });
+
+  it("a prompt may retry a run of its session only", async () => {
+    const { sessionId, runId } = await failedEdit("p_retry", workspaceId);
+    expect(await errorOf(await api(`/api/sessions/${sessionId}/messages/stream`, post({ text: "again", retryOf: "r_nope" })))).toEqual([
+      404,
+      "run_not_found",
+    ]);
+    expect(await errorOf(await api(`/api/sessions/${sessionId}/messages/stream`, post({ text: "again", retryOf: "not-a-run" })))).toEqual([
+      400,
+      "invalid_body",
+    ]);
+    const retry = await prompt(api, sessionId, { text: "again", retryOf: runId });
+    const start = (await traceOf(api, sessionId)).find((r) => r.type === "span_start" && r.kind === "run" && r.runId === retry.runId);
+    expect(start).toMatchObject({ retryOf: runId });
+  });
+});
+
+describe("cases, replay, approval and promotion", () => {
+  it("each promotion refusal has its own code, and nothing is promoted by a refusal", async () => {
+    const { caseId } = await failedEdit("p_promo", workspaceId);
+    const promote = (body: unknown) => api("/api/projects/p_promo/memory/promote", post(body));
+    expect(await errorOf(await promote({ caseId }))).toEqual([400, "promotion_write_flag_required"]);
+    expect(await errorOf(await promote({ caseId, write: false }))).toEqual([400, "promotion_write_flag_required"]);
+    expect(await errorOf(await promote({ caseId, write: true }))).toEqual([409, "promotion_not_verified"]);
+    expect(await errorOf(await promote({ caseId: "cs_nope", write: true }))).toEqual([404, "case_not_found"]);
+    expect(await (await api("/api/projects/p_promo/memory")).json()).toEqual({ rules: [] });
+
+    // Imported material: never promoted, never replayed.
+    const imported = await api("/api/projects/p_promo/traces", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: [
+        { type: "action", run_id: "ext-1", action_id: "a1", tool: "write", writes: ["lib/x.py"] },
+        {
+          type: "judge_result",
+          run_id: "ext-1",
+          judge_name: "pytest",
+          result: "failed",
+          artifact_refs: ["lib/x.py"],
+          source_action_id: "a1",
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n"),
+    });
+    expect(imported.status).toBe(201);
+    const { caseIds } = (await imported.json()) as { caseIds: string[] };
+    expect(caseIds.length).toBe(1);
+    expect(await errorOf(await promote({ caseId: caseIds[0], write: true }))).toEqual([409, "promotion_imported_only"]);
+    expect(await errorOf(await api(`/api/projects/p_promo/cases/${caseIds[0]}/replay`, post({})))).toEqual([409, "case_not_replayable"]);
+
+    // A case whose replay passed the same judge is flaky: never promoted, even with an approval.
+    const replay = await api(`/api/projects/p_promo/cases/${caseId}/replay`, post({}));
+    const { scorecard } = (await replay.json()) as { scorecard: { status: string; replay: { sessionId: string; runId: string } } };
+    expect(scorecard.status).toBe("pending");
+    await api(
+      `/api/sessions/${scorecard.replay.sessionId}/judgements`,
+      post({ runId: scorecard.replay.runId, judgeName: "ci", result: "pass", artifactRefs: ["src/math.ts"] }),
+    );
+    const settled = await waitForScorecard(`/api/projects/p_promo/cases/${caseId}`, "stale");
+    expect(settled.case.applicability.failureClass).toBe("flaky");
+    expect((await api(`/api/projects/p_promo/cases/${caseId}/approve`, post({ approvedBy: "dana", note: "looks right" }))).status).toBe(
+      201,
+    );
+    expect(await errorOf(await promote({ caseId, write: true }))).toEqual([409, "promotion_class_not_allowed"]);
+    expect(await (await api("/api/projects/p_promo/memory")).json()).toEqual({ rules: [] });
+  });
+
+  it("a human approval is enough to promote an agent case; the rule is mirrored to R2", async () => {
+    const { caseId } = await failedEdit("p_approve", workspaceId);
+    expect(await errorOf(await api(`/api/projects/p_approve/cases/${caseId}/approve`, post({ note: "x" })))).toEqual([400, "invalid_body"]);
+    expect(await errorOf(await api("/api/projects/p_approve/cases/cs_nope/approve", post({ approvedBy: "dana" })))).toEqual([
+      404,
+      "case_not_found",
+    ]);
+    const approved = await api(`/api/projects/p_approve/cases/${caseId}/approve`, post({ approvedBy: "dana", note: "checked the diff" }));
+    expect(approved.status).toBe(201);
+    expect(((await approved.json()) as { approval: object }).approval).toMatchObject({
+      caseId,
+      approvedBy: "dana",
+      note: "checked the diff",
+    });
+    const promoted = await api("/api/projects/p_approve/memory/promote", post({ caseId, write: true }));
+    expect(promoted.status).toBe(201);
+    const { rule } = (await promoted.json()) as { rule: { caseId: string; verifiedBy: string; rule: string } };
+    expect(rule).toMatchObject({ caseId, verifiedBy: "human" });
+    const mirrored = await env.STORE.get(`${projectPrefix({ tenant: null, projectId: "p_approve" })}/memory.jsonl`);
+    expect(
+      (await mirrored!.text())
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual([rule]);
+  });
+
+  it("a built-in failure's replay is judged at once: the same failure recurs, so it passes", async () => {
+    const { sessionId } = await openSession(api, {
+      workspaceId,
+      projectId: "p_builtin",
+      answers: [model.tools({ id: "r1", name: "read", args: { path: "src/mathz.ts" } }), model.text("not there")],
+    });
+    await prompt(api, sessionId, { text: "read src/mathz.ts" });
+    const [found] = await casesOf(api, "p_builtin");
+    const replay = await api(`/api/projects/p_builtin/cases/${found!.caseId}/replay`, post({}));
+    expect(replay.status).toBe(201);
+    const { scorecard } = (await replay.json()) as { scorecard: Record<string, unknown> };
+    expect(Object.keys(scorecard)).toEqual([
+      "recordId",
+      "caseId",
+      "appliesTo",
+      "doesNotApplyTo",
+      "status",
+      "decision",
+      "riskLevel",
+      "validatedBy",
+      "lastValidatedAt",
+      "evidenceRefs",
+      "replay",
+    ]);
+    expect(scorecard).toMatchObject({
+      caseId: found!.caseId,
+      status: "passed",
+      decision: "allow_brief_and_promotion",
+      validatedBy: "replay",
+      riskLevel: "low",
+      appliesTo: ["src/mathz.ts", "tool:read"],
+    });
+    // The replay's own failure is not a new occurrence of the case.
+    expect((await casesOf(api, "p_builtin")).map((c) => c.occurrences)).toEqual([1]);
+    const promoted = await api("/api/projects/p_builtin/memory/promote", post({ caseId: found!.caseId, write: true }));
+    expect(promoted.status).toBe(201);
+    expect(((await promoted.json()) as { rule: { verifiedBy: string } }).rule.verifiedBy).toBe("replay");
+  });
+
+  it("a replay whose workspace is gone is unavailable: recorded, kept out of briefs, never a verification", async () => {
+    const ws = await uploadWorkspace(api);
+    const { caseId } = await failedEdit("p_gone", ws);
+    await deleteWorkspace(env.STORE, ws);
+    const replay = await api(`/api/projects/p_gone/cases/${caseId}/replay`, post({}));
+    expect(replay.status).toBe(201);
+    const { scorecard } = (await replay.json()) as { scorecard: Record<string, unknown> };
+    expect(scorecard).toMatchObject({
+      status: "unavailable",
+      decision: "exclude",
+      evidenceRefs: ["replay:unavailable:workspace_gone"],
+      replay: null,
+    });
+    expect(await errorOf(await api("/api/projects/p_gone/memory/promote", post({ caseId, write: true })))).toEqual([
+      409,
+      "promotion_not_verified",
+    ]);
+  });
+
+  it("the same failure twice is one case with two occurrences", async () => {
+    const first = await failedEdit("p_twice", workspaceId);
+    const again = await failedEdit("p_twice", workspaceId);
+    expect(again.caseId).toBe(first.caseId);
+    for (let i = 0; i < 50 && (await casesOf(api, "p_twice"))[0]!.occurrences < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    const [found] = await casesOf(api, "p_twice");
+    expect(found).toMatchObject({ caseId: first.caseId, occurrences: 2 });
+  });
+
+  it("GET a case: the strict record and its scorecard; unknown ids and projects", async () => {
+    const { caseId } = await failedEdit("p_get", workspaceId);
+    const res = await api(`/api/projects/p_get/cases/${caseId}`);
+    const body = (await res.json()) as { case: Record<string, unknown>; scorecard: null };
+    expect(Object.keys(body.case)).toEqual([
+      "schemaVersion",
+      "caseId",
+      "turnId",
+      "failureTurnId",
+      "failureEventId",
+      "artifactRefs",
+      "memoryReadNodeIds",
+      "preventionHint",
+      "applicability",
+      "evidenceRefs",
+      "occurrences",
+      "firstSeenAt",
+      "lastSeenAt",
+      "origin",
+      "imported",
+    ]);
+    expect(body.case.turnId).toBe(body.case.failureTurnId);
+    expect(body.case.artifactRefs).toEqual(["src/math.ts"]);
+    expect(body.scorecard).toBeNull();
+    expect(await errorOf(await api("/api/projects/p_get/cases/cs_0000"))).toEqual([404, "case_not_found"]);
+    expect(await errorOf(await api("/api/projects/p_never_named/cases"))).toEqual([404, "project_not_found"]);
+    expect(await errorOf(await api("/api/projects/nope/cases"))).toEqual([400, "invalid_project_id"]);
+    expect((await api("/api/projects/p_default/cases")).status).toBe(200);
+  });
+});
+
+async function waitForScorecard(path: string, status: string) {
+  for (let i = 0; i < 100; i++) {
+    const body = (await (await api(path)).json()) as {
+      case: { applicability: { failureClass: string } };
+      scorecard: { status: string } | null;
+    };
+    if (body.scorecard?.status === status) return body;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`scorecard never became ${status}`);
+}
+
+describe("importing foreign traces", () => {
+  it("keeps every good line (ours and seed 003's snake_case), quarantines each corrupt one with line, SHA-256 and reason", async () => {
+    await openSession(api, { projectId: "p_import" });
+    const enc = new TextEncoder();
+    const lines: Uint8Array[] = [
+      enc.encode(JSON.stringify({ type: "span_start", run_id: "ext-9", span_id: "s1" })),
+      enc.encode(
+        JSON.stringify({ type: "action", runId: "ext-9", actionId: "a1", tool: "edit", writes: ["app/main.py"], command: "sed -i ..." }),
+      ),
+      enc.encode("{not json"),
+      enc.encode(JSON.stringify({ type: "observation", run_id: "ext-9", action_id: "a1", exit_code: 2, summary: "pytest failed" })),
+      enc.encode("[1,2,3]"),
+      enc.encode(JSON.stringify({ type: "telemetry", run_id: "ext-9" })),
+      new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+      enc.encode(JSON.stringify({ type: "judge_result", judge_name: "pytest", result: "fail", artifact_refs: ["app/main.py"] })),
+      enc.encode(""),
+      enc.encode(
+        JSON.stringify({
+          type: "judge_result",
+          run_id: "ext-9",
+          judge_name: "pytest",
+          result: "fail",
+          artifact_refs: ["app/main.py"],
+          writer_seq: 7,
+        }),
+      ),
+    ];
+    const body = new Uint8Array(lines.reduce((n, l) => n + l.length + 1, 0));
+    let at = 0;
+    for (const line of lines) {
+      body.set(line, at);
+      body[at + line.length] = 0x0a;
+      at += line.length + 1;
+    }
+    const res = await api("/api/projects/p_import/traces", { method: "POST", headers: { "content-type": "application/x-ndjson" }, body });
+    expect(res.status).toBe(201);
+    const summary = (await res.json()) as { importId: string; imported: number; quarantined: number; caseIds: string[] };
+    expect(summary).toMatchObject({ imported: 4, quarantined: 5 });
+    expect(summary.caseIds).toHaveLength(1);
+
+    const { quarantine } = (await (await api("/api/projects/p_import/quarantine")).json()) as {
+      quarantine: { importId: string; line: number; sha256: string; reason: string }[];
+    };
+    expect(quarantine.map((q) => [q.importId, q.line, q.sha256])).toEqual(
+      await Promise.all([3, 5, 6, 7, 8].map(async (n) => [summary.importId, n, await sha256(lines[n - 1]!)])),
+    );
+    const reasons = quarantine.map((q) => q.reason);
+    expect(reasons[0]).toMatch(/^malformed JSON/);
+    expect(reasons[1]).toBe("a trace line must be a JSON object");
+    expect(reasons[2]).toMatch(/type/);
+    expect(reasons[3]).toBe("not valid UTF-8");
+    expect(reasons[4]).toMatch(/runId/);
+
+    const [found] = await casesOf(api, "p_import");
+    expect(found).toMatchObject({ caseId: summary.caseIds[0], imported: true, artifactRefs: ["app/main.py"] });
+  });
+
+  it("refuses other media types and oversized bodies; keys come from validated ids only", async () => {
+    await openSession(api, { projectId: "p_import2" });
+    expect(
+      await errorOf(await api("/api/projects/p_import2/traces", { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" })),
+    ).toEqual([415, "unsupported_media_type"]);
+    const huge = new Uint8Array(4 * 1024 * 1024 + 1).fill(0x20);
+    expect(
+      await errorOf(
+        await api("/api/projects/p_import2/traces", { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: huge }),
+      ),
+    ).toEqual([413, "body_too_large"]);
+    expect(
+      await errorOf(
+        await api("/api/projects/p_..%2F..%2Fsessions/traces", {
+          method: "POST",
+          headers: { "content-type": "application/x-ndjson" },
+          body: "",
+        }),
+      ),
+    ).toEqual([400, "invalid_project_id"]);
+    expect(await (await api("/api/projects/p_import2/quarantine")).json()).toEqual({ quarantine: [] });
+  });
+});
+
+describe("tenant isolation", () => {
+  const AUTH = { AUTH_TOKENS: "acme:tok-acme,globex:tok-globex" };
+  const acme = client(AUTH, "tok-acme");
+  const globex = client(AUTH, "tok-globex");
+
+  it("another tenant sees none of a project: cases, memory, quarantine, its sessions' traces and judgements", async () => {
+    const ws = await uploadWorkspace(acme);
+    const { sessionId } = await openSession(acme, {
+      workspaceId: ws,
+      projectId: "p_shared",
+      answers: [model.tools({ id: "r1", name: "read", args: { path: "src/gone.ts" } }), model.text("gone")],
+    });
+    const { runId } = await prompt(acme, sessionId, { text: "read src/gone.ts" });
+    const [found] = await casesOf(acme, "p_shared");
+    expect((await acme("/api/projects/p_shared/quarantine")).status).toBe(200);
+
+    for (const path of [
+      "/api/projects/p_shared/cases",
+      `/api/projects/p_shared/cases/${found!.caseId}`,
+      "/api/projects/p_shared/memory",
+      "/api/projects/p_shared/quarantine",
+    ]) {
+      expect(await errorOf(await globex(path))).toEqual([404, "project_not_found"]);
+    }
+    for (const [path, body] of [
+      [`/api/projects/p_shared/cases/${found!.caseId}/replay`, {}],
+      [`/api/projects/p_shared/cases/${found!.caseId}/approve`, { approvedBy: "mallory" }],
+      ["/api/projects/p_shared/memory/promote", { caseId: found!.caseId, write: true }],
+    ] as const) {
+      expect(await errorOf(await globex(path, post(body)))).toEqual([404, "project_not_found"]);
+    }
+    expect(await errorOf(await globex(`/api/sessions/${sessionId}/trace`))).toEqual([404, "session_not_found"]);
+    expect(await errorOf(await globex(`/api/sessions/${sessionId}/attributions`))).toEqual([404, "session_not_found"]);
+    expect(
+      await errorOf(
+        await globex(`/api/sessions/${sessionId}/judgements`, post({ runId, judgeName: "x", result: "fail", artifactRefs: [] })),
+      ),
+    ).toEqual([404, "session_not_found"]);
+
+    // The same project id under globex is globex's own, empty project; and its default project is not acme's.
+    await openSession(globex, { projectId: "p_shared" });
+    expect(await (await globex("/api/projects/p_shared/cases")).json()).toEqual({ cases: [] });
+    expect(await (await globex("/api/projects/p_default/cases")).json()).toEqual({ cases: [] });
+    expect((await casesOf(acme, "p_shared")).map((c) => c.caseId)).toEqual([found!.caseId]);
+    expect(await errorOf(await client(AUTH)("/api/projects/p_shared/cases"))).toEqual([401, "unauthorized"]);
+  });
+});
