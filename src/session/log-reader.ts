@@ -16,26 +16,43 @@ export class SegmentCorruptError extends HarnessError<"history_unreadable"> {
   }
 }
 
+/** Segments fetched ahead of the one being checked: a cold history load waits for R2 about once, not once per segment. */
+export const SEGMENT_PREFETCH = 4;
+
 /**
  * Reads one stream of a session, complete and in seq order: the flushed segments from R2 followed by
- * the unflushed tail from SQLite. Yields segment by segment so an export never holds the whole log.
+ * the unflushed tail from SQLite. Yields segment by segment so an export never holds the whole log;
+ * up to SEGMENT_PREFETCH segments are read ahead (each is at most a flush's worth, about 256 KiB).
  */
 export async function* readLog(log: SessionLog, bucket: SegmentBucket, stream: LogStream, afterSeq = 0): AsyncGenerator<SeqLine[]> {
   const segments = log.segments(stream, afterSeq);
   // Take the tail's boundary before awaiting R2: rows flushed meanwhile are in segments we already listed.
   const tailFrom = segments.length > 0 ? segments[segments.length - 1]!.endSeq : afterSeq;
   const tail = log.tail(stream, Math.max(tailFrom, afterSeq));
-  for (const segment of segments) {
-    const seqs = log.seqsBetween(stream, segment.startSeq, segment.endSeq);
-    const object = await bucket.get(segment.key);
-    if (object === null) throw new SegmentCorruptError(`segment ${segment.key} is missing from R2`);
-    const text = await object.text();
+  const seqs = segments.map((segment) => log.seqsBetween(stream, segment.startSeq, segment.endSeq));
+  const texts: Promise<string>[] = [];
+  const fetchNext = () => {
+    const segment = segments[texts.length];
+    if (!segment) return;
+    const text = bucket.get(segment.key).then((object) => {
+      if (object === null) throw new SegmentCorruptError(`segment ${segment.key} is missing from R2`);
+      return object.text();
+    });
+    // Awaited in order below; a failure of one read ahead must not be an unhandled rejection meanwhile.
+    text.catch(() => {});
+    texts.push(text);
+  };
+  for (let i = 0; i < SEGMENT_PREFETCH; i++) fetchNext();
+  for (const [i, segment] of segments.entries()) {
+    const text = await texts[i]!;
+    fetchNext();
     const lines = text.split("\n");
-    if (lines.pop() !== "" || lines.length !== seqs.length) {
-      throw new SegmentCorruptError(`segment ${segment.key} has ${lines.length} lines, the log expects ${seqs.length}`);
+    const expected = seqs[i]!;
+    if (lines.pop() !== "" || lines.length !== expected.length) {
+      throw new SegmentCorruptError(`segment ${segment.key} has ${lines.length} lines, the log expects ${expected.length}`);
     }
     const out: SeqLine[] = [];
-    for (let i = 0; i < lines.length; i++) if (seqs[i]! > afterSeq) out.push({ seq: seqs[i]!, body: lines[i]! });
+    for (let j = 0; j < lines.length; j++) if (expected[j]! > afterSeq) out.push({ seq: expected[j]!, body: lines[j]! });
     yield out;
   }
   if (tail.length > 0) yield tail.map(({ seq, body }) => ({ seq, body }));

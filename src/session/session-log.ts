@@ -57,6 +57,9 @@ const LOG_TABLE = `log (
 )`;
 
 export class SessionLog {
+  /** The seq the next append gets, once known. */
+  private nextSeq: number | null = null;
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS ${LOG_TABLE}`);
     migrateStreamCheck(sql);
@@ -83,29 +86,43 @@ export class SessionLog {
   }
 
   /**
-   * Appends bodies in order and returns their seqs. All or nothing: one synchronous transaction, so
-   * no other append can interleave and the caller's response waits for the commit (output gate).
+   * Appends bodies in order and returns their seqs. All or nothing: one synchronous transaction (a
+   * lone single-row record is one INSERT, atomic by itself), so no other append can interleave and
+   * the caller's response waits for the commit (output gate). The next seq is kept in memory after the
+   * first append (read from the table once): this object is the log's only writer, and SQLite calls
+   * are synchronous. Should a row with that seq exist all the same, the counter is read again.
    */
   append(entries: readonly { stream: LogStream; body: string }[], transactionSync: <T>(fn: () => T) => T): number[] {
     const sized = entries.map((entry) => ({ ...entry, bytes: utf8Bytes(entry.body), parts: splitParts(entry.body) }));
     for (const entry of sized) if (entry.bytes > MAX_RECORD_BYTES) throw new RecordTooLargeError(entry.bytes);
-    return transactionSync(() =>
-      sized.map((entry) => {
-        const seq = this.sql
-          .exec<{ seq: number }>(
-            `INSERT INTO log (seq, stream, body, parts, bytes) VALUES ((SELECT IFNULL(MAX(seq), 0) + 1 FROM log), ?, ?, ?, ?) RETURNING seq`,
-            entry.stream,
-            entry.parts[0]!,
-            entry.parts.length - 1,
-            entry.bytes,
-          )
-          .one().seq;
+    const insert = () => {
+      let seq = this.nextSeq ?? this.lastSeq() + 1;
+      return sized.map((entry) => {
+        this.sql.exec(
+          `INSERT INTO log (seq, stream, body, parts, bytes) VALUES (?, ?, ?, ?, ?)`,
+          seq,
+          entry.stream,
+          entry.parts[0]!,
+          entry.parts.length - 1,
+          entry.bytes,
+        );
         for (let part = 1; part < entry.parts.length; part++) {
           this.sql.exec(`INSERT INTO log_parts (seq, part, body) VALUES (?, ?, ?)`, seq, part, entry.parts[part]!);
         }
-        return seq;
-      }),
-    );
+        return seq++;
+      });
+    };
+    const atomic = () => (sized.length === 1 && sized[0]!.parts.length === 1 ? insert() : transactionSync(insert));
+    let seqs: number[];
+    try {
+      seqs = atomic();
+    } catch (err) {
+      this.nextSeq = null;
+      if (!/UNIQUE|PRIMARY KEY/i.test(String((err as Error).message))) throw err;
+      seqs = atomic();
+    }
+    if (seqs.length > 0) this.nextSeq = seqs[seqs.length - 1]! + 1;
+    return seqs;
   }
 
   /** A row's whole record: its body plus the parts that follow it. */
