@@ -1,6 +1,17 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { type AgentPromptCommand, AgentRunOptions, HarnessError, MAX_PROMPT_CHARS, nonBlank, RunId } from "../domain";
+import {
+  AfterFailedRun,
+  type AgentPromptCommand,
+  AgentRunOptions,
+  HarnessError,
+  MAX_PROMPT_CHARS,
+  nonBlank,
+  type PromptDelivery,
+  RunId,
+  unwrapResult,
+  WhenBusy,
+} from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
@@ -13,14 +24,21 @@ const PromptBody = z.strictObject({
   model: nonBlank.pipe(z.string().max(200)).optional(),
   /** The run this prompt retries (another attempt of the same task: its cases always reach the brief). */
   retryOf: RunId.optional(),
+  /** While a run is active: refuse (409, the default), steer the running run, or queue a follow-up run. */
+  whenBusy: WhenBusy.optional(),
+  /** For a queued follow-up: still run it if the run before it fails (`keep`, the default), or drop it. */
+  afterFailedRun: AfterFailedRun.optional(),
 });
 
 /** Runs: start one and stream it, resume a stream, abort. */
 export const runRoutes = new Hono<AppBindings>()
-  /** Starts a run and streams its events as SSE until it ends. 409 `session_busy` while another runs. */
+  /**
+   * Starts a run and streams its events as SSE until it ends. While another run is active:
+   * 409 `session_busy`, or with `whenBusy` the stream of the run that will carry the message.
+   */
   .post("/:id/messages/stream", async (c) => {
     const { store, meta } = await requireSession(c);
-    const { text, model, retryOf, ...limits } = await readJsonBody(c, PromptBody);
+    const { text, model, retryOf, whenBusy, afterFailedRun, ...limits } = await readJsonBody(c, PromptBody);
     const command: AgentPromptCommand = {
       sessionId: meta.id,
       userText: text,
@@ -29,8 +47,14 @@ export const runRoutes = new Hono<AppBindings>()
       ...(retryOf ? { retryOf } : {}),
       options: AgentRunOptions.parse(limits),
     };
+    const delivery: PromptDelivery = { command, whenBusy: whenBusy ?? "reject", afterFailedRun: afterFailedRun ?? "keep" };
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;
-    return store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(command) }));
+    return store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(delivery) }));
+  })
+  /** Withdraws a queued (steer or followUp) message that has not been delivered yet. */
+  .delete("/:id/queue/:messageId", async (c) => {
+    const { store, meta } = await requireSession(c);
+    return c.json(unwrapResult(await store.stub(meta.id).withdrawQueued(c.req.param("messageId"))));
   })
   /** Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends. */
   .get("/:id/events/stream", async (c) => {

@@ -32,6 +32,7 @@ export const sessionRoutes = new Hono<AppBindings>()
       updatedAt: info.updatedAt,
       status: info.status,
       counts: info.counts,
+      queue: info.queue,
     });
   })
   .get("/:id/messages", (c) => exportLog(c, "messages"))

@@ -27,7 +27,20 @@ export const ERROR_REGISTRY = {
   // Sessions and their logs
   session_not_found: { status: 404, in: ["api"], meaning: "no such session, or it belongs to another tenant" },
   session_exists: { status: 409, in: ["api"], meaning: "a session with this id already exists" },
-  session_busy: { status: 409, in: ["api"], meaning: "a run is active in this session; wait for it or abort it" },
+  session_busy: {
+    status: 409,
+    in: ["api"],
+    meaning: "a run is active in this session; wait for it, abort it, or send with whenBusy steer / followUp",
+  },
+  queue_full: { status: 409, in: ["api"], meaning: "the session already holds the maximum number of queued messages" },
+  queued_message_not_found: { status: 404, in: ["api"], meaning: "no undelivered queued message with this id in the session" },
+  invalid_cursor: { status: 400, in: ["api"], meaning: "the list cursor is not one this API returned" },
+  idempotency_key_reused: {
+    status: 422,
+    in: ["api"],
+    meaning: "this Idempotency-Key (or requestId) was used within 24 h for a different request",
+  },
+  invalid_idempotency_key: { status: 400, in: ["api"], meaning: "an Idempotency-Key must be 1-200 printable ASCII characters" },
   invalid_record: { status: 400, in: ["api"], meaning: "a record does not fit its schema or belongs to another session" },
   record_too_large: { status: 413, in: ["api"], meaning: "one record is larger than the per-record limit" },
   flush_failed: { status: 503, in: ["api"], meaning: "writing the log to R2 failed; nothing is lost and it is retried" },

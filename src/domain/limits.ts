@@ -57,6 +57,15 @@ export const MAX_EXPANDED_BYTES = 1024 * MiB;
 export const MAX_COMPRESSION_RATIO = 100;
 /** Longest path inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
+/** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
+export const MAX_QUEUED_MESSAGES = 100;
+/** Sessions per page of `GET /api/sessions`: the default and the most a client may ask for. */
+export const DEFAULT_LIST_LIMIT = 20;
+export const MAX_LIST_LIMIT = 100;
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Longest Idempotency-Key / requestId. */
+export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
 
 // Tools
 /** Tool output is cut at this many lines... */
@@ -82,6 +91,12 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
+  ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
+  ["session list page", `\`limit\` 1-${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT})`],
+  [
+    "Idempotency-Key / requestId",
+    `${count(MAX_IDEMPOTENCY_KEY_CHARS)} characters, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
+  ],
   [
     "run options",
     `\`maxTurns\` 1-${MAX_TURNS_LIMIT} (default ${DEFAULT_MAX_TURNS}), \`maxToolCalls\` 0-${MAX_TOOL_CALLS_LIMIT} (default ${DEFAULT_MAX_TOOL_CALLS}), \`timeoutMs\` ${count(MIN_RUN_TIMEOUT_MS)}-${count(MAX_RUN_TIMEOUT_MS)} (default ${count(DEFAULT_RUN_TIMEOUT_MS)})`,

@@ -36,6 +36,14 @@ export interface RunContext {
   retryOf?: string | null;
   /** A Failure Prevention Brief for this run, if cases matched (added to the system prompt). */
   brief?: RunBrief | null;
+  /** The id the prompt's user message gets (announced earlier when the prompt was queued). */
+  userMessageId?: string;
+  /**
+   * Steering messages that arrived while the run was busy, taken (and so delivered) at a turn
+   * boundary: after the tool calls of a turn, before the next model call. The caller removes them
+   * from its queue; the run appends them as user messages in the same synchronous step.
+   */
+  takeSteering?: () => { messageId: string; text: string }[];
 }
 
 /** The brief a run is given: its text and the cases it was built from. */
@@ -82,6 +90,8 @@ class AgentRun {
   private tools: ToolRunner | null = null;
   private readonly tracer: RunTracer;
   private turn: TurnTrace | null = null;
+  /** When the timeout fires (Date.now clock, as the timer): model clients do not start a retry wait past it. */
+  private deadlineAt = 0;
 
   constructor(
     private readonly userText: string,
@@ -101,6 +111,7 @@ class AgentRun {
   }
 
   async run(): Promise<RunOutcome> {
+    this.deadlineAt = Date.now() + this.options.timeoutMs;
     const timer = setTimeout(() => this.timeout.abort(), this.options.timeoutMs);
     try {
       return await this.loop();
@@ -115,7 +126,7 @@ class AgentRun {
   private async loop(): Promise<RunOutcome> {
     this.event({ type: "agent_started", runId: this.ctx.runId });
     this.tracer.runStarted();
-    const user = this.message({ kind: "user", text: this.userText });
+    const user = this.message({ kind: "user", text: this.userText }, this.ctx.userMessageId);
     this.event({ type: "user_message_appended", messageId: user.id });
     const brief = this.ctx.brief ?? null;
     if (brief) {
@@ -134,12 +145,13 @@ class AgentRun {
 
     for (let turn = 1; turn <= this.options.maxTurns; turn++) {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
+      if (turn > 1) this.deliverSteering();
       this.turn = this.tracer.turnStarted();
       const messageId = this.ctx.ids.next("message");
       const coalescer = new DeltaCoalescer((text) => this.event({ type: "assistant_delta", messageId, text }), this.ctx.clock);
       const offered = this.toolBudgetLeft ? definitions : [];
       const modelAction = this.tracer.modelCalled(this.turn, this.messages.length, offered.length);
-      const reply = await this.callModel({ system, messages: [...this.messages], tools: offered }, coalescer);
+      const reply = await this.callModel({ system, messages: [...this.messages], tools: offered, deadlineAt: this.deadlineAt }, coalescer);
       coalescer.flush();
       const modelError = reply.end.type === "error" ? reply.end.code : null;
       this.tracer.modelAnswered(this.turn, modelAction, { error: modelError, text: reply.text, calls: reply.calls.length });
@@ -162,7 +174,15 @@ class AgentRun {
         toolCalls: reply.calls.length > 0 ? reply.calls : undefined,
         usage: reply.end.usage ?? reply.usage,
       });
-      if (stopReason !== "TOOL_CALLS") return this.terminal(stopReason);
+      if (stopReason !== "TOOL_CALLS") {
+        // The model would stop, but steering arrived: it gets another turn to answer it (as pi does).
+        if (stopReason === "STOP" && turn < this.options.maxTurns && this.deliverSteering() > 0) {
+          this.tracer.turnEnded(this.turn, stopReason, false);
+          this.turn = null;
+          continue;
+        }
+        return this.terminal(stopReason);
+      }
 
       for (const call of reply.calls) await this.runTool(call, reply.invalid.get(call.id));
       if (this.signal.aborted) return this.end(this.abortReason(), "");
@@ -172,8 +192,18 @@ class AgentRun {
     return this.end("MAX_TURNS", "");
   }
 
+  /** Appends the steering messages waiting now as user messages; returns how many. */
+  private deliverSteering(): number {
+    const steering = this.ctx.takeSteering?.() ?? [];
+    for (const { messageId, text } of steering) {
+      this.message({ kind: "user", text }, messageId);
+      this.event({ type: "user_message_appended", messageId });
+    }
+    return steering.length;
+  }
+
   private async callModel(
-    request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]> },
+    request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]>; deadlineAt: number },
     coalescer: DeltaCoalescer,
   ) {
     let text = "";
@@ -200,6 +230,9 @@ class AgentRun {
           break;
         case "error":
           end = event;
+          break;
+        case "retry":
+          this.event({ type: "model_retry", runId: this.ctx.runId, ...event.retry });
           break;
       }
     }
@@ -304,9 +337,9 @@ class AgentRun {
     this.event({ type: "assistant_completed", messageId: id, stopReason: body.stopReason });
   }
 
-  private message(body: MessageBody): AgentMessage {
+  private message(body: MessageBody, id?: string): AgentMessage {
     const message = {
-      id: this.ctx.ids.next("message"),
+      id: id ?? this.ctx.ids.next("message"),
       sessionId: this.ctx.sessionId,
       parentId: this.lastMessageId(),
       createdAt: nowIso(this.ctx.clock),

@@ -13,6 +13,8 @@ export type SessionStatus = "idle" | "running";
 export interface SessionInfo extends SessionMeta {
   status: SessionStatus;
   counts: { messages: number; events: number };
+  /** Undelivered queued messages, oldest first. */
+  queue: { steering: string[]; followUp: string[] };
 }
 
 /** A session operation's outcome; failures carry a registry code and cross RPC as values. */
@@ -54,6 +56,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   runInfo(runId: string): Promise<SessionResult<RunInfo | null>>;
   flush(): Promise<SessionResult<FlushSummary>>;
   abortRun(): { aborted: boolean; runId: string | null };
+  /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */
+  withdrawQueued(messageId: string): SessionResult<{ messageId: string }>;
   readFile(path: string): Promise<SessionResult<Uint8Array>>;
   changes(): Promise<SessionResult<string>>;
 }
@@ -68,7 +72,7 @@ export interface RunInfo {
 /** The paths of the streaming endpoints inside the object (only the path of the URL matters). */
 export const SESSION_STREAM_ORIGIN = "https://session.internal";
 export const SESSION_STREAM_PATHS = {
-  /** POST, body: AgentPromptCommand -> the run's events as SSE (409 when busy). */
+  /** POST, body: PromptDelivery -> the events of the run that carries the prompt, as SSE (409 when busy and whenBusy is reject). */
   run: "/run",
   /** GET `?after=<seq>` -> the events after seq, then the live tail, then end. */
   events: "/events",

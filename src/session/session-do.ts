@@ -99,6 +99,10 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session?.abortRun() ?? { aborted: false, runId: null };
   }
 
+  withdrawQueued(messageId: string): SessionResult<{ messageId: string }> {
+    return this.session ? this.session.withdrawQueued(messageId) : notFound();
+  }
+
   async readFile(path: string): Promise<SessionResult<Uint8Array>> {
     return this.session ? this.session.readFile(path) : notFound();
   }

@@ -2,7 +2,6 @@ import type { ExternalVerdict } from "../awtl/trace-sink";
 import {
   AgentEvent,
   AgentMessage,
-  AgentPromptCommand,
   type AttributionRecord,
   ERROR_REGISTRY,
   failure,
@@ -12,6 +11,7 @@ import {
   nowIso,
   ok,
   type AgentPromptCommand as PromptCommand,
+  PromptDelivery,
   type TraceRecord,
   unwrapResult,
 } from "../domain";
@@ -25,9 +25,11 @@ import { BUILTIN_TOOLS } from "../tools/registry";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
 import { LearningLoop, projectOf } from "./learning-loop";
-import { EventHub, type SeqEvent } from "./live-events";
+import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
 import { readLog, readLogLines } from "./log-reader";
 import { MessageHistory } from "./message-history";
+import { type IntakeEvent, PromptIntake } from "./prompt-intake";
+import { PromptQueue } from "./prompt-queue";
 import { sessionKeys } from "./r2-layout";
 import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
@@ -58,6 +60,8 @@ export class Session {
   private readonly workspace: SessionWorkspace;
   private readonly registry: RunRegistry;
   private readonly runs: RunSupervisor;
+  private readonly queue: PromptQueue;
+  private readonly intake: PromptIntake;
   private readonly learning: LearningLoop;
   private readonly transactionSync: <T>(fn: () => T) => T;
 
@@ -108,13 +112,23 @@ export class Session {
       clock: deps.clock,
       lastSeq: () => this.log.lastSeq(),
       execute: (run, command) => this.execute(run, command),
+      onRunEnded: (_runId, outcome) => this.intake.runEnded(outcome),
       afterRun: async () => {
         // Normally the terminal event already ended them; this covers a run that died without one.
-        this.hub.closeAll();
+        this.hub.closeAll((runId) => this.intake.waiting(runId));
         await this.flush();
       },
       heartbeat: () => this.flushes.armAlarm(),
       waitUntil: (work) => ctx.waitUntil(work),
+    });
+    this.queue = new PromptQueue(sql);
+    this.intake = new PromptIntake({
+      sql,
+      queue: this.queue,
+      runs: this.runs,
+      ids: deps.ids,
+      lastSeq: () => this.log.lastSeq(),
+      appendEvent: (event) => this.appendEvent(event),
     });
   }
 
@@ -128,7 +142,12 @@ export class Session {
   }
 
   info(): SessionInfo {
-    return { ...publicMeta(this.describe()), status: this.runs.active ? "running" : "idle", counts: this.log.counts() };
+    return {
+      ...publicMeta(this.describe()),
+      status: this.runs.active ? "running" : "idle",
+      counts: this.log.counts(),
+      queue: this.queue.snapshot(),
+    };
   }
 
   /** Validates and appends records of one stream; all or nothing. */
@@ -199,21 +218,26 @@ export class Session {
     // While a run is active the alarm doubles as a heartbeat: a streaming model fetch alone may not
     // keep the object in memory.
     const behind = (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq()) || this.learning.pending() > 0;
-    if (this.runs.active || behind) await this.flushes.armAlarm();
+    if (this.runs.active || behind || this.queue.size() > 0) await this.flushes.armAlarm();
   }
 
   /** The streaming endpoints (see SESSION_STREAM_PATHS); the Worker has authenticated and validated. */
   async handleStream(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (request.method === "POST" && url.pathname === SESSION_STREAM_PATHS.run) {
-      const command = AgentPromptCommand.parse(await request.json());
-      if (command.retryOf !== undefined && !this.registry.find(command.retryOf)) {
-        const message = `retryOf: session '${this.id}' has no run '${command.retryOf}'`;
+      const delivery = PromptDelivery.parse(await request.json());
+      const { retryOf } = delivery.command;
+      if (retryOf !== undefined && !this.registry.find(retryOf)) {
+        const message = `retryOf: session '${this.id}' has no run '${retryOf}'`;
         return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });
       }
-      const started = this.runs.start(command);
-      if (!started.ok) return Response.json({ error: { code: started.code, message: started.message } }, { status: 409 });
-      return sseResponse(this.openEventStream(started.value.startSeq), started.value.runId);
+      const accepted = this.intake.accept(delivery);
+      if (!accepted.ok) {
+        const status = ERROR_REGISTRY[accepted.code].status ?? 500;
+        return Response.json({ error: { code: accepted.code, message: accepted.message } }, { status });
+      }
+      const { afterSeq, ...scope } = accepted.value;
+      return sseResponse(this.openEventStream(afterSeq, scope), scope.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
       return sseResponse(this.openEventStream(Number(url.searchParams.get("after") ?? "0")), this.runs.active?.runId ?? null);
@@ -226,6 +250,13 @@ export class Session {
 
   abortRun(): { aborted: boolean; runId: string | null } {
     return this.runs.abort();
+  }
+
+  /** Withdraws a queued message that has not been delivered. */
+  withdrawQueued(messageId: string): SessionResult<{ messageId: string }> {
+    const withdrawn = this.intake.withdraw(messageId);
+    if (withdrawn.ok) this.hub.endAbandoned((runId) => this.intake.waiting(runId));
+    return withdrawn;
   }
 
   async readFile(path: string): Promise<SessionResult<Uint8Array>> {
@@ -242,10 +273,13 @@ export class Session {
    * ends the run, so the history stays one that providers accept and live streams end.
    */
   async recoverInterruptedRuns(): Promise<void> {
-    for (const run of this.registry.orphaned()) {
+    const orphaned = this.registry.orphaned();
+    for (const run of orphaned) {
       await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
       this.registry.finish(run.runId, "ERROR", nowIso(this.deps.clock));
     }
+    // The queue outlives the object: the next follow-up starts now (an interrupted run counts as failed).
+    if (orphaned.length > 0 || this.queue.size() > 0) this.intake.runEnded({ stopReason: orphaned.length > 0 ? "ERROR" : "STOP" });
   }
 
   private async execute(run: ActiveRun, command: PromptCommand): Promise<RunOutcome> {
@@ -288,6 +322,8 @@ export class Session {
       signal: run.controller.signal,
       retryOf: command.retryOf ?? null,
       brief,
+      userMessageId: run.userMessageId,
+      takeSteering: () => this.intake.takeSteering(),
     });
   }
 
@@ -394,9 +430,15 @@ export class Session {
     };
   }
 
-  private openEventStream(afterSeq: number): ReadableStream<Uint8Array> {
+  private openEventStream(afterSeq: number, scope?: StreamScope): ReadableStream<Uint8Array> {
     const replay = async (): Promise<SeqEvent[]> => unwrapResult(await this.loadEvents(afterSeq));
-    return this.hub.open(afterSeq, replay, () => this.runs.active !== null);
+    const live = scope?.runId ? () => this.intake.waiting(scope.runId!) : () => this.runs.active !== null;
+    return this.hub.open(afterSeq, replay, live, scope);
+  }
+
+  private appendEvent(body: IntakeEvent): number {
+    const event = { eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: nowIso(this.deps.clock), ...body } as AgentEvent;
+    return unwrapResult(this.appendValid("events", [event]))[0]!;
   }
 
   private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent | TraceRecord)[]): SessionResult<number[]> {

@@ -50,6 +50,19 @@ const events = [
   [{ type: "agent_error", ...ev, runId: "r_1", code: "rate_limited", message: "slow down" }, ["runId", "code", "message"]],
   [{ type: "agent_completed", ...ev, runId: "r_1", stopReason: "STOP" }, ["runId", "stopReason"]],
   [{ type: "brief_injected", ...ev, runId: "r_1", caseIds: ["cs_1"] }, ["runId", "caseIds"]],
+  [
+    { type: "message_queued", ...ev, messageId: "m_5", mode: "followUp", runId: "r_2", afterFailedRun: "keep" },
+    ["messageId", "mode", "runId", "afterFailedRun"],
+  ],
+  [{ type: "queue_updated", ...ev, steering: [], followUp: ["m_5"] }, ["steering", "followUp"]],
+  [
+    { type: "queued_message_withdrawn", ...ev, messageId: "m_5", runId: "r_2", reason: "withdrawn_by_client" },
+    ["messageId", "runId", "reason"],
+  ],
+  [
+    { type: "model_retry", ...ev, runId: "r_1", attempt: 1, maxAttempts: 3, delayMs: 1000, code: "rate_limited" },
+    ["runId", "attempt", "maxAttempts", "delayMs", "code"],
+  ],
 ] as const;
 
 describe("message contracts", () => {
