@@ -15,6 +15,7 @@ import {
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
+import { claimIdempotencyKey, IdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
 
 /** A prompt: the text plus optional permissions and limits (validated against the run option ranges). */
@@ -28,6 +29,8 @@ const PromptBody = z.strictObject({
   whenBusy: WhenBusy.optional(),
   /** For a queued follow-up: still run it if the run before it fails (`keep`, the default), or drop it. */
   afterFailedRun: AfterFailedRun.optional(),
+  /** An idempotency key, when the client cannot send the Idempotency-Key header. */
+  requestId: IdempotencyKey.optional(),
 });
 
 /** Runs: start one and stream it, resume a stream, abort. */
@@ -38,7 +41,10 @@ export const runRoutes = new Hono<AppBindings>()
    */
   .post("/:id/messages/stream", async (c) => {
     const { store, meta } = await requireSession(c);
-    const { text, model, retryOf, whenBusy, afterFailedRun, ...limits } = await readJsonBody(c, PromptBody);
+    const { requestId, ...body } = await readJsonBody(c, PromptBody);
+    const { text, model, retryOf, whenBusy, afterFailedRun, ...limits } = body;
+    // The session replays the stream of the run the key started (recorded with the run, in one step).
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/messages/stream", meta.id, body], {});
     const command: AgentPromptCommand = {
       sessionId: meta.id,
       userText: text,
@@ -47,7 +53,12 @@ export const runRoutes = new Hono<AppBindings>()
       ...(retryOf ? { retryOf } : {}),
       options: AgentRunOptions.parse(limits),
     };
-    const delivery: PromptDelivery = { command, whenBusy: whenBusy ?? "reject", afterFailedRun: afterFailedRun ?? "keep" };
+    const delivery: PromptDelivery = {
+      command,
+      whenBusy: whenBusy ?? "reject",
+      afterFailedRun: afterFailedRun ?? "keep",
+      ...(claimed ? { idempotencyKey: `${claimed.key}@${claimed.claimedAtMs}` } : {}),
+    };
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;
     return store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(delivery) }));
   })

@@ -1,23 +1,68 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { MAX_TITLE_CHARS, ProjectId, unwrapResult, WorkspaceId } from "../domain";
+import {
+  DEFAULT_LIST_LIMIT,
+  formatIssues,
+  HarnessError,
+  MAX_LIST_LIMIT,
+  MAX_TITLE_CHARS,
+  ProjectId,
+  randomIds,
+  unwrapResult,
+  WorkspaceId,
+} from "../domain";
+import { decodeCursor } from "../tenant/session-index";
 import { readJsonBody } from "./body";
 import type { AppBindings, AppContext } from "./context";
+import { claimIdempotencyKey, IdempotencyKey } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
 
 const CreateSessionBody = z.strictObject({
   workspaceId: WorkspaceId.optional(),
   projectId: ProjectId.optional(),
   title: z.string().max(MAX_TITLE_CHARS).optional(),
+  /** An idempotency key, when the client cannot send the Idempotency-Key header. */
+  requestId: IdempotencyKey.optional(),
 });
 
-/** Sessions: create, describe, export their logs as JSONL, read their files and changes. */
+const ListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  cursor: z.string().max(1000).optional(),
+  projectId: ProjectId.optional(),
+});
+
+const PatchSessionBody = z.strictObject({ title: z.string().max(MAX_TITLE_CHARS).nullable() });
+
+/** Sessions: create, list, rename, delete, describe, export their logs as JSONL, read their files and changes. */
 export const sessionRoutes = new Hono<AppBindings>()
-  /** `{workspaceId?, projectId?, title?}` -> 201 `{sessionId, workspaceId, projectId, createdAt}`. */
+  /** `{workspaceId?, projectId?, title?, requestId?}` -> 201 `{sessionId, workspaceId, projectId, createdAt}`; idempotent with a key. */
   .post("/", async (c) => {
-    const body = await readJsonBody(c, CreateSessionBody);
-    const meta = await sessionStore(c).create({ ...body, owner: c.get("tenant") });
+    const { requestId, ...body } = await readJsonBody(c, CreateSessionBody);
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions", body], { sessionId: randomIds.next("session") });
+    const meta = await sessionStore(c).create({ ...body, id: claimed?.proposal.sessionId, owner: c.get("tenant") });
     return c.json({ sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt }, 201);
+  })
+  /** The caller's sessions, newest first: `{items: [summary], nextCursor}`; `?limit=&cursor=&projectId=`. */
+  .get("/", async (c) => {
+    const query = ListQuery.safeParse(c.req.query());
+    if (!query.success) throw new HarnessError("invalid_body", `query: ${formatIssues(query.error.issues)}`);
+    const { limit, cursor, projectId } = query.data;
+    const after = cursor === undefined ? null : decodeCursor(cursor);
+    if (cursor !== undefined && !after)
+      throw new HarnessError("invalid_cursor", "the cursor is not one this API returned; start again without it");
+    return c.json(await sessionStore(c).list(c.get("tenant"), limit, after, projectId ?? null));
+  })
+  /** `{title}` (null clears it) -> the session's meta. */
+  .patch("/:id", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const { title } = await readJsonBody(c, PatchSessionBody);
+    return c.json(await store.setTitle(meta.id, c.get("tenant"), title));
+  })
+  /** Aborts its run and removes its log, workspace changes, R2 objects and listing -> 204. Repeat to finish a failed deletion. */
+  .delete("/:id", async (c) => {
+    const id = c.req.param("id");
+    if (!(await sessionStore(c).delete(id, c.get("tenant")))) throw new HarnessError("session_not_found", `session '${id}' does not exist`);
+    return c.body(null, 204);
   })
   .get("/:id", async (c) => {
     const { store, meta } = await requireSession(c);

@@ -72,8 +72,11 @@ export class RunSupervisor {
     return { aborted: true, runId: run.runId };
   }
 
-  /** Resolves once no run is active (after the current one, and any it started, ended). */
+  /** Resolves once the current run, and any run it started, has ended and its end work is done. */
   async idle(): Promise<void> {
-    while (this.active && this.running) await this.running.catch(() => {});
+    for (let run = this.running; run; run = this.running) {
+      await run.catch(() => {});
+      if (this.running === run) return;
+    }
   }
 }

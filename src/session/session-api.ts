@@ -56,6 +56,9 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   runInfo(runId: string): Promise<SessionResult<RunInfo | null>>;
   flush(): Promise<SessionResult<FlushSummary>>;
   abortRun(): { aborted: boolean; runId: string | null };
+  setTitle(title: string | null): Promise<SessionResult<SessionMeta>>;
+  /** Removes the session's SQLite data and R2 objects (aborting its run); repeatable. */
+  destroy(): Promise<void>;
   /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */
   withdrawQueued(messageId: string): SessionResult<{ messageId: string }>;
   readFile(path: string): Promise<SessionResult<Uint8Array>>;

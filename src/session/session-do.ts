@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ExternalVerdict } from "../awtl/trace-sink";
-import { type AgentMessage, type AttributionRecord, failure, type JudgeResult } from "../domain";
+import { type AgentMessage, type AttributionRecord, failure, type JudgeResult, ok } from "../domain";
 import type { AppEnv } from "../env";
 import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
@@ -97,6 +97,18 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
 
   abortRun(): { aborted: boolean; runId: string | null } {
     return this.session?.abortRun() ?? { aborted: false, runId: null };
+  }
+
+  async setTitle(title: string | null): Promise<SessionResult<SessionMeta>> {
+    return this.session ? ok(await this.session.setTitle(title)) : notFound();
+  }
+
+  /** Removes the session and everything it stored; done when the object holds no session. */
+  async destroy(): Promise<void> {
+    const session = this.session;
+    if (!session) return;
+    await session.destroy();
+    if (this.session === session) this.session = null;
   }
 
   withdrawQueued(messageId: string): SessionResult<{ messageId: string }> {

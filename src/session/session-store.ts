@@ -1,10 +1,10 @@
 import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
-import type { SessionIndexEntry } from "../tenant/session-index";
+import type { ListPosition, SessionIndexEntry, SessionPage } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
-import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
+import { type OwnedSessionMeta, publicMeta, type SessionMeta } from "./session-meta";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
 export interface SessionBindings {
@@ -15,6 +15,8 @@ export interface SessionBindings {
 }
 
 export interface NewSession {
+  /** An id allocated earlier (an idempotent retry creates the same session again, or finds it). */
+  id?: string;
   workspaceId?: string | null;
   projectId?: string | null;
   title?: string | null;
@@ -52,14 +54,17 @@ export class DurableSessionStore {
   async create(input: NewSession): Promise<SessionMeta> {
     if (input.workspaceId) await readWorkspaceMeta(this.bindings.STORE, input.workspaceId, input.owner ?? null);
     const record: CreateSessionInput = {
-      id: this.ids.next("session"),
+      id: input.id ?? this.ids.next("session"),
       workspaceId: input.workspaceId ?? null,
       projectId: input.projectId ?? null,
       title: input.title ?? null,
       owner: input.owner ?? null,
       createdAt: nowIso(this.clock),
     };
-    const meta = unwrapResult(await this.stub(record.id).create(record));
+    const created = await this.stub(record.id).create(record);
+    // A retried request with the same id: the object exists from the first attempt; finish its listing.
+    const existing = !created.ok && created.code === "session_exists" && input.id ? await this.stub(record.id).describe() : null;
+    const meta = existing && existing.owner === record.owner ? publicMeta(existing) : unwrapResult(created);
     // Listed only once it exists, so a listed session is always readable.
     await this.tenantIndex(record.owner).addSession({
       id: meta.id,
@@ -83,6 +88,34 @@ export class DurableSessionStore {
   /** The session object's own record, owner included. Touches the object: only for ids known to exist. */
   async find(sessionId: string): Promise<OwnedSessionMeta | null> {
     return this.stub(sessionId).describe();
+  }
+
+  /** The owner's sessions, newest first. */
+  async list(owner: string | null, limit: number, after: ListPosition | null, projectId: string | null): Promise<SessionPage> {
+    return this.tenantIndex(owner).listSessions(limit, after, projectId);
+  }
+
+  /** Renames a session the owner has (checked by the caller). */
+  async setTitle(sessionId: string, owner: string | null, title: string | null): Promise<SessionMeta> {
+    const meta = unwrapResult(await this.stub(sessionId).setTitle(title));
+    await this.tenantIndex(owner).setSessionTitle(sessionId, title);
+    return meta;
+  }
+
+  /**
+   * Deletes a session: unlisted first (from then on every route answers 404, so it is never listed
+   * but unreadable), then its object removes its run, R2 objects and SQLite data, then the index entry
+   * goes. False when the owner has no such session (nor one half-deleted). A failure half-way leaves
+   * the entry marked, and DELETE again finishes the job.
+   */
+  async delete(sessionId: string, owner: string | null): Promise<boolean> {
+    if (!isId("session", sessionId)) this.stub(sessionId); // throws invalid_session_id
+    const index = this.tenantIndex(owner);
+    if (!(await index.findSession(sessionId, true))) return false;
+    await index.markSessionDeleting(sessionId);
+    await this.stub(sessionId).destroy();
+    await index.removeSession(sessionId);
+    return true;
   }
 
   async info(sessionId: string): Promise<SessionInfo | null> {

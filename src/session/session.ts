@@ -21,6 +21,7 @@ import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
+import { tenantObjectName } from "../tenant/tenant-api";
 import { BUILTIN_TOOLS } from "../tools/registry";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
@@ -37,7 +38,7 @@ import { SegmentFlusher } from "./segment-flusher";
 import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import type { SessionDeps } from "./session-deps";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
-import { type OwnedSessionMeta, publicMeta, SessionMetaTable } from "./session-meta";
+import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable } from "./session-meta";
 import { DurableSessionStore } from "./session-store";
 import { SessionWorkspace } from "./session-workspace";
 import { sseResponse } from "./sse";
@@ -64,6 +65,10 @@ export class Session {
   private readonly intake: PromptIntake;
   private readonly learning: LearningLoop;
   private readonly transactionSync: <T>(fn: () => T) => T;
+  private readonly waitUntil: (work: Promise<unknown>) => void;
+  private readonly storage: DurableObjectStorage;
+  /** Set by `destroy`: nothing more is written, to SQLite or R2. */
+  private destroyed = false;
 
   constructor(
     ctx: DurableObjectState,
@@ -74,6 +79,8 @@ export class Session {
     const sql = ctx.storage.sql;
     this.id = meta.id;
     this.transactionSync = (fn) => ctx.storage.transactionSync(fn);
+    this.waitUntil = (work) => ctx.waitUntil(work);
+    this.storage = ctx.storage;
     this.meta = new SessionMetaTable(sql);
     this.log = new SessionLog(sql);
     this.flusher = new SegmentFlusher(meta.id, this.log, this.transactionSync, deps.bucket);
@@ -116,6 +123,7 @@ export class Session {
       afterRun: async () => {
         // Normally the terminal event already ended them; this covers a run that died without one.
         this.hub.closeAll((runId) => this.intake.waiting(runId));
+        this.reportSummary();
         await this.flush();
       },
       heartbeat: () => this.flushes.armAlarm(),
@@ -201,8 +209,56 @@ export class Session {
     );
   }
 
+  /** Renames the session (null clears the title); the R2 mirror and the tenant's list follow. */
+  async setTitle(title: string | null): Promise<SessionMeta> {
+    this.meta.setTitle(title);
+    this.reportSummary();
+    await this.writeMetaObject().catch(() => this.flushes.armAlarm());
+    return publicMeta(this.describe());
+  }
+
+  /**
+   * Removes the session: its queue, its run (aborted, and awaited so it writes nothing after), its
+   * R2 objects (prefix `sessions/{id}/`), then its SQLite data and alarm. Each step can be repeated,
+   * so a deletion that failed half-way is finished by calling it again.
+   */
+  async destroy(): Promise<void> {
+    this.queue.clear();
+    this.runs.abort();
+    await this.runs.idle();
+    this.destroyed = true;
+    const prefix = sessionKeys.prefix(this.id);
+    for (;;) {
+      const listed = await this.deps.bucket.list({ prefix, limit: 1000 });
+      if (listed.objects.length > 0) await this.deps.bucket.delete(listed.objects.map((o) => o.key));
+      if (!listed.truncated) break;
+    }
+    await this.storage.deleteAlarm();
+    await this.storage.deleteAll();
+  }
+
+  /**
+   * Tells the tenant's index what the list shows: status, counts, updatedAt and title. Sent at the
+   * start and end of every run and on a rename, in the background; `version` (the log's last seq)
+   * keeps a late report from overwriting a newer one. A lost report is corrected by the next one.
+   */
+  private reportSummary(): void {
+    if (this.destroyed) return;
+    const info = this.info();
+    const summary = {
+      version: this.log.lastSeq(),
+      title: info.title,
+      updatedAt: info.updatedAt,
+      status: info.status,
+      counts: { messages: info.counts.messages, events: info.counts.events },
+    };
+    const tenant = this.env.TENANTS.getByName(tenantObjectName(this.describe().owner));
+    this.waitUntil(Promise.resolve(tenant.reportSession(this.id, summary)).catch(() => {}));
+  }
+
   /** Flushes the unflushed tail to R2 now. A failure is reported, not thrown: the rows stay and the alarm retries. */
   async flush(): Promise<SessionResult<FlushSummary>> {
+    if (this.destroyed) return ok({ segmentsWritten: 0, recordsFlushed: 0, flushedSeq: 0 });
     try {
       return ok(await this.flushes.flush());
     } catch (err) {
@@ -212,6 +268,7 @@ export class Session {
   }
 
   async alarm(): Promise<void> {
+    if (this.destroyed) return;
     this.flushes.alarmFired();
     const result = await this.flush();
     await this.learning.deliver().catch(() => {});
@@ -284,6 +341,7 @@ export class Session {
 
   private async execute(run: ActiveRun, command: PromptCommand): Promise<RunOutcome> {
     const meta = this.describe();
+    this.reportSummary();
     let history: AgentMessage[];
     try {
       history = await this.history.load();
