@@ -119,7 +119,8 @@ describe("DELETE /api/sessions/:id", () => {
       if (n === 1) await first.wait(signal);
       return echoAnswer(body);
     });
-    await readSse(await prompt(sessionId, { text: "one" }).then(async (r) => (first.open(), r)));
+    first.open();
+    await readSse(await prompt(sessionId, { text: "one" }));
     expect((await store.stub(sessionId).flush()).ok).toBe(true);
     expect((await env.STORE.list({ prefix: `sessions/${sessionId}/` })).objects.length).toBeGreaterThan(0);
     const second = gate();
