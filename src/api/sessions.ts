@@ -31,6 +31,12 @@ const ListQuery = z.strictObject({
   projectId: ProjectId.optional(),
 });
 
+const ForkBody = z.strictObject({
+  atMessageId: z.string().min(1).max(200).optional(),
+  title: z.string().max(MAX_TITLE_CHARS).nullable().optional(),
+  requestId: IdempotencyKey.optional(),
+});
+
 const PatchSessionBody = z.strictObject({ title: z.string().max(MAX_TITLE_CHARS).nullable() });
 
 /** Sessions: create, list, rename, delete, describe, export their logs as JSONL, read their files and changes. */
@@ -51,6 +57,29 @@ export const sessionRoutes = new Hono<AppBindings>()
     if (cursor !== undefined && !after)
       throw new HarnessError("invalid_cursor", "the cursor is not one this API returned; start again without it");
     return c.json(await sessionStore(c).list(c.get("tenant"), limit, after, projectId ?? null));
+  })
+  /**
+   * `{atMessageId?, title?}` -> 201 a new session with the messages up to and including `atMessageId`
+   * (default: the newest committed one) and the workspace as it was at that message; the source is untouched.
+   */
+  .post("/:id/fork", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const { requestId, ...body } = await readJsonBody(c, ForkBody);
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/fork", meta.id, body], {
+      sessionId: randomIds.next("session"),
+    });
+    const fork = await store.fork(meta.id, c.get("tenant"), { ...body, newId: claimed?.proposal.sessionId });
+    return c.json(
+      {
+        sessionId: fork.id,
+        workspaceId: fork.workspaceId,
+        projectId: fork.projectId,
+        title: fork.title,
+        createdAt: fork.createdAt,
+        forkedFrom: fork.forkedFrom,
+      },
+      201,
+    );
   })
   /** `{title}` (null clears it) -> the session's meta. */
   .patch("/:id", async (c) => {
@@ -78,6 +107,7 @@ export const sessionRoutes = new Hono<AppBindings>()
       status: info.status,
       counts: info.counts,
       queue: info.queue,
+      forkedFrom: info.forkedFrom,
     });
   })
   .get("/:id/messages", (c) => exportLog(c, "messages"))

@@ -46,6 +46,7 @@ export const ERROR_REGISTRY = {
   flush_failed: { status: 503, in: ["api"], meaning: "writing the log to R2 failed; nothing is lost and it is retried" },
   history_unreadable: { status: 500, in: ["api", "run"], meaning: "the session's stored log could not be read back" },
   run_not_found: { status: 404, in: ["api"], meaning: "no run with this id in the session" },
+  message_not_found: { status: 404, in: ["api"], meaning: "no message with this id in the session (fork atMessageId)" },
   action_not_found: { status: 404, in: ["api"], meaning: "a judgement named a sourceActionId that the run's trace does not have" },
   // Projects and the failure-learning loop
   invalid_project_id: { status: 400, in: ["api"], meaning: "not a project id (p_ followed by 1-64 of [A-Za-z0-9_-])" },

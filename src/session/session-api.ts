@@ -1,5 +1,6 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import type { AgentEvent, AgentMessage, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
+import type { ForkedChange, ForkOrigin, ForkSource } from "./session-fork";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
 
 /**
@@ -15,6 +16,8 @@ export interface SessionInfo extends SessionMeta {
   counts: { messages: number; events: number };
   /** Undelivered queued messages, oldest first. */
   queue: { steering: string[]; followUp: string[] };
+  /** The session and message this one was forked at; null when it is not a fork. */
+  forkedFrom: ForkOrigin | null;
 }
 
 /** A session operation's outcome; failures carry a registry code and cross RPC as values. */
@@ -57,6 +60,10 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   flush(): Promise<SessionResult<FlushSummary>>;
   abortRun(): { aborted: boolean; runId: string | null };
   setTitle(title: string | null): Promise<SessionResult<SessionMeta>>;
+  /** What a fork at `atMessageId` (default: the newest message) copies; `message_not_found` for an unknown id. */
+  forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>>;
+  /** Fills a freshly created fork; a repeat changes nothing. */
+  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null>;
   /** Removes the session's SQLite data and R2 objects (aborting its run); repeatable. */
   destroy(): Promise<void>;
   /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */

@@ -6,6 +6,7 @@ import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
 import type { CreateSessionInput, FlushSummary, RunInfo, SessionInfo, SessionResult, SessionRpc } from "./session-api";
 import { productionSessionDeps, type SessionDeps } from "./session-deps";
+import type { ForkedChange, ForkOrigin, ForkSource } from "./session-fork";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable, sessionTableExists } from "./session-meta";
 
 /**
@@ -101,6 +102,14 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
 
   async setTitle(title: string | null): Promise<SessionResult<SessionMeta>> {
     return this.session ? ok(await this.session.setTitle(title)) : notFound();
+  }
+
+  async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
+    return this.session ? this.session.forkSource(atMessageId) : notFound();
+  }
+
+  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null> {
+    return this.session ? this.session.importFork(origin, messages, changes) : notFound();
   }
 
   /** Removes the session and everything it stored; done when the object holds no session. */

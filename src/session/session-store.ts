@@ -61,19 +61,27 @@ export class DurableSessionStore {
       owner: input.owner ?? null,
       createdAt: nowIso(this.clock),
     };
-    const created = await this.stub(record.id).create(record);
-    // A retried request with the same id: the object exists from the first attempt; finish its listing.
-    const existing = !created.ok && created.code === "session_exists" && input.id ? await this.stub(record.id).describe() : null;
-    const meta = existing && existing.owner === record.owner ? publicMeta(existing) : unwrapResult(created);
+    const meta = await this.createObject(record, input.id !== undefined);
     // Listed only once it exists, so a listed session is always readable.
-    await this.tenantIndex(record.owner).addSession({
+    await this.listInIndex(record.owner, meta);
+    return meta;
+  }
+
+  /** Creates the session object; with `retry`, an object left by an earlier attempt of the same request is taken as is. */
+  private async createObject(record: CreateSessionInput, retry: boolean): Promise<SessionMeta> {
+    const created = await this.stub(record.id).create(record);
+    const existing = !created.ok && created.code === "session_exists" && retry ? await this.stub(record.id).describe() : null;
+    return existing && existing.owner === record.owner ? publicMeta(existing) : unwrapResult(created);
+  }
+
+  private async listInIndex(owner: string | null, meta: SessionMeta): Promise<void> {
+    await this.tenantIndex(owner).addSession({
       id: meta.id,
       workspaceId: meta.workspaceId,
       projectId: meta.projectId,
       title: meta.title,
       createdAt: meta.createdAt,
     });
-    return meta;
   }
 
   /**
@@ -88,6 +96,32 @@ export class DurableSessionStore {
   /** The session object's own record, owner included. Touches the object: only for ids known to exist. */
   async find(sessionId: string): Promise<OwnedSessionMeta | null> {
     return this.stub(sessionId).describe();
+  }
+
+  /**
+   * Forks a session at a message: a new session (id `newId` when an idempotent request allocated one)
+   * with the source's committed messages up to it and its workspace as it was then. Listed only once
+   * filled; a retry with the same id finishes a fork that failed half-way. The source is only read.
+   */
+  async fork(
+    sourceId: string,
+    owner: string | null,
+    options: { atMessageId?: string; title?: string | null; newId?: string },
+  ): Promise<SessionMeta & { forkedFrom: { sessionId: string; messageId: string | null } }> {
+    const source = unwrapResult(await this.stub(sourceId).forkSource(options.atMessageId));
+    const record: CreateSessionInput = {
+      id: options.newId ?? this.ids.next("session"),
+      workspaceId: source.workspaceId,
+      projectId: source.projectId,
+      title: options.title === undefined ? source.title : options.title,
+      owner,
+      createdAt: nowIso(this.clock),
+    };
+    const meta = await this.createObject(record, options.newId !== undefined);
+    const forkedFrom = { sessionId: sourceId, messageId: source.atMessageId };
+    unwrapResult(await this.stub(meta.id).importFork(forkedFrom, source.messages, source.changes));
+    await this.listInIndex(owner, meta);
+    return { ...meta, forkedFrom };
   }
 
   /** The owner's sessions, newest first. */

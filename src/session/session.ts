@@ -37,6 +37,7 @@ import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
 import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import type { SessionDeps } from "./session-deps";
+import { type ForkedChange, type ForkOrigin, type ForkSource, forkSource } from "./session-fork";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable } from "./session-meta";
 import { DurableSessionStore } from "./session-store";
@@ -67,6 +68,7 @@ export class Session {
   private readonly transactionSync: <T>(fn: () => T) => T;
   private readonly waitUntil: (work: Promise<unknown>) => void;
   private readonly storage: DurableObjectStorage;
+  private readonly sql: SqlStorage;
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
 
@@ -98,7 +100,10 @@ export class Session {
     this.history = new MessageHistory(async () =>
       (await readLogLines(this.log, deps.bucket, "messages")).map((line) => decodeMessageLine(line.body, line.seq, this.id)),
     );
-    this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket);
+    // Each workspace change is stamped with the log's last seq, so the workspace at a message can be rebuilt.
+    this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket, () => this.log.lastSeq());
+    sql.exec(`CREATE TABLE IF NOT EXISTS fork_origin (session_id TEXT NOT NULL, message_id TEXT)`);
+    this.sql = sql;
     this.registry = new RunRegistry(sql);
     this.learning = new LearningLoop({
       sessionId: meta.id,
@@ -149,9 +154,16 @@ export class Session {
     return this.meta.get()!;
   }
 
+  /** The session this one was forked from, if it is a fork. */
+  forkedFrom(): ForkOrigin | null {
+    const row = this.sql.exec<{ session_id: string; message_id: string | null }>(`SELECT * FROM fork_origin`).toArray()[0];
+    return row ? { sessionId: row.session_id, messageId: row.message_id } : null;
+  }
+
   info(): SessionInfo {
     return {
       ...publicMeta(this.describe()),
+      forkedFrom: this.forkedFrom(),
       status: this.runs.active ? "running" : "idle",
       counts: this.log.counts(),
       queue: this.queue.snapshot(),
@@ -207,6 +219,41 @@ export class Session {
         },
       }),
     );
+  }
+
+  /**
+   * What a fork of this session at `atMessageId` (default: the newest message) copies: committed
+   * messages only (a running run's later records are not there yet) and the workspace changes made
+   * up to that message.
+   */
+  async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
+    const lines = await readable(() => readLogLines(this.log, this.deps.bucket, "messages"));
+    if (!lines.ok) return lines;
+    const messages = lines.value.map((line) => ({ seq: line.seq, message: decodeMessageLine(line.body, line.seq, this.id) }));
+    const picked = forkSource(messages, atMessageId, (max) => this.workspace.versionsUpTo(max), this.log.lastSeq());
+    if (!picked.ok) return failure("message_not_found", `session '${this.id}' has no message '${atMessageId}'`);
+    const meta = this.describe();
+    return ok({ ...picked.source, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title });
+  }
+
+  /**
+   * Fills a new fork in one synchronous step: its origin, the copied messages (same ids, so the
+   * parentId chain holds; this session's id) and the workspace changes, stamped with the new seqs of
+   * their messages. A repeat (an idempotent retry) finds the origin recorded and changes nothing.
+   */
+  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null> {
+    if (this.forkedFrom()) return ok(null);
+    this.sql.exec(`INSERT INTO fork_origin (session_id, message_id) VALUES (?, ?)`, origin.sessionId, origin.messageId);
+    const copied = messages.map((m) => ({ ...m, sessionId: this.id }));
+    const seqs = copied.length > 0 ? this.appendValid("messages", copied) : ok([] as number[]);
+    if (!seqs.ok) return seqs;
+    const seqOf = new Map(copied.map((m, i) => [m.id, seqs.value[i]!]));
+    const stamped = changes.map(({ stampMessageId, ...change }) => ({
+      ...change,
+      stamp: stampMessageId === null ? 0 : (seqOf.get(stampMessageId) ?? 0),
+    }));
+    this.workspace.importChanges(stamped);
+    return ok(null);
   }
 
   /** Renames the session (null clears the title); the R2 mirror and the tenant's list follow. */

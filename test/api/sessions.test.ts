@@ -75,7 +75,18 @@ describe("GET /api/sessions/:id and its logs", () => {
     const res = await api(`/api/sessions/${sessionId}`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(Object.keys(body)).toEqual(["id", "workspaceId", "projectId", "title", "createdAt", "updatedAt", "status", "counts"]);
+    expect(Object.keys(body)).toEqual([
+      "id",
+      "workspaceId",
+      "projectId",
+      "title",
+      "createdAt",
+      "updatedAt",
+      "status",
+      "counts",
+      "queue",
+      "forkedFrom",
+    ]);
     expect(body).toMatchObject({
       id: sessionId,
       workspaceId: null,
