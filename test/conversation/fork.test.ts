@@ -24,7 +24,7 @@ const fork = async (id: string, body: Record<string, unknown> = {}, headers: Rec
 };
 
 /** A session over a small workspace whose model plays `answers` in order. */
-async function workspaceSession(answers: ((body: ModelBody) => Response)[]) {
+async function workspaceSession(answers: Answer[]) {
   const tar = await tarOf({ "README.md": "# Demo\n", "a.txt": "v0\n" });
   const upload = await api("/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
   const { workspaceId } = (await upload.json()) as { workspaceId: string };
