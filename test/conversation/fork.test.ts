@@ -4,10 +4,10 @@ import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { tarOf } from "../workspace/archives";
 import {
+  type Answer,
   api,
   echoAnswer,
   gate,
-  type ModelBody,
   postJson,
   prompt,
   sessionWithModel,
