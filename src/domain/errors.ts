@@ -56,7 +56,7 @@ export const ERROR_REGISTRY = {
     meaning: "no such project for this tenant (a project exists once a session names it; p_default always does)",
   },
   case_not_found: { status: 404, in: ["api"], meaning: "no such failed-turn case in the project" },
-  case_not_replayable: { status: 409, in: ["api"], meaning: "the case's origin run cannot be replayed (its session or run is gone)" },
+  case_not_replayable: { status: 409, in: ["api"], meaning: "the case comes from imported traces: there is no recording to replay" },
   promotion_write_flag_required: { status: 400, in: ["api"], meaning: "promotion writes project memory: it needs write: true" },
   promotion_not_verified: { status: 409, in: ["api"], meaning: "a case needs a passed replay or a human approval before promotion" },
   promotion_imported_only: { status: 409, in: ["api"], meaning: "cases from imported or trace-only material are never promoted" },

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { projectPrefix } from "../../src/awtl/project-do";
+import { deleteWorkspace } from "../../src/workspace/snapshot";
 import { actionOfCall, casesOf, client, model, openSession, post, prompt, traceOf, uploadWorkspace } from "./harness";
 
 const api = client();
@@ -219,6 +220,25 @@ describe("cases, replay, approval and promotion", () => {
     const promoted = await api("/api/projects/p_builtin/memory/promote", post({ caseId: found!.caseId, write: true }));
     expect(promoted.status).toBe(201);
     expect(((await promoted.json()) as { rule: { verifiedBy: string } }).rule.verifiedBy).toBe("replay");
+  });
+
+  it("a replay whose workspace is gone is unavailable: recorded, kept out of briefs, never a verification", async () => {
+    const ws = await uploadWorkspace(api);
+    const { caseId } = await failedEdit("p_gone", ws);
+    await deleteWorkspace(env.STORE, ws);
+    const replay = await api(`/api/projects/p_gone/cases/${caseId}/replay`, post({}));
+    expect(replay.status).toBe(201);
+    const { scorecard } = (await replay.json()) as { scorecard: Record<string, unknown> };
+    expect(scorecard).toMatchObject({
+      status: "unavailable",
+      decision: "exclude",
+      evidenceRefs: ["replay:unavailable:workspace_gone"],
+      replay: null,
+    });
+    expect(await errorOf(await api("/api/projects/p_gone/memory/promote", post({ caseId, write: true })))).toEqual([
+      409,
+      "promotion_not_verified",
+    ]);
   });
 
   it("the same failure twice is one case with two occurrences", async () => {
