@@ -67,7 +67,11 @@ export const runRoutes = new Hono<AppBindings>()
     const { store, meta } = await requireSession(c);
     return c.json(unwrapResult(await store.stub(meta.id).withdrawQueued(c.req.param("messageId"))));
   })
-  /** Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends. */
+  /**
+   * Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends.
+   * `?runId=` resumes the stream of one run instead: it waits through the runs before it (a queued
+   * follow-up's) and ends at that run's terminal event.
+   */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
     const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
@@ -77,7 +81,9 @@ export const runRoutes = new Hono<AppBindings>()
         `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
       );
     }
-    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}`;
+    const runId = c.req.query("runId");
+    if (runId !== undefined && !RunId.safeParse(runId).success) throw new HarnessError("invalid_body", "runId: not a run id");
+    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${runId ? `&runId=${runId}` : ""}`;
     return store.stub(meta.id).fetch(new Request(url));
   })
   /** Cancels the active run, if any: `{aborted, runId}`. */

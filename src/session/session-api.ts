@@ -84,6 +84,6 @@ export const SESSION_STREAM_ORIGIN = "https://session.internal";
 export const SESSION_STREAM_PATHS = {
   /** POST, body: PromptDelivery -> the events of the run that carries the prompt, as SSE (409 when busy and whenBusy is reject). */
   run: "/run",
-  /** GET `?after=<seq>` -> the events after seq, then the live tail, then end. */
+  /** GET `?after=<seq>[&runId=]` -> the events after seq, then the live tail (of the active run, or of `runId`), then end. */
   events: "/events",
 } as const;

@@ -1,5 +1,5 @@
 import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
-import type { ListPosition, SessionIndexEntry, SessionPage } from "../tenant/session-index";
+import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
@@ -74,14 +74,15 @@ export class DurableSessionStore {
     return existing && existing.owner === record.owner ? publicMeta(existing) : unwrapResult(created);
   }
 
-  private async listInIndex(owner: string | null, meta: SessionMeta): Promise<void> {
-    await this.tenantIndex(owner).addSession({
-      id: meta.id,
-      workspaceId: meta.workspaceId,
-      projectId: meta.projectId,
-      title: meta.title,
-      createdAt: meta.createdAt,
-    });
+  private async listInIndex(
+    owner: string | null,
+    meta: SessionMeta,
+    summary?: Pick<SessionSummary, "updatedAt" | "counts">,
+  ): Promise<void> {
+    await this.tenantIndex(owner).addSession(
+      { id: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title, createdAt: meta.createdAt },
+      summary,
+    );
   }
 
   /**
@@ -120,7 +121,12 @@ export class DurableSessionStore {
     const meta = await this.createObject(record, options.newId !== undefined);
     const forkedFrom = { sessionId: sourceId, messageId: source.atMessageId };
     unwrapResult(await this.stub(meta.id).importFork(forkedFrom, source.messages, source.changes));
-    await this.listInIndex(owner, meta);
+    const info = await this.stub(meta.id).info();
+    await this.listInIndex(
+      owner,
+      meta,
+      info ? { updatedAt: info.updatedAt, counts: { messages: info.counts.messages, events: info.counts.events } } : undefined,
+    );
     return { ...meta, forkedFrom };
   }
 

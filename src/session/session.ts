@@ -344,7 +344,12 @@ export class Session {
       return sseResponse(this.openEventStream(afterSeq, scope), scope.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
-      return sseResponse(this.openEventStream(Number(url.searchParams.get("after") ?? "0")), this.runs.active?.runId ?? null);
+      const after = Number(url.searchParams.get("after") ?? "0");
+      const runId = url.searchParams.get("runId");
+      if (runId === null) return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
+      // A follow-up not started yet: skip the runs before it, as its first stream did.
+      const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? after : null };
+      return sseResponse(this.openEventStream(after, scope), runId);
     }
     return Response.json(
       { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },

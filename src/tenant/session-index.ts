@@ -86,7 +86,8 @@ export class SessionIndex {
     sql.exec(`CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, created_at TEXT NOT NULL)`);
   }
 
-  add(entry: SessionIndexEntry): void {
+  /** Lists a session; `summary` when it starts with content (a fork). An entry already there is kept. */
+  add(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void {
     if (entry.projectId) this.sql.exec(`INSERT OR IGNORE INTO projects (id, created_at) VALUES (?, ?)`, entry.projectId, entry.createdAt);
     this.sql.exec(
       `INSERT INTO sessions (id, workspace_id, project_id, title, created_at, updated_at, status, counts)
@@ -96,8 +97,8 @@ export class SessionIndex {
       entry.projectId,
       entry.title,
       entry.createdAt,
-      entry.createdAt,
-      JSON.stringify({ messages: 0, events: 0 }),
+      summary?.updatedAt ?? entry.createdAt,
+      JSON.stringify(summary?.counts ?? { messages: 0, events: 0 }),
     );
   }
 

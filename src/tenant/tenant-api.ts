@@ -1,8 +1,8 @@
-import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummaryReport } from "./session-index";
+import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
 
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
-  addSession(entry: SessionIndexEntry): void;
+  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void;
   /** The session, unless unknown or being deleted (`includeDeleting`: for DELETE, which finishes a deletion). */
   findSession(id: string, includeDeleting?: boolean): SessionIndexEntry | null;
   /** The tenant's sessions, newest first. */

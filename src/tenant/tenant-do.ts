@@ -1,7 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AppEnv } from "../env";
 import { IdempotencyStore } from "./idempotency-store";
-import { type ListPosition, SessionIndex, type SessionIndexEntry, type SessionPage, type SessionSummaryReport } from "./session-index";
+import {
+  type ListPosition,
+  SessionIndex,
+  type SessionIndexEntry,
+  type SessionPage,
+  type SessionSummary,
+  type SessionSummaryReport,
+} from "./session-index";
 import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
 
 /**
@@ -18,8 +25,8 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
     this.keys = new IdempotencyStore(ctx.storage.sql);
   }
 
-  addSession(entry: SessionIndexEntry): void {
-    this.sessions.add(entry);
+  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void {
+    this.sessions.add(entry, summary);
   }
 
   findSession(id: string, includeDeleting = false): SessionIndexEntry | null {

@@ -89,6 +89,15 @@ describe("POST /api/sessions/:id/fork", () => {
     expect((await store.loadMessages(sessionId)).map((m) => m.kind)).toEqual(["user", "assistant"]);
   });
 
+  it("a fork is listed with the counts of what it copied", async () => {
+    const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
+    await postJson(`/api/sessions/${sessionId}/fork`, {});
+    await readSse(await prompt(sessionId, { text: "one" }));
+    const { body } = await fork(sessionId, { title: "listed" });
+    const page = (await (await api("/api/sessions?limit=5")).json()) as { items: { id: string; counts: { messages: number } }[] };
+    expect(page.items[0]).toMatchObject({ id: body.sessionId, counts: { messages: 2 } });
+  });
+
   it("forking a running session copies its committed records only", async () => {
     const first = gate();
     const { sessionId } = await sessionWithModel(async (body, _n, signal) => {

@@ -219,6 +219,30 @@ describe("whenBusy: a prompt while a run is active", () => {
     expect(await userTexts(sessionId)).toEqual(["one"]);
   });
 
+  it("a follow-up's stream resumes by Last-Event-ID and runId: the runs before it are skipped, it ends with its own run", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await first.wait();
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "one" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const follow = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
+    const runId = follow.headers.get("x-run-id")!;
+    const head = await readSse(follow, 1); // the client drops after message_queued
+    expect(head.frames[0]!.data.type).toBe("message_queued");
+    first.open();
+    const resumed = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`, {
+      headers: { "last-event-id": String(head.frames[0]!.id) },
+    });
+    expect(resumed.headers.get("x-run-id")).toBe(runId);
+    const { frames } = await readSse(resumed);
+    expect(frames[0]!.data.type).toBe("queue_updated");
+    expect(frames.filter((f) => f.data.type === "agent_started").map((f) => f.data.runId)).toEqual([runId]);
+    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId });
+    await readSse(await running);
+  });
+
   it("a Retry-After longer than the run has left ends the run at once with agent_error rate_limited", async () => {
     const { sessionId, requests } = await sessionWithModel(() =>
       jsonResponse(429, { error: { message: "slow down" } }, { "retry-after": "600" }),
