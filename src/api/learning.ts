@@ -3,6 +3,7 @@ import { z } from "zod";
 import { JudgeVerdict, nonBlank, unwrapResult } from "../domain";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
+import { claimIdempotencyKey, IdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
 
 /** An external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
@@ -13,6 +14,8 @@ const JudgementBody = z.strictObject({
   sourceActionId: nonBlank.pipe(z.string().max(100)).optional(),
   artifactRefs: z.array(nonBlank.pipe(z.string().max(4096))).max(100),
   detail: z.string().max(2000).default(""),
+  /** An idempotency key, when the client cannot send the Idempotency-Key header. */
+  requestId: IdempotencyKey.optional(),
 });
 
 const NDJSON = { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" };
@@ -27,9 +30,13 @@ export const learningRoutes = new Hono<AppBindings>()
   /** Records a verdict; a `fail` is attributed at once. 201 `{judgeResult, attribution}` (attribution null unless fail). */
   .post("/:id/judgements", async (c) => {
     const { store, meta } = await requireSession(c);
-    const body = await readJsonBody(c, JudgementBody);
+    const { requestId, ...body } = await readJsonBody(c, JudgementBody);
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/judgements", meta.id, body], {});
     const { runId, ...verdict } = body;
-    const result = unwrapResult(await store.stub(meta.id).judge(runId, { ...verdict, sourceActionId: verdict.sourceActionId ?? null }));
+    const key = claimed ? `${claimed.key}@${claimed.claimedAtMs}` : undefined;
+    const result = unwrapResult(
+      await store.stub(meta.id).judge(runId, { ...verdict, sourceActionId: verdict.sourceActionId ?? null }, key),
+    );
     return c.json(result, 201);
   })
   /** Every attribution of the session, oldest first. */

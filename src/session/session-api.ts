@@ -53,6 +53,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   judge(
     runId: string,
     verdict: ExternalVerdict,
+    /** With a key, a repeat returns the first outcome instead of judging twice. */
+    idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>>;
   attributions(): Promise<SessionResult<AttributionRecord[]>>;
   /** What a replay of a run needs; null when the run is unknown (or predates recorded commands). */

@@ -70,8 +70,9 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   async judge(
     runId: string,
     verdict: ExternalVerdict,
+    idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
-    return this.session ? this.session.judge(runId, verdict) : notFound();
+    return this.session ? this.session.judge(runId, verdict, idempotencyKey) : notFound();
   }
 
   async attributions(): Promise<SessionResult<AttributionRecord[]>> {

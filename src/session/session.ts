@@ -69,6 +69,10 @@ export class Session {
   private readonly waitUntil: (work: Promise<unknown>) => void;
   private readonly storage: DurableObjectStorage;
   private readonly sql: SqlStorage;
+  private readonly pendingJudgements = new Map<
+    string,
+    Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>>
+  >();
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
 
@@ -103,6 +107,8 @@ export class Session {
     // Each workspace change is stamped with the log's last seq, so the workspace at a message can be rebuilt.
     this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket, () => this.log.lastSeq());
     sql.exec(`CREATE TABLE IF NOT EXISTS fork_origin (session_id TEXT NOT NULL, message_id TEXT)`);
+    // Judgements sent with an idempotency key, and what they answered.
+    sql.exec(`CREATE TABLE IF NOT EXISTS judge_requests (key TEXT PRIMARY KEY, outcome TEXT NOT NULL)`);
     this.sql = sql;
     this.registry = new RunRegistry(sql);
     this.learning = new LearningLoop({
@@ -447,6 +453,29 @@ export class Session {
 
   /** An external judge's verdict on a run of this session: recorded, and attributed when it is a fail. */
   async judge(
+    runId: string,
+    verdict: ExternalVerdict,
+    idempotencyKey?: string,
+  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
+    if (idempotencyKey === undefined) return this.judgeOnce(runId, verdict);
+    // A repeat gets the stored outcome; a concurrent duplicate waits for the first.
+    const stored = this.sql.exec<{ outcome: string }>(`SELECT outcome FROM judge_requests WHERE key = ?`, idempotencyKey).toArray()[0];
+    if (stored) return ok(JSON.parse(stored.outcome));
+    const pending = this.pendingJudgements.get(idempotencyKey);
+    if (pending) return pending;
+    const work = this.judgeOnce(runId, verdict).then((result) => {
+      if (result.ok) this.sql.exec(`INSERT INTO judge_requests (key, outcome) VALUES (?, ?)`, idempotencyKey, JSON.stringify(result.value));
+      return result;
+    });
+    this.pendingJudgements.set(idempotencyKey, work);
+    try {
+      return await work;
+    } finally {
+      this.pendingJudgements.delete(idempotencyKey);
+    }
+  }
+
+  private async judgeOnce(
     runId: string,
     verdict: ExternalVerdict,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {

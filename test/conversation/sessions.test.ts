@@ -236,3 +236,20 @@ describe("Idempotency-Key", () => {
     expect(await errorCode(res)).toBe("invalid_idempotency_key");
   });
 });
+
+describe("Idempotency-Key on judgements", () => {
+  it("a repeated judgement with the same key is recorded once and answers the same", async () => {
+    const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
+    const frames = (await readSse(await prompt(sessionId, { text: "hello" }))).frames;
+    const runId = String(frames[0]!.data.runId);
+    const verdict = { runId, judgeName: "ci", result: "pass", artifactRefs: [] };
+    const send = (body: unknown) => postJson(`/api/sessions/${sessionId}/judgements`, body, { "idempotency-key": "judge-1" });
+    const [a, b] = await Promise.all([send(verdict), send(verdict)]);
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(await b.json()).toEqual(await a.json());
+    const trace = await (await api(`/api/sessions/${sessionId}/trace`)).text();
+    expect(trace.split("\n").filter((l) => l.includes('"judge_result"') && l.includes('"ci"'))).toHaveLength(1);
+    const other = await send({ ...verdict, result: "fail" });
+    expect(other.status).toBe(422);
+  });
+});
