@@ -10,3 +10,13 @@ export const sessionKeys = {
   segment: (sessionId: string, stream: LogStream, startSeq: number) =>
     `sessions/${sessionId}/${stream}/${String(startSeq).padStart(12, "0")}.jsonl`,
 };
+
+/** Deletes every object under the session's prefix, 1,000 keys per call (R2's batch limit); repeatable. */
+export async function deleteSessionObjects(bucket: R2Bucket, sessionId: string): Promise<void> {
+  const prefix = sessionKeys.prefix(sessionId);
+  for (;;) {
+    const listed = await bucket.list({ prefix, limit: 1000 });
+    if (listed.objects.length > 0) await bucket.delete(listed.objects.map((o) => o.key));
+    if (!listed.truncated) return;
+  }
+}

@@ -45,3 +45,19 @@ export function forkSource(
   }));
   return { ok: true, source: { atMessageId: copied.at(-1)?.message.id ?? null, messages: copied.map((m) => m.message), changes } };
 }
+
+/** Where this session was forked from (table `fork_origin`, one row in a fork, none otherwise). */
+export class ForkOriginTable {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS fork_origin (session_id TEXT NOT NULL, message_id TEXT)`);
+  }
+
+  get(): ForkOrigin | null {
+    const row = this.sql.exec<{ session_id: string; message_id: string | null }>(`SELECT * FROM fork_origin`).toArray()[0];
+    return row ? { sessionId: row.session_id, messageId: row.message_id } : null;
+  }
+
+  set(origin: ForkOrigin): void {
+    this.sql.exec(`INSERT INTO fork_origin (session_id, message_id) VALUES (?, ?)`, origin.sessionId, origin.messageId);
+  }
+}

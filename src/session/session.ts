@@ -25,19 +25,20 @@ import { tenantObjectName } from "../tenant/tenant-api";
 import { BUILTIN_TOOLS } from "../tools/registry";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
+import { JudgeRequests } from "./judge-requests";
 import { LearningLoop, projectOf } from "./learning-loop";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
 import { readLog, readLogLines } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
-import { sessionKeys } from "./r2-layout";
+import { deleteSessionObjects, sessionKeys } from "./r2-layout";
 import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
 import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import type { SessionDeps } from "./session-deps";
-import { type ForkedChange, type ForkOrigin, type ForkSource, forkSource } from "./session-fork";
+import { type ForkedChange, type ForkOrigin, ForkOriginTable, type ForkSource, forkSource } from "./session-fork";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable } from "./session-meta";
 import { DurableSessionStore } from "./session-store";
@@ -68,11 +69,8 @@ export class Session {
   private readonly transactionSync: <T>(fn: () => T) => T;
   private readonly waitUntil: (work: Promise<unknown>) => void;
   private readonly storage: DurableObjectStorage;
-  private readonly sql: SqlStorage;
-  private readonly pendingJudgements = new Map<
-    string,
-    Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>>
-  >();
+  private readonly forkOrigin: ForkOriginTable;
+  private readonly judgeRequests: JudgeRequests<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>;
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
 
@@ -106,10 +104,8 @@ export class Session {
     );
     // Each workspace change is stamped with the log's last seq, so the workspace at a message can be rebuilt.
     this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket, () => this.log.lastSeq());
-    sql.exec(`CREATE TABLE IF NOT EXISTS fork_origin (session_id TEXT NOT NULL, message_id TEXT)`);
-    // Judgements sent with an idempotency key, and what they answered.
-    sql.exec(`CREATE TABLE IF NOT EXISTS judge_requests (key TEXT PRIMARY KEY, outcome TEXT NOT NULL)`);
-    this.sql = sql;
+    this.forkOrigin = new ForkOriginTable(sql);
+    this.judgeRequests = new JudgeRequests(sql);
     this.registry = new RunRegistry(sql);
     this.learning = new LearningLoop({
       sessionId: meta.id,
@@ -162,8 +158,7 @@ export class Session {
 
   /** The session this one was forked from, if it is a fork. */
   forkedFrom(): ForkOrigin | null {
-    const row = this.sql.exec<{ session_id: string; message_id: string | null }>(`SELECT * FROM fork_origin`).toArray()[0];
-    return row ? { sessionId: row.session_id, messageId: row.message_id } : null;
+    return this.forkOrigin.get();
   }
 
   info(): SessionInfo {
@@ -249,7 +244,7 @@ export class Session {
    */
   importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null> {
     if (this.forkedFrom()) return ok(null);
-    this.sql.exec(`INSERT INTO fork_origin (session_id, message_id) VALUES (?, ?)`, origin.sessionId, origin.messageId);
+    this.forkOrigin.set(origin);
     const copied = messages.map((m) => ({ ...m, sessionId: this.id }));
     const seqs = copied.length > 0 ? this.appendValid("messages", copied) : ok([] as number[]);
     if (!seqs.ok) return seqs;
@@ -280,12 +275,7 @@ export class Session {
     this.runs.abort();
     await this.runs.idle();
     this.destroyed = true;
-    const prefix = sessionKeys.prefix(this.id);
-    for (;;) {
-      const listed = await this.deps.bucket.list({ prefix, limit: 1000 });
-      if (listed.objects.length > 0) await this.deps.bucket.delete(listed.objects.map((o) => o.key));
-      if (!listed.truncated) break;
-    }
+    await deleteSessionObjects(this.deps.bucket, this.id);
     await this.storage.deleteAlarm();
     await this.storage.deleteAll();
   }
@@ -458,21 +448,7 @@ export class Session {
     idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
     if (idempotencyKey === undefined) return this.judgeOnce(runId, verdict);
-    // A repeat gets the stored outcome; a concurrent duplicate waits for the first.
-    const stored = this.sql.exec<{ outcome: string }>(`SELECT outcome FROM judge_requests WHERE key = ?`, idempotencyKey).toArray()[0];
-    if (stored) return ok(JSON.parse(stored.outcome));
-    const pending = this.pendingJudgements.get(idempotencyKey);
-    if (pending) return pending;
-    const work = this.judgeOnce(runId, verdict).then((result) => {
-      if (result.ok) this.sql.exec(`INSERT INTO judge_requests (key, outcome) VALUES (?, ?)`, idempotencyKey, JSON.stringify(result.value));
-      return result;
-    });
-    this.pendingJudgements.set(idempotencyKey, work);
-    try {
-      return await work;
-    } finally {
-      this.pendingJudgements.delete(idempotencyKey);
-    }
+    return this.judgeRequests.once(idempotencyKey, () => this.judgeOnce(runId, verdict));
   }
 
   private async judgeOnce(
