@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { client, post } from "../awtl/harness";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { api, echoAnswer, gate, postJson, prompt, sessionWithModel, store, until } from "./helpers";
@@ -66,6 +67,23 @@ describe("GET /api/sessions", () => {
     } while (cursor);
     expect(pages).toBe(3);
     expect(seen).toEqual([...first].reverse());
+  });
+
+  it("lists only the caller's tenant; another tenant's session is 404 for PATCH and DELETE", async () => {
+    const tokens = { AUTH_TOKENS: "ann:tok-ann-0123456789abcdef,bob:tok-bob-0123456789abcdef" };
+    const ann = client(tokens, "tok-ann-0123456789abcdef");
+    const bob = client(tokens, "tok-bob-0123456789abcdef");
+    const created = await ann("/api/sessions", post({ title: "ann's" }));
+    expect(created.status).toBe(201);
+    const { sessionId } = (await created.json()) as { sessionId: string };
+    const annList = (await (await ann("/api/sessions")).json()) as Page;
+    const bobList = (await (await bob("/api/sessions")).json()) as Page;
+    expect(annList.items.map((s) => s.id)).toContain(sessionId);
+    expect(bobList.items.map((s) => s.id)).not.toContain(sessionId);
+    expect((await bob(`/api/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(404);
+    const patch = { method: "PATCH", body: JSON.stringify({ title: "x" }), headers: { "content-type": "application/json" } };
+    expect((await bob(`/api/sessions/${sessionId}`, patch)).status).toBe(404);
+    expect((await ann(`/api/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(204);
   });
 
   it("refuses a cursor it did not make and a limit out of range", async () => {
