@@ -9,7 +9,12 @@ export default defineConfig({
       main: "./test/helpers/test-worker.ts",
       // A fake key and base URL so the real OpenAI client is built; tests answer its fetch themselves.
       miniflare: {
-        bindings: { OPENAI_API_KEY: "sk-test-SECRET-0123456789", OPENAI_BASE_URL: "https://llm.example.test/v1", MODEL: "test-model" },
+        bindings: {
+          OPENAI_API_KEY: "sk-test-SECRET-0123456789",
+          OPENAI_BASE_URL: "https://llm.example.test/v1",
+          MODEL: "test-model",
+          LOG_LEVEL: "warn",
+        },
       },
     }),
   ],

@@ -10,6 +10,12 @@ export interface AppEnv {
   STORE: R2Bucket;
   /** `name:token,name2:token2`; when unset the API is open (local development). */
   AUTH_TOKENS?: string;
+  /** Signs stream tokens (`?token=` for a browser EventSource); at least 32 characters. */
+  STREAM_TOKEN_SECRET?: string;
+  /** `*` (only while auth is off) or origins separated by commas; unset: no CORS headers. */
+  CORS_ORIGINS?: string;
+  /** `debug`, `info` (default), `warn` or `error`: the lowest level of log line written. */
+  LOG_LEVEL?: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   MODEL?: string;

@@ -13,7 +13,8 @@ export function freePort() {
   });
 }
 
-export async function startDevServer({ port, persistTo, modelUrl }) {
+/** `vars`: more `--var NAME:value` bindings (AUTH_TOKENS, STREAM_TOKEN_SECRET, ...). */
+export async function startDevServer({ port, persistTo, modelUrl, vars = {} }) {
   const args = [
     "wrangler",
     "dev",
@@ -23,6 +24,9 @@ export async function startDevServer({ port, persistTo, modelUrl }) {
     "127.0.0.1",
     "--persist-to",
     persistTo,
+    // Its own devtools port too: the default (9229) is taken as soon as another wrangler dev runs.
+    "--inspector-port",
+    String(await freePort()),
     "--show-interactive-dev-session=false",
     "--var",
     `OPENAI_BASE_URL:${modelUrl}`,
@@ -30,6 +34,7 @@ export async function startDevServer({ port, persistTo, modelUrl }) {
     "OPENAI_API_KEY:sk-blackbox",
     "--var",
     "MODEL:fake",
+    ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
   const child = spawn("npx", args, {
     stdio: ["ignore", "pipe", "pipe"],
@@ -43,8 +48,8 @@ export async function startDevServer({ port, persistTo, modelUrl }) {
   for (let i = 0; i < 240; i++) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log}`);
     try {
-      const res = await fetch(`${base}/api/nothing`);
-      if (res.status === 404) return { base, child, log: () => log, stop: (signal = "SIGTERM") => stop(child, signal) };
+      const res = await fetch(`${base}/healthz`);
+      if (res.status === 200) return { base, child, log: () => log, stop: (signal = "SIGTERM") => stop(child, signal) };
     } catch {}
     await new Promise((r) => setTimeout(r, 250));
   }

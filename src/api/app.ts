@@ -2,17 +2,30 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
+import { corsPolicy } from "./cors";
 import { errorBody, errorResponse } from "./errors";
 import { learningRoutes } from "./learning";
+import { openApiDocument } from "./openapi";
 import { projectRoutes } from "./projects";
 import { settleRequestBodies } from "./request-body";
+import { logLine, requestContext } from "./request-context";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
 import { workspaceRoutes } from "./workspaces";
 
-/** The HTTP API: auth, validation and routing only; the work happens in the session's Durable Object. */
+/**
+ * The HTTP API: auth, validation and routing only; the work happens in the session's Durable Object.
+ * The Worker serves `/api/*`, `/healthz` and `/openapi.json`; every other path is a static asset
+ * from `public/` (the session viewer), see wrangler.toml.
+ */
 export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
+  app.use("*", requestContext());
+  app.use("*", corsPolicy());
+  /** Liveness: answers without auth and without touching storage. */
+  app.get("/healthz", (c) => c.json({ status: "ok" as const }));
+  /** The OpenAPI 3.1 document of this API, built from the schemas the routes validate with. */
+  app.get("/openapi.json", (c) => c.json(openApiDocument()));
   app.use("/api/*", settleRequestBodies());
   app.use("/api/*", requireBearerToken());
   app.route("/api/sessions", sessionRoutes);
@@ -21,13 +34,15 @@ export function createApp(): Hono<AppBindings> {
   app.route("/api/projects", projectRoutes);
   app.route("/api/workspaces", workspaceRoutes);
 
-  app.notFound((c) => c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  app.notFound((c) =>
+    c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, c.get("requestId")), 404),
+  );
   // The one place errors become HTTP answers: registry codes keep their status, anything else is a 500.
   app.onError((err, c) => {
-    if (err instanceof HTTPException) return c.json(errorBody("invalid_body", err.message), 400);
-    const { status, body, unexpected } = errorResponse(err);
-    if (unexpected)
-      console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: err instanceof Error ? err.stack : String(err) }));
+    const requestId = c.get("requestId");
+    if (err instanceof HTTPException) return c.json(errorBody("invalid_body", err.message, requestId), 400);
+    const { status, body, unexpected } = errorResponse(err, requestId);
+    if (unexpected) logLine(c.env, "error", "unhandled error", { requestId, error: err instanceof Error ? err.stack : String(err) });
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
     return c.json(body, status);
   });

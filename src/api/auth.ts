@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { HarnessError } from "../domain";
 import type { AppBindings } from "./context";
+import { verifyStreamToken } from "./stream-tokens";
 
 /** A configured API token: the tenant `name` and the SHA-256 of its token. */
 interface TokenEntry {
@@ -34,12 +35,17 @@ export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
   return entries;
 }
 
+/** The one route that takes a stream token: `GET /api/sessions/:id/events/stream?token=`. */
+const STREAM_PATH = /^\/api\/sessions\/([^/]+)\/events\/stream$/;
+
 /**
  * Bearer-token auth for `/api/*` (our own rather than Hono's `bearerAuth`: tokens come from the
  * environment per request and name a tenant). When `AUTH_TOKENS` is unset the API is open and the
  * tenant is null (local development). Otherwise the token's name becomes the tenant that owns what it
  * creates. Every configured token is compared, as SHA-256 digests with `timingSafeEqual`, so timing
- * reveals nothing about which one matched.
+ * reveals nothing about which one matched. A request to the event stream without `Authorization`
+ * may instead carry a stream token (`?token=`, see stream-tokens.ts) of that session, whose tenant
+ * must still be configured.
  */
 export function requireBearerToken(): MiddlewareHandler<AppBindings> {
   let cache: { config: string; entries: Promise<TokenEntry[]> } | null = null;
@@ -54,8 +60,17 @@ export function requireBearerToken(): MiddlewareHandler<AppBindings> {
       cache = null;
       throw err;
     });
-    const header = c.req.header("authorization") ?? "";
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const header = c.req.header("authorization");
+    const streamToken = c.req.method === "GET" && header === undefined ? c.req.query("token") : undefined;
+    const streamSession = STREAM_PATH.exec(new URL(c.req.url).pathname)?.[1];
+    if (streamToken !== undefined && streamSession !== undefined) {
+      const claims = await verifyStreamToken(c.env.STREAM_TOKEN_SECRET, streamToken, streamSession, Math.floor(Date.now() / 1000));
+      if (!entries.some((entry) => entry.name === claims.tenant))
+        throw new HarnessError("stream_token_invalid", "the stream token's tenant is no longer configured");
+      c.set("tenant", claims.tenant);
+      return next();
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
     if (!match) throw new HarnessError("unauthorized", "send 'Authorization: Bearer <token>'");
     const presented = await sha256(match[1]!);
     let tenant: string | null = null;

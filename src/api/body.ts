@@ -57,7 +57,7 @@ function requireJsonContentType(c: AppContext): void {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** The path of the first string (or key) in `value` that holds a lone surrogate, or null. */
-function illFormedText(value: unknown, path: string): string | null {
+export function illFormedText(value: unknown, path: string): string | null {
   if (typeof value === "string") return LONE_SURROGATE.test(value) ? path || "(the body)" : null;
   if (typeof value !== "object" || value === null) return null;
   for (const [key, child] of Object.entries(value)) {
@@ -94,4 +94,18 @@ export async function readJsonBody<S extends z.ZodType>(c: AppContext, schema: S
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new HarnessError("invalid_body", `invalid request body: ${formatIssues(parsed.error.issues)}`);
   return parsed.data;
+}
+
+/** Validates the query string with a strict zod schema (every value a string); 400 `invalid_query` names the parameter. */
+export function readQuery<S extends z.ZodType>(c: AppContext, schema: S): z.output<S> {
+  const parsed = schema.safeParse(c.req.query());
+  if (!parsed.success) throw new HarnessError("invalid_query", `invalid query: ${formatIssues(parsed.error.issues)}`);
+  return parsed.data;
+}
+
+/** Routes that take a body of another type (JSONL): the media type must be one of `accepted`, else 415. */
+export function requireContentType(c: AppContext, accepted: readonly string[]): void {
+  const media = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (accepted.includes(media)) return;
+  throw new HarnessError("unsupported_media_type", `this route takes ${accepted.join(" or ")}, not ${JSON.stringify(media.slice(0, 100))}`);
 }

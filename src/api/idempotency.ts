@@ -1,14 +1,7 @@
-import { z } from "zod";
 import { HarnessError, MAX_IDEMPOTENCY_KEY_CHARS } from "../domain";
 import type { AppContext } from "./context";
 import { sessionStore } from "./lookup";
-
-/** An Idempotency-Key header or `requestId` body field: printable ASCII, so it is safe in logs and SQL text. */
-export const IdempotencyKey = z
-  .string()
-  .min(1)
-  .max(MAX_IDEMPOTENCY_KEY_CHARS)
-  .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces");
+import { IdempotencyKey } from "./schemas";
 
 /** A claimed key: the proposal stored with its first use, and when that was (part of the key's identity). */
 export interface ClaimedKey {

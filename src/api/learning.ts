@@ -1,22 +1,10 @@
 import { Hono } from "hono";
-import { z } from "zod";
-import { JudgeVerdict, nonBlank, unwrapResult } from "../domain";
+import { unwrapResult } from "../domain";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
-import { claimIdempotencyKey, IdempotencyKey } from "./idempotency";
+import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
-
-/** An external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
-const JudgementBody = z.strictObject({
-  runId: nonBlank.pipe(z.string().max(100)),
-  judgeName: nonBlank.pipe(z.string().max(100)),
-  result: JudgeVerdict,
-  sourceActionId: nonBlank.pipe(z.string().max(100)).optional(),
-  artifactRefs: z.array(nonBlank.pipe(z.string().max(4096))).max(100),
-  detail: z.string().max(2000).default(""),
-  /** An idempotency key, when the client cannot send the Idempotency-Key header. */
-  requestId: IdempotencyKey.optional(),
-});
+import { JudgementBody } from "./schemas";
 
 const NDJSON = { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" };
 

@@ -1,14 +1,11 @@
 import { Hono } from "hono";
-import { z } from "zod";
 import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName } from "../awtl/project-api";
-import { HarnessError, isId, MAX_TRACE_IMPORT_BYTES, nonBlank, unwrapResult } from "../domain";
+import { HarnessError, isId, MAX_TRACE_IMPORT_BYTES, unwrapResult } from "../domain";
 import { replayCase } from "../session/case-replay";
 import { readBodyBytes, readJsonBody } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { sessionStore } from "./lookup";
-
-const ApproveBody = z.strictObject({ approvedBy: nonBlank.pipe(z.string().max(200)), note: z.string().max(2000).default("") });
-const PromoteBody = z.strictObject({ caseId: nonBlank.pipe(z.string().max(100)), write: z.boolean().default(false) });
+import { ApproveBody, EmptyBody, PromoteBody } from "./schemas";
 
 /** Media types a trace import is taken in (a cross-site form cannot send these without a preflight). */
 const JSONL_TYPES = new Set(["application/x-ndjson", "application/jsonl", "application/x-jsonlines"]);
@@ -33,7 +30,7 @@ export const projectRoutes = new Hono<AppBindings>()
   /** Re-runs the case's failing run with the replay model; 201 with the scorecard. */
   .post("/:pid/cases/:caseId/replay", async (c) => {
     const { ref } = await requireProject(c);
-    await readJsonBody(c, z.strictObject({}));
+    await readJsonBody(c, EmptyBody);
     const scorecard = await replayCase({ store: sessionStore(c), projects: c.env.PROJECTS }, ref, c.req.param("caseId"));
     return c.json({ scorecard }, 201);
   })

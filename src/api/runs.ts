@@ -1,39 +1,15 @@
 import { Hono } from "hono";
-import { z } from "zod";
-import {
-  AfterFailedRun,
-  type AgentPromptCommand,
-  AgentRunOptions,
-  HarnessError,
-  MAX_PROMPT_CHARS,
-  nonBlank,
-  type PromptDelivery,
-  RunId,
-  unwrapResult,
-  WhenBusy,
-} from "../domain";
+import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso, type PromptDelivery, RunId, unwrapResult } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
-import { claimIdempotencyKey, IdempotencyKey } from "./idempotency";
+import { isApiCode } from "./errors";
+import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
+import { EmptyBody, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
+import { issueStreamToken } from "./stream-tokens";
 
-/** A prompt: the text plus optional permissions and limits (validated against the run option ranges). */
-const PromptBody = z.strictObject({
-  text: nonBlank.pipe(z.string().max(MAX_PROMPT_CHARS)),
-  ...AgentRunOptions.partial().shape,
-  model: nonBlank.pipe(z.string().max(200)).optional(),
-  /** The run this prompt retries (another attempt of the same task: its cases always reach the brief). */
-  retryOf: RunId.optional(),
-  /** While a run is active: refuse (409, the default), steer the running run, or queue a follow-up run. */
-  whenBusy: WhenBusy.optional(),
-  /** For a queued follow-up: still run it if the run before it fails (`keep`, the default), or drop it. */
-  afterFailedRun: AfterFailedRun.optional(),
-  /** An idempotency key, when the client cannot send the Idempotency-Key header. */
-  requestId: IdempotencyKey.optional(),
-});
-
-/** Runs: start one and stream it, resume a stream, abort. */
+/** Runs: start one (or steer / queue it while one runs) and stream it, resume a stream, hand out stream tokens, withdraw queued messages, abort. */
 export const runRoutes = new Hono<AppBindings>()
   /**
    * Starts a run and streams its events as SSE until it ends. While another run is active:
@@ -60,7 +36,7 @@ export const runRoutes = new Hono<AppBindings>()
       ...(claimed ? { idempotencyKey: `${claimed.key}@${claimed.claimedAtMs}` } : {}),
     };
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;
-    return store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(delivery) }));
+    return fromSession(await store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(delivery) })));
   })
   /** Withdraws a queued (steer or followUp) message that has not been delivered yet. */
   .delete("/:id/queue/:messageId", async (c) => {
@@ -69,26 +45,44 @@ export const runRoutes = new Hono<AppBindings>()
   })
   /**
    * Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends.
+   * 204 when no run is active and nothing is after it, so an EventSource stops reconnecting.
    * `?runId=` resumes the stream of one run instead: it waits through the runs before it (a queued
    * follow-up's) and ends at that run's terminal event.
    */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
     const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
-    if (!/^\d{1,15}$/.test(raw.trim())) {
+    if (!ResumeSeq.safeParse(raw).success) {
       throw new HarnessError(
         "invalid_last_event_id",
         `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
       );
     }
     const runId = c.req.query("runId");
-    if (runId !== undefined && !RunId.safeParse(runId).success) throw new HarnessError("invalid_body", "runId: not a run id");
+    if (runId !== undefined && !RunId.safeParse(runId).success) throw new HarnessError("invalid_query", "runId: not a run id");
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${runId ? `&runId=${runId}` : ""}`;
-    return store.stub(meta.id).fetch(new Request(url));
+    return fromSession(await store.stub(meta.id).fetch(new Request(url)));
+  })
+  /** `{ttlSeconds?}` -> `{token, expiresAt}`: a token for `?token=` on this session's event stream (for EventSource). */
+  .post("/:id/stream-token", async (c) => {
+    const { meta } = await requireSession(c);
+    const { ttlSeconds } = await readJsonBody(c, StreamTokenBody);
+    const expiresAt = Math.floor(Date.now() / 1000) + ttlSeconds;
+    const token = await issueStreamToken(c.env.STREAM_TOKEN_SECRET, { tenant: c.get("tenant"), sessionId: meta.id, expiresAt });
+    return c.json({ token, expiresAt: nowIso(() => expiresAt * 1000) });
   })
   /** Cancels the active run, if any: `{aborted, runId}`. */
   .post("/:id/abort", async (c) => {
     const { store, meta } = await requireSession(c);
-    await readJsonBody(c, z.strictObject({}));
+    await readJsonBody(c, EmptyBody);
     return c.json(await store.stub(meta.id).abortRun());
   });
+
+/** A streaming answer of the session object; its coded refusals (`session_busy`) become the API's error answers. */
+async function fromSession(response: Response): Promise<Response> {
+  if (response.ok) return response;
+  const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  const code = body?.error?.code ?? "";
+  if (isApiCode(code)) throw new HarnessError(code, body?.error?.message ?? code);
+  throw new Error(`the session answered ${response.status}`);
+}

@@ -1,46 +1,26 @@
 import { Hono } from "hono";
-import { z } from "zod";
-import {
-  DEFAULT_LIST_LIMIT,
-  formatIssues,
-  HarnessError,
-  MAX_LIST_LIMIT,
-  MAX_TITLE_CHARS,
-  ProjectId,
-  randomIds,
-  unwrapResult,
-  WorkspaceId,
-} from "../domain";
+import { DEFAULT_SESSION_PAGE, HarnessError, MAX_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { decodeCursor } from "../tenant/session-index";
-import { readJsonBody } from "./body";
+import { readBodyBytes, readJsonBody, readQuery, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
-import { claimIdempotencyKey, IdempotencyKey } from "./idempotency";
+import { readConversation } from "./conversation-import";
+import { claimIdempotencyKey } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
+import { CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
-const CreateSessionBody = z.strictObject({
-  workspaceId: WorkspaceId.optional(),
-  projectId: ProjectId.optional(),
-  title: z.string().max(MAX_TITLE_CHARS).optional(),
-  /** An idempotency key, when the client cannot send the Idempotency-Key header. */
-  requestId: IdempotencyKey.optional(),
-});
-
-const ListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-  cursor: z.string().max(1000).optional(),
-  projectId: ProjectId.optional(),
-});
-
-const ForkBody = z.strictObject({
-  atMessageId: z.string().min(1).max(200).optional(),
-  title: z.string().max(MAX_TITLE_CHARS).nullable().optional(),
-  requestId: IdempotencyKey.optional(),
-});
-
-const PatchSessionBody = z.strictObject({ title: z.string().max(MAX_TITLE_CHARS).nullable() });
-
-/** Sessions: create, list, rename, delete, describe, export their logs as JSONL, read their files and changes. */
+/** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
 export const sessionRoutes = new Hono<AppBindings>()
+  /**
+   * `?limit=&cursor=&projectId=` -> `{items: [summary], nextCursor}`: the caller's sessions, newest first,
+   * each with its last reported status, counts and updatedAt (see docs/architecture.md).
+   */
+  .get("/", async (c) => {
+    const query = readQuery(c, SessionListQuery);
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    if (query.cursor !== undefined && !after)
+      throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
+    return c.json(await sessionStore(c).list(c.get("tenant"), query.limit ?? DEFAULT_SESSION_PAGE, after, query.projectId ?? null));
+  })
   /** `{workspaceId?, projectId?, title?, requestId?}` -> 201 `{sessionId, workspaceId, projectId, createdAt}`; idempotent with a key. */
   .post("/", async (c) => {
     const { requestId, ...body } = await readJsonBody(c, CreateSessionBody);
@@ -48,19 +28,36 @@ export const sessionRoutes = new Hono<AppBindings>()
     const meta = await sessionStore(c).create({ ...body, id: claimed?.proposal.sessionId, owner: c.get("tenant") });
     return c.json({ sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt }, 201);
   })
-  /** The caller's sessions, newest first: `{items: [summary], nextCursor}`; `?limit=&cursor=&projectId=`. */
-  .get("/", async (c) => {
-    const query = ListQuery.safeParse(c.req.query());
-    if (!query.success) throw new HarnessError("invalid_body", `query: ${formatIssues(query.error.issues)}`);
-    const { limit, cursor, projectId } = query.data;
-    const after = cursor === undefined ? null : decodeCursor(cursor);
-    if (cursor !== undefined && !after)
-      throw new HarnessError("invalid_cursor", "the cursor is not one this API returned; start again without it");
-    return c.json(await sessionStore(c).list(c.get("tenant"), limit, after, projectId ?? null));
+  /**
+   * A new session holding an exported conversation (the JSONL of `GET .../messages`), for example to
+   * replay it with `model: "replay:<id>"`: 201 `{sessionId, workspaceId, projectId, createdAt, messages}`.
+   */
+  .post("/import", async (c) => {
+    const query = readQuery(c, ImportQuery);
+    requireContentType(c, ["application/x-ndjson", "application/jsonl"]);
+    const bytes = await readBodyBytes(c, MAX_IMPORT_BYTES);
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    } catch {
+      throw new HarnessError("import_invalid", "the body is not valid UTF-8");
+    }
+    const messages = readConversation(text);
+    const meta = await sessionStore(c).importSession({ ...query, owner: c.get("tenant") }, messages);
+    return c.json(
+      {
+        sessionId: meta.id,
+        workspaceId: meta.workspaceId,
+        projectId: meta.projectId,
+        createdAt: meta.createdAt,
+        messages: messages.length,
+      },
+      201,
+    );
   })
   /**
-   * `{atMessageId?, title?}` -> 201 a new session with the messages up to and including `atMessageId`
-   * (default: the newest committed one) and the workspace as it was at that message; the source is untouched.
+   * `{atMessageId?, title?, requestId?}` -> 201 a new session with the messages up to and including
+   * `atMessageId` (default: the newest committed one) and the workspace as it was at that message.
    */
   .post("/:id/fork", async (c) => {
     const { store, meta } = await requireSession(c);
@@ -96,7 +93,7 @@ export const sessionRoutes = new Hono<AppBindings>()
   .get("/:id", async (c) => {
     const { store, meta } = await requireSession(c);
     const info = await store.info(meta.id);
-    if (!info) return c.json({ error: { code: "session_not_found", message: `session '${meta.id}' does not exist` } }, 404);
+    if (!info) throw new HarnessError("session_not_found", `session '${meta.id}' does not exist`);
     return c.json({
       id: info.id,
       workspaceId: info.workspaceId,
@@ -110,7 +107,9 @@ export const sessionRoutes = new Hono<AppBindings>()
       forkedFrom: info.forkedFrom,
     });
   })
+  /** The messages as JSONL, exactly as stored. */
   .get("/:id/messages", (c) => exportLog(c, "messages"))
+  /** The events as JSONL, each with its `seq` first. */
   .get("/:id/events", (c) => exportLog(c, "events"))
   /** A workspace file as the session's agent sees it: its overlay first, then the snapshot. */
   .get("/:id/files/:path{.+}", async (c) => {

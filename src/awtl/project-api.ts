@@ -1,6 +1,7 @@
-import type { AttributionRecord, JudgeVerdict, Result } from "../domain";
+import { z } from "zod";
+import { type AttributionRecord, isoTime, type JudgeVerdict, type Result } from "../domain";
 import type { Brief, BriefContext } from "./brief";
-import type { FailedTurnCase } from "./failed-turn-case";
+import { CaseApplicability, type FailedTurnCase } from "./failed-turn-case";
 import type { Scorecard } from "./scorecard";
 
 /** Which project: its tenant (null when auth is off) and its id. The object's name derives from both. */
@@ -10,36 +11,35 @@ export interface ProjectRef {
 }
 
 /** A case promoted to project memory, mirrored to R2 as JSONL. */
-export interface MemoryRule {
-  caseId: string;
-  rule: string;
-  applicability: FailedTurnCase["applicability"];
-  promotedAt: string;
-  verifiedBy: "replay" | "human";
-  evidenceRefs: string[];
-}
+export const MemoryRule = z.strictObject({
+  caseId: z.string(),
+  rule: z.string(),
+  applicability: CaseApplicability,
+  promotedAt: isoTime,
+  verifiedBy: z.enum(["replay", "human"]),
+  evidenceRefs: z.array(z.string()),
+});
+export type MemoryRule = z.infer<typeof MemoryRule>;
 
-export interface Approval {
-  caseId: string;
-  approvedBy: string;
-  note: string;
-  approvedAt: string;
-}
+export const Approval = z.strictObject({ caseId: z.string(), approvedBy: z.string(), note: z.string(), approvedAt: isoTime });
+export type Approval = z.infer<typeof Approval>;
 
-export interface QuarantineEntry {
-  importId: string;
-  line: number;
-  sha256: string;
-  reason: string;
-  quarantinedAt: string;
-}
+export const QuarantineEntry = z.strictObject({
+  importId: z.string(),
+  line: z.number().int().positive(),
+  sha256: z.string(),
+  reason: z.string(),
+  quarantinedAt: isoTime,
+});
+export type QuarantineEntry = z.infer<typeof QuarantineEntry>;
 
-export interface ImportSummary {
-  importId: string;
-  imported: number;
-  quarantined: number;
-  caseIds: string[];
-}
+export const ImportSummary = z.strictObject({
+  importId: z.string(),
+  imported: z.number().int().nonnegative(),
+  quarantined: z.number().int().nonnegative(),
+  caseIds: z.array(z.string()),
+});
+export type ImportSummary = z.infer<typeof ImportSummary>;
 
 /** A verdict on a run, as the project needs to hear of it (to settle a replay's scorecard). */
 export interface VerdictNotice {

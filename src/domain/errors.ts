@@ -16,14 +16,32 @@ export const ERROR_REGISTRY = {
   unauthorized: { status: 401, in: ["api"], meaning: "no bearer token, or not a configured one" },
   auth_misconfigured: { status: 500, in: ["api"], meaning: "AUTH_TOKENS is set but malformed; the API fails closed" },
   route_not_found: { status: 404, in: ["api"], meaning: "no route for this method and path" },
-  unsupported_media_type: { status: 415, in: ["api"], meaning: "a JSON route was sent a body that is not application/json" },
+  unsupported_media_type: {
+    status: 415,
+    in: ["api"],
+    meaning: "the body's Content-Type is not what the route takes (application/json for JSON routes)",
+  },
   invalid_json: { status: 400, in: ["api"], meaning: "the body is not valid UTF-8 JSON" },
   invalid_body: { status: 400, in: ["api"], meaning: "the body does not fit the route's schema; the message names the field" },
   invalid_text: { status: 400, in: ["api"], meaning: "a string holds a lone UTF-16 surrogate, which cannot be stored as UTF-8" },
-  body_too_large: { status: 413, in: ["api"], meaning: "the JSON body is larger than the limit" },
+  body_too_large: { status: 413, in: ["api"], meaning: "the request body is larger than the route's limit" },
   invalid_session_id: { status: 400, in: ["api"], meaning: "not a session id (s_ followed by 1-64 of [A-Za-z0-9_-])" },
   invalid_workspace_id: { status: 400, in: ["api"], meaning: "not a workspace id (w_ followed by 1-64 of [A-Za-z0-9_-])" },
   invalid_last_event_id: { status: 400, in: ["api"], meaning: "Last-Event-ID / after is not a non-negative integer seq" },
+  invalid_query: { status: 400, in: ["api"], meaning: "a query parameter does not fit the route; the message names it" },
+  invalid_cursor: { status: 400, in: ["api"], meaning: "the cursor is not one this API handed out" },
+  cors_misconfigured: { status: 500, in: ["api"], meaning: "CORS_ORIGINS is malformed, or is * while auth is on; the API fails closed" },
+  stream_token_invalid: {
+    status: 401,
+    in: ["api"],
+    meaning: "the stream token is malformed, not signed by this server, or for another session",
+  },
+  stream_token_expired: { status: 401, in: ["api"], meaning: "the stream token has expired; ask for a new one" },
+  stream_token_unconfigured: {
+    status: 500,
+    in: ["api"],
+    meaning: "STREAM_TOKEN_SECRET is unset or shorter than 32 characters, so stream tokens cannot be issued or checked",
+  },
   // Sessions and their logs
   session_not_found: { status: 404, in: ["api"], meaning: "no such session, or it belongs to another tenant" },
   session_exists: { status: 409, in: ["api"], meaning: "a session with this id already exists" },
@@ -34,7 +52,6 @@ export const ERROR_REGISTRY = {
   },
   queue_full: { status: 409, in: ["api"], meaning: "the session already holds the maximum number of queued messages" },
   queued_message_not_found: { status: 404, in: ["api"], meaning: "no undelivered queued message with this id in the session" },
-  invalid_cursor: { status: 400, in: ["api"], meaning: "the list cursor is not one this API returned" },
   idempotency_key_reused: {
     status: 422,
     in: ["api"],
@@ -43,6 +60,11 @@ export const ERROR_REGISTRY = {
   invalid_idempotency_key: { status: 400, in: ["api"], meaning: "an Idempotency-Key must be 1-200 printable ASCII characters" },
   invalid_record: { status: 400, in: ["api"], meaning: "a record does not fit its schema or belongs to another session" },
   record_too_large: { status: 413, in: ["api"], meaning: "one record is larger than the per-record limit" },
+  import_invalid: {
+    status: 400,
+    in: ["api"],
+    meaning: "the imported JSONL is not one well-formed conversation (strict records, one parent chain); the message names the line",
+  },
   flush_failed: { status: 503, in: ["api"], meaning: "writing the log to R2 failed; nothing is lost and it is retried" },
   history_unreadable: { status: 500, in: ["api", "run"], meaning: "the session's stored log could not be read back" },
   run_not_found: { status: 404, in: ["api"], meaning: "no run with this id in the session" },
@@ -134,7 +156,7 @@ export function httpStatus(code: ApiErrorCode): NonNullable<ErrorSpec["status"]>
 /**
  * The one base error of the harness: a stable code from the registry and a sentence a user can act
  * on. Layers throw it (or a subclass that narrows the code); the API maps it to
- * `{"error":{"code","message"}}` with the registry's status in one place.
+ * `{"error":{"code","message","requestId"}}` with the registry's status in one place.
  */
 export class HarnessError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name: string = "HarnessError";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DENIAL_CODES, RUN_ERROR_CODES } from "./errors";
+import { TOOL_SUMMARY_MAX_CHARS } from "./limits";
 import { StopReason } from "./messages";
 import { isoTime, nonBlank } from "./schema";
 
@@ -41,13 +42,33 @@ export const ToolCallStarted = z.strictObject({
   arguments: z.record(z.string(), z.unknown()),
 });
 
+/**
+ * A tool call ran. `messageId` is the id of its tool_result message and `summary` the result's first
+ * line, so a client can show the outcome without reading the messages. Both are always written;
+ * they are optional because events logged before they existed lack them.
+ */
 export const ToolCallFinished = z.strictObject({
   type: z.literal("tool_call_finished"),
   ...eventBase,
   callId: nonBlank,
   tool: nonBlank,
   error: z.boolean(),
+  messageId: nonBlank.optional(),
+  summary: z.string().max(TOOL_SUMMARY_MAX_CHARS).optional(),
 });
+
+/**
+ * The summary of a tool result: its first line, at most TOOL_SUMMARY_MAX_CHARS UTF-16 units; a cut
+ * line ends with "…" and never splits a surrogate pair.
+ */
+export function toolResultSummary(resultText: string): string {
+  const firstLine = resultText.split(/\r\n|\r|\n/, 1)[0]!;
+  if (firstLine.length <= TOOL_SUMMARY_MAX_CHARS) return firstLine;
+  let end = TOOL_SUMMARY_MAX_CHARS - 1;
+  const last = firstLine.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${firstLine.slice(0, end)}…`;
+}
 
 /** The policy refused a call; it was never executed. `reason` is a stable code such as `write_not_allowed`. */
 export const ToolCallDenied = z.strictObject({
@@ -142,3 +163,35 @@ export const AgentEvent = z.discriminatedUnion("type", [
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type EventType = AgentEvent["type"];
 export const EVENT_TYPES: readonly EventType[] = AgentEvent.options.map((o) => o.shape.type.value);
+
+/** The event's position in the session log (messages and events share it): the SSE id to resume from. */
+const seqField = { seq: z.number().int().positive() };
+
+/**
+ * An event as clients receive it (SSE `data`, the `/events` export): the stored event with its `seq`
+ * first. Stored records never carry it; it is added on the way out. One variant per AgentEvent type,
+ * in the same order (test/api/openapi.test.ts checks it).
+ */
+export const SeqAgentEvent = z.discriminatedUnion("type", [
+  z.strictObject({ ...seqField, ...AgentStarted.shape }),
+  z.strictObject({ ...seqField, ...UserMessageAppended.shape }),
+  z.strictObject({ ...seqField, ...AssistantDelta.shape }),
+  z.strictObject({ ...seqField, ...AssistantCompleted.shape }),
+  z.strictObject({ ...seqField, ...ToolCallStarted.shape }),
+  z.strictObject({ ...seqField, ...ToolCallFinished.shape }),
+  z.strictObject({ ...seqField, ...ToolCallDenied.shape }),
+  z.strictObject({ ...seqField, ...AgentError.shape }),
+  z.strictObject({ ...seqField, ...AgentCompleted.shape }),
+  z.strictObject({ ...seqField, ...BriefInjected.shape }),
+  z.strictObject({ ...seqField, ...MessageQueued.shape }),
+  z.strictObject({ ...seqField, ...QueueUpdated.shape }),
+  z.strictObject({ ...seqField, ...QueuedMessageWithdrawn.shape }),
+  z.strictObject({ ...seqField, ...ModelRetry.shape }),
+]);
+export type SeqAgentEvent = z.infer<typeof SeqAgentEvent>;
+
+/** The JSON text of an event with its seq, as clients receive it: `{"seq":N,...}`. */
+export function eventJsonWithSeq(seq: number, storedJson: string): string {
+  if (!Number.isSafeInteger(seq) || seq < 1 || !storedJson.startsWith("{")) throw new Error("not a stored event line");
+  return storedJson === "{}" ? `{"seq":${seq}}` : `{"seq":${seq},${storedJson.slice(1)}`;
+}

@@ -14,6 +14,18 @@ export const MAX_JSON_BODY_BYTES = 256 * KiB;
 export const MAX_PROMPT_CHARS = 100_000;
 /** Longest session title, in characters. */
 export const MAX_TITLE_CHARS = 200;
+/** Sessions per page of `GET /api/sessions`: the default and the most a client may ask for. */
+export const DEFAULT_SESSION_PAGE = 50;
+export const MAX_SESSION_PAGE = 200;
+/** An imported conversation (`POST /api/sessions/import`): bytes of JSONL and messages. */
+export const MAX_IMPORT_BYTES = 16 * MiB;
+export const MAX_IMPORT_MESSAGES = 10_000;
+/** How long a stream token lives: the default, and the range a client may ask for, in seconds. */
+export const DEFAULT_STREAM_TOKEN_TTL_SECONDS = 5 * 60;
+export const MIN_STREAM_TOKEN_TTL_SECONDS = 10;
+export const MAX_STREAM_TOKEN_TTL_SECONDS = 60 * 60;
+/** A `tool_call_finished` summary: the result's first line, cut to this many characters. */
+export const TOOL_SUMMARY_MAX_CHARS = 200;
 
 // Runs
 export const DEFAULT_MAX_TURNS = 6;
@@ -59,9 +71,6 @@ export const MAX_COMPRESSION_RATIO = 100;
 export const MAX_PATH_CHARS = 4096;
 /** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
 export const MAX_QUEUED_MESSAGES = 100;
-/** Sessions per page of `GET /api/sessions`: the default and the most a client may ask for. */
-export const DEFAULT_LIST_LIMIT = 20;
-export const MAX_LIST_LIMIT = 100;
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Longest Idempotency-Key / requestId. */
@@ -92,10 +101,15 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
-  ["session list page", `\`limit\` 1-${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT})`],
   [
     "Idempotency-Key / requestId",
     `${count(MAX_IDEMPOTENCY_KEY_CHARS)} characters, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
+  ],
+  ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
+  ["imported conversation", `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages`],
+  [
+    "stream token lifetime",
+    `\`ttlSeconds\` ${MIN_STREAM_TOKEN_TTL_SECONDS}-${count(MAX_STREAM_TOKEN_TTL_SECONDS)} (default ${DEFAULT_STREAM_TOKEN_TTL_SECONDS})`,
   ],
   [
     "run options",

@@ -8,6 +8,7 @@ import {
   type RunErrorCode,
   type StopReason,
   type ToolCall,
+  toolResultSummary,
   type Usage,
 } from "../domain";
 import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
@@ -257,14 +258,23 @@ class AgentRun {
     const action = this.tracer.toolCalled(turn, call, this.tools?.plannedPaths?.(call) ?? { reads: [], writes: [] });
     const execution = await this.execute(call, invalid);
     this.tracer.toolFinished(turn, action, execution);
+    // The result's id is taken first, so tool_call_finished can name the message that follows it.
+    const resultId = this.ctx.ids.next("message");
     if (execution.outcome === "denied") {
       if (execution.reason === "tool_budget_exhausted") this.toolBudgetLeft = false;
       this.event({ type: "tool_call_denied", callId: call.id, tool: call.name, reason: execution.reason });
     } else {
-      this.event({ type: "tool_call_finished", callId: call.id, tool: call.name, error: execution.error });
+      this.event({
+        type: "tool_call_finished",
+        callId: call.id,
+        tool: call.name,
+        error: execution.error,
+        messageId: resultId,
+        summary: toolResultSummary(execution.text),
+      });
     }
     const error = execution.outcome === "denied" || execution.error;
-    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: execution.text, error });
+    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: execution.text, error }, resultId);
   }
 
   private async execute(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<ToolExecution> {
@@ -337,9 +347,9 @@ class AgentRun {
     this.event({ type: "assistant_completed", messageId: id, stopReason: body.stopReason });
   }
 
-  private message(body: MessageBody, id?: string): AgentMessage {
+  private message(body: MessageBody, id = this.ctx.ids.next("message")): AgentMessage {
     const message = {
-      id: id ?? this.ctx.ids.next("message"),
+      id,
       sessionId: this.ctx.sessionId,
       parentId: this.lastMessageId(),
       createdAt: nowIso(this.ctx.clock),

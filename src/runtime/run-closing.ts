@@ -1,4 +1,12 @@
-import { type AgentEvent, type AgentMessage, type IdGenerator, nowIso, type RunErrorCode, type ToolCall } from "../domain";
+import {
+  type AgentEvent,
+  type AgentMessage,
+  type IdGenerator,
+  nowIso,
+  type RunErrorCode,
+  type ToolCall,
+  toolResultSummary,
+} from "../domain";
 
 /** The text of the error result given to a tool call that never finished. */
 export const INTERRUPTED_TOOL_RESULT_TEXT = "interrupted before it finished: the server restarted while this tool call was running";
@@ -75,8 +83,15 @@ export function closingRecords(input: ClosingInput): ClosingRecord[] {
     return id;
   };
   for (const call of leftovers.unanswered) {
-    if (leftovers.started.has(call.id)) event({ type: "tool_call_finished", callId: call.id, tool: call.name, error: true });
-    message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: INTERRUPTED_TOOL_RESULT_TEXT, error: true });
+    const resultId = input.ids.next("message");
+    if (leftovers.started.has(call.id)) {
+      const summary = toolResultSummary(INTERRUPTED_TOOL_RESULT_TEXT);
+      event({ type: "tool_call_finished", callId: call.id, tool: call.name, error: true, messageId: resultId, summary });
+    }
+    message(
+      { kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: INTERRUPTED_TOOL_RESULT_TEXT, error: true },
+      resultId,
+    );
   }
   const messageId = message({ kind: "assistant", text: leftovers.partial?.text ?? "", stopReason: "ERROR" }, leftovers.partial?.messageId);
   event({ type: "assistant_completed", messageId, stopReason: "ERROR" });

@@ -1,5 +1,5 @@
-import type { AgentEvent } from "../domain";
-import { SSE_PING, SSE_PING_INTERVAL_MS, sseFrame } from "./sse";
+import { type AgentEvent, eventJsonWithSeq } from "../domain";
+import { SSE_PING, SSE_PING_INTERVAL_MS, SSE_RETRY, sseFrame } from "./sse";
 
 export interface SeqEvent {
   seq: number;
@@ -14,7 +14,7 @@ const encoder = new TextEncoder();
 export const SSE_CHUNK_MAX_CHARS = 64 * 1024;
 
 /**
- * Fans committed events out to live SSE streams. A stream first replays the log after its
+ * Fans committed events out to live SSE streams. A stream opens with its `retry:` delay, replays the log after its
  * `Last-Event-ID`, then tails the active run, then ends. It subscribes before reading the log and
  * drops anything at or below the last seq it sent, so no event is missed or sent twice.
  */
@@ -105,6 +105,7 @@ class LiveEventStream {
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.controller = controller;
+        this.write(SSE_RETRY);
         this.ping = setInterval(() => this.write(SSE_PING), SSE_PING_INTERVAL_MS);
         void this.catchUp(replay, runActive);
       },
@@ -142,7 +143,7 @@ class LiveEventStream {
       if (event.type !== "agent_started" || event.runId !== runId) return;
       this.started = true;
     }
-    this.write(sseFrame(seq, "agent_event", JSON.stringify(event)));
+    this.write(sseFrame(seq, "agent_event", eventJsonWithSeq(seq, JSON.stringify(event))));
     if (!TERMINAL_EVENTS.has(event.type)) return;
     // A scoped stream ends at its run's terminal event, replayed or live; an unscoped one only at a
     // live terminal event (one met during replay may belong to an older run).

@@ -119,6 +119,11 @@ export class SessionLog {
     return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log`).one().seq;
   }
 
+  /** The newest seq of one stream (0 when it has none). */
+  lastSeqOf(stream: LogStream): number {
+    return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log WHERE stream = ?`, stream).one().seq;
+  }
+
   counts(): Record<LogStream, number> {
     const counts = { messages: 0, events: 0, trace: 0 };
     for (const row of this.sql.exec<{ stream: LogStream; n: number }>(`SELECT stream, COUNT(*) AS n FROM log GROUP BY stream`)) {

@@ -52,6 +52,19 @@ export class DurableSessionStore {
 
   /** Creates a session; its workspace must exist and belong to the same owner (else `workspace_not_found`). */
   async create(input: NewSession): Promise<SessionMeta> {
+    return this.createWith(input, null);
+  }
+
+  /**
+   * Creates a session holding `messages` (checked by the caller to be one conversation; `sessionId`
+   * is rewritten here). It is listed only once every message is stored, so a failed import leaves
+   * nothing a client can see.
+   */
+  async importSession(input: NewSession, messages: readonly AgentMessage[]): Promise<SessionMeta> {
+    return this.createWith(input, messages);
+  }
+
+  private async createWith(input: NewSession, messages: readonly AgentMessage[] | null): Promise<SessionMeta> {
     if (input.workspaceId) await readWorkspaceMeta(this.bindings.STORE, input.workspaceId, input.owner ?? null);
     const record: CreateSessionInput = {
       id: input.id ?? this.ids.next("session"),
@@ -62,6 +75,7 @@ export class DurableSessionStore {
       createdAt: nowIso(this.clock),
     };
     const meta = await this.createObject(record, input.id !== undefined);
+    if (messages) unwrapResult(await this.stub(record.id).appendMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
     // Listed only once it exists, so a listed session is always readable.
     await this.listInIndex(record.owner, meta);
     return meta;

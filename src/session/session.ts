@@ -4,6 +4,7 @@ import {
   AgentMessage,
   type AttributionRecord,
   ERROR_REGISTRY,
+  eventJsonWithSeq,
   failure,
   formatIssues,
   HarnessError,
@@ -28,7 +29,7 @@ import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from 
 import { JudgeRequests } from "./judge-requests";
 import { LearningLoop, projectOf } from "./learning-loop";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
-import { readLog, readLogLines } from "./log-reader";
+import { readLog, readLogLines, type SeqLine } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
@@ -205,8 +206,10 @@ export class Session {
     const first = await readable(() => batches.next());
     if (!first.ok) return first;
     const encoder = new TextEncoder();
-    const encode = (lines: { body: string }[]) => encoder.encode(lines.map((line) => `${line.body}\n`).join(""));
-    let pending: IteratorResult<{ body: string }[]> | null = first.value;
+    // Events go out with their seq (`{"seq":N,...}`), so a client that loaded them knows where to resume.
+    const line = stream === "events" ? (l: SeqLine) => eventJsonWithSeq(l.seq, l.body) : (l: SeqLine) => l.body;
+    const encode = (lines: SeqLine[]) => encoder.encode(lines.map((l) => `${line(l)}\n`).join(""));
+    let pending: IteratorResult<SeqLine[]> | null = first.value;
     return ok(
       new ReadableStream<Uint8Array>({
         async pull(controller) {
@@ -342,6 +345,8 @@ export class Session {
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
       const after = Number(url.searchParams.get("after") ?? "0");
       const runId = url.searchParams.get("runId");
+      // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
+      if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
       if (runId === null) return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
       // A follow-up not started yet: skip the runs before it, as its first stream did.
       const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? after : null };

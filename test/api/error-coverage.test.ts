@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
+import { issueStreamToken } from "../../src/api/stream-tokens";
 import { API_ERROR_CODES, type ApiErrorCode, httpStatus } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { gzip, tarOf, text, zip } from "../workspace/archives";
@@ -22,8 +23,11 @@ async function expectCoded(res: Response, code: ApiErrorCode) {
   });
   const parsed = JSON.parse(body) as { error: Record<string, unknown> };
   expect(Object.keys(parsed)).toEqual(["error"]);
-  expect(Object.keys(parsed.error)).toEqual(["code", "message"]);
+  expect(Object.keys(parsed.error)).toEqual(["code", "message", "requestId"]);
   expect(typeof parsed.error.message === "string" && parsed.error.message.length > 0).toBe(true);
+  // The body names the request, as the x-request-id header does.
+  expect(parsed.error.requestId).toBe(res.headers.get("x-request-id"));
+  expect(parsed.error.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 }
 
 async function workspace() {
@@ -152,6 +156,29 @@ describe("every route answers its failures with a coded JSON error, never a bare
     await expectCoded(
       await createApp().fetch(new Request("http://harness/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "nocolon" }),
       "auth_misconfigured",
+    );
+  });
+
+  it("listing, import, CORS and stream tokens", async () => {
+    await expectCoded(await api("/api/sessions?limit=0"), "invalid_query");
+    await expectCoded(await api("/api/sessions?cursor=x"), "invalid_cursor");
+    await expectCoded(
+      await api("/api/sessions/import", { method: "POST", body: "{}\n", headers: { "content-type": "application/x-ndjson" } }),
+      "import_invalid",
+    );
+    await expectCoded(
+      await createApp().fetch(new Request("http://harness/healthz"), { ...env, CORS_ORIGINS: "nope" }),
+      "cors_misconfigured",
+    );
+    const sid = await session();
+    await expectCoded(await api(`/api/sessions/${sid}/stream-token`, { method: "POST" }), "stream_token_unconfigured");
+    const authed = { ...env, AUTH_TOKENS: "acme:tok-1", STREAM_TOKEN_SECRET: "s".repeat(32) };
+    const withToken = (token: string) =>
+      createApp().fetch(new Request(`http://harness/api/sessions/${sid}/events/stream?token=${token}`), authed);
+    await expectCoded(await withToken("v1.x.y"), "stream_token_invalid");
+    await expectCoded(
+      await withToken(await issueStreamToken("s".repeat(32), { tenant: "acme", sessionId: sid, expiresAt: 1 })),
+      "stream_token_expired",
     );
   });
 

@@ -107,7 +107,9 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     ]);
     // SSE ids are the log seqs of exactly these events.
     expect(frames.map((f) => f.id)).toEqual((await eventsWithSeq(sessionId)).map((e) => e.seq));
-    expect(frames.map((f) => f.data)).toEqual((await eventsWithSeq(sessionId)).map((e) => e.event));
+    // ...and each frame's data is the stored event with its seq first.
+    expect(frames.map((f) => f.data)).toEqual((await eventsWithSeq(sessionId)).map((e) => ({ seq: e.seq, ...e.event })));
+    expect(frames.map((f) => Object.keys(f.data)[0])).toEqual(frames.map(() => "seq"));
 
     const messages = await store.loadMessages(sessionId);
     expect(messages.map((m) => m.kind)).toEqual(["user", "assistant"]);
@@ -226,11 +228,11 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     const { sessionId } = await sessionWithModel([]);
     const code = async (body: unknown) =>
       ((await (await prompt(sessionId, body)).json()) as { error: { code: string; message: string } }).error;
-    expect(await code({ text: "   " })).toEqual({ code: "invalid_body", message: "invalid request body: text: must not be blank" });
+    expect(await code({ text: "   " })).toMatchObject({ code: "invalid_body", message: "invalid request body: text: must not be blank" });
     expect((await code({ text: "x", maxTurns: 0 })).message).toMatch(/^invalid request body: maxTurns: /);
     expect((await code({ text: "x", timeoutMs: 10_000_000 })).message).toMatch(/^invalid request body: timeoutMs: /);
     expect((await code({ text: "x", allowWrite: "yes" })).message).toMatch(/^invalid request body: allowWrite: /);
-    expect(await code({ text: "x", sudo: true })).toEqual({
+    expect(await code({ text: "x", sudo: true })).toMatchObject({
       code: "invalid_body",
       message: 'invalid request body: Unrecognized key: "sudo"',
     });
@@ -281,7 +283,7 @@ describe("busy, abort, disconnect and resume", () => {
     expect(resumed.ended).toBe(true);
     const all = await eventsWithSeq(sessionId);
     expect(resumed.frames.map((f) => f.id)).toEqual(all.filter((e) => e.seq > lastId).map((e) => e.seq));
-    expect([...seen.frames, ...resumed.frames].map((f) => f.data)).toEqual(all.map((e) => e.event));
+    expect([...seen.frames, ...resumed.frames].map((f) => f.data)).toEqual(all.map((e) => ({ seq: e.seq, ...e.event })));
     expect(types(resumed.frames).at(-1)).toBe("agent_completed");
     const messages = await store.loadMessages(sessionId);
     expect(messages.map((m) => [m.kind, m.kind === "assistant" ? m.text : ""])).toEqual([
@@ -318,5 +320,22 @@ describe("busy, abort, disconnect and resume", () => {
     const bad = await api(`/api/sessions/${sessionId}/events/stream`, { headers: { "last-event-id": "-1" } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("invalid_last_event_id");
+  });
+
+  it("a stream opens with a retry: field; 204 once the run has ended and nothing is after Last-Event-ID", async () => {
+    const { sessionId } = await sessionWithModel([textAnswer("done")]);
+    const res = await prompt(sessionId, { text: "go" });
+    expect((await res.clone().text()).startsWith("retry: 2000\n\n")).toBe(true);
+    await readSse(res);
+    const last = (await eventsWithSeq(sessionId)).at(-1)!.seq;
+    const caughtUp = await api(`/api/sessions/${sessionId}/events/stream`, { headers: { "last-event-id": String(last) } });
+    expect(caughtUp.status).toBe(204);
+    expect(await caughtUp.text()).toBe("");
+    expect(caughtUp.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // The final assistant message takes a seq after the last event; resuming from it is also caught up.
+    expect((await api(`/api/sessions/${sessionId}/events/stream?after=${last + 5}`)).status).toBe(204);
+    // A session that never ran has nothing to send either.
+    const { sessionId: idle } = await sessionWithModel([]);
+    expect((await api(`/api/sessions/${idle}/events/stream`)).status).toBe(204);
   });
 });

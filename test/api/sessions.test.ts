@@ -17,11 +17,12 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
 
 async function expectError(res: Response, status: number, code: string) {
   expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: { code: string; message: string } };
+  const body = (await res.json()) as { error: { code: string; message: string; requestId: string } };
   expect(Object.keys(body)).toEqual(["error"]);
-  expect(Object.keys(body.error)).toEqual(["code", "message"]);
+  expect(Object.keys(body.error)).toEqual(["code", "message", "requestId"]);
   expect(body.error.code).toBe(code);
   expect(body.error.message.length).toBeGreaterThan(0);
+  expect(body.error.requestId).toBe(res.headers.get("x-request-id"));
   return body.error.message;
 }
 
@@ -111,7 +112,8 @@ describe("GET /api/sessions/:id and its logs", () => {
     expect(messages.status).toBe(200);
     expect(messages.headers.get("content-type")).toBe("application/x-ndjson; charset=utf-8");
     expect(await messages.text()).toBe(encodeJsonl([...m, userMessage(sessionId, "m_3")]));
-    expect(await (await api(`/api/sessions/${sessionId}/events`)).text()).toBe(encodeJsonl(e));
+    // Events go out with their seq first (m_1 and m_2 took seqs 1 and 2).
+    expect(await (await api(`/api/sessions/${sessionId}/events`)).text()).toBe(`{"seq":3,${encodeJsonl(e).slice(1)}`);
   });
 
   it("400 for a malformed id, 404 for an unknown one", async () => {

@@ -51,6 +51,7 @@ describe("text fidelity", () => {
       error: {
         code: "invalid_text",
         message: "title: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode",
+        requestId: res.headers.get("x-request-id"),
       },
     });
     const { sessionId } = (await (await post("/api/sessions", "{}")).json()) as { sessionId: string };

@@ -11,3 +11,8 @@ export function userMessage(sessionId: string, id: string, text = `text of ${id}
 export function deltaEvent(sessionId: string, eventId: string, text: string): AgentEvent {
   return { type: "assistant_delta", eventId, sessionId, createdAt: T0, messageId: "m_x", text };
 }
+
+/** Events as the `/events` export writes them: one JSONL line each, its seq first. */
+export function eventsJsonl(items: readonly { seq: number; event: AgentEvent }[]): string {
+  return items.map(({ seq, event }) => `${JSON.stringify({ seq, ...event })}\n`).join("");
+}

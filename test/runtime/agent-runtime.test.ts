@@ -27,6 +27,16 @@ const run = (text: string, ctx: RunContext, options: Partial<AgentRunOptions> = 
   runAgent(text, { ...safeRunOptions(), ...options }, ctx);
 
 describe("AgentRuntime", () => {
+  it("tool_call_finished names its tool_result message and carries the result's first line", async () => {
+    const tools = new FakeToolRunner(() => ({ outcome: "finished", text: `line one\nline two`, error: false }));
+    const { log, ctx } = setup([{ toolCalls: [{ id: "call_A", name: "read", arguments: { path: "a" } }] }, { text: "done" }], { tools });
+    await run("go", ctx);
+    const finished = log.events.find((e) => e.type === "tool_call_finished");
+    const result = log.messages.find((m) => m.kind === "tool_result");
+    expect(finished).toMatchObject({ callId: "call_A", tool: "read", error: false, messageId: result!.id, summary: "line one" });
+    expect(result).toMatchObject({ toolCallId: "call_A", resultText: "line one\nline two" });
+  });
+
   it("a plain answer: events in order, user and assistant messages linked", async () => {
     const { log, ctx } = setup([{ text: ["Hel", "lo"], usage: { inputTokens: 7, outputTokens: 2, totalTokens: 9 } }]);
     expect(await run("hi", ctx)).toEqual({ stopReason: "STOP" });

@@ -7,7 +7,7 @@ import { encodeJsonl } from "../../src/session/jsonl";
 import type { SessionRpc } from "../../src/session/session-api";
 import { MAX_RECORD_BYTES, ROW_PART_CHARS } from "../../src/session/session-log";
 import { DurableSessionStore } from "../../src/session/session-store";
-import { deltaEvent, userMessage } from "../helpers/records";
+import { deltaEvent, eventsJsonl, userMessage } from "../helpers/records";
 import { type SessionDO, useSessionDeps } from "../helpers/test-worker";
 
 let n = 0;
@@ -29,14 +29,13 @@ async function exported(stub: DurableObjectStub<SessionRpc>, stream: "messages" 
 /** Writes some of a session's history: messages and events interleaved. */
 async function seed(s: DurableSessionStore, id: string, from: number, count: number) {
   const messages: AgentMessage[] = [];
-  const events: AgentEvent[] = [];
+  const events: { seq: number; event: AgentEvent }[] = [];
   for (let i = from; i < from + count; i++) {
     const m = userMessage(id, `m_${i}`);
     const e = deltaEvent(id, `e_${i}`, `delta ${i}`);
     await s.appendMessage(id, m);
-    await s.appendEvent(id, e);
+    events.push({ seq: await s.appendEvent(id, e), event: e });
     messages.push(m);
-    events.push(e);
   }
   return { messages, events };
 }
@@ -83,7 +82,7 @@ describe("flushing the log to R2", () => {
       flushedSeq: 10,
       streams: {
         messages: { segments: 2, records: 5, bytes: encodeJsonl([...first.messages, ...second.messages]).length },
-        events: { segments: 2, records: 5, bytes: encodeJsonl([...first.events, ...second.events]).length },
+        events: { segments: 2, records: 5, bytes: encodeJsonl([...first.events, ...second.events].map((e) => e.event)).length },
         trace: { segments: 0, records: 0, bytes: 0 },
       },
     });
@@ -113,7 +112,7 @@ describe("flushing the log to R2", () => {
     expect(await keys(`sessions/${id}/events/`)).toEqual([]);
     expect(await keys(`sessions/${id}/messages/`)).toEqual([`sessions/${id}/messages/000000000001.jsonl`]);
     // Still complete: the rows were not marked flushed, so they are read from SQLite.
-    expect(await exported(stub, "events")).toBe(encodeJsonl(first.events));
+    expect(await exported(stub, "events")).toBe(eventsJsonl(first.events));
     const more = await seed(s, id, 5, 2);
 
     useSessionDeps(id, { bucket: env.STORE });
@@ -125,7 +124,7 @@ describe("flushing the log to R2", () => {
       `sessions/${id}/messages/000000000009.jsonl`,
     ]);
     expect(await exported(stub, "messages")).toBe(encodeJsonl([...first.messages, ...more.messages]));
-    expect(await exported(stub, "events")).toBe(encodeJsonl([...first.events, ...more.events]));
+    expect(await exported(stub, "events")).toBe(eventsJsonl([...first.events, ...more.events]));
   });
 
   it("the alarm flushes what a run left behind", async () => {

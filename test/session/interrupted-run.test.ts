@@ -95,6 +95,7 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       ["assistant_completed", "m_3"],
       ["agent_error", "run_interrupted"],
     ]);
+    expect((await store.loadEvents(id))[4]).toMatchObject({ messageId: "m_1", summary: INTERRUPTED_TOOL_RESULT_TEXT, error: true });
 
     // The next prompt sends a history every provider accepts: each call answered once, right after it.
     const requests: { messages: { role: string; tool_call_id?: string; tool_calls?: { id: string }[]; content: unknown }[] }[] = [];

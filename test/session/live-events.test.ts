@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "../../src/domain";
 import { EventHub, SSE_CHUNK_MAX_CHARS } from "../../src/session/live-events";
-import { SSE_PING, sseFrame } from "../../src/session/sse";
+import { SSE_PING, SSE_RETRY, sseFrame } from "../../src/session/sse";
 import { deltaEvent } from "../helpers/records";
 
 const done: AgentEvent = {
@@ -12,6 +12,9 @@ const done: AgentEvent = {
   runId: "r_1",
   stopReason: "STOP",
 };
+
+/** The frame of an event as streams send it: its seq as the id and first in the data. */
+const frame = (seq: number, event: AgentEvent) => sseFrame(seq, "agent_event", JSON.stringify({ seq, ...event }));
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();
@@ -40,7 +43,7 @@ describe("EventHub", () => {
       async () => [{ seq: 2, event: deltaEvent("s_1", "e_2", "b") }],
       () => false,
     );
-    expect(await readAll(stream)).toBe(sseFrame(2, "agent_event", JSON.stringify(deltaEvent("s_1", "e_2", "b"))));
+    expect(await readAll(stream)).toBe(SSE_RETRY + frame(2, deltaEvent("s_1", "e_2", "b")));
     expect(hub.size).toBe(0);
   });
 
@@ -65,11 +68,7 @@ describe("EventHub", () => {
     hub.publish({ seq: 3, event: e3 });
     hub.publish({ seq: 4, event: done });
     release();
-    expect(await readAll(stream)).toBe(
-      sseFrame(2, "agent_event", JSON.stringify(e2)) +
-        sseFrame(3, "agent_event", JSON.stringify(e3)) +
-        sseFrame(4, "agent_event", JSON.stringify(done)),
-    );
+    expect(await readAll(stream)).toBe(SSE_RETRY + frame(2, e2) + frame(3, e3) + frame(4, done));
     expect(hub.size).toBe(0);
   });
 
@@ -83,12 +82,14 @@ describe("EventHub", () => {
         () => true,
       )
       .getReader();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_RETRY);
     await vi.advanceTimersByTimeAsync(15_000);
     await vi.advanceTimersByTimeAsync(1); // the chunk leaves in the next timer task
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_PING);
     hub.publish({ seq: 1, event: done });
     await vi.advanceTimersByTimeAsync(1);
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe(sseFrame(1, "agent_event", JSON.stringify(done)));
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(frame(1, done));
     expect((await reader.read()).done).toBe(true);
   });
 
@@ -102,12 +103,11 @@ describe("EventHub", () => {
       )
       .getReader();
     await new Promise((r) => setTimeout(r, 0)); // the replay has been sent; the stream is live
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_RETRY);
     const burst = Array.from({ length: 50 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i + 1}`, "x") }));
     for (const item of burst) hub.publish(item);
     hub.publish({ seq: 51, event: done });
-    const expected =
-      burst.map(({ seq, event }) => sseFrame(seq, "agent_event", JSON.stringify(event))).join("") +
-      sseFrame(51, "agent_event", JSON.stringify(done));
+    const expected = burst.map(({ seq, event }) => frame(seq, event)).join("") + frame(51, done);
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value)).toBe(expected);
     expect((await reader.read()).done).toBe(true);
@@ -123,6 +123,7 @@ describe("EventHub", () => {
       )
       .getReader();
     await new Promise((r) => setTimeout(r, 0));
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_RETRY);
     const big = "y".repeat(10_000);
     for (let i = 1; i <= 20; i++) hub.publish({ seq: i, event: deltaEvent("s_1", `e_${i}`, big) });
     hub.publish({ seq: 21, event: done });

@@ -8,16 +8,21 @@ import { httpStatus } from "../../src/domain";
 import { archiveBomb, archiveInvalid, archiveTooLarge, archiveTooManyFiles, archiveUnsupported } from "../../src/workspace/archive-errors";
 import { gzip, keysUnder, tarOf, text, zip } from "./archives";
 
+const REQUEST_ID = "req-test";
+/** The error body the routes answer with, for this test's request id. */
+const errorOf = (code: Parameters<typeof errorBody>[0], message: string) => errorBody(code, message, REQUEST_ID);
+
 /** The routes mounted like the app does, with the tenant taken from an `x-tenant` test header. */
 function app() {
   const root = new Hono<AppBindings>();
   root.use("*", async (c, next) => {
     c.set("tenant", c.req.header("x-tenant") ?? null);
+    c.set("requestId", REQUEST_ID);
     await next();
   });
   root.route("/api/workspaces", workspaceRoutes);
   root.onError((err, c) => {
-    const { status, body } = errorResponse(err);
+    const { status, body } = errorResponse(err, REQUEST_ID);
     return c.json(body, status);
   });
   return root;
@@ -63,7 +68,7 @@ describe("workspace routes", () => {
     const created = (await (await upload(await tarOf({ "a.txt": "a" }))).json()) as { workspaceId: string };
     const other = await app().request(`/api/workspaces/${created.workspaceId}`, { headers: { "x-tenant": "mallory" } }, env);
     expect(other.status).toBe(404);
-    expect(await other.json()).toEqual(errorBody("workspace_not_found", `workspace ${created.workspaceId} does not exist`));
+    expect(await other.json()).toEqual(errorOf("workspace_not_found", `workspace ${created.workspaceId} does not exist`));
     const otherFile = await app().request(
       `/api/workspaces/${created.workspaceId}/files/a.txt`,
       { headers: { "x-tenant": "mallory" } },
@@ -71,11 +76,11 @@ describe("workspace routes", () => {
     );
     expect(otherFile.status).toBe(404);
     const unknown = await app().request("/api/workspaces/w_unknown", { headers: { "x-tenant": "alice" } }, env);
-    expect(await unknown.json()).toEqual(errorBody("workspace_not_found", "workspace w_unknown does not exist"));
+    expect(await unknown.json()).toEqual(errorOf("workspace_not_found", "workspace w_unknown does not exist"));
     const malformed = await app().request("/api/workspaces/s_123", {}, env);
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toEqual(
-      errorBody("invalid_workspace_id", 'workspace id "s_123" is not of the form w_<letters, digits, _ or ->'),
+      errorOf("invalid_workspace_id", 'workspace id "s_123" is not of the form w_<letters, digits, _ or ->'),
     );
   });
 
@@ -84,16 +89,16 @@ describe("workspace routes", () => {
     const get = (path: string) =>
       app().request(`/api/workspaces/${created.workspaceId}/files/${path}`, { headers: { "x-tenant": "alice" } }, env);
     const missing = await get("nope.txt");
-    expect([missing.status, await missing.json()]).toEqual([404, errorBody("not_found", "no file at 'nope.txt'")]);
+    expect([missing.status, await missing.json()]).toEqual([404, errorOf("not_found", "no file at 'nope.txt'")]);
     const dir = await get("dir");
-    expect([dir.status, await dir.json()]).toEqual([400, errorBody("is_directory", "'dir' is a directory")]);
+    expect([dir.status, await dir.json()]).toEqual([400, errorOf("is_directory", "'dir' is a directory")]);
     const escaped = await get("dir/%2e%2e%2f%2e%2e%2fetc%2fpasswd");
     expect(escaped.status).toBe(400);
     expect(((await escaped.json()) as { error: { code: string } }).error.code).toBe("path_escape");
     const long = await get("d".repeat(5000));
     expect([long.status, await long.json()]).toEqual([
       400,
-      errorBody("path_too_long", `path "${"d".repeat(200)}" is 5000 characters long; the limit is 4096`),
+      errorOf("path_too_long", `path "${"d".repeat(200)}" is 5000 characters long; the limit is 4096`),
     ]);
   });
 
@@ -106,10 +111,7 @@ describe("workspace routes", () => {
     const bad = await upload(text("not an archive at all"), { "content-type": "text/plain" });
     expect(bad.status).toBe(415);
     expect(await bad.json()).toEqual(
-      errorBody(
-        "archive_unsupported",
-        'the body is not a tar, tar.gz or zip archive (Content-Type "text/plain", unrecognised magic bytes)',
-      ),
+      errorOf("archive_unsupported", 'the body is not a tar, tar.gz or zip archive (Content-Type "text/plain", unrecognised magic bytes)'),
     );
     const corrupt = await upload(text("PK\u0003\u0004 truncated zip"), { "content-type": "application/zip" });
     expect(corrupt.status).toBe(400);
@@ -124,7 +126,7 @@ describe("workspace routes", () => {
       env,
     );
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual(errorBody("archive_too_large", "the archive is larger than 104857600 bytes"));
+    expect(await res.json()).toEqual(errorOf("archive_too_large", "the archive is larger than 104857600 bytes"));
   });
 
   it("maps every archive refusal to its HTTP status with the same code and message", () => {

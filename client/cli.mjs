@@ -1,0 +1,282 @@
+// The pi-harness terminal client: `run` (pack, upload, open a session, stream the run), `sessions`,
+// `show <id>`, `changes <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage.
+import { parseArgs } from "node:util";
+import { ApiError, HarnessApi } from "./api.mjs";
+import { followRun } from "./event-stream.mjs";
+import { packWorkspace } from "./pack.mjs";
+import { oneLine, paint, RunProgress } from "./progress.mjs";
+
+export const DEFAULT_URL = "http://localhost:8787";
+
+export const USAGE = `Usage: pi-harness <command> [options]
+
+Commands:
+  run [--workspace DIR | --session ID] "PROMPT"   run the agent and stream its progress
+  sessions [--limit N] [--cursor C]                list your sessions, newest first
+  show ID                                          a session's conversation
+  changes ID                                       a session's changes as a diff (pipe to git apply)
+
+Options:
+  --url URL              the harness (env PI_HARNESS_URL, default ${DEFAULT_URL})
+  --token TOKEN          a bearer token of AUTH_TOKENS (env PI_HARNESS_TOKEN)
+  --model NAME           another model, or replay:<sessionId>
+  --allow-write          let the agent write and edit files
+  --allow-bash           let the agent run bash (a simulated shell)
+  --workspace DIR        pack DIR like git would (.gitignore honoured; .git/, node_modules/ and .env* left out)
+  --include-env          pack .env* files too
+  --include-node-modules pack node_modules/ too
+  --session ID           continue a session instead of opening a new one
+  --json                 raw events (run) or raw answers (sessions, show) as JSON lines
+  -h, --help             this text`;
+
+/** @typedef {{ write(text: string): unknown; isTTY?: boolean }} Output */
+/** @typedef {{ stdout: Output; stderr: Output; env: Record<string, string | undefined>; reconnectDelayMs?: number }} Io */
+
+class UsageError extends Error {}
+
+/**
+ * Runs one command line; resolves to the exit code.
+ * @param {string[]} argv the arguments after the program name
+ * @param {Io} io
+ * @returns {Promise<number>}
+ */
+export async function main(argv, io) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        url: { type: "string" },
+        token: { type: "string" },
+        model: { type: "string" },
+        "allow-write": { type: "boolean", default: false },
+        "allow-bash": { type: "boolean", default: false },
+        workspace: { type: "string" },
+        "include-env": { type: "boolean", default: false },
+        "include-node-modules": { type: "boolean", default: false },
+        session: { type: "string" },
+        json: { type: "boolean", default: false },
+        limit: { type: "string" },
+        cursor: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    io.stderr.write(`${/** @type {Error} */ (err).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === "help") {
+    (values.help || command === "help" ? io.stdout : io.stderr).write(`${USAGE}\n`);
+    return values.help || command === "help" ? 0 : 2;
+  }
+  const api = new HarnessApi(values.url ?? io.env.PI_HARNESS_URL ?? DEFAULT_URL, values.token ?? io.env.PI_HARNESS_TOKEN);
+  try {
+    switch (command) {
+      case "run":
+        return await run(api, values, rest.join(" "), io);
+      case "sessions":
+        return await sessions(api, values, io);
+      case "show":
+        return await show(api, oneId(rest), values.json, io);
+      case "changes":
+        io.stdout.write(await api.changes(oneId(rest)));
+        return 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`${err.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    if (err instanceof ApiError) {
+      io.stderr.write(`error: ${err.code}: ${err.message}${err.requestId ? ` (request ${err.requestId})` : ""}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/** @param {string[]} rest */
+function oneId(rest) {
+  if (rest.length !== 1) throw new UsageError("give exactly one session id");
+  return /** @type {string} */ (rest[0]);
+}
+
+/**
+ * @param {HarnessApi} api
+ * @param {Record<string, any>} values
+ * @param {string} text
+ * @param {Io} io
+ */
+async function run(api, values, text, io) {
+  if (text.trim() === "") throw new UsageError('give the prompt, e.g. pi-harness run --workspace . "Where is the server started?"');
+  if (values.session && values.workspace) throw new UsageError("a session keeps its workspace: give --session or --workspace, not both");
+  const color = io.stdout.isTTY === true && io.env.NO_COLOR === undefined;
+  const progress = new RunProgress({ stdout: io.stdout, stderr: io.stderr, color, spinner: io.stderr.isTTY === true && !values.json });
+  /** @param {string} line */
+  const note = (line) => (values.json ? undefined : progress.note(line));
+
+  let sessionId = values.session;
+  let hasWorkspace = false;
+  if (sessionId) {
+    hasWorkspace = (await api.session(sessionId)).workspaceId !== null;
+  } else {
+    let workspaceId;
+    if (values.workspace) {
+      const packed = await packWorkspace(values.workspace, {
+        includeEnv: values["include-env"],
+        includeNodeModules: values["include-node-modules"],
+      });
+      const skipped =
+        packed.skipped.length > 0
+          ? `, skipped ${packed.skipped.length} (${packed.skipped.map((s) => `${s.path}: ${s.reason}`).join("; ")})`
+          : "";
+      note(`packed ${packed.files.length} files (${kib(packed.bytes)} KiB, ${kib(packed.archive.byteLength)} KiB compressed)${skipped}`);
+      const uploaded = await api.uploadWorkspace(packed.archive);
+      workspaceId = uploaded.workspaceId;
+      hasWorkspace = true;
+      if (uploaded.skipped.length > 0)
+        note(`the harness skipped ${uploaded.skipped.map((/** @type {any} */ s) => `${s.path} (${s.reason})`).join(", ")}`);
+    }
+    const created = await api.createSession({ ...(workspaceId ? { workspaceId } : {}), title: oneLine(text, 80) });
+    sessionId = /** @type {string} */ (created.sessionId);
+  }
+  note(`session ${sessionId}${hasWorkspace ? "" : " (no workspace)"} · ${api.baseUrl}/#/s/${sessionId}`);
+
+  const prompt = {
+    text,
+    allowWrite: values["allow-write"],
+    allowBash: values["allow-bash"],
+    ...(values.model ? { model: values.model } : {}),
+  };
+  /** @type {Record<string, any> | null} */
+  let terminal = null;
+  let userMessageId = null;
+  try {
+    const events = followRun(api, sessionId, prompt, {
+      onReconnect: (info) => progress.reconnecting(info),
+      reconnectDelayMs: io.reconnectDelayMs,
+    });
+    for await (const event of events) {
+      if (values.json) io.stdout.write(`${JSON.stringify(event)}\n`);
+      else progress.event(event);
+      if (event.type === "user_message_appended") userMessageId = event.messageId;
+      if (event.type === "agent_completed" || event.type === "agent_error") terminal = event;
+    }
+  } finally {
+    progress.stop();
+  }
+  if (values.json) return terminal?.type === "agent_completed" ? 0 : 1;
+
+  const p = paint(color);
+  if (hasWorkspace) {
+    const diff = await api.changes(sessionId);
+    io.stdout.write(diff === "" ? `${p.dim("no changes")}\n` : `${p.bold("changes:")}\n${colorDiff(diff, p)}`);
+  }
+  const usage = runUsage(await api.messages(sessionId), userMessageId);
+  io.stdout.write(
+    `${p.dim(`tokens: ${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total (${usage.calls} model call${usage.calls === 1 ? "" : "s"})`)}\n`,
+  );
+  if (terminal === null) {
+    io.stderr.write("error: the run's stream ended without its final event\n");
+    return 1;
+  }
+  return terminal.type === "agent_completed" ? 0 : 1;
+}
+
+/**
+ * The token usage of the run that starts at `userMessageId`: its assistant messages' usage summed.
+ * @param {Record<string, any>[]} messages
+ * @param {string | null} userMessageId
+ */
+export function runUsage(messages, userMessageId) {
+  const start = messages.findIndex((m) => m.id === userMessageId);
+  const total = { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 };
+  for (const m of start < 0 ? [] : messages.slice(start + 1)) {
+    if (m.kind === "user") break;
+    if (m.kind !== "assistant" || !m.usage) continue;
+    total.inputTokens += m.usage.inputTokens;
+    total.outputTokens += m.usage.outputTokens;
+    total.totalTokens += m.usage.totalTokens;
+    total.calls++;
+  }
+  return total;
+}
+
+/**
+ * @param {HarnessApi} api
+ * @param {Record<string, any>} values
+ * @param {Io} io
+ */
+async function sessions(api, values, io) {
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError("--limit takes a whole number");
+  const page = await api.listSessions({ limit, cursor: values.cursor });
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify(page)}\n`);
+    return 0;
+  }
+  if (page.items.length === 0) io.stdout.write("no sessions\n");
+  for (const s of page.items) io.stdout.write(`${s.id}  ${s.createdAt}  ${s.title ?? ""}\n`);
+  if (page.nextCursor) io.stdout.write(`more: pi-harness sessions --cursor ${page.nextCursor}\n`);
+  return 0;
+}
+
+/**
+ * @param {HarnessApi} api
+ * @param {string} id
+ * @param {boolean} json
+ * @param {Io} io
+ */
+async function show(api, id, json, io) {
+  const info = await api.session(id);
+  const messages = await api.messages(id);
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ session: info, messages })}\n`);
+    return 0;
+  }
+  const p = paint(io.stdout.isTTY === true && io.env.NO_COLOR === undefined);
+  io.stdout.write(
+    `${p.bold(info.title ?? id)}\n${p.dim(`${id} · ${info.status} · ${info.counts.messages} messages · created ${info.createdAt}`)}\n\n`,
+  );
+  for (const m of messages) {
+    if (m.kind === "user") io.stdout.write(`${p.cyan(">")} ${m.text}\n\n`);
+    else if (m.kind === "assistant") {
+      if (m.text !== "") io.stdout.write(`${m.text}\n`);
+      for (const call of m.toolCalls ?? []) io.stdout.write(`${p.dim(`→ ${call.name} ${oneLine(call.arguments, 100)}`)}\n`);
+      if (!["STOP", "TOOL_CALLS"].includes(m.stopReason)) io.stdout.write(`${p.yellow(`(${m.stopReason})`)}\n`);
+      io.stdout.write("\n");
+    } else if (m.kind === "tool_result") {
+      const mark = m.error ? p.red("✗") : p.green("✓");
+      io.stdout.write(`${mark} ${p.bold(m.toolName)} ${p.dim(oneLine(m.resultText.split("\n")[0] ?? "", 100))}\n\n`);
+    }
+  }
+  return 0;
+}
+
+/** @param {number} bytes */
+function kib(bytes) {
+  return (bytes / 1024).toFixed(1);
+}
+
+/** @param {string} diff @param {import("./progress.mjs").Paint} p */
+function colorDiff(diff, p) {
+  return diff
+    .split("\n")
+    .map((line) =>
+      line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")
+        ? p.bold(line)
+        : line.startsWith("+")
+          ? p.green(line)
+          : line.startsWith("-")
+            ? p.red(line)
+            : line.startsWith("@@")
+              ? p.cyan(line)
+              : line,
+    )
+    .join("\n");
+}

@@ -1,0 +1,106 @@
+// Follows one run's events over SSE: the prompt's own stream first, then, whenever the connection
+// drops, GET .../events/stream with Last-Event-ID until the run's terminal event. Each event is
+// delivered once, in seq order.
+import { createParser } from "eventsource-parser";
+import { ApiError } from "./api.mjs";
+
+/** The events that end a run. */
+export const TERMINAL_EVENTS = new Set(["agent_completed", "agent_error"]);
+
+/** No bytes for this long (the server pings every 15 s) counts as a dropped connection. */
+const IDLE_TIMEOUT_MS = 45_000;
+const MAX_RECONNECTS = 20;
+
+/**
+ * @typedef {{ seq: number; type: string; [field: string]: any }} StreamedEvent
+ * @typedef {{ attempt: number; lastSeq: number; delayMs: number; reason: string }} ReconnectInfo
+ */
+
+/**
+ * Sends a prompt and yields the run's events until it ends.
+ * @param {import("./api.mjs").HarnessApi} api
+ * @param {string} sessionId
+ * @param {Record<string, unknown>} prompt the body of POST .../messages/stream
+ * @param {{ onReconnect?: (info: ReconnectInfo) => void; onRunId?: (runId: string | null) => void; reconnectDelayMs?: number }} [hooks]
+ * @returns {AsyncGenerator<StreamedEvent>}
+ */
+export async function* followRun(api, sessionId, prompt, hooks = {}) {
+  const path = `/api/sessions/${encodeURIComponent(sessionId)}`;
+  const state = { lastSeq: 0, retryMs: hooks.reconnectDelayMs ?? 2000, ended: false };
+  const first = await api.request("POST", `${path}/messages/stream`, { body: JSON.stringify(prompt), type: "application/json" });
+  hooks.onRunId?.(first.headers.get("x-run-id"));
+  let response = /** @type {Response | null} */ (first);
+  let failures = 0;
+  let reason = "";
+  for (;;) {
+    if (response) {
+      try {
+        for await (const event of readEvents(response, state, hooks.reconnectDelayMs === undefined)) {
+          failures = 0;
+          yield event;
+          if (TERMINAL_EVENTS.has(event.type)) return;
+        }
+        reason = "the stream ended before the run did";
+      } catch (err) {
+        reason = err instanceof Error ? err.message : String(err);
+      }
+    }
+    if (++failures > MAX_RECONNECTS) throw new ApiError(0, "network_error", `gave up after ${MAX_RECONNECTS} reconnects: ${reason}`);
+    hooks.onReconnect?.({ attempt: failures, lastSeq: state.lastSeq, delayMs: state.retryMs, reason });
+    await new Promise((r) => setTimeout(r, state.retryMs));
+    try {
+      response = await api.request("GET", `${path}/events/stream`, { headers: { "last-event-id": String(state.lastSeq) } });
+    } catch (err) {
+      if (err instanceof ApiError && err.status !== 0 && err.status < 500) throw err;
+      response = null;
+      reason = err instanceof Error ? err.message : String(err);
+      continue;
+    }
+    // 204: the run has ended and nothing is after lastSeq.
+    if (response.status === 204) return;
+  }
+}
+
+/**
+ * The events of one SSE response, skipping any at or below `state.lastSeq`; throws when the
+ * connection breaks or stays silent too long.
+ * @param {Response} response
+ * @param {{ lastSeq: number; retryMs: number }} state
+ * @param {boolean} takeRetry adopt the server's `retry:` delay
+ * @returns {AsyncGenerator<StreamedEvent>}
+ */
+async function* readEvents(response, state, takeRetry) {
+  if (!response.body) return;
+  /** @type {StreamedEvent[]} */
+  const queue = [];
+  const parser = createParser({
+    onEvent: (message) => {
+      const data = JSON.parse(message.data);
+      const seq = typeof data.seq === "number" ? data.seq : Number(message.id);
+      if (seq > state.lastSeq) {
+        state.lastSeq = seq;
+        queue.push({ ...data, seq });
+      }
+    },
+    onRetry: (ms) => {
+      if (takeRetry) state.retryMs = ms;
+    },
+  });
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      /** @type {ReturnType<typeof setTimeout> | undefined} */
+      let timer;
+      const idle = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no data for ${IDLE_TIMEOUT_MS / 1000} s`)), IDLE_TIMEOUT_MS);
+      });
+      const { done, value } = await Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
+      if (done) return;
+      parser.feed(decoder.decode(value, { stream: true }));
+      while (queue.length > 0) yield/** @type {StreamedEvent} */ (queue.shift());
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}

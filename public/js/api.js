@@ -1,0 +1,59 @@
+// The viewer's calls to the harness API (same origin). A bearer token, when the harness needs one,
+// is asked for once and kept in this tab's sessionStorage.
+
+const TOKEN_KEY = "pi-harness-token";
+
+/** An error answer: `{"error":{"code","message","requestId"}}`. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export const token = {
+  get: () => sessionStorage.getItem(TOKEN_KEY),
+  set: (value) => sessionStorage.setItem(TOKEN_KEY, value),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** A request with the stored token; non-2xx answers throw ApiError. */
+export async function request(method, path, { body, headers = {} } = {}) {
+  const all = { ...headers };
+  const bearer = token.get();
+  if (bearer) all.authorization = `Bearer ${bearer}`;
+  if (body !== undefined) all["content-type"] = "application/json";
+  const res = await fetch(path, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.ok) return res;
+  let error = { code: "unexpected_answer", message: `${method} ${path} answered ${res.status}` };
+  try {
+    error = (await res.json()).error ?? error;
+  } catch {
+    // not a JSON error body
+  }
+  throw new ApiError(res.status, error.code, error.message);
+}
+
+export const getJson = async (path) => (await request("GET", path)).json();
+
+/** A JSONL answer, parsed line by line. */
+export async function getJsonl(path) {
+  const text = await (await request("GET", path)).text();
+  return text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line));
+}
+
+/**
+ * The URL of a session's event stream for EventSource, which cannot send Authorization: with auth
+ * on, a short-lived stream token (`?token=`) stands in for the bearer token.
+ */
+export async function eventStreamUrl(sessionId, afterSeq) {
+  const url = `/api/sessions/${encodeURIComponent(sessionId)}/events/stream?after=${afterSeq}`;
+  if (!token.get()) return url;
+  const res = await request("POST", `/api/sessions/${encodeURIComponent(sessionId)}/stream-token`, { body: {} });
+  const { token: streamToken } = await res.json();
+  return `${url}&token=${encodeURIComponent(streamToken)}`;
+}

@@ -1,0 +1,245 @@
+// The session viewer: a list of the tenant's sessions, and one session as a live timeline with its
+// changes. Plain modules, no build step; served by the Worker from public/.
+import { ApiError, getJson, getJsonl, request, token } from "./api.js";
+import { renderLearning } from "./learning.js";
+import { LiveFeed } from "./live.js";
+import { renderDiff, Timeline } from "./timeline.js";
+
+const $ = (id) => document.getElementById(id);
+const PAGE_SIZE = 50;
+
+let feed = null;
+let timeline = null;
+let current = null; // { id, info }
+let nextCursor = null;
+
+/** Runs `work`; a 401 asks for a token and runs it again once one is given. */
+async function authed(work) {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      await askForToken(token.get() ? "That token was not accepted." : "");
+      return authed(work);
+    }
+    throw err;
+  }
+}
+
+function askForToken(problem) {
+  const form = $("auth");
+  form.hidden = false;
+  $("layout").hidden = true;
+  $("auth-error").hidden = problem === "";
+  $("auth-error").textContent = problem;
+  token.clear();
+  return new Promise((resolve) => {
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      token.set($("auth-token").value.trim());
+      $("auth-token").value = "";
+      form.hidden = true;
+      $("layout").hidden = false;
+      $("sign-out").hidden = false;
+      resolve();
+    };
+  });
+}
+
+async function loadSessions(append) {
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (append && nextCursor) query.set("cursor", nextCursor);
+  const page = await authed(() => getJson(`/api/sessions?${query}`));
+  const list = $("session-list");
+  if (!append) list.replaceChildren();
+  for (const s of page.items) {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = `#/s/${s.id}`;
+    a.dataset.sessionId = s.id;
+    a.textContent = s.title || s.id;
+    const when = document.createElement("small");
+    when.textContent = new Date(s.createdAt).toLocaleString();
+    li.append(a, when);
+    list.append(li);
+  }
+  nextCursor = page.nextCursor;
+  $("more-sessions").hidden = nextCursor === null;
+  markCurrent();
+}
+
+function markCurrent() {
+  for (const a of document.querySelectorAll("#session-list a")) a.classList.toggle("current", a.dataset.sessionId === current?.id);
+}
+
+function setConnection(state) {
+  const badge = $("connection");
+  badge.dataset.state = state;
+  badge.textContent =
+    { live: "live", connecting: "connecting…", reconnecting: "reconnecting…", idle: "", offline: "offline" }[state] ?? state;
+}
+
+async function openSession(id) {
+  feed?.stop();
+  feed = null;
+  current = { id, info: null };
+  if (!document.querySelector(`#session-list a[data-session-id="${id}"]`)) loadSessions(false).catch(() => {});
+  markCurrent();
+  $("empty").hidden = true;
+  $("session").hidden = false;
+  $("changes").hidden = true;
+  $("learning").hidden = true;
+  timeline = new Timeline($("timeline"), { describeCases: (caseIds) => describeCases(id, caseIds) });
+  const path = `/api/sessions/${encodeURIComponent(id)}`;
+  let info;
+  let messages;
+  let events;
+  try {
+    [info, messages, events] = await authed(() => Promise.all([getJson(path), getJsonl(`${path}/messages`), getJsonl(`${path}/events`)]));
+  } catch (err) {
+    $("session-title").textContent = id;
+    $("session-meta").textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+    return;
+  }
+  if (current?.id !== id) return;
+  current.info = info;
+  showInfo(info);
+  for (const m of messages) timeline.messages.set(m.id, m);
+  timeline.showUnreferenced(messages, events);
+  for (const event of events) timeline.apply(event);
+  for (const m of messages) timeline.setMessage(m);
+  await Promise.all([refreshChanges(), refreshLearning()]);
+  const view = timeline;
+  feed = new LiveFeed(id, {
+    lastSeq: events.at(-1)?.seq ?? 0,
+    eventCount: events.length,
+    onEvent: (event) => onLiveEvent(view, event),
+    onState: setConnection,
+  });
+  feed.start(info.status === "running");
+}
+
+function showInfo(info) {
+  $("session-title").textContent = info.title || info.id;
+  $("session-meta").textContent =
+    `${info.id} · ${info.status} · ${info.counts.messages} messages · ${info.workspaceId ? `workspace ${info.workspaceId}` : "no workspace"} · created ${new Date(info.createdAt).toLocaleString()}`;
+  $("session").dataset.status = info.status;
+}
+
+/** A live event: shown at once; the messages it implies are read once they are stored. */
+function onLiveEvent(view, event) {
+  if (view !== timeline) return;
+  view.apply(event);
+  if (["user_message_appended", "assistant_completed", "agent_completed", "agent_error"].includes(event.type)) scheduleRefresh(view);
+  if (event.type === "agent_completed" || event.type === "agent_error") {
+    refreshChanges();
+    refreshInfo();
+    refreshLearning();
+  }
+}
+
+let refreshTimer = null;
+function scheduleRefresh(view) {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(async () => {
+    try {
+      const messages = await authed(() => getJsonl(`/api/sessions/${encodeURIComponent(current.id)}/messages`));
+      if (view === timeline) for (const m of messages) view.setMessage(m);
+    } catch {
+      // shown on the next refresh
+    }
+  }, 100);
+}
+
+async function refreshInfo() {
+  const id = current?.id;
+  try {
+    const info = await authed(() => getJson(`/api/sessions/${encodeURIComponent(id)}`));
+    if (current?.id === id) showInfo(info);
+  } catch {
+    // keep what is shown
+  }
+}
+
+async function refreshChanges() {
+  const id = current?.id;
+  if (!current?.info?.workspaceId) return;
+  try {
+    const diff = await (await authed(() => request("GET", `/api/sessions/${encodeURIComponent(id)}/changes`))).text();
+    if (current?.id !== id) return;
+    $("changes").hidden = diff === "";
+    renderDiff($("diff"), diff);
+  } catch {
+    // keep what is shown
+  }
+}
+
+/** The session's attributions and trace (the failure-learning loop); hidden when it has none. */
+async function refreshLearning() {
+  const id = current?.id;
+  const path = `/api/sessions/${encodeURIComponent(id)}`;
+  try {
+    const [trace, { attributions }] = await authed(() => Promise.all([getJsonl(`${path}/trace`), getJson(`${path}/attributions`)]));
+    if (current?.id === id) renderLearning($("learning"), { trace, attributions });
+  } catch {
+    // a harness without the learning loop, or a read that failed: nothing to show
+  }
+}
+
+/** The prevention hints of a brief's cases, from the session's project. */
+async function describeCases(sessionId, caseIds) {
+  const info = current?.id === sessionId ? current.info : null;
+  const project = encodeURIComponent(info?.projectId ?? "p_default");
+  return Promise.all(
+    caseIds.map(async (caseId) => {
+      try {
+        const { case: found } = await getJson(`/api/projects/${project}/cases/${encodeURIComponent(caseId)}`);
+        return `${found.preventionHint} (${caseId}, seen ${found.occurrences}×)`;
+      } catch {
+        return caseId;
+      }
+    }),
+  );
+}
+
+async function sendPrompt(e) {
+  e.preventDefault();
+  const error = $("prompt-error");
+  error.hidden = true;
+  const body = { text: $("prompt-text").value, allowWrite: $("allow-write").checked, allowBash: $("allow-bash").checked };
+  try {
+    const res = await authed(() => request("POST", `/api/sessions/${encodeURIComponent(current.id)}/messages/stream`, { body }));
+    // The run does not depend on this response; the live feed shows it (and resumes if the connection drops).
+    await res.body?.cancel();
+    $("prompt-text").value = "";
+    feed?.follow();
+  } catch (err) {
+    error.hidden = false;
+    error.textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+  }
+}
+
+function route() {
+  const match = /^#\/s\/([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (match) openSession(match[1]);
+  else {
+    feed?.stop();
+    feed = null;
+    current = null;
+    $("session").hidden = true;
+    $("empty").hidden = false;
+    setConnection("idle");
+    markCurrent();
+  }
+}
+
+$("more-sessions").onclick = () => loadSessions(true);
+$("prompt").onsubmit = sendPrompt;
+$("sign-out").hidden = !token.get();
+$("sign-out").onclick = () => {
+  token.clear();
+  location.reload();
+};
+window.addEventListener("hashchange", route);
+await loadSessions(false);
+route();

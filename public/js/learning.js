@@ -1,0 +1,93 @@
+// The failure-learning side of a session: its attributions (each failure tied to the actions behind
+// it) and its trace (spans, actions, observations, verdicts), read from GET .../attributions and
+// GET .../trace. The brief a run was given is shown in the timeline (brief_injected).
+
+const el = (tag, className, text) => {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+};
+
+/** One line per trace record: what happened, in a few words. */
+function describe(record, actions) {
+  switch (record.type) {
+    case "span_start":
+      return `▸ ${record.kind} ${record.kind === "turn" ? record.turnId : record.runId}${record.retryOf ? ` (retries ${record.retryOf})` : ""}`;
+    case "span_end":
+      return `◂ ${record.kind} ${record.kind === "turn" ? record.turnId : record.runId}: ${record.status} (${record.stopReason})`;
+    case "action": {
+      const paths = [...record.reads.map((p) => `reads ${p}`), ...record.writes.map((p) => `writes ${p}`)].join(", ");
+      return `${record.actionId} ${record.actor} ${record.tool} ${record.argsSummary}${paths ? ` · ${paths}` : ""}`;
+    }
+    case "observation":
+      return `${record.status === "ok" ? "✓" : "✗"} ${record.actionId} ${actions.get(record.actionId)?.tool ?? ""}${record.code ? ` ${record.code}` : ""}: ${record.summary}`;
+    case "judge_result":
+      return `judge ${record.judgeName}${record.builtIn ? " (built in)" : ""}: ${record.result} · ${record.failureKind}${record.detail ? ` · ${record.detail}` : ""}`;
+    case "memory_read":
+      return `brief read: ${record.caseIds.join(", ")} (${record.briefChars} characters)`;
+    case "attribution":
+      return `attribution: ${record.classification} · source ${record.sourceActionIds.join(", ") || "none"} (${record.rule})${record.caseId ? ` · case ${record.caseId}` : ""}`;
+    default:
+      return `${record.type} ${JSON.stringify(record)}`;
+  }
+}
+
+/** The action an attribution blames, in words. */
+function actionText(actionId, actions) {
+  const action = actions.get(actionId);
+  return action ? `${action.tool} ${action.argsSummary}` : actionId;
+}
+
+/**
+ * Renders both panels into `section`; hides it when the session has no trace.
+ * @param {HTMLElement} section
+ * @param {{ trace: object[]; attributions: object[] }} data
+ */
+export function renderLearning(section, { trace, attributions }) {
+  const actions = new Map(trace.filter((r) => r.type === "action").map((r) => [r.actionId, r]));
+  section.hidden = trace.length === 0 && attributions.length === 0;
+
+  const list = section.querySelector("#attribution-list");
+  section.querySelector("#attributions-count").textContent = String(attributions.length);
+  list.replaceChildren(
+    ...attributions.map((a) => {
+      const li = el("li", "attribution");
+      li.dataset.classification = a.classification;
+      li.append(el("strong", "", `${a.judgeName}: ${a.failureKind}`), el("span", "badge", a.classification));
+      const facts = el("ul", "facts");
+      const fact = (label, value) => value && facts.append(el("li", "", `${label}: ${value}`));
+      fact("source", a.sourceActionIds.map((id) => actionText(id, actions)).join("; ") || "none");
+      fact("chosen by", a.rule);
+      fact("verified by", a.verifierActionId && actionText(a.verifierActionId, actions));
+      fact("artifacts", a.artifactRefs.join(", "));
+      fact("brief cases active", a.memoryReadNodeIds.join(", "));
+      fact("case", a.caseId);
+      li.append(facts);
+      return li;
+    }),
+  );
+
+  const runs = new Map();
+  for (const record of trace) {
+    if (!runs.has(record.runId)) runs.set(record.runId, []);
+    runs.get(record.runId).push(record);
+  }
+  section.querySelector("#trace-count").textContent = String(trace.length);
+  section.querySelector("#trace-list").replaceChildren(
+    ...[...runs].map(([runId, records]) => {
+      const details = el("details", "trace-run");
+      details.append(el("summary", "", `run ${runId} · ${records.length} records`));
+      const ol = el("ol", "trace-records");
+      for (const record of records) {
+        const li = el("li", `trace-${record.type}`, describe(record, actions));
+        li.dataset.traceType = record.type;
+        if ((record.type === "observation" && record.status === "error") || (record.type === "judge_result" && record.result === "fail"))
+          li.classList.add("failed");
+        ol.append(li);
+      }
+      details.append(ol);
+      return details;
+    }),
+  );
+}

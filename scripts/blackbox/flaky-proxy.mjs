@@ -1,0 +1,79 @@
+// An HTTP proxy in front of `wrangler dev` that can break event streams on purpose, to test that
+// clients resume with Last-Event-ID. Test tooling only.
+import http from "node:http";
+
+/**
+ * Forwards every request to `target`. `dropStreams()` cuts every event stream open right now (the
+ * client sees its connection reset mid-stream); `dropNextStreamAfter(n)` cuts the next event stream
+ * once it has passed `n` SSE frames with an id.
+ * @param {string} target e.g. http://127.0.0.1:8787
+ */
+export function startFlakyProxy(target) {
+  const streams = new Set();
+  let dropAfter = null;
+  let dropped = 0;
+  const server = http.createServer((req, res) => {
+    const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      const isStream = String(answer.headers["content-type"] ?? "").startsWith("text/event-stream");
+      if (!isStream) return answer.pipe(res);
+      const stream = { req, res, answer };
+      streams.add(stream);
+      const limit = dropAfter;
+      dropAfter = null;
+      let frames = 0;
+      answer.on("data", (chunk) => {
+        res.write(chunk);
+        frames += (String(chunk).match(/^id: /gm) ?? []).length;
+        if (limit !== null && frames >= limit) cut(stream);
+      });
+      answer.on("end", () => {
+        streams.delete(stream);
+        res.end();
+      });
+      answer.on("error", () => cut(stream));
+      // The client went away (a cancelled body): stop relaying; the run goes on without it.
+      res.on("close", () => {
+        if (streams.delete(stream)) answer.destroy();
+      });
+    });
+    upstream.on("error", () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  function cut(stream) {
+    if (!streams.delete(stream)) return;
+    dropped++;
+    stream.answer.destroy();
+    stream.res.socket?.destroy();
+  }
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      resolve({
+        base: `http://127.0.0.1:${port}`,
+        /** Cuts every open event stream; returns how many. */
+        dropStreams() {
+          const open = [...streams];
+          for (const s of open) cut(s);
+          return open.length;
+        },
+        /** @param {number} n */
+        dropNextStreamAfter(n) {
+          dropAfter = n;
+        },
+        get dropped() {
+          return dropped;
+        },
+        close: () =>
+          new Promise((r) => {
+            for (const s of [...streams]) cut(s);
+            server.closeAllConnections?.();
+            server.close(() => r());
+          }),
+      });
+    });
+  });
+}

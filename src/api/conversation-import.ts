@@ -1,0 +1,53 @@
+import { type AgentMessage, HarnessError, MAX_IMPORT_MESSAGES } from "../domain";
+import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
+import { illFormedText } from "./body";
+
+const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
+
+/**
+ * Reads an exported conversation (`GET /api/sessions/:id/messages`, JSONL) for import: every line a
+ * strict message record, all of one session, ids unique, each message's parent the one before it
+ * (the first has none), and every tool result answering an earlier, unanswered tool call. Returns
+ * the messages as read; the store gives them their new session id.
+ */
+export function readConversation(text: string): AgentMessage[] {
+  const messages: AgentMessage[] = [];
+  const ids = new Set<string>();
+  const openCalls = new Set<string>();
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  for (const [i, line] of lines.entries()) {
+    const n = i + 1;
+    if (messages.length >= MAX_IMPORT_MESSAGES) throw invalid(n, `a conversation holds at most ${MAX_IMPORT_MESSAGES} messages`);
+    let message: AgentMessage;
+    try {
+      message = decodeMessageLine(line, n);
+    } catch (err) {
+      if (err instanceof JsonlDecodeError) throw new HarnessError("import_invalid", err.message);
+      throw err;
+    }
+    const illFormed = illFormedText(message, "");
+    if (illFormed)
+      throw new HarnessError("invalid_text", `line ${n}: ${illFormed} contains a lone UTF-16 surrogate, which cannot be stored as UTF-8`);
+    const previous = messages[messages.length - 1];
+    if (previous && message.sessionId !== previous.sessionId)
+      throw invalid(n, `belongs to session '${message.sessionId}', the lines before to '${previous.sessionId}'`);
+    if (ids.has(message.id)) throw invalid(n, `message id '${message.id}' appears twice`);
+    const expectedParent = previous?.id ?? null;
+    if (message.parentId !== expectedParent)
+      throw invalid(
+        n,
+        `parentId must be ${expectedParent === null ? "null (the first message)" : `'${expectedParent}', the message before`}`,
+      );
+    if (message.kind === "assistant") for (const call of message.toolCalls ?? []) openCalls.add(call.id);
+    if (message.kind === "tool_result") {
+      if (!openCalls.has(message.toolCallId))
+        throw invalid(n, `tool result for '${message.toolCallId}', which no earlier message called or which was answered`);
+      openCalls.delete(message.toolCallId);
+    }
+    ids.add(message.id);
+    messages.push(message);
+  }
+  if (messages.length === 0) throw new HarnessError("import_invalid", "the conversation holds no messages");
+  return messages;
+}

@@ -1,0 +1,57 @@
+import type { MiddlewareHandler } from "hono";
+import { cors } from "hono/cors";
+import { HarnessError } from "../domain";
+import type { AppBindings } from "./context";
+
+/** Request headers a browser may send cross-origin (besides the CORS-safelisted ones). */
+export const CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key", "X-Request-Id"];
+/** Response headers a cross-origin page may read. */
+export const CORS_EXPOSE_HEADERS = ["x-run-id", "x-request-id"];
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
+
+/** Which origins may call the API: none, any (`*`), or a list. */
+export type CorsOrigins = "none" | "any" | readonly string[];
+
+/**
+ * Parses `CORS_ORIGINS`: `*`, or origins (`https://app.example.com`, `http://localhost:5173`)
+ * separated by commas. `*` is refused while auth is on (a token pasted into any page would work
+ * from every site), and so is anything that is not an origin: the API then fails closed.
+ */
+export function parseCorsOrigins(config: string | undefined, authOn: boolean): CorsOrigins {
+  const entries = (config ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
+  if (entries.length === 0) return "none";
+  if (entries.includes("*")) {
+    if (entries.length > 1) throw new HarnessError("cors_misconfigured", "CORS_ORIGINS is either * or a list of origins, not both");
+    if (authOn) throw new HarnessError("cors_misconfigured", "CORS_ORIGINS=* is only allowed while auth is off (AUTH_TOKENS unset)");
+    return "any";
+  }
+  for (const entry of entries) {
+    if (!ORIGIN.test(entry))
+      throw new HarnessError(
+        "cors_misconfigured",
+        `CORS_ORIGINS entry ${JSON.stringify(entry.slice(0, 80))} is not an origin like https://app.example.com`,
+      );
+  }
+  return entries;
+}
+
+/**
+ * CORS for the Worker's routes (hono/cors with the origins read per request): preflights are
+ * answered here, before auth, for every path; bearer tokens, not cookies, so no credentials mode.
+ */
+export function corsPolicy(): MiddlewareHandler<AppBindings> {
+  return async (c, next) => {
+    const origins = parseCorsOrigins(c.env.CORS_ORIGINS, (c.env.AUTH_TOKENS ?? "").trim() !== "");
+    const handler = cors({
+      origin: (origin) => (origins === "any" ? "*" : origins !== "none" && origins.includes(origin) ? origin : null),
+      allowMethods: ["GET", "POST", "OPTIONS"],
+      allowHeaders: CORS_ALLOW_HEADERS,
+      exposeHeaders: CORS_EXPOSE_HEADERS,
+      maxAge: 600,
+    });
+    return handler(c, next);
+  };
+}

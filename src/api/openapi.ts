@@ -1,0 +1,166 @@
+import { z } from "zod";
+import {
+  AgentMessage,
+  type ApiErrorCode,
+  DENIAL_CODES,
+  ERROR_REGISTRY,
+  type ErrorCode,
+  httpStatus,
+  ProjectId,
+  RUN_ERROR_CODES,
+  SeqAgentEvent,
+  SessionId,
+  WorkspaceId,
+} from "../domain";
+import { API_ROUTES, COMMON_API_ERRORS, type Content, type RouteDoc } from "./route-docs";
+import { ErrorResponse } from "./schemas";
+
+/**
+ * The OpenAPI 3.1 document of the API (`GET /openapi.json`), assembled from the zod schemas the
+ * routes validate with (`z.toJSONSchema`), following the table of routes in route-docs.ts.
+ */
+
+/** `/api/sessions/:id/files/:path{.+}` -> `/api/sessions/{id}/files/{path}`. */
+export function openApiPath(honoPath: string): string {
+  return honoPath.replace(/:([A-Za-z]+)(\{[^}]*\})?/g, "{$1}");
+}
+
+type JsonSchema = Record<string, unknown>;
+
+function toSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+const PATH_PARAMS: Record<string, z.ZodType> = {
+  id: SessionId,
+  wid: WorkspaceId,
+  pid: ProjectId,
+  caseId: z.string(),
+  path: z.string(),
+  messageId: z.string(),
+};
+
+let cached: JsonSchema | null = null;
+
+/** The document (built once per isolate). */
+export function openApiDocument(): JsonSchema {
+  cached ??= buildDocument();
+  return cached;
+}
+
+function buildDocument(): JsonSchema {
+  const components: Record<string, JsonSchema> = {
+    Error: toSchema(ErrorResponse, "output"),
+    SeqAgentEvent: toSchema(SeqAgentEvent, "output"),
+    AgentMessage: toSchema(AgentMessage, "output"),
+  };
+  const ref = (name: string, schema: z.ZodType, io: "input" | "output") => {
+    components[name] ??= toSchema(schema, io);
+    return { $ref: `#/components/schemas/${name}` };
+  };
+  const content = (c: Content, io: "input" | "output") =>
+    "schema" in c
+      ? { [c.type]: { schema: ref(c.name, c.schema, io), ...(c.example !== undefined ? { example: c.example } : {}) } }
+      : {
+          [c.type]: {
+            schema: { type: "string", description: c.description },
+            ...(c.itemSchema ? { "x-item-schema": ref(c.itemSchema.name, c.itemSchema.schema, "output") } : {}),
+          },
+        };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of API_ROUTES) {
+    const path = openApiPath(route.path);
+    const params = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({
+      name,
+      in: "path",
+      required: true,
+      schema: toSchema(PATH_PARAMS[name!]!, "input"),
+    }));
+    const query = route.query
+      ? Object.entries(route.query.shape).map(([name, schema]) => ({
+          name,
+          in: "query",
+          required: false,
+          schema: toSchema(schema as z.ZodType, "input"),
+        }))
+      : [];
+    const headers = (route.headers ?? []).map(({ name, schema }) => ({
+      name,
+      in: "header",
+      required: false,
+      schema: toSchema(schema, "input"),
+    }));
+    const errors = [...(route.path.startsWith("/api/") ? COMMON_API_ERRORS : []), ...route.errors];
+    const byStatus = new Map<number, ApiErrorCode[]>();
+    for (const code of errors) byStatus.set(httpStatus(code), [...(byStatus.get(httpStatus(code)) ?? []), code]);
+    const streams = route.answer?.type === "text/event-stream";
+    const answerHeaders = { headers: streams ? { ...REQUEST_ID_HEADER, ...RUN_ID_HEADER } : REQUEST_ID_HEADER };
+    const responses: Record<string, unknown> = {
+      [route.status]: { description: "success", ...answerHeaders, ...(route.answer ? { content: content(route.answer, "output") } : {}) },
+    };
+    if (route.path.endsWith("/events/stream"))
+      responses[204] = { description: "no run is active and nothing is after Last-Event-ID", headers: REQUEST_ID_HEADER };
+    for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+      responses[status] = {
+        description: codes.map((code) => `\`${code}\`: ${ERROR_REGISTRY[code].meaning}`).join("; "),
+        headers: REQUEST_ID_HEADER,
+        "x-error-codes": codes,
+        content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      };
+    }
+    paths[path] ??= {};
+    paths[path][route.method] = {
+      operationId: operationId(route),
+      summary: route.summary,
+      ...(route.auth ? {} : { security: [] }),
+      ...(params.length + query.length + headers.length > 0 ? { parameters: [...params, ...query, ...headers] } : {}),
+      ...(route.body ? { requestBody: { required: bodyRequired(route.body), content: content(route.body, "input") } } : {}),
+      responses,
+    };
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "pi-harness",
+      version: "0.1.0",
+      description:
+        "A hosted, Pi-style coding-agent harness. Errors are {error: {code, message, requestId}}; every code is listed in x-error-codes. Messages and events share one seq, so SSE ids skip numbers.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "a token of AUTH_TOKENS; not needed when it is unset" } },
+      schemas: components,
+    },
+    "x-error-codes": Object.fromEntries(
+      (Object.keys(ERROR_REGISTRY) as ErrorCode[]).map((code) => [
+        code,
+        { status: ERROR_REGISTRY[code].status, in: ERROR_REGISTRY[code].in, meaning: ERROR_REGISTRY[code].meaning },
+      ]),
+    ),
+    "x-run-error-codes": RUN_ERROR_CODES,
+    "x-tool-denial-reasons": DENIAL_CODES,
+  };
+}
+
+/** A JSON body may be left out when `{}` is valid (an empty body counts as `{}`); other media types are required. */
+function bodyRequired(body: Content): boolean {
+  return "schema" in body ? !body.schema.safeParse({}).success : true;
+}
+
+const REQUEST_ID_HEADER = {
+  "x-request-id": { description: "names this request in error bodies and in the server's logs", schema: { type: "string" } },
+};
+const RUN_ID_HEADER = { "x-run-id": { description: "the run being streamed, when there is one", schema: { type: "string" } } };
+
+function operationId(route: RouteDoc): string {
+  const words = route.path
+    .replace(/\{[^}]*\}/g, "")
+    .split(/[/.:-]/)
+    .filter((w) => w !== "" && w !== "api");
+  return [route.method, ...words].map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join("");
+}

@@ -1,0 +1,499 @@
+import type { z } from "zod";
+import { AgentMessage, type ApiErrorCode, EVENT_TYPES, SeqAgentEvent, TraceRecord } from "../domain";
+import {
+  AbortResult,
+  ApprovalAnswer,
+  ApproveBody,
+  AttributionList,
+  CaseDetail,
+  CaseList,
+  CreateSessionBody,
+  EmptyBody,
+  EventStreamQuery,
+  ForkBody,
+  ForkCreated,
+  HealthResponse,
+  IdempotencyKey,
+  ImportQuery,
+  JudgementBody,
+  JudgementResult,
+  MemoryList,
+  PatchSessionBody,
+  PromoteBody,
+  PromotionAnswer,
+  PromptBody,
+  QuarantineList,
+  QueueWithdrawn,
+  ResumeSeq,
+  ScorecardAnswer,
+  SessionCreated,
+  SessionImported,
+  SessionInfo,
+  SessionList,
+  SessionListQuery,
+  SessionMetaAnswer,
+  StreamToken,
+  StreamTokenBody,
+  TraceImportSummary,
+  WorkspaceCreated,
+  WorkspaceInfo,
+} from "./schemas";
+
+/**
+ * What each route of the API takes, answers and can fail with: the one table the OpenAPI document
+ * (openapi.ts) is built from. The schemas are the ones the routes validate with (schemas.ts and the
+ * domain's); test/api/openapi.test.ts checks the table against the routes Hono has registered.
+ */
+
+export type Method = "get" | "post" | "patch" | "delete";
+
+/** A body or answer: a JSON schema, or another media type described in words. */
+export type Content =
+  | { type: "application/json"; schema: z.ZodType; name: string; example?: unknown }
+  | { type: string; description: string; itemSchema?: { schema: z.ZodType; name: string } };
+
+export interface RouteDoc {
+  method: Method;
+  /** The path as Hono registers it (`/api/sessions/:id`). */
+  path: string;
+  summary: string;
+  /** Needs the bearer token when AUTH_TOKENS is set. */
+  auth: boolean;
+  query?: z.ZodObject;
+  /** Request headers the route reads, besides Authorization and Content-Type. */
+  headers?: readonly { name: string; schema: z.ZodType }[];
+  body?: Content;
+  status: number;
+  answer: Content | null;
+  errors: readonly ApiErrorCode[];
+}
+
+const SESSION: readonly ApiErrorCode[] = ["invalid_session_id", "session_not_found"];
+const JSON_BODY: readonly ApiErrorCode[] = ["unsupported_media_type", "invalid_json", "invalid_body", "invalid_text", "body_too_large"];
+const KEY: readonly ApiErrorCode[] = ["invalid_idempotency_key", "idempotency_key_reused"];
+const IDEMPOTENCY_HEADER = {
+  name: "Idempotency-Key",
+  schema: IdempotencyKey.meta({ description: "the same key from the same tenant within 24 h returns the original outcome" }),
+};
+const FILE: readonly ApiErrorCode[] = ["not_found", "is_directory", "not_a_directory", "path_escape", "path_too_long", "file_too_large"];
+const JSONL = "application/x-ndjson";
+
+const json = (schema: z.ZodType, name: string, example?: unknown): Content => ({ type: "application/json", schema, name, example });
+
+const T = "2026-11-30T03:00:00.000Z";
+const SID = "s_01jd8x7k2m3n4p5q6r7s8t9v0w";
+const WID = "w_01jd8x6a1b2c3d4e5f6g7h8j9k";
+
+/** The routes of workspaces, sessions and runs, in the order the README lists them. */
+const CORE_ROUTES: readonly RouteDoc[] = [
+  {
+    method: "get",
+    path: "/healthz",
+    summary: "Liveness: answers without auth and without touching storage.",
+    auth: false,
+    status: 200,
+    answer: json(HealthResponse, "Health", { status: "ok" }),
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/openapi.json",
+    summary: "This document.",
+    auth: false,
+    status: 200,
+    answer: { type: "application/json", description: "the OpenAPI 3.1 document" },
+    errors: [],
+  },
+  {
+    method: "post",
+    path: "/api/workspaces",
+    summary: "Uploads a workspace snapshot (tar, tar.gz or zip, by Content-Type or magic bytes).",
+    auth: true,
+    body: { type: "application/gzip", description: "the archive; also application/x-tar, application/zip" },
+    status: 201,
+    answer: json(WorkspaceCreated, "WorkspaceCreated", { workspaceId: WID, files: 12, bytes: 34567, skipped: [] }),
+    errors: ["archive_invalid", "archive_unsupported", "archive_too_large", "archive_too_many_files", "archive_bomb", "path_escape"],
+  },
+  {
+    method: "get",
+    path: "/api/workspaces/:wid",
+    summary: "Describes a workspace snapshot.",
+    auth: true,
+    status: 200,
+    answer: json(WorkspaceInfo, "WorkspaceInfo", { workspaceId: WID, files: 12, bytes: 34567, createdAt: T }),
+    errors: ["invalid_workspace_id", "workspace_not_found"],
+  },
+  {
+    method: "get",
+    path: "/api/workspaces/:wid/files/:path{.+}",
+    summary: "A file of the snapshot, as uploaded.",
+    auth: true,
+    status: 200,
+    answer: { type: "application/octet-stream", description: "the file's bytes" },
+    errors: ["invalid_workspace_id", "workspace_not_found", ...FILE],
+  },
+  {
+    method: "get",
+    path: "/api/sessions",
+    summary: "The caller's sessions, newest first, a page at a time.",
+    auth: true,
+    query: SessionListQuery,
+    status: 200,
+    answer: json(SessionList, "SessionList", {
+      items: [
+        {
+          id: SID,
+          title: "fix the parser",
+          projectId: null,
+          workspaceId: WID,
+          createdAt: T,
+          updatedAt: T,
+          status: "idle",
+          counts: { messages: 4, events: 11 },
+        },
+      ],
+      nextCursor: null,
+    }),
+    errors: ["invalid_query", "invalid_cursor"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions",
+    summary: "Opens a session, optionally on a workspace.",
+    auth: true,
+    headers: [IDEMPOTENCY_HEADER],
+    body: json(CreateSessionBody, "CreateSession", { workspaceId: WID, title: "fix the parser" }),
+    status: 201,
+    answer: json(SessionCreated, "SessionCreated", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T }),
+    errors: [...JSON_BODY, ...KEY, "invalid_workspace_id", "workspace_not_found", "session_exists"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/import",
+    summary:
+      "A new session holding an exported conversation (the JSONL of GET /api/sessions/{id}/messages), e.g. to replay it with model replay:<id>.",
+    auth: true,
+    query: ImportQuery,
+    body: { type: JSONL, description: "one message per line, as exported", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
+    status: 201,
+    answer: json(SessionImported, "SessionImported", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T, messages: 8 }),
+    errors: [
+      "invalid_query",
+      "unsupported_media_type",
+      "body_too_large",
+      "import_invalid",
+      "invalid_text",
+      "workspace_not_found",
+      "invalid_record",
+      "record_too_large",
+      "session_exists",
+    ],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id",
+    summary: "Describes a session: status (idle or running) and counts.",
+    auth: true,
+    status: 200,
+    answer: json(SessionInfo, "SessionInfo", {
+      id: SID,
+      workspaceId: WID,
+      projectId: null,
+      title: "fix the parser",
+      createdAt: T,
+      updatedAt: T,
+      status: "idle",
+      counts: { messages: 4, events: 11, trace: 9 },
+      queue: { steering: [], followUp: [] },
+      forkedFrom: null,
+    }),
+    errors: SESSION,
+  },
+  {
+    method: "patch",
+    path: "/api/sessions/:id",
+    summary: "Renames a session (null clears the title).",
+    auth: true,
+    body: json(PatchSessionBody, "PatchSession", { title: "fix the parser, take 2" }),
+    status: 200,
+    answer: json(SessionMetaAnswer, "SessionMeta", {
+      id: SID,
+      workspaceId: WID,
+      projectId: null,
+      title: "fix the parser, take 2",
+      createdAt: T,
+      updatedAt: T,
+    }),
+    errors: [...SESSION, ...JSON_BODY],
+  },
+  {
+    method: "delete",
+    path: "/api/sessions/:id",
+    summary:
+      "Deletes a session: aborts its run, removes its log, workspace changes, R2 objects and listing; then every route answers 404. Repeat to finish a deletion that failed half-way.",
+    auth: true,
+    status: 204,
+    answer: null,
+    errors: SESSION,
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/fork",
+    summary:
+      "A new session with the committed messages up to and including atMessageId (default: the newest) and the workspace exactly as it was at that message; the source is untouched.",
+    auth: true,
+    headers: [IDEMPOTENCY_HEADER],
+    body: json(ForkBody, "Fork", { title: "try another way" }),
+    status: 201,
+    answer: json(ForkCreated, "ForkCreated", {
+      sessionId: "s_01jd8x7k2m3n4p5q6r7s8t9v0x",
+      workspaceId: WID,
+      projectId: null,
+      title: "try another way",
+      createdAt: T,
+      forkedFrom: { sessionId: SID, messageId: "m_01jd8x9a1b2c3d4e5f6g7h8j9k" },
+    }),
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "message_not_found", "history_unreadable", "session_exists", "record_too_large"],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/messages",
+    summary: "The session's messages as JSONL, exactly as stored.",
+    auth: true,
+    status: 200,
+    answer: { type: JSONL, description: "one message per line", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/events",
+    summary: "The session's events as JSONL, each with its seq first.",
+    auth: true,
+    status: 200,
+    answer: { type: JSONL, description: "one event per line", itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" } },
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/messages/stream",
+    summary:
+      "Sends a prompt and streams the run as Server-Sent Events until it ends; x-run-id names the run. While a run is active: 409 session_busy, or with whenBusy steer/followUp the stream of the run that will carry the message.",
+    auth: true,
+    headers: [IDEMPOTENCY_HEADER],
+    body: json(PromptBody, "Prompt", { text: "Where is the HTTP server started?", allowWrite: false, maxTurns: 6 }),
+    status: 200,
+    answer: sseAnswer(),
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "session_busy", "queue_full", "run_not_found"],
+  },
+  {
+    method: "delete",
+    path: "/api/sessions/:id/queue/:messageId",
+    summary: "Withdraws a queued (steer or followUp) message that has not been delivered yet.",
+    auth: true,
+    status: 200,
+    answer: json(QueueWithdrawn, "QueueWithdrawn", { messageId: "m_01jd8x9a1b2c3d4e5f6g7h8j9k" }),
+    errors: [...SESSION, "queued_message_not_found"],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/events/stream",
+    summary:
+      "Replays the events after Last-Event-ID (or ?after=), tails the active run, then ends; 204 when no run is active and nothing is after it. Takes ?token= (a stream token) instead of Authorization.",
+    auth: true,
+    query: EventStreamQuery,
+    headers: [{ name: "Last-Event-ID", schema: ResumeSeq }],
+    status: 200,
+    answer: sseAnswer(),
+    errors: [
+      ...SESSION,
+      "invalid_last_event_id",
+      "stream_token_invalid",
+      "stream_token_expired",
+      "stream_token_unconfigured",
+      "history_unreadable",
+    ],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/stream-token",
+    summary: "A short-lived token for ?token= on this session's event stream, for a browser EventSource (which cannot send Authorization).",
+    auth: true,
+    body: json(StreamTokenBody, "StreamTokenRequest", { ttlSeconds: 300 }),
+    status: 200,
+    answer: json(StreamToken, "StreamToken", { token: "v1.eyJ0IjoidGVhbS1hIn0.c2lnbmF0dXJl", expiresAt: T }),
+    errors: [...SESSION, ...JSON_BODY, "stream_token_unconfigured"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/abort",
+    summary: "Cancels the active run, if any.",
+    auth: true,
+    body: json(EmptyBody, "Empty", {}),
+    status: 200,
+    answer: json(AbortResult, "AbortResult", { aborted: true, runId: "r_01jd8x9a1b2c3d4e5f6g7h8j9k" }),
+    errors: [...SESSION, ...JSON_BODY],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/files/:path{.+}",
+    summary: "A workspace file as the session sees it (its overlay first).",
+    auth: true,
+    status: 200,
+    answer: { type: "application/octet-stream", description: "the file's bytes" },
+    errors: [...SESSION, "no_workspace", "workspace_not_found", ...FILE],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/changes",
+    summary: "Every change of the session as a unified diff (a/, b/) that git apply accepts on the snapshot.",
+    auth: true,
+    status: 200,
+    answer: { type: "text/x-diff", description: "the diff; empty when nothing changed" },
+    errors: [...SESSION, "no_workspace", "workspace_not_found"],
+  },
+];
+
+/** The failure-learning loop (issue 9): a session's trace, judgements and attributions; a project's cases and memory. */
+const PROJECT: readonly ApiErrorCode[] = ["invalid_project_id", "project_not_found"];
+const RID = "r_01jd8x9a1b2c3d4e5f6g7h8j9k";
+const LEARNING_ROUTES: readonly RouteDoc[] = [
+  {
+    method: "get",
+    path: "/api/sessions/:id/trace",
+    summary: "The session's trace records (spans, actions, observations, verdicts, attributions) as JSONL, in writerSeq order.",
+    auth: true,
+    status: 200,
+    answer: { type: JSONL, description: "one trace record per line", itemSchema: { schema: TraceRecord, name: "TraceRecord" } },
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/judgements",
+    summary: "An external judge's verdict on one of the session's runs; a fail is attributed at once.",
+    auth: true,
+    body: json(JudgementBody, "Judgement", {
+      runId: RID,
+      judgeName: "ci-tests",
+      result: "fail",
+      artifactRefs: ["src/server.js"],
+      detail: "test/server.test.js failed",
+    }),
+    headers: [IDEMPOTENCY_HEADER],
+    status: 201,
+    answer: json(JudgementResult, "JudgementResult"),
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "run_not_found", "action_not_found", "history_unreadable"],
+  },
+  {
+    method: "get",
+    path: "/api/sessions/:id/attributions",
+    summary: "Every attribution of the session, oldest first.",
+    auth: true,
+    status: 200,
+    answer: json(AttributionList, "AttributionList", { attributions: [] }),
+    errors: [...SESSION, "history_unreadable"],
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/cases",
+    summary: "The project's failed-turn cases.",
+    auth: true,
+    status: 200,
+    answer: json(CaseList, "CaseList", { cases: [] }),
+    errors: PROJECT,
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/cases/:caseId",
+    summary: "One case and its scorecard.",
+    auth: true,
+    status: 200,
+    answer: json(CaseDetail, "CaseDetail"),
+    errors: [...PROJECT, "case_not_found"],
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/cases/:caseId/replay",
+    summary: "Re-runs the case's failing run with the replay model against the current tools and workspace; answers its scorecard.",
+    auth: true,
+    body: json(EmptyBody, "Empty", {}),
+    status: 201,
+    answer: json(ScorecardAnswer, "ScorecardAnswer"),
+    errors: [...PROJECT, ...JSON_BODY, "case_not_found", "case_not_replayable"],
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/cases/:caseId/approve",
+    summary: "Records a human approval of the case.",
+    auth: true,
+    body: json(ApproveBody, "Approve", { approvedBy: "ana@example.com", note: "checked against the CI log" }),
+    status: 201,
+    answer: json(ApprovalAnswer, "ApprovalAnswer"),
+    errors: [...PROJECT, ...JSON_BODY, "case_not_found"],
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/memory/promote",
+    summary: "Promotes a verified case to project memory (needs write: true).",
+    auth: true,
+    body: json(PromoteBody, "Promote", { caseId: "c_5f2a9e01b3c4d6e7", write: true }),
+    status: 201,
+    answer: json(PromotionAnswer, "PromotionAnswer"),
+    errors: [
+      ...PROJECT,
+      ...JSON_BODY,
+      "case_not_found",
+      "promotion_write_flag_required",
+      "promotion_not_verified",
+      "promotion_imported_only",
+      "promotion_class_not_allowed",
+    ],
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/memory",
+    summary: "The project's promoted rules.",
+    auth: true,
+    status: 200,
+    answer: json(MemoryList, "MemoryList", { rules: [] }),
+    errors: PROJECT,
+  },
+  {
+    method: "post",
+    path: "/api/projects/:pid/traces",
+    summary: "Imports foreign traces (this project's field names or seed 003's snake_case); corrupt lines go to the quarantine.",
+    auth: true,
+    body: { type: JSONL, description: "one trace record per line" },
+    status: 201,
+    answer: json(TraceImportSummary, "TraceImportSummary", { importId: "i_1", imported: 12, quarantined: 1, caseIds: [] }),
+    errors: [...PROJECT, "unsupported_media_type", "body_too_large"],
+  },
+  {
+    method: "get",
+    path: "/api/projects/:pid/quarantine",
+    summary: "Lines of trace imports that were refused, with their line number, SHA-256 and reason.",
+    auth: true,
+    status: 200,
+    answer: json(QuarantineList, "QuarantineList", { quarantine: [] }),
+    errors: PROJECT,
+  },
+];
+
+/** Codes any `/api/` route can answer with. */
+export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
+  "unauthorized",
+  "auth_misconfigured",
+  "cors_misconfigured",
+  "route_not_found",
+  "internal_error",
+];
+
+/** Every route of the API: the one table the document is built from. */
+export const API_ROUTES: readonly RouteDoc[] = [...CORE_ROUTES, ...LEARNING_ROUTES];
+
+function sseAnswer(): Content {
+  return {
+    type: "text/event-stream",
+    description: `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}. The stream ends after agent_completed or agent_error.`,
+    itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" },
+  };
+}

@@ -1,0 +1,264 @@
+import { z } from "zod";
+import { FailedTurnCase } from "../awtl/failed-turn-case";
+import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
+import { Scorecard } from "../awtl/scorecard";
+import {
+  AfterFailedRun,
+  AgentMessage,
+  AgentRunOptions,
+  API_ERROR_CODES,
+  AttributionRecord,
+  DEFAULT_SESSION_PAGE,
+  DEFAULT_STREAM_TOKEN_TTL_SECONDS,
+  isoTime,
+  JudgeResult,
+  JudgeVerdict,
+  MAX_IDEMPOTENCY_KEY_CHARS,
+  MAX_PROMPT_CHARS,
+  MAX_SESSION_PAGE,
+  MAX_STREAM_TOKEN_TTL_SECONDS,
+  MAX_TITLE_CHARS,
+  MIN_STREAM_TOKEN_TTL_SECONDS,
+  nonBlank,
+  ProjectId,
+  RunId,
+  SessionId,
+  WhenBusy,
+  WorkspaceId,
+} from "../domain";
+
+/**
+ * The shapes of the HTTP API: what the routes validate requests with, and what they answer. The
+ * OpenAPI document (openapi.ts) is built from these same schemas, and tests check real answers
+ * against the response schemas.
+ */
+
+// Requests
+
+/** An Idempotency-Key header or `requestId` body field: printable ASCII, so it is safe in logs and SQL text. */
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_CHARS)
+  .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces");
+
+const requestId = IdempotencyKey.optional().meta({
+  description: "an idempotency key, when the Idempotency-Key header cannot be sent",
+});
+
+/** `POST /api/sessions`. */
+export const CreateSessionBody = z.strictObject({
+  workspaceId: WorkspaceId.optional(),
+  projectId: ProjectId.optional(),
+  title: z.string().max(MAX_TITLE_CHARS).optional(),
+  requestId,
+});
+
+/** `PATCH /api/sessions/:id`. */
+export const PatchSessionBody = z.strictObject({ title: z.string().max(MAX_TITLE_CHARS).nullable() });
+
+/** `POST /api/sessions/:id/fork`. */
+export const ForkBody = z.strictObject({
+  atMessageId: z.string().min(1).max(200).optional().meta({ description: "the last message the fork keeps (default: the newest)" }),
+  title: z.string().max(MAX_TITLE_CHARS).nullable().optional(),
+  requestId,
+});
+
+/** `POST /api/sessions/:id/messages/stream`: the text plus optional permissions and limits. */
+export const PromptBody = z.strictObject({
+  text: nonBlank.max(MAX_PROMPT_CHARS),
+  ...AgentRunOptions.partial().shape,
+  model: nonBlank.max(200).optional().meta({ description: "another model name, or replay:<sessionId> to replay a recorded session" }),
+  retryOf: RunId.optional().meta({
+    description: "the run this prompt retries (another attempt of the same task: its failed-turn cases always reach the brief)",
+  }),
+  whenBusy: WhenBusy.optional().meta({
+    description: "while a run is active: reject (409, default), steer the running run, or queue a followUp run",
+  }),
+  afterFailedRun: AfterFailedRun.optional().meta({
+    description: "a queued follow-up: keep (default) or withdraw it when a run before it fails",
+  }),
+  requestId,
+});
+
+/** `POST /api/sessions/:id/abort` and other routes that take no fields. */
+export const EmptyBody = z.strictObject({});
+
+/** `POST /api/sessions/:id/stream-token`. */
+export const StreamTokenBody = z.strictObject({
+  ttlSeconds: z
+    .number()
+    .int()
+    .min(MIN_STREAM_TOKEN_TTL_SECONDS)
+    .max(MAX_STREAM_TOKEN_TTL_SECONDS)
+    .default(DEFAULT_STREAM_TOKEN_TTL_SECONDS),
+});
+
+/** `GET /api/sessions?limit=&cursor=` (query strings, so the limit arrives as text). */
+export const SessionListQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: "must be a whole number" })
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_SESSION_PAGE))
+    .optional()
+    .meta({ description: `page size, 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})` }),
+  cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
+  projectId: ProjectId.optional().meta({ description: "only the sessions of this project" }),
+});
+
+/** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
+export const ResumeSeq = z
+  .string()
+  .regex(/^\s*\d{1,15}\s*$/, { message: "must be a non-negative integer seq" })
+  .meta({ description: "the seq of the last event received; the stream starts after it" });
+
+/**
+ * `GET /api/sessions/:id/events/stream?after=&token=`: `after` when the client cannot send
+ * `Last-Event-ID` (the header wins), `token` a stream token in place of `Authorization`.
+ */
+export const EventStreamQuery = z.object({
+  after: ResumeSeq.optional(),
+  token: z.string().optional().meta({ description: "a stream token (POST /api/sessions/{id}/stream-token), for EventSource" }),
+  runId: RunId.optional().meta({ description: "resume this run's stream (a queued follow-up's: the runs before it are skipped)" }),
+});
+
+/** `POST /api/sessions/import?workspaceId=&projectId=&title=`; the body is the conversation as JSONL. */
+export const ImportQuery = z.strictObject({
+  workspaceId: WorkspaceId.optional(),
+  projectId: ProjectId.optional(),
+  title: z.string().max(MAX_TITLE_CHARS).optional(),
+});
+
+/** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
+export const JudgementBody = z.strictObject({
+  runId: nonBlank.pipe(z.string().max(100)),
+  judgeName: nonBlank.pipe(z.string().max(100)),
+  result: JudgeVerdict,
+  sourceActionId: nonBlank.pipe(z.string().max(100)).optional(),
+  artifactRefs: z.array(nonBlank.pipe(z.string().max(4096))).max(100),
+  detail: z.string().max(2000).default(""),
+  requestId: IdempotencyKey.optional().meta({ description: "an idempotency key, when the Idempotency-Key header cannot be sent" }),
+});
+
+/** `POST /api/projects/:pid/cases/:caseId/approve`. */
+export const ApproveBody = z.strictObject({ approvedBy: nonBlank.pipe(z.string().max(200)), note: z.string().max(2000).default("") });
+
+/** `POST /api/projects/:pid/memory/promote`. */
+export const PromoteBody = z.strictObject({ caseId: nonBlank.pipe(z.string().max(100)), write: z.boolean().default(false) });
+
+// Responses
+
+export const ErrorResponse = z.strictObject({
+  error: z.strictObject({
+    code: z.enum(API_ERROR_CODES),
+    message: z.string(),
+    requestId: z.string().meta({ description: "the x-request-id of the answer; also in the server's log lines" }),
+  }),
+});
+
+export const HealthResponse = z.strictObject({ status: z.literal("ok") });
+
+export const WorkspaceCreated = z.strictObject({
+  workspaceId: WorkspaceId,
+  files: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  skipped: z.array(z.strictObject({ path: z.string(), reason: z.string() })),
+});
+
+export const WorkspaceInfo = z.strictObject({
+  workspaceId: WorkspaceId,
+  files: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  createdAt: isoTime,
+});
+
+export const SessionCreated = z.strictObject({
+  sessionId: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  createdAt: isoTime,
+});
+
+export const SessionImported = z.strictObject({
+  ...SessionCreated.shape,
+  messages: z.number().int().positive(),
+});
+
+const ForkOrigin = z.strictObject({ sessionId: SessionId, messageId: z.string().nullable() });
+
+export const SessionInfo = z.strictObject({
+  id: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime.meta({ description: "the time of the newest message" }),
+  status: z.enum(["idle", "running"]),
+  counts: z.strictObject({
+    messages: z.number().int().nonnegative(),
+    events: z.number().int().nonnegative(),
+    trace: z.number().int().nonnegative(),
+  }),
+  queue: z
+    .strictObject({ steering: z.array(z.string()), followUp: z.array(z.string()) })
+    .meta({ description: "undelivered queued message ids, oldest first" }),
+  forkedFrom: ForkOrigin.nullable().meta({ description: "the session and message this one was forked at" }),
+});
+
+export const SessionMetaAnswer = z.strictObject({
+  id: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+export const ForkCreated = z.strictObject({
+  sessionId: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+  forkedFrom: ForkOrigin,
+});
+
+export const QueueWithdrawn = z.strictObject({ messageId: z.string() });
+
+export const SessionListItem = z.strictObject({
+  id: SessionId,
+  title: z.string().nullable(),
+  projectId: ProjectId.nullable(),
+  workspaceId: WorkspaceId.nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime.meta({ description: "as last reported by the session (at the start and end of each run)" }),
+  status: z.enum(["idle", "running"]),
+  counts: z.strictObject({ messages: z.number().int().nonnegative(), events: z.number().int().nonnegative() }),
+});
+
+export const SessionList = z.strictObject({
+  items: z.array(SessionListItem),
+  nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),
+});
+
+export const AbortResult = z.strictObject({ aborted: z.boolean(), runId: z.string().nullable() });
+
+export const StreamToken = z.strictObject({
+  token: z.string().meta({ description: "pass as ?token= to GET /api/sessions/{id}/events/stream" }),
+  expiresAt: isoTime,
+});
+
+/** One line of `GET /api/sessions/:id/messages` (and of an import). */
+export const MessageLine = AgentMessage;
+
+export const JudgementResult = z.strictObject({ judgeResult: JudgeResult, attribution: AttributionRecord.nullable() });
+export const AttributionList = z.strictObject({ attributions: z.array(AttributionRecord) });
+export const CaseList = z.strictObject({ cases: z.array(FailedTurnCase) });
+export const CaseDetail = z.strictObject({ case: FailedTurnCase, scorecard: Scorecard.nullable() });
+export const ScorecardAnswer = z.strictObject({ scorecard: Scorecard });
+export const ApprovalAnswer = z.strictObject({ approval: Approval });
+export const PromotionAnswer = z.strictObject({ rule: MemoryRule });
+export const MemoryList = z.strictObject({ rules: z.array(MemoryRule) });
+export const QuarantineList = z.strictObject({ quarantine: z.array(QuarantineEntry) });
+export const TraceImportSummary = ImportSummary;

@@ -1,0 +1,137 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { readConversation } from "../../src/api/conversation-import";
+import type { AgentMessage } from "../../src/domain";
+import { encodeJsonl } from "../../src/session/jsonl";
+import { readSse } from "../helpers/sse-client";
+import { tarOf } from "../workspace/archives";
+
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const T = "2026-11-30T03:00:00.000Z";
+const base = { sessionId: "s_rec", createdAt: T };
+
+/** A recorded conversation: a prompt, a read of a.txt, a tool result, an answer. */
+const recording: AgentMessage[] = [
+  { ...base, kind: "user", id: "m_1", parentId: null, text: "what is in a.txt?" },
+  {
+    ...base,
+    kind: "assistant",
+    id: "m_2",
+    parentId: "m_1",
+    text: "Reading it.",
+    stopReason: "TOOL_CALLS",
+    toolCalls: [{ id: "call_1", name: "read", arguments: { path: "a.txt" } }],
+    usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+  },
+  {
+    ...base,
+    kind: "tool_result",
+    id: "m_3",
+    parentId: "m_2",
+    toolCallId: "call_1",
+    toolName: "read",
+    resultText: "1\thello",
+    error: false,
+  },
+  { ...base, kind: "assistant", id: "m_4", parentId: "m_3", text: "It says hello.", stopReason: "STOP" },
+];
+
+const importJsonl = (body: string, query = "", type = "application/x-ndjson") =>
+  api(`/api/sessions/import${query}`, { method: "POST", body, headers: { "content-type": type } });
+const errorOf = async (res: Response) => [res.status, ((await res.json()) as { error: { code: string; message: string } }).error];
+
+describe("readConversation", () => {
+  it("reads an exported conversation", () => {
+    expect(readConversation(encodeJsonl(recording))).toEqual(recording);
+  });
+
+  it("refuses anything that is not one parent chain of one session, naming the line", () => {
+    const refusal = (messages: unknown[]) => {
+      try {
+        readConversation(messages.map((m) => JSON.stringify(m)).join("\n"));
+        return "accepted";
+      } catch (err) {
+        return `${(err as { code: string }).code}: ${(err as Error).message}`;
+      }
+    };
+    const [m1, m2, m3, m4] = recording;
+    expect(refusal([])).toMatch(/^import_invalid: /);
+    expect(refusal([m1, { ...m2, parentId: null }])).toMatch(/^import_invalid: line 2: parentId must be 'm_1'/);
+    expect(refusal([m1, { ...m2, sessionId: "s_other" }])).toMatch(/^import_invalid: line 2: belongs to session 's_other'/);
+    expect(refusal([m1, m2, m3, { ...m3, id: "m_5", parentId: "m_3" }])).toMatch(/^import_invalid: line 4: tool result for 'call_1'/);
+    expect(refusal([m1, { ...m2, id: "m_1" }])).toMatch(/^import_invalid: line 2: message id 'm_1' appears twice/);
+    expect(refusal([m1, { ...m4, extra: 1 }])).toMatch(/^import_invalid: line 2: /);
+    expect(refusal([{ ...m1, text: "\ud800" }])).toMatch(/^invalid_text: line 1: text/);
+  });
+});
+
+describe("POST /api/sessions/import", () => {
+  it("creates a session holding the conversation, which a prompt can replay with replay:<id>", async () => {
+    const upload = await api("/api/workspaces", {
+      method: "POST",
+      body: await tarOf({ "a.txt": "hello\n" }),
+      headers: { "content-type": "application/x-tar" },
+    });
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const imported = await importJsonl(encodeJsonl(recording), `?title=${encodeURIComponent("a recording")}`);
+    expect(imported.status).toBe(201);
+    const created = (await imported.json()) as { sessionId: string; messages: number; workspaceId: string | null };
+    expect(created).toMatchObject({ messages: 4, workspaceId: null, projectId: null });
+    const info = (await (await api(`/api/sessions/${created.sessionId}`)).json()) as { title: string; counts: { messages: number } };
+    expect(info).toMatchObject({ title: "a recording", counts: { messages: 4, events: 0 } });
+    // Stored as sent, under the new session's id.
+    const stored = (await (await api(`/api/sessions/${created.sessionId}/messages`)).text()).trimEnd().split("\n");
+    expect(stored.map((line) => JSON.parse(line))).toEqual(recording.map((m) => ({ ...m, sessionId: created.sessionId })));
+
+    // Replayed in a session on a workspace: the recorded tool call runs against the current files.
+    const opened = await api("/api/sessions", {
+      method: "POST",
+      body: JSON.stringify({ workspaceId }),
+      headers: { "content-type": "application/json" },
+    });
+    const { sessionId } = (await opened.json()) as { sessionId: string };
+    const run = await api(`/api/sessions/${sessionId}/messages/stream`, {
+      method: "POST",
+      body: JSON.stringify({ text: "what is in a.txt?", model: `replay:${created.sessionId}` }),
+      headers: { "content-type": "application/json" },
+    });
+    const { frames } = await readSse(run);
+    expect(frames.map((f) => f.data.type)).toEqual([
+      "agent_started",
+      "user_message_appended",
+      "assistant_delta",
+      "assistant_completed",
+      "tool_call_started",
+      "tool_call_finished",
+      "assistant_delta",
+      "assistant_completed",
+      "agent_completed",
+    ]);
+    expect(frames[5]!.data).toMatchObject({ tool: "read", error: false, summary: expect.stringContaining("hello") });
+  });
+
+  it("refuses another media type, a bad query, a broken conversation and invalid UTF-8", async () => {
+    expect(await errorOf(await importJsonl(encodeJsonl(recording), "", "application/json"))).toEqual([
+      415,
+      expect.objectContaining({ code: "unsupported_media_type" }),
+    ]);
+    expect(await errorOf(await importJsonl(encodeJsonl(recording), "?colour=red"))).toEqual([
+      400,
+      expect.objectContaining({ code: "invalid_query" }),
+    ]);
+    expect(await errorOf(await importJsonl(encodeJsonl(recording), "?workspaceId=w_unknown"))).toEqual([
+      404,
+      expect.objectContaining({ code: "workspace_not_found" }),
+    ]);
+    expect(await errorOf(await importJsonl(encodeJsonl(recording.slice(1))))).toEqual([
+      400,
+      expect.objectContaining({ code: "import_invalid", message: expect.stringMatching(/^line 1: parentId must be null/) }),
+    ]);
+    const bad = await api("/api/sessions/import", {
+      method: "POST",
+      body: new Uint8Array([0x7b, 0xff, 0x7d]),
+      headers: { "content-type": "application/x-ndjson" },
+    });
+    expect(await errorOf(bad)).toEqual([400, expect.objectContaining({ code: "import_invalid" })]);
+  });
+});

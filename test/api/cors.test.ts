@@ -1,0 +1,116 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/api/app";
+import { CORS_ALLOW_HEADERS, parseCorsOrigins } from "../../src/api/cors";
+import { API_ROUTES } from "../../src/api/route-docs";
+
+const app = createApp();
+const ORIGIN = "https://viewer.example.com";
+const withCors = { ...env, CORS_ORIGINS: `${ORIGIN}, http://localhost:5173` };
+
+/** A concrete path for a route pattern (`/api/sessions/:id/files/:path{.+}` -> `/api/sessions/s_x/files/a.txt`). */
+const concrete = (path: string) =>
+  path
+    .replace(":id", "s_x")
+    .replace(":wid", "w_x")
+    .replace(":pid", "p_default")
+    .replace(":caseId", "c_x")
+    .replace(/:path\{[^}]*\}/, "a.txt");
+
+describe("parseCorsOrigins", () => {
+  it("unset or blank: no cross-origin access", () => {
+    expect(parseCorsOrigins(undefined, false)).toBe("none");
+    expect(parseCorsOrigins(" , ", true)).toBe("none");
+  });
+
+  it("a list of origins, trimmed", () => {
+    expect(parseCorsOrigins(" https://a.example.com ,http://localhost:8787", true)).toEqual([
+      "https://a.example.com",
+      "http://localhost:8787",
+    ]);
+  });
+
+  it("* only while auth is off, and never mixed with origins", () => {
+    expect(parseCorsOrigins("*", false)).toBe("any");
+    expect(() => parseCorsOrigins("*", true)).toThrow(expect.objectContaining({ code: "cors_misconfigured" }));
+    expect(() => parseCorsOrigins("*,https://a.example.com", false)).toThrow(expect.objectContaining({ code: "cors_misconfigured" }));
+  });
+
+  it("anything that is not an origin fails closed", () => {
+    for (const bad of [
+      "a.example.com",
+      "https://a.example.com/",
+      "https://a.example.com/path",
+      "ftp://a.example.com",
+      "https://*.example.com",
+    ])
+      expect(() => parseCorsOrigins(bad, false), bad).toThrow(expect.objectContaining({ code: "cors_misconfigured" }));
+  });
+});
+
+describe("CORS", () => {
+  it("answers the preflight of every /api/ route, before auth, allowing Last-Event-ID and Idempotency-Key", async () => {
+    const authed = { ...withCors, AUTH_TOKENS: "acme:tok-1" };
+    const routes = API_ROUTES.filter((r) => r.path.startsWith("/api/"));
+    expect(routes.length).toBeGreaterThan(20);
+    for (const route of routes) expect(concrete(route.path)).not.toContain(":");
+    for (const route of routes) {
+      const res = await app.fetch(
+        new Request(`http://harness${concrete(route.path)}`, {
+          method: "OPTIONS",
+          headers: {
+            origin: ORIGIN,
+            "access-control-request-method": route.method.toUpperCase(),
+            "access-control-request-headers": "authorization, content-type, last-event-id, idempotency-key",
+          },
+        }),
+        authed,
+      );
+      expect(res.status, `${route.method} ${route.path}`).toBe(204);
+      expect(res.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+      expect(res.headers.get("access-control-allow-methods")!.split(",")).toContain(route.method.toUpperCase());
+      const allowed = res.headers.get("access-control-allow-headers")!.toLowerCase().split(",");
+      for (const header of ["authorization", "content-type", "last-event-id", "idempotency-key"]) expect(allowed).toContain(header);
+      expect(res.headers.get("access-control-max-age")).toBe("600");
+      expect(res.headers.get("vary")).toContain("Origin");
+    }
+    expect(CORS_ALLOW_HEADERS).toEqual(expect.arrayContaining(["Last-Event-ID", "Idempotency-Key"]));
+  });
+
+  it("answers and errors carry the origin and expose x-run-id and x-request-id", async () => {
+    const ok = await app.fetch(new Request("http://harness/api/sessions", { method: "POST", headers: { origin: ORIGIN } }), withCors);
+    expect(ok.status).toBe(201);
+    expect(ok.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+    expect(ok.headers.get("access-control-expose-headers")!.toLowerCase().split(",")).toEqual(["x-run-id", "x-request-id"]);
+    // A refusal is readable by the page too, so it can show the error.
+    const refused = await app.fetch(new Request("http://harness/api/sessions/s_nope", { headers: { origin: ORIGIN } }), {
+      ...withCors,
+      AUTH_TOKENS: "acme:tok-1",
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+  });
+
+  it("an origin that is not listed gets no CORS headers; unset CORS_ORIGINS allows none", async () => {
+    const other = await app.fetch(new Request("http://harness/healthz", { headers: { origin: "https://evil.example.com" } }), withCors);
+    expect(other.status).toBe(200);
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    const unset = await app.fetch(new Request("http://harness/healthz", { headers: { origin: ORIGIN } }), env);
+    expect(unset.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("* answers any origin while auth is off; with auth on it fails closed", async () => {
+    const open = await app.fetch(new Request("http://harness/healthz", { headers: { origin: "https://any.example.org" } }), {
+      ...env,
+      CORS_ORIGINS: "*",
+    });
+    expect(open.headers.get("access-control-allow-origin")).toBe("*");
+    const closed = await app.fetch(new Request("http://harness/api/sessions/s_x", { headers: { origin: ORIGIN } }), {
+      ...env,
+      CORS_ORIGINS: "*",
+      AUTH_TOKENS: "acme:tok-1",
+    });
+    expect(closed.status).toBe(500);
+    expect(((await closed.json()) as { error: { code: string } }).error.code).toBe("cors_misconfigured");
+  });
+});

@@ -1,0 +1,148 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/api/app";
+import { issueStreamToken, verifyStreamToken } from "../../src/api/stream-tokens";
+import { DEFAULT_STREAM_TOKEN_TTL_SECONDS } from "../../src/domain";
+import { DurableSessionStore } from "../../src/session/session-store";
+import { deltaEvent } from "../helpers/records";
+import { readSse } from "../helpers/sse-client";
+
+const SECRET = "a-test-secret-of-at-least-32-characters!";
+const NOW = 1_800_000_000;
+const claims = { tenant: "acme", sessionId: "s_a", expiresAt: NOW + 300 };
+
+const codeOf = async (promise: Promise<unknown>) => {
+  try {
+    await promise;
+    return "accepted";
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err);
+  }
+};
+
+describe("issueStreamToken / verifyStreamToken", () => {
+  it("a token verifies for its session until it expires", async () => {
+    const token = await issueStreamToken(SECRET, claims);
+    expect(token).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+    expect(await verifyStreamToken(SECRET, token, "s_a", NOW)).toEqual(claims);
+    expect(await verifyStreamToken(SECRET, token, "s_a", NOW + 299)).toEqual(claims);
+    expect(await codeOf(verifyStreamToken(SECRET, token, "s_a", NOW + 300))).toBe("stream_token_expired");
+  });
+
+  it("is refused for another session, under another secret, or altered", async () => {
+    const token = await issueStreamToken(SECRET, claims);
+    expect(await codeOf(verifyStreamToken(SECRET, token, "s_b", NOW))).toBe("stream_token_invalid");
+    expect(await codeOf(verifyStreamToken(`${SECRET}-rotated`, token, "s_a", NOW))).toBe("stream_token_invalid");
+    const [v, body, sig] = token.split(".") as [string, string, string];
+    // The claims of another session under the original signature.
+    const forged = btoa(JSON.stringify({ t: "acme", s: "s_b", e: NOW + 300 })).replace(/=+$/, "");
+    expect(await codeOf(verifyStreamToken(SECRET, `${v}.${forged}.${sig}`, "s_b", NOW))).toBe("stream_token_invalid");
+    const flipped = sig[0] === "A" ? `B${sig.slice(1)}` : `A${sig.slice(1)}`;
+    expect(await codeOf(verifyStreamToken(SECRET, `${v}.${body}.${flipped}`, "s_a", NOW))).toBe("stream_token_invalid");
+    for (const junk of ["", "v1", "v1.x", "v2.a.b", `${token}.x`, "v1.!!.@@"])
+      expect(await codeOf(verifyStreamToken(SECRET, junk, "s_a", NOW)), junk).toBe("stream_token_invalid");
+  });
+
+  it("needs a secret of at least 32 characters", async () => {
+    expect(await codeOf(issueStreamToken(undefined, claims))).toBe("stream_token_unconfigured");
+    expect(await codeOf(issueStreamToken("short", claims))).toBe("stream_token_unconfigured");
+    expect(await codeOf(verifyStreamToken(undefined, "v1.a.b", "s_a", NOW))).toBe("stream_token_unconfigured");
+  });
+});
+
+describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", () => {
+  const app = createApp();
+  const authed = { ...env, AUTH_TOKENS: "acme:tok-acme, globex:tok-globex", STREAM_TOKEN_SECRET: SECRET };
+  const call = (path: string, init: RequestInit & { token?: string } = {}, bindings: object = authed) =>
+    app.fetch(
+      new Request(`http://harness${path}`, {
+        ...init,
+        headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.headers as object) },
+      }),
+      bindings,
+    );
+  const streamToken = async (sessionId: string, body: unknown = {}, bindings: object = authed) =>
+    call(
+      `/api/sessions/${sessionId}/stream-token`,
+      { method: "POST", token: "tok-acme", body: JSON.stringify(body), headers: { "content-type": "application/json" } },
+      bindings,
+    );
+  const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
+
+  async function sessionWithEvents(token = "tok-acme") {
+    const created = await call("/api/sessions", { method: "POST", token });
+    const { sessionId } = (await created.json()) as { sessionId: string };
+    const store = new DurableSessionStore(env);
+    await store.appendEvent(sessionId, deltaEvent(sessionId, "e_1", "one"));
+    await store.appendEvent(sessionId, deltaEvent(sessionId, "e_2", "two"));
+    return sessionId;
+  }
+
+  it("hands out a token (default 5 minutes) that opens that session's event stream without Authorization", async () => {
+    const sessionId = await sessionWithEvents();
+    const before = Date.now();
+    const res = await streamToken(sessionId);
+    expect(res.status).toBe(200);
+    const { token, expiresAt } = (await res.json()) as { token: string; expiresAt: string };
+    const ttl = (Date.parse(expiresAt) - before) / 1000;
+    expect(ttl).toBeGreaterThan(DEFAULT_STREAM_TOKEN_TTL_SECONDS - 2);
+    expect(ttl).toBeLessThanOrEqual(DEFAULT_STREAM_TOKEN_TTL_SECONDS + 1);
+    const stream = await call(`/api/sessions/${sessionId}/events/stream?token=${encodeURIComponent(token)}`);
+    expect(stream.status).toBe(200);
+    const { frames } = await readSse(stream);
+    expect(frames.map((f) => [f.id, f.data.text])).toEqual([
+      [1, "one"],
+      [2, "two"],
+    ]);
+    // A chosen lifetime within the range.
+    const short = (await (await streamToken(sessionId, { ttlSeconds: 60 })).json()) as { expiresAt: string };
+    expect((Date.parse(short.expiresAt) - before) / 1000).toBeLessThanOrEqual(61);
+    expect(await errorCode(await streamToken(sessionId, { ttlSeconds: 5 }))).toBe("invalid_body");
+    expect(await errorCode(await streamToken(sessionId, { ttlSeconds: 100_000 }))).toBe("invalid_body");
+  });
+
+  it("is accepted nowhere else: not on other routes, not for another session", async () => {
+    const sessionId = await sessionWithEvents();
+    const other = await sessionWithEvents();
+    const { token } = (await (await streamToken(sessionId)).json()) as { token: string };
+    const q = `?token=${encodeURIComponent(token)}`;
+    for (const path of ["", "/messages", "/events", "/changes"]) {
+      const res = await call(`/api/sessions/${sessionId}${path}${q}`);
+      expect([path, res.status, await errorCode(res)]).toEqual([path, 401, "unauthorized"]);
+    }
+    const posted = await call(`/api/sessions/${sessionId}/abort${q}`, { method: "POST" });
+    expect(await errorCode(posted)).toBe("unauthorized");
+    const foreign = await call(`/api/sessions/${other}/events/stream${q}`);
+    expect([foreign.status, await errorCode(foreign)]).toEqual([401, "stream_token_invalid"]);
+    const garbage = await call(`/api/sessions/${sessionId}/events/stream?token=v1.nope.nope`);
+    expect([garbage.status, await errorCode(garbage)]).toEqual([401, "stream_token_invalid"]);
+  });
+
+  it("is refused once expired, and once its tenant is no longer configured", async () => {
+    const sessionId = await sessionWithEvents();
+    const expired = await issueStreamToken(SECRET, { tenant: "acme", sessionId, expiresAt: Math.floor(Date.now() / 1000) - 1 });
+    const late = await call(`/api/sessions/${sessionId}/events/stream?token=${expired}`);
+    expect([late.status, await errorCode(late)]).toEqual([401, "stream_token_expired"]);
+    const { token } = (await (await streamToken(sessionId)).json()) as { token: string };
+    const revoked = await call(
+      `/api/sessions/${sessionId}/events/stream?token=${token}`,
+      {},
+      { ...authed, AUTH_TOKENS: "globex:tok-globex" },
+    );
+    expect([revoked.status, await errorCode(revoked)]).toEqual([401, "stream_token_invalid"]);
+  });
+
+  it("a token of one tenant does not open another tenant's session of the same id", async () => {
+    const sessionId = await sessionWithEvents("tok-globex");
+    // globex's session, but a token claiming acme: the lookup runs as acme and finds nothing.
+    const token = await issueStreamToken(SECRET, { tenant: "acme", sessionId, expiresAt: Math.floor(Date.now() / 1000) + 60 });
+    const res = await call(`/api/sessions/${sessionId}/events/stream?token=${token}`);
+    expect([res.status, await errorCode(res)]).toEqual([404, "session_not_found"]);
+  });
+
+  it("without STREAM_TOKEN_SECRET no token is issued (500 stream_token_unconfigured)", async () => {
+    const sessionId = await sessionWithEvents();
+    const res = await streamToken(sessionId, {}, { ...authed, STREAM_TOKEN_SECRET: undefined });
+    expect([res.status, await errorCode(res)]).toEqual([500, "stream_token_unconfigured"]);
+  });
+});

@@ -1,0 +1,212 @@
+// The terminal client against `wrangler dev` (auth on) with the fake model of the black-box
+// checks, through a proxy that can cut event streams. Run by `npm run test:client`.
+import assert from "node:assert/strict";
+import { execFile, execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
+import { main } from "../../client/cli.mjs";
+import { freePort, startDevServer } from "../../scripts/blackbox/dev-server.mjs";
+import { startFakeModel } from "../../scripts/blackbox/fake-model.mjs";
+import { startFlakyProxy } from "../../scripts/blackbox/flaky-proxy.mjs";
+
+const TOKEN = "tok-client-test-0123456789";
+let dev;
+let model;
+let proxy;
+let stateDir;
+
+before(async () => {
+  model = await startFakeModel();
+  stateDir = mkdtempSync(path.join(os.tmpdir(), "pi-client-"));
+  dev = await startDevServer({
+    port: await freePort(),
+    persistTo: path.join(stateDir, "state"),
+    modelUrl: `http://127.0.0.1:${model.port}/v1`,
+    vars: { AUTH_TOKENS: `cli:${TOKEN}`, STREAM_TOKEN_SECRET: "a-client-test-secret-of-32-characters" },
+  });
+  proxy = await startFlakyProxy(dev.base);
+});
+
+after(async () => {
+  await proxy?.close();
+  await dev?.stop();
+  model?.server.close();
+  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** Runs the client in-process; output is captured. */
+async function cli(args, { token = TOKEN, url = dev.base } = {}) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(["--url", url, ...args], {
+    stdout: { write: (s) => (stdout += s) },
+    stderr: { write: (s) => (stderr += s) },
+    env: token ? { PI_HARNESS_TOKEN: token } : {},
+    reconnectDelayMs: 100,
+  });
+  return { code, stdout, stderr };
+}
+
+const api = async (urlPath) => {
+  const res = await fetch(`${dev.base}${urlPath}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(res.status, 200, `${urlPath}: ${res.status}`);
+  return res;
+};
+const sessionIdOf = (output) => /session (s_[A-Za-z0-9_-]+)/.exec(output)?.[1];
+
+function workspaceDir() {
+  const dir = path.join(stateDir, `ws-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(path.join(dir, "src"), { recursive: true });
+  mkdirSync(path.join(dir, "node_modules", "dep"), { recursive: true });
+  writeFileSync(path.join(dir, "a.txt"), "hello\n");
+  writeFileSync(path.join(dir, "src", "main.ts"), "console.log('hi');\n");
+  writeFileSync(path.join(dir, ".gitignore"), "dist/\n");
+  mkdirSync(path.join(dir, "dist"));
+  writeFileSync(path.join(dir, "dist", "main.js"), "built\n");
+  writeFileSync(path.join(dir, ".env"), "SECRET=1\n");
+  writeFileSync(path.join(dir, "node_modules", "dep", "index.js"), "dep\n");
+  return dir;
+}
+
+describe("pi-harness run", () => {
+  it("packs and uploads the workspace, streams the run, prints the diff and token usage", async () => {
+    const dir = workspaceDir();
+    const { code, stdout, stderr } = await cli([
+      "run",
+      "--workspace",
+      dir,
+      "--allow-write",
+      'TOOL write {"path":"a.txt","content":"changed\\n"}',
+    ]);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^packed 3 files /m);
+    assert.match(stdout, /^✓ write \{"path":"a\.txt","content":"changed\\n"\} — /m);
+    assert.match(stdout, /^done$/m);
+    assert.match(stdout, /^-hello\n\+changed$/m);
+    assert.match(stdout, /^tokens: 20 in · 10 out · 30 total \(2 model calls\)$/m);
+    // Exactly the packed files reached the harness: no dist/, .env or node_modules/.
+    const info = await (await api(`/api/sessions/${sessionIdOf(stdout)}`)).json();
+    const workspace = await (await api(`/api/workspaces/${info.workspaceId}`)).json();
+    assert.equal(workspace.files, 3);
+    for (const file of [".env", "dist/main.js", "node_modules/dep/index.js"]) {
+      const res = await fetch(`${dev.base}/api/workspaces/${info.workspaceId}/files/${file}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      assert.equal(res.status, 404, file);
+    }
+  });
+
+  it("reconnects with Last-Event-ID when the connection drops mid-run: every event once, in order", async () => {
+    proxy.dropNextStreamAfter(4);
+    const before = proxy.dropped;
+    const { code, stdout, stderr } = await cli(["run", "--json", "SLOW 12 60"], { url: proxy.base });
+    assert.equal(code, 0, stderr);
+    assert.equal(proxy.dropped, before + 1);
+    assert.match(stderr, /^reconnecting after event \d+: /m);
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const sessionId = events[0].sessionId;
+    const stored = (await (await api(`/api/sessions/${sessionId}/events`)).text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(events, stored);
+    const text = events.filter((e) => e.type === "assistant_delta").map((e) => e.text);
+    assert.equal(text.join(""), Array.from({ length: 12 }, (_, i) => `tick ${i} `).join(""));
+  });
+
+  it("the readable output survives a drop too: the text appears once", async () => {
+    proxy.dropNextStreamAfter(5);
+    const { code, stdout } = await cli(["run", "SLOW 10 50"], { url: proxy.base });
+    assert.equal(code, 0);
+    const expected = Array.from({ length: 10 }, (_, i) => `tick ${i} `).join("");
+    assert.equal(stdout.split(expected).length, 2, stdout);
+  });
+
+  it("shows a denied tool call; an agent_error exits non-zero", async () => {
+    const dir = workspaceDir();
+    const denied = await cli(["run", "--workspace", dir, 'TOOL write {"path":"a.txt","content":"x"}']);
+    assert.equal(denied.code, 0);
+    assert.match(denied.stdout, /^⊘ write \{"path":"a\.txt","content":"x"\} — denied: write_not_allowed$/m);
+    assert.match(denied.stdout, /^no changes$/m);
+    const failed = await cli(["run", "--model", "replay:s_nope", "hello"]);
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /^error: replay_load_failed: /m);
+  });
+
+  it("--session continues a session; sessions, show and changes read it back; the diff applies with git", async () => {
+    const dir = workspaceDir();
+    const first = await cli([
+      "run",
+      "--workspace",
+      dir,
+      "--allow-write",
+      'TOOL write {"path":"src/new.ts","content":"export const n = 1;\\n"}',
+    ]);
+    assert.equal(first.code, 0, first.stderr);
+    const sessionId = sessionIdOf(first.stdout);
+    const second = await cli(["run", "--session", sessionId, "and now?"]);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(sessionIdOf(second.stdout), sessionId);
+    assert.match(second.stdout, /^hello world$/m);
+
+    const listed = await cli(["sessions", "--limit", "3"]);
+    assert.equal(listed.code, 0);
+    assert.match(listed.stdout.split("\n")[0], new RegExp(`^${sessionId}  \\S+  TOOL write`));
+    const shown = await cli(["show", sessionId]);
+    assert.equal(shown.code, 0);
+    assert.match(shown.stdout, /^> and now\?$/m);
+    assert.match(shown.stdout, /^→ write \{"path":"src\/new\.ts",/m);
+    assert.match(shown.stdout, /^✓ write /m);
+
+    const { code, stdout: diff } = await cli(["changes", sessionId]);
+    assert.equal(code, 0);
+    const copy = path.join(stateDir, `apply-${sessionId}`);
+    cpSync(dir, copy, { recursive: true });
+    execFileSync("git", ["apply", "-"], { cwd: copy, input: diff });
+    assert.equal(readFileSync(path.join(copy, "src", "new.ts"), "utf8"), "export const n = 1;\n");
+  });
+
+  it("refusals: no token is 401 (exit 1); bad usage exits 2", async () => {
+    const noToken = await cli(["sessions"], { token: null });
+    assert.equal(noToken.code, 1);
+    assert.match(noToken.stderr, /^error: unauthorized: /);
+    assert.equal((await cli(["run"])).code, 2);
+    assert.equal((await cli(["run", "--session", "s_x", "--workspace", ".", "hi"])).code, 2);
+    assert.equal((await cli(["frobnicate"])).code, 2);
+    assert.equal((await cli(["show"])).code, 2);
+    const unknown = await cli(["show", "s_doesnotexist"]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /^error: session_not_found: /);
+  });
+});
+
+describe("npm run demo", () => {
+  it("uploads the example workspace and replays the recorded session through the real tools, with no model", async () => {
+    const { stdout } = await promisify(execFile)("node", ["scripts/demo.mjs", "--url", dev.base], {
+      env: { ...process.env, PI_HARNESS_TOKEN: TOKEN, NO_COLOR: "1" },
+    });
+    for (const tool of ["ls", "grep", "read", "edit"]) assert.match(stdout, new RegExp(`^✓ ${tool} `, "m"));
+    assert.match(stdout, /^\+const PORT = Number\(process\.env\.PORT \?\? 8080\);$/m);
+    assert.match(stdout, /^Start it with `PORT=9000 npm start` to pick another port\.$/m);
+    const viewer = new RegExp(`^   ${dev.base.replace(/\./g, "\\.")}/#/s/(s_[A-Za-z0-9_-]+)$`, "m").exec(stdout);
+    assert.ok(viewer, stdout);
+    // The replayed session really ran the tools: its results are from the workspace, and it was flushed to R2.
+    const messages = (await (await api(`/api/sessions/${viewer[1]}/messages`)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      messages.map((m) => m.kind),
+      ["user", "assistant", "tool_result", "assistant", "tool_result", "assistant", "tool_result", "assistant", "tool_result", "assistant"],
+    );
+    assert.match(messages[4].resultText, /^src\/server\.js:30: server\.listen\(PORT/);
+    const server = await (await api(`/api/sessions/${viewer[1]}/files/src/server.js`)).text();
+    assert.match(server, /^const PORT = Number\(process\.env\.PORT \?\? 8080\);$/m);
+  });
+});

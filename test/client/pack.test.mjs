@@ -1,0 +1,120 @@
+// The terminal client's packer: the files git would track, never .git/, node_modules/ or .env*
+// unless asked. Run by `npm run test:client` (node:test, no server needed).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { gunzipSync } from "node:zlib";
+import { unpackTar } from "modern-tar";
+import { listWorkspaceFiles, packWorkspace } from "../../client/pack.mjs";
+
+const dirs = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A project with nested .gitignore files, negations, secrets, dependencies and a symlink. */
+function fixture() {
+  const root = mkdtempSync(path.join(os.tmpdir(), "pi-pack-"));
+  dirs.push(root);
+  const files = {
+    ".gitignore": "*.log\nbuild/\n/secret.txt\n!keep.log\ndocs/*.tmp\n",
+    "README.md": "# demo\n",
+    "app.log": "noise\n",
+    "keep.log": "kept by a negation\n",
+    "secret.txt": "root-only rule\n",
+    "src/secret.txt": "not at the root, so kept\n",
+    "src/index.ts": "export {};\n",
+    "src/.gitignore": "generated/\n!important.log\n*.snap\n",
+    "src/important.log": "re-included below the root\n",
+    "src/generated/x.ts": "ignored by src/.gitignore\n",
+    "src/a.snap": "ignored by src/.gitignore\n",
+    "build/out.js": "ignored\n",
+    "docs/guide.md": "guide\n",
+    "docs/draft.tmp": "ignored\n",
+    "docs/deeper/note.tmp": "kept: docs/*.tmp is anchored to docs/\n",
+    ".env": "SECRET=1\n",
+    ".env.local": "SECRET=2\n",
+    "config/.env.production": "SECRET=3\n",
+    "node_modules/dep/index.js": "dependency\n",
+    "packages/a/node_modules/dep/index.js": "nested dependency\n",
+    "bin/run.sh": "#!/bin/sh\necho hi\n",
+  };
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeFileSync(path.join(root, rel), content);
+  }
+  execFileSync("chmod", ["+x", path.join(root, "bin/run.sh")]);
+  symlinkSync("README.md", path.join(root, "link.md"));
+  return root;
+}
+
+/** The paths git would add (`git add -A` in a fresh repository), symlinks aside. */
+function gitTracked(root) {
+  const git = (...args) => execFileSync("git", ["-C", root, ...args], { encoding: "utf8" });
+  git("init", "-q");
+  git("add", "-A");
+  return git("ls-files", "-s")
+    .trim()
+    .split("\n")
+    .filter((line) => !line.startsWith("120000")) // symlinks
+    .map((line) => line.split("\t")[1])
+    .sort();
+}
+
+describe("listWorkspaceFiles", () => {
+  it("picks the files git tracks, minus .env* and node_modules/", async () => {
+    const root = fixture();
+    const { files, skipped } = await listWorkspaceFiles(root);
+    const expected = gitTracked(root).filter((p) => !/(^|\/)\.env[^/]*$/.test(p) && !/(^|\/)node_modules\//.test(p));
+    assert.deepEqual(
+      files.map((f) => f.path),
+      expected,
+    );
+    assert.deepEqual(skipped, [{ path: "link.md", reason: "symbolic link" }]);
+    // Spot checks of git's rules, so a change in git's behaviour would show here too.
+    const paths = new Set(files.map((f) => f.path));
+    for (const p of ["keep.log", "src/secret.txt", "src/important.log", "docs/deeper/note.tmp", "bin/run.sh"]) assert.ok(paths.has(p), p);
+    for (const p of ["app.log", "secret.txt", "src/a.snap", "src/generated/x.ts", "build/out.js", "docs/draft.tmp"])
+      assert.ok(!paths.has(p), p);
+    assert.ok(![...paths].some((p) => p.startsWith(".git/")));
+  });
+
+  it("packs .env* and node_modules/ only when asked", async () => {
+    const root = fixture();
+    const withEnv = new Set((await listWorkspaceFiles(root, { includeEnv: true })).files.map((f) => f.path));
+    for (const p of [".env", ".env.local", "config/.env.production"]) assert.ok(withEnv.has(p), p);
+    assert.ok(!withEnv.has("node_modules/dep/index.js"));
+    const withDeps = new Set((await listWorkspaceFiles(root, { includeNodeModules: true })).files.map((f) => f.path));
+    for (const p of ["node_modules/dep/index.js", "packages/a/node_modules/dep/index.js"]) assert.ok(withDeps.has(p), p);
+    assert.ok(!withDeps.has(".env"));
+  });
+
+  it("never packs .git/, even when it is not ignored anywhere", async () => {
+    const root = fixture();
+    gitTracked(root); // creates .git/
+    const { files } = await listWorkspaceFiles(root, { includeEnv: true, includeNodeModules: true });
+    assert.ok(!files.some((f) => f.path === ".git" || f.path.startsWith(".git/")));
+  });
+});
+
+describe("packWorkspace", () => {
+  it("is a tar.gz of exactly those files, with their bytes and executable bits", async () => {
+    const root = fixture();
+    const packed = await packWorkspace(root);
+    const entries = await unpackTar(gunzipSync(packed.archive));
+    assert.deepEqual(
+      entries.map((e) => e.header.name),
+      packed.files.map((f) => f.path),
+    );
+    const run = entries.find((e) => e.header.name === "bin/run.sh");
+    assert.equal(new TextDecoder().decode(run?.data), "#!/bin/sh\necho hi\n");
+    assert.equal((run?.header.mode ?? 0) & 0o111, 0o111);
+    assert.equal(
+      packed.bytes,
+      packed.files.reduce((n, f) => n + f.size, 0),
+    );
+  });
+});
