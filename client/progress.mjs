@@ -85,6 +85,18 @@ export class RunProgress {
           `${this.p.yellow(`(given a Failure Prevention Brief of ${event.caseIds.length} case${event.caseIds.length === 1 ? "" : "s"} from earlier failures)`)}\n`,
         );
         break;
+      case "compaction_started":
+        this.endLine();
+        this.spin(`compacting the history (${event.reason})`);
+        break;
+      case "compaction_finished":
+        this.spin("");
+        this.print(`${this.p.dim(`(history compacted: ~${event.tokensBefore} -> ~${event.tokensAfter} tokens)`)}\n`);
+        break;
+      case "compaction_failed":
+        this.spin("");
+        this.print(`${this.p.yellow(`(compaction failed: ${event.code})`)}\n`);
+        break;
       case "model_retry":
         // Announced by the harness before it waits to retry the model (429, 5xx, dropped connection).
         this.spin(`retrying the model in ${Math.ceil((event.delayMs ?? 0) / 1000)} s (attempt ${event.attempt ?? "?"})`);

@@ -19,4 +19,6 @@ export interface AppEnv {
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   MODEL?: string;
+  /** The configured model's context window in tokens (a prompt's `contextWindow` wins). */
+  MODEL_CONTEXT_WINDOW?: string;
 }

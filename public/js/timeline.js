@@ -175,6 +175,22 @@ export class Timeline {
         }
         break;
       }
+      case "thinking_delta":
+        // Reasoning text is kept on the assistant message as `thinking`; the timeline shows answers only.
+        break;
+      case "compaction_started":
+      case "compaction_finished":
+      case "compaction_failed": {
+        // The older history was (or could not be) summarised; the log itself keeps every message.
+        const li = this.entry(`e:${event.seq}`, "other");
+        li.textContent =
+          event.type === "compaction_started"
+            ? `compacting the history (${event.reason})`
+            : event.type === "compaction_finished"
+              ? `history compacted: ~${event.tokensBefore} -> ~${event.tokensAfter} tokens`
+              : `compaction failed: ${event.code}`;
+        break;
+      }
       default: {
         // Event types this viewer does not know yet are shown plainly rather than dropped.
         const li = this.entry(`e:${event.seq}`, "other");

@@ -7,6 +7,8 @@ import {
   AttributionList,
   CaseDetail,
   CaseList,
+  CompactBody,
+  CompactionResult,
   CreateSessionBody,
   EmptyBody,
   EventStreamQuery,
@@ -192,7 +194,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/sessions/:id",
-    summary: "Describes a session: status (idle or running) and counts.",
+    summary: "Describes a session: status (idle or running), counts, token and cost totals, and the context estimate against its window.",
     auth: true,
     status: 200,
     answer: json(SessionInfo, "SessionInfo", {
@@ -206,6 +208,9 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       counts: { messages: 4, events: 11, trace: 9 },
       queue: { steering: [], followUp: [] },
       forkedFrom: null,
+      usage: { inputTokens: 5210, outputTokens: 312, cachedInputTokens: 2048, reasoningTokens: 0, totalTokens: 5522, cost: 0.00098 },
+      contextTokens: 2730,
+      contextWindow: 128000,
     }),
     errors: SESSION,
   },
@@ -254,6 +259,21 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       forkedFrom: { sessionId: SID, messageId: "m_01jd8x9a1b2c3d4e5f6g7h8j9k" },
     }),
     errors: [...SESSION, ...JSON_BODY, ...KEY, "message_not_found", "history_unreadable", "session_exists", "record_too_large"],
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/compact",
+    summary:
+      "Compacts the history now: the older messages are summarised by the model into a compaction record; the newest ~20,000 tokens are kept as they are.",
+    auth: true,
+    body: json(CompactBody, "CompactRequest", { instructions: "keep the list of failing tests" }),
+    status: 200,
+    answer: json(CompactionResult, "CompactionResult", {
+      messageId: "m_01jd8xa1b2c3d4e5f6g7h8j9k0",
+      tokensBefore: 118000,
+      tokensAfter: 23400,
+    }),
+    errors: [...SESSION, ...JSON_BODY, "session_busy", "nothing_to_compact", "compaction_failed", "history_unreadable"],
   },
   {
     method: "get",

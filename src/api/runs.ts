@@ -18,7 +18,7 @@ export const runRoutes = new Hono<AppBindings>()
   .post("/:id/messages/stream", async (c) => {
     const { store, meta } = await requireSession(c);
     const { requestId, ...body } = await readJsonBody(c, PromptBody);
-    const { text, model, retryOf, whenBusy, afterFailedRun, ...limits } = body;
+    const { text, model, retryOf, contextWindow, whenBusy, afterFailedRun, ...limits } = body;
     // The session replays the stream of the run the key started (recorded with the run, in one step).
     const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/messages/stream", meta.id, body], {});
     const command: AgentPromptCommand = {
@@ -27,6 +27,7 @@ export const runRoutes = new Hono<AppBindings>()
       ...(meta.workspaceId ? { workspaceId: meta.workspaceId } : {}),
       ...(model ? { model } : {}),
       ...(retryOf ? { retryOf } : {}),
+      ...(contextWindow ? { contextWindow } : {}),
       options: AgentRunOptions.parse(limits),
     };
     const delivery: PromptDelivery = {

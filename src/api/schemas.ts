@@ -8,11 +8,13 @@ import {
   AgentRunOptions,
   API_ERROR_CODES,
   AttributionRecord,
+  ContextWindow,
   DEFAULT_SESSION_PAGE,
   DEFAULT_STREAM_TOKEN_TTL_SECONDS,
   isoTime,
   JudgeResult,
   JudgeVerdict,
+  MAX_COMPACTION_INSTRUCTIONS_CHARS,
   MAX_IDEMPOTENCY_KEY_CHARS,
   MAX_PROMPT_CHARS,
   MAX_SESSION_PAGE,
@@ -79,6 +81,18 @@ export const PromptBody = z.strictObject({
     description: "a queued follow-up: keep (default) or withdraw it when a run before it fails",
   }),
   requestId,
+  contextWindow: ContextWindow.optional().meta({
+    description: "the model's context window in tokens for this run (overrides MODEL_CONTEXT_WINDOW and the known-model table)",
+  }),
+});
+
+/** `POST /api/sessions/:id/compact`. */
+export const CompactBody = z.strictObject({
+  instructions: z
+    .string()
+    .max(MAX_COMPACTION_INSTRUCTIONS_CHARS)
+    .optional()
+    .meta({ description: "extra instructions for the summary (what to keep, what to stress)" }),
 });
 
 /** `POST /api/sessions/:id/abort` and other routes that take no fields. */
@@ -204,6 +218,27 @@ export const SessionInfo = z.strictObject({
     .strictObject({ steering: z.array(z.string()), followUp: z.array(z.string()) })
     .meta({ description: "undelivered queued message ids, oldest first" }),
   forkedFrom: ForkOrigin.nullable().meta({ description: "the session and message this one was forked at" }),
+  usage: z
+    .strictObject({
+      inputTokens: z.number().int().nonnegative(),
+      outputTokens: z.number().int().nonnegative(),
+      cachedInputTokens: z.number().int().nonnegative(),
+      reasoningTokens: z.number().int().nonnegative(),
+      totalTokens: z.number().int().nonnegative(),
+      cost: z.number().nonnegative().nullable().meta({ description: "US dollars; null when the model's prices are unknown" }),
+    })
+    .nullable()
+    .meta({
+      description: "token and cost totals of the session (assistant messages and summary calls); null when its log cannot be read now",
+    }),
+  contextTokens: z.number().int().nonnegative().nullable().meta({ description: "the estimated tokens of the next model request" }),
+  contextWindow: z.number().int().positive().nullable().meta({ description: "the context window the estimate is measured against" }),
+});
+
+export const CompactionResult = z.strictObject({
+  messageId: nonBlank,
+  tokensBefore: z.number().int().nonnegative(),
+  tokensAfter: z.number().int().nonnegative(),
 });
 
 export const SessionMetaAnswer = z.strictObject({

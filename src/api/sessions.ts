@@ -6,7 +6,7 @@ import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
-import { CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
+import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
 export const sessionRoutes = new Hono<AppBindings>()
@@ -105,7 +105,19 @@ export const sessionRoutes = new Hono<AppBindings>()
       counts: info.counts,
       queue: info.queue,
       forkedFrom: info.forkedFrom,
+      usage: info.usage,
+      contextTokens: info.contextTokens,
+      contextWindow: info.contextWindow,
     });
+  })
+  /**
+   * Compacts the session's history now: `{instructions?}` -> `{messageId, tokensBefore, tokensAfter}`.
+   * 409 `session_busy` while a run is active, 409 `nothing_to_compact` when everything is recent.
+   */
+  .post("/:id/compact", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const { instructions } = await readJsonBody(c, CompactBody);
+    return c.json(unwrapResult(await store.stub(meta.id).compact(instructions)));
   })
   /** The messages as JSONL, exactly as stored. */
   .get("/:id/messages", (c) => exportLog(c, "messages"))

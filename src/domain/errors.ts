@@ -5,7 +5,7 @@
  * The README's error table is checked against this table by a test.
  */
 interface ErrorSpec {
-  status: 400 | 401 | 404 | 409 | 413 | 415 | 422 | 500 | 503 | null;
+  status: 400 | 401 | 404 | 409 | 413 | 415 | 422 | 500 | 502 | 503 | null;
   /** `api`: an HTTP error body; `run`: an `agent_error` event; `tool`: a tool denial reason. */
   in: readonly ("api" | "run" | "tool")[];
   meaning: string;
@@ -68,6 +68,16 @@ export const ERROR_REGISTRY = {
   flush_failed: { status: 503, in: ["api"], meaning: "writing the log to R2 failed; nothing is lost and it is retried" },
   history_unreadable: { status: 500, in: ["api", "run"], meaning: "the session's stored log could not be read back" },
   run_not_found: { status: 404, in: ["api"], meaning: "no run with this id in the session" },
+  nothing_to_compact: {
+    status: 409,
+    in: ["api"],
+    meaning: "the history is too short to compact: everything in it is among the most recent messages kept",
+  },
+  compaction_failed: {
+    status: 502,
+    in: ["api"],
+    meaning: "the model could not summarise the history (the event's code says why); the session is unchanged",
+  },
   message_not_found: { status: 404, in: ["api"], meaning: "no message with this id in the session (fork atMessageId)" },
   action_not_found: { status: 404, in: ["api"], meaning: "a judgement named a sourceActionId that the run's trace does not have" },
   // Projects and the failure-learning loop
@@ -144,6 +154,7 @@ const codesIn = <K extends "api" | "run" | "tool">(kind: K) =>
     (ERROR_REGISTRY[code].in as readonly string[]).includes(kind),
   ) as CodesIn<K>[];
 
+export const ERROR_CODES = Object.keys(ERROR_REGISTRY) as [ErrorCode, ...ErrorCode[]];
 export const API_ERROR_CODES = codesIn("api");
 export const RUN_ERROR_CODES = codesIn("run");
 export const DENIAL_CODES = codesIn("tool");

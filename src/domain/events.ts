@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DENIAL_CODES, RUN_ERROR_CODES } from "./errors";
+import { DENIAL_CODES, ERROR_CODES, RUN_ERROR_CODES } from "./errors";
 import { TOOL_SUMMARY_MAX_CHARS } from "./limits";
 import { StopReason } from "./messages";
 import { isoTime, nonBlank } from "./schema";
@@ -25,6 +25,38 @@ export const AssistantDelta = z.strictObject({
   ...eventBase,
   messageId: nonBlank,
   text: z.string(),
+});
+
+/** A piece of the model's reasoning text; it ends up in the assistant message's `thinking`. */
+export const ThinkingDelta = z.strictObject({
+  type: z.literal("thinking_delta"),
+  ...eventBase,
+  messageId: nonBlank,
+  text: z.string(),
+});
+
+/** The history is being summarised: it passed the context threshold, the provider said it overflowed, or a client asked. */
+export const CompactionStarted = z.strictObject({
+  type: z.literal("compaction_started"),
+  ...eventBase,
+  reason: z.enum(["threshold", "overflow", "manual"]),
+});
+
+/** The compaction record `messageId` was appended; the context went from `tokensBefore` to `tokensAfter` (estimates). */
+export const CompactionFinished = z.strictObject({
+  type: z.literal("compaction_finished"),
+  ...eventBase,
+  messageId: nonBlank,
+  tokensBefore: z.number().int().nonnegative(),
+  tokensAfter: z.number().int().nonnegative(),
+});
+
+/** The compaction failed (`code` from the registry); the log is unchanged. */
+export const CompactionFailed = z.strictObject({
+  type: z.literal("compaction_failed"),
+  ...eventBase,
+  code: z.enum(ERROR_CODES),
+  message: z.string(),
 });
 
 export const AssistantCompleted = z.strictObject({
@@ -155,6 +187,10 @@ export const AgentEvent = z.discriminatedUnion("type", [
   AgentError,
   AgentCompleted,
   BriefInjected,
+  ThinkingDelta,
+  CompactionStarted,
+  CompactionFinished,
+  CompactionFailed,
   MessageQueued,
   QueueUpdated,
   QueuedMessageWithdrawn,
@@ -183,6 +219,10 @@ export const SeqAgentEvent = z.discriminatedUnion("type", [
   z.strictObject({ ...seqField, ...AgentError.shape }),
   z.strictObject({ ...seqField, ...AgentCompleted.shape }),
   z.strictObject({ ...seqField, ...BriefInjected.shape }),
+  z.strictObject({ ...seqField, ...ThinkingDelta.shape }),
+  z.strictObject({ ...seqField, ...CompactionStarted.shape }),
+  z.strictObject({ ...seqField, ...CompactionFinished.shape }),
+  z.strictObject({ ...seqField, ...CompactionFailed.shape }),
   z.strictObject({ ...seqField, ...MessageQueued.shape }),
   z.strictObject({ ...seqField, ...QueueUpdated.shape }),
   z.strictObject({ ...seqField, ...QueuedMessageWithdrawn.shape }),

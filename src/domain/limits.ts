@@ -44,6 +44,28 @@ export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
 /** The largest record the session log stores, in bytes of JSON (a model answer at its limit fits). */
 export const MAX_RECORD_BYTES = 32 * MiB;
 
+// Context and compaction
+/** Context window assumed for a model that is neither in the known-model table nor configured (conservative). */
+export const DEFAULT_CONTEXT_WINDOW_TOKENS = 32_000;
+/** Smallest and largest context window a prompt or MODEL_CONTEXT_WINDOW may set. */
+export const MIN_CONTEXT_WINDOW_TOKENS = 1_000;
+export const MAX_CONTEXT_WINDOW_TOKENS = 10_000_000;
+/** Compaction starts when the estimated request passes the window minus this reserve (room for the answer)... */
+export const COMPACTION_RESERVE_TOKENS = 16_384;
+/** ...and keeps about this many tokens of the most recent messages word for word. */
+export const COMPACTION_KEEP_RECENT_TOKENS = 20_000;
+/**
+ * In a small window neither may take more than this share of it (a 8,000-token window reserves 2,000
+ * and keeps 2,000), so a compacted history always fits.
+ */
+export const COMPACTION_MAX_WINDOW_SHARE = 0.25;
+/** One tool result may take at most this share of the window (and never more than the tool output limit). */
+export const TOOL_RESULT_MAX_WINDOW_SHARE = 0.2;
+/** Longest `instructions` of a manual compaction, in characters. */
+export const MAX_COMPACTION_INSTRUCTIONS_CHARS = 4_000;
+/** The character-based estimate: this many characters make one token. */
+export const CHARS_PER_TOKEN = 4;
+
 // Failure learning
 /** Largest JSONL body of foreign traces one import takes. */
 export const MAX_TRACE_IMPORT_BYTES = 4 * MiB;
@@ -137,6 +159,18 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments (past it: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
   ],
   ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
+  [
+    "context window",
+    `a prompt's \`contextWindow\` (${count(MIN_CONTEXT_WINDOW_TOKENS)}-${count(MAX_CONTEXT_WINDOW_TOKENS)}), else \`MODEL_CONTEXT_WINDOW\`, else the known-model table, else ${count(DEFAULT_CONTEXT_WINDOW_TOKENS)} tokens`,
+  ],
+  [
+    "compaction",
+    `when the estimate passes the window minus ${count(COMPACTION_RESERVE_TOKENS)} tokens; keeps the newest ~${count(COMPACTION_KEEP_RECENT_TOKENS)} tokens (each at most ${COMPACTION_MAX_WINDOW_SHARE * 100} % of a small window)`,
+  ],
+  [
+    "one tool result in the context",
+    `${TOOL_RESULT_MAX_WINDOW_SHARE * 100} % of the context window (at ${CHARS_PER_TOKEN} characters a token), within the tool output limit`,
+  ],
   ["trace import", `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`)`],
   [
     "Failure Prevention Brief",

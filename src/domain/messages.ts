@@ -13,11 +13,18 @@ export const ToolCall = z.strictObject({
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
-/** Token counts reported by the provider for one assistant message. */
+const tokens = z.number().int().nonnegative();
+
+/**
+ * Token counts reported by the provider for one assistant message. `cachedInputTokens` (part of
+ * `inputTokens`) and `reasoningTokens` (part of `outputTokens`) only when the provider reports them.
+ */
 export const Usage = z.strictObject({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  totalTokens: z.number().int().nonnegative(),
+  inputTokens: tokens,
+  outputTokens: tokens,
+  totalTokens: tokens,
+  cachedInputTokens: tokens.optional(),
+  reasoningTokens: tokens.optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 
@@ -43,6 +50,10 @@ export const AssistantMessage = z.strictObject({
   stopReason: StopReason,
   toolCalls: z.array(ToolCall).optional(),
   usage: Usage.optional(),
+  /** What the call cost in US dollars, when the model's prices are known. */
+  cost: z.number().nonnegative().optional(),
+  /** Reasoning text the provider streamed; kept for the record, never sent back to a provider. */
+  thinking: z.string().optional(),
 });
 export type AssistantMessage = z.infer<typeof AssistantMessage>;
 
@@ -56,8 +67,26 @@ export const ToolResultMessage = z.strictObject({
 });
 export type ToolResultMessage = z.infer<typeof ToolResultMessage>;
 
+/**
+ * The messages before `firstKeptMessageId` were summarised: from here on the model is sent `summary`
+ * plus the messages from `firstKeptMessageId` on (this record itself excluded). Nothing is removed from
+ * the log. `tokensBefore`/`tokensAfter` are the estimated context before and after.
+ */
+export const CompactionMessage = z.strictObject({
+  kind: z.literal("compaction"),
+  ...messageBase,
+  summary: z.string(),
+  firstKeptMessageId: nonBlank,
+  tokensBefore: tokens,
+  tokensAfter: tokens,
+  /** What the summary call used and cost, when reported / priced. */
+  usage: Usage.optional(),
+  cost: z.number().nonnegative().optional(),
+});
+export type CompactionMessage = z.infer<typeof CompactionMessage>;
+
 /** Every message of a conversation, discriminated by `kind`. */
-export const AgentMessage = z.discriminatedUnion("kind", [UserMessage, AssistantMessage, ToolResultMessage]);
+export const AgentMessage = z.discriminatedUnion("kind", [UserMessage, AssistantMessage, ToolResultMessage, CompactionMessage]);
 export type AgentMessage = z.infer<typeof AgentMessage>;
 export type MessageKind = AgentMessage["kind"];
-export const MESSAGE_KINDS: readonly MessageKind[] = ["user", "assistant", "tool_result"];
+export const MESSAGE_KINDS: readonly MessageKind[] = ["user", "assistant", "tool_result", "compaction"];

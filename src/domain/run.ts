@@ -4,9 +4,11 @@ import {
   DEFAULT_MAX_TOOL_CALLS,
   DEFAULT_MAX_TURNS,
   DEFAULT_RUN_TIMEOUT_MS,
+  MAX_CONTEXT_WINDOW_TOKENS,
   MAX_RUN_TIMEOUT_MS,
   MAX_TOOL_CALLS_LIMIT,
   MAX_TURNS_LIMIT,
+  MIN_CONTEXT_WINDOW_TOKENS,
   MIN_RUN_TIMEOUT_MS,
 } from "./limits";
 import { nonBlank } from "./schema";
@@ -25,6 +27,9 @@ export function safeRunOptions(): AgentRunOptions {
   return AgentRunOptions.parse({});
 }
 
+/** A context window a prompt may name, in tokens. */
+export const ContextWindow = z.number().int().min(MIN_CONTEXT_WINDOW_TOKENS).max(MAX_CONTEXT_WINDOW_TOKENS);
+
 /** What the runtime is asked to do: one user prompt in one session. */
 export const AgentPromptCommand = z.strictObject({
   sessionId: SessionId,
@@ -36,6 +41,8 @@ export const AgentPromptCommand = z.strictObject({
   retryOf: nonBlank.optional(),
   /** Replays only: how many recorded assistant turns to skip (the replayed run's place in its session). */
   replayOffset: z.number().int().nonnegative().optional(),
+  /** The model's context window in tokens, overriding MODEL_CONTEXT_WINDOW and the known-model table. */
+  contextWindow: ContextWindow.optional(),
   options: AgentRunOptions,
 });
 export type AgentPromptCommand = z.infer<typeof AgentPromptCommand>;

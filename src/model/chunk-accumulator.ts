@@ -39,7 +39,12 @@ function tokenCount(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.round(value)) : undefined;
 }
 
-/** Reads OpenAI (`prompt_tokens`) and Anthropic-style (`input_tokens`) usage objects. */
+/**
+ * Reads OpenAI (`prompt_tokens`) and Anthropic-style (`input_tokens`) usage objects, with cached input
+ * tokens (`prompt_tokens_details.cached_tokens`, `input_tokens_details.cached_tokens`, DeepSeek's
+ * `prompt_cache_hit_tokens`, `cache_read_input_tokens`, `cached_tokens`) and reasoning tokens
+ * (`completion_tokens_details.reasoning_tokens`, `output_tokens_details.reasoning_tokens`, `reasoning_tokens`).
+ */
 export function normaliseUsage(raw: unknown): Usage | undefined {
   if (!isRecord(raw)) return undefined;
   const input = tokenCount(raw.prompt_tokens) ?? tokenCount(raw.input_tokens);
@@ -48,7 +53,21 @@ export function normaliseUsage(raw: unknown): Usage | undefined {
   if (input === undefined && output === undefined && total === undefined) return undefined;
   const inputTokens = input ?? 0;
   const outputTokens = output ?? 0;
-  return { inputTokens, outputTokens, totalTokens: total ?? inputTokens + outputTokens };
+  const usage: Usage = { inputTokens, outputTokens, totalTokens: total ?? inputTokens + outputTokens };
+  const details = (key: string) => (isRecord(raw[key]) ? (raw[key] as Record<string, unknown>) : {});
+  const cached =
+    tokenCount(details("prompt_tokens_details").cached_tokens) ??
+    tokenCount(details("input_tokens_details").cached_tokens) ??
+    tokenCount(raw.prompt_cache_hit_tokens) ??
+    tokenCount(raw.cache_read_input_tokens) ??
+    tokenCount(raw.cached_tokens);
+  const reasoning =
+    tokenCount(details("completion_tokens_details").reasoning_tokens) ??
+    tokenCount(details("output_tokens_details").reasoning_tokens) ??
+    tokenCount(raw.reasoning_tokens);
+  if (cached !== undefined) usage.cachedInputTokens = cached;
+  if (reasoning !== undefined) usage.reasoningTokens = reasoning;
+  return usage;
 }
 
 /**

@@ -10,6 +10,8 @@ export interface ModelConfig {
   baseURL?: string;
   /** Default model name. */
   model?: string;
+  /** MODEL_CONTEXT_WINDOW, as configured. */
+  contextWindow?: string;
   fetch?: FetchLike;
 }
 
@@ -23,9 +25,14 @@ export interface ModelClientDeps {
   replayOffset?: number;
 }
 
-/** The provider settings of the Worker env: OPENAI_API_KEY, OPENAI_BASE_URL, MODEL. */
-export function modelConfigFromEnv(env: { OPENAI_API_KEY?: string; OPENAI_BASE_URL?: string; MODEL?: string }): ModelConfig {
-  return { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL, model: env.MODEL };
+/** The provider settings of the Worker env: OPENAI_API_KEY, OPENAI_BASE_URL, MODEL, MODEL_CONTEXT_WINDOW. */
+export function modelConfigFromEnv(env: {
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  MODEL?: string;
+  MODEL_CONTEXT_WINDOW?: string;
+}): ModelConfig {
+  return { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL, model: env.MODEL, contextWindow: env.MODEL_CONTEXT_WINDOW };
 }
 
 /**

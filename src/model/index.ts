@@ -1,6 +1,7 @@
 export * from "./chunk-accumulator";
 export * from "./create-model-client";
 export * from "./legacy-error-lines";
+export * from "./model-catalog";
 export * from "./model-client";
 export * from "./openai-client";
 export * from "./openai-messages";

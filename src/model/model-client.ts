@@ -7,6 +7,16 @@ export interface ModelRequest {
   system: string;
   messages: AgentMessage[];
   tools: ToolDefinition[];
+  /**
+   * `compaction`: a request to summarise the history, not an agent turn (a replay answers it from the
+   * recording's compaction records and does not count it as a turn).
+   */
+  purpose?: "turn" | "compaction";
+  /**
+   * Assistant turns in the whole session so far, when `messages` is a compacted view that holds
+   * fewer (a replay counts turns with it).
+   */
+  assistantTurns?: number;
   /** When the run must be over (epoch ms, `Date.now()` clock): a client does not start a wait that ends after it. */
   deadlineAt?: number;
 }

@@ -19,7 +19,8 @@ const FAILED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["ERROR
  * - every assistant tool call is followed by exactly one tool message: a call without a recorded result
  *   gets a synthetic error result ("No result provided") before the next user/assistant message;
  * - a tool result whose call is not pending (unknown id, or already answered) is dropped.
- * Tool call ids are sent verbatim; arguments are JSON-stringified.
+ * Tool call ids are sent verbatim; arguments are JSON-stringified. A compaction record becomes a user
+ * message holding its summary; an assistant message's `thinking` is never sent.
  */
 export function toOpenAIMessages(system: string, messages: readonly AgentMessage[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
@@ -49,6 +50,10 @@ export function toOpenAIMessages(system: string, messages: readonly AgentMessage
         if (!pending.delete(message.toolCallId)) break;
         out.push({ role: "tool", tool_call_id: message.toolCallId, content: message.resultText });
         break;
+      case "compaction":
+        closePending();
+        out.push({ role: "user", content: compactionText(message.summary) });
+        break;
     }
   }
   closePending();
@@ -70,6 +75,11 @@ function toAssistantParam(message: AssistantMessage): ChatCompletionAssistantMes
       function: { name: call.name, arguments: JSON.stringify(call.arguments) },
     })),
   };
+}
+
+/** How a compaction summary is put to the model: as a user message that says what it is (pi's wording). */
+export function compactionText(summary: string): string {
+  return `The conversation history before this point was compacted into the following summary:\n\n<summary>\n${summary}\n</summary>`;
 }
 
 /** Tool definitions in the chat-completions `tools` shape. */

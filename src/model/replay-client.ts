@@ -1,4 +1,4 @@
-import type { AgentMessage, AssistantMessage } from "../domain";
+import type { AgentMessage, AssistantMessage, CompactionMessage } from "../domain";
 import { ABORTED_MESSAGE, type ModelClient, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 
 /** Loads the messages of a recorded session, in order. */
@@ -21,10 +21,16 @@ export const REPLAY_MODEL_PREFIX = "replay:";
  * answer) with the recorded usage. A recorded ERROR/ABORTED/TIMEOUT turn replays its text and ends with
  * `replay_recorded_error`, so the runs stay aligned. Past the last recorded turn: `replay_exhausted`.
  * A loader failure ends the call with `replay_load_failed` (and is retried on the next call).
+ *
+ * Compaction: `request.assistantTurns` (the whole session's count) stands in for the history's count
+ * when the request holds a compacted view. A summary request (`purpose: "compaction"`) is not a turn:
+ * it is answered with the recording's compaction summaries in order (then the last one again), or with
+ * a fixed placeholder when the recording has none, and never moves the turn counter.
  */
 export class ReplayModelClient implements ModelClient {
   private answered = 0;
-  private turns: Promise<AssistantMessage[]> | undefined;
+  private summariesPlayed = 0;
+  private turns: Promise<{ turns: AssistantMessage[]; summaries: CompactionMessage[] }> | undefined;
 
   constructor(
     private readonly source: AgentMessage[] | { sessionId: string; load: MessageLoader },
@@ -42,8 +48,9 @@ export class ReplayModelClient implements ModelClient {
       return;
     }
     let turns: AssistantMessage[];
+    let summaries: CompactionMessage[];
     try {
-      turns = await this.loadTurns();
+      ({ turns, summaries } = await this.loadTurns());
     } catch (err) {
       this.turns = undefined;
       const reason = err instanceof Error ? err.message : String(err);
@@ -54,7 +61,13 @@ export class ReplayModelClient implements ModelClient {
       yield modelError("aborted", ABORTED_MESSAGE);
       return;
     }
-    const inHistory = request.messages.filter((m) => m.kind === "assistant").length;
+    if (request.purpose === "compaction") {
+      const recorded = summaries[Math.min(this.summariesPlayed++, summaries.length - 1)];
+      yield { type: "text_delta", text: recorded?.summary ?? REPLAY_PLACEHOLDER_SUMMARY };
+      yield { type: "done", stopReason: "STOP" };
+      return;
+    }
+    const inHistory = request.assistantTurns ?? request.messages.filter((m) => m.kind === "assistant").length;
     const played = Math.max(this.answered, inHistory);
     this.answered = played + 1;
     const k = played + this.offset;
@@ -66,13 +79,19 @@ export class ReplayModelClient implements ModelClient {
     yield* replayTurn(turn, k + 1);
   }
 
-  private loadTurns(): Promise<AssistantMessage[]> {
-    this.turns ??= (Array.isArray(this.source) ? Promise.resolve(this.source) : this.source.load(this.source.sessionId)).then((messages) =>
-      messages.filter((m): m is AssistantMessage => m.kind === "assistant"),
+  private loadTurns(): Promise<{ turns: AssistantMessage[]; summaries: CompactionMessage[] }> {
+    this.turns ??= (Array.isArray(this.source) ? Promise.resolve(this.source) : this.source.load(this.source.sessionId)).then(
+      (messages) => ({
+        turns: messages.filter((m): m is AssistantMessage => m.kind === "assistant"),
+        summaries: messages.filter((m): m is CompactionMessage => m.kind === "compaction"),
+      }),
     );
     return this.turns;
   }
 }
+
+/** The summary a replay gives when the recording has no compaction to play back. */
+export const REPLAY_PLACEHOLDER_SUMMARY = "(replay) The recording holds no compaction summary; the earlier history was dropped.";
 
 function* replayTurn(turn: AssistantMessage, position: number): Iterable<ModelEvent> {
   if (turn.text !== "") yield { type: "text_delta", text: turn.text };

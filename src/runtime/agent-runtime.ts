@@ -3,6 +3,9 @@ import {
   type AgentMessage,
   type AgentRunOptions,
   type AssistantMessage,
+  type CompactionMessage,
+  DEFAULT_CONTEXT_WINDOW_TOKENS,
+  type ErrorCode,
   type IdGenerator,
   nowIso,
   type RunErrorCode,
@@ -11,9 +14,12 @@ import {
   toolResultSummary,
   type Usage,
 } from "../domain";
-import type { InvalidToolCall, ModelClient, ModelEvent } from "../model";
+import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
+import { type CompactionReason, compact } from "./compaction";
+import { type ContextBudget, chooseCut, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
 import { DeltaCoalescer } from "./delta-coalescer";
+import { fitToolResult } from "./result-budget";
 import type { RunLog } from "./run-log";
 import type { RunSetup } from "./run-setup";
 import { RunTracer, type TurnTrace } from "./run-tracer";
@@ -45,6 +51,10 @@ export interface RunContext {
    * from its queue; the run appends them as user messages in the same synchronous step.
    */
   takeSteering?: () => { messageId: string; text: string }[];
+  /** The model's context window and how compaction divides it; the conservative default when absent. */
+  budget?: ContextBudget;
+  /** The model's prices, when known: assistant messages then carry `cost`. */
+  price?: ModelPrice | null;
 }
 
 /** The brief a run is given: its text and the cases it was built from. */
@@ -93,6 +103,8 @@ class AgentRun {
   private turn: TurnTrace | null = null;
   /** When the timeout fires (Date.now clock, as the timer): model clients do not start a retry wait past it. */
   private deadlineAt = 0;
+  private readonly budget: ContextBudget;
+  private readonly price: ModelPrice | null;
 
   constructor(
     private readonly userText: string,
@@ -100,6 +112,8 @@ class AgentRun {
     private readonly ctx: RunContext,
   ) {
     this.messages = [...ctx.history];
+    this.budget = ctx.budget ?? (ctx.setup.ok ? ctx.setup.budget : undefined) ?? contextBudget(DEFAULT_CONTEXT_WINDOW_TOKENS);
+    this.price = ctx.price ?? (ctx.setup.ok ? ctx.setup.price : undefined) ?? null;
     this.signal = AbortSignal.any([ctx.signal, this.timeout.signal]);
     this.tracer = new RunTracer({
       sessionId: ctx.sessionId,
@@ -148,24 +162,33 @@ class AgentRun {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
       if (turn > 1) this.deliverSteering();
       this.turn = this.tracer.turnStarted();
-      const messageId = this.ctx.ids.next("message");
-      const coalescer = new DeltaCoalescer((text) => this.event({ type: "assistant_delta", messageId, text }), this.ctx.clock);
       const offered = this.toolBudgetLeft ? definitions : [];
-      const modelAction = this.tracer.modelCalled(this.turn, this.messages.length, offered.length);
-      const reply = await this.callModel({ system, messages: [...this.messages], tools: offered, deadlineAt: this.deadlineAt }, coalescer);
-      coalescer.flush();
+      const fixedTokens = estimateFixedTokens(system, offered);
+      // Compact before a call the estimate says would not leave room for the answer.
+      if (estimateContextTokens(modelView(this.messages), fixedTokens) > this.budget.contextWindow - this.budget.reserveTokens) {
+        const compacted = await this.compact("threshold", fixedTokens);
+        if (compacted !== "compacted" && compacted !== "nothing_to_compact") return compacted;
+      }
+      const modelAction = this.tracer.modelCalled(this.turn, modelView(this.messages).messages.length, offered.length);
+      let { messageId, reply } = await this.turnCall(system, offered);
+      if (reply.end.type === "error" && reply.end.code === "context_overflow") {
+        // The provider says it does not fit: compact, then try the same call once more.
+        const compacted = await this.compact("overflow", fixedTokens);
+        if (compacted === "compacted") ({ messageId, reply } = await this.turnCall(system, offered));
+        else if (compacted !== "nothing_to_compact") return compacted;
+      }
       const modelError = reply.end.type === "error" ? reply.end.code : null;
       this.tracer.modelAnswered(this.turn, modelAction, { error: modelError, text: reply.text, calls: reply.calls.length });
 
       if (reply.end.type === "error") {
         const { code, message } = reply.end;
         if (code === "aborted") {
-          this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage });
+          this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage, thinking: reply.thinking });
           return this.terminal(this.abortReason());
         }
         // An answer cut at the output limit ended for its length, and the run fails visibly.
         const stopReason = code === "output_too_large" ? "LENGTH" : "ERROR";
-        this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage });
+        this.assistant(messageId, { text: reply.text, stopReason, usage: reply.usage, thinking: reply.thinking });
         return this.terminal(stopReason, { code, message });
       }
       const stopReason = reply.calls.length > 0 ? "TOOL_CALLS" : reply.end.stopReason;
@@ -174,6 +197,7 @@ class AgentRun {
         stopReason,
         toolCalls: reply.calls.length > 0 ? reply.calls : undefined,
         usage: reply.end.usage ?? reply.usage,
+        thinking: reply.thinking,
       });
       if (stopReason !== "TOOL_CALLS") {
         // The model would stop, but steering arrived: it gets another turn to answer it (as pi does).
@@ -203,11 +227,53 @@ class AgentRun {
     return steering.length;
   }
 
-  private async callModel(
-    request: { system: string; messages: AgentMessage[]; tools: ReturnType<ToolRunner["definitions"]>; deadlineAt: number },
-    coalescer: DeltaCoalescer,
-  ) {
+  /** One model call with the history as the model sees it (the latest summary plus the kept messages). */
+  private async turnCall(system: string, tools: ReturnType<ToolRunner["definitions"]>) {
+    const messageId = this.ctx.ids.next("message");
+    const text = new DeltaCoalescer((delta) => this.event({ type: "assistant_delta", messageId, text: delta }), this.ctx.clock);
+    const thinking = new DeltaCoalescer((delta) => this.event({ type: "thinking_delta", messageId, text: delta }), this.ctx.clock);
+    const assistantTurns = this.messages.filter((m) => m.kind === "assistant").length;
+    const request: ModelRequest = {
+      system,
+      messages: modelView(this.messages).messages,
+      tools,
+      assistantTurns,
+      deadlineAt: this.deadlineAt,
+    };
+    const reply = await this.callModel(request, text, thinking);
+    thinking.flush();
+    text.flush();
+    return { messageId, reply };
+  }
+
+  /**
+   * Compacts the history for the next call: "compacted" (the run goes on), "nothing_to_compact" (every
+   * message is recent: nothing is logged and the call goes ahead as it is), else the run's ending:
+   * aborted, or `context_overflow` after `compaction_failed`.
+   */
+  private async compact(reason: CompactionReason, fixedTokens: number): Promise<RunOutcome | "compacted" | "nothing_to_compact"> {
+    if (!chooseCut(modelView(this.messages).messages, this.budget.keepRecentTokens)) return "nothing_to_compact";
+    const result = await compact(
+      { history: this.messages, model: this.model!, budget: this.budget, fixedTokens, signal: this.signal, price: this.price },
+      reason,
+      {
+        event: (body) => this.event(body),
+        append: (record) => this.message(record) as CompactionMessage,
+      },
+    );
+    if (result.ok) return "compacted";
+    if (result.code === "aborted" || this.signal.aborted) return this.end(this.abortReason(), "");
+    this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
+    const why = reason === "overflow" ? "the provider said the request does not fit" : "the history passed the context threshold";
+    return this.terminal("ERROR", {
+      code: "context_overflow",
+      message: `${why} (context window ${this.budget.contextWindow} tokens) and compaction failed (${result.code as ErrorCode}): ${result.message}`,
+    });
+  }
+
+  private async callModel(request: ModelRequest, coalescer: DeltaCoalescer, thinkingCoalescer: DeltaCoalescer) {
     let text = "";
+    let thinking = "";
     const calls: ToolCall[] = [];
     const invalid = new Map<string, InvalidToolCall>();
     let end: Extract<ModelEvent, { type: "done" | "error" }> | null = null;
@@ -220,7 +286,10 @@ class AgentRun {
           coalescer.push(event.text);
           break;
         case "reasoning_delta":
-          break; // thinking is not part of the answer
+          // Thinking is kept beside the answer, never in it.
+          thinking += event.text;
+          thinkingCoalescer.push(event.text);
+          break;
         case "tool_call":
           calls.push(event.call);
           if (event.invalid) invalid.set(event.call.id, event.invalid);
@@ -238,7 +307,7 @@ class AgentRun {
       }
     }
     end ??= { type: "error", code: "stream_incomplete", message: "the model stream ended without a result" };
-    return { text, calls, invalid, end, usage };
+    return { text, thinking, calls, invalid, end, usage };
   }
 
   private async runTool(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<void> {
@@ -274,7 +343,8 @@ class AgentRun {
       });
     }
     const error = execution.outcome === "denied" || execution.error;
-    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText: execution.text, error }, resultId);
+    const resultText = fitToolResult(execution.text, this.budget.maxResultTokens);
+    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText, error }, resultId);
   }
 
   private async execute(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<ToolExecution> {
@@ -331,7 +401,11 @@ class AgentRun {
     return this.ctx.signal.aborted ? "ABORTED" : "TIMEOUT";
   }
 
-  private assistant(id: string, body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage }): void {
+  private assistant(
+    id: string,
+    body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage; thinking?: string },
+  ): void {
+    const price = this.price;
     const message: AssistantMessage = {
       kind: "assistant",
       id,
@@ -342,6 +416,8 @@ class AgentRun {
       stopReason: body.stopReason,
       ...(body.toolCalls ? { toolCalls: body.toolCalls } : {}),
       ...(body.usage ? { usage: body.usage } : {}),
+      ...(body.usage && price ? { cost: costOf(body.usage, price) } : {}),
+      ...(body.thinking ? { thinking: body.thinking } : {}),
     };
     this.append(message);
     this.event({ type: "assistant_completed", messageId: id, stopReason: body.stopReason });

@@ -1,8 +1,17 @@
-import { type AgentPromptCommand, HarnessError, type IdGenerator, type RunErrorCode } from "../domain";
-import { createModelClient, type FetchLike, type MessageLoader, type ModelClient, type ModelConfig } from "../model";
+import { type AgentPromptCommand, CHARS_PER_TOKEN, HarnessError, type IdGenerator, type RunErrorCode } from "../domain";
+import {
+  createModelClient,
+  type FetchLike,
+  type MessageLoader,
+  type ModelClient,
+  type ModelConfig,
+  type ModelPrice,
+  modelSpec,
+} from "../model";
 import { ToolExecutionService, type ToolRunner } from "../tools/execution-service";
 import { BUILTIN_TOOLS } from "../tools/registry";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { type ContextBudget, contextBudget } from "./context-window";
 
 export interface RunSetupInput {
   command: AgentPromptCommand;
@@ -16,7 +25,15 @@ export interface RunSetupInput {
 }
 
 /** What a run needs, or why it cannot start (the run then ends at once with that agent_error). */
-export type RunSetup = { ok: true; model: ModelClient; tools: ToolRunner | null } | { ok: false; code: RunErrorCode; message: string };
+export type RunSetup =
+  | { ok: true; model: ModelClient; tools: ToolRunner | null; budget?: ContextBudget; price?: ModelPrice | null }
+  | { ok: false; code: RunErrorCode; message: string };
+
+/** The context budget and prices of the model a command runs on (see `modelSpec`). */
+export function modelBudget(config: ModelConfig, command: { model?: string; contextWindow?: number }) {
+  const spec = modelSpec(command.model?.trim() || config.model, { requested: command.contextWindow, configured: config.contextWindow });
+  return { budget: contextBudget(spec.contextWindow), price: spec.price ?? null };
+}
 
 /**
  * Assembles one run: the model client the command asks for (the configured provider, another model
@@ -37,5 +54,8 @@ export async function setupRun(input: RunSetupInput): Promise<RunSetup> {
       return { ok: false, code: "workspace_not_found", message: err.message };
     return { ok: false, code: "internal_error", message: `the workspace could not be opened: ${(err as Error).message}` };
   }
-  return { ok: true, model, tools: new ToolExecutionService({ tools: BUILTIN_TOOLS, fs, options: input.command.options }) };
+  const { budget, price } = modelBudget(input.model, input.command);
+  const maxOutputBytes = budget.maxResultTokens * CHARS_PER_TOKEN;
+  const tools = new ToolExecutionService({ tools: BUILTIN_TOOLS, fs, options: input.command.options, maxOutputBytes });
+  return { ok: true, model, tools, budget, price };
 }

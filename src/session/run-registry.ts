@@ -62,6 +62,14 @@ export class RunRegistry {
     return { runId, startSeq: row.start_seq, command: row.command ? AgentPromptCommand.parse(JSON.parse(row.command)) : null };
   }
 
+  /** The prompt command of the newest run that recorded one: which model and window the session uses now. */
+  latestCommand(): AgentPromptCommand | null {
+    const row = this.sql
+      .exec<{ command: string }>(`SELECT command FROM runs WHERE command IS NOT NULL ORDER BY start_seq DESC, rowid DESC LIMIT 1`)
+      .toArray()[0];
+    return row ? AgentPromptCommand.parse(JSON.parse(row.command)) : null;
+  }
+
   finish(runId: string, stopReason: string, endedAt: string): void {
     this.sql.exec(`UPDATE runs SET status = 'finished', ended_at = ?, stop_reason = ? WHERE run_id = ?`, endedAt, stopReason, runId);
     if (this.active?.runId === runId) this.active = null;

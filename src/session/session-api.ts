@@ -1,5 +1,6 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import type { AgentEvent, AgentMessage, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
+import type { UsageTotals } from "./session-context";
 import type { ForkedChange, ForkOrigin, ForkSource } from "./session-fork";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
 
@@ -14,6 +15,11 @@ export type SessionStatus = "idle" | "running";
 export interface SessionInfo extends SessionMeta {
   status: SessionStatus;
   counts: { messages: number; events: number };
+  /** Token and cost totals of the session; null when its log cannot be read now. */
+  usage: UsageTotals | null;
+  /** The estimated tokens of the next request, and the context window it is measured against. */
+  contextTokens: number | null;
+  contextWindow: number | null;
   /** Undelivered queued messages, oldest first. */
   queue: { steering: string[]; followUp: string[] };
   /** The session and message this one was forked at; null when it is not a fork. */
@@ -43,7 +49,9 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   create(input: CreateSessionInput): Promise<SessionResult<SessionMeta>>;
   /** The meta including the owner, or null when the object holds no session (nothing is created). */
   describe(): OwnedSessionMeta | null;
-  info(): SessionInfo | null;
+  info(): Promise<SessionInfo | null>;
+  /** Compacts the history now (`POST .../compact`). */
+  compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>>;
   appendMessages(records: unknown[]): SessionResult<number[]>;
   appendEvents(records: unknown[]): SessionResult<number[]>;
   loadMessages(): Promise<SessionResult<AgentMessage[]>>;

@@ -43,8 +43,12 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session?.describe() ?? null;
   }
 
-  info(): SessionInfo | null {
-    return this.session?.info() ?? null;
+  async info(): Promise<SessionInfo | null> {
+    return (await this.session?.info()) ?? null;
+  }
+
+  async compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>> {
+    return this.session ? this.session.compact(instructions) : notFound();
   }
 
   appendMessages(records: unknown[]): SessionResult<number[]> {

@@ -3,6 +3,7 @@ import {
   AgentEvent,
   AgentMessage,
   type AttributionRecord,
+  type CompactionMessage,
   ERROR_REGISTRY,
   eventJsonWithSeq,
   failure,
@@ -38,6 +39,7 @@ import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
 import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
+import { compactOnDemand, contextStatus, type SessionModelContext } from "./session-context";
 import type { SessionDeps } from "./session-deps";
 import { type ForkedChange, type ForkOrigin, ForkOriginTable, type ForkSource, forkSource } from "./session-fork";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
@@ -74,6 +76,7 @@ export class Session {
   private readonly judgeRequests: JudgeRequests<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>;
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
+  private compacting = false;
 
   constructor(
     ctx: DurableObjectState,
@@ -162,14 +165,76 @@ export class Session {
     return this.forkOrigin.get();
   }
 
-  info(): SessionInfo {
-    return {
+  async info(): Promise<SessionInfo> {
+    const base = {
       ...publicMeta(this.describe()),
       forkedFrom: this.forkedFrom(),
-      status: this.runs.active ? "running" : "idle",
+      status: this.busy() ? ("running" as const) : ("idle" as const),
       counts: this.log.counts(),
       queue: this.queue.snapshot(),
     };
+    try {
+      return { ...base, ...contextStatus(await this.history.load(), this.modelContext()) };
+    } catch {
+      // The log cannot be read back now: the session is still described, without its context figures.
+      return { ...base, usage: null, contextTokens: null, contextWindow: null };
+    }
+  }
+
+  /** A run or a compaction holds the session. */
+  private busy(): boolean {
+    return this.runs.active !== null || this.compacting;
+  }
+
+  private modelContext(): SessionModelContext {
+    return {
+      config: { ...modelConfigFromEnv(this.env), fetch: this.deps.modelFetch },
+      workspaceId: this.describe().workspaceId,
+      command: this.registry.latestCommand(),
+    };
+  }
+
+  /**
+   * Compacts the history now, with the model the session runs on (`POST .../compact`). Refused with
+   * `session_busy` while a run (or another compaction) is active; a prompt meanwhile is refused too.
+   */
+  async compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>> {
+    if (this.busy()) return failure("session_busy", "a run or a compaction is active in this session; wait for it or abort it");
+    this.compacting = true;
+    try {
+      const history = await this.history.load();
+      const meta = this.describe();
+      const result = await compactOnDemand(history, {
+        ...this.modelContext(),
+        ...(instructions ? { instructions } : {}),
+        loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
+        log: {
+          event: (body) => unwrapResult(this.appendValid("events", [this.envelope("event", body) as AgentEvent])),
+          append: (record) => {
+            const message = { ...this.envelope("message", record), parentId: this.meta.lastMessageId() } as CompactionMessage;
+            unwrapResult(this.appendValid("messages", [message]));
+            return message;
+          },
+        },
+      });
+      if (result.ok) return ok({ messageId: result.messageId, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter });
+      if (result.code === "nothing_to_compact") return failure("nothing_to_compact", result.message);
+      return failure("compaction_failed", `${result.code}: ${result.message}`);
+    } catch (err) {
+      if (err instanceof HarnessError) return failure("history_unreadable", err.message);
+      return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
+    } finally {
+      this.compacting = false;
+      await this.flush();
+    }
+  }
+
+  /** id, session and time for a record written outside a run. */
+  private envelope<T extends object>(kind: "message" | "event", body: T) {
+    const at = nowIso(this.deps.clock);
+    return kind === "message"
+      ? { id: this.deps.ids.next("message"), sessionId: this.id, createdAt: at, ...body }
+      : { eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: at, ...body };
   }
 
   /** Validates and appends records of one stream; all or nothing. */
@@ -290,13 +355,14 @@ export class Session {
    */
   private reportSummary(): void {
     if (this.destroyed) return;
-    const info = this.info();
+    const meta = this.describe();
+    const counts = this.log.counts();
     const summary = {
       version: this.log.lastSeq(),
-      title: info.title,
-      updatedAt: info.updatedAt,
-      status: info.status,
-      counts: { messages: info.counts.messages, events: info.counts.events },
+      title: meta.title,
+      updatedAt: meta.updatedAt,
+      status: this.busy() ? ("running" as const) : ("idle" as const),
+      counts: { messages: counts.messages, events: counts.events },
     };
     const tenant = this.env.TENANTS.getByName(tenantObjectName(this.describe().owner));
     this.waitUntil(Promise.resolve(tenant.reportSession(this.id, summary)).catch(() => {}));
@@ -333,6 +399,10 @@ export class Session {
       if (retryOf !== undefined && !this.registry.find(retryOf)) {
         const message = `retryOf: session '${this.id}' has no run '${retryOf}'`;
         return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });
+      }
+      if (this.compacting) {
+        const message = "the session's history is being compacted; send the prompt again when it is done";
+        return Response.json({ error: { code: "session_busy", message } }, { status: 409 });
       }
       const accepted = this.intake.accept(delivery);
       if (!accepted.ok) {

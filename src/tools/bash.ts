@@ -2,7 +2,7 @@ import type { CommandName } from "just-bash";
 import { z } from "zod";
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceBashFs } from "./bash-fs";
-import { type Tool, ToolError } from "./tool";
+import { outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
 
 /** Output shown to the model: the last 2000 lines / 50 KB of stdout followed by stderr. */
@@ -75,7 +75,8 @@ export const bashTool: Tool<BashParams> = {
   parameters: BashParams,
   mutates: false,
   needsBash: true,
-  async execute(args, { fs, signal, allowWrite }) {
+  async execute(args, ctx) {
+    const { fs, signal, allowWrite } = ctx;
     const timeoutMs = args.timeoutMs ?? BASH_DEFAULT_TIMEOUT_MS;
     const { Bash, InMemoryFs, MountableFs, getCommandNames } = await loadJustBash();
     const scratch = new InMemoryFs({ "/dev/null": "" }, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
@@ -116,12 +117,14 @@ export const bashTool: Tool<BashParams> = {
     const output = result.stdout + result.stderr;
     const shown = truncateTail(output.endsWith("\n") ? output.slice(0, -1) : output, {
       maxLines: BASH_MAX_OUTPUT_LINES,
-      maxBytes: BASH_MAX_OUTPUT_BYTES,
+      maxBytes: outputLimit(BASH_MAX_OUTPUT_BYTES, ctx),
     });
     const notices: string[] = [];
     if (shown.truncated) {
       const first = shown.totalLines - shown.outputLines + 1;
-      const partial = shown.lastLinePartial ? ` (last ${formatSize(BASH_MAX_OUTPUT_BYTES)} of line ${shown.totalLines})` : "";
+      const partial = shown.lastLinePartial
+        ? ` (last ${formatSize(outputLimit(BASH_MAX_OUTPUT_BYTES, ctx))} of line ${shown.totalLines})`
+        : "";
       notices.push(
         `Showing lines ${first}-${shown.totalLines} of ${shown.totalLines}${partial}. Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts`,
       );

@@ -33,6 +33,8 @@ export interface ToolExecutionServiceOptions {
   /** The session's workspace view; null when the session has no workspace (then no tool exists). */
   fs: WorkspaceFs | null;
   options: AgentRunOptions;
+  /** The run's per-result budget in bytes (see ToolContext.maxOutputBytes). */
+  maxOutputBytes?: number;
 }
 
 /**
@@ -53,10 +55,12 @@ export class ToolExecutionService implements ToolRunner {
   private readonly tools: ReadonlyMap<string, AnyTool>;
   private readonly fs: WorkspaceFs | null;
   private readonly options: AgentRunOptions;
+  private readonly maxOutputBytes: number | undefined;
   private calls = 0;
   private mutationQueue: Promise<unknown> = Promise.resolve();
 
-  constructor({ tools, fs, options }: ToolExecutionServiceOptions) {
+  constructor({ tools, fs, options, maxOutputBytes }: ToolExecutionServiceOptions) {
+    this.maxOutputBytes = maxOutputBytes;
     this.tools = new Map(fs ? tools.map((t) => [t.name, t]) : []);
     this.fs = fs;
     this.options = options;
@@ -102,7 +106,8 @@ export class ToolExecutionService implements ToolRunner {
 
     const fs = new RecordingFs(this.fs);
     const run = async (): Promise<ToolExecution> => {
-      const finished = await runTool(tool, args, { fs, signal, allowWrite: this.options.allowWrite });
+      const ctx = { fs, signal, allowWrite: this.options.allowWrite };
+      const finished = await runTool(tool, args, this.maxOutputBytes === undefined ? ctx : { ...ctx, maxOutputBytes: this.maxOutputBytes });
       return { ...finished, touched: fs.touched() };
     };
     if (!tool.mutates && !tool.needsBash) return run();

@@ -3,7 +3,7 @@ import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { compileGlob, relativeTo } from "./glob";
-import { type Tool, throwIfAborted } from "./tool";
+import { outputLimit, type Tool, throwIfAborted } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
 
@@ -30,7 +30,8 @@ export const findTool: Tool<FindParams> = {
   parameters: FindParams,
   mutates: false,
   pathArgs: ["path"],
-  async execute(args, { fs, signal }) {
+  async execute(args, ctx) {
+    const { fs, signal } = ctx;
     const root = resolveWorkspacePath(args.path ?? ".");
     if (!fs.stat(root)) throw new WorkspaceError("not_found", `path '${args.path}' does not exist`);
     const matches = compileGlob(args.pattern);
@@ -49,8 +50,8 @@ export const findTool: Tool<FindParams> = {
       notices.push(`${args.limit} results limit reached. Use limit=${args.limit * 2} for more, or refine pattern`);
     }
     const listed = found.slice(0, args.limit).map((f) => f.shown);
-    const shown = truncateHead(listed.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: FIND_MAX_BYTES });
-    if (shown.truncated) notices.push(`${formatSize(FIND_MAX_BYTES)} limit reached`);
+    const shown = truncateHead(listed.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: outputLimit(FIND_MAX_BYTES, ctx) });
+    if (shown.truncated) notices.push(`${formatSize(outputLimit(FIND_MAX_BYTES, ctx))} limit reached`);
     return { text: withNotices(shown.content, notices), error: false };
   },
 };

@@ -5,7 +5,7 @@ import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { compileGlob, relativeTo } from "./glob";
-import { type Tool, ToolError, throwIfAborted } from "./tool";
+import { outputLimit, type Tool, ToolError, throwIfAborted } from "./tool";
 import { formatSize, GREP_MAX_LINE_CHARS, truncateHead, truncateLine, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
 
@@ -43,7 +43,9 @@ export const grepTool: Tool<GrepParams> = {
   parameters: GrepParams,
   mutates: false,
   pathArgs: ["path"],
-  async execute(args, { fs, signal }) {
+  async execute(args, ctx) {
+    const { fs, signal } = ctx;
+    const maxBytes = outputLimit(GREP_MAX_BYTES, ctx);
     const root = resolveWorkspacePath(args.path ?? ".");
     if (!fs.stat(root)) throw new WorkspaceError("not_found", `path '${args.path}' does not exist`);
     const matcher = new LineMatcher(args.pattern, args);
@@ -85,8 +87,8 @@ export const grepTool: Tool<GrepParams> = {
         `${args.limit} matches limit reached (${total} in total). Use limit=${Math.min(args.limit * 2, GREP_MAX_LIMIT)} for more, or refine pattern`,
       );
     }
-    const shown = truncateHead(printed.text, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: GREP_MAX_BYTES });
-    if (shown.truncated) notices.push(`${formatSize(GREP_MAX_BYTES)} limit reached`);
+    const shown = truncateHead(printed.text, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
+    if (shown.truncated) notices.push(`${formatSize(maxBytes)} limit reached`);
     if (printed.linesCut) notices.push(`Some lines truncated to ${GREP_MAX_LINE_CHARS} chars. Use read tool to see full lines`);
     if (oversized.length > 0) notices.push(skippedNotice(oversized));
     return { text: withNotices(shown.content, notices), error: false };

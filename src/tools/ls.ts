@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
-import type { Tool } from "./tool";
+import { outputLimit, type Tool } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 
 export const LS_DEFAULT_LIMIT = 500;
@@ -24,7 +24,8 @@ export const lsTool: Tool<LsParams> = {
   parameters: LsParams,
   mutates: false,
   pathArgs: ["path"],
-  async execute(args, { fs }) {
+  async execute(args, ctx) {
+    const { fs } = ctx;
     const dir = resolveWorkspacePath(args.path ?? ".");
     const entries = fs
       .readdir(dir)
@@ -37,8 +38,8 @@ export const lsTool: Tool<LsParams> = {
     if (entries.length > args.limit) {
       notices.push(`${args.limit} entries limit reached. Use limit=${args.limit * 2} for more`);
     }
-    const shown = truncateHead(listed.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: LS_MAX_BYTES });
-    if (shown.truncated) notices.push(`${formatSize(LS_MAX_BYTES)} limit reached`);
+    const shown = truncateHead(listed.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: outputLimit(LS_MAX_BYTES, ctx) });
+    if (shown.truncated) notices.push(`${formatSize(outputLimit(LS_MAX_BYTES, ctx))} limit reached`);
     return { text: withNotices(shown.content, notices), error: false };
   },
 };

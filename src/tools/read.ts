@@ -2,7 +2,7 @@ import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
-import { type Tool, ToolError } from "./tool";
+import { outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
 
 export const READ_MAX_LINES = TOOL_OUTPUT_MAX_LINES;
@@ -28,7 +28,9 @@ export const readTool: Tool<ReadParams> = {
   parameters: ReadParams,
   mutates: false,
   pathArgs: ["path"],
-  async execute(args, { fs, signal }) {
+  async execute(args, ctx) {
+    const { fs, signal } = ctx;
+    const maxBytes = outputLimit(READ_MAX_BYTES, ctx);
     const path = resolveWorkspacePath(args.path);
     const bytes = await fs.readFile(path, signal);
     if (isBinary(bytes)) {
@@ -42,17 +44,17 @@ export const readTool: Tool<ReadParams> = {
       throw new ToolError("offset_out_of_range", `Offset ${args.offset} is beyond end of file (${total} lines total)`);
     }
     const end = args.limit === undefined ? total : Math.min(start + args.limit, total);
-    const shown = truncateHead(lines.slice(start, end).join("\n"), { maxLines: READ_MAX_LINES, maxBytes: READ_MAX_BYTES });
+    const shown = truncateHead(lines.slice(start, end).join("\n"), { maxLines: READ_MAX_LINES, maxBytes });
     const first = start + 1;
 
     if (shown.firstLineExceedsLimit) {
       const size = formatSize(utf8Length(lines[start] ?? ""));
-      const text = `[Line ${first} is ${size}, exceeds ${formatSize(READ_MAX_BYTES)} limit. Use bash: sed -n '${first}p' ${path} | head -c ${READ_MAX_BYTES}]`;
+      const text = `[Line ${first} is ${size}, exceeds ${formatSize(maxBytes)} limit. Use bash: sed -n '${first}p' ${path} | head -c ${maxBytes}]`;
       return { text, error: false };
     }
     if (shown.truncated) {
       const last = start + shown.outputLines;
-      const limit = shown.truncatedBy === "bytes" ? ` (${formatSize(READ_MAX_BYTES)} limit)` : "";
+      const limit = shown.truncatedBy === "bytes" ? ` (${formatSize(maxBytes)} limit)` : "";
       const notice = `Showing lines ${first}-${last} of ${total}${limit}. Use offset=${last + 1} to continue.`;
       return { text: withNotices(shown.content, [notice]), error: false };
     }

@@ -7,6 +7,16 @@ export interface ToolContext {
   signal: AbortSignal;
   /** False means every file write (including ones made from bash) must fail. */
   allowWrite: boolean;
+  /**
+   * The run's per-result budget in bytes (from its context window): output is cut to the smaller of
+   * this and the tool's own limit, with the tool's continuation notice. Absent: the tool's own limit.
+   */
+  maxOutputBytes?: number;
+}
+
+/** The byte limit a tool cuts its output at: its own, or the run's budget when that is smaller. */
+export function outputLimit(own: number, ctx: { maxOutputBytes?: number }): number {
+  return Math.min(own, ctx.maxOutputBytes ?? own);
 }
 
 /** The result handed back to the model as a tool_result message. */

@@ -207,7 +207,9 @@ describe("replay: model replay:<sessionId>", () => {
           ? [m.kind, m.text, m.toolCalls ?? []]
           : m.kind === "tool_result"
             ? [m.kind, m.toolCallId, m.resultText]
-            : [m.kind, m.text],
+            : m.kind === "user"
+              ? [m.kind, m.text]
+              : [m.kind, m.summary],
       );
     expect(strip(await store.loadMessages(replayed.sessionId))).toEqual(strip(await store.loadMessages(recorded.sessionId)));
   });

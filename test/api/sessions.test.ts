@@ -85,6 +85,9 @@ describe("GET /api/sessions/:id and its logs", () => {
       "updatedAt",
       "status",
       "counts",
+      "usage",
+      "contextTokens",
+      "contextWindow",
       "queue",
       "forkedFrom",
     ]);
@@ -95,7 +98,11 @@ describe("GET /api/sessions/:id and its logs", () => {
       title: "t",
       status: "idle",
       counts: { messages: 1, events: 2 },
+      usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0, cost: null },
+      // MODEL (test-model) is not in the known-model table: the conservative default window.
+      contextWindow: 32_000,
     });
+    expect(body.contextTokens).toBeGreaterThan(0);
   });
 
   it("exports messages and events as x-ndjson", async () => {

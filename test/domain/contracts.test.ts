@@ -28,13 +28,28 @@ const messages = [
       text: "reading",
       stopReason: "TOOL_CALLS",
       toolCalls: [{ id: "tc_1", name: "read", arguments: { path: "README.md" } }],
-      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, cachedInputTokens: 4, reasoningTokens: 2 },
+      cost: 0.00012,
+      thinking: "look at the README first",
     },
-    ["kind", "id", "sessionId", "parentId", "createdAt", "text", "stopReason", "toolCalls", "usage"],
+    ["kind", "id", "sessionId", "parentId", "createdAt", "text", "stopReason", "toolCalls", "usage", "cost", "thinking"],
   ],
   [
     { kind: "tool_result", id: "m_3", parentId: "m_2", ...base, toolCallId: "tc_1", toolName: "read", resultText: "# x", error: false },
     ["kind", "id", "sessionId", "parentId", "createdAt", "toolCallId", "toolName", "resultText", "error"],
+  ],
+  [
+    {
+      kind: "compaction",
+      id: "m_4",
+      parentId: "m_3",
+      ...base,
+      summary: "## Goal",
+      firstKeptMessageId: "m_3",
+      tokensBefore: 900,
+      tokensAfter: 200,
+    },
+    ["kind", "id", "sessionId", "parentId", "createdAt", "summary", "firstKeptMessageId", "tokensBefore", "tokensAfter"],
   ],
 ] as const;
 
@@ -50,6 +65,13 @@ const events = [
   [{ type: "agent_error", ...ev, runId: "r_1", code: "rate_limited", message: "slow down" }, ["runId", "code", "message"]],
   [{ type: "agent_completed", ...ev, runId: "r_1", stopReason: "STOP" }, ["runId", "stopReason"]],
   [{ type: "brief_injected", ...ev, runId: "r_1", caseIds: ["cs_1"] }, ["runId", "caseIds"]],
+  [{ type: "thinking_delta", ...ev, messageId: "m_2", text: "hm" }, ["messageId", "text"]],
+  [{ type: "compaction_started", ...ev, reason: "threshold" }, ["reason"]],
+  [
+    { type: "compaction_finished", ...ev, messageId: "m_9", tokensBefore: 9000, tokensAfter: 2000 },
+    ["messageId", "tokensBefore", "tokensAfter"],
+  ],
+  [{ type: "compaction_failed", ...ev, code: "context_overflow", message: "no" }, ["code", "message"]],
   [
     { type: "message_queued", ...ev, messageId: "m_5", mode: "followUp", runId: "r_2", afterFailedRun: "keep" },
     ["messageId", "mode", "runId", "afterFailedRun"],

@@ -1,0 +1,197 @@
+import type { AgentMessage, CompactionMessage, ErrorCode, ToolCall, Usage } from "../domain";
+import { costOf, type ModelClient, type ModelPrice, type ModelRequest } from "../model";
+import {
+  type ContextBudget,
+  chooseCut,
+  estimateContextTokens,
+  estimateMessageTokens,
+  estimateTextTokens,
+  modelView,
+} from "./context-window";
+
+/** Why a compaction ran: the estimate passed the threshold, the provider said the request overflowed, or a client asked. */
+export type CompactionReason = "threshold" | "overflow" | "manual";
+
+/** A tool result is cut to this many characters in the text the summariser reads (pi's figure). */
+export const SUMMARY_TOOL_RESULT_CHARS = 2_000;
+
+export const SUMMARY_SYSTEM_PROMPT = [
+  "You summarise the conversation of a coding agent so that the agent can continue the work from the summary alone.",
+  "Write markdown with exactly these sections: ## Goal, ## Decisions, ## Files (each file read or changed, with its path and what matters about it), ## Open problems, ## Next steps.",
+  "Keep paths, names, commands and error messages exact. Be concise; do not continue the conversation or answer it.",
+].join("\n");
+
+export interface CompactionInput {
+  /** Every message of the session, in log order (earlier compaction records included). */
+  history: readonly AgentMessage[];
+  model: ModelClient;
+  budget: ContextBudget;
+  /** The system prompt and tool schemas of the agent's requests, in estimated tokens. */
+  fixedTokens: number;
+  /** Extra instructions for the summary (a manual compaction's `instructions`). */
+  instructions?: string;
+  signal: AbortSignal;
+  /** The model's prices, when known: the record then carries the summary call's cost. */
+  price?: ModelPrice | null;
+}
+
+/** A compaction record without its envelope (id, session, parent, time), or why there is none. */
+export type CompactionResult =
+  | {
+      ok: true;
+      record: Omit<CompactionMessage, "id" | "sessionId" | "parentId" | "createdAt">;
+    }
+  | { ok: false; code: ErrorCode | "aborted"; message: string };
+
+/**
+ * Summarises the older part of the model's view of `history` with the model, keeping the newest
+ * ~`keepRecentTokens` word for word (see `chooseCut`). The summary is the model's structured text plus
+ * the lists of files read and changed, taken from the tool calls themselves. Never throws.
+ */
+export async function summariseHistory(input: CompactionInput): Promise<CompactionResult> {
+  const view = modelView(input.history);
+  const cut = chooseCut(view.messages, input.budget.keepRecentTokens);
+  if (!cut) return { ok: false, code: "nothing_to_compact", message: "the history is too short to compact" };
+  const tokensBefore = estimateContextTokens(view, input.fixedTokens);
+  const request = summaryRequest(input, cut.previous?.summary ?? null, cut.older);
+
+  let text = "";
+  let usage: Usage | undefined;
+  for await (const event of input.model.stream(request, input.signal)) {
+    if (event.type === "text_delta") text += event.text;
+    else if (event.type === "done") usage = event.usage;
+    else if (event.type === "error") return { ok: false, code: event.code, message: `the summary failed: ${event.message}` };
+  }
+  if (text.trim() === "") return { ok: false, code: "provider_error", message: "the model answered the summary request with no text" };
+
+  const firstKept = cut.kept[0]!;
+  const files = filesTouched(input.history.slice(0, input.history.indexOf(firstKept)));
+  // The file lists come from the tool calls themselves; any the model (or a replayed recording) wrote are replaced.
+  const body = text.replace(/\n*<(read-files|modified-files)>[\s\S]*?<\/\1>/g, "").trim();
+  const summary = `${body}${fileList("read-files", files.read)}${fileList("modified-files", files.modified)}`;
+  const draft = { kind: "compaction" as const, summary, firstKeptMessageId: firstKept.id, tokensBefore, tokensAfter: 0 };
+  const tokensAfter =
+    input.fixedTokens + estimateMessageTokens({ ...draft, id: "-", sessionId: "-", parentId: null, createdAt: "" }) + sumTokens(cut.kept);
+  const cost = usage && input.price ? { cost: costOf(usage, input.price) } : {};
+  return { ok: true, record: { ...draft, tokensAfter, ...(usage ? { usage } : {}), ...cost } };
+}
+
+/** Where a compaction writes: its events, and the record (the log gives it id, parent and time). */
+export interface CompactionLog {
+  event(
+    body:
+      | { type: "compaction_started"; reason: CompactionReason }
+      | { type: "compaction_finished"; messageId: string; tokensBefore: number; tokensAfter: number }
+      | { type: "compaction_failed"; code: ErrorCode; message: string },
+  ): void;
+  append(record: Extract<CompactionResult, { ok: true }>["record"]): CompactionMessage;
+}
+
+/**
+ * One compaction with its events: `compaction_started`, then the record and `compaction_finished`, or
+ * `compaction_failed` (an abort ends it without either). The runtime and a manual compaction share it.
+ */
+export async function compact(
+  input: CompactionInput,
+  reason: CompactionReason,
+  log: CompactionLog,
+): Promise<{ ok: true; message: CompactionMessage } | { ok: false; code: ErrorCode | "aborted"; message: string }> {
+  log.event({ type: "compaction_started", reason });
+  const result = await summariseHistory(input);
+  if (!result.ok) {
+    if (result.code !== "aborted") log.event({ type: "compaction_failed", code: result.code, message: result.message });
+    return result;
+  }
+  const message = log.append(result.record);
+  log.event({ type: "compaction_finished", messageId: message.id, tokensBefore: message.tokensBefore, tokensAfter: message.tokensAfter });
+  return { ok: true, message };
+}
+
+/** The request that asks for the summary: one user message holding the conversation as plain text. */
+function summaryRequest(input: CompactionInput, previous: string | null, older: readonly AgentMessage[]): ModelRequest {
+  // The summary request must fit the window too: keep the newest lines that do, and say so.
+  const room = input.budget.contextWindow - input.budget.reserveTokens - estimateTextTokens(SUMMARY_SYSTEM_PROMPT) - 200;
+  const lines = older.map(serialise);
+  const parts: string[] = [];
+  let tokens = estimateTextTokens(previous ?? "") + estimateTextTokens(input.instructions ?? "");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    tokens += estimateTextTokens(lines[i]!) + 1;
+    if (tokens > room && parts.length > 0) {
+      parts.unshift(`[${i + 1} earlier message(s) omitted: they did not fit the summary request]`);
+      break;
+    }
+    parts.unshift(lines[i]!);
+  }
+  const sections = [
+    ...(previous
+      ? [`<previous-summary>\n${previous}\n</previous-summary>`, "Update the previous summary with the conversation below."]
+      : []),
+    `<conversation>\n${parts.join("\n")}\n</conversation>`,
+    ...(input.instructions ? [`Additional instructions: ${input.instructions}`] : []),
+  ];
+  const user: AgentMessage = {
+    kind: "user",
+    id: "m_summary_request",
+    sessionId: input.history[0]?.sessionId ?? "s_summary",
+    parentId: null,
+    createdAt: new Date(0).toISOString(),
+    text: sections.join("\n\n"),
+  };
+  return { system: SUMMARY_SYSTEM_PROMPT, messages: [user], tools: [], purpose: "compaction" };
+}
+
+function serialise(message: AgentMessage): string {
+  switch (message.kind) {
+    case "user":
+      return `[User]: ${message.text}`;
+    case "assistant": {
+      const calls = (message.toolCalls ?? []).map(callLine).join("; ");
+      return [message.text ? `[Assistant]: ${message.text}` : "", calls ? `[Assistant tool calls]: ${calls}` : ""]
+        .filter(Boolean)
+        .join("\n");
+    }
+    case "tool_result": {
+      const text = message.resultText;
+      const cut =
+        text.length > SUMMARY_TOOL_RESULT_CHARS ? `${text.slice(0, SUMMARY_TOOL_RESULT_CHARS)}... [${text.length} characters]` : text;
+      return `[Tool result${message.error ? " (error)" : ""} ${message.toolName}]: ${cut}`;
+    }
+    case "compaction":
+      return `[Earlier summary]: ${message.summary}`;
+  }
+}
+
+function callLine(call: ToolCall): string {
+  const args = Object.entries(call.arguments).map(([k, v]) => {
+    const value = typeof v === "string" ? v : JSON.stringify(v);
+    return `${k}=${value.length > 200 ? `${value.slice(0, 200)}…` : value}`;
+  });
+  return `${call.name}(${args.join(", ")})`;
+}
+
+const READ_TOOLS = new Set(["read"]);
+const WRITE_TOOLS = new Set(["write", "edit"]);
+
+/** The paths the tool calls in `messages` read and changed (a changed file is not listed as read). */
+export function filesTouched(messages: readonly AgentMessage[]): { read: string[]; modified: string[] } {
+  const read = new Set<string>();
+  const modified = new Set<string>();
+  for (const message of messages) {
+    if (message.kind !== "assistant") continue;
+    for (const call of message.toolCalls ?? []) {
+      const path = call.arguments.path;
+      if (typeof path !== "string" || path === "") continue;
+      if (WRITE_TOOLS.has(call.name)) modified.add(path);
+      else if (READ_TOOLS.has(call.name)) read.add(path);
+    }
+  }
+  return { read: [...read].filter((p) => !modified.has(p)).sort(), modified: [...modified].sort() };
+}
+
+function fileList(tag: string, paths: readonly string[]): string {
+  return paths.length > 0 ? `\n\n<${tag}>\n${paths.join("\n")}\n</${tag}>` : "";
+}
+
+function sumTokens(messages: readonly AgentMessage[]): number {
+  return messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
+}

@@ -1,0 +1,96 @@
+import { type AgentMessage, type AgentPromptCommand, DEFAULT_RUN_TIMEOUT_MS, type ErrorCode, safeRunOptions, type Usage } from "../domain";
+import { createModelClient, type FetchLike, type MessageLoader, type ModelConfig } from "../model";
+import { type CompactionLog, compact } from "../runtime/compaction";
+import { estimateContextTokens, estimateFixedTokens, modelView } from "../runtime/context-window";
+import { modelBudget } from "../runtime/run-setup";
+import { buildSystemPrompt } from "../runtime/system-prompt";
+import { BUILTIN_TOOLS, toolDefinitions } from "../tools/registry";
+
+/** A session's token and cost totals: every assistant message and every summary call. */
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+  /** US dollars; null when no message was priced (the model's prices are unknown). */
+  cost: number | null;
+}
+
+/** What `GET /api/sessions/:id` adds about the context: totals, the current estimate and the window it is measured against. */
+export interface ContextStatus {
+  usage: UsageTotals;
+  contextTokens: number;
+  contextWindow: number;
+}
+
+export interface SessionModelContext {
+  config: ModelConfig & { fetch: FetchLike };
+  workspaceId: string | null;
+  /** The newest run's command: the model and window the session runs on now (null before any run). */
+  command: AgentPromptCommand | null;
+}
+
+/** Sums usage and cost over the log (one source of truth: derived, never stored twice). */
+export function usageTotals(history: readonly AgentMessage[]): UsageTotals {
+  const totals: UsageTotals = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0, cost: null };
+  for (const message of history) {
+    if (message.kind !== "assistant" && message.kind !== "compaction") continue;
+    const usage: Usage | undefined = message.usage;
+    if (usage) {
+      totals.inputTokens += usage.inputTokens;
+      totals.outputTokens += usage.outputTokens;
+      totals.cachedInputTokens += usage.cachedInputTokens ?? 0;
+      totals.reasoningTokens += usage.reasoningTokens ?? 0;
+      totals.totalTokens += usage.totalTokens;
+    }
+    if (message.cost !== undefined) totals.cost = Math.round(((totals.cost ?? 0) + message.cost) * 1e8) / 1e8;
+  }
+  return totals;
+}
+
+/** The fixed part of the next request (system prompt and tools) for a run with the command's options. */
+function fixedTokensOf(ctx: SessionModelContext): number {
+  const options = ctx.command?.options ?? safeRunOptions();
+  const tools = ctx.workspaceId ? toolDefinitions(BUILTIN_TOOLS, options) : [];
+  return estimateFixedTokens(buildSystemPrompt({ workspaceId: ctx.workspaceId, tools, options }), tools);
+}
+
+export function contextStatus(history: readonly AgentMessage[], ctx: SessionModelContext): ContextStatus {
+  const { budget } = modelBudget(ctx.config, ctx.command ?? {});
+  return {
+    usage: usageTotals(history),
+    contextTokens: estimateContextTokens(modelView(history), fixedTokensOf(ctx)),
+    contextWindow: budget.contextWindow,
+  };
+}
+
+/**
+ * A compaction a client asked for (`POST .../compact`), with the model the session runs on now. The
+ * caller holds the session's run slot meanwhile.
+ */
+export async function compactOnDemand(
+  history: readonly AgentMessage[],
+  ctx: SessionModelContext & { instructions?: string; loadRecording: MessageLoader; log: CompactionLog },
+): Promise<{ ok: true; messageId: string; tokensBefore: number; tokensAfter: number } | { ok: false; code: ErrorCode; message: string }> {
+  const { budget, price } = modelBudget(ctx.config, ctx.command ?? {});
+  const model = createModelClient(ctx.config, ctx.command?.model, { loadMessages: ctx.loadRecording });
+  const result = await compact(
+    {
+      history,
+      model,
+      budget,
+      price,
+      fixedTokens: fixedTokensOf(ctx),
+      ...(ctx.instructions ? { instructions: ctx.instructions } : {}),
+      signal: AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS),
+    },
+    "manual",
+    ctx.log,
+  );
+  if (result.ok) {
+    const { id, tokensBefore, tokensAfter } = result.message;
+    return { ok: true, messageId: id, tokensBefore, tokensAfter };
+  }
+  return { ok: false, code: result.code === "aborted" ? "run_timeout" : result.code, message: result.message };
+}

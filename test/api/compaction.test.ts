@@ -1,0 +1,198 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { counterIds } from "../../src/domain";
+import { SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
+import { DurableSessionStore } from "../../src/session/session-store";
+import { readSse } from "../helpers/sse-client";
+import { useSessionDeps } from "../helpers/test-worker";
+import { chunk, jsonResponse, sse, sseResponse } from "../model/helpers";
+
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const post = (path: string, body: unknown) =>
+  api(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+const store = new DurableSessionStore(env);
+
+type Body = { system?: string; messages: { role: string; content: string | null }[] } & Record<string, unknown>;
+type Answer = (body: Body) => Response;
+
+const isSummary = (body: Body) => body.messages[0]?.content === SUMMARY_SYSTEM_PROMPT;
+
+/** A session whose model answers agent requests with `agent` and summary requests with `summary`. */
+async function session(agent: Answer[], summary: Answer = text("## Goal\nthe summary")) {
+  const res = await api("/api/sessions", { method: "POST" });
+  const { sessionId } = (await res.json()) as { sessionId: string };
+  const requests: Body[] = [];
+  let agentCalls = 0;
+  useSessionDeps(sessionId, {
+    ids: counterIds(),
+    modelFetch: async (_input, init) => {
+      const body = JSON.parse(String(init?.body)) as Body;
+      requests.push(body);
+      if (isSummary(body)) return summary(body);
+      const answer = agent[agentCalls++];
+      if (!answer) throw new Error(`unexpected agent request ${agentCalls}`);
+      return answer(body);
+    },
+  });
+  return { sessionId, requests };
+}
+
+const usage = (prompt: number, completion: number, extra: Record<string, unknown> = {}) => ({
+  id: "c",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [],
+  usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...extra },
+});
+
+/** A text answer; its usage counts the request as a provider would (its JSON at 4 characters a token). */
+const text =
+  (content: string): Answer =>
+  (body) =>
+    sseResponse(sse([chunk({ content }), chunk({}, "stop"), usage(Math.ceil(JSON.stringify(body.messages).length / 4), 10)]));
+
+const run = async (sessionId: string, body: Record<string, unknown>) =>
+  (await readSse(await post(`/api/sessions/${sessionId}/messages/stream`, body))).frames;
+
+describe("POST /api/sessions/:id/compact", () => {
+  it("summarises the older history; the next request holds the summary plus the kept messages; the log keeps everything", async () => {
+    const long = (n: number) => `answer ${n}: ${"w".repeat(4_000)}`;
+    const { sessionId, requests } = await session([text(long(1)), text(long(2)), text(long(3)), text("short")]);
+    for (const n of [1, 2, 3]) await run(sessionId, { text: `question ${n}`, contextWindow: 8_000 });
+
+    const res = await post(`/api/sessions/${sessionId}/compact`, { instructions: "mention the questions" });
+    expect(res.status).toBe(200);
+    const compacted = (await res.json()) as { messageId: string; tokensBefore: number; tokensAfter: number };
+    expect(compacted.tokensAfter).toBeLessThan(compacted.tokensBefore);
+    const summaryRequest = requests.find(isSummary)!;
+    expect(summaryRequest.messages[1]!.content).toContain("Additional instructions: mention the questions");
+    expect(summaryRequest.tools).toBeUndefined();
+
+    const messages = await store.loadMessages(sessionId);
+    expect(messages.map((m) => m.kind)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "compaction"]);
+    const record = messages.at(-1)!;
+    expect(record).toMatchObject({ id: compacted.messageId, summary: "## Goal\nthe summary", firstKeptMessageId: messages[4]!.id });
+    const events = (await store.loadEvents(sessionId)).map((e) => e.type);
+    expect(events.slice(-2)).toEqual(["compaction_started", "compaction_finished"]);
+
+    // The next prompt: system, the summary, the kept messages, the new prompt.
+    await run(sessionId, { text: "question 4", contextWindow: 8_000 });
+    const next = requests.at(-1)!;
+    expect(next.messages.map((m) => m.role)).toEqual(["system", "user", "user", "assistant", "user"]);
+    expect(next.messages[1]!.content).toContain("<summary>\n## Goal\nthe summary\n</summary>");
+    expect(next.messages[2]!.content).toBe("question 3");
+
+    // The export is the whole log, compaction record included.
+    const exported = new TextDecoder().decode(await (await api(`/api/sessions/${sessionId}/messages`)).arrayBuffer());
+    expect(exported.trim().split("\n")).toHaveLength(9);
+
+    const info = (await (await api(`/api/sessions/${sessionId}`)).json()) as Record<string, unknown>;
+    expect(info.contextWindow).toBe(8_000);
+    expect(info.contextTokens).toBeGreaterThan(0);
+    expect(info.contextTokens).toBeLessThan(compacted.tokensBefore);
+    // Four answers and the summary call, 10 output tokens each; no price is known for test-model.
+    expect(info.usage).toMatchObject({ outputTokens: 50, cost: null });
+  });
+
+  it("409 session_busy while a run is active; 409 nothing_to_compact for a short history", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { sessionId } = await session([
+      () =>
+        sseResponse(
+          new ReadableStream({
+            async pull(controller) {
+              await gate;
+              controller.enqueue(new TextEncoder().encode(sse([chunk({ content: "ok" }), chunk({}, "stop")])));
+              controller.close();
+            },
+          }),
+        ),
+    ]);
+    const stream = post(`/api/sessions/${sessionId}/messages/stream`, { text: "wait" });
+    const response = await stream;
+    const busy = await post(`/api/sessions/${sessionId}/compact`, {});
+    expect(busy.status).toBe(409);
+    expect(((await busy.json()) as { error: { code: string } }).error.code).toBe("session_busy");
+    release();
+    await readSse(response);
+    const short = await post(`/api/sessions/${sessionId}/compact`, {});
+    expect(short.status).toBe(409);
+    expect(((await short.json()) as { error: { code: string } }).error.code).toBe("nothing_to_compact");
+  });
+});
+
+describe("replay across a compaction", () => {
+  it("replay:<id> plays a compacted session's turns in order, with its recorded summaries, and calls no model", async () => {
+    const answers = Array.from({ length: 8 }, (_, i) => text(`answer ${i} ${"q".repeat(4_000)}`));
+    const recorded = await session(answers, text("## Goal\nrecorded summary"));
+    for (let i = 0; i < 8; i++) await run(recorded.sessionId, { text: `question ${i}`, contextWindow: 8_000 });
+    const original = await store.loadMessages(recorded.sessionId);
+    expect(original.filter((m) => m.kind === "compaction").length).toBeGreaterThanOrEqual(1);
+
+    const replayed = await session([]);
+    for (let i = 0; i < 8; i++) {
+      const frames = await run(replayed.sessionId, { text: `question ${i}`, contextWindow: 8_000, model: `replay:${recorded.sessionId}` });
+      expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed" });
+    }
+    expect(replayed.requests).toEqual([]);
+    const copy = await store.loadMessages(replayed.sessionId);
+    const shape = (messages: typeof copy) =>
+      messages.map((m) =>
+        m.kind === "assistant" ? m.text : m.kind === "compaction" ? `[${m.summary}]` : m.kind === "user" ? m.text : m.kind,
+      );
+    expect(shape(copy)).toEqual(shape(original));
+  });
+});
+
+describe("overflow and accounting over HTTP", () => {
+  it("a provider overflow with a failing summary ends the run with context_overflow; the next prompt works", async () => {
+    const overflow = () =>
+      jsonResponse(400, { error: { message: "This model's maximum context length is 8000 tokens", code: "context_length_exceeded" } });
+    const { sessionId } = await session([text(`a ${"v".repeat(9_000)}`), text(`b ${"v".repeat(9_000)}`), overflow, text("fine")], () =>
+      jsonResponse(400, { error: { message: "summary refused" } }),
+    );
+    await run(sessionId, { text: "one" });
+    await run(sessionId, { text: "two" });
+    const frames = await run(sessionId, { text: "three", contextWindow: 16_000 });
+    const types = frames.map((f) => f.data.type);
+    expect(types).toContain("compaction_failed");
+    expect(frames.find((f) => f.data.type === "compaction_failed")!.data).toMatchObject({ code: "bad_request" });
+    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_error", code: "context_overflow" });
+    const next = await run(sessionId, { text: "four" });
+    expect(next.at(-1)!.data).toMatchObject({ type: "agent_completed" });
+  });
+
+  it("usage with cached and reasoning tokens, cost from the price table, thinking kept and streamed but never sent back", async () => {
+    const thinking = () =>
+      sseResponse(
+        sse([
+          chunk({ reasoning_content: "Let me think" }),
+          chunk({ reasoning: " harder." }),
+          chunk({ content: "42" }),
+          chunk({}, "stop"),
+          usage(1_000, 200, { prompt_tokens_details: { cached_tokens: 400 }, completion_tokens_details: { reasoning_tokens: 150 } }),
+        ]),
+      );
+    const { sessionId, requests } = await session([thinking, text("ok")]);
+    const frames = await run(sessionId, { text: "the answer?", model: "gpt-4o-mini" });
+    expect(frames.filter((f) => f.data.type === "thinking_delta").map((f) => f.data.text)).toEqual(["Let me think", " harder."]);
+    const [, assistant] = await store.loadMessages(sessionId);
+    expect(assistant).toMatchObject({
+      text: "42",
+      thinking: "Let me think harder.",
+      usage: { inputTokens: 1_000, outputTokens: 200, totalTokens: 1_200, cachedInputTokens: 400, reasoningTokens: 150 },
+      // (600 x 0.15 + 400 x 0.075 + 200 x 0.6) / 1e6
+      cost: 0.00024,
+    });
+    await run(sessionId, { text: "again", model: "gpt-4o-mini" });
+    expect(JSON.stringify(requests[1])).not.toContain("Let me think");
+    const info = (await (await api(`/api/sessions/${sessionId}`)).json()) as { usage: Record<string, unknown>; contextWindow: number };
+    expect(info.contextWindow).toBe(128_000);
+    expect(info.usage).toMatchObject({ outputTokens: 210, cachedInputTokens: 400, reasoningTokens: 150 });
+    expect(info.usage.cost as number).toBeGreaterThan(0.00024);
+  });
+});

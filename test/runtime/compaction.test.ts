@@ -1,0 +1,262 @@
+import { describe, expect, it } from "vitest";
+import { type AgentMessage, type CompactionMessage, counterIds, safeRunOptions } from "../../src/domain";
+import { type ModelClient, type ModelEvent, type ModelRequest, ReplayModelClient, toOpenAIMessages, toOpenAITools } from "../../src/model";
+import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
+import { SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
+import { type ContextBudget, contextBudget, modelView } from "../../src/runtime/context-window";
+import { FakeToolRunner, MemoryRunLog } from "../helpers/run-fixtures";
+
+const WINDOW = 4_000;
+const T0 = Date.parse("2026-11-30T03:00:00Z");
+
+/** The tokens of a request as a provider would count them here: the JSON it is sent, at 4 characters a token. */
+function requestTokens(request: ModelRequest): number {
+  const body = JSON.stringify(toOpenAIMessages(request.system, request.messages)) + JSON.stringify(toOpenAITools(request.tools));
+  return Math.ceil(body.length / 4);
+}
+
+type Answer = (request: ModelRequest, call: number) => ModelEvent[];
+
+/**
+ * A model for these tests: agent turns come from `turn` (with usage as the provider would report it),
+ * summary requests from `summary`; every request is recorded with its measured size.
+ */
+class TestModel implements ModelClient {
+  readonly requests: { request: ModelRequest; tokens: number }[] = [];
+  agentCalls = 0;
+  summaryCalls = 0;
+  constructor(
+    private readonly turn: Answer,
+    private readonly summary: Answer = () => [
+      {
+        type: "text_delta",
+        text: "## Goal\nread files\n## Decisions\nnone\n## Files\nsee lists\n## Open problems\nnone\n## Next steps\ngo on",
+      },
+      { type: "done", stopReason: "STOP" },
+    ],
+  ) {}
+
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    const tokens = requestTokens(request);
+    this.requests.push({ request: structuredClone(request), tokens });
+    if (request.purpose === "compaction") {
+      yield* this.summary(request, ++this.summaryCalls);
+      return;
+    }
+    const events = this.turn(request, ++this.agentCalls);
+    for (const event of events) {
+      yield event.type === "done" ? { ...event, usage: { inputTokens: tokens, outputTokens: 20, totalTokens: tokens + 20 } } : event;
+    }
+  }
+
+  agentRequests() {
+    return this.requests.filter((r) => r.request.purpose !== "compaction");
+  }
+}
+
+/** Reads `f<n>.ts` until `reads` files were read, then answers. */
+const reader =
+  (reads: number): Answer =>
+  (_request, call) =>
+    call <= reads
+      ? [
+          { type: "tool_call", call: { id: `tc_${call}`, name: "read", arguments: { path: `src/f${call}.ts` } } },
+          { type: "done", stopReason: "TOOL_CALLS" },
+        ]
+      : [
+          { type: "text_delta", text: "All files read." },
+          { type: "done", stopReason: "STOP" },
+        ];
+
+/** A tool that answers every read with `chars` characters. */
+const bigFiles = (chars: number) =>
+  new FakeToolRunner((call) => ({ outcome: "finished", text: `// ${String(call.arguments.path)}\n${"x".repeat(chars)}`, error: false }));
+
+function context(model: ModelClient, opts: { history?: AgentMessage[]; budget?: ContextBudget; ids?: ReturnType<typeof counterIds> } = {}) {
+  const log = new MemoryRunLog();
+  const ctx: RunContext = {
+    sessionId: "s_1",
+    runId: "r_1",
+    workspaceId: "w_1",
+    history: opts.history ?? [],
+    setup: { ok: true, model, tools: bigFiles(1_200) },
+    log,
+    signal: new AbortController().signal,
+    ids: opts.ids ?? counterIds(),
+    clock: () => T0,
+    budget: opts.budget ?? contextBudget(WINDOW),
+  };
+  return { log, ctx };
+}
+
+const options = { ...safeRunOptions(), maxTurns: 30, maxToolCalls: 50 };
+
+describe("compaction in the agent loop", () => {
+  it("a session growing past a small window is compacted before the call that would overflow, and the run finishes", async () => {
+    const model = new TestModel(reader(12));
+    const { log, ctx } = context(model);
+    expect(await runAgent("read all twelve files", options, ctx)).toEqual({ stopReason: "STOP" });
+
+    const compactions = log.messages.filter((m): m is CompactionMessage => m.kind === "compaction");
+    expect(compactions.length).toBeGreaterThanOrEqual(1);
+    expect(log.types()).toContain("compaction_started");
+    expect(log.events.find((e) => e.type === "compaction_started")).toMatchObject({ reason: "threshold" });
+    expect(log.types().at(-1)).toBe("agent_completed");
+    // No request the model received passed the window.
+    for (const { tokens } of model.requests) expect(tokens).toBeLessThanOrEqual(WINDOW);
+
+    // The request after the first compaction: its summary, then exactly the kept messages.
+    const first = compactions[0]!;
+    const after = model.requests.findIndex((r) => r.request.purpose === "compaction") + 1;
+    const next = model.requests[after]!.request;
+    expect(next.messages[0]).toEqual(first);
+    const at = log.messages.indexOf(first);
+    const keptFrom = log.messages.findIndex((m) => m.id === first.firstKeptMessageId);
+    expect(next.messages.slice(1)).toEqual(log.messages.slice(keptFrom, at));
+    expect(next.messages[1]!.kind).not.toBe("tool_result");
+    expect(next.assistantTurns).toBe(log.messages.slice(0, at).filter((m) => m.kind === "assistant").length);
+
+    // The log holds every original message plus the compaction records.
+    expect(log.messages.filter((m) => m.kind === "tool_result")).toHaveLength(12);
+    expect(log.messages.filter((m) => m.kind === "assistant")).toHaveLength(13);
+    expect(log.messages.filter((m) => m.kind === "user")).toHaveLength(1);
+    expect(first.tokensAfter).toBeLessThan(first.tokensBefore);
+    expect(first.summary).toContain("## Goal");
+    expect(first.summary).toContain("<read-files>\nsrc/f1.ts");
+    expect(log.events.find((e) => e.type === "compaction_finished")).toMatchObject({
+      messageId: first.id,
+      tokensBefore: first.tokensBefore,
+      tokensAfter: first.tokensAfter,
+    });
+    // The summary request itself fits, and carries no tools.
+    const summaryRequest = model.requests.find((r) => r.request.purpose === "compaction")!.request;
+    expect(summaryRequest.system).toBe(SUMMARY_SYSTEM_PROMPT);
+    expect(summaryRequest.tools).toEqual([]);
+  });
+
+  it("a context-overflow answer from the provider: compact, then retry the call once", async () => {
+    const history = (await grownHistory(12, 100_000)).messages;
+    const model = new TestModel((_r, call) =>
+      call === 1
+        ? [{ type: "error", code: "context_overflow", message: "maximum context length is 4000 tokens" }]
+        : [
+            { type: "text_delta", text: "done" },
+            { type: "done", stopReason: "STOP" },
+          ],
+    );
+    const { log, ctx } = context(model, { history, budget: contextBudget(8_000), ids: idsAfter(history) });
+    expect(await runAgent("and now?", options, ctx)).toEqual({ stopReason: "STOP" });
+    expect(model.requests.map((r) => r.request.purpose ?? "turn")).toEqual(["turn", "compaction", "turn"]);
+    expect(log.events.find((e) => e.type === "compaction_started")).toMatchObject({ reason: "overflow" });
+    expect(model.requests[2]!.request.messages[0]!.kind).toBe("compaction");
+    expect(log.types().at(-1)).toBe("agent_completed");
+    // The failed attempt left no message behind; the retry's answer is the turn's one assistant message.
+    expect(log.messages.filter((m) => m.kind === "assistant").map((m) => (m.kind === "assistant" ? m.text : ""))).toEqual(["done"]);
+  });
+
+  it("a second overflow after the retry ends the run with context_overflow", async () => {
+    const history = (await grownHistory(12, 100_000)).messages;
+    const model = new TestModel(() => [{ type: "error", code: "context_overflow", message: "prompt is too long" }]);
+    const { log, ctx } = context(model, { history, budget: contextBudget(8_000), ids: idsAfter(history) });
+    const outcome = await runAgent("and now?", options, ctx);
+    expect(outcome.error?.code).toBe("context_overflow");
+    expect(model.requests.map((r) => r.request.purpose ?? "turn")).toEqual(["turn", "compaction", "turn"]);
+    expect(log.types().at(-1)).toBe("agent_error");
+  });
+
+  it("a failing summary: compaction_failed, the run ends with context_overflow, and the next prompt works", async () => {
+    const history = (await grownHistory(12, 100_000)).messages;
+    const failing = new TestModel(
+      () => [{ type: "error", code: "context_overflow", message: "prompt is too long" }],
+      () => [{ type: "error", code: "provider_error", message: "summary service down" }],
+    );
+    const first = context(failing, { history, budget: contextBudget(8_000), ids: idsAfter(history) });
+    const outcome = await runAgent("and now?", options, first.ctx);
+    expect(outcome.error?.code).toBe("context_overflow");
+    expect(first.log.events.find((e) => e.type === "compaction_failed")).toMatchObject({ code: "provider_error" });
+    expect(first.log.messages.some((m) => m.kind === "compaction")).toBe(false);
+    expect(first.log.types().slice(-3)).toEqual(["compaction_failed", "assistant_completed", "agent_error"]);
+
+    const after = [...history, ...first.log.messages];
+    const working = new TestModel(() => [
+      { type: "text_delta", text: "fine again" },
+      { type: "done", stopReason: "STOP" },
+    ]);
+    const second = context(working, { history: after, budget: contextBudget(8_000), ids: idsAfter(after) });
+    expect(await runAgent("try again", options, second.ctx)).toEqual({ stopReason: "STOP" });
+  });
+
+  it("a 50-prompt session never sends a request larger than the window", async () => {
+    const history: AgentMessage[] = [];
+    const ids = counterIds();
+    const model = new TestModel((request) => {
+      // One read per prompt, then an answer.
+      const last = request.messages.at(-1)!;
+      return last.kind === "user"
+        ? [
+            { type: "tool_call", call: { id: `tc_${history.length}`, name: "read", arguments: { path: `src/p${history.length}.ts` } } },
+            { type: "done", stopReason: "TOOL_CALLS" },
+          ]
+        : [
+            { type: "text_delta", text: `answer ${"y".repeat(300)}` },
+            { type: "done", stopReason: "STOP" },
+          ];
+    });
+    for (let i = 1; i <= 50; i++) {
+      const { log, ctx } = context(model, { history: [...history], ids });
+      expect(await runAgent(`prompt ${i}: ${"z".repeat(200)}`, options, ctx)).toEqual({ stopReason: "STOP" });
+      history.push(...log.messages);
+    }
+    expect(model.agentRequests()).toHaveLength(100);
+    for (const { tokens } of model.requests) expect(tokens).toBeLessThanOrEqual(WINDOW);
+    expect(history.filter((m) => m.kind === "compaction").length).toBeGreaterThan(3);
+    expect(history.filter((m) => m.kind === "user")).toHaveLength(50);
+  });
+
+  it("a replay plays a compacted recording turn for turn; its summary calls play the recorded summaries", async () => {
+    const recorded = await grownHistory(12);
+    expect(recorded.messages.some((m) => m.kind === "compaction")).toBe(true);
+    const replay = new ReplayModelClient(recorded.messages);
+    const log = new MemoryRunLog();
+    const ctx: RunContext = {
+      sessionId: "s_2",
+      runId: "r_2",
+      workspaceId: "w_1",
+      history: [],
+      setup: { ok: true, model: replay, tools: bigFiles(1_200) },
+      log,
+      signal: new AbortController().signal,
+      ids: counterIds(),
+      clock: () => T0,
+      budget: contextBudget(WINDOW),
+    };
+    expect(await runAgent("read all twelve files", options, ctx)).toEqual({ stopReason: "STOP" });
+    const turns = (messages: AgentMessage[]) =>
+      messages.flatMap((m) => (m.kind === "assistant" ? [[m.text, m.toolCalls ?? [], m.stopReason]] : []));
+    expect(turns(log.messages)).toEqual(turns(recorded.messages));
+    const summaries = (messages: AgentMessage[]) => messages.flatMap((m) => (m.kind === "compaction" ? [m.summary] : []));
+    expect(summaries(log.messages)).toEqual(summaries(recorded.messages));
+  });
+
+  it("modelView of a log without compaction is the log", () => {
+    const messages: AgentMessage[] = [
+      { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: "2026-11-30T03:00:00.000Z", text: "x" },
+    ];
+    expect(modelView(messages)).toEqual({ messages, freshFrom: 0 });
+  });
+});
+
+/** A recorded run that read `reads` files of 1,200 characters in a `window`-token window. */
+async function grownHistory(reads: number, window = WINDOW) {
+  const model = new TestModel(reader(reads));
+  const { log, ctx } = context(model, { ids: counterIds(), budget: contextBudget(window) });
+  await runAgent("read all twelve files", options, ctx);
+  return { messages: log.messages, model };
+}
+
+/** Ids that continue after the history's (counterIds restart at 1). */
+function idsAfter(history: AgentMessage[]) {
+  const ids = counterIds();
+  for (let i = 0; i < history.length * 10; i++) ids.next("message");
+  return ids;
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { costOf, modelSpec, normaliseUsage } from "../../src/model";
+import { contextBudget } from "../../src/runtime/context-window";
+import { fitToolResult } from "../../src/runtime/result-budget";
+import { readTool } from "../../src/tools/read";
+import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
+
+describe("context windows and budgets", () => {
+  it("the window: the prompt's, else MODEL_CONTEXT_WINDOW, else the known-model table, else 32,000", () => {
+    expect(modelSpec("gpt-4o-mini").contextWindow).toBe(128_000);
+    expect(modelSpec("openai/gpt-4o-mini").contextWindow).toBe(128_000);
+    expect(modelSpec("some-local-model").contextWindow).toBe(32_000);
+    expect(modelSpec("some-local-model", { configured: "65536" }).contextWindow).toBe(65_536);
+    expect(modelSpec("gpt-4o-mini", { configured: "65536", requested: 8_000 }).contextWindow).toBe(8_000);
+    // A malformed or out-of-range MODEL_CONTEXT_WINDOW is ignored.
+    expect(modelSpec("some-local-model", { configured: "lots" }).contextWindow).toBe(32_000);
+    expect(modelSpec("some-local-model", { configured: "10" }).contextWindow).toBe(32_000);
+    expect(modelSpec("some-local-model").price).toBeUndefined();
+  });
+
+  it("a large window keeps pi's figures; a small one caps reserve and keep at a quarter, a result at a fifth", () => {
+    expect(contextBudget(128_000)).toEqual({
+      contextWindow: 128_000,
+      reserveTokens: 16_384,
+      keepRecentTokens: 20_000,
+      maxResultTokens: 12_800,
+    });
+    expect(contextBudget(8_000)).toEqual({ contextWindow: 8_000, reserveTokens: 2_000, keepRecentTokens: 2_000, maxResultTokens: 1_600 });
+  });
+
+  it("cost: uncached input, cached input and output at their prices per million", () => {
+    const price = { input: 2.5, cachedInput: 1.25, output: 10 };
+    expect(costOf({ inputTokens: 1_000_000, outputTokens: 0, totalTokens: 1_000_000 }, price)).toBe(2.5);
+    expect(costOf({ inputTokens: 1_000, outputTokens: 100, totalTokens: 1_100, cachedInputTokens: 600 }, price)).toBe(0.00275);
+  });
+});
+
+describe("usage variants", () => {
+  it("OpenAI details, DeepSeek cache hits, Anthropic-style fields", () => {
+    expect(
+      normaliseUsage({
+        prompt_tokens: 100,
+        completion_tokens: 20,
+        total_tokens: 120,
+        prompt_tokens_details: { cached_tokens: 64 },
+        completion_tokens_details: { reasoning_tokens: 12 },
+      }),
+    ).toEqual({ inputTokens: 100, outputTokens: 20, totalTokens: 120, cachedInputTokens: 64, reasoningTokens: 12 });
+    expect(normaliseUsage({ prompt_tokens: 100, completion_tokens: 20, prompt_cache_hit_tokens: 30 })).toEqual({
+      inputTokens: 100,
+      outputTokens: 20,
+      totalTokens: 120,
+      cachedInputTokens: 30,
+    });
+    expect(
+      normaliseUsage({ input_tokens: 50, output_tokens: 5, cache_read_input_tokens: 40, output_tokens_details: { reasoning_tokens: 2 } }),
+    ).toEqual({
+      inputTokens: 50,
+      outputTokens: 5,
+      totalTokens: 55,
+      cachedInputTokens: 40,
+      reasoningTokens: 2,
+    });
+    expect(normaliseUsage({ prompt_tokens: 1, completion_tokens: 1 })).toEqual({ inputTokens: 1, outputTokens: 1, totalTokens: 2 });
+  });
+});
+
+describe("per-result token budget", () => {
+  it("read cuts at the run's budget with its own continuation notice", async () => {
+    const fs = new MemoryWorkspaceFs({ "wide.txt": `${"w".repeat(99)}\n`.repeat(1000) });
+    const out = await readTool.execute({ path: "wide.txt" }, { ...toolContext(fs), maxOutputBytes: 6_400 });
+    expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(64);
+    expect(out.text.endsWith("\n\n[Showing lines 1-64 of 1000 (6.3KB limit). Use offset=65 to continue.]")).toBe(true);
+  });
+
+  it("anything else over the budget is cut head first, with a notice that says how to see the rest", () => {
+    expect(fitToolResult("short", 10)).toBe("short");
+    const long = Array.from({ length: 500 }, (_, i) => `line ${i}`).join("\n");
+    const cut = fitToolResult(long, 100);
+    expect(cut.length).toBeLessThanOrEqual(400 + 300);
+    expect(cut.startsWith("line 0\nline 1\n")).toBe(true);
+    expect(cut).toMatch(/\n\n\[Result cut to .* of .* \(\d+ of 500 lines\) to fit the context budget\. Ask for less at a time/);
+  });
+});
