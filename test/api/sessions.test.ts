@@ -85,11 +85,11 @@ describe("GET /api/sessions/:id and its logs", () => {
       "updatedAt",
       "status",
       "counts",
+      "queue",
+      "forkedFrom",
       "usage",
       "contextTokens",
       "contextWindow",
-      "queue",
-      "forkedFrom",
     ]);
     expect(body).toMatchObject({
       id: sessionId,
