@@ -476,6 +476,79 @@ const checks = {
     );
   },
 
+  /**
+   * 20 concurrent follow-ups (each with an Idempotency-Key, one sent twice) while a run hangs, then
+   * kill -9 and a restart: the interrupted run is closed and the 20 follow-ups run, once each, in the
+   * order they were queued.
+   */
+  async queue(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const { sessionId } = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({}))).body);
+    const streamPath = `/api/sessions/${sessionId}/messages/stream`;
+    let seen = "";
+    void request(ctx.base, agent, "POST", streamPath, { ...json({ text: "HANG" }), timeoutMs: 5_000, onChunk: (c) => (seen += c) });
+    for (let i = 0; i < 100 && !seen.includes("assistant_delta"); i++) await new Promise((r) => setTimeout(r, 100));
+    // Resolves when the answer's headers arrive (the stream itself would wait for the run).
+    const send = (i) =>
+      new Promise((resolve) => {
+        const headers = { "content-type": "application/json", "idempotency-key": `bb-follow-${i}` };
+        const req = http.request(`${ctx.base}${streamPath}`, { method: "POST", headers }, (res) => {
+          resolve({ status: res.statusCode, runId: res.headers["x-run-id"] });
+          res.destroy();
+        });
+        req.setTimeout(10_000, () => req.destroy(new Error("no answer")));
+        req.on("error", (e) => resolve({ status: `ERR ${e.message}` }));
+        req.end(JSON.stringify({ text: `follow ${i}`, whenBusy: "followUp" }));
+      });
+    const accepted = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i)));
+    const repeat = await send(0);
+    const queued = JSON.parse((await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}`)).body).queue?.followUp ?? [];
+    agent.destroy();
+    await ctx.restart("SIGKILL");
+    const after = new http.Agent({ keepAlive: true });
+    const started = Date.now();
+    let events = [];
+    while (Date.now() - started < 60_000) {
+      const res = await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/events`, { timeoutMs: 30_000 });
+      events =
+        res.status === 200
+          ? res.body
+              .trim()
+              .split("\n")
+              .map((l) => JSON.parse(l))
+          : [];
+      if (events.filter((e) => e.type === "agent_completed").length >= 20) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const messages = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/messages`)).body
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const users = messages.filter((m) => m.kind === "user");
+    const queuedIds = events.filter((e) => e.type === "message_queued").map((e) => e.messageId);
+    const ends = events.filter((e) => e.type === "agent_completed" || e.type === "agent_error");
+    const replayed = sseEvents(
+      (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/events/stream`, { timeoutMs: 30_000 })).body,
+    );
+    const ok =
+      accepted.every((a) => a.status === 200) &&
+      repeat.runId === accepted[0].runId &&
+      queued.length === 20 &&
+      ends[0]?.code === "run_interrupted" &&
+      ends.slice(1).length === 20 &&
+      ends.slice(1).every((e) => e.type === "agent_completed") &&
+      users.length === 21 &&
+      JSON.stringify(users.slice(1).map((m) => m.id)) === JSON.stringify(queuedIds) &&
+      new Set(users.map((m) => m.text)).size === 21 &&
+      replayed.length === events.length;
+    record(
+      "queue",
+      ok,
+      `${accepted.filter((a) => a.status === 200).length}/20 follow-ups accepted (repeated key -> ${repeat.runId === accepted[0].runId ? "same run" : "another run"}), ${queued.length} queued; after kill -9: ${ends[0]?.code ?? ends[0]?.type}, then ${ends.length - 1} runs in ${((Date.now() - started) / 1000).toFixed(1)} s, ${users.length} user messages, queue order ${JSON.stringify(users.slice(1).map((m) => m.id)) === JSON.stringify(queuedIds) ? "kept" : "BROKEN"}`,
+    );
+    after.destroy();
+  },
+
   /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
   async crash(ctx) {
     const agent = new http.Agent({ keepAlive: true });

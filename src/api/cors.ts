@@ -47,7 +47,7 @@ export function corsPolicy(): MiddlewareHandler<AppBindings> {
     const origins = parseCorsOrigins(c.env.CORS_ORIGINS, (c.env.AUTH_TOKENS ?? "").trim() !== "");
     const handler = cors({
       origin: (origin) => (origins === "any" ? "*" : origins !== "none" && origins.includes(origin) ? origin : null),
-      allowMethods: ["GET", "POST", "OPTIONS"],
+      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
       allowHeaders: CORS_ALLOW_HEADERS,
       exposeHeaders: CORS_EXPOSE_HEADERS,
       maxAge: 600,

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { unwrapResult } from "../domain";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
+import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
 import { JudgementBody } from "./schemas";
 
@@ -17,9 +18,13 @@ export const learningRoutes = new Hono<AppBindings>()
   /** Records a verdict; a `fail` is attributed at once. 201 `{judgeResult, attribution}` (attribution null unless fail). */
   .post("/:id/judgements", async (c) => {
     const { store, meta } = await requireSession(c);
-    const body = await readJsonBody(c, JudgementBody);
+    const { requestId, ...body } = await readJsonBody(c, JudgementBody);
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/judgements", meta.id, body], {});
     const { runId, ...verdict } = body;
-    const result = unwrapResult(await store.stub(meta.id).judge(runId, { ...verdict, sourceActionId: verdict.sourceActionId ?? null }));
+    const key = claimed ? `${claimed.key}@${claimed.claimedAtMs}` : undefined;
+    const result = unwrapResult(
+      await store.stub(meta.id).judge(runId, { ...verdict, sourceActionId: verdict.sourceActionId ?? null }, key),
+    );
     return c.json(result, 201);
   })
   /** Every attribution of the session, oldest first. */

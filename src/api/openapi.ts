@@ -32,7 +32,14 @@ function toSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   return rest;
 }
 
-const PATH_PARAMS: Record<string, z.ZodType> = { id: SessionId, wid: WorkspaceId, pid: ProjectId, caseId: z.string(), path: z.string() };
+const PATH_PARAMS: Record<string, z.ZodType> = {
+  id: SessionId,
+  wid: WorkspaceId,
+  pid: ProjectId,
+  caseId: z.string(),
+  path: z.string(),
+  messageId: z.string(),
+};
 
 let cached: JsonSchema | null = null;
 

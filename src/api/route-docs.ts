@@ -12,15 +12,20 @@ import {
   CreateSessionBody,
   EmptyBody,
   EventStreamQuery,
+  ForkBody,
+  ForkCreated,
   HealthResponse,
+  IdempotencyKey,
   ImportQuery,
   JudgementBody,
   JudgementResult,
   MemoryList,
+  PatchSessionBody,
   PromoteBody,
   PromotionAnswer,
   PromptBody,
   QuarantineList,
+  QueueWithdrawn,
   ResumeSeq,
   ScorecardAnswer,
   SessionCreated,
@@ -28,6 +33,7 @@ import {
   SessionInfo,
   SessionList,
   SessionListQuery,
+  SessionMetaAnswer,
   StreamToken,
   StreamTokenBody,
   TraceImportSummary,
@@ -41,7 +47,7 @@ import {
  * domain's); test/api/openapi.test.ts checks the table against the routes Hono has registered.
  */
 
-export type Method = "get" | "post";
+export type Method = "get" | "post" | "patch" | "delete";
 
 /** A body or answer: a JSON schema, or another media type described in words. */
 export type Content =
@@ -66,6 +72,11 @@ export interface RouteDoc {
 
 const SESSION: readonly ApiErrorCode[] = ["invalid_session_id", "session_not_found"];
 const JSON_BODY: readonly ApiErrorCode[] = ["unsupported_media_type", "invalid_json", "invalid_body", "invalid_text", "body_too_large"];
+const KEY: readonly ApiErrorCode[] = ["invalid_idempotency_key", "idempotency_key_reused"];
+const IDEMPOTENCY_HEADER = {
+  name: "Idempotency-Key",
+  schema: IdempotencyKey.meta({ description: "the same key from the same tenant within 24 h returns the original outcome" }),
+};
 const FILE: readonly ApiErrorCode[] = ["not_found", "is_directory", "not_a_directory", "path_escape", "path_too_long", "file_too_large"];
 const JSONL = "application/x-ndjson";
 
@@ -131,7 +142,18 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     query: SessionListQuery,
     status: 200,
     answer: json(SessionList, "SessionList", {
-      items: [{ id: SID, title: "fix the parser", projectId: null, workspaceId: WID, createdAt: T }],
+      items: [
+        {
+          id: SID,
+          title: "fix the parser",
+          projectId: null,
+          workspaceId: WID,
+          createdAt: T,
+          updatedAt: T,
+          status: "idle",
+          counts: { messages: 4, events: 11 },
+        },
+      ],
       nextCursor: null,
     }),
     errors: ["invalid_query", "invalid_cursor"],
@@ -141,10 +163,11 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     path: "/api/sessions",
     summary: "Opens a session, optionally on a workspace.",
     auth: true,
+    headers: [IDEMPOTENCY_HEADER],
     body: json(CreateSessionBody, "CreateSession", { workspaceId: WID, title: "fix the parser" }),
     status: 201,
     answer: json(SessionCreated, "SessionCreated", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T }),
-    errors: [...JSON_BODY, "invalid_workspace_id", "workspace_not_found", "session_exists"],
+    errors: [...JSON_BODY, ...KEY, "invalid_workspace_id", "workspace_not_found", "session_exists"],
   },
   {
     method: "post",
@@ -183,11 +206,59 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       updatedAt: T,
       status: "idle",
       counts: { messages: 4, events: 11, trace: 9 },
+      queue: { steering: [], followUp: [] },
+      forkedFrom: null,
       usage: { inputTokens: 5210, outputTokens: 312, cachedInputTokens: 2048, reasoningTokens: 0, totalTokens: 5522, cost: 0.00098 },
       contextTokens: 2730,
       contextWindow: 128000,
     }),
     errors: SESSION,
+  },
+  {
+    method: "patch",
+    path: "/api/sessions/:id",
+    summary: "Renames a session (null clears the title).",
+    auth: true,
+    body: json(PatchSessionBody, "PatchSession", { title: "fix the parser, take 2" }),
+    status: 200,
+    answer: json(SessionMetaAnswer, "SessionMeta", {
+      id: SID,
+      workspaceId: WID,
+      projectId: null,
+      title: "fix the parser, take 2",
+      createdAt: T,
+      updatedAt: T,
+    }),
+    errors: [...SESSION, ...JSON_BODY],
+  },
+  {
+    method: "delete",
+    path: "/api/sessions/:id",
+    summary:
+      "Deletes a session: aborts its run, removes its log, workspace changes, R2 objects and listing; then every route answers 404. Repeat to finish a deletion that failed half-way.",
+    auth: true,
+    status: 204,
+    answer: null,
+    errors: SESSION,
+  },
+  {
+    method: "post",
+    path: "/api/sessions/:id/fork",
+    summary:
+      "A new session with the committed messages up to and including atMessageId (default: the newest) and the workspace exactly as it was at that message; the source is untouched.",
+    auth: true,
+    headers: [IDEMPOTENCY_HEADER],
+    body: json(ForkBody, "Fork", { title: "try another way" }),
+    status: 201,
+    answer: json(ForkCreated, "ForkCreated", {
+      sessionId: "s_01jd8x7k2m3n4p5q6r7s8t9v0x",
+      workspaceId: WID,
+      projectId: null,
+      title: "try another way",
+      createdAt: T,
+      forkedFrom: { sessionId: SID, messageId: "m_01jd8x9a1b2c3d4e5f6g7h8j9k" },
+    }),
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "message_not_found", "history_unreadable", "session_exists", "record_too_large"],
   },
   {
     method: "post",
@@ -225,12 +296,23 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "post",
     path: "/api/sessions/:id/messages/stream",
-    summary: "Sends a prompt and streams the run as Server-Sent Events until it ends; x-run-id names the run.",
+    summary:
+      "Sends a prompt and streams the run as Server-Sent Events until it ends; x-run-id names the run. While a run is active: 409 session_busy, or with whenBusy steer/followUp the stream of the run that will carry the message.",
     auth: true,
+    headers: [IDEMPOTENCY_HEADER],
     body: json(PromptBody, "Prompt", { text: "Where is the HTTP server started?", allowWrite: false, maxTurns: 6 }),
     status: 200,
     answer: sseAnswer(),
-    errors: [...SESSION, ...JSON_BODY, "session_busy", "run_not_found"],
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "session_busy", "queue_full", "run_not_found"],
+  },
+  {
+    method: "delete",
+    path: "/api/sessions/:id/queue/:messageId",
+    summary: "Withdraws a queued (steer or followUp) message that has not been delivered yet.",
+    auth: true,
+    status: 200,
+    answer: json(QueueWithdrawn, "QueueWithdrawn", { messageId: "m_01jd8x9a1b2c3d4e5f6g7h8j9k" }),
+    errors: [...SESSION, "queued_message_not_found"],
   },
   {
     method: "get",
@@ -316,9 +398,10 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
       artifactRefs: ["src/server.js"],
       detail: "test/server.test.js failed",
     }),
+    headers: [IDEMPOTENCY_HEADER],
     status: 201,
     answer: json(JudgementResult, "JudgementResult"),
-    errors: [...SESSION, ...JSON_BODY, "run_not_found", "action_not_found", "history_unreadable"],
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "run_not_found", "action_not_found", "history_unreadable"],
   },
   {
     method: "get",

@@ -1,19 +1,26 @@
 import { Hono } from "hono";
-import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso } from "../domain";
+import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso, type PromptDelivery, RunId, unwrapResult } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
 import { isApiCode } from "./errors";
+import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
 import { EmptyBody, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
 import { issueStreamToken } from "./stream-tokens";
 
-/** Runs: start one and stream it, resume a stream, hand out stream tokens, abort. */
+/** Runs: start one (or steer / queue it while one runs) and stream it, resume a stream, hand out stream tokens, withdraw queued messages, abort. */
 export const runRoutes = new Hono<AppBindings>()
-  /** Starts a run and streams its events as SSE until it ends. 409 `session_busy` while another runs. */
+  /**
+   * Starts a run and streams its events as SSE until it ends. While another run is active:
+   * 409 `session_busy`, or with `whenBusy` the stream of the run that will carry the message.
+   */
   .post("/:id/messages/stream", async (c) => {
     const { store, meta } = await requireSession(c);
-    const { text, model, retryOf, contextWindow, ...limits } = await readJsonBody(c, PromptBody);
+    const { requestId, ...body } = await readJsonBody(c, PromptBody);
+    const { text, model, retryOf, contextWindow, whenBusy, afterFailedRun, ...limits } = body;
+    // The session replays the stream of the run the key started (recorded with the run, in one step).
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/messages/stream", meta.id, body], {});
     const command: AgentPromptCommand = {
       sessionId: meta.id,
       userText: text,
@@ -23,12 +30,25 @@ export const runRoutes = new Hono<AppBindings>()
       ...(contextWindow ? { contextWindow } : {}),
       options: AgentRunOptions.parse(limits),
     };
+    const delivery: PromptDelivery = {
+      command,
+      whenBusy: whenBusy ?? "reject",
+      afterFailedRun: afterFailedRun ?? "keep",
+      ...(claimed ? { idempotencyKey: `${claimed.key}@${claimed.claimedAtMs}` } : {}),
+    };
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;
-    return fromSession(await store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(command) })));
+    return fromSession(await store.stub(meta.id).fetch(new Request(url, { method: "POST", body: JSON.stringify(delivery) })));
+  })
+  /** Withdraws a queued (steer or followUp) message that has not been delivered yet. */
+  .delete("/:id/queue/:messageId", async (c) => {
+    const { store, meta } = await requireSession(c);
+    return c.json(unwrapResult(await store.stub(meta.id).withdrawQueued(c.req.param("messageId"))));
   })
   /**
    * Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends.
    * 204 when no run is active and nothing is after it, so an EventSource stops reconnecting.
+   * `?runId=` resumes the stream of one run instead: it waits through the runs before it (a queued
+   * follow-up's) and ends at that run's terminal event.
    */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
@@ -39,7 +59,9 @@ export const runRoutes = new Hono<AppBindings>()
         `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
       );
     }
-    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}`;
+    const runId = c.req.query("runId");
+    if (runId !== undefined && !RunId.safeParse(runId).success) throw new HarnessError("invalid_query", "runId: not a run id");
+    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${runId ? `&runId=${runId}` : ""}`;
     return fromSession(await store.stub(meta.id).fetch(new Request(url)));
   })
   /** `{ttlSeconds?}` -> `{token, expiresAt}`: a token for `?token=` on this session's event stream (for EventSource). */

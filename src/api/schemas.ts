@@ -3,6 +3,7 @@ import { FailedTurnCase } from "../awtl/failed-turn-case";
 import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
 import { Scorecard } from "../awtl/scorecard";
 import {
+  AfterFailedRun,
   AgentMessage,
   AgentRunOptions,
   API_ERROR_CODES,
@@ -14,6 +15,7 @@ import {
   JudgeResult,
   JudgeVerdict,
   MAX_COMPACTION_INSTRUCTIONS_CHARS,
+  MAX_IDEMPOTENCY_KEY_CHARS,
   MAX_PROMPT_CHARS,
   MAX_SESSION_PAGE,
   MAX_STREAM_TOKEN_TTL_SECONDS,
@@ -23,6 +25,7 @@ import {
   ProjectId,
   RunId,
   SessionId,
+  WhenBusy,
   WorkspaceId,
 } from "../domain";
 
@@ -34,11 +37,33 @@ import {
 
 // Requests
 
+/** An Idempotency-Key header or `requestId` body field: printable ASCII, so it is safe in logs and SQL text. */
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_CHARS)
+  .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces");
+
+const requestId = IdempotencyKey.optional().meta({
+  description: "an idempotency key, when the Idempotency-Key header cannot be sent",
+});
+
 /** `POST /api/sessions`. */
 export const CreateSessionBody = z.strictObject({
   workspaceId: WorkspaceId.optional(),
   projectId: ProjectId.optional(),
   title: z.string().max(MAX_TITLE_CHARS).optional(),
+  requestId,
+});
+
+/** `PATCH /api/sessions/:id`. */
+export const PatchSessionBody = z.strictObject({ title: z.string().max(MAX_TITLE_CHARS).nullable() });
+
+/** `POST /api/sessions/:id/fork`. */
+export const ForkBody = z.strictObject({
+  atMessageId: z.string().min(1).max(200).optional().meta({ description: "the last message the fork keeps (default: the newest)" }),
+  title: z.string().max(MAX_TITLE_CHARS).nullable().optional(),
+  requestId,
 });
 
 /** `POST /api/sessions/:id/messages/stream`: the text plus optional permissions and limits. */
@@ -49,6 +74,13 @@ export const PromptBody = z.strictObject({
   retryOf: RunId.optional().meta({
     description: "the run this prompt retries (another attempt of the same task: its failed-turn cases always reach the brief)",
   }),
+  whenBusy: WhenBusy.optional().meta({
+    description: "while a run is active: reject (409, default), steer the running run, or queue a followUp run",
+  }),
+  afterFailedRun: AfterFailedRun.optional().meta({
+    description: "a queued follow-up: keep (default) or withdraw it when a run before it fails",
+  }),
+  requestId,
   contextWindow: ContextWindow.optional().meta({
     description: "the model's context window in tokens for this run (overrides MODEL_CONTEXT_WINDOW and the known-model table)",
   }),
@@ -86,6 +118,7 @@ export const SessionListQuery = z.strictObject({
     .optional()
     .meta({ description: `page size, 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})` }),
   cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
+  projectId: ProjectId.optional().meta({ description: "only the sessions of this project" }),
 });
 
 /** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
@@ -101,6 +134,7 @@ export const ResumeSeq = z
 export const EventStreamQuery = z.object({
   after: ResumeSeq.optional(),
   token: z.string().optional().meta({ description: "a stream token (POST /api/sessions/{id}/stream-token), for EventSource" }),
+  runId: RunId.optional().meta({ description: "resume this run's stream (a queued follow-up's: the runs before it are skipped)" }),
 });
 
 /** `POST /api/sessions/import?workspaceId=&projectId=&title=`; the body is the conversation as JSONL. */
@@ -118,6 +152,7 @@ export const JudgementBody = z.strictObject({
   sourceActionId: nonBlank.pipe(z.string().max(100)).optional(),
   artifactRefs: z.array(nonBlank.pipe(z.string().max(4096))).max(100),
   detail: z.string().max(2000).default(""),
+  requestId: IdempotencyKey.optional().meta({ description: "an idempotency key, when the Idempotency-Key header cannot be sent" }),
 });
 
 /** `POST /api/projects/:pid/cases/:caseId/approve`. */
@@ -164,6 +199,8 @@ export const SessionImported = z.strictObject({
   messages: z.number().int().positive(),
 });
 
+const ForkOrigin = z.strictObject({ sessionId: SessionId, messageId: z.string().nullable() });
+
 export const SessionInfo = z.strictObject({
   id: SessionId,
   workspaceId: WorkspaceId.nullable(),
@@ -177,6 +214,10 @@ export const SessionInfo = z.strictObject({
     events: z.number().int().nonnegative(),
     trace: z.number().int().nonnegative(),
   }),
+  queue: z
+    .strictObject({ steering: z.array(z.string()), followUp: z.array(z.string()) })
+    .meta({ description: "undelivered queued message ids, oldest first" }),
+  forkedFrom: ForkOrigin.nullable().meta({ description: "the session and message this one was forked at" }),
   usage: z
     .strictObject({
       inputTokens: z.number().int().nonnegative(),
@@ -200,12 +241,35 @@ export const CompactionResult = z.strictObject({
   tokensAfter: z.number().int().nonnegative(),
 });
 
+export const SessionMetaAnswer = z.strictObject({
+  id: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+export const ForkCreated = z.strictObject({
+  sessionId: SessionId,
+  workspaceId: WorkspaceId.nullable(),
+  projectId: ProjectId.nullable(),
+  title: z.string().nullable(),
+  createdAt: isoTime,
+  forkedFrom: ForkOrigin,
+});
+
+export const QueueWithdrawn = z.strictObject({ messageId: z.string() });
+
 export const SessionListItem = z.strictObject({
   id: SessionId,
   title: z.string().nullable(),
   projectId: ProjectId.nullable(),
   workspaceId: WorkspaceId.nullable(),
   createdAt: isoTime,
+  updatedAt: isoTime.meta({ description: "as last reported by the session (at the start and end of each run)" }),
+  status: z.enum(["idle", "running"]),
+  counts: z.strictObject({ messages: z.number().int().nonnegative(), events: z.number().int().nonnegative() }),
 });
 
 export const SessionList = z.strictObject({

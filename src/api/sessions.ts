@@ -1,34 +1,31 @@
 import { Hono } from "hono";
-import { DEFAULT_SESSION_PAGE, HarnessError, isId, isoTime, MAX_IMPORT_BYTES, unwrapResult } from "../domain";
-import type { SessionListPosition } from "../tenant/session-index";
+import { DEFAULT_SESSION_PAGE, HarnessError, MAX_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
+import { decodeCursor } from "../tenant/session-index";
 import { readBodyBytes, readJsonBody, readQuery, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
+import { claimIdempotencyKey } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
-import { CompactBody, CreateSessionBody, ImportQuery, SessionListQuery } from "./schemas";
+import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
 export const sessionRoutes = new Hono<AppBindings>()
-  /** `?limit=&cursor=` -> `{items: [{id, title, projectId, workspaceId, createdAt}], nextCursor}`, newest first. */
+  /**
+   * `?limit=&cursor=&projectId=` -> `{items: [summary], nextCursor}`: the caller's sessions, newest first,
+   * each with its last reported status, counts and updatedAt (see docs/architecture.md).
+   */
   .get("/", async (c) => {
     const query = readQuery(c, SessionListQuery);
     const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    const page = await sessionStore(c).list(c.get("tenant"), query.limit ?? DEFAULT_SESSION_PAGE, after);
-    return c.json({
-      items: page.items.map((s) => ({
-        id: s.id,
-        title: s.title,
-        projectId: s.projectId,
-        workspaceId: s.workspaceId,
-        createdAt: s.createdAt,
-      })),
-      nextCursor: page.next ? encodeCursor(page.next) : null,
-    });
+    if (query.cursor !== undefined && !after)
+      throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
+    return c.json(await sessionStore(c).list(c.get("tenant"), query.limit ?? DEFAULT_SESSION_PAGE, after, query.projectId ?? null));
   })
-  /** `{workspaceId?, projectId?, title?}` -> 201 `{sessionId, workspaceId, projectId, createdAt}`. */
+  /** `{workspaceId?, projectId?, title?, requestId?}` -> 201 `{sessionId, workspaceId, projectId, createdAt}`; idempotent with a key. */
   .post("/", async (c) => {
-    const body = await readJsonBody(c, CreateSessionBody);
-    const meta = await sessionStore(c).create({ ...body, owner: c.get("tenant") });
+    const { requestId, ...body } = await readJsonBody(c, CreateSessionBody);
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions", body], { sessionId: randomIds.next("session") });
+    const meta = await sessionStore(c).create({ ...body, id: claimed?.proposal.sessionId, owner: c.get("tenant") });
     return c.json({ sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt }, 201);
   })
   /**
@@ -58,6 +55,41 @@ export const sessionRoutes = new Hono<AppBindings>()
       201,
     );
   })
+  /**
+   * `{atMessageId?, title?, requestId?}` -> 201 a new session with the messages up to and including
+   * `atMessageId` (default: the newest committed one) and the workspace as it was at that message.
+   */
+  .post("/:id/fork", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const { requestId, ...body } = await readJsonBody(c, ForkBody);
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/fork", meta.id, body], {
+      sessionId: randomIds.next("session"),
+    });
+    const fork = await store.fork(meta.id, c.get("tenant"), { ...body, newId: claimed?.proposal.sessionId });
+    return c.json(
+      {
+        sessionId: fork.id,
+        workspaceId: fork.workspaceId,
+        projectId: fork.projectId,
+        title: fork.title,
+        createdAt: fork.createdAt,
+        forkedFrom: fork.forkedFrom,
+      },
+      201,
+    );
+  })
+  /** `{title}` (null clears it) -> the session's meta. */
+  .patch("/:id", async (c) => {
+    const { store, meta } = await requireSession(c);
+    const { title } = await readJsonBody(c, PatchSessionBody);
+    return c.json(await store.setTitle(meta.id, c.get("tenant"), title));
+  })
+  /** Aborts its run and removes its log, workspace changes, R2 objects and listing -> 204. Repeat to finish a failed deletion. */
+  .delete("/:id", async (c) => {
+    const id = c.req.param("id");
+    if (!(await sessionStore(c).delete(id, c.get("tenant")))) throw new HarnessError("session_not_found", `session '${id}' does not exist`);
+    return c.body(null, 204);
+  })
   .get("/:id", async (c) => {
     const { store, meta } = await requireSession(c);
     const info = await store.info(meta.id);
@@ -71,6 +103,8 @@ export const sessionRoutes = new Hono<AppBindings>()
       updatedAt: info.updatedAt,
       status: info.status,
       counts: info.counts,
+      queue: info.queue,
+      forkedFrom: info.forkedFrom,
       usage: info.usage,
       contextTokens: info.contextTokens,
       contextWindow: info.contextWindow,
@@ -106,22 +140,4 @@ async function exportLog(c: AppContext, stream: "messages" | "events"): Promise<
   const { store, meta } = await requireSession(c);
   const body = unwrapResult(await store.stub(meta.id).exportJsonl(stream));
   return new Response(body, { headers: { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" } });
-}
-
-/** A list position as an opaque cursor (base64url of `[createdAt, id]`). */
-function encodeCursor(position: SessionListPosition): string {
-  return btoa(JSON.stringify([position.createdAt, position.id]))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
-function decodeCursor(cursor: string): SessionListPosition {
-  try {
-    const [createdAt, id, ...rest] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/"))) as unknown[];
-    if (rest.length === 0 && isoTime.safeParse(createdAt).success && isId("session", id)) return { createdAt: createdAt as string, id };
-  } catch {
-    // falls through to the refusal
-  }
-  throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
 }

@@ -45,7 +45,19 @@ export const ERROR_REGISTRY = {
   // Sessions and their logs
   session_not_found: { status: 404, in: ["api"], meaning: "no such session, or it belongs to another tenant" },
   session_exists: { status: 409, in: ["api"], meaning: "a session with this id already exists" },
-  session_busy: { status: 409, in: ["api"], meaning: "a run is active in this session; wait for it or abort it" },
+  session_busy: {
+    status: 409,
+    in: ["api"],
+    meaning: "a run is active in this session; wait for it, abort it, or send with whenBusy steer / followUp",
+  },
+  queue_full: { status: 409, in: ["api"], meaning: "the session already holds the maximum number of queued messages" },
+  queued_message_not_found: { status: 404, in: ["api"], meaning: "no undelivered queued message with this id in the session" },
+  idempotency_key_reused: {
+    status: 422,
+    in: ["api"],
+    meaning: "this Idempotency-Key (or requestId) was used within 24 h for a different request",
+  },
+  invalid_idempotency_key: { status: 400, in: ["api"], meaning: "an Idempotency-Key must be 1-200 printable ASCII characters" },
   invalid_record: { status: 400, in: ["api"], meaning: "a record does not fit its schema or belongs to another session" },
   record_too_large: { status: 413, in: ["api"], meaning: "one record is larger than the per-record limit" },
   import_invalid: {
@@ -66,6 +78,7 @@ export const ERROR_REGISTRY = {
     in: ["api"],
     meaning: "the model could not summarise the history (the event's code says why); the session is unchanged",
   },
+  message_not_found: { status: 404, in: ["api"], meaning: "no message with this id in the session (fork atMessageId)" },
   action_not_found: { status: 404, in: ["api"], meaning: "a judgement named a sourceActionId that the run's trace does not have" },
   // Projects and the failure-learning loop
   invalid_project_id: { status: 400, in: ["api"], meaning: "not a project id (p_ followed by 1-64 of [A-Za-z0-9_-])" },

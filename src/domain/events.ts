@@ -135,6 +135,46 @@ export const AgentCompleted = z.strictObject({
   stopReason: StopReason,
 });
 
+/** A prompt sent while a run was busy was stored: `steer` joins the running run, `followUp` waits for its own run (`runId`). */
+export const MessageQueued = z.strictObject({
+  type: z.literal("message_queued"),
+  ...eventBase,
+  messageId: nonBlank,
+  mode: z.enum(["steer", "followUp"]),
+  /** The run that will carry the message. */
+  runId: nonBlank,
+  /** What happens to this follow-up if the run before it fails. */
+  afterFailedRun: z.enum(["keep", "withdraw"]),
+});
+
+/** The queue after a change: undelivered message ids, oldest first. */
+export const QueueUpdated = z.strictObject({
+  type: z.literal("queue_updated"),
+  ...eventBase,
+  steering: z.array(nonBlank),
+  followUp: z.array(nonBlank),
+});
+
+/** A queued message left the queue undelivered: the client withdrew it, or the run before it failed (`afterFailedRun: withdraw`). */
+export const QueuedMessageWithdrawn = z.strictObject({
+  type: z.literal("queued_message_withdrawn"),
+  ...eventBase,
+  messageId: nonBlank,
+  runId: nonBlank,
+  reason: z.enum(["withdrawn_by_client", "previous_run_failed"]),
+});
+
+/** The model request failed and is tried again after `delayMs` (sent before the wait). */
+export const ModelRetry = z.strictObject({
+  type: z.literal("model_retry"),
+  ...eventBase,
+  runId: nonBlank,
+  attempt: z.number().int().positive(),
+  maxAttempts: z.number().int().positive(),
+  delayMs: z.number().int().nonnegative(),
+  code: nonBlank,
+});
+
 /** Every observable step of a run, discriminated by `type`. */
 export const AgentEvent = z.discriminatedUnion("type", [
   AgentStarted,
@@ -151,6 +191,10 @@ export const AgentEvent = z.discriminatedUnion("type", [
   CompactionStarted,
   CompactionFinished,
   CompactionFailed,
+  MessageQueued,
+  QueueUpdated,
+  QueuedMessageWithdrawn,
+  ModelRetry,
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type EventType = AgentEvent["type"];
@@ -179,6 +223,10 @@ export const SeqAgentEvent = z.discriminatedUnion("type", [
   z.strictObject({ ...seqField, ...CompactionStarted.shape }),
   z.strictObject({ ...seqField, ...CompactionFinished.shape }),
   z.strictObject({ ...seqField, ...CompactionFailed.shape }),
+  z.strictObject({ ...seqField, ...MessageQueued.shape }),
+  z.strictObject({ ...seqField, ...QueueUpdated.shape }),
+  z.strictObject({ ...seqField, ...QueuedMessageWithdrawn.shape }),
+  z.strictObject({ ...seqField, ...ModelRetry.shape }),
 ]);
 export type SeqAgentEvent = z.infer<typeof SeqAgentEvent>;
 

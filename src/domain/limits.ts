@@ -91,6 +91,12 @@ export const MAX_EXPANDED_BYTES = 1024 * MiB;
 export const MAX_COMPRESSION_RATIO = 100;
 /** Longest path inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
+/** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
+export const MAX_QUEUED_MESSAGES = 100;
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Longest Idempotency-Key / requestId. */
+export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
 
 // Tools
 /** Tool output is cut at this many lines... */
@@ -116,6 +122,11 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
+  ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
+  [
+    "Idempotency-Key / requestId",
+    `${count(MAX_IDEMPOTENCY_KEY_CHARS)} characters, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
+  ],
   ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
   ["imported conversation", `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages`],
   [

@@ -46,3 +46,21 @@ export const AgentPromptCommand = z.strictObject({
   options: AgentRunOptions,
 });
 export type AgentPromptCommand = z.infer<typeof AgentPromptCommand>;
+
+/** What a prompt does when a run is already active (pi's steer / follow-up). */
+export const WhenBusy = z.enum(["reject", "steer", "followUp"]);
+export type WhenBusy = z.infer<typeof WhenBusy>;
+export type QueueMode = Exclude<WhenBusy, "reject">;
+/** What a queued follow-up does when the run before it fails: still run (`keep`) or leave the queue (`withdraw`). */
+export const AfterFailedRun = z.enum(["keep", "withdraw"]);
+export type AfterFailedRun = z.infer<typeof AfterFailedRun>;
+
+/** A prompt as the Worker hands it to the session object. */
+export const PromptDelivery = z.strictObject({
+  command: AgentPromptCommand,
+  whenBusy: WhenBusy.default("reject"),
+  afterFailedRun: AfterFailedRun.default("keep"),
+  /** The tenant-scoped idempotency key (with the time it was claimed), when the request carried one. */
+  idempotencyKey: z.string().optional(),
+});
+export type PromptDelivery = z.infer<typeof PromptDelivery>;

@@ -17,6 +17,16 @@ export interface ModelRequest {
    * fewer (a replay counts turns with it).
    */
   assistantTurns?: number;
+  /** When the run must be over (epoch ms, `Date.now()` clock): a client does not start a wait that ends after it. */
+  deadlineAt?: number;
+}
+
+/** A failed attempt that will be tried again after `delayMs`. */
+export interface ModelRetryNotice {
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  code: string;
 }
 
 /** How a successful model turn ended. TOOL_CALLS whenever calls were produced, whatever the provider said. */
@@ -78,6 +88,8 @@ export type ModelEvent =
   /** One complete call, emitted after all text, in index order, before `done`. */
   | { type: "tool_call"; call: ToolCall; invalid?: InvalidToolCall }
   | { type: "done"; stopReason: ModelStopReason; usage?: Usage }
+  /** Sent before the client waits to retry a failed attempt (nothing of that attempt was delivered). */
+  | { type: "retry"; retry: ModelRetryNotice }
   | { type: "error"; code: ModelErrorCode; message: string };
 
 export type ModelErrorEvent = Extract<ModelEvent, { type: "error" }>;

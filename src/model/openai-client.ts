@@ -85,8 +85,14 @@ export class OpenAIModelClient implements ModelClient {
         const end = yield* this.attempt(body, cancellation);
         if (end === "finished") return null;
         if (end === "aborted") break;
-        const decision = retryDecision(end, attempt, this.retry);
+        const timeLeftMs = request.deadlineAt === undefined ? undefined : request.deadlineAt - Date.now();
+        const decision = retryDecision(end, attempt, this.retry, timeLeftMs);
         if ("giveUp" in decision) return this.redacted(modelError(end.failure.code, decision.giveUp));
+        // Said before the wait, so a client can show "retrying in N s" instead of a silent stream.
+        yield {
+          type: "retry",
+          retry: { attempt, maxAttempts: this.retry.maxAttempts, delayMs: decision.retryAfterMs, code: end.failure.code },
+        };
         await this.sleep(decision.retryAfterMs, cancellation.signal);
         if (cancellation.aborted) break;
       }

@@ -40,15 +40,25 @@ export type RetryDecision = { retryAfterMs: number } | { giveUp: string };
 /**
  * Whether failed attempt number `attempt` (1-based) is tried again: only a retryable failure before
  * any output, while attempts remain. The wait is the provider's Retry-After when it gave one, else
- * exponential backoff; a provider asking for more than `maxRetryDelayMs` gets no retry at all.
+ * exponential backoff; a provider asking for more than `maxRetryDelayMs`, or for longer than the run has
+ * left (`timeLeftMs`), gets no retry at all.
  */
-export function retryDecision({ failure, produced }: FailedAttempt, attempt: number, policy: RetryPolicy): RetryDecision {
+export function retryDecision(
+  { failure, produced }: FailedAttempt,
+  attempt: number,
+  policy: RetryPolicy,
+  timeLeftMs = Number.POSITIVE_INFINITY,
+): RetryDecision {
   if (!failure.retryable || produced || attempt >= policy.maxAttempts) {
     return { giveUp: attempt > 1 ? `${failure.message} (gave up after ${attempt} attempts)` : failure.message };
   }
   const delayMs = failure.retryAfterMs ?? Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxRetryDelayMs);
   if (delayMs > policy.maxRetryDelayMs) {
     const wait = `the provider asked to retry after ${formatSeconds(delayMs)}, longer than the ${formatSeconds(policy.maxRetryDelayMs)} this client waits`;
+    return { giveUp: `${failure.message} (${wait})` };
+  }
+  if (delayMs > timeLeftMs) {
+    const wait = `the provider asked to retry after ${formatSeconds(delayMs)}, longer than the ${formatSeconds(Math.max(0, timeLeftMs))} left in this run`;
     return { giveUp: `${failure.message} (${wait})` };
   }
   return { retryAfterMs: delayMs };

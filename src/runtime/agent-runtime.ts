@@ -43,6 +43,14 @@ export interface RunContext {
   retryOf?: string | null;
   /** A Failure Prevention Brief for this run, if cases matched (added to the system prompt). */
   brief?: RunBrief | null;
+  /** The id the prompt's user message gets (announced earlier when the prompt was queued). */
+  userMessageId?: string;
+  /**
+   * Steering messages that arrived while the run was busy, taken (and so delivered) at a turn
+   * boundary: after the tool calls of a turn, before the next model call. The caller removes them
+   * from its queue; the run appends them as user messages in the same synchronous step.
+   */
+  takeSteering?: () => { messageId: string; text: string }[];
   /** The model's context window and how compaction divides it; the conservative default when absent. */
   budget?: ContextBudget;
   /** The model's prices, when known: assistant messages then carry `cost`. */
@@ -93,6 +101,8 @@ class AgentRun {
   private tools: ToolRunner | null = null;
   private readonly tracer: RunTracer;
   private turn: TurnTrace | null = null;
+  /** When the timeout fires (Date.now clock, as the timer): model clients do not start a retry wait past it. */
+  private deadlineAt = 0;
   private readonly budget: ContextBudget;
   private readonly price: ModelPrice | null;
 
@@ -116,6 +126,7 @@ class AgentRun {
   }
 
   async run(): Promise<RunOutcome> {
+    this.deadlineAt = Date.now() + this.options.timeoutMs;
     const timer = setTimeout(() => this.timeout.abort(), this.options.timeoutMs);
     try {
       return await this.loop();
@@ -130,7 +141,7 @@ class AgentRun {
   private async loop(): Promise<RunOutcome> {
     this.event({ type: "agent_started", runId: this.ctx.runId });
     this.tracer.runStarted();
-    const user = this.message({ kind: "user", text: this.userText });
+    const user = this.message({ kind: "user", text: this.userText }, this.ctx.userMessageId);
     this.event({ type: "user_message_appended", messageId: user.id });
     const brief = this.ctx.brief ?? null;
     if (brief) {
@@ -149,6 +160,7 @@ class AgentRun {
 
     for (let turn = 1; turn <= this.options.maxTurns; turn++) {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
+      if (turn > 1) this.deliverSteering();
       this.turn = this.tracer.turnStarted();
       const offered = this.toolBudgetLeft ? definitions : [];
       const fixedTokens = estimateFixedTokens(system, offered);
@@ -187,7 +199,15 @@ class AgentRun {
         usage: reply.end.usage ?? reply.usage,
         thinking: reply.thinking,
       });
-      if (stopReason !== "TOOL_CALLS") return this.terminal(stopReason);
+      if (stopReason !== "TOOL_CALLS") {
+        // The model would stop, but steering arrived: it gets another turn to answer it (as pi does).
+        if (stopReason === "STOP" && turn < this.options.maxTurns && this.deliverSteering() > 0) {
+          this.tracer.turnEnded(this.turn, stopReason, false);
+          this.turn = null;
+          continue;
+        }
+        return this.terminal(stopReason);
+      }
 
       for (const call of reply.calls) await this.runTool(call, reply.invalid.get(call.id));
       if (this.signal.aborted) return this.end(this.abortReason(), "");
@@ -197,13 +217,29 @@ class AgentRun {
     return this.end("MAX_TURNS", "");
   }
 
+  /** Appends the steering messages waiting now as user messages; returns how many. */
+  private deliverSteering(): number {
+    const steering = this.ctx.takeSteering?.() ?? [];
+    for (const { messageId, text } of steering) {
+      this.message({ kind: "user", text }, messageId);
+      this.event({ type: "user_message_appended", messageId });
+    }
+    return steering.length;
+  }
+
   /** One model call with the history as the model sees it (the latest summary plus the kept messages). */
   private async turnCall(system: string, tools: ReturnType<ToolRunner["definitions"]>) {
     const messageId = this.ctx.ids.next("message");
     const text = new DeltaCoalescer((delta) => this.event({ type: "assistant_delta", messageId, text: delta }), this.ctx.clock);
     const thinking = new DeltaCoalescer((delta) => this.event({ type: "thinking_delta", messageId, text: delta }), this.ctx.clock);
     const assistantTurns = this.messages.filter((m) => m.kind === "assistant").length;
-    const request: ModelRequest = { system, messages: modelView(this.messages).messages, tools, assistantTurns };
+    const request: ModelRequest = {
+      system,
+      messages: modelView(this.messages).messages,
+      tools,
+      assistantTurns,
+      deadlineAt: this.deadlineAt,
+    };
     const reply = await this.callModel(request, text, thinking);
     thinking.flush();
     text.flush();
@@ -264,6 +300,9 @@ class AgentRun {
           break;
         case "error":
           end = event;
+          break;
+        case "retry":
+          this.event({ type: "model_retry", runId: this.ctx.runId, ...event.retry });
           break;
       }
     }

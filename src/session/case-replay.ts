@@ -7,6 +7,7 @@ import {
   type IdGenerator,
   type JudgeResult,
   nowIso,
+  type PromptDelivery,
   randomIds,
   TraceRecord,
   unwrapResult,
@@ -122,7 +123,8 @@ async function runToEnd(
   command: AgentPromptCommand,
 ): Promise<{ runId: string; endCode: string | null }> {
   const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`;
-  const response = await store.stub(sessionId).fetch(new Request(url, { method: "POST", body: JSON.stringify(command) }));
+  const delivery: PromptDelivery = { command, whenBusy: "reject", afterFailedRun: "keep" };
+  const response = await store.stub(sessionId).fetch(new Request(url, { method: "POST", body: JSON.stringify(delivery) }));
   const runId = response.headers.get("x-run-id");
   const text = await response.text();
   if (!response.ok || !runId)

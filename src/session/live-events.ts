@@ -26,9 +26,17 @@ export class EventHub {
     for (const stream of this.streams) stream.deliver(item);
   }
 
-  /** Ends every stream that has caught up (called when a run is over). */
-  closeAll(): void {
-    for (const stream of this.streams) stream.endIfLive();
+  /**
+   * Ends every stream that has caught up and whose run is over: `waiting(runId)` says whether a run
+   * is still active or queued (a follow-up's stream waits through the runs before it).
+   */
+  closeAll(waiting: (runId: string) => boolean = () => false): void {
+    for (const stream of this.streams) if (!stream.waitsFor(waiting)) stream.endIfLive();
+  }
+
+  /** Ends the run-scoped streams whose run will never come (its queued message was withdrawn). */
+  endAbandoned(waiting: (runId: string) => boolean): void {
+    for (const stream of this.streams) if (stream.scoped && !stream.waitsFor(waiting)) stream.endIfLive();
   }
 
   get size(): number {
@@ -37,16 +45,34 @@ export class EventHub {
 
   /**
    * A new SSE byte stream. `replay` reads the committed events after `afterSeq`; `runActive` says,
-   * when the replay has been sent, whether to keep tailing.
+   * when the replay has been sent, whether to keep tailing; `scope` ties the stream to one run.
    */
-  open(afterSeq: number, replay: () => Promise<SeqEvent[]>, runActive: () => boolean): ReadableStream<Uint8Array> {
-    const stream = new LiveEventStream(afterSeq, () => this.streams.delete(stream));
+  open(
+    afterSeq: number,
+    replay: () => Promise<SeqEvent[]>,
+    runActive: () => boolean,
+    scope: StreamScope = { runId: null, skipFromSeq: null },
+  ): ReadableStream<Uint8Array> {
+    const stream = new LiveEventStream(afterSeq, scope, () => this.streams.delete(stream));
     this.streams.add(stream);
     return stream.start(replay, runActive);
   }
 }
 
+/**
+ * The run a stream belongs to. With `runId` the stream ends at that run's terminal event (replayed or
+ * live) and not at another's. With `skipFromSeq` (a queued follow-up) the events after that seq are
+ * skipped until the run's `agent_started`: they belong to the runs before it.
+ */
+export interface StreamScope {
+  runId: string | null;
+  skipFromSeq: number | null;
+}
+
 class LiveEventStream {
+  /** The scoped run's agent_started has been seen (or there is nothing to skip). */
+  private started: boolean;
+
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private buffered: SeqEvent[] | null = [];
   private lastSent: number;
@@ -60,9 +86,19 @@ class LiveEventStream {
 
   constructor(
     afterSeq: number,
+    private readonly scope: StreamScope,
     private readonly detach: () => void,
   ) {
     this.lastSent = afterSeq;
+    this.started = scope.skipFromSeq === null;
+  }
+
+  get scoped(): boolean {
+    return this.scope.runId !== null;
+  }
+
+  waitsFor(waiting: (runId: string) => boolean): boolean {
+    return this.scope.runId !== null && waiting(this.scope.runId);
   }
 
   start(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): ReadableStream<Uint8Array> {
@@ -102,9 +138,17 @@ class LiveEventStream {
   private send({ seq, event }: SeqEvent): void {
     if (this.closed || seq <= this.lastSent) return;
     this.lastSent = seq;
+    const { runId, skipFromSeq } = this.scope;
+    if (!this.started && skipFromSeq !== null && seq > skipFromSeq) {
+      if (event.type !== "agent_started" || event.runId !== runId) return;
+      this.started = true;
+    }
     this.write(sseFrame(seq, "agent_event", eventJsonWithSeq(seq, JSON.stringify(event))));
-    // Only a live terminal event ends the stream; one met during replay may belong to an older run.
-    if (this.buffered === null && TERMINAL_EVENTS.has(event.type)) this.close(true);
+    if (!TERMINAL_EVENTS.has(event.type)) return;
+    // A scoped stream ends at its run's terminal event, replayed or live; an unscoped one only at a
+    // live terminal event (one met during replay may belong to an older run).
+    const ends = runId !== null ? "runId" in event && event.runId === runId : this.buffered === null;
+    if (ends) this.close(true);
   }
 
   /**

@@ -10,6 +10,8 @@ export interface ActiveRun {
   controller: AbortController;
   /** The seq of the last record before the run began: its SSE stream replays from here. */
   startSeq: number;
+  /** The id of the run's prompt message. */
+  userMessageId: string;
 }
 
 /** A run the table says is running but no live object executes. */
@@ -38,9 +40,9 @@ export class RunRegistry {
   }
 
   /** Takes the slot, or returns null when a run is already active. */
-  begin(runId: string, startSeq: number, startedAt: string, command: AgentPromptCommand): ActiveRun | null {
+  begin(runId: string, userMessageId: string, startSeq: number, startedAt: string, command: AgentPromptCommand): ActiveRun | null {
     if (this.active) return null;
-    this.active = { runId, controller: new AbortController(), startSeq };
+    this.active = { runId, controller: new AbortController(), startSeq, userMessageId };
     this.sql.exec(
       `INSERT INTO runs (run_id, status, started_at, start_seq, command) VALUES (?, 'running', ?, ?, ?)`,
       runId,

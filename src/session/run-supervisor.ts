@@ -11,6 +11,11 @@ export interface RunSupervisorDeps {
   lastSeq(): number;
   /** Runs one prompt to its end; never throws (failures end the run with agent_error). */
   execute(run: ActiveRun, command: AgentPromptCommand): Promise<RunOutcome>;
+  /**
+   * Right after a run is recorded as ended, in the same synchronous step: the next queued
+   * follow-up starts here, so the slot is never free while the queue holds one.
+   */
+  onRunEnded(runId: string, outcome: RunOutcome): void;
   /** After every run, however it ended: flush the log, end live streams. */
   afterRun(): Promise<void>;
   /** Keeps the object alive while a run is going (the alarm heartbeat). */
@@ -18,11 +23,19 @@ export interface RunSupervisorDeps {
   waitUntil(work: Promise<unknown>): void;
 }
 
+/** Ids given to a run before it starts (a queued follow-up announced them when it was queued). */
+export interface RunIds {
+  runId: string;
+  userMessageId: string;
+}
+
 /**
  * Owns the session's one run slot: starts a run in the background (a client that disconnects does not
  * cancel it), aborts it on request, and records its end. The run itself is the runtime's business.
  */
 export class RunSupervisor {
+  private running: Promise<void> | null = null;
+
   constructor(private readonly deps: RunSupervisorDeps) {}
 
   get active(): ActiveRun | null {
@@ -30,17 +43,22 @@ export class RunSupervisor {
   }
 
   /** Takes the slot and starts the run, or answers `session_busy`. */
-  start(command: AgentPromptCommand): SessionResult<ActiveRun> {
+  start(command: AgentPromptCommand, ids?: RunIds): SessionResult<ActiveRun> {
     const { registry } = this.deps;
-    const runId = this.deps.ids.next("run");
-    const run = registry.begin(runId, this.deps.lastSeq(), nowIso(this.deps.clock), command);
+    const runId = ids?.runId ?? this.deps.ids.next("run");
+    const userMessageId = ids?.userMessageId ?? this.deps.ids.next("message");
+    const run = registry.begin(runId, userMessageId, this.deps.lastSeq(), nowIso(this.deps.clock), command);
     if (!run)
       return failure("session_busy", `a run (${registry.current()!.runId}) is already active in this session; wait for it or abort it`);
     const done = this.deps
       .execute(run, command)
       .catch((): RunOutcome => ({ stopReason: "ERROR" }))
-      .then((outcome) => registry.finish(runId, outcome.stopReason, nowIso(this.deps.clock)))
+      .then((outcome) => {
+        registry.finish(runId, outcome.stopReason, nowIso(this.deps.clock));
+        this.deps.onRunEnded(runId, outcome);
+      })
       .finally(() => this.deps.afterRun());
+    this.running = done;
     this.deps.waitUntil(done);
     this.deps.waitUntil(this.deps.heartbeat());
     return ok(run);
@@ -52,5 +70,13 @@ export class RunSupervisor {
     if (!run) return { aborted: false, runId: null };
     run.controller.abort();
     return { aborted: true, runId: run.runId };
+  }
+
+  /** Resolves once the current run, and any run it started, has ended and its end work is done. */
+  async idle(): Promise<void> {
+    for (let run = this.running; run; run = this.running) {
+      await run.catch(() => {});
+      if (this.running === run) return;
+    }
   }
 }

@@ -1,6 +1,7 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import type { AgentEvent, AgentMessage, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
 import type { UsageTotals } from "./session-context";
+import type { ForkedChange, ForkOrigin, ForkSource } from "./session-fork";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
 
 /**
@@ -19,6 +20,10 @@ export interface SessionInfo extends SessionMeta {
   /** The estimated tokens of the next request, and the context window it is measured against. */
   contextTokens: number | null;
   contextWindow: number | null;
+  /** Undelivered queued messages, oldest first. */
+  queue: { steering: string[]; followUp: string[] };
+  /** The session and message this one was forked at; null when it is not a fork. */
+  forkedFrom: ForkOrigin | null;
 }
 
 /** A session operation's outcome; failures carry a registry code and cross RPC as values. */
@@ -56,12 +61,23 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   judge(
     runId: string,
     verdict: ExternalVerdict,
+    /** With a key, a repeat returns the first outcome instead of judging twice. */
+    idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>>;
   attributions(): Promise<SessionResult<AttributionRecord[]>>;
   /** What a replay of a run needs; null when the run is unknown (or predates recorded commands). */
   runInfo(runId: string): Promise<SessionResult<RunInfo | null>>;
   flush(): Promise<SessionResult<FlushSummary>>;
   abortRun(): { aborted: boolean; runId: string | null };
+  setTitle(title: string | null): Promise<SessionResult<SessionMeta>>;
+  /** What a fork at `atMessageId` (default: the newest message) copies; `message_not_found` for an unknown id. */
+  forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>>;
+  /** Fills a freshly created fork; a repeat changes nothing. */
+  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null>;
+  /** Removes the session's SQLite data and R2 objects (aborting its run); repeatable. */
+  destroy(): Promise<void>;
+  /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */
+  withdrawQueued(messageId: string): SessionResult<{ messageId: string }>;
   readFile(path: string): Promise<SessionResult<Uint8Array>>;
   changes(): Promise<SessionResult<string>>;
 }
@@ -76,8 +92,8 @@ export interface RunInfo {
 /** The paths of the streaming endpoints inside the object (only the path of the URL matters). */
 export const SESSION_STREAM_ORIGIN = "https://session.internal";
 export const SESSION_STREAM_PATHS = {
-  /** POST, body: AgentPromptCommand -> the run's events as SSE (409 when busy). */
+  /** POST, body: PromptDelivery -> the events of the run that carries the prompt, as SSE (409 when busy and whenBusy is reject). */
   run: "/run",
-  /** GET `?after=<seq>` -> the events after seq, then the live tail, then end. */
+  /** GET `?after=<seq>[&runId=]` -> the events after seq, then the live tail (of the active run, or of `runId`), then end. */
   events: "/events",
 } as const;

@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ExternalVerdict } from "../awtl/trace-sink";
-import { type AgentMessage, type AttributionRecord, failure, type JudgeResult } from "../domain";
+import { type AgentMessage, type AttributionRecord, failure, type JudgeResult, ok } from "../domain";
 import type { AppEnv } from "../env";
 import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
 import type { CreateSessionInput, FlushSummary, RunInfo, SessionInfo, SessionResult, SessionRpc } from "./session-api";
 import { productionSessionDeps, type SessionDeps } from "./session-deps";
+import type { ForkedChange, ForkOrigin, ForkSource } from "./session-fork";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable, sessionTableExists } from "./session-meta";
 
 /**
@@ -73,8 +74,9 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   async judge(
     runId: string,
     verdict: ExternalVerdict,
+    idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
-    return this.session ? this.session.judge(runId, verdict) : notFound();
+    return this.session ? this.session.judge(runId, verdict, idempotencyKey) : notFound();
   }
 
   async attributions(): Promise<SessionResult<AttributionRecord[]>> {
@@ -101,6 +103,30 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
 
   abortRun(): { aborted: boolean; runId: string | null } {
     return this.session?.abortRun() ?? { aborted: false, runId: null };
+  }
+
+  async setTitle(title: string | null): Promise<SessionResult<SessionMeta>> {
+    return this.session ? ok(await this.session.setTitle(title)) : notFound();
+  }
+
+  async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
+    return this.session ? this.session.forkSource(atMessageId) : notFound();
+  }
+
+  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null> {
+    return this.session ? this.session.importFork(origin, messages, changes) : notFound();
+  }
+
+  /** Removes the session and everything it stored; done when the object holds no session. */
+  async destroy(): Promise<void> {
+    const session = this.session;
+    if (!session) return;
+    await session.destroy();
+    if (this.session === session) this.session = null;
+  }
+
+  withdrawQueued(messageId: string): SessionResult<{ messageId: string }> {
+    return this.session ? this.session.withdrawQueued(messageId) : notFound();
   }
 
   async readFile(path: string): Promise<SessionResult<Uint8Array>> {

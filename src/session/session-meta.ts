@@ -67,6 +67,10 @@ export class SessionMetaTable {
     );
   }
 
+  setTitle(title: string | null): void {
+    this.sql.exec(`UPDATE session SET title = ?`, title);
+  }
+
   /** The id of the newest message: the parent of the next one. */
   lastMessageId(): string | null {
     return this.sql.exec<{ id: string | null }>(`SELECT last_message_id AS id FROM session`).toArray()[0]?.id ?? null;

@@ -1,10 +1,10 @@
 import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
-import type { SessionIndexEntry, SessionListPosition, SessionPage } from "../tenant/session-index";
+import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
-import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
+import { type OwnedSessionMeta, publicMeta, type SessionMeta } from "./session-meta";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
 export interface SessionBindings {
@@ -15,6 +15,8 @@ export interface SessionBindings {
 }
 
 export interface NewSession {
+  /** An id allocated earlier (an idempotent retry creates the same session again, or finds it). */
+  id?: string;
   workspaceId?: string | null;
   projectId?: string | null;
   title?: string | null;
@@ -65,25 +67,36 @@ export class DurableSessionStore {
   private async createWith(input: NewSession, messages: readonly AgentMessage[] | null): Promise<SessionMeta> {
     if (input.workspaceId) await readWorkspaceMeta(this.bindings.STORE, input.workspaceId, input.owner ?? null);
     const record: CreateSessionInput = {
-      id: this.ids.next("session"),
+      id: input.id ?? this.ids.next("session"),
       workspaceId: input.workspaceId ?? null,
       projectId: input.projectId ?? null,
       title: input.title ?? null,
       owner: input.owner ?? null,
       createdAt: nowIso(this.clock),
     };
-    const stub = this.stub(record.id);
-    const meta = unwrapResult(await stub.create(record));
-    if (messages) unwrapResult(await stub.appendMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
+    const meta = await this.createObject(record, input.id !== undefined);
+    if (messages) unwrapResult(await this.stub(record.id).appendMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
     // Listed only once it exists, so a listed session is always readable.
-    await this.tenantIndex(record.owner).addSession({
-      id: meta.id,
-      workspaceId: meta.workspaceId,
-      projectId: meta.projectId,
-      title: meta.title,
-      createdAt: meta.createdAt,
-    });
+    await this.listInIndex(record.owner, meta);
     return meta;
+  }
+
+  /** Creates the session object; with `retry`, an object left by an earlier attempt of the same request is taken as is. */
+  private async createObject(record: CreateSessionInput, retry: boolean): Promise<SessionMeta> {
+    const created = await this.stub(record.id).create(record);
+    const existing = !created.ok && created.code === "session_exists" && retry ? await this.stub(record.id).describe() : null;
+    return existing && existing.owner === record.owner ? publicMeta(existing) : unwrapResult(created);
+  }
+
+  private async listInIndex(
+    owner: string | null,
+    meta: SessionMeta,
+    summary?: Pick<SessionSummary, "updatedAt" | "counts">,
+  ): Promise<void> {
+    await this.tenantIndex(owner).addSession(
+      { id: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title, createdAt: meta.createdAt },
+      summary,
+    );
   }
 
   /**
@@ -95,14 +108,68 @@ export class DurableSessionStore {
     return this.tenantIndex(owner).findSession(sessionId);
   }
 
-  /** A page of `owner`'s sessions, newest first. */
-  async list(owner: string | null, limit: number, after: SessionListPosition | null): Promise<SessionPage> {
-    return this.tenantIndex(owner).listSessions(limit, after);
-  }
-
   /** The session object's own record, owner included. Touches the object: only for ids known to exist. */
   async find(sessionId: string): Promise<OwnedSessionMeta | null> {
     return this.stub(sessionId).describe();
+  }
+
+  /**
+   * Forks a session at a message: a new session (id `newId` when an idempotent request allocated one)
+   * with the source's committed messages up to it and its workspace as it was then. Listed only once
+   * filled; a retry with the same id finishes a fork that failed half-way. The source is only read.
+   */
+  async fork(
+    sourceId: string,
+    owner: string | null,
+    options: { atMessageId?: string; title?: string | null; newId?: string },
+  ): Promise<SessionMeta & { forkedFrom: { sessionId: string; messageId: string | null } }> {
+    const source = unwrapResult(await this.stub(sourceId).forkSource(options.atMessageId));
+    const record: CreateSessionInput = {
+      id: options.newId ?? this.ids.next("session"),
+      workspaceId: source.workspaceId,
+      projectId: source.projectId,
+      title: options.title === undefined ? source.title : options.title,
+      owner,
+      createdAt: nowIso(this.clock),
+    };
+    const meta = await this.createObject(record, options.newId !== undefined);
+    const forkedFrom = { sessionId: sourceId, messageId: source.atMessageId };
+    unwrapResult(await this.stub(meta.id).importFork(forkedFrom, source.messages, source.changes));
+    const info = await this.stub(meta.id).info();
+    await this.listInIndex(
+      owner,
+      meta,
+      info ? { updatedAt: info.updatedAt, counts: { messages: info.counts.messages, events: info.counts.events } } : undefined,
+    );
+    return { ...meta, forkedFrom };
+  }
+
+  /** The owner's sessions, newest first. */
+  async list(owner: string | null, limit: number, after: ListPosition | null, projectId: string | null): Promise<SessionPage> {
+    return this.tenantIndex(owner).listSessions(limit, after, projectId);
+  }
+
+  /** Renames a session the owner has (checked by the caller). */
+  async setTitle(sessionId: string, owner: string | null, title: string | null): Promise<SessionMeta> {
+    const meta = unwrapResult(await this.stub(sessionId).setTitle(title));
+    await this.tenantIndex(owner).setSessionTitle(sessionId, title);
+    return meta;
+  }
+
+  /**
+   * Deletes a session: unlisted first (from then on every route answers 404, so it is never listed
+   * but unreadable), then its object removes its run, R2 objects and SQLite data, then the index entry
+   * goes. False when the owner has no such session (nor one half-deleted). A failure half-way leaves
+   * the entry marked, and DELETE again finishes the job.
+   */
+  async delete(sessionId: string, owner: string | null): Promise<boolean> {
+    if (!isId("session", sessionId)) this.stub(sessionId); // throws invalid_session_id
+    const index = this.tenantIndex(owner);
+    if (!(await index.findSession(sessionId, true))) return false;
+    await index.markSessionDeleting(sessionId);
+    await this.stub(sessionId).destroy();
+    await index.removeSession(sessionId);
+    return true;
   }
 
   async info(sessionId: string): Promise<SessionInfo | null> {

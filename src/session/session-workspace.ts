@@ -1,5 +1,5 @@
 import { renderChanges } from "../workspace/changes";
-import { SqliteOverlay } from "../workspace/overlay";
+import { type OverlayVersion, SqliteOverlay } from "../workspace/overlay";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../workspace/snapshot-workspace-fs";
 
@@ -16,8 +16,22 @@ export class SessionWorkspace {
     sql: SqlStorage,
     transactionSync: <T>(fn: () => T) => T,
     private readonly bucket: R2Bucket,
+    stamp: () => number = () => 0,
   ) {
-    this.overlay = new SqliteOverlay(sql, { transaction: transactionSync });
+    this.overlay = new SqliteOverlay(sql, { transaction: transactionSync, stamp });
+  }
+
+  /** Every change stamped at or below `maxStamp` (a log seq), in the order made (see SqliteOverlay). */
+  versionsUpTo(maxStamp: number): OverlayVersion[] {
+    return this.overlay.versionsUpTo(maxStamp);
+  }
+
+  /** Replays changes in order with the given stamps (a fork importing its source's workspace). */
+  importChanges(changes: OverlayVersion[]): void {
+    for (const change of changes) {
+      if (change.deleted) this.overlay.whiteout(change.path, change.stamp);
+      else this.overlay.put(change.path, change.bytes, change.mode, change.stamp);
+    }
   }
 
   /** The merged view; throws WorkspaceError `workspace_not_found` when the snapshot is gone or not the owner's. */

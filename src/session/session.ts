@@ -2,7 +2,6 @@ import type { ExternalVerdict } from "../awtl/trace-sink";
 import {
   AgentEvent,
   AgentMessage,
-  AgentPromptCommand,
   type AttributionRecord,
   type CompactionMessage,
   ERROR_REGISTRY,
@@ -14,6 +13,7 @@ import {
   nowIso,
   ok,
   type AgentPromptCommand as PromptCommand,
+  PromptDelivery,
   type TraceRecord,
   unwrapResult,
 } from "../domain";
@@ -23,22 +23,27 @@ import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
+import { tenantObjectName } from "../tenant/tenant-api";
 import { BUILTIN_TOOLS } from "../tools/registry";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
+import { JudgeRequests } from "./judge-requests";
 import { LearningLoop, projectOf } from "./learning-loop";
-import { EventHub, type SeqEvent } from "./live-events";
+import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
 import { readLog, readLogLines, type SeqLine } from "./log-reader";
 import { MessageHistory } from "./message-history";
-import { sessionKeys } from "./r2-layout";
+import { type IntakeEvent, PromptIntake } from "./prompt-intake";
+import { PromptQueue } from "./prompt-queue";
+import { deleteSessionObjects, sessionKeys } from "./r2-layout";
 import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
 import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import { compactOnDemand, contextStatus, type SessionModelContext } from "./session-context";
 import type { SessionDeps } from "./session-deps";
+import { type ForkedChange, type ForkOrigin, ForkOriginTable, type ForkSource, forkSource } from "./session-fork";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
-import { type OwnedSessionMeta, publicMeta, SessionMetaTable } from "./session-meta";
+import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable } from "./session-meta";
 import { DurableSessionStore } from "./session-store";
 import { SessionWorkspace } from "./session-workspace";
 import { sseResponse } from "./sse";
@@ -61,8 +66,16 @@ export class Session {
   private readonly workspace: SessionWorkspace;
   private readonly registry: RunRegistry;
   private readonly runs: RunSupervisor;
+  private readonly queue: PromptQueue;
+  private readonly intake: PromptIntake;
   private readonly learning: LearningLoop;
   private readonly transactionSync: <T>(fn: () => T) => T;
+  private readonly waitUntil: (work: Promise<unknown>) => void;
+  private readonly storage: DurableObjectStorage;
+  private readonly forkOrigin: ForkOriginTable;
+  private readonly judgeRequests: JudgeRequests<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>;
+  /** Set by `destroy`: nothing more is written, to SQLite or R2. */
+  private destroyed = false;
   private compacting = false;
 
   constructor(
@@ -74,6 +87,8 @@ export class Session {
     const sql = ctx.storage.sql;
     this.id = meta.id;
     this.transactionSync = (fn) => ctx.storage.transactionSync(fn);
+    this.waitUntil = (work) => ctx.waitUntil(work);
+    this.storage = ctx.storage;
     this.meta = new SessionMetaTable(sql);
     this.log = new SessionLog(sql);
     this.flusher = new SegmentFlusher(meta.id, this.log, this.transactionSync, deps.bucket);
@@ -91,7 +106,10 @@ export class Session {
     this.history = new MessageHistory(async () =>
       (await readLogLines(this.log, deps.bucket, "messages")).map((line) => decodeMessageLine(line.body, line.seq, this.id)),
     );
-    this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket);
+    // Each workspace change is stamped with the log's last seq, so the workspace at a message can be rebuilt.
+    this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket, () => this.log.lastSeq());
+    this.forkOrigin = new ForkOriginTable(sql);
+    this.judgeRequests = new JudgeRequests(sql);
     this.registry = new RunRegistry(sql);
     this.learning = new LearningLoop({
       sessionId: meta.id,
@@ -112,13 +130,24 @@ export class Session {
       clock: deps.clock,
       lastSeq: () => this.log.lastSeq(),
       execute: (run, command) => this.execute(run, command),
+      onRunEnded: (_runId, outcome) => this.intake.runEnded(outcome),
       afterRun: async () => {
         // Normally the terminal event already ended them; this covers a run that died without one.
-        this.hub.closeAll();
+        this.hub.closeAll((runId) => this.intake.waiting(runId));
+        this.reportSummary();
         await this.flush();
       },
       heartbeat: () => this.flushes.armAlarm(),
       waitUntil: (work) => ctx.waitUntil(work),
+    });
+    this.queue = new PromptQueue(sql);
+    this.intake = new PromptIntake({
+      sql,
+      queue: this.queue,
+      runs: this.runs,
+      ids: deps.ids,
+      lastSeq: () => this.log.lastSeq(),
+      appendEvent: (event) => this.appendEvent(event),
     });
   }
 
@@ -131,11 +160,18 @@ export class Session {
     return this.meta.get()!;
   }
 
+  /** The session this one was forked from, if it is a fork. */
+  forkedFrom(): ForkOrigin | null {
+    return this.forkOrigin.get();
+  }
+
   async info(): Promise<SessionInfo> {
     const base = {
       ...publicMeta(this.describe()),
+      forkedFrom: this.forkedFrom(),
       status: this.busy() ? ("running" as const) : ("idle" as const),
       counts: this.log.counts(),
+      queue: this.queue.snapshot(),
     };
     try {
       return { ...base, ...contextStatus(await this.history.load(), this.modelContext()) };
@@ -254,8 +290,87 @@ export class Session {
     );
   }
 
+  /**
+   * What a fork of this session at `atMessageId` (default: the newest message) copies: committed
+   * messages only (a running run's later records are not there yet) and the workspace changes made
+   * up to that message.
+   */
+  async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
+    const lines = await readable(() => readLogLines(this.log, this.deps.bucket, "messages"));
+    if (!lines.ok) return lines;
+    const messages = lines.value.map((line) => ({ seq: line.seq, message: decodeMessageLine(line.body, line.seq, this.id) }));
+    const picked = forkSource(messages, atMessageId, (max) => this.workspace.versionsUpTo(max), this.log.lastSeq());
+    if (!picked.ok) return failure("message_not_found", `session '${this.id}' has no message '${atMessageId}'`);
+    const meta = this.describe();
+    return ok({ ...picked.source, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title });
+  }
+
+  /**
+   * Fills a new fork in one synchronous step: its origin, the copied messages (same ids, so the
+   * parentId chain holds; this session's id) and the workspace changes, stamped with the new seqs of
+   * their messages. A repeat (an idempotent retry) finds the origin recorded and changes nothing.
+   */
+  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null> {
+    if (this.forkedFrom()) return ok(null);
+    this.forkOrigin.set(origin);
+    const copied = messages.map((m) => ({ ...m, sessionId: this.id }));
+    const seqs = copied.length > 0 ? this.appendValid("messages", copied) : ok([] as number[]);
+    if (!seqs.ok) return seqs;
+    const seqOf = new Map(copied.map((m, i) => [m.id, seqs.value[i]!]));
+    const stamped = changes.map(({ stampMessageId, ...change }) => ({
+      ...change,
+      stamp: stampMessageId === null ? 0 : (seqOf.get(stampMessageId) ?? 0),
+    }));
+    this.workspace.importChanges(stamped);
+    return ok(null);
+  }
+
+  /** Renames the session (null clears the title); the R2 mirror and the tenant's list follow. */
+  async setTitle(title: string | null): Promise<SessionMeta> {
+    this.meta.setTitle(title);
+    this.reportSummary();
+    await this.writeMetaObject().catch(() => this.flushes.armAlarm());
+    return publicMeta(this.describe());
+  }
+
+  /**
+   * Removes the session: its queue, its run (aborted, and awaited so it writes nothing after), its
+   * R2 objects (prefix `sessions/{id}/`), then its SQLite data and alarm. Each step can be repeated,
+   * so a deletion that failed half-way is finished by calling it again.
+   */
+  async destroy(): Promise<void> {
+    this.queue.clear();
+    this.runs.abort();
+    await this.runs.idle();
+    this.destroyed = true;
+    await deleteSessionObjects(this.deps.bucket, this.id);
+    await this.storage.deleteAlarm();
+    await this.storage.deleteAll();
+  }
+
+  /**
+   * Tells the tenant's index what the list shows: status, counts, updatedAt and title. Sent at the
+   * start and end of every run and on a rename, in the background; `version` (the log's last seq)
+   * keeps a late report from overwriting a newer one. A lost report is corrected by the next one.
+   */
+  private reportSummary(): void {
+    if (this.destroyed) return;
+    const meta = this.describe();
+    const counts = this.log.counts();
+    const summary = {
+      version: this.log.lastSeq(),
+      title: meta.title,
+      updatedAt: meta.updatedAt,
+      status: this.busy() ? ("running" as const) : ("idle" as const),
+      counts: { messages: counts.messages, events: counts.events },
+    };
+    const tenant = this.env.TENANTS.getByName(tenantObjectName(this.describe().owner));
+    this.waitUntil(Promise.resolve(tenant.reportSession(this.id, summary)).catch(() => {}));
+  }
+
   /** Flushes the unflushed tail to R2 now. A failure is reported, not thrown: the rows stay and the alarm retries. */
   async flush(): Promise<SessionResult<FlushSummary>> {
+    if (this.destroyed) return ok({ segmentsWritten: 0, recordsFlushed: 0, flushedSeq: 0 });
     try {
       return ok(await this.flushes.flush());
     } catch (err) {
@@ -265,37 +380,47 @@ export class Session {
   }
 
   async alarm(): Promise<void> {
+    if (this.destroyed) return;
     this.flushes.alarmFired();
     const result = await this.flush();
     await this.learning.deliver().catch(() => {});
     // While a run is active the alarm doubles as a heartbeat: a streaming model fetch alone may not
     // keep the object in memory.
     const behind = (result.ok && this.log.flushState().flushedSeq < this.log.lastSeq()) || this.learning.pending() > 0;
-    if (this.runs.active || behind) await this.flushes.armAlarm();
+    if (this.runs.active || behind || this.queue.size() > 0) await this.flushes.armAlarm();
   }
 
   /** The streaming endpoints (see SESSION_STREAM_PATHS); the Worker has authenticated and validated. */
   async handleStream(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (request.method === "POST" && url.pathname === SESSION_STREAM_PATHS.run) {
-      const command = AgentPromptCommand.parse(await request.json());
-      if (command.retryOf !== undefined && !this.registry.find(command.retryOf)) {
-        const message = `retryOf: session '${this.id}' has no run '${command.retryOf}'`;
+      const delivery = PromptDelivery.parse(await request.json());
+      const { retryOf } = delivery.command;
+      if (retryOf !== undefined && !this.registry.find(retryOf)) {
+        const message = `retryOf: session '${this.id}' has no run '${retryOf}'`;
         return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });
       }
       if (this.compacting) {
         const message = "the session's history is being compacted; send the prompt again when it is done";
         return Response.json({ error: { code: "session_busy", message } }, { status: 409 });
       }
-      const started = this.runs.start(command);
-      if (!started.ok) return Response.json({ error: { code: started.code, message: started.message } }, { status: 409 });
-      return sseResponse(this.openEventStream(started.value.startSeq), started.value.runId);
+      const accepted = this.intake.accept(delivery);
+      if (!accepted.ok) {
+        const status = ERROR_REGISTRY[accepted.code].status ?? 500;
+        return Response.json({ error: { code: accepted.code, message: accepted.message } }, { status });
+      }
+      const { afterSeq, ...scope } = accepted.value;
+      return sseResponse(this.openEventStream(afterSeq, scope), scope.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
       const after = Number(url.searchParams.get("after") ?? "0");
+      const runId = url.searchParams.get("runId");
       // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
-      if (!this.runs.active && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
-      return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
+      if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
+      if (runId === null) return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
+      // A follow-up not started yet: skip the runs before it, as its first stream did.
+      const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? after : null };
+      return sseResponse(this.openEventStream(after, scope), runId);
     }
     return Response.json(
       { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },
@@ -305,6 +430,13 @@ export class Session {
 
   abortRun(): { aborted: boolean; runId: string | null } {
     return this.runs.abort();
+  }
+
+  /** Withdraws a queued message that has not been delivered. */
+  withdrawQueued(messageId: string): SessionResult<{ messageId: string }> {
+    const withdrawn = this.intake.withdraw(messageId);
+    if (withdrawn.ok) this.hub.endAbandoned((runId) => this.intake.waiting(runId));
+    return withdrawn;
   }
 
   async readFile(path: string): Promise<SessionResult<Uint8Array>> {
@@ -321,14 +453,18 @@ export class Session {
    * ends the run, so the history stays one that providers accept and live streams end.
    */
   async recoverInterruptedRuns(): Promise<void> {
-    for (const run of this.registry.orphaned()) {
+    const orphaned = this.registry.orphaned();
+    for (const run of orphaned) {
       await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
       this.registry.finish(run.runId, "ERROR", nowIso(this.deps.clock));
     }
+    // The queue outlives the object: the next follow-up starts now (an interrupted run counts as failed).
+    if (orphaned.length > 0 || this.queue.size() > 0) this.intake.runEnded({ stopReason: orphaned.length > 0 ? "ERROR" : "STOP" });
   }
 
   private async execute(run: ActiveRun, command: PromptCommand): Promise<RunOutcome> {
     const meta = this.describe();
+    this.reportSummary();
     let history: AgentMessage[];
     try {
       history = await this.history.load();
@@ -367,6 +503,8 @@ export class Session {
       signal: run.controller.signal,
       retryOf: command.retryOf ?? null,
       brief,
+      userMessageId: run.userMessageId,
+      takeSteering: () => this.intake.takeSteering(),
     });
   }
 
@@ -380,6 +518,15 @@ export class Session {
 
   /** An external judge's verdict on a run of this session: recorded, and attributed when it is a fail. */
   async judge(
+    runId: string,
+    verdict: ExternalVerdict,
+    idempotencyKey?: string,
+  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
+    if (idempotencyKey === undefined) return this.judgeOnce(runId, verdict);
+    return this.judgeRequests.once(idempotencyKey, () => this.judgeOnce(runId, verdict));
+  }
+
+  private async judgeOnce(
     runId: string,
     verdict: ExternalVerdict,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
@@ -473,9 +620,15 @@ export class Session {
     };
   }
 
-  private openEventStream(afterSeq: number): ReadableStream<Uint8Array> {
+  private openEventStream(afterSeq: number, scope?: StreamScope): ReadableStream<Uint8Array> {
     const replay = async (): Promise<SeqEvent[]> => unwrapResult(await this.loadEvents(afterSeq));
-    return this.hub.open(afterSeq, replay, () => this.runs.active !== null);
+    const live = scope?.runId ? () => this.intake.waiting(scope.runId!) : () => this.runs.active !== null;
+    return this.hub.open(afterSeq, replay, live, scope);
+  }
+
+  private appendEvent(body: IntakeEvent): number {
+    const event = { eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: nowIso(this.deps.clock), ...body } as AgentEvent;
+    return unwrapResult(this.appendValid("events", [event]))[0]!;
   }
 
   private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent | TraceRecord)[]): SessionResult<number[]> {

@@ -11,52 +11,94 @@ export const SessionIndexEntry = z.strictObject({
 });
 export type SessionIndexEntry = z.infer<typeof SessionIndexEntry>;
 
-/** Where a page of the list starts: after this session, in newest-first order. */
-export interface SessionListPosition {
-  createdAt: string;
-  id: string;
+/** What a session reports about itself; applied only if newer (`version`: its log seq when it reported). */
+export interface SessionSummaryReport {
+  version: number;
+  title: string | null;
+  updatedAt: string;
+  status: "idle" | "running";
+  counts: { messages: number; events: number };
 }
 
-/** One page of a tenant's sessions, newest first, and where the next page starts (null: this was the last). */
+/** A session as `GET /api/sessions` lists it. */
+export interface SessionSummary extends SessionIndexEntry {
+  updatedAt: string;
+  status: "idle" | "running";
+  counts: { messages: number; events: number };
+}
+
+/** A page of summaries, newest first; `nextCursor` is null on the last page. */
 export interface SessionPage {
-  items: SessionIndexEntry[];
-  next: SessionListPosition | null;
+  items: SessionSummary[];
+  nextCursor: string | null;
 }
 
-type IndexRow = { id: string; workspace_id: string | null; project_id: string | null; title: string | null; created_at: string };
+/**
+ * Where a page ends: the listing position (SQLite rowid, in the order sessions were listed) of its
+ * last item. Opaque to clients (base64url JSON). A session created later always gets a higher
+ * position, so it can only appear on a first page, never on the pages after a cursor.
+ */
+export interface ListPosition {
+  position: number;
+}
 
-const entryOf = (row: IndexRow): SessionIndexEntry => ({
-  id: row.id,
-  workspaceId: row.workspace_id,
-  projectId: row.project_id,
-  title: row.title,
-  createdAt: row.created_at,
-});
+type Row = {
+  position: number;
+  id: string;
+  workspace_id: string | null;
+  project_id: string | null;
+  title: string | null;
+  created_at: string;
+  updated_at: string | null;
+  status: string | null;
+  counts: string | null;
+};
 
 /**
  * The sessions of one tenant, in its TenantDO's SQLite. Every session route asks it first, so an id
  * that was never created (or belongs to someone else) is answered without touching, and so creating,
- * a session object.
+ * a session object. It also serves the list: each row carries the session's last reported summary.
+ * A session being deleted is marked first (`deleting`): unlisted and not found, but still known to
+ * DELETE, so a deletion that failed half-way can be finished by calling DELETE again.
  */
 export class SessionIndex {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS sessions (
       id TEXT PRIMARY KEY, workspace_id TEXT, project_id TEXT, title TEXT, created_at TEXT NOT NULL
     )`);
-    sql.exec(`CREATE INDEX IF NOT EXISTS sessions_newest ON sessions (created_at DESC, id DESC)`);
+    // Summaries and deletion marks came later: add the columns to older indexes.
+    const columns = new Set(
+      sql
+        .exec<{ name: string }>(`PRAGMA table_info(sessions)`)
+        .toArray()
+        .map((c) => c.name),
+    );
+    const added: [string, string][] = [
+      ["updated_at", "TEXT"],
+      ["status", "TEXT"],
+      ["counts", "TEXT"],
+      ["summary_version", "INTEGER NOT NULL DEFAULT 0"],
+      ["deleting", "INTEGER NOT NULL DEFAULT 0"],
+    ];
+    for (const [name, type] of added) if (!columns.has(name)) sql.exec(`ALTER TABLE sessions ADD COLUMN ${name} ${type}`);
+    sql.exec(`CREATE INDEX IF NOT EXISTS sessions_by_project ON sessions (project_id)`);
     // A project exists for a tenant once one of its sessions names it.
     sql.exec(`CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, created_at TEXT NOT NULL)`);
   }
 
-  add(entry: SessionIndexEntry): void {
+  /** Lists a session; `summary` when it starts with content (a fork). An entry already there is kept. */
+  add(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void {
     if (entry.projectId) this.sql.exec(`INSERT OR IGNORE INTO projects (id, created_at) VALUES (?, ?)`, entry.projectId, entry.createdAt);
     this.sql.exec(
-      `INSERT OR REPLACE INTO sessions (id, workspace_id, project_id, title, created_at) VALUES (?, ?, ?, ?, ?)`,
+      `INSERT INTO sessions (id, workspace_id, project_id, title, created_at, updated_at, status, counts)
+       VALUES (?, ?, ?, ?, ?, ?, 'idle', ?) ON CONFLICT (id) DO NOTHING`,
       entry.id,
       entry.workspaceId,
       entry.projectId,
       entry.title,
       entry.createdAt,
+      summary?.updatedAt ?? entry.createdAt,
+      JSON.stringify(summary?.counts ?? { messages: 0, events: 0 }),
     );
   }
 
@@ -64,26 +106,88 @@ export class SessionIndex {
     return this.sql.exec(`SELECT 1 FROM projects WHERE id = ?`, id).toArray().length > 0;
   }
 
-  get(id: string): SessionIndexEntry | null {
-    const row = this.sql.exec<IndexRow>(`SELECT * FROM sessions WHERE id = ?`, id).toArray()[0];
-    return row ? entryOf(row) : null;
+  /** The session, unless it is unknown or being deleted (`includeDeleting` for DELETE itself). */
+  get(id: string, includeDeleting = false): SessionIndexEntry | null {
+    const row = this.sql.exec<Row & { deleting: number }>(`SELECT * FROM sessions WHERE id = ?`, id).toArray()[0];
+    if (!row || (row.deleting && !includeDeleting)) return null;
+    return { id: row.id, workspaceId: row.workspace_id, projectId: row.project_id, title: row.title, createdAt: row.created_at };
   }
 
-  /** Up to `limit` sessions, newest first (ties by id), starting after `after`. */
-  list(limit: number, after: SessionListPosition | null): SessionPage {
-    const rows = after
-      ? this.sql
-          .exec<IndexRow>(
-            `SELECT * FROM sessions WHERE created_at < ? OR (created_at = ? AND id < ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
-            after.createdAt,
-            after.createdAt,
-            after.id,
-            limit + 1,
-          )
-          .toArray()
-      : this.sql.exec<IndexRow>(`SELECT * FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`, limit + 1).toArray();
-    const items = rows.slice(0, limit).map(entryOf);
-    const last = items[items.length - 1];
-    return { items, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+  /** Newest first; `after` continues a listing (sessions created since then sort before it, so pages stay stable). */
+  list(limit: number, after: ListPosition | null, projectId: string | null): SessionPage {
+    const where = ["deleting = 0"];
+    const args: (string | number)[] = [];
+    if (projectId) {
+      where.push("project_id = ?");
+      args.push(projectId);
+    }
+    if (after) {
+      where.push("rowid < ?");
+      args.push(after.position);
+    }
+    const rows = this.sql
+      .exec<Row>(`SELECT rowid AS position, * FROM sessions WHERE ${where.join(" AND ")} ORDER BY rowid DESC LIMIT ?`, ...args, limit + 1)
+      .toArray();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return { items: page.map(toSummary), nextCursor: rows.length > limit && last ? encodeCursor({ position: last.position }) : null };
+  }
+
+  /** Records a session's report, unless a newer one was recorded already (reports may arrive out of order). */
+  report(id: string, summary: SessionSummaryReport): void {
+    this.sql.exec(
+      `UPDATE sessions SET title = ?, updated_at = ?, status = ?, counts = ?, summary_version = ? WHERE id = ? AND summary_version <= ?`,
+      summary.title,
+      summary.updatedAt,
+      summary.status,
+      JSON.stringify(summary.counts),
+      summary.version,
+      id,
+      summary.version,
+    );
+  }
+
+  setTitle(id: string, title: string | null): void {
+    this.sql.exec(`UPDATE sessions SET title = ? WHERE id = ?`, title, id);
+  }
+
+  markDeleting(id: string): void {
+    this.sql.exec(`UPDATE sessions SET deleting = 1 WHERE id = ?`, id);
+  }
+
+  remove(id: string): void {
+    this.sql.exec(`DELETE FROM sessions WHERE id = ?`, id);
+  }
+}
+
+function toSummary(row: Row): SessionSummary {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    projectId: row.project_id,
+    title: row.title,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at ?? row.created_at,
+    status: row.status === "running" ? "running" : "idle",
+    counts: row.counts ? (JSON.parse(row.counts) as SessionSummary["counts"]) : { messages: 0, events: 0 },
+  };
+}
+
+export function encodeCursor(position: ListPosition): string {
+  return btoa(JSON.stringify({ after: position.position }))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+/** The position a cursor names, or null when it is not one `encodeCursor` made. */
+export function decodeCursor(cursor: string): ListPosition | null {
+  try {
+    const json = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+    const value = JSON.parse(json) as unknown;
+    const parsed = z.strictObject({ after: z.number().int().positive() }).safeParse(value);
+    return parsed.success ? { position: parsed.data.after } : null;
+  } catch {
+    return null;
   }
 }

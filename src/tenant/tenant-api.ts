@@ -1,13 +1,30 @@
-import type { SessionIndexEntry, SessionListPosition, SessionPage } from "./session-index";
+import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
 
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
-  addSession(entry: SessionIndexEntry): void;
-  findSession(id: string): SessionIndexEntry | null;
-  listSessions(limit: number, after: SessionListPosition | null): SessionPage;
+  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void;
+  /** The session, unless unknown or being deleted (`includeDeleting`: for DELETE, which finishes a deletion). */
+  findSession(id: string, includeDeleting?: boolean): SessionIndexEntry | null;
+  /** The tenant's sessions, newest first. */
+  listSessions(limit: number, after: ListPosition | null, projectId: string | null): SessionPage;
+  /** A session's own report of its summary (status, counts, updatedAt, title). */
+  reportSession(id: string, summary: SessionSummaryReport): void;
+  setSessionTitle(id: string, title: string | null): void;
+  /** First step of a deletion: unlisted and not found from now on. */
+  markSessionDeleting(id: string): void;
+  /** Last step of a deletion. */
+  removeSession(id: string): void;
   /** Whether one of the tenant's sessions named this project. */
   hasProject(id: string): boolean;
+  /**
+   * Claims an idempotency key for a request with this fingerprint: `fresh` (first use, or the earlier
+   * use expired), `repeat` (same request: `outcome` is what the first one stored via `proposal`), or
+   * `reused` (same key, another request).
+   */
+  claimIdempotencyKey(key: string, fingerprint: string, proposal: string, nowMs: number): IdempotencyClaim;
 }
+
+export type IdempotencyClaim = { state: "fresh" | "repeat"; proposal: string; claimedAtMs: number } | { state: "reused" };
 
 /**
  * The object name of a tenant's index. Tenant names come from `AUTH_TOKENS` (`name:token`) and so

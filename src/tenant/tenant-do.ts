@@ -1,33 +1,63 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AppEnv } from "../env";
-import { SessionIndex, type SessionIndexEntry, type SessionListPosition, type SessionPage } from "./session-index";
-import type { TenantRpc } from "./tenant-api";
+import { IdempotencyStore } from "./idempotency-store";
+import {
+  type ListPosition,
+  SessionIndex,
+  type SessionIndexEntry,
+  type SessionPage,
+  type SessionSummary,
+  type SessionSummaryReport,
+} from "./session-index";
+import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
 
 /**
- * One per tenant: the index of its sessions. It holds little per session, so one object serves a
- * tenant for a long time; the sessions themselves each live in their own SessionDO.
+ * One per tenant: the index of its sessions and its idempotency keys. It holds little per session,
+ * so one object serves a tenant for a long time; the sessions themselves each live in their own SessionDO.
  */
 export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   private readonly sessions: SessionIndex;
+  private readonly keys: IdempotencyStore;
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
     this.sessions = new SessionIndex(ctx.storage.sql);
+    this.keys = new IdempotencyStore(ctx.storage.sql);
   }
 
-  addSession(entry: SessionIndexEntry): void {
-    this.sessions.add(entry);
+  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void {
+    this.sessions.add(entry, summary);
   }
 
-  findSession(id: string): SessionIndexEntry | null {
-    return this.sessions.get(id);
+  findSession(id: string, includeDeleting = false): SessionIndexEntry | null {
+    return this.sessions.get(id, includeDeleting);
   }
 
-  listSessions(limit: number, after: SessionListPosition | null): SessionPage {
-    return this.sessions.list(limit, after);
+  listSessions(limit: number, after: ListPosition | null, projectId: string | null): SessionPage {
+    return this.sessions.list(limit, after, projectId);
+  }
+
+  reportSession(id: string, summary: SessionSummaryReport): void {
+    this.sessions.report(id, summary);
+  }
+
+  setSessionTitle(id: string, title: string | null): void {
+    this.sessions.setTitle(id, title);
+  }
+
+  markSessionDeleting(id: string): void {
+    this.sessions.markDeleting(id);
+  }
+
+  removeSession(id: string): void {
+    this.sessions.remove(id);
   }
 
   hasProject(id: string): boolean {
     return this.sessions.hasProject(id);
+  }
+
+  claimIdempotencyKey(key: string, fingerprint: string, proposal: string, nowMs: number): IdempotencyClaim {
+    return this.keys.claim(key, fingerprint, proposal, nowMs);
   }
 }

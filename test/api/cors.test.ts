@@ -15,6 +15,7 @@ const concrete = (path: string) =>
     .replace(":wid", "w_x")
     .replace(":pid", "p_default")
     .replace(":caseId", "c_x")
+    .replace(":messageId", "m_x")
     .replace(/:path\{[^}]*\}/, "a.txt");
 
 describe("parseCorsOrigins", () => {

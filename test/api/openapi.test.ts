@@ -94,7 +94,13 @@ describe("GET /openapi.json", () => {
 
   it("documents the resume header, the stream-token query and the response headers", () => {
     const stream = doc.paths["/api/sessions/{id}/events/stream"]!.get as { parameters: { name: string; in: string }[]; responses: Json };
-    expect(stream.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:after", "query:token", "header:Last-Event-ID"]);
+    expect(stream.parameters.map((p) => `${p.in}:${p.name}`)).toEqual([
+      "path:id",
+      "query:after",
+      "query:token",
+      "query:runId",
+      "header:Last-Event-ID",
+    ]);
     expect(Object.keys((stream.responses["200"] as { headers: Json }).headers)).toEqual(["x-request-id", "x-run-id"]);
     expect(stream.responses["204"]).toBeDefined();
   });

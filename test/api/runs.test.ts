@@ -163,8 +163,16 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     const { sessionId, requests } = await sessionWithModel([limited, textAnswer("after the retry")]);
     const { frames } = await readSse(await prompt(sessionId, { text: "go" }));
     expect(requests).toHaveLength(2);
-    expect(types(frames)).toEqual(["agent_started", "user_message_appended", "assistant_delta", "assistant_completed", "agent_completed"]);
-    expect(frames[2]!.data.text).toBe("after the retry");
+    expect(types(frames)).toEqual([
+      "agent_started",
+      "user_message_appended",
+      "model_retry",
+      "assistant_delta",
+      "assistant_completed",
+      "agent_completed",
+    ]);
+    expect(frames[2]!.data).toMatchObject({ runId: "r_1", attempt: 1, maxAttempts: 3, delayMs: 0, code: "rate_limited" });
+    expect(frames[3]!.data.text).toBe("after the retry");
   });
 
   it("an error inside a 200 stream and a dropped connection end the run with agent_error", async () => {

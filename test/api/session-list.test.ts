@@ -46,7 +46,16 @@ describe("GET /api/sessions", () => {
       [ids[1], "second"],
       [ids[0], "first"],
     ]);
-    expect(items[0]).toEqual({ id: ids[2], title: "third", projectId: null, workspaceId: null, createdAt: expect.any(String) });
+    expect(items[0]).toEqual({
+      id: ids[2],
+      title: "third",
+      projectId: null,
+      workspaceId: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      status: "idle",
+      counts: { messages: 0, events: 0 },
+    });
     expect(nextCursor).toBeNull();
     // Another tenant sees none of them.
     expect(SessionList.parse(await (await t.call("/api/sessions", {}, "tok-other")).json()).items.map((s) => s.id)).not.toContain(ids[0]);

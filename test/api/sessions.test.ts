@@ -85,6 +85,8 @@ describe("GET /api/sessions/:id and its logs", () => {
       "updatedAt",
       "status",
       "counts",
+      "queue",
+      "forkedFrom",
       "usage",
       "contextTokens",
       "contextWindow",

@@ -72,6 +72,19 @@ const events = [
     ["messageId", "tokensBefore", "tokensAfter"],
   ],
   [{ type: "compaction_failed", ...ev, code: "context_overflow", message: "no" }, ["code", "message"]],
+  [
+    { type: "message_queued", ...ev, messageId: "m_5", mode: "followUp", runId: "r_2", afterFailedRun: "keep" },
+    ["messageId", "mode", "runId", "afterFailedRun"],
+  ],
+  [{ type: "queue_updated", ...ev, steering: [], followUp: ["m_5"] }, ["steering", "followUp"]],
+  [
+    { type: "queued_message_withdrawn", ...ev, messageId: "m_5", runId: "r_2", reason: "withdrawn_by_client" },
+    ["messageId", "runId", "reason"],
+  ],
+  [
+    { type: "model_retry", ...ev, runId: "r_1", attempt: 1, maxAttempts: 3, delayMs: 1000, code: "rate_limited" },
+    ["runId", "attempt", "maxAttempts", "delayMs", "code"],
+  ],
 ] as const;
 
 describe("message contracts", () => {

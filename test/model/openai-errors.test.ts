@@ -21,7 +21,9 @@ const OK_EVENTS: ModelEvent[] = [
   { type: "text_delta", text: "ok" },
   { type: "done", stopReason: "STOP" },
 ];
-const run = (client: OpenAIModelClient, signal = new AbortController().signal) => collect(client.stream(EMPTY_REQUEST, signal));
+/** The events without the retry notices (their own tests below check those). */
+const run = async (client: OpenAIModelClient, signal = new AbortController().signal) =>
+  (await collect(client.stream(EMPTY_REQUEST, signal))).filter((e) => e.type !== "retry");
 const rateLimited = (headers: Record<string, string> = {}) =>
   jsonResponse(429, { error: { message: "Rate limit reached for requests", type: "requests", code: "rate_limit_exceeded" } }, headers);
 
@@ -35,6 +37,31 @@ describe("OpenAIModelClient retries", () => {
     expect(await run(client)).toEqual(OK_EVENTS);
     expect(sleeps).toEqual([2000, 500]);
     expect(calls).toHaveLength(3);
+  });
+
+  it("announces every retry before it waits: attempt, maxAttempts, delayMs and code", async () => {
+    const { client, sleeps } = testClient([
+      rateLimited({ "retry-after": "2" }),
+      jsonResponse(503, { error: { message: "busy" } }),
+      sseResponse(okBody()),
+    ]);
+    const events = await collect(client.stream(EMPTY_REQUEST, new AbortController().signal));
+    expect(events).toEqual([
+      { type: "retry", retry: { attempt: 1, maxAttempts: 3, delayMs: 2000, code: "rate_limited" } },
+      { type: "retry", retry: { attempt: 2, maxAttempts: 3, delayMs: 2000, code: "provider_error" } },
+      ...OK_EVENTS,
+    ]);
+    expect(sleeps).toEqual([2000, 2000]);
+  });
+
+  it("fails at once with rate_limited when Retry-After is longer than the run has left", async () => {
+    const { client, calls, sleeps } = testClient([rateLimited({ "retry-after": "30" })]);
+    const events = await collect(client.stream({ ...EMPTY_REQUEST, deadlineAt: Date.now() + 5_000 }, new AbortController().signal));
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: "error", code: "rate_limited" });
+    expect((events[0] as { message: string }).message).toMatch(/asked to retry after 30 s, longer than the [45](\.\d)? s left in this run/);
+    expect(sleeps).toEqual([]);
+    expect(calls).toHaveLength(1);
   });
 
   it("prefers retry-after-ms over Retry-After", async () => {

@@ -94,3 +94,31 @@ describe("SqliteOverlay", () => {
       expect(overlay.list().map((e) => e.path)).toEqual(["a", "b"]);
     }));
 });
+
+describe("SqliteOverlay history (the workspace at a message)", () => {
+  it("keeps replaced versions with their stamps; versionsUpTo(n) replays to the overlay as it was at n", async () => {
+    await withSql("overlay-history", (sql) => {
+      let seq = 1;
+      const overlay = new SqliteOverlay(sql, { stamp: () => seq });
+      overlay.put("a.txt", text("v1"), 0o644);
+      seq = 3;
+      overlay.put("a.txt", text("v2"), 0o644);
+      overlay.put("b.txt", text("b"), 0o755);
+      seq = 5;
+      overlay.whiteout("a.txt");
+      const at = (n: number) =>
+        overlay.versionsUpTo(n).map((v) => [v.path, v.deleted ? "deleted" : new TextDecoder().decode(v.bytes), v.stamp]);
+      expect(at(0)).toEqual([]);
+      expect(at(2)).toEqual([["a.txt", "v1", 1]]);
+      expect(at(4)).toEqual([
+        ["a.txt", "v1", 1],
+        ["a.txt", "v2", 3],
+        ["b.txt", "b", 3],
+      ]);
+      expect(at(5).at(-1)).toEqual(["a.txt", "deleted", 5]);
+      // The current view is unchanged by the history.
+      expect(overlay.entry("a.txt")).toMatchObject({ deleted: true });
+      expect(new TextDecoder().decode(overlay.get("b.txt")!)).toBe("b");
+    });
+  });
+});

@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { counterIds } from "../../src/domain";
+import { readSse } from "../helpers/sse-client";
+import { useSessionDeps } from "../helpers/test-worker";
+import { tarOf } from "../workspace/archives";
+import {
+  type Answer,
+  api,
+  echoAnswer,
+  gate,
+  postJson,
+  prompt,
+  sessionWithModel,
+  store,
+  textAnswer,
+  toolCallAnswer,
+  until,
+} from "./helpers";
+
+const changes = async (id: string) => (await api(`/api/sessions/${id}/changes`)).text();
+const fork = async (id: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
+  const res = await postJson(`/api/sessions/${id}/fork`, body, headers);
+  return { status: res.status, body: (await res.json()) as { sessionId: string; forkedFrom: unknown; error?: { code: string } } };
+};
+
+/** A session over a small workspace whose model plays `answers` in order. */
+async function workspaceSession(answers: Answer[]) {
+  const tar = await tarOf({ "README.md": "# Demo\n", "a.txt": "v0\n" });
+  const upload = await api("/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
+  const { workspaceId } = (await upload.json()) as { workspaceId: string };
+  const created = await postJson("/api/sessions", { workspaceId, title: "source" });
+  const { sessionId } = (await created.json()) as { sessionId: string };
+  let n = 0;
+  useSessionDeps(sessionId, { ids: counterIds(), modelFetch: async (_i, init) => answers[n++]!(JSON.parse(String(init?.body))) });
+  return sessionId;
+}
+
+describe("POST /api/sessions/:id/fork", () => {
+  it("a fork at an earlier message has the history and the workspace of that point; later edits stay in the source", async () => {
+    const source = await workspaceSession([
+      toolCallAnswer("tc_1", "write", { path: "a.txt", content: "v1\n" }),
+      textAnswer("wrote v1"),
+      toolCallAnswer("tc_2", "write", { path: "a.txt", content: "v2\n" }),
+      toolCallAnswer("tc_3", "write", { path: "b.txt", content: "new\n" }),
+      textAnswer("wrote v2 and b"),
+    ]);
+    await readSse(await prompt(source, { text: "write v1", allowWrite: true }));
+    const atFirst = await changes(source);
+    const firstMessages = await store.loadMessages(source);
+    await readSse(await prompt(source, { text: "write v2 and b", allowWrite: true }));
+    const atEnd = await changes(source);
+    expect(atEnd).not.toBe(atFirst);
+    const sourceMessages = await store.loadMessages(source);
+
+    const early = await fork(source, { atMessageId: firstMessages.at(-1)!.id, title: "early" });
+    expect(early.status).toBe(201);
+    expect(early.body.forkedFrom).toEqual({ sessionId: source, messageId: firstMessages.at(-1)!.id });
+    const forkId = early.body.sessionId;
+    expect(await changes(forkId)).toBe(atFirst);
+    expect(await (await api(`/api/sessions/${forkId}/files/a.txt`)).text()).toBe("v1\n");
+    expect((await api(`/api/sessions/${forkId}/files/b.txt`)).status).toBe(404);
+    const copied = await store.loadMessages(forkId);
+    expect(copied.map((m) => [m.id, m.parentId])).toEqual(firstMessages.map((m) => [m.id, m.parentId]));
+    expect(copied.every((m) => m.sessionId === forkId)).toBe(true);
+    const described = (await (await api(`/api/sessions/${forkId}`)).json()) as Record<string, unknown>;
+    expect(described).toMatchObject({ title: "early", forkedFrom: { sessionId: source, messageId: firstMessages.at(-1)!.id } });
+
+    // The default is the newest message: the whole workspace as it is now.
+    const latest = await fork(source);
+    expect(await changes(latest.body.sessionId)).toBe(atEnd);
+    // A fork of the fork at its first message (before the write) sees no change at all.
+    const beforeWrite = await fork(forkId, { atMessageId: copied[0]!.id });
+    expect(await changes(beforeWrite.body.sessionId)).toBe("");
+    // The source is untouched.
+    expect(await changes(source)).toBe(atEnd);
+    expect(await store.loadMessages(source)).toEqual(sourceMessages);
+  });
+
+  it("the fork continues on its own: a prompt there does not touch the source", async () => {
+    const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
+    await readSse(await prompt(sessionId, { text: "one" }));
+    const { body } = await fork(sessionId);
+    useSessionDeps(body.sessionId, { ids: counterIds(), modelFetch: async (_i, init) => echoAnswer(JSON.parse(String(init?.body))) });
+    const { frames } = await readSse(await prompt(body.sessionId, { text: "two" }));
+    expect(frames.at(-1)!.data.type).toBe("agent_completed");
+    const forkMessages = await store.loadMessages(body.sessionId);
+    expect(forkMessages.map((m) => m.kind)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(forkMessages[2]!.parentId).toBe(forkMessages[1]!.id);
+    expect((await store.loadMessages(sessionId)).map((m) => m.kind)).toEqual(["user", "assistant"]);
+  });
+
+  it("a fork is listed with the counts of what it copied", async () => {
+    const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
+    await postJson(`/api/sessions/${sessionId}/fork`, {});
+    await readSse(await prompt(sessionId, { text: "one" }));
+    const { body } = await fork(sessionId, { title: "listed" });
+    const page = (await (await api("/api/sessions?limit=5")).json()) as { items: { id: string; counts: { messages: number } }[] };
+    expect(page.items[0]).toMatchObject({ id: body.sessionId, counts: { messages: 2 } });
+  });
+
+  it("forking a running session copies its committed records only", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, _n, signal) => {
+      await first.wait(signal);
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "in progress" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { status, body } = await fork(sessionId);
+    expect(status).toBe(201);
+    expect((await store.loadMessages(body.sessionId)).map((m) => m.kind === "user" && m.text)).toEqual(["in progress"]);
+    expect((await store.info(body.sessionId))!.status).toBe("idle");
+    first.open();
+    await readSse(await running);
+  });
+
+  it("an unknown atMessageId is 404 message_not_found; the same Idempotency-Key forks once", async () => {
+    const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
+    await readSse(await prompt(sessionId, { text: "one" }));
+    const missing = await fork(sessionId, { atMessageId: "m_nope" });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error?.code).toBe("message_not_found");
+    const a = await fork(sessionId, { title: "f" }, { "idempotency-key": "fork-1" });
+    const b = await fork(sessionId, { title: "f" }, { "idempotency-key": "fork-1" });
+    expect(b.body.sessionId).toBe(a.body.sessionId);
+    expect(await store.loadMessages(a.body.sessionId)).toHaveLength(2);
+  });
+});

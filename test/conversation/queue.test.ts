@@ -1,0 +1,256 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { readSse, type SseFrame } from "../helpers/sse-client";
+import { jsonResponse } from "../model/helpers";
+import { api, echoAnswer, gate, lastUser, prompt, sessionWithModel, store, textAnswer, toolCallAnswer, until } from "./helpers";
+
+const types = (frames: SseFrame[]) => frames.map((f) => f.data.type);
+const info = async (id: string) => (await (await api(`/api/sessions/${id}`)).json()) as Record<string, unknown>;
+const userTexts = async (id: string) => (await store.loadMessages(id)).flatMap((m) => (m.kind === "user" ? [m.text] : []));
+
+describe("whenBusy: a prompt while a run is active", () => {
+  it("reject (the default) answers 409 session_busy, as before", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await first.wait();
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "one" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const busy = await prompt(sessionId, { text: "two" });
+    expect(busy.status).toBe(409);
+    expect(((await busy.json()) as { error: { code: string } }).error.code).toBe("session_busy");
+    first.open();
+    await readSse(await running);
+  });
+
+  it("20 concurrent follow-ups on one session run as 20 runs in arrival order, with a gap-free log", async () => {
+    const first = gate();
+    const { sessionId, requests } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await first.wait();
+      return echoAnswer(body);
+    });
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => prompt(sessionId, { text: `prompt ${i}`, whenBusy: "followUp" })),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const queued = (await info(sessionId)).queue as { steering: string[]; followUp: string[] };
+    expect(queued.steering).toEqual([]);
+    expect(queued.followUp).toHaveLength(19);
+    first.open();
+    const streams = await Promise.all(responses.map((r) => readSse(r)));
+
+    // Arrival order: the run that started at once, then the follow-ups in the order they were queued.
+    const events = await store.loadEventsAfter(sessionId, 0);
+    const queuedIds = events.flatMap(({ event: e }) => (e.type === "message_queued" ? [e.messageId] : []));
+    const messages = await store.loadMessages(sessionId);
+    const users = messages.filter((m) => m.kind === "user");
+    expect(users).toHaveLength(20);
+    expect(users.slice(1).map((m) => m.id)).toEqual(queuedIds);
+    // Each answer answers its own prompt, one run per prompt.
+    expect(requests.map(lastUser)).toEqual(users.map((m) => m.kind === "user" && m.text));
+    const runIds = events.flatMap(({ event: e }) => (e.type === "agent_started" ? [e.runId] : []));
+    expect(new Set(runIds).size).toBe(20);
+    expect(events.filter(({ event: e }) => e.type === "agent_completed")).toHaveLength(20);
+
+    // Every response streamed exactly its own run, to its end.
+    for (const [i, { frames, ended }] of streams.entries()) {
+      expect(ended).toBe(true);
+      const runId = responses[i]!.headers.get("x-run-id");
+      const started = frames.filter((f) => f.data.type === "agent_started");
+      expect(started.map((f) => f.data.runId)).toEqual([runId]);
+      expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId });
+      const ids = frames.map((f) => f.id);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    }
+    // Gap-free: the seqs of all three streams are exactly 1..N.
+    const counts = (await store.info(sessionId))!.counts as Record<string, number>;
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    const seqs = events.map((e) => e.seq);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(Math.max(...seqs)).toBeLessThanOrEqual(total);
+    expect(((await info(sessionId)).queue as { followUp: string[] }).followUp).toEqual([]);
+  });
+
+  it("a steer message reaches the model between two tool turns", async () => {
+    const firstTurn = gate();
+    const { sessionId, requests } = await sessionWithModel(async (body, n) => {
+      if (n === 1) {
+        await firstTurn.wait();
+        return toolCallAnswer("tc_1", "read", { path: "a.txt" })(body);
+      }
+      return textAnswer("done")(body);
+    });
+    const running = prompt(sessionId, { text: "look around" });
+    await until(() => requests.length === 1, "the first model request");
+    const steer = await prompt(sessionId, { text: "also check b.txt", whenBusy: "steer" });
+    expect(steer.status).toBe(200);
+    expect(steer.headers.get("x-run-id")).toBe("r_1");
+    firstTurn.open();
+    const [main, steered] = await Promise.all([readSse(await running), readSse(steer)]);
+
+    expect(requests).toHaveLength(2);
+    expect(requests[0]!.messages.map((m) => m.role)).toEqual(["system", "user"]);
+    // After the tool result, before the next model call.
+    expect(requests[1]!.messages.map((m) => [m.role, m.role === "user" ? m.content : ""])).toEqual([
+      ["system", ""],
+      ["user", "look around"],
+      ["assistant", ""],
+      ["tool", ""],
+      ["user", "also check b.txt"],
+    ]);
+    expect(types(steered.frames)[0]).toBe("message_queued");
+    expect(steered.frames[0]!.data).toMatchObject({ mode: "steer", runId: "r_1" });
+    expect(steered.frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId: "r_1" });
+    expect(types(main.frames)).toContain("message_queued");
+    const queueStates = main.frames.filter((f) => f.data.type === "queue_updated").map((f) => f.data.steering);
+    expect(queueStates).toEqual([[expect.any(String)], []]);
+  });
+
+  it("a steer the run had no turn left for becomes a follow-up", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await first.wait();
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "one", maxTurns: 1 });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const steer = await prompt(sessionId, { text: "two", whenBusy: "steer" });
+    first.open();
+    await readSse(await running);
+    await readSse(steer);
+    await until(async () => (await userTexts(sessionId)).length === 2 && (await store.info(sessionId))!.status === "idle", "the follow-up");
+    const events = (await store.loadEvents(sessionId)).filter((e) => e.type === "message_queued");
+    expect(events.map((e) => e.type === "message_queued" && e.mode)).toEqual(["steer", "followUp"]);
+    expect(await userTexts(sessionId)).toEqual(["one", "two"]);
+  });
+
+  it("a follow-up survives an abort of the current run", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n, signal) => {
+      if (n === 1) await first.wait(signal);
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "long task" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const follow = await prompt(sessionId, { text: "after it", whenBusy: "followUp" });
+    await api(`/api/sessions/${sessionId}/abort`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const aborted = await readSse(await running);
+    expect(aborted.frames.at(-1)!.data).toMatchObject({ type: "agent_completed", stopReason: "ABORTED" });
+    const { frames } = await readSse(follow);
+    expect(types(frames).slice(0, 2)).toEqual(["message_queued", "queue_updated"]);
+    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", stopReason: "STOP" });
+    expect(await userTexts(sessionId)).toEqual(["long task", "after it"]);
+  });
+
+  it("a follow-up survives a restart of the object and runs after the interrupted run is closed", async () => {
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await new Promise(() => {}); // the object dies while this request is open
+      return echoAnswer(body);
+    });
+    void prompt(sessionId, { text: "doomed" }).then((r) => r.body?.cancel());
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const follow = await prompt(sessionId, { text: "queued before the crash", whenBusy: "followUp" });
+    await follow.body?.cancel();
+    await abortAllDurableObjects();
+
+    // Any request wakes the object (in production the alarm does): recovery closes r_1, then the follow-up runs.
+    await until(async () => {
+      const events = await store.loadEvents(sessionId);
+      return events.filter((e) => e.type === "agent_completed").length === 1;
+    }, "the follow-up run");
+    const events = await store.loadEvents(sessionId);
+    const ends = events.flatMap((e) =>
+      e.type === "agent_error" ? [[e.type, e.code as string]] : e.type === "agent_completed" ? [[e.type, e.stopReason as string]] : [],
+    );
+    expect(ends).toEqual([
+      ["agent_error", "run_interrupted"],
+      ["agent_completed", "STOP"],
+    ]);
+    expect(await userTexts(sessionId)).toEqual(["doomed", "queued before the crash"]);
+    const last = (await store.loadMessages(sessionId)).at(-1)!;
+    expect(last.kind === "assistant" && last.text).toBe("answer to queued before the crash");
+  });
+
+  it("afterFailedRun: withdraw drops a follow-up when the run before it fails; keep runs it", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) {
+        await first.wait();
+        return jsonResponse(400, { error: { message: "bad things" } });
+      }
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "fails" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const dropped = await prompt(sessionId, { text: "drop me", whenBusy: "followUp", afterFailedRun: "withdraw" });
+    const kept = await prompt(sessionId, { text: "keep me", whenBusy: "followUp" });
+    first.open();
+    expect((await readSse(await running)).frames.at(-1)!.data).toMatchObject({ type: "agent_error" });
+    const droppedFrames = (await readSse(dropped)).frames;
+    expect(droppedFrames[0]!.data).toMatchObject({ type: "message_queued", afterFailedRun: "withdraw" });
+    expect((await readSse(kept)).frames.at(-1)!.data).toMatchObject({ type: "agent_completed" });
+    const withdrawn = (await store.loadEvents(sessionId)).filter((e) => e.type === "queued_message_withdrawn");
+    expect(withdrawn).toMatchObject([{ reason: "previous_run_failed", messageId: droppedFrames[0]!.data.messageId }]);
+    expect(await userTexts(sessionId)).toEqual(["fails", "keep me"]);
+  });
+
+  it("DELETE /queue/:messageId withdraws an undelivered follow-up; its stream ends; a second DELETE is 404", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await first.wait();
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "one" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const follow = await prompt(sessionId, { text: "never mind", whenBusy: "followUp" });
+    const messageId = ((await info(sessionId)).queue as { followUp: string[] }).followUp[0]!;
+    const del = await api(`/api/sessions/${sessionId}/queue/${messageId}`, { method: "DELETE" });
+    expect(del.status).toBe(200);
+    const { frames, ended } = await readSse(follow);
+    expect(ended).toBe(true);
+    expect(types(frames)).toEqual(["message_queued", "queue_updated"]);
+    expect(((await info(sessionId)).queue as { followUp: string[] }).followUp).toEqual([]);
+    const again = await api(`/api/sessions/${sessionId}/queue/${messageId}`, { method: "DELETE" });
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe("queued_message_not_found");
+    first.open();
+    await readSse(await running);
+    expect(await userTexts(sessionId)).toEqual(["one"]);
+  });
+
+  it("a follow-up's stream resumes by Last-Event-ID and runId: the runs before it are skipped, it ends with its own run", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await first.wait();
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "one" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const follow = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
+    const runId = follow.headers.get("x-run-id")!;
+    const head = await readSse(follow, 1); // the client drops after message_queued
+    expect(head.frames[0]!.data.type).toBe("message_queued");
+    first.open();
+    const resumed = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`, {
+      headers: { "last-event-id": String(head.frames[0]!.id) },
+    });
+    expect(resumed.headers.get("x-run-id")).toBe(runId);
+    const { frames } = await readSse(resumed);
+    expect(frames[0]!.data.type).toBe("queue_updated");
+    expect(frames.filter((f) => f.data.type === "agent_started").map((f) => f.data.runId)).toEqual([runId]);
+    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId });
+    await readSse(await running);
+  });
+
+  it("a Retry-After longer than the run has left ends the run at once with agent_error rate_limited", async () => {
+    const { sessionId, requests } = await sessionWithModel(() =>
+      jsonResponse(429, { error: { message: "slow down" } }, { "retry-after": "600" }),
+    );
+    const { frames } = await readSse(await prompt(sessionId, { text: "go", timeoutMs: 5_000 }));
+    expect(requests).toHaveLength(1);
+    const last = frames.at(-1)!.data;
+    expect(last).toMatchObject({ type: "agent_error", code: "rate_limited" });
+    expect(String(last.message)).toContain("retry after 600 s");
+  });
+});
