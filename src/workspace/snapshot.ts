@@ -119,8 +119,17 @@ export class Snapshot {
     query: SearchQuery,
     signal?: AbortSignal,
   ): AsyncGenerator<{ path: string; text: SearchText }> {
-    const index = await this.openSearchIndex();
-    const mayMatch = index ? await index.filter(query, signal) : () => true;
+    let index = await this.openSearchIndex();
+    let mayMatch: (packOffset: number) => boolean = () => true;
+    try {
+      if (index) mayMatch = await index.filter(query, signal);
+    } catch (error) {
+      signal?.throwIfAborted();
+      // A posting list that cannot be read costs speed, not results: search every file this time.
+      const message = { level: "warn", msg: "search index unreadable, searching in full", workspaceId: this.workspaceId };
+      console.error(JSON.stringify({ ...message, error: (error as Error).message }));
+      index = null;
+    }
     const search = searchTextCache.beginSearch();
     const toRead: string[] = [];
     for (const path of paths) {

@@ -131,6 +131,12 @@ describe("search index", () => {
     expect(await searched("w_si_lost", containsText("needle"))).toHaveLength(5);
   });
 
+  it("falls back to a full scan when a posting list cannot be read", async () => {
+    await ingest("w_si_lost_shard");
+    await env.STORE.delete("workspaces/w_si_lost_shard/search/postings-0000");
+    expect(await searched("w_si_lost_shard", containsText("needle"))).toHaveLength(5);
+  });
+
   it("always searches the overlay's files, and never a deleted one", async () => {
     await ingest("w_si_overlay");
     const out = await runInDurableObject(env.SESSIONS.getByName("search-overlay"), async (_i, state) => {
