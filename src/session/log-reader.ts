@@ -1,5 +1,6 @@
-import { HarnessError } from "../domain";
+import { failure, HarnessError, ok } from "../domain";
 import type { SegmentBucket } from "./segment-flusher";
+import type { SessionResult } from "./session-api";
 import type { LogStream, SessionLog } from "./session-log";
 
 /** A log line with its seq; `body` is the flat JSON record, exactly as stored. */
@@ -63,4 +64,13 @@ export async function readLogLines(log: SessionLog, bucket: SegmentBucket, strea
   const all: SeqLine[] = [];
   for await (const batch of readLog(log, bucket, stream, afterSeq)) all.push(...batch);
   return all;
+}
+
+/** A read of the stored log; any failure (a lost segment, a corrupt line, R2 down) is `history_unreadable`. */
+export async function readable<T>(read: () => Promise<T>): Promise<SessionResult<T>> {
+  try {
+    return ok(await read());
+  } catch (err) {
+    return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
+  }
 }

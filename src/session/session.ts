@@ -9,7 +9,6 @@ import {
   failure,
   formatIssues,
   HarnessError,
-  type JudgeResult,
   nowIso,
   ok,
   type AgentPromptCommand as PromptCommand,
@@ -18,19 +17,16 @@ import {
   unwrapResult,
 } from "../domain";
 import type { AppEnv } from "../env";
-import { modelConfigFromEnv, REPLAY_MODEL_PREFIX } from "../model";
+import { modelConfigFromEnv } from "../model";
 import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
 import { tenantObjectName } from "../tenant/tenant-api";
-import { BUILTIN_TOOLS } from "../tools/registry";
 import { FlushScheduler } from "./flush-scheduler";
-import { decodeEventLine, decodeMessageLine, decodeTraceLine, encodeLine } from "./jsonl";
-import { JudgeRequests } from "./judge-requests";
-import { LearningLoop, projectOf } from "./learning-loop";
+import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
-import { readLog, readLogLines, type SeqLine } from "./log-reader";
+import { readable, readLog, readLogLines, type SeqLine } from "./log-reader";
 import { MessageHistory } from "./message-history";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
@@ -42,6 +38,7 @@ import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo
 import { compactOnDemand, contextStatus, type SessionModelContext } from "./session-context";
 import type { SessionDeps } from "./session-deps";
 import { type ForkedChange, type ForkOrigin, ForkOriginTable, type ForkSource, forkSource } from "./session-fork";
+import { type JudgeOutcome, SessionLearning } from "./session-learning";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable } from "./session-meta";
 import { DurableSessionStore } from "./session-store";
@@ -68,12 +65,11 @@ export class Session {
   private readonly runs: RunSupervisor;
   private readonly queue: PromptQueue;
   private readonly intake: PromptIntake;
-  private readonly learning: LearningLoop;
+  private readonly learning: SessionLearning;
   private readonly transactionSync: <T>(fn: () => T) => T;
   private readonly waitUntil: (work: Promise<unknown>) => void;
   private readonly storage: DurableObjectStorage;
   private readonly forkOrigin: ForkOriginTable;
-  private readonly judgeRequests: JudgeRequests<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>;
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
   private compacting = false;
@@ -109,19 +105,18 @@ export class Session {
     // Each workspace change is stamped with the log's last seq, so the workspace at a message can be rebuilt.
     this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket, () => this.log.lastSeq());
     this.forkOrigin = new ForkOriginTable(sql);
-    this.judgeRequests = new JudgeRequests(sql);
     this.registry = new RunRegistry(sql);
-    this.learning = new LearningLoop({
-      sessionId: meta.id,
+    this.learning = new SessionLearning({
       sql,
       ids: deps.ids,
       clock: deps.clock,
-      project: () => projectOf(this.describe()),
+      bucket: deps.bucket,
       projects: env.PROJECTS,
-      append: (record) => unwrapResult(this.appendValid("trace", [record]))[0]!,
-      nextSeq: () => this.log.lastSeq() + 1,
-      isReplay: (runId) => isReplayCommand(this.registry.find(runId)?.command ?? null),
-      readTrace: (afterSeq) => this.readTrace(afterSeq),
+      log: this.log,
+      registry: this.registry,
+      history: this.history,
+      describe: () => this.describe(),
+      appendTrace: (record) => unwrapResult(this.appendValid("trace", [record]))[0]!,
       waitUntil: (work) => ctx.waitUntil(work),
     });
     this.runs = new RunSupervisor({
@@ -485,7 +480,7 @@ export class Session {
     });
     const brief =
       setup.ok && setup.tools
-        ? await this.briefFor(
+        ? await this.learning.briefFor(
             command,
             history,
             setup.tools.definitions().map((d) => d.name),
@@ -508,59 +503,18 @@ export class Session {
     });
   }
 
-  /** The Failure Prevention Brief for a run that offers `offered` tools (only sessions with a workspace have tools). */
-  private async briefFor(command: PromptCommand, history: readonly AgentMessage[], offered: string[]) {
-    // A replay plays recorded answers: a brief could not change them, and would muddle the verdict.
-    if (offered.length === 0 || isReplayCommand(command)) return null;
-    const denied = BUILTIN_TOOLS.map((t) => t.name).filter((name) => !offered.includes(name));
-    return this.learning.brief({ offeredTools: offered, deniedTools: denied, retryOf: command.retryOf ?? null }, command.userText, history);
-  }
-
   /** An external judge's verdict on a run of this session: recorded, and attributed when it is a fail. */
-  async judge(
-    runId: string,
-    verdict: ExternalVerdict,
-    idempotencyKey?: string,
-  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
-    if (idempotencyKey === undefined) return this.judgeOnce(runId, verdict);
-    return this.judgeRequests.once(idempotencyKey, () => this.judgeOnce(runId, verdict));
+  judge(runId: string, verdict: ExternalVerdict, idempotencyKey?: string): Promise<SessionResult<JudgeOutcome>> {
+    return this.learning.judge(runId, verdict, idempotencyKey);
   }
 
-  private async judgeOnce(
-    runId: string,
-    verdict: ExternalVerdict,
-  ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
-    const run = this.registry.find(runId);
-    if (!run) return failure("run_not_found", `session '${this.id}' has no run '${runId}'`);
-    try {
-      const { judge, attribution } = await this.learning.judge(runId, run.startSeq, verdict);
-      return ok({ judgeResult: judge, attribution });
-    } catch (err) {
-      if (err instanceof HarnessError) return failure(err.code, err.message);
-      throw err;
-    }
+  attributions(): Promise<SessionResult<AttributionRecord[]>> {
+    return this.learning.attributions();
   }
 
-  async attributions(): Promise<SessionResult<AttributionRecord[]>> {
-    return readable(() => this.learning.attributions());
-  }
-
-  /** What a replay of one of this session's runs needs: its command and how many assistant turns came before it. */
-  async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
-    const run = this.registry.find(runId);
-    if (!run?.command) return ok(null);
-    return readable(async () => {
-      // The run's first message is its prompt; the replay starts at the assistant turns after it.
-      const [first] = await readLogLines(this.log, this.deps.bucket, "messages", run.startSeq);
-      const history = await this.history.load();
-      const at = first ? history.findIndex((m) => m.id === decodeMessageLine(first.body, first.seq, this.id).id) : history.length;
-      const assistantOffset = history.slice(0, at < 0 ? history.length : at).filter((m) => m.kind === "assistant").length;
-      return { command: run.command!, assistantOffset, workspaceId: this.describe().workspaceId };
-    });
-  }
-
-  private async readTrace(afterSeq: number): Promise<TraceRecord[]> {
-    return (await readLogLines(this.log, this.deps.bucket, "trace", afterSeq)).map((l) => decodeTraceLine(l.body, l.seq, this.id));
+  /** What a replay of one of this session's runs needs. */
+  runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
+    return this.learning.runInfo(runId);
   }
 
   /** A recorded session to replay: this one, or another of the same tenant. */
@@ -657,18 +611,4 @@ export class Session {
       httpMetadata: { contentType: "application/json" },
     });
   }
-}
-
-/** A read of the stored log; any failure (a lost segment, a corrupt line, R2 down) is `history_unreadable`. */
-async function readable<T>(read: () => Promise<T>): Promise<SessionResult<T>> {
-  try {
-    return ok(await read());
-  } catch (err) {
-    return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
-  }
-}
-
-/** A prompt that replays a recorded session (`replay:<sessionId>`), as a case's replay does. */
-function isReplayCommand(command: PromptCommand | null): boolean {
-  return command?.model?.startsWith(REPLAY_MODEL_PREFIX) ?? false;
 }

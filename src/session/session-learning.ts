@@ -1,0 +1,141 @@
+import type { ProjectRpc } from "../awtl/project-api";
+import type { ExternalVerdict } from "../awtl/trace-sink";
+import {
+  type AgentMessage,
+  type AgentPromptCommand,
+  type AttributionRecord,
+  failure,
+  HarnessError,
+  type IdGenerator,
+  type JudgeResult,
+  ok,
+  type TraceDraft,
+  type TraceRecord,
+} from "../domain";
+import { REPLAY_MODEL_PREFIX } from "../model";
+import type { RunBrief } from "../runtime/agent-runtime";
+import { BUILTIN_TOOLS } from "../tools/registry";
+import { decodeMessageLine, decodeTraceLine } from "./jsonl";
+import { JudgeRequests } from "./judge-requests";
+import { LearningLoop, projectOf } from "./learning-loop";
+import { readable, readLogLines } from "./log-reader";
+import type { MessageHistory } from "./message-history";
+import type { RunRegistry } from "./run-registry";
+import type { RunInfo, SessionResult } from "./session-api";
+import type { SessionLog } from "./session-log";
+import type { OwnedSessionMeta } from "./session-meta";
+
+export type JudgeOutcome = { judgeResult: JudgeResult; attribution: AttributionRecord | null };
+
+export interface SessionLearningDeps {
+  sql: SqlStorage;
+  ids: IdGenerator;
+  clock: () => number;
+  bucket: R2Bucket;
+  projects: DurableObjectNamespace<ProjectRpc>;
+  log: SessionLog;
+  registry: RunRegistry;
+  history: MessageHistory;
+  describe(): OwnedSessionMeta;
+  /** Appends a validated trace record durably; returns its seq. */
+  appendTrace(record: TraceRecord): number;
+  waitUntil(work: Promise<unknown>): void;
+}
+
+/**
+ * The failure-learning loop's side of one session, as the session's API and runs use it: trace
+ * records of its runs, judgements on them (recorded once per idempotency key), attributions, what a
+ * replay of a run needs, and the brief for a run about to start.
+ */
+export class SessionLearning {
+  private readonly loop: LearningLoop;
+  private readonly judgeRequests: JudgeRequests<JudgeOutcome>;
+  private readonly id: string;
+
+  constructor(private readonly deps: SessionLearningDeps) {
+    this.id = deps.describe().id;
+    this.judgeRequests = new JudgeRequests(deps.sql);
+    this.loop = new LearningLoop({
+      sessionId: this.id,
+      sql: deps.sql,
+      ids: deps.ids,
+      clock: deps.clock,
+      project: () => projectOf(deps.describe()),
+      projects: deps.projects,
+      append: deps.appendTrace,
+      nextSeq: () => deps.log.lastSeq() + 1,
+      isReplay: (runId) => isReplayCommand(deps.registry.find(runId)?.command ?? null),
+      readTrace: (afterSeq) => this.readTrace(afterSeq),
+      waitUntil: deps.waitUntil,
+    });
+  }
+
+  /** A trace record of the running run (from the runtime). */
+  record(draft: TraceDraft): void {
+    this.loop.record(draft);
+  }
+
+  /** Hands queued cases to the project (the alarm retries what fails). */
+  deliver(): Promise<void> {
+    return this.loop.deliver();
+  }
+
+  /** Cases not yet handed to the project. */
+  pending(): number {
+    return this.loop.pending();
+  }
+
+  /** The Failure Prevention Brief for a run that offers `offered` tools (only sessions with a workspace have tools). */
+  async briefFor(command: AgentPromptCommand, history: readonly AgentMessage[], offered: string[]): Promise<RunBrief | null> {
+    // A replay plays recorded answers: a brief could not change them, and would muddle the verdict.
+    if (offered.length === 0 || isReplayCommand(command)) return null;
+    const denied = BUILTIN_TOOLS.map((t) => t.name).filter((name) => !offered.includes(name));
+    return this.loop.brief({ offeredTools: offered, deniedTools: denied, retryOf: command.retryOf ?? null }, command.userText, history);
+  }
+
+  /** An external judge's verdict on a run of this session: recorded (once per key), and attributed when it is a fail. */
+  async judge(runId: string, verdict: ExternalVerdict, idempotencyKey?: string): Promise<SessionResult<JudgeOutcome>> {
+    if (idempotencyKey === undefined) return this.judgeOnce(runId, verdict);
+    return this.judgeRequests.once(idempotencyKey, () => this.judgeOnce(runId, verdict));
+  }
+
+  async attributions(): Promise<SessionResult<AttributionRecord[]>> {
+    return readable(() => this.loop.attributions());
+  }
+
+  /** What a replay of one of this session's runs needs: its command and how many assistant turns came before it. */
+  async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
+    const run = this.deps.registry.find(runId);
+    if (!run?.command) return ok(null);
+    const command = run.command;
+    return readable(async () => {
+      // The run's first message is its prompt; the replay starts at the assistant turns after it.
+      const [first] = await readLogLines(this.deps.log, this.deps.bucket, "messages", run.startSeq);
+      const history = await this.deps.history.load();
+      const at = first ? history.findIndex((m) => m.id === decodeMessageLine(first.body, first.seq, this.id).id) : history.length;
+      const assistantOffset = history.slice(0, at < 0 ? history.length : at).filter((m) => m.kind === "assistant").length;
+      return { command, assistantOffset, workspaceId: this.deps.describe().workspaceId };
+    });
+  }
+
+  private async judgeOnce(runId: string, verdict: ExternalVerdict): Promise<SessionResult<JudgeOutcome>> {
+    const run = this.deps.registry.find(runId);
+    if (!run) return failure("run_not_found", `session '${this.id}' has no run '${runId}'`);
+    try {
+      const { judge, attribution } = await this.loop.judge(runId, run.startSeq, verdict);
+      return ok({ judgeResult: judge, attribution });
+    } catch (err) {
+      if (err instanceof HarnessError) return failure(err.code, err.message);
+      throw err;
+    }
+  }
+
+  private async readTrace(afterSeq: number): Promise<TraceRecord[]> {
+    return (await readLogLines(this.deps.log, this.deps.bucket, "trace", afterSeq)).map((l) => decodeTraceLine(l.body, l.seq, this.id));
+  }
+}
+
+/** A prompt that replays a recorded session (`replay:<sessionId>`), as a case's replay does. */
+export function isReplayCommand(command: AgentPromptCommand | null): boolean {
+  return command?.model?.startsWith(REPLAY_MODEL_PREFIX) ?? false;
+}
