@@ -196,7 +196,8 @@ const checks = {
         415,
       ],
     ];
-    // The counter must see what an accepted upload stores (pack, index, meta), or it proves nothing.
+    // The counter must see what an accepted upload stores (pack, index, meta, and the search index's
+    // directory and its one shard for a small tree), or it proves nothing.
     const accepted = blobs();
     const upload = await request(base, new http.Agent(), "POST", "/api/workspaces", {
       body: makeTar(tmp, 2, 1024),
@@ -205,8 +206,8 @@ const checks = {
     await settle();
     record(
       "refusals",
-      upload.status === 201 && blobs() - accepted === 3,
-      `control: an accepted upload (${upload.status}) left ${blobs() - accepted} blob files (pack, index, meta)`,
+      upload.status === 201 && blobs() - accepted === 5,
+      `control: an accepted upload (${upload.status}) left ${blobs() - accepted} blob files (pack, index, meta, search directory and shard)`,
     );
     for (const [name, method, url, init, status] of cases) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
