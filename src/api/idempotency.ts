@@ -22,8 +22,18 @@ export async function claimIdempotencyKey(
   fingerprint: unknown,
   proposal: Record<string, string>,
 ): Promise<ClaimedKey | null> {
-  const header = c.req.header("idempotency-key");
-  const raw = header ?? requestId;
+  const key = idempotencyKeyOf(c, requestId);
+  if (key === null) return null;
+  const digest = await sha256Hex(JSON.stringify(fingerprint));
+  const tenant = sessionStore(c).tenantIndex(c.get("tenant"));
+  const claim = await tenant.claimIdempotencyKey(key, digest, JSON.stringify(proposal), Date.now());
+  if (claim.state === "reused") throw keyReused(key);
+  return { key, proposal: JSON.parse(claim.proposal) as Record<string, string>, claimedAtMs: claim.claimedAtMs };
+}
+
+/** The request's idempotency key (the header, else `requestId`), validated; null when it has none. */
+export function idempotencyKeyOf(c: AppContext, requestId?: string): string | null {
+  const raw = c.req.header("idempotency-key") ?? requestId;
   if (raw === undefined) return null;
   const parsed = IdempotencyKey.safeParse(raw);
   if (!parsed.success) {
@@ -32,19 +42,17 @@ export async function claimIdempotencyKey(
       `an Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters without spaces`,
     );
   }
-  const digest = await sha256Hex(JSON.stringify(fingerprint));
-  const tenant = sessionStore(c).tenantIndex(c.get("tenant"));
-  const claim = await tenant.claimIdempotencyKey(parsed.data, digest, JSON.stringify(proposal), Date.now());
-  if (claim.state === "reused") {
-    throw new HarnessError(
-      "idempotency_key_reused",
-      `the Idempotency-Key '${parsed.data}' was used in the last 24 h for a different request; use a new key for a new request`,
-    );
-  }
-  return { key: parsed.data, proposal: JSON.parse(claim.proposal) as Record<string, string>, claimedAtMs: claim.claimedAtMs };
+  return parsed.data;
 }
 
-async function sha256Hex(text: string): Promise<string> {
+export function keyReused(key: string): HarnessError {
+  return new HarnessError(
+    "idempotency_key_reused",
+    `the Idempotency-Key '${key}' was used in the last 24 h for a different request; use a new key for a new request`,
+  );
+}
+
+export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -6,7 +6,9 @@ import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
 import type { AppBindings } from "./context";
+import { idempotencyKeyOf } from "./idempotency";
 import { requestBody } from "./request-body";
+import { uploadOnce } from "./upload-once";
 
 /** Workspace snapshots; mounted at `/api/workspaces`. A workspace of another tenant is 404. */
 export const workspaceRoutes = new Hono<AppBindings>()
@@ -21,12 +23,14 @@ export const workspaceRoutes = new Hono<AppBindings>()
     }
     const body = requestBody(c.req.raw);
     if (!body) throw archiveInvalid("the archive is empty");
-    const result = await ingestWorkspace(c.env.STORE, body, {
-      contentType: c.req.header("content-type"),
-      workspaceId: randomIds.next("workspace"),
-      owner: c.get("tenant"),
-    });
-    return c.json(result, 201);
+    const key = idempotencyKeyOf(c);
+    const ingest = (archive: ReadableStream<Uint8Array>) =>
+      ingestWorkspace(c.env.STORE, archive, {
+        contentType: c.req.header("content-type"),
+        workspaceId: randomIds.next("workspace"),
+        owner: c.get("tenant"),
+      });
+    return c.json(key === null ? await ingest(body) : await uploadOnce(c, key, body, ingest), 201);
   })
   /** `GET /:wid` -> `{workspaceId, files, bytes, createdAt}`. */
   .get("/:wid", async (c) => {

@@ -16,6 +16,18 @@ export class IdempotencyStore {
     sql.exec(`CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (claimed_at_ms)`);
   }
 
+  /** A key's live claim, if any (for requests whose fingerprint is only known once their body is read). */
+  find(key: string, nowMs: number): { fingerprint: string; proposal: string; claimedAtMs: number } | null {
+    const row = this.sql
+      .exec<{ fingerprint: string; proposal: string; claimed_at_ms: number }>(
+        `SELECT fingerprint, proposal, claimed_at_ms FROM idempotency_keys WHERE key = ? AND claimed_at_ms > ?`,
+        key,
+        nowMs - IDEMPOTENCY_TTL_MS,
+      )
+      .toArray()[0];
+    return row ? { fingerprint: row.fingerprint, proposal: row.proposal, claimedAtMs: row.claimed_at_ms } : null;
+  }
+
   claim(key: string, fingerprint: string, proposal: string, nowMs: number): IdempotencyClaim {
     this.sql.exec(`DELETE FROM idempotency_keys WHERE claimed_at_ms <= ?`, nowMs - IDEMPOTENCY_TTL_MS);
     const row = this.sql

@@ -22,6 +22,8 @@ export interface TenantRpc extends Rpc.DurableObjectBranded {
    * `reused` (same key, another request).
    */
   claimIdempotencyKey(key: string, fingerprint: string, proposal: string, nowMs: number): IdempotencyClaim;
+  /** A key's live claim without claiming it (an upload's fingerprint is known only after its body). */
+  findIdempotencyKey(key: string, nowMs: number): { fingerprint: string; proposal: string; claimedAtMs: number } | null;
 }
 
 export type IdempotencyClaim = { state: "fresh" | "repeat"; proposal: string; claimedAtMs: number } | { state: "reused" };

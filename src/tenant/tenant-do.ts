@@ -60,4 +60,8 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   claimIdempotencyKey(key: string, fingerprint: string, proposal: string, nowMs: number): IdempotencyClaim {
     return this.keys.claim(key, fingerprint, proposal, nowMs);
   }
+
+  findIdempotencyKey(key: string, nowMs: number): { fingerprint: string; proposal: string; claimedAtMs: number } | null {
+    return this.keys.find(key, nowMs);
+  }
 }

@@ -39,5 +39,7 @@ export function workspaceKeys(workspaceId: string) {
     index: `${prefix}index.json`,
     meta: `${prefix}meta.json`,
     upload: `${prefix}upload`,
+    /** The upload's answer, kept when it was sent with an Idempotency-Key (a repeat gets it back). */
+    result: `${prefix}result.json`,
   };
 }

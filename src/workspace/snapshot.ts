@@ -243,7 +243,7 @@ export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner
 /** Removes every object of a workspace. */
 export async function deleteWorkspace(bucket: R2Bucket, workspaceId: string): Promise<void> {
   const keys = workspaceKeys(workspaceId);
-  await bucket.delete([keys.meta, keys.index, keys.pack, keys.upload]);
+  await bucket.delete([keys.meta, keys.index, keys.pack, keys.upload, keys.result]);
   const prefix = searchKeys(workspaceId).prefix;
   let cursor: string | undefined;
   do {
