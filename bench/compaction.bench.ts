@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import type { AgentMessage, CompactionMessage } from "../src/domain";
+import type { CompactionMessage } from "../src/domain";
 import { toOpenAIMessages } from "../src/model";
 import { chooseCut, estimateContextTokens, modelView } from "../src/runtime/context-window";
 import { decodeMessageLine } from "../src/session/jsonl";
@@ -9,6 +9,7 @@ import { readLogLines } from "../src/session/log-reader";
 import { SessionLog } from "../src/session/session-log";
 import { DurableSessionStore } from "../src/session/session-store";
 import type { SessionDO } from "../test/helpers/test-worker";
+import { conversation } from "./fixtures/conversation";
 
 /**
  * A 10,000-message session: the time to build the next model request (load the history from the log
@@ -23,47 +24,9 @@ const SYSTEM = "You are a coding agent working through tools on a snapshot of a 
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** user, assistant with a read call, tool result (~2 KB), repeated. */
-function conversation(sessionId: string): AgentMessage[] {
-  const out: AgentMessage[] = [];
-  const at = "2026-12-01T03:00:00.000Z";
-  while (out.length < MESSAGES) {
-    const i = Math.floor(out.length / 3);
-    const parentId = out.at(-1)?.id ?? null;
-    const k = out.length % 3;
-    const id = `m_${out.length + 1}`;
-    if (k === 0)
-      out.push({ kind: "user", id, sessionId, parentId, createdAt: at, text: `step ${i}: ${"please look at the code ".repeat(8)}` });
-    else if (k === 1)
-      out.push({
-        kind: "assistant",
-        id,
-        sessionId,
-        parentId,
-        createdAt: at,
-        text: `Reading file ${i}. ${"Thinking about it. ".repeat(10)}`,
-        stopReason: "TOOL_CALLS",
-        toolCalls: [{ id: `tc_${i}`, name: "read", arguments: { path: `src/file${i}.ts` } }],
-      });
-    else
-      out.push({
-        kind: "tool_result",
-        id,
-        sessionId,
-        parentId,
-        createdAt: at,
-        toolCallId: `tc_${i}`,
-        toolName: "read",
-        resultText: `export const v${i} = ${JSON.stringify("x".repeat(2_000))};`,
-        error: false,
-      });
-  }
-  return out;
-}
-
 async function seed(store: DurableSessionStore, compacted: boolean) {
   const { id } = await store.create({});
-  const messages = conversation(id);
+  const messages = conversation(id, MESSAGES, { userRepeats: 8, assistantRepeats: 10, resultChars: 2_000 });
   let boundarySeq = 0;
   const result = await runInDurableObject(store.stub(id), async (instance: SessionDO, state) => {
     for (let i = 0; i < messages.length; i += 200) instance.appendMessages(messages.slice(i, i + 200));

@@ -8,6 +8,7 @@ import { MessageHistory } from "../src/session/message-history";
 import { SessionLog } from "../src/session/session-log";
 import { DurableSessionStore } from "../src/session/session-store";
 import type { SessionDO } from "../test/helpers/test-worker";
+import { type ConversationSizes, conversation as generate } from "./fixtures/conversation";
 import type { HistoryBaseline, SessionHistoryInput } from "./setup/session-history";
 
 /**
@@ -21,45 +22,10 @@ import type { HistoryBaseline, SessionHistoryInput } from "./setup/session-histo
 const MESSAGES = 10_000;
 const RUNS = 7;
 const WARM_LOADS = 100;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 /** user, assistant with a read call, tool result (~600 B), repeated. */
-function conversation(sessionId: string, count: number, from = 0): AgentMessage[] {
-  const out: AgentMessage[] = [];
-  const at = "2026-12-01T03:00:00.000Z";
-  for (let n = from; n < from + count; n++) {
-    const i = Math.floor(n / 3);
-    const parentId = n === 0 ? null : `m_${n}`;
-    const id = `m_${n + 1}`;
-    const k = n % 3;
-    if (k === 0)
-      out.push({ kind: "user", id, sessionId, parentId, createdAt: at, text: `step ${i}: ${"please look at the code ".repeat(4)}` });
-    else if (k === 1)
-      out.push({
-        kind: "assistant",
-        id,
-        sessionId,
-        parentId,
-        createdAt: at,
-        text: `Reading file ${i}. ${"Thinking about it. ".repeat(5)}`,
-        stopReason: "TOOL_CALLS",
-        toolCalls: [{ id: `tc_${i}`, name: "read", arguments: { path: `src/file${i}.ts` } }],
-      });
-    else
-      out.push({
-        kind: "tool_result",
-        id,
-        sessionId,
-        parentId,
-        createdAt: at,
-        toolCallId: `tc_${i}`,
-        toolName: "read",
-        resultText: `export const v${i} = ${JSON.stringify("x".repeat(500))};`,
-        error: false,
-      });
-  }
-  return out;
-}
+const SIZES: ConversationSizes = { userRepeats: 4, assistantRepeats: 5, resultChars: 500 };
+const conversation = (sessionId: string, count: number, from = 0) => generate(sessionId, count, SIZES, from);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 it("10,000-message session: history load cold and warm, appends per second, vs a local JSONL file", async () => {
   const input: SessionHistoryInput = inject("sessionHistory");
