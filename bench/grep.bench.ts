@@ -8,6 +8,7 @@ import { searchTextCache } from "../src/workspace/search/text-cache";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import type { WorkspaceFs } from "../src/workspace/workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
+import { countingGets } from "./counting-bucket";
 import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
 
 /**
@@ -56,24 +57,6 @@ function totalMatches(text: string): number {
   return (text.split("\n\n[")[0] ?? "").split("\n").length;
 }
 
-/** The bucket with its `get`s counted (and the bytes they returned). */
-function countingBucket(bucket: R2Bucket) {
-  const counter = { gets: 0 };
-  const proxy = new Proxy(bucket, {
-    get(target, property) {
-      if (property === "get") {
-        return (key: string, options?: R2GetOptions) => {
-          counter.gets++;
-          return target.get(key, options);
-        };
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { bucket: proxy as R2Bucket, counter };
-}
-
 async function ingest(input: GrepBenchInput, workspaceId: string, searchIndex: boolean) {
   const response = await fetch(`${input.baseUrl}/tree.tar`);
   expect(response.ok).toBe(true);
@@ -94,7 +77,7 @@ async function cold(workspaceId: string, c: GrepBenchCase): Promise<{ ms: number
   let gets = 0;
   for (let i = 0; i < RUNS; i++) {
     searchTextCache.clear();
-    const { bucket, counter } = countingBucket(env.STORE);
+    const { bucket, counter } = countingGets(env.STORE);
     const start = performance.now();
     const fs = await openWorkspace(bucket, workspaceId, new EmptyOverlay());
     const result = await grep(fs, c);

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import { deleteWorkspace, loadWorkspace } from "../src/workspace/snapshot";
+import { countingGets } from "./counting-bucket";
 import type { MemoryReading } from "./setup/probes/workerd-memory";
 import type { WorkspaceBenchInput } from "./setup/workspace";
 
@@ -23,23 +24,6 @@ function median(samples: number[]): number {
 async function searchIndexBytes(workspaceId: string): Promise<number> {
   const listed = await env.STORE.list({ prefix: `workspaces/${workspaceId}/search/` });
   return listed.objects.reduce((sum, o) => sum + o.size, 0);
-}
-
-function countingGets(bucket: R2Bucket) {
-  const counter = { gets: 0 };
-  const proxy = new Proxy(bucket, {
-    get(target, property) {
-      if (property === "get") {
-        return (key: string, options?: R2GetOptions) => {
-          counter.gets++;
-          return target.get(key, options);
-        };
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { bucket: proxy as R2Bucket, counter };
 }
 
 it("workspace ingest throughput, with and without the search index, vs native extraction", async () => {
