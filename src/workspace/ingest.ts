@@ -4,6 +4,7 @@ import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./a
 import { EventLoopTurns } from "./event-loop-turns";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
 import { type IngestLimits, resolveLimits } from "./limits";
+import { PackWriter } from "./pack";
 import { R2ObjectWriter } from "./r2-writer";
 import { SearchIndexBuilder } from "./search/index-builder";
 import { SnapshotBuilder } from "./snapshot-builder";
@@ -19,7 +20,7 @@ export interface IngestOptions {
   /** The tenant that owns the workspace (null when auth is off). */
   owner: string | null;
   limits?: Partial<IngestLimits>;
-  /** Multipart part size of the pack and the zip spool (default R2_PART_BYTES); tests pass small values. */
+  /** Chunk size of the pack and multipart part size of the zip spool (default 8 MiB); tests pass small values. */
   partBytes?: number;
   /** Build the search index (default true); off only to measure what it costs, or to store a snapshot as older versions did. */
   searchIndex?: boolean;
@@ -37,15 +38,15 @@ export interface IngestResult {
 
 /**
  * Streams an uploaded archive (tar, tar.gz or zip) into an immutable snapshot: an uncompressed
- * pack of file bytes, a search index over their text, and an index in R2, then a small meta object
- * that marks it complete. Memory stays bounded by two R2 parts (8 MiB each), decoder buffers and one
+ * pack of file bytes (in 8 MiB chunks), a search index over their text, and an index in R2, then a small meta object
+ * that marks it complete. Memory stays bounded by two pack chunks or R2 parts (8 MiB each), decoder buffers and one
  * search index shard (about 16 MiB, see SearchIndexBuilder). Entries that are unsafe or unusable
  * are skipped with a reason; refusals throw `ArchiveError` and leave nothing behind in R2.
  */
 export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uint8Array>, opts: IngestOptions): Promise<IngestResult> {
   const limits = resolveLimits(opts.limits);
   const keys = workspaceKeys(opts.workspaceId);
-  const pack = new R2ObjectWriter(bucket, keys.pack, opts.partBytes);
+  const pack = new PackWriter(bucket, opts.workspaceId, opts.partBytes);
   const spool = new R2ObjectWriter(bucket, keys.upload, opts.partBytes);
   const search = opts.searchIndex === false ? undefined : new SearchIndexBuilder(bucket, opts.workspaceId, opts.searchShardPostings);
   let source: ReadableStream<Uint8Array> | null = null;
@@ -62,7 +63,7 @@ export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uin
     }
     const index = builder.finish();
     if (search) index.search = await search.finish();
-    await pack.close();
+    index.pack = await pack.close();
     await bucket.delete(keys.upload);
     await bucket.put(keys.index, JSON.stringify(index), { httpMetadata: { contentType: "application/json" } });
     const meta: WorkspaceMeta = {

@@ -3,8 +3,8 @@ import { archiveInvalid, archiveTooLarge, archiveTooManyFiles } from "./archive-
 import { WorkspaceError } from "./errors";
 import type { EventLoopTurns } from "./event-loop-turns";
 import type { IngestLimits } from "./limits";
+import type { PackWriter } from "./pack";
 import { comparePaths, parentOf, resolveWorkspacePath } from "./paths";
-import type { R2ObjectWriter } from "./r2-writer";
 import type { SearchIndexBuilder } from "./search/index-builder";
 import type { IndexEntry, WorkspaceIndex } from "./snapshot-layout";
 
@@ -34,7 +34,7 @@ export class SnapshotBuilder {
   private totalBytes = 0;
 
   constructor(
-    private readonly pack: R2ObjectWriter,
+    private readonly pack: PackWriter,
     private readonly limits: IngestLimits,
     /** Indexes every file's text as it is stored (absent: no search index). */
     private readonly search?: SearchIndexBuilder,

@@ -14,8 +14,26 @@ export interface WorkspaceIndex {
   version: 1;
   files: IndexEntry[];
   dirs: string[];
+  /** How the pack is stored (absent in snapshots stored before chunks: one object at `pack`). */
+  pack?: PackLayout;
   /** The snapshot's search index (absent in snapshots stored before there was one: they are searched in full). */
   search?: SearchIndexInfo;
+}
+
+/**
+ * A snapshot's pack (every file's bytes, back to back) is stored as fixed-size chunks, each its own
+ * R2 object put in one piece: `workspaces/{wid}/pack/00000`, `.../00001`, ... Separate objects
+ * rather than one multipart object because a read then touches one small object (or two, across a
+ * boundary) that R2 serves as stored; local R2 (miniflare) serves a multipart object through a JS
+ * stream at about a tenth of the speed, which made every cold search in `npm run dev` slow. Chunks
+ * also need no upload session to complete or abort. Snapshots stored before chunks have one object
+ * at `workspaces/{wid}/pack` (no `pack` in index.json) and are read as one chunk.
+ */
+export interface PackLayout {
+  /** Size of every chunk but the last, in bytes. */
+  chunkBytes: number;
+  /** Number of chunk objects (0 for an empty pack). */
+  chunks: number;
 }
 
 /** `workspaces/{wid}/meta.json`, written last: its presence means the snapshot is complete. */
@@ -35,7 +53,9 @@ export function workspaceKeys(workspaceId: string) {
   const prefix = `workspaces/${workspaceId}/`;
   return {
     prefix,
+    /** The pack of a snapshot stored before chunks (see PackLayout). */
     pack: `${prefix}pack`,
+    packPrefix: `${prefix}pack/`,
     index: `${prefix}index.json`,
     meta: `${prefix}meta.json`,
     upload: `${prefix}upload`,

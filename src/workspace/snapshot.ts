@@ -1,7 +1,7 @@
 import { ByteLru } from "./byte-lru";
 import { WorkspaceError } from "./errors";
+import { PackReader } from "./pack";
 import { comparePaths } from "./paths";
-import { searchKeys } from "./search/index-layout";
 import type { SearchQuery } from "./search/query";
 import { SearchIndex } from "./search/search-index";
 import { type SearchText, searchTextOf } from "./search/search-text";
@@ -14,8 +14,13 @@ import type { WorkspaceStat } from "./workspace-fs";
 export const CACHE_BYTES = 8 * 1024 * 1024;
 /** `readMany` merges neighbouring files into range reads of at most this many bytes. */
 export const MAX_COALESCED_READ_BYTES = 8 * 1024 * 1024;
-/** Gaps between wanted files up to this size are read and discarded rather than split, in bytes. */
-export const MAX_COALESCE_GAP_BYTES = 64 * 1024;
+/**
+ * Gaps between wanted files up to this size are read and discarded rather than split, in bytes: a
+ * read's fixed cost (a round trip to R2) is worth about this many bytes of transfer.
+ */
+export const MAX_COALESCE_GAP_BYTES = 1024 * 1024;
+/** `readMany` keeps reads in flight ahead of its consumer up to this many bytes (at least one read). */
+export const READ_AHEAD_BYTES = 16 * 1024 * 1024;
 const DIR_MODE = 0o755;
 
 /**
@@ -27,6 +32,7 @@ export class Snapshot {
   private readonly dirSet: Set<string>;
   private readonly cache = new ByteLru(CACHE_BYTES);
   private searchIndex: Promise<SearchIndex | null> | null = null;
+  private readonly pack: PackReader;
 
   constructor(
     private readonly bucket: R2Bucket,
@@ -35,6 +41,7 @@ export class Snapshot {
   ) {
     for (const entry of index.files) this.byPath.set(entry.path, entry);
     this.dirSet = new Set(index.dirs);
+    this.pack = new PackReader(bucket, meta.workspaceId, index.pack);
   }
 
   get workspaceId(): string {
@@ -71,16 +78,13 @@ export class Snapshot {
   async fileStream(path: string): Promise<{ entry: IndexEntry; body: ReadableStream<Uint8Array> }> {
     const entry = this.byPath.get(path);
     if (!entry) throw this.missing(path);
-    if (entry.size === 0) return { entry, body: new Response(new Uint8Array(0)).body! };
-    const object = await this.bucket.get(workspaceKeys(this.workspaceId).pack, { range: { offset: entry.offset, length: entry.size } });
-    if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${this.workspaceId} has no pack`);
-    return { entry, body: object.body };
+    return { entry, body: await this.pack.stream(entry.offset, entry.size) };
   }
 
   /**
    * Many files in pack order, merging neighbours into range reads of up to
-   * `MAX_COALESCED_READ_BYTES`; the next read is in flight while the current one is consumed.
-   * Unknown paths are skipped.
+   * `MAX_COALESCED_READ_BYTES`. Reads run ahead of the consumer, several at once, up to
+   * `READ_AHEAD_BYTES`: the wait for R2 is per window, not per read. Unknown paths are skipped.
    */
   async *readMany(paths: Iterable<string>, signal?: AbortSignal): AsyncGenerator<{ path: string; bytes: Uint8Array }> {
     const wanted: IndexEntry[] = [];
@@ -93,14 +97,32 @@ export class Snapshot {
       }
     }
     wanted.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
-    const groups = coalesce(wanted);
-    let next = groups.length > 0 ? this.readGroup(groups[0]!, signal) : null;
+    const groups = coalesce(wanted, this.pack.chunkBytes);
+    // reads[i] is group i's read, dropped once consumed.
+    const reads: (Promise<Uint8Array> | undefined)[] = [];
+    let started = 0;
+    let aheadBytes = 0;
+    const startReads = () => {
+      while (started < groups.length) {
+        const group = groups[started]!;
+        const size = group.end - group.start;
+        // Always one read in flight; more while they fit in the window.
+        if (aheadBytes > 0 && aheadBytes + size > READ_AHEAD_BYTES) return;
+        const read = this.readGroup(group, signal);
+        // A failed read-ahead must not become an unhandled rejection if the consumer stops early.
+        read.catch(() => {});
+        reads.push(read);
+        aheadBytes += size;
+        started++;
+      }
+    };
     for (let i = 0; i < groups.length; i++) {
-      const current = await next!;
-      next = i + 1 < groups.length ? this.readGroup(groups[i + 1]!, signal) : null;
-      // A failed prefetch must not become an unhandled rejection if the consumer stops early.
-      next?.catch(() => {});
+      startReads();
+      const current = await reads[i]!;
       const group = groups[i]!;
+      aheadBytes -= group.end - group.start;
+      reads[i] = undefined;
+      startReads();
       for (const entry of group.entries) {
         signal?.throwIfAborted();
         yield { path: entry.path, bytes: current.subarray(entry.offset - group.start, entry.offset - group.start + entry.size) };
@@ -169,13 +191,8 @@ export class Snapshot {
     return this.readRange(group.start, group.end - group.start);
   }
 
-  private async readRange(offset: number, length: number): Promise<Uint8Array> {
-    if (length === 0) return new Uint8Array(0);
-    const object = await this.bucket.get(workspaceKeys(this.workspaceId).pack, { range: { offset, length } });
-    if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${this.workspaceId} has no pack`);
-    const bytes = new Uint8Array(await object.arrayBuffer());
-    if (bytes.byteLength !== length) throw new Error(`pack of ${this.workspaceId} returned ${bytes.byteLength} of ${length} bytes`);
-    return bytes;
+  private readRange(offset: number, length: number): Promise<Uint8Array> {
+    return this.pack.read(offset, length);
   }
 
   private missing(path: string): WorkspaceError {
@@ -190,8 +207,11 @@ interface RangeGroup {
   entries: IndexEntry[];
 }
 
-/** Groups offset-sorted entries into ranges: small gaps are read through, big ones split. */
-export function coalesce(sorted: readonly IndexEntry[]): RangeGroup[] {
+/**
+ * Groups offset-sorted entries into ranges: small gaps are read through, big ones split, and a
+ * range stays within one pack chunk unless a single file crosses the boundary (so it is one read).
+ */
+export function coalesce(sorted: readonly IndexEntry[], chunkBytes = Number.POSITIVE_INFINITY): RangeGroup[] {
   const groups: RangeGroup[] = [];
   let group: RangeGroup | null = null;
   for (const entry of sorted) {
@@ -199,7 +219,8 @@ export function coalesce(sorted: readonly IndexEntry[]): RangeGroup[] {
     const fits =
       group !== null &&
       entry.offset - group.end <= MAX_COALESCE_GAP_BYTES &&
-      Math.max(end, group.end) - group.start <= MAX_COALESCED_READ_BYTES;
+      Math.max(end, group.end) - group.start <= MAX_COALESCED_READ_BYTES &&
+      Math.floor(group.start / chunkBytes) === Math.floor((Math.max(end, group.end) - 1) / chunkBytes);
     if (group && fits) {
       group.end = Math.max(group.end, end);
       group.entries.push(entry);
@@ -240,11 +261,11 @@ export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner
   return new Snapshot(bucket, meta, (await object.json()) as WorkspaceIndex);
 }
 
-/** Removes every object of a workspace. */
+/** Removes every object of a workspace (meta first, so a half-done delete no longer loads). */
 export async function deleteWorkspace(bucket: R2Bucket, workspaceId: string): Promise<void> {
   const keys = workspaceKeys(workspaceId);
   await bucket.delete([keys.meta, keys.index, keys.pack, keys.upload, keys.result]);
-  const prefix = searchKeys(workspaceId).prefix;
+  const prefix = keys.prefix;
   let cursor: string | undefined;
   do {
     const listed = await bucket.list({ prefix, cursor });

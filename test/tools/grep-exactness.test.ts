@@ -48,6 +48,8 @@ const CASES: Case[] = [
   { pattern: "\t", literal: true },
   // Shorter than a trigram
   { pattern: "=>", literal: true },
+  { pattern: "replaced\r", literal: true },
+  { pattern: "no return here" },
   { pattern: "{}", literal: true },
   { pattern: "a", literal: true },
   { pattern: "ab" },

@@ -10,8 +10,9 @@ import { multipartLedger } from "./multipart-ledger";
 /**
  * Every class of refused upload leaves nothing behind: no object under the workspace prefix, the
  * bucket listing as it was, and every multipart upload it started completed or aborted (recorded
- * by the ledger and confirmed by the runtime). Part sizes are small enough that each refusal with
- * file content happens while the pack (or the zip spool) is a live multipart upload.
+ * by the ledger and confirmed by the runtime). Chunk and part sizes are small enough that each
+ * refusal with file content happens after pack chunks were stored (or while the zip spool is a live
+ * multipart upload).
  */
 
 const KIB = 1024;
@@ -34,6 +35,8 @@ interface RefusalCase {
   message: string | RegExp;
   /** Multipart uploads as the refusal left them (`key` relative to the workspace prefix); each had parts uploaded. */
   uploads: { key: string; outcome: string }[];
+  /** The refusal came after pack chunks had been stored (so the cleanup had chunks to remove). */
+  packChunks?: boolean;
 }
 
 /** `n` files of `bytes` incompressible bytes each, named f0.bin, f1.bin, ... */
@@ -70,7 +73,8 @@ const CASES: RefusalCase[] = [
     status: 413,
     code: "archive_too_many_files",
     message: "archive has more than 5 entries",
-    uploads: [{ key: "pack", outcome: "aborted" }],
+    uploads: [],
+    packChunks: true,
   },
   {
     name: "an upload over the archive limit, arriving in chunks without a length",
@@ -81,7 +85,8 @@ const CASES: RefusalCase[] = [
     status: 413,
     code: "archive_too_large",
     message: "the archive is larger than 12000 bytes",
-    uploads: [{ key: "pack", outcome: "aborted" }],
+    uploads: [],
+    packChunks: true,
   },
   {
     name: "a tar whose files add up past the total limit",
@@ -91,7 +96,8 @@ const CASES: RefusalCase[] = [
     status: 413,
     code: "archive_too_large",
     message: "the archive's files add up to more than 12000 bytes",
-    uploads: [{ key: "pack", outcome: "aborted" }],
+    uploads: [],
+    packChunks: true,
   },
   {
     name: "a tar.gz whose gzip trailer (CRC-32) is corrupt",
@@ -106,7 +112,8 @@ const CASES: RefusalCase[] = [
     status: 400,
     code: "archive_invalid",
     message: "not a valid gzip stream: Decompression failed.",
-    uploads: [{ key: "pack", outcome: "aborted" }],
+    uploads: [],
+    packChunks: true,
   },
   {
     name: "a gzip bomb, by its actual ratio while inflating",
@@ -116,7 +123,8 @@ const CASES: RefusalCase[] = [
     status: 422,
     code: "archive_bomb",
     message: /^the gzip stream expands more than 20x \(\d+ bytes from \d+\); refusing a likely decompression bomb$/,
-    uploads: [{ key: "pack", outcome: "aborted" }],
+    uploads: [],
+    packChunks: true,
   },
   {
     name: "a truncated tar",
@@ -126,7 +134,8 @@ const CASES: RefusalCase[] = [
     status: 400,
     code: "archive_invalid",
     message: "not a valid tar archive: Tar archive is truncated.",
-    uploads: [{ key: "pack", outcome: "aborted" }],
+    uploads: [],
+    packChunks: true,
   },
   {
     name: "an unsupported format",
@@ -175,10 +184,8 @@ const CASES: RefusalCase[] = [
     status: 400,
     code: "archive_invalid",
     message: "zip entry 'bad.txt' is corrupt: Decompression failed.",
-    uploads: [
-      { key: "upload", outcome: "completed" },
-      { key: "pack", outcome: "aborted" },
-    ],
+    uploads: [{ key: "upload", outcome: "completed" }],
+    packChunks: true,
   },
   {
     name: "a zip bomb, by its declared ratio",
@@ -197,10 +204,8 @@ const CASES: RefusalCase[] = [
     status: 400,
     code: "archive_invalid",
     message: "zip entry 'b.txt' fails its CRC-32 check (content 0x3624314d, archive says 0x0d4a1185)",
-    uploads: [
-      { key: "upload", outcome: "completed" },
-      { key: "pack", outcome: "aborted" },
-    ],
+    uploads: [{ key: "upload", outcome: "completed" }],
+    packChunks: true,
   },
 ];
 
@@ -233,6 +238,7 @@ describe("ingestWorkspace: every refusal leaves nothing behind", () => {
     expect(ledger.uploads.map(({ key, outcome }) => ({ key: key.slice(prefix.length), outcome }))).toEqual(c.uploads);
     // The refusal came while these uploads held parts: the cleanup had real parts to remove.
     expect(ledger.uploads.filter((u) => u.parts === 0)).toEqual([]);
+    expect(ledger.puts.some((key) => key.startsWith(`${prefix}pack/`))).toBe(c.packChunks ?? false);
     expect(await ledger.stillOpen()).toEqual([]);
   });
 });

@@ -66,7 +66,7 @@ describe("ingestWorkspace: tar", () => {
     expect(await keysUnder(env.STORE, `workspaces/${workspaceId}/`)).toEqual([
       `workspaces/${workspaceId}/index.json`,
       `workspaces/${workspaceId}/meta.json`,
-      `workspaces/${workspaceId}/pack`,
+      `workspaces/${workspaceId}/pack/00000`,
       `workspaces/${workspaceId}/search/directory`,
       `workspaces/${workspaceId}/search/postings-0000`,
     ]);
@@ -78,6 +78,7 @@ describe("ingestWorkspace: tar", () => {
         { path: "src/b.ts", offset: 0, size: 20, mode: 0o644 },
       ],
       dirs: ["bin", "empty", "src"],
+      pack: { chunkBytes: 8 * 1024 * 1024, chunks: 1 },
       search: { version: 1, shards: 1, files: 3, directoryBytes: expect.any(Number) },
     });
     expect(await json(`workspaces/${workspaceId}/meta.json`)).toEqual({
@@ -88,7 +89,7 @@ describe("ingestWorkspace: tar", () => {
       bytes: 35,
       createdAt: "2026-05-01T12:00:00.000Z",
     });
-    const pack = await env.STORE.get(`workspaces/${workspaceId}/pack`);
+    const pack = await env.STORE.get(`workspaces/${workspaceId}/pack/00000`);
     expect(decode(await pack!.arrayBuffer())).toBe("export const b = 2;\n# hi\n#!/bin/sh\n");
   });
 
@@ -154,6 +155,7 @@ describe("ingestWorkspace: tar", () => {
         { path: "sub/link-up", offset: 0, size: 4, mode: 0o644 },
       ],
       dirs: ["sub"],
+      pack: { chunkBytes: 8 * 1024 * 1024, chunks: 1 },
       // One stored file: the links share its bytes and its entry in the search index.
       search: { version: 1, shards: 1, files: 1, directoryBytes: expect.any(Number) },
     });
@@ -302,12 +304,13 @@ describe("ingestWorkspace: tar.gz and zip", () => {
         { path: "src/main.ts", offset: 0, size: 800, mode: 0o644 },
       ],
       dirs: ["src"],
+      pack: { chunkBytes: 8 * 1024 * 1024, chunks: 1 },
       search: { version: 1, shards: 1, files: 3, directoryBytes: expect.any(Number) },
     });
     expect(await keysUnder(env.STORE, `workspaces/${workspaceId}/`)).toEqual([
       `workspaces/${workspaceId}/index.json`,
       `workspaces/${workspaceId}/meta.json`,
-      `workspaces/${workspaceId}/pack`,
+      `workspaces/${workspaceId}/pack/00000`,
       `workspaces/${workspaceId}/search/directory`,
       `workspaces/${workspaceId}/search/postings-0000`,
     ]);
@@ -361,7 +364,7 @@ describe("ingestWorkspace: tar.gz and zip", () => {
     expect([local.getUint16(6, true) & 8, local.getUint32(14, true)]).toEqual([8, 0]);
     const { workspaceId, result } = await ingest(archive);
     expect(result).toEqual({ workspaceId, files: 2, bytes: 3000 + 800, skipped: [] });
-    const pack = await env.STORE.get(`workspaces/${workspaceId}/pack`);
+    const pack = await env.STORE.get(`workspaces/${workspaceId}/pack/00000`);
     expect(decode(await pack!.arrayBuffer())).toBe("#!/bin/sh\n".repeat(300) + "console.log(1);\n".repeat(50));
 
     const tampered = zipWithDataDescriptors(files);

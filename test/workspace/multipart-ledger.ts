@@ -18,12 +18,14 @@ export interface LedgerOptions {
 }
 
 /**
- * The test bucket with every multipart upload recorded (created or resumed, parts, completed or
+ * The test bucket with every multipart upload and every put recorded (created or resumed, parts, completed or
  * aborted). The local runtime cannot list multipart uploads, so this is how a test sees one left
  * open; `stillOpen()` then asks the runtime itself.
  */
 export function multipartLedger(bucket: R2Bucket = env.STORE, options: LedgerOptions = {}) {
   const uploads: RecordedUpload[] = [];
+  /** Keys of the single-piece puts R2 accepted, in order. */
+  const puts: string[] = [];
   const track = (upload: R2MultipartUpload): R2MultipartUpload => {
     const record: RecordedUpload = { key: upload.key, uploadId: upload.uploadId, parts: 0, outcome: "open" };
     uploads.push(record);
@@ -62,7 +64,9 @@ export function multipartLedger(bucket: R2Bucket = env.STORE, options: LedgerOpt
       if (property === "put") {
         return async (...args: Parameters<R2Bucket["put"]>) => {
           await options.holdPut?.wait();
-          return target.put(...args);
+          const object = await target.put(...args);
+          puts.push(args[0]);
+          return object;
         };
       }
       const value = Reflect.get(target, property);
@@ -72,6 +76,7 @@ export function multipartLedger(bucket: R2Bucket = env.STORE, options: LedgerOpt
   return {
     bucket: proxy as R2Bucket,
     uploads,
+    puts,
     /** `{key, outcome}` of every upload, in the order they were created. */
     outcomes: () => uploads.map(({ key, outcome }) => ({ key, outcome })),
     /**

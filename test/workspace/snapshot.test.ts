@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WorkspaceError } from "../../src/workspace/errors";
-import { coalesce, loadWorkspace, readWorkspaceMeta } from "../../src/workspace/snapshot";
-import { decode } from "./archives";
+import { ingestWorkspace } from "../../src/workspace/ingest";
+import { coalesce, deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../../src/workspace/snapshot";
+import { decode, keysUnder, streamOf, tarOf } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
 
 const FILE_BYTES = 40_000;
@@ -27,7 +28,7 @@ describe("Snapshot", () => {
     gets.length = 0;
     expect(decode(await snapshot.readFile("b/c.txt"))).toBe("gamma!");
     expect(decode(await snapshot.readFile("b/c.txt"))).toBe("gamma!");
-    expect(gets).toEqual([{ key: "workspaces/w_snap1/pack", range: { offset: 5, length: 6 } }]);
+    expect(gets).toEqual([{ key: "workspaces/w_snap1/pack/00000", range: { offset: 5, length: 6 } }]);
     expect(snapshot.stat("b")).toEqual({ type: "dir", size: 0, mode: 0o755 });
     expect(snapshot.stat("a.txt")).toEqual({ type: "file", size: 5, mode: 0o644 });
     expect(snapshot.stat("nope")).toBeNull();
@@ -50,20 +51,95 @@ describe("Snapshot", () => {
       expect(bytes[FILE_BYTES - 1]).toBe(97 + (index % 26));
     }
     expect(seen).toEqual(Object.keys(bigFiles));
-    // 209 files of 40,000 bytes fit in 8 MiB; the other 91 come in a second read.
+    // 209 files of 40,000 bytes fit in the first 8 MiB chunk; the 210th crosses into the second
+    // and is read alone (two range reads), the other 90 come in one read of the second chunk.
+    const CHUNK = 8 * 1024 * 1024;
     expect(gets).toEqual([
-      { key: "workspaces/w_snap2/pack", range: { offset: 0, length: 209 * FILE_BYTES } },
-      { key: "workspaces/w_snap2/pack", range: { offset: 209 * FILE_BYTES, length: 91 * FILE_BYTES } },
+      { key: "workspaces/w_snap2/pack/00000", range: { offset: 0, length: 209 * FILE_BYTES } },
+      { key: "workspaces/w_snap2/pack/00000", range: { offset: 209 * FILE_BYTES, length: CHUNK - 209 * FILE_BYTES } },
+      { key: "workspaces/w_snap2/pack/00001", range: { offset: 0, length: 210 * FILE_BYTES - CHUNK } },
+      { key: "workspaces/w_snap2/pack/00001", range: { offset: 210 * FILE_BYTES - CHUNK, length: 90 * FILE_BYTES } },
     ]);
   });
 
-  it("splits reads at gaps larger than 64 KiB and reads small gaps through", () => {
+  it("splits reads at gaps larger than 1 MiB and reads smaller gaps through", () => {
     const at = (path: string, offset: number, size: number) => ({ path, offset, size, mode: 0o644 });
-    const groups = coalesce([at("a", 0, 10), at("b", 10_000, 10), at("c", 200_000, 5), at("d", 200_005, 5)]);
+    const groups = coalesce([at("a", 0, 10), at("b", 1_048_586, 10), at("c", 2_097_173, 5), at("d", 2_097_178, 5)]);
     expect(groups).toEqual([
-      { start: 0, end: 10_010, entries: [at("a", 0, 10), at("b", 10_000, 10)] },
-      { start: 200_000, end: 200_010, entries: [at("c", 200_000, 5), at("d", 200_005, 5)] },
+      { start: 0, end: 1_048_596, entries: [at("a", 0, 10), at("b", 1_048_586, 10)] },
+      { start: 2_097_173, end: 2_097_183, entries: [at("c", 2_097_173, 5), at("d", 2_097_178, 5)] },
     ]);
+  });
+
+  it("starts the reads of many files ahead of the consumer, up to 16 MiB", async () => {
+    await seedWorkspace("w_snap7", bigFiles);
+    const { bucket, gets } = recordingBucket();
+    const snapshot = await loadWorkspace(bucket, "w_snap7");
+    gets.length = 0;
+    const files = snapshot.readMany(Object.keys(bigFiles));
+    expect((await files.next()).value?.path).toBe("f/000.txt");
+    // 12 MB in three ranges (four reads: the file across the chunk boundary needs two): all in flight.
+    expect(gets.length).toBe(4);
+    await files.return(undefined);
+  });
+
+  it("keeps a range read within one pack chunk unless a single file crosses the boundary", () => {
+    const at = (path: string, offset: number, size: number) => ({ path, offset, size, mode: 0o644 });
+    const groups = coalesce([at("a", 0, 90), at("b", 90, 10), at("c", 100, 50), at("d", 150, 60), at("e", 210, 10)], 100);
+    expect(groups).toEqual([
+      { start: 0, end: 100, entries: [at("a", 0, 90), at("b", 90, 10)] },
+      { start: 100, end: 150, entries: [at("c", 100, 50)] },
+      { start: 150, end: 210, entries: [at("d", 150, 60)] },
+      { start: 210, end: 220, entries: [at("e", 210, 10)] },
+    ]);
+  });
+
+  it("reads, streams and deletes files of a pack stored in many chunks", async () => {
+    const files = { "a.txt": "0123456789".repeat(3), "b.txt": "abcdefghij".repeat(5), "c.txt": "z" };
+    await ingestWorkspace(env.STORE, streamOf(await tarOf(files)), { workspaceId: "w_snap5", owner: "alice", partBytes: 16 });
+    const prefix = "workspaces/w_snap5/";
+    // 81 bytes in chunks of 16.
+    expect((await keysUnder(env.STORE, `${prefix}pack/`)).map((k) => k.slice(prefix.length))).toEqual(
+      Array.from({ length: 6 }, (_, n) => `pack/0000${n}`),
+    );
+    const { bucket, gets } = recordingBucket();
+    const snapshot = await loadWorkspace(bucket, "w_snap5");
+    expect(snapshot.index.pack).toEqual({ chunkBytes: 16, chunks: 6 });
+    gets.length = 0;
+    expect(decode(await snapshot.readFile("b.txt"))).toBe(files["b.txt"]);
+    // b.txt is bytes 30-79: the rest of chunk 1, chunks 2-3, most of chunk 4.
+    expect(gets).toEqual([
+      { key: `${prefix}pack/00001`, range: { offset: 14, length: 2 } },
+      { key: `${prefix}pack/00002`, range: { offset: 0, length: 16 } },
+      { key: `${prefix}pack/00003`, range: { offset: 0, length: 16 } },
+      { key: `${prefix}pack/00004`, range: { offset: 0, length: 16 } },
+    ]);
+    const read: Record<string, string> = {};
+    for await (const { path, bytes } of snapshot.readMany(Object.keys(files))) read[path] = decode(bytes);
+    expect(read).toEqual(files);
+    expect(await new Response((await snapshot.fileStream("a.txt")).body).text()).toBe(files["a.txt"]);
+    expect(await new Response((await snapshot.fileStream("b.txt")).body).text()).toBe(files["b.txt"]);
+    expect(await new Response((await snapshot.fileStream("c.txt")).body).text()).toBe("z");
+    await deleteWorkspace(env.STORE, "w_snap5");
+    expect(await keysUnder(env.STORE, prefix)).toEqual([]);
+  });
+
+  it("reads a snapshot stored before chunks: one pack object, no pack layout in its index", async () => {
+    await seedWorkspace("w_snap6", { "a.txt": "first", "b.txt": "second" });
+    const prefix = "workspaces/w_snap6/";
+    const index = (await (await env.STORE.get(`${prefix}index.json`))!.json()) as Record<string, unknown>;
+    delete index.pack;
+    await env.STORE.put(`${prefix}index.json`, JSON.stringify(index));
+    await env.STORE.put(`${prefix}pack`, await (await env.STORE.get(`${prefix}pack/00000`))!.arrayBuffer());
+    await env.STORE.delete(`${prefix}pack/00000`);
+    const { bucket, gets } = recordingBucket();
+    const snapshot = await loadWorkspace(bucket, "w_snap6");
+    gets.length = 0;
+    expect(decode(await snapshot.readFile("b.txt"))).toBe("second");
+    expect(gets).toEqual([{ key: `${prefix}pack`, range: { offset: 5, length: 6 } }]);
+    expect(await new Response((await snapshot.fileStream("a.txt")).body).text()).toBe("first");
+    await deleteWorkspace(env.STORE, "w_snap6");
+    expect(await keysUnder(env.STORE, prefix)).toEqual([]);
   });
 
   it("hides a workspace from other tenants and reports missing ones as workspace_not_found", async () => {

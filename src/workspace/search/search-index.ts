@@ -4,8 +4,8 @@ import { isAll, queryKeys, type SearchQuery } from "./query";
 
 /** Posting lists kept per snapshot, in bytes: a warm search reads none from R2. */
 export const POSTINGS_CACHE_BYTES = 4 * 1024 * 1024;
-/** Wanted lists closer than this in a shard object are read in one range read, gap included. */
-const MAX_POSTINGS_GAP_BYTES = 16 * 1024;
+/** Wanted lists closer than this in a shard object are read in one range read, gap included (lists are small: one read per shard is usual). */
+const MAX_POSTINGS_GAP_BYTES = 256 * 1024;
 
 /**
  * A snapshot's search index, opened from R2: the directory in memory (read once), posting lists
@@ -95,22 +95,28 @@ export class SearchIndex {
     }
     missing.sort((a, b) => a.start - b.start);
     const shardKey = searchKeys(this.workspaceId).shard(n);
-    for (let i = 0; i < missing.length; ) {
-      let j = i + 1;
-      while (j < missing.length && missing[j]!.start - missing[j - 1]!.end <= MAX_POSTINGS_GAP_BYTES) j++;
-      const from = missing[i]!.start;
-      const to = Math.max(...missing.slice(i, j).map((m) => m.end));
-      signal?.throwIfAborted();
-      const object = await this.bucket.get(shardKey, { range: { offset: from, length: to - from } });
-      if (!object) throw new Error(`search index of ${this.workspaceId} lost shard ${n}`);
-      const bytes = new Uint8Array(await object.arrayBuffer());
-      for (const m of missing.slice(i, j)) {
-        const list = bytes.slice(m.start - from, m.end - from);
-        this.postings.set(`${n}:${m.key}`, list);
-        lists.set(m.key, decodePostings(list));
-      }
-      i = j;
+    const groups: (typeof missing)[] = [];
+    for (const m of missing) {
+      const group = groups[groups.length - 1];
+      if (group && m.start - group[group.length - 1]!.end <= MAX_POSTINGS_GAP_BYTES) group.push(m);
+      else groups.push([m]);
     }
+    signal?.throwIfAborted();
+    // Every range at once: a search waits for one round trip to R2, not one per range.
+    await Promise.all(
+      groups.map(async (group) => {
+        const from = group[0]!.start;
+        const to = Math.max(...group.map((m) => m.end));
+        const object = await this.bucket.get(shardKey, { range: { offset: from, length: to - from } });
+        if (!object) throw new Error(`search index of ${this.workspaceId} lost shard ${n}`);
+        const bytes = new Uint8Array(await object.arrayBuffer());
+        for (const m of group) {
+          const list = bytes.slice(m.start - from, m.end - from);
+          this.postings.set(`${n}:${m.key}`, list);
+          lists.set(m.key, decodePostings(list));
+        }
+      }),
+    );
     return lists;
   }
 }

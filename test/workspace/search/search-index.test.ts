@@ -107,7 +107,11 @@ describe("search index", () => {
       return out.sort();
     };
     expect(await run()).toEqual(["src/alpha.ts", "src/gamma.ts"]);
-    expect(gets.map((g) => g.key.replace("workspaces/w_si_reads/", ""))).toEqual(["search/directory", "search/postings-0000", "pack"]);
+    expect(gets.map((g) => g.key.replace("workspaces/w_si_reads/", ""))).toEqual([
+      "search/directory",
+      "search/postings-0000",
+      "pack/00000",
+    ]);
     gets.length = 0;
     expect(await run()).toEqual(["src/alpha.ts", "src/gamma.ts"]);
     expect(gets).toEqual([]);
