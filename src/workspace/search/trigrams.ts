@@ -36,6 +36,20 @@ export const BYTE_CLASS: Uint8Array = (() => {
   return classes;
 })();
 
+/**
+ * The classes of two consecutive bytes read as one 16-bit word in the platform's byte order:
+ * `(class(first) << CLASS_BITS) | class(second)`. Lets the index builder take two bytes per step.
+ */
+export const PAIR_CLASS: Uint16Array = (() => {
+  const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+  const pairs = new Uint16Array(1 << 16);
+  for (let word = 0; word < 1 << 16; word++) {
+    const [first, second] = littleEndian ? [word & 0xff, word >>> 8] : [word >>> 8, word & 0xff];
+    pairs[word] = (BYTE_CLASS[first]! << CLASS_BITS) | BYTE_CLASS[second]!;
+  }
+  return pairs;
+})();
+
 const encoder = new TextEncoder();
 
 /**
