@@ -43,7 +43,7 @@ export async function* readLog(
   // Everything below is listed before awaiting R2: rows flushed or trimmed meanwhile are in segments we already listed.
   // From `keptFrom` on, every message has its body in SQLite; segments are read only for what lies before it.
   const keptFrom = source === "copy" && stream === "messages" ? log.keptFrom() : Number.POSITIVE_INFINITY;
-  const segments = log.segments(stream, afterSeq).filter((segment) => segment.startSeq < keptFrom);
+  const segments = keptFrom > afterSeq + 1 ? log.segments(stream, afterSeq).filter((segment) => segment.startSeq < keptFrom) : [];
   const tailFrom =
     keptFrom !== Number.POSITIVE_INFINITY ? keptFrom - 1 : segments.length > 0 ? segments[segments.length - 1]!.endSeq : afterSeq;
   const tail = log.tail(stream, Math.max(tailFrom, afterSeq));

@@ -623,7 +623,7 @@ export class Session {
         newest = entry.record;
         this.history.appended([entry.record]);
       } else if (entry.stream === "events") {
-        this.hub.publish({ seq: seqs[i]!, event: entry.record });
+        this.hub.publish({ seq: seqs[i]!, event: entry.record, json: entries[i]!.body });
       }
     }
     if (newest) this.meta.recordMessage(newest.id, newest.createdAt);

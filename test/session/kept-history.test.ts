@@ -157,6 +157,11 @@ describe("the kept copy of recent messages in SQLite", () => {
       const linesAfter41 = (source: "copy" | "r2") => readLogLines(log, env.STORE, "messages", 41, source);
       const afterCopy = await linesAfter41("copy");
       const afterR2 = await linesAfter41("r2");
+      // Lines after a seq inside the kept range need no segment at all.
+      const getsBefore = state.gets.length;
+      const keptOnly = await readLogLines(log, bucket, "messages", keptFrom, "copy");
+      const keptOnlyGets = state.gets.length - getsBefore;
+      const keptOnlyR2 = await readLogLines(log, env.STORE, "messages", keptFrom, "r2");
       // A newest message bigger than the bound is kept all the same.
       const big = userMessage(sid, "m_big", "y".repeat(5_000), "m_40");
       const bigSeq = log.append([{ stream: "messages", body: JSON.stringify(big) }], tx)[0]!;
@@ -172,6 +177,9 @@ describe("the kept copy of recent messages in SQLite", () => {
         copyGets,
         segmentStarts,
         unflushedAfterFlush,
+        keptOnly,
+        keptOnlyGets,
+        keptOnlyR2,
         afterCopy,
         afterR2,
         bigSeq,
@@ -205,6 +213,9 @@ describe("the kept copy of recent messages in SQLite", () => {
     expect(result.segmentStarts).toEqual([1, 21, 41, 61]);
     expect(result.copyGets).toBe(result.segmentStarts.filter((start) => start < keptFrom).length);
     expect(result.afterCopy).toEqual(result.afterR2);
+    expect(result.keptOnlyGets).toBe(0);
+    expect(result.keptOnly).toEqual(result.keptOnlyR2);
+    expect(result.keptOnly.length).toBeGreaterThan(0);
     expect(result.afterCopy.map((l) => l.seq)).toEqual(Array.from({ length: 19 }, (_, i) => 43 + 2 * i));
     expect(result.bigRows).toEqual([{ seq: result.bigSeq }]);
     expect(result.keptFromAfterBig).toBe(result.bigSeq - 1);
