@@ -282,16 +282,25 @@ export class SessionLog {
   planFlush(maxBytes: number): number | null {
     const state = this.flushState();
     if (state.plannedSeq !== null) return state.plannedSeq;
+    // Usually the whole tail fits (the threshold is far below maxBytes): one aggregate, no row crosses into JS.
+    const all = this.sql
+      .exec<{ end: number | null; n: number }>(
+        `SELECT MAX(seq) AS end, IFNULL(SUM(${ROW_BYTES}), 0) AS n FROM log WHERE seq > ?`,
+        state.flushedSeq,
+      )
+      .one();
+    if (all.end === null) return null;
+    let end: number | null = all.n <= maxBytes ? all.end : null;
     let total = 0;
-    let end: number | null = null;
-    for (const row of this.sql.exec<{ seq: number; n: number }>(
-      `SELECT seq, ${ROW_BYTES} AS n FROM log WHERE seq > ? ORDER BY seq`,
-      state.flushedSeq,
-    )) {
-      if (end !== null && total + row.n > maxBytes) break;
-      total += row.n;
-      end = row.seq;
-    }
+    // Else the rows up to maxBytes, read raw: this runs in the append that crosses the flush threshold.
+    if (end === null)
+      for (const [seq, n] of this.sql
+        .exec(`SELECT seq, ${ROW_BYTES} AS n FROM log WHERE seq > ? ORDER BY seq`, state.flushedSeq)
+        .raw<[number, number]>()) {
+        if (end !== null && total + n > maxBytes) break;
+        total += n;
+        end = seq;
+      }
     if (end !== null) this.sql.exec(`UPDATE flush_state SET planned_seq = ?`, end);
     return end;
   }
@@ -300,14 +309,16 @@ export class SessionLog {
   plannedRows(): LogRow[] {
     const { flushedSeq, plannedSeq } = this.flushState();
     if (plannedSeq === null) return [];
-    return this.sql
-      .exec<{ seq: number; stream: LogStream; body: string; parts: number }>(
-        `SELECT seq, stream, body, parts FROM log WHERE seq > ? AND seq <= ? ORDER BY seq`,
-        flushedSeq,
-        plannedSeq,
-      )
-      .toArray()
-      .map((row) => ({ seq: row.seq, stream: row.stream, body: this.whole(row) }));
+    const rows: LogRow[] = [];
+    const split: { index: number; parts: number }[] = [];
+    for (const [seq, stream, body, parts] of this.sql
+      .exec(`SELECT seq, stream, body, parts FROM log WHERE seq > ? AND seq <= ? ORDER BY seq`, flushedSeq, plannedSeq)
+      .raw<[number, LogStream, string, number]>()) {
+      if (parts > 0) split.push({ index: rows.length, parts });
+      rows.push({ seq, stream, body });
+    }
+    for (const { index, parts } of split) rows[index]!.body = this.whole({ ...rows[index]!, parts });
+    return rows;
   }
 
   /**
