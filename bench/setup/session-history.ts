@@ -9,8 +9,9 @@ import type { TestProject } from "vitest/node";
  * Global setup for bench/session-history.bench.ts, run in Node: the local-file baseline, what pi does
  * with a session file. `POST /history/baseline` takes a messages JSONL document (the bench sends the
  * very bytes its session stored in R2), writes it to local disk, then times (1) reading it back line
- * by line with node:readline and JSON.parse of every line, and (2) appending the same lines to a new
- * file one fs.appendFileSync per line (unsynced, as pi does). Median of RUNS each.
+ * by line with node:readline and JSON.parse of every line, (2) appending the same lines to a new file
+ * one fs.appendFileSync per line (unsynced), and (3) the same with the JSON.stringify of each record
+ * first, as pi appends a session entry. Median of RUNS each.
  */
 const RUNS = 5;
 
@@ -20,6 +21,7 @@ export interface HistoryBaseline {
   readMs: number;
   appendMs: number;
   appendsPerSecond: number;
+  stringifyAppendsPerSecond: number;
 }
 
 export interface SessionHistoryInput {
@@ -59,7 +61,23 @@ async function baseline(jsonl: string, dir: string): Promise<HistoryBaseline> {
     rmSync(target);
   }
   const appendMs = median(appends);
-  return { lines, bytes: Buffer.byteLength(jsonl), readMs: median(reads), appendMs, appendsPerSecond: all.length / (appendMs / 1000) };
+  const records = all.map((line) => JSON.parse(line) as unknown);
+  const stringified: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const target = join(dir, `stringify-${run}.jsonl`);
+    const start = performance.now();
+    for (const record of records) appendFileSync(target, `${JSON.stringify(record)}\n`);
+    stringified.push(performance.now() - start);
+    rmSync(target);
+  }
+  return {
+    lines,
+    bytes: Buffer.byteLength(jsonl),
+    readMs: median(reads),
+    appendMs,
+    appendsPerSecond: all.length / (appendMs / 1000),
+    stringifyAppendsPerSecond: all.length / (median(stringified) / 1000),
+  };
 }
 
 export default async function setup(project: TestProject) {

@@ -141,8 +141,7 @@ class AgentRun {
   private async loop(): Promise<RunOutcome> {
     this.event({ type: "agent_started", runId: this.ctx.runId });
     this.tracer.runStarted();
-    const user = this.message({ kind: "user", text: this.userText }, this.ctx.userMessageId);
-    this.event({ type: "user_message_appended", messageId: user.id });
+    this.userMessage(this.userText, this.ctx.userMessageId ?? this.ctx.ids.next("message"));
     const brief = this.ctx.brief ?? null;
     if (brief) {
       this.event({ type: "brief_injected", runId: this.ctx.runId, caseIds: brief.caseIds });
@@ -220,10 +219,7 @@ class AgentRun {
   /** Appends the steering messages waiting now as user messages; returns how many. */
   private deliverSteering(): number {
     const steering = this.ctx.takeSteering?.() ?? [];
-    for (const { messageId, text } of steering) {
-      this.message({ kind: "user", text }, messageId);
-      this.event({ type: "user_message_appended", messageId });
-    }
+    for (const { messageId, text } of steering) this.userMessage(text, messageId);
     return steering.length;
   }
 
@@ -329,11 +325,12 @@ class AgentRun {
     this.tracer.toolFinished(turn, action, execution);
     // The result's id is taken first, so tool_call_finished can name the message that follows it.
     const resultId = this.ctx.ids.next("message");
+    let ended: AgentEvent;
     if (execution.outcome === "denied") {
       if (execution.reason === "tool_budget_exhausted") this.toolBudgetLeft = false;
-      this.event({ type: "tool_call_denied", callId: call.id, tool: call.name, reason: execution.reason });
+      ended = this.eventRecord({ type: "tool_call_denied", callId: call.id, tool: call.name, reason: execution.reason });
     } else {
-      this.event({
+      ended = this.eventRecord({
         type: "tool_call_finished",
         callId: call.id,
         tool: call.name,
@@ -344,7 +341,13 @@ class AgentRun {
     }
     const error = execution.outcome === "denied" || execution.error;
     const resultText = fitToolResult(execution.text, this.budget.maxResultTokens);
-    this.message({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText, error }, resultId);
+    const result = this.messageRecord({ kind: "tool_result", toolCallId: call.id, toolName: call.name, resultText, error }, resultId);
+    // The call's end and its result are stored in one commit.
+    this.ctx.log.appendTogether([
+      { stream: "events", record: ended },
+      { stream: "messages", record: result },
+    ]);
+    this.messages.push(result);
   }
 
   private async execute(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<ToolExecution> {
@@ -419,34 +422,51 @@ class AgentRun {
       ...(body.usage && price ? { cost: costOf(body.usage, price) } : {}),
       ...(body.thinking ? { thinking: body.thinking } : {}),
     };
-    this.append(message);
-    this.event({ type: "assistant_completed", messageId: id, stopReason: body.stopReason });
+    this.appendWithEvent(message, { type: "assistant_completed", messageId: id, stopReason: body.stopReason });
+  }
+
+  /** A user message (the prompt, or a steering message) and its `user_message_appended`. */
+  private userMessage(text: string, id: string): void {
+    this.appendWithEvent(this.messageRecord({ kind: "user", text }, id), { type: "user_message_appended", messageId: id });
+  }
+
+  /** A message and the event that announces it, stored in one commit. */
+  private appendWithEvent(message: AgentMessage, body: EventBody): void {
+    this.ctx.log.appendTogether([
+      { stream: "messages", record: message },
+      { stream: "events", record: this.eventRecord(body) },
+    ]);
+    this.messages.push(message);
   }
 
   private message(body: MessageBody, id = this.ctx.ids.next("message")): AgentMessage {
-    const message = {
+    const message = this.messageRecord(body, id);
+    this.ctx.log.appendMessage(message);
+    this.messages.push(message);
+    return message;
+  }
+
+  private messageRecord(body: MessageBody, id: string): AgentMessage {
+    return {
       id,
       sessionId: this.ctx.sessionId,
       parentId: this.lastMessageId(),
       createdAt: nowIso(this.ctx.clock),
       ...body,
     } as AgentMessage;
-    this.append(message);
-    return message;
-  }
-
-  private append(message: AgentMessage): void {
-    this.ctx.log.appendMessage(message);
-    this.messages.push(message);
   }
 
   private event(body: EventBody): void {
-    this.ctx.log.appendEvent({
+    this.ctx.log.appendEvent(this.eventRecord(body));
+  }
+
+  private eventRecord(body: EventBody): AgentEvent {
+    return {
       eventId: this.ctx.ids.next("event"),
       sessionId: this.ctx.sessionId,
       createdAt: nowIso(this.ctx.clock),
       ...body,
-    } as AgentEvent);
+    } as AgentEvent;
   }
 
   private lastMessageId(): string | null {

@@ -46,6 +46,21 @@ export function decodeMessageLine(line: string, lineNumber = 1, sessionId?: stri
   return decodeLine(MESSAGES, line, lineNumber, sessionId);
 }
 
+/**
+ * Decodes a message line this log wrote itself (validated with the schema when it was appended, or
+ * built by the runtime from typed values): the structural checks only (JSON object, known `kind`, this
+ * session, a string `id`), without the schema pass that costs most of a cold history load. Anything
+ * from outside (imports, RPC appends) goes through `decodeMessageLine`.
+ */
+export function decodeStoredMessageLine(line: string, lineNumber: number, sessionId: string): AgentMessage {
+  const value = decodeShape(MESSAGES, line, lineNumber) as Partial<AgentMessage>;
+  if (typeof value.id !== "string") throw new JsonlDecodeError(lineNumber, `invalid ${value.kind} message: id must be a string`);
+  if (value.sessionId !== sessionId) {
+    throw new JsonlDecodeError(lineNumber, `record belongs to session '${value.sessionId}', not '${sessionId}'`);
+  }
+  return value as AgentMessage;
+}
+
 export function decodeEventLine(line: string, lineNumber = 1, sessionId?: string): AgentEvent {
   return decodeLine(EVENTS, line, lineNumber, sessionId);
 }
@@ -76,6 +91,20 @@ function decodeDocument<T>(family: RecordFamily<T>, text: string, sessionId?: st
 }
 
 function decodeLine<T>(family: RecordFamily<T>, line: string, lineNumber: number, sessionId?: string): T {
+  const value = decodeShape(family, line, lineNumber);
+  const tag = value[family.discriminator] as string;
+  const parsed = family.schema.safeParse(value);
+  if (!parsed.success) throw new JsonlDecodeError(lineNumber, `invalid ${tag} ${family.noun}: ${formatIssues(parsed.error.issues)}`);
+  const data = parsed.data as { sessionId?: string; taskId?: string };
+  const owner = data.sessionId ?? data.taskId;
+  if (sessionId !== undefined && owner !== sessionId) {
+    throw new JsonlDecodeError(lineNumber, `record belongs to session '${owner}', not '${sessionId}'`);
+  }
+  return parsed.data;
+}
+
+/** A line parsed into a JSON object whose discriminator is a known string; no schema check yet. */
+function decodeShape<T>(family: RecordFamily<T>, line: string, lineNumber: number): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -90,12 +119,5 @@ function decodeLine<T>(family: RecordFamily<T>, line: string, lineNumber: number
   const tag = (value as Record<string, unknown>)[field];
   if (typeof tag !== "string") throw new JsonlDecodeError(lineNumber, `discriminator '${field}' must be a string`);
   if (!family.known.includes(tag)) throw new JsonlDecodeError(lineNumber, `unknown ${family.noun} ${field} '${tag}'`);
-  const parsed = family.schema.safeParse(value);
-  if (!parsed.success) throw new JsonlDecodeError(lineNumber, `invalid ${tag} ${family.noun}: ${formatIssues(parsed.error.issues)}`);
-  const data = parsed.data as { sessionId?: string; taskId?: string };
-  const owner = data.sessionId ?? data.taskId;
-  if (sessionId !== undefined && owner !== sessionId) {
-    throw new JsonlDecodeError(lineNumber, `record belongs to session '${owner}', not '${sessionId}'`);
-  }
-  return parsed.data;
+  return value as Record<string, unknown>;
 }

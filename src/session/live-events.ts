@@ -4,6 +4,8 @@ import { SSE_PING, SSE_PING_INTERVAL_MS, SSE_RETRY, sseFrame } from "./sse";
 export interface SeqEvent {
   seq: number;
   event: AgentEvent;
+  /** The event's JSON as the log stored it, when at hand (a live append): not encoded again per stream. */
+  json?: string;
 }
 
 /** Events that end a run; a live stream closes after one. */
@@ -135,7 +137,7 @@ class LiveEventStream {
     if (!this.closed && !runActive()) this.close(true);
   }
 
-  private send({ seq, event }: SeqEvent): void {
+  private send({ seq, event, json }: SeqEvent): void {
     if (this.closed || seq <= this.lastSent) return;
     this.lastSent = seq;
     const { runId, skipFromSeq } = this.scope;
@@ -143,7 +145,7 @@ class LiveEventStream {
       if (event.type !== "agent_started" || event.runId !== runId) return;
       this.started = true;
     }
-    this.write(sseFrame(seq, "agent_event", eventJsonWithSeq(seq, JSON.stringify(event))));
+    this.write(sseFrame(seq, "agent_event", eventJsonWithSeq(seq, json ?? JSON.stringify(event))));
     if (!TERMINAL_EVENTS.has(event.type)) return;
     // A scoped stream ends at its run's terminal event, replayed or live; an unscoped one only at a
     // live terminal event (one met during replay may belong to an older run).

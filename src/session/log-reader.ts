@@ -21,14 +21,31 @@ export class SegmentCorruptError extends HarnessError<"history_unreadable"> {
 export const SEGMENT_PREFETCH = 4;
 
 /**
- * Reads one stream of a session, complete and in seq order: the flushed segments from R2 followed by
- * the unflushed tail from SQLite. Yields segment by segment so an export never holds the whole log;
- * up to SEGMENT_PREFETCH segments are read ahead (each is at most a flush's worth, about 256 KiB).
+ * Where flushed message lines are read from: `copy` takes the bodies SQLite kept after the flush (the
+ * newest messages; older ones still come from R2), `r2` reads every flushed line from its segment
+ * (exports, and the check that R2 holds the complete log).
  */
-export async function* readLog(log: SessionLog, bucket: SegmentBucket, stream: LogStream, afterSeq = 0): AsyncGenerator<SeqLine[]> {
-  const segments = log.segments(stream, afterSeq);
-  // Take the tail's boundary before awaiting R2: rows flushed meanwhile are in segments we already listed.
-  const tailFrom = segments.length > 0 ? segments[segments.length - 1]!.endSeq : afterSeq;
+export type FlushedSource = "copy" | "r2";
+
+/**
+ * Reads one stream of a session, complete and in seq order: the flushed segments from R2 followed by
+ * the rows SQLite still holds (the unflushed tail, and with `copy` the kept messages). Yields segment by
+ * segment so an export never holds the whole log; up to SEGMENT_PREFETCH segments are read ahead (each
+ * is at most a flush's worth, about 256 KiB).
+ */
+export async function* readLog(
+  log: SessionLog,
+  bucket: SegmentBucket,
+  stream: LogStream,
+  afterSeq = 0,
+  source: FlushedSource = "r2",
+): AsyncGenerator<SeqLine[]> {
+  // Everything below is listed before awaiting R2: rows flushed or trimmed meanwhile are in segments we already listed.
+  // From `keptFrom` on, every message has its body in SQLite; segments are read only for what lies before it.
+  const keptFrom = source === "copy" && stream === "messages" ? log.keptFrom() : Number.POSITIVE_INFINITY;
+  const segments = keptFrom > afterSeq + 1 ? log.segments(stream, afterSeq).filter((segment) => segment.startSeq < keptFrom) : [];
+  const tailFrom =
+    keptFrom !== Number.POSITIVE_INFINITY ? keptFrom - 1 : segments.length > 0 ? segments[segments.length - 1]!.endSeq : afterSeq;
   const tail = log.tail(stream, Math.max(tailFrom, afterSeq));
   const seqs = segments.map((segment) => log.seqsBetween(stream, segment.startSeq, segment.endSeq));
   const texts: Promise<string>[] = [];
@@ -53,16 +70,25 @@ export async function* readLog(log: SessionLog, bucket: SegmentBucket, stream: L
       throw new SegmentCorruptError(`segment ${segment.key} has ${lines.length} lines, the log expects ${expected.length}`);
     }
     const out: SeqLine[] = [];
-    for (let j = 0; j < lines.length; j++) if (expected[j]! > afterSeq) out.push({ seq: expected[j]!, body: lines[j]! });
+    for (let j = 0; j < lines.length; j++) {
+      const seq = expected[j]!;
+      if (seq > afterSeq && seq < keptFrom) out.push({ seq, body: lines[j]! });
+    }
     yield out;
   }
-  if (tail.length > 0) yield tail.map(({ seq, body }) => ({ seq, body }));
+  if (tail.length > 0) yield tail;
 }
 
 /** All lines of a stream after `afterSeq`, in one array. */
-export async function readLogLines(log: SessionLog, bucket: SegmentBucket, stream: LogStream, afterSeq = 0): Promise<SeqLine[]> {
+export async function readLogLines(
+  log: SessionLog,
+  bucket: SegmentBucket,
+  stream: LogStream,
+  afterSeq = 0,
+  source: FlushedSource = "r2",
+): Promise<SeqLine[]> {
   const all: SeqLine[] = [];
-  for await (const batch of readLog(log, bucket, stream, afterSeq)) all.push(...batch);
+  for await (const batch of readLog(log, bucket, stream, afterSeq, source)) for (const line of batch) all.push(line);
   return all;
 }
 

@@ -1,4 +1,25 @@
 import type { AgentMessage } from "../domain";
+import { decodeStoredMessageLine } from "./jsonl";
+import { type FlushedSource, readLogLines } from "./log-reader";
+import type { SegmentBucket } from "./segment-flusher";
+import type { SessionLog } from "./session-log";
+
+/**
+ * The messages a cold object loads for its next run: the newest from the copy SQLite keeps (`copy`; older
+ * ones from R2 segments, read in parallel), each line checked structurally (this log validated it when
+ * it was appended). `r2` reads every flushed line from R2, as an object from before the copy does.
+ */
+export async function loadStoredMessages(
+  log: SessionLog,
+  bucket: SegmentBucket,
+  sessionId: string,
+  source: FlushedSource = "copy",
+): Promise<AgentMessage[]> {
+  const lines = await readLogLines(log, bucket, "messages", 0, source);
+  const messages = new Array<AgentMessage>(lines.length);
+  for (let i = 0; i < lines.length; i++) messages[i] = decodeStoredMessageLine(lines[i]!.body, lines[i]!.seq, sessionId);
+  return messages;
+}
 
 /**
  * The session's messages, loaded once and then kept current by the appends that follow. A load that

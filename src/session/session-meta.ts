@@ -23,6 +23,13 @@ export function sessionTableExists(sql: SqlStorage): boolean {
 }
 
 export class SessionMetaTable {
+  /**
+   * The newest message, once one is appended or found in the log: the parent of the next message and
+   * `updatedAt`. Kept in memory (a row UPDATE per message cost as much as the append itself) and
+   * written to the row by `saveHead`; after a restart it is read back from the log (`restoreHead`).
+   */
+  private head: { id: string; createdAt: string } | null = null;
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS session (
       id TEXT PRIMARY KEY, workspace_id TEXT, project_id TEXT, title TEXT, owner TEXT,
@@ -50,7 +57,7 @@ export class SessionMetaTable {
       title: row.title,
       owner: row.owner,
       createdAt: row.created_at,
-      updatedAt: row.updated_at,
+      updatedAt: this.head?.createdAt ?? row.updated_at,
     };
   }
 
@@ -73,15 +80,28 @@ export class SessionMetaTable {
 
   /** The id of the newest message: the parent of the next one. */
   lastMessageId(): string | null {
+    if (this.head) return this.head.id;
     return this.sql.exec<{ id: string | null }>(`SELECT last_message_id AS id FROM session`).toArray()[0]?.id ?? null;
   }
 
-  /**
-   * Records the newest message: its id (the parent of the next one) and its time as `updatedAt`.
-   * Only message appends touch the session row; events, the bulk of the log, cost no extra row write.
-   */
+  /** Records the newest message, in memory: its id (the parent of the next one) and its time as `updatedAt`. */
   recordMessage(id: string, at: string): void {
-    this.sql.exec(`UPDATE session SET last_message_id = ?, updated_at = ?`, id, at);
+    this.head = { id, createdAt: at };
+  }
+
+  /**
+   * Takes the newest message from the log after a restart (`newest` is its JSON; null when the log has
+   * none, or only flushed bodies from before the kept copy, when the row, written per message then, is right).
+   */
+  restoreHead(newest: string | null): void {
+    if (newest === null) return;
+    const { id, createdAt } = JSON.parse(newest) as { id: string; createdAt: string };
+    this.head = { id, createdAt };
+  }
+
+  /** Brings the row up to date with the newest message (at each flush; the log stays the source of truth). */
+  saveHead(): void {
+    if (this.head) this.sql.exec(`UPDATE session SET last_message_id = ?, updated_at = ?`, this.head.id, this.head.createdAt);
   }
 }
 

@@ -20,14 +20,14 @@ import type { AppEnv } from "../env";
 import { modelConfigFromEnv } from "../model";
 import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
-import type { RunLog } from "../runtime/run-log";
+import type { RunLog, RunRecord } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
 import { tenantObjectName } from "../tenant/tenant-api";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
 import { readable, readLog, readLogLines, type SeqLine } from "./log-reader";
-import { MessageHistory } from "./message-history";
+import { loadStoredMessages, MessageHistory } from "./message-history";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
 import { deleteSessionObjects, sessionKeys } from "./r2-layout";
@@ -46,6 +46,9 @@ import { SessionWorkspace } from "./session-workspace";
 import { sseResponse } from "./sse";
 
 const STREAM_SCHEMA = { messages: AgentMessage, events: AgentEvent } as const;
+
+/** A record for the log, with its stream. */
+type LogRecord = RunRecord | { stream: "trace"; record: TraceRecord };
 
 /**
  * A session that exists in this object's storage, with the collaborators that do its work: the
@@ -87,11 +90,16 @@ export class Session {
     this.storage = ctx.storage;
     this.meta = new SessionMetaTable(sql);
     this.log = new SessionLog(sql);
+    // After a restart the newest message comes from the log (the session row is only brought up to date at flushes).
+    this.meta.restoreHead(this.log.newestMessage());
     this.flusher = new SegmentFlusher(meta.id, this.log, this.transactionSync, deps.bucket);
     this.flushes = new FlushScheduler({
       flush: async () => {
         const result = await this.flusher.flush();
-        if (result.recordsFlushed > 0) await this.writeMetaObject();
+        if (result.recordsFlushed > 0) {
+          this.meta.saveHead();
+          await this.writeMetaObject();
+        }
         return result;
       },
       measureUnflushedBytes: () => this.log.unflushedBytes(),
@@ -99,9 +107,7 @@ export class Session {
       waitUntil: (work) => ctx.waitUntil(work),
       now: deps.clock,
     });
-    this.history = new MessageHistory(async () =>
-      (await readLogLines(this.log, deps.bucket, "messages")).map((line) => decodeMessageLine(line.body, line.seq, this.id)),
-    );
+    this.history = new MessageHistory(() => loadStoredMessages(this.log, deps.bucket, this.id));
     // Each workspace change is stamped with the log's last seq, so the workspace at a message can be rebuilt.
     this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket, () => this.log.lastSeq());
     this.forkOrigin = new ForkOriginTable(sql);
@@ -568,8 +574,9 @@ export class Session {
   /** The run's writes: durable appends first, then live subscribers. */
   private runLog(): RunLog {
     return {
-      appendMessage: (message) => unwrapResult(this.appendValid("messages", [message])),
-      appendEvent: (event) => unwrapResult(this.appendValid("events", [event])),
+      appendMessage: (message) => unwrapResult(this.appendRecords([{ stream: "messages", record: message }])),
+      appendEvent: (event) => unwrapResult(this.appendRecords([{ stream: "events", record: event }])),
+      appendTogether: (records) => unwrapResult(this.appendRecords(records)),
       appendTrace: (draft) => this.learning.record(draft),
     };
   }
@@ -586,23 +593,41 @@ export class Session {
   }
 
   private appendValid(stream: LogStream, records: (AgentMessage | AgentEvent | TraceRecord)[]): SessionResult<number[]> {
-    const bodies = records.map((record) => ({ stream, body: encodeLine(record) }));
+    return this.appendRecords(records.map((record) => ({ stream, record }) as LogRecord));
+  }
+
+  /**
+   * Appends records (built by this code, or validated) in one commit, then makes them visible: the
+   * newest message and the history are updated, events are published to live streams. Nothing is
+   * published before the commit.
+   */
+  private appendRecords(records: readonly LogRecord[]): SessionResult<number[]> {
+    const entries = new Array<{ stream: LogStream; body: string }>(records.length);
+    let chars = 0;
+    for (let i = 0; i < records.length; i++) {
+      const body = encodeLine(records[i]!.record);
+      entries[i] = { stream: records[i]!.stream, body };
+      chars += body.length;
+    }
     let seqs: number[];
     try {
-      seqs = this.log.append(bodies, this.transactionSync);
+      seqs = this.log.append(entries, this.transactionSync);
     } catch (err) {
       if (err instanceof RecordTooLargeError) return failure("record_too_large", err.message);
       throw err;
     }
-    if (stream === "messages") {
-      const messages = records as AgentMessage[];
-      const newest = messages[messages.length - 1]!;
-      this.meta.recordMessage(newest.id, newest.createdAt);
-      this.history.appended(messages);
-    } else if (stream === "events") {
-      for (const [i, event] of records.entries()) this.hub.publish({ seq: seqs[i]!, event: event as AgentEvent });
+    let newest: AgentMessage | null = null;
+    for (let i = 0; i < records.length; i++) {
+      const entry = records[i]!;
+      if (entry.stream === "messages") {
+        newest = entry.record;
+        this.history.appended([entry.record]);
+      } else if (entry.stream === "events") {
+        this.hub.publish({ seq: seqs[i]!, event: entry.record, json: entries[i]!.body });
+      }
     }
-    this.flushes.afterAppend(bodies.reduce((n, b) => n + b.body.length, 0));
+    if (newest) this.meta.recordMessage(newest.id, newest.createdAt);
+    this.flushes.afterAppend(chars);
     return ok(seqs);
   }
 

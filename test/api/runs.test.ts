@@ -1,4 +1,4 @@
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, counterIds } from "../../src/domain";
@@ -207,10 +207,16 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     await readSse(await prompt(sessionId, { text: "one" }));
     await waitForStatus(sessionId, "idle");
     await store.stub(sessionId).flush();
-    // Lose the flushed segment behind the session's back, and drop the in-memory history as a restart would.
+    // Lose the flushed segment behind the session's back, and drop the in-memory history as a restart
+    // would. The object keeps a copy of its recent messages in SQLite, which would answer instead of
+    // R2: drop it too, as an object from before the copy has none.
     const listed = await env.STORE.list({ prefix: `sessions/${sessionId}/messages/` });
     expect(listed.objects.length).toBe(1);
     await env.STORE.delete(listed.objects.map((o) => o.key));
+    await runInDurableObject(store.stub(sessionId), (_i, state) => {
+      state.storage.sql.exec(`UPDATE log SET body = NULL, parts = 0 WHERE seq <= (SELECT flushed_seq FROM flush_state)`);
+      state.storage.sql.exec(`UPDATE flush_state SET kept_from = flushed_seq + 1, kept_bytes = 0`);
+    });
     await abortAllDurableObjects();
     const { frames, ended } = await readSse(await prompt(sessionId, { text: "two" }));
     expect(ended).toBe(true);

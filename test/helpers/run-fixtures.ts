@@ -1,5 +1,5 @@
 import { type AgentEvent, type AgentMessage, counterIds, type ToolCall, type ToolDefinition, type TraceDraft } from "../../src/domain";
-import type { RunLog } from "../../src/runtime/run-log";
+import type { RunLog, RunRecord } from "../../src/runtime/run-log";
 import type { ToolExecution, ToolRunner } from "../../src/tools/execution-service";
 
 /** A RunLog that keeps what was appended, in order, for assertions. */
@@ -12,6 +12,12 @@ export class MemoryRunLog implements RunLog {
   }
   appendEvent(event: AgentEvent): void {
     this.events.push(event);
+  }
+  appendTogether(records: readonly RunRecord[]): void {
+    for (const r of records) {
+      if (r.stream === "messages") this.appendMessage(r.record);
+      else this.appendEvent(r.record);
+    }
   }
   appendTrace(record: TraceDraft): void {
     this.trace.push(record);

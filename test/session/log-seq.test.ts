@@ -32,3 +32,33 @@ describe("SessionLog seqs", () => {
     expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 });
+
+describe("SessionLog flush plans", () => {
+  it("take the whole tail when it fits, else the rows up to the byte limit, and at least one row", () =>
+    runInDurableObject(env.SESSIONS.getByName("log-plan-1"), (_i, state) => {
+      const tx = <T>(fn: () => T) => state.storage.transactionSync(fn);
+      const sql = state.storage.sql;
+      const log = new SessionLog(sql);
+      const plan = (maxBytes: number) => {
+        const end = log.planFlush(maxBytes);
+        sql.exec(`UPDATE flush_state SET planned_seq = NULL`);
+        return end;
+      };
+      expect(plan(1_000)).toBeNull();
+      // Three rows of 100 bytes, then one of 1,000,000 (stored in parts), then one of 100.
+      log.append(
+        [1, 2, 3].map(() => ({ stream: "events" as const, body: "a".repeat(100) })),
+        tx,
+      );
+      log.append([{ stream: "events", body: "b".repeat(1_000_000) }], tx);
+      log.append([{ stream: "events", body: "c".repeat(100) }], tx);
+      expect(plan(2_000_000)).toBe(5);
+      expect(plan(1_000_300)).toBe(4);
+      expect(plan(250)).toBe(2);
+      expect(plan(1)).toBe(1);
+      // After a flush of the first three, the big row alone passes the limit: it is planned alone.
+      sql.exec(`UPDATE flush_state SET flushed_seq = 3`);
+      expect(plan(1_000)).toBe(4);
+      expect(plan(1_000_100)).toBe(5);
+    }));
+});

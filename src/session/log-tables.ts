@@ -1,0 +1,75 @@
+/**
+ * The SQLite tables of a session's log (see SessionLog), created or brought up to date from any
+ * earlier version: every step is idempotent, so it runs in every SessionLog's constructor.
+ */
+
+/**
+ * The log table. body: the record's JSON, or its first part when `parts` more rows follow in
+ * log_parts; NULL once flushed (kept for messages at or after flush_state.kept_from). bytes: the whole
+ * record's UTF-8 size (flush sizing) for records in parts; 0 for a one-row record, whose size SQLite
+ * measures when it is needed (`ROW_BYTES`), so an append does not encode the JSON a second time.
+ * `stream` has no CHECK: only typed code (LogStream) writes it, and the CHECK cost 1.5-2 us per
+ * INSERT, a third of the append (docs/benchmarks.md).
+ */
+const LOG_TABLE = `log (
+  seq INTEGER PRIMARY KEY,
+  stream TEXT NOT NULL,
+  body TEXT,
+  parts INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0
+)`;
+
+/** Creates the log's tables, adds the columns later versions introduced, and rebuilds a CHECKed log table. */
+export function createLogTables(sql: SqlStorage): void {
+  sql.exec(`CREATE TABLE IF NOT EXISTS ${LOG_TABLE}`);
+  migrateLogTable(sql);
+  const columns = sql
+    .exec<{ name: string }>(`PRAGMA table_info(log)`)
+    .toArray()
+    .map((c) => c.name);
+  if (!columns.includes("parts")) sql.exec(`ALTER TABLE log ADD COLUMN parts INTEGER NOT NULL DEFAULT 0`);
+  if (!columns.includes("bytes")) sql.exec(`ALTER TABLE log ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0`);
+  sql.exec(
+    `CREATE TABLE IF NOT EXISTS log_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`,
+  );
+  sql.exec(`CREATE TABLE IF NOT EXISTS segments (
+    stream TEXT NOT NULL, start_seq INTEGER NOT NULL, end_seq INTEGER NOT NULL,
+    records INTEGER NOT NULL, bytes INTEGER NOT NULL, key TEXT NOT NULL,
+    PRIMARY KEY (stream, start_seq)
+  )`);
+  // flushed_seq: every row <= it lives in R2. planned_seq: the end of a flush in progress, kept so
+  // a retried flush writes exactly the same segments (create-only puts are then idempotent).
+  sql.exec(`CREATE TABLE IF NOT EXISTS flush_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1), flushed_seq INTEGER NOT NULL, planned_seq INTEGER
+  )`);
+  sql.exec(`INSERT OR IGNORE INTO flush_state (id, flushed_seq, planned_seq) VALUES (1, 0, NULL)`);
+  // kept_from: every message row at or after it has its body here (flushed or not). kept_bytes: the
+  // bytes of the flushed ones. A log from before the copy has no flushed body: it starts after them.
+  const flushColumns = sql
+    .exec<{ name: string }>(`PRAGMA table_info(flush_state)`)
+    .toArray()
+    .map((c) => c.name);
+  if (!flushColumns.includes("kept_from")) sql.exec(`ALTER TABLE flush_state ADD COLUMN kept_from INTEGER`);
+  if (!flushColumns.includes("kept_bytes")) sql.exec(`ALTER TABLE flush_state ADD COLUMN kept_bytes INTEGER NOT NULL DEFAULT 0`);
+  sql.exec(`UPDATE flush_state SET kept_from = flushed_seq + 1 WHERE kept_from IS NULL`);
+}
+
+/**
+ * Logs created by earlier versions have a CHECK on `stream` (the first one even refuses `trace`);
+ * SQLite cannot drop a CHECK, so such a table is rebuilt once with the same rows (the constructor runs
+ * before any request, and its writes commit together: a failure leaves the old table).
+ */
+function migrateLogTable(sql: SqlStorage): void {
+  const table = sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'log'`).toArray()[0];
+  if (!table?.sql.includes("CHECK")) return;
+  sql.exec(`ALTER TABLE log RENAME TO log_old`);
+  sql.exec(`CREATE TABLE ${LOG_TABLE}`);
+  const columns = sql
+    .exec<{ name: string }>(`PRAGMA table_info(log_old)`)
+    .toArray()
+    .map((c) => c.name);
+  const parts = columns.includes("parts") ? "parts" : "0";
+  const bytes = columns.includes("bytes") ? "bytes" : "0";
+  sql.exec(`INSERT INTO log (seq, stream, body, parts, bytes) SELECT seq, stream, body, ${parts}, ${bytes} FROM log_old`);
+  sql.exec(`DROP TABLE log_old`);
+}
