@@ -15,8 +15,8 @@ const MAX_SHARD_FILES = 0xffff;
  * Builds a snapshot's search index while its files stream into the pack (see index-layout.ts),
  * in memory bounded by one shard: a 1 MiB table of the last file each trigram was seen in (also
  * reused to count while a shard is written), the shard's pairs (4 bytes each, SHARD_POSTINGS of
- * them, more only for one file with more distinct trigrams; 2 more bytes each while the shard is
- * written), and the encoded shard while it uploads. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed but not indexed.
+ * them, more only for one file with more distinct trigrams), 5 bytes per pair of scratch for
+ * writing a shard (kept from shard to shard), and the encoded shard while it uploads. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed but not indexed.
  */
 export class SearchIndexBuilder {
   private readonly keys: ReturnType<typeof searchKeys>;
@@ -28,6 +28,12 @@ export class SearchIndexBuilder {
   /** Where each file of the current shard starts in `pairs`. */
   private fileStarts: number[] = [];
   private shardFirstFile = 0;
+  /**
+   * Scratch of `writeShard` (each pair's file number, sorted by key; the encoded lists), kept for
+   * the next shard: fresh multi-MiB arrays per shard cost garbage collections during the ingest.
+   */
+  private shardFiles = new Uint16Array(0);
+  private shardLists = new Uint8Array(0);
   private readonly offsets: number[] = [];
   private readonly flags: number[] = [];
   private readonly shards: ShardDirectory[] = [];
@@ -171,14 +177,16 @@ export class SearchIndexBuilder {
       counts[key] = position;
       position += n;
     }
-    const files = new Uint16Array(pairCount);
+    if (this.shardFiles.length < pairCount) this.shardFiles = new Uint16Array(pairCount);
+    const files = this.shardFiles;
     for (let file = 0; file < fileCount; file++) {
       const end = file + 1 < fileCount ? fileStarts[file + 1]! : pairCount;
       for (let i = fileStarts[file]!; i < end; i++) files[counts[pairs[i]!]!++] = file;
     }
     // Each key's list is files[start, counts[key]), start being the previous key's end; gaps are
     // LEB128 (`decodePostings` reads them), at most 3 bytes each below 2^16.
-    const encoded = new Uint8Array(pairCount * 3);
+    if (this.shardLists.length < pairCount * 3) this.shardLists = new Uint8Array(pairCount * 3);
+    const encoded = this.shardLists;
     const ends = new Uint32Array(keyCount);
     let at = 0;
     let start = 0;
@@ -209,7 +217,6 @@ export class SearchIndexBuilder {
     this.shardFirstFile += fileCount;
     this.fileStarts = [];
     this.pairCount = 0;
-    if (this.pairs.length > this.shardPostings) this.pairs = new Uint32Array(this.shardPostings);
   }
 
   private async put(key: string, bytes: Uint8Array): Promise<void> {
