@@ -1,4 +1,5 @@
 import { WorkspaceError } from "./errors";
+import { PartWriter } from "./part-writer";
 import { type PackLayout, workspaceKeys } from "./snapshot-layout";
 
 /** Chunk size of new packs: big enough for few requests, small enough to keep two in memory while ingesting. */
@@ -10,90 +11,40 @@ export function packChunkKey(workspaceId: string, chunk: number): string {
 
 /**
  * Writes a pack from a sequence of chunks of any size: every `chunkBytes` become one R2 `put`, one
- * uploading while the next fills (so at most two chunks in memory). `abort()` removes every chunk,
- * also one whose `put` is still under way: it waits for the calls already started and lets no new
- * one start.
+ * uploading while the next fills (see PartWriter). `abort()` removes every chunk, also one whose
+ * `put` is still under way.
  */
-export class PackWriter {
-  private buffer: Uint8Array | null = null;
-  private buffered = 0;
-  private written = 0;
+export class PackWriter extends PartWriter {
   private chunks = 0;
-  private inFlight: Promise<void> | null = null;
-  /** Calls to R2 that have started and not settled. */
-  private readonly pending = new Set<Promise<unknown>>();
-  private state: "open" | "closed" | "aborted" = "open";
 
   constructor(
     private readonly bucket: R2Bucket,
     private readonly workspaceId: string,
-    private readonly chunkBytes = PACK_CHUNK_BYTES,
-  ) {}
-
-  /** Bytes accepted so far (the offset the next byte will have). */
-  get length(): number {
-    return this.written;
-  }
-
-  async write(bytes: Uint8Array): Promise<void> {
-    this.assertOpen();
-    let from = 0;
-    while (from < bytes.byteLength) {
-      this.buffer ??= new Uint8Array(this.chunkBytes);
-      const n = Math.min(this.chunkBytes - this.buffered, bytes.byteLength - from);
-      this.buffer.set(bytes.subarray(from, from + n), this.buffered);
-      this.buffered += n;
-      this.written += n;
-      from += n;
-      if (this.buffered === this.chunkBytes) await this.flushChunk();
-    }
+    chunkBytes = PACK_CHUNK_BYTES,
+  ) {
+    super(`the pack of ${workspaceId}`, chunkBytes);
   }
 
   /** Stores the last chunk and waits for every put; returns what index.json records. */
   async close(): Promise<PackLayout> {
     this.assertOpen();
-    if (this.buffered > 0) await this.flushChunk();
-    await this.inFlight;
-    // An abort() that ran meanwhile has removed what was written: this close did not succeed.
-    this.assertOpen();
-    this.state = "closed";
-    return { chunkBytes: this.chunkBytes, chunks: this.chunks };
+    const tail = this.takeTail();
+    await this.settled();
+    if (tail.byteLength > 0) await this.storePart(tail);
+    this.finishClose();
+    return { chunkBytes: this.partBytes, chunks: this.chunks };
   }
 
   /** Best-effort cleanup after a failure (also of a closed pack); never throws. */
   async abort(): Promise<void> {
-    this.state = "aborted";
-    this.buffer = null;
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.stop();
     const keys = Array.from({ length: this.chunks }, (_, n) => packChunkKey(this.workspaceId, n));
     if (keys.length > 0) await this.bucket.delete(keys).catch(() => {});
   }
 
-  /** Starts putting the buffered chunk after the previous one has landed. */
-  private async flushChunk(): Promise<void> {
-    const chunk = this.buffer!.subarray(0, this.buffered);
-    this.buffer = null;
-    this.buffered = 0;
-    await this.inFlight;
+  protected storePart(chunk: Uint8Array): Promise<void> {
     const key = packChunkKey(this.workspaceId, this.chunks++);
-    this.inFlight = this.call(() => this.bucket.put(key, chunk)).then(() => {});
-    // Observed by the next flush, close() or abort(); never an unhandled rejection meanwhile.
-    this.inFlight.catch(() => {});
-  }
-
-  /** Starts a call to R2, unless the writer has been aborted, and tracks it until it settles. */
-  private call<T>(start: () => Promise<T>): Promise<T> {
-    if (this.state === "aborted") return Promise.reject(new Error(`writing the pack of ${this.workspaceId} was aborted`));
-    const call = new Promise<T>((resolve) => resolve(start()));
-    this.pending.add(call);
-    const settled = () => this.pending.delete(call);
-    call.then(settled, settled);
-    return call;
-  }
-
-  private assertOpen(): void {
-    if (this.state !== "open")
-      throw new Error(`writing the pack of ${this.workspaceId} was ${this.state === "closed" ? "finished" : "aborted"}`);
+    return this.call(() => this.bucket.put(key, chunk)).then(() => {});
   }
 }
 
