@@ -1,4 +1,4 @@
-import type { SearchText } from "../workspace/search/search-text";
+import type { PieceSet, SearchText } from "../workspace/search/search-text";
 import type { LineMatcher } from "./grep-matcher";
 import { truncateLine } from "./truncate";
 
@@ -12,11 +12,11 @@ export function formatFileMatches(
   path: string,
   text: SearchText,
   matcher: LineMatcher,
-  options: { context: number; limit: number; separate: boolean },
+  options: { context: number; limit: number; separate: boolean; pieces?: PieceSet },
 ): { lines: string[]; matches: number; linesCut: boolean } {
   const { context } = options;
   // Matches after the last one printed matter only inside its trailing context.
-  const matching = matchingLineNumbers(text, matcher, options.limit + context);
+  const matching = matchingLineNumbers(text, options.pieces ?? "all", matcher, options.limit + context);
   const isMatch = new Set(matching);
   const out: string[] = [];
   let linesCut = false;
@@ -44,10 +44,12 @@ export function formatFileMatches(
   return { lines: out, matches: printed, linesCut };
 }
 
-/** 0-based numbers of the first `limit` matching lines. */
-function matchingLineNumbers(text: SearchText, matcher: LineMatcher, limit: number): number[] {
+/** 0-based numbers of the first `limit` matching lines, looking in `pieces` only (the others cannot match). */
+function matchingLineNumbers(text: SearchText, pieces: PieceSet, matcher: LineMatcher, limit: number): number[] {
   const numbers: number[] = [];
-  for (let k = 0; k < text.pieces.length && numbers.length < limit; k++) {
+  const count = pieces === "all" ? text.pieces.length : pieces.length;
+  for (let i = 0; i < count && numbers.length < limit; i++) {
+    const k = pieces === "all" ? i : pieces[i]!;
     for (const start of matcher.matchingLineStarts(text.pieces[k]!, limit - numbers.length)) numbers.push(text.lineNumber(k, start));
   }
   return numbers;

@@ -3,8 +3,8 @@ import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { ALL } from "../workspace/search/query";
-import type { SearchText } from "../workspace/search/search-text";
-import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { MissingPieceError } from "../workspace/search/search-text";
+import type { SearchableText, WorkspaceFs } from "../workspace/workspace-fs";
 import { compileGlob, relativeTo } from "./glob";
 import { formatFileMatches } from "./grep-format";
 import { LineMatcher } from "./grep-matcher";
@@ -69,10 +69,11 @@ export const grepTool: Tool<GrepParams> = {
     // Pass 1: count matching lines per file, in whatever order storage reads fastest.
     const counts = new Map<string, number>();
     let total = 0;
-    for await (const { path, text } of fs.searchTexts(candidates, matcher.query, signal)) {
+    for await (const { path, text, pieces } of fs.searchTexts(candidates, matcher.query, signal)) {
       throwIfAborted(signal);
       let n = 0;
-      for (const piece of text.pieces) n += matcher.countMatchingLines(piece);
+      // Only the pieces that can hold a match: no line spans two pieces.
+      for (const piece of text.selected(pieces)) n += matcher.countMatchingLines(piece);
       if (n > 0) {
         counts.set(path, n);
         total += n;
@@ -86,7 +87,7 @@ export const grepTool: Tool<GrepParams> = {
     }
 
     // Pass 2: format the first `limit` matches in path order.
-    const printed = await formatMatches(fs, [...counts.keys()].sort(comparePaths), matcher, args, signal);
+    const printed = await formatMatches(fs, counts, matcher, args, signal);
     if (total > args.limit) {
       notices.push(
         `${args.limit} matches limit reached (${total} in total). Use limit=${Math.min(args.limit * 2, GREP_MAX_LIMIT)} for more, or refine pattern`,
@@ -102,32 +103,70 @@ export const grepTool: Tool<GrepParams> = {
 
 async function formatMatches(
   fs: WorkspaceFs,
-  paths: readonly string[],
+  counts: ReadonlyMap<string, number>,
   matcher: LineMatcher,
   args: GrepParams,
   signal: AbortSignal,
 ): Promise<{ text: string; linesCut: boolean }> {
+  // Pass 1 counted each file's matches: the files printed are the first ones in path order until
+  // `limit` matches, read together (a few range reads, not one round trip per file), and of a
+  // snapshot's files only the pieces that can match and, for context, their neighbours.
+  const printed: string[] = [];
+  let needed = args.limit;
+  for (const path of [...counts.keys()].sort(comparePaths)) {
+    if (needed <= 0) break;
+    printed.push(path);
+    needed -= counts.get(path)!;
+  }
   const out: string[] = [];
   let remaining = args.limit;
   let linesCut = false;
-  for (const path of paths) {
-    if (remaining === 0) break;
-    throwIfAborted(signal);
-    const file = formatFileMatches(path, await textOf(fs, path, signal), matcher, {
-      context: args.context ?? 0,
-      limit: remaining,
-      separate: out.length > 0,
-    });
-    out.push(...file.lines);
-    remaining -= file.matches;
-    linesCut ||= file.linesCut;
+  const context = args.context ?? 0;
+  for (const batch of batches(fs, printed)) {
+    const texts = new Map<string, SearchableText>();
+    for await (const file of fs.searchTexts(batch, matcher.query, signal, { neighbours: context > 0 })) texts.set(file.path, file);
+    for (const path of batch) {
+      throwIfAborted(signal);
+      const options = { context, limit: remaining, separate: out.length > 0 };
+      let file: ReturnType<typeof formatFileMatches>;
+      try {
+        const found = texts.get(path) ?? (await wholeText(fs, path, signal));
+        file = formatFileMatches(path, found.text, matcher, { ...options, pieces: found.pieces });
+      } catch (error) {
+        // Context reached past the neighbouring pieces (lines longer than a piece): read it all.
+        if (!(error instanceof MissingPieceError)) throw error;
+        file = formatFileMatches(path, (await wholeText(fs, path, signal)).text, matcher, options);
+      }
+      out.push(...file.lines);
+      remaining -= file.matches;
+      linesCut ||= file.linesCut;
+    }
   }
   return { text: out.join("\n"), linesCut };
 }
 
-/** A file pass 1 found matches in: text, from the search cache when it is there. */
-async function textOf(fs: WorkspaceFs, path: string, signal: AbortSignal): Promise<SearchText> {
-  for await (const { text } of fs.searchTexts([path], ALL, signal)) return text;
+/** Files read together while printing: runs of at most this many bytes (one file at least). */
+const PRINT_BATCH_BYTES = 16 * 1024 * 1024;
+
+function* batches(fs: WorkspaceFs, paths: readonly string[]): Generator<string[]> {
+  let batch: string[] = [];
+  let bytes = 0;
+  for (const path of paths) {
+    const size = fs.stat(path)?.size ?? 0;
+    if (batch.length > 0 && bytes + size > PRINT_BATCH_BYTES) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(path);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** A file pass 1 found matches in, every piece of it. */
+async function wholeText(fs: WorkspaceFs, path: string, signal: AbortSignal): Promise<SearchableText> {
+  for await (const file of fs.searchTexts([path], ALL, signal)) return file;
   throw new WorkspaceError("not_found", `no file at '${path}'`);
 }
 

@@ -1,6 +1,5 @@
 import type { SearchQuery } from "../workspace/search/query";
-import type { SearchText } from "../workspace/search/search-text";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../workspace/workspace-fs";
+import type { SearchableText, SearchTextsOptions, WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../workspace/workspace-fs";
 
 /** At most this many read and this many written paths are kept per tool call (a tree-wide grep reads hundreds). */
 export const MAX_TOUCHED_PATHS = 50;
@@ -58,8 +57,9 @@ export class RecordingFs implements WorkspaceFs {
     paths: readonly string[],
     query: SearchQuery,
     signal?: AbortSignal,
-  ): AsyncIterable<{ path: string; text: SearchText }> {
-    for await (const file of this.inner.searchTexts(paths, query, signal)) {
+    options?: SearchTextsOptions,
+  ): AsyncIterable<SearchableText> {
+    for await (const file of this.inner.searchTexts(paths, query, signal, options)) {
       this.reads.add(file.path);
       yield file;
     }

@@ -2,10 +2,10 @@ import { WorkspaceError } from "./errors";
 import type { OverlayStore } from "./overlay";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "./paths";
 import type { SearchQuery } from "./search/query";
-import { type SearchText, searchTextOf } from "./search/search-text";
+import { searchTextOf } from "./search/search-text";
 import { loadWorkspace, type Snapshot } from "./snapshot";
 import { isBinary } from "./text";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
+import type { SearchableText, SearchTextsOptions, WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
 
 /** Mode of files created by the session (existing files keep theirs). */
 export const NEW_FILE_MODE = 0o644;
@@ -92,7 +92,8 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     paths: readonly string[],
     query: SearchQuery,
     signal?: AbortSignal,
-  ): AsyncIterable<{ path: string; text: SearchText }> {
+    options?: SearchTextsOptions,
+  ): AsyncIterable<SearchableText> {
     const view = this.current();
     const fromSnapshot: string[] = [];
     for (const path of new Set(paths.map((p) => (view.info.has(p) ? p : resolveWorkspacePath(p))))) {
@@ -105,9 +106,9 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
       // Changed files are not in the snapshot's index: always searched, never cached.
       signal?.throwIfAborted();
       const bytes = this.overlay.get(path) ?? new Uint8Array(0);
-      if (!isBinary(bytes)) yield { path, text: searchTextOf(bytes) };
+      if (!isBinary(bytes)) yield { path, text: searchTextOf(bytes), pieces: "all" };
     }
-    yield* this.snapshot.searchTexts(fromSnapshot, query, signal);
+    yield* this.snapshot.searchTexts(fromSnapshot, query, signal, options);
   }
 
   async writeFile(path: string, bytes: Uint8Array): Promise<void> {

@@ -2,9 +2,9 @@ import { ByteLru } from "./byte-lru";
 import { WorkspaceError } from "./errors";
 import { PackReader } from "./pack";
 import { comparePaths } from "./paths";
-import type { SearchQuery } from "./search/query";
-import { SearchIndex } from "./search/search-index";
-import { type SearchText, searchTextOf } from "./search/search-text";
+import { isAll, type SearchQuery } from "./search/query";
+import { type PieceFilter, SearchIndex } from "./search/search-index";
+import { decodePiece, type PieceSet, SearchText, searchTextOf } from "./search/search-text";
 import { searchTextCache } from "./search/text-cache";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
 import { isBinary } from "./text";
@@ -97,7 +97,15 @@ export class Snapshot {
       }
     }
     wanted.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
-    const groups = coalesce(wanted, this.pack.chunkBytes);
+    for await (const { range, bytes } of this.readRanges(wanted, signal)) yield { path: range.path, bytes };
+  }
+
+  /** Byte ranges of the pack, sorted by offset, read as `readMany` reads files. */
+  private async *readRanges<R extends PackRange>(
+    sorted: readonly R[],
+    signal?: AbortSignal,
+  ): AsyncGenerator<{ range: R; bytes: Uint8Array }> {
+    const groups = coalesce(sorted, this.pack.chunkBytes);
     // reads[i] is group i's read, dropped once consumed.
     const reads: (Promise<Uint8Array> | undefined)[] = [];
     let started = 0;
@@ -123,26 +131,30 @@ export class Snapshot {
       aheadBytes -= group.end - group.start;
       reads[i] = undefined;
       startReads();
-      for (const entry of group.entries) {
+      for (const range of group.entries) {
         signal?.throwIfAborted();
-        yield { path: entry.path, bytes: current.subarray(entry.offset - group.start, entry.offset - group.start + entry.size) };
+        yield { range, bytes: current.subarray(range.offset - group.start, range.offset - group.start + range.size) };
       }
     }
   }
 
   /**
    * Decoded text of the files among `paths` that can hold a match of `query`, binary files left
-   * out: narrowed by the snapshot's search index when it has one, served from the isolate's text
-   * cache when it can be, else read from the pack (and cached). Cached files come first, then the
-   * rest in pack order.
+   * out, each with the pieces of it to search: narrowed by the snapshot's search index when it has
+   * one (to files, and to pieces of them), served from the isolate's text cache when it can be,
+   * else read from the pack (only the pieces wanted, when the index knows where they are) and
+   * cached. A text holds at least the pieces yielded with it, and with `neighbours` the pieces next
+   * to those (for context lines); with `ALL`, every piece. Cached files come first, then the rest in
+   * pack order.
    */
   async *searchTexts(
     paths: Iterable<string>,
     query: SearchQuery,
     signal?: AbortSignal,
-  ): AsyncGenerator<{ path: string; text: SearchText }> {
+    options: { neighbours?: boolean } = {},
+  ): AsyncGenerator<{ path: string; text: SearchText; pieces: PieceSet }> {
     let index = await this.openSearchIndex();
-    let mayMatch: (packOffset: number) => boolean = () => true;
+    let mayMatch: PieceFilter = () => "all";
     try {
       if (index) mayMatch = await index.filter(query, signal);
     } catch (error) {
@@ -153,19 +165,50 @@ export class Snapshot {
       index = null;
     }
     const search = searchTextCache.beginSearch();
-    const toRead: string[] = [];
+    const reads: PieceRead[] = [];
+    const wanted = new Map<string, { text: SearchText | null; pieces: PieceSet; left: number }>();
     for (const path of paths) {
       const entry = this.byPath.get(path);
-      if (!entry || !mayMatch(entry.offset)) continue;
-      const text = searchTextCache.get(this.textKey(path), search);
-      if (text === undefined) toRead.push(path);
-      else if (text !== null) yield { path, text };
+      if (!entry || wanted.has(path)) continue;
+      // An empty file has no lines, and shares its pack offset with the next file: the index cannot
+      // answer for it, and a narrowed search does not need it.
+      const pieces = entry.size === 0 ? (index && !isAll(query) ? null : "all") : mayMatch(entry.offset);
+      if (pieces === null) continue;
+      const cached = searchTextCache.get(this.textKey(path), search);
+      if (cached === null) continue;
+      const table = pieces === "all" ? null : index?.piecesOf(entry.offset);
+      const needed = table && options.neighbours && pieces !== "all" ? withNeighbours(pieces, table.starts.length) : pieces;
+      if (cached?.holds(needed)) {
+        yield { path, text: cached, pieces };
+        continue;
+      }
+      let left = 0;
+      if (!table || needed === "all") {
+        reads.push({ path, offset: entry.offset, size: entry.size, piece: -1 });
+        left = 1;
+      } else {
+        const { starts } = table;
+        for (const k of needed) {
+          if (cached?.pieces[k] !== undefined) continue;
+          const end = k + 1 < starts.length ? starts[k + 1]! : entry.size;
+          reads.push({ path, offset: entry.offset + starts[k]!, size: end - starts[k]!, piece: k });
+          left++;
+        }
+      }
+      const text = table && needed !== "all" ? (cached ?? SearchText.partial(table.linesBefore)) : null;
+      wanted.set(path, { text, pieces, left });
     }
-    for await (const { path, bytes } of this.readMany(toRead, signal)) {
-      const vetted = index?.isText(this.byPath.get(path)!.offset) ?? false;
-      const text = !vetted && isBinary(bytes) ? null : searchTextOf(bytes);
-      searchTextCache.set(this.textKey(path), text, search);
-      if (text !== null) yield { path, text };
+    reads.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
+    for await (const { range, bytes } of this.readRanges(reads, signal)) {
+      const file = wanted.get(range.path)!;
+      if (range.piece < 0) {
+        const vetted = index?.isText(this.byPath.get(range.path)!.offset) ?? false;
+        file.text = !vetted && isBinary(bytes) ? null : searchTextOf(bytes);
+      } else file.text!.fill(range.piece, decodePiece(bytes, range.piece === 0));
+      if (--file.left > 0) continue;
+      // A file's ranges are neighbours in pack order: it is complete here.
+      searchTextCache.set(this.textKey(range.path), file.text, search);
+      if (file.text !== null) yield { path: range.path, text: file.text, pieces: file.pieces };
     }
   }
 
@@ -201,19 +244,40 @@ export class Snapshot {
   }
 }
 
-interface RangeGroup {
+/** `pieces` and the pieces next to them, of a file with `count` pieces. */
+function withNeighbours(pieces: Uint32Array, count: number): Uint32Array {
+  const out: number[] = [];
+  for (const k of pieces) {
+    for (let n = Math.max(0, k - 1); n <= Math.min(count - 1, k + 1); n++) if (out.length === 0 || out[out.length - 1]! < n) out.push(n);
+  }
+  return Uint32Array.from(out);
+}
+
+/** A byte range of the pack. */
+interface PackRange {
+  path: string;
+  offset: number;
+  size: number;
+}
+
+/** A file's bytes to read for a search: piece `piece` of it, or all of it (-1). */
+interface PieceRead extends PackRange {
+  piece: number;
+}
+
+interface RangeGroup<R extends PackRange = PackRange> {
   start: number;
   end: number;
-  entries: IndexEntry[];
+  entries: R[];
 }
 
 /**
  * Groups offset-sorted entries into ranges: small gaps are read through, big ones split, and a
  * range stays within one pack chunk unless a single file crosses the boundary (so it is one read).
  */
-export function coalesce(sorted: readonly IndexEntry[], chunkBytes = Number.POSITIVE_INFINITY): RangeGroup[] {
-  const groups: RangeGroup[] = [];
-  let group: RangeGroup | null = null;
+export function coalesce<R extends PackRange>(sorted: readonly R[], chunkBytes = Number.POSITIVE_INFINITY): RangeGroup<R>[] {
+  const groups: RangeGroup<R>[] = [];
+  let group: RangeGroup<R> | null = null;
   for (const entry of sorted) {
     const end = entry.offset + entry.size;
     const fits =

@@ -1,5 +1,5 @@
 import type { SearchQuery } from "./search/query";
-import type { SearchText } from "./search/search-text";
+import type { PieceSet, SearchText } from "./search/search-text";
 
 /**
  * The agent's view of a workspace: an immutable snapshot plus the session's copy-on-write overlay.
@@ -24,16 +24,34 @@ export interface WorkspaceFs {
    */
   readFiles(paths: readonly string[], signal?: AbortSignal): AsyncIterable<{ path: string; bytes: Uint8Array }>;
   /**
-   * Decoded text of the files among `paths` that can hold a match of `query`, for searching; binary
-   * files are left out, missing paths skipped. A snapshot narrows with its search index (when it
-   * has one) and serves text from a cache; the overlay's files are always searched. Order: whatever
-   * storage serves fastest.
+   * Decoded text of the files among `paths` that can hold a match of `query`, for searching, each
+   * with the pieces of it that can (the others may be missing from a partial text); binary files
+   * are left out, missing paths skipped. With `ALL`, texts are complete. A snapshot narrows with its
+   * search index (when it has one) and serves text from a cache; the overlay's files are always
+   * searched whole. `neighbours`: the texts also hold the pieces next to those, for context lines.
+   * Order: whatever storage serves fastest.
    */
-  searchTexts(paths: readonly string[], query: SearchQuery, signal?: AbortSignal): AsyncIterable<{ path: string; text: SearchText }>;
+  searchTexts(
+    paths: readonly string[],
+    query: SearchQuery,
+    signal?: AbortSignal,
+    options?: SearchTextsOptions,
+  ): AsyncIterable<SearchableText>;
   /** Creates or replaces a file in the overlay (parents are implied). */
   writeFile(path: string, bytes: Uint8Array): Promise<void>;
   /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */
   deleteFile(path: string): Promise<void>;
+}
+
+export interface SearchTextsOptions {
+  neighbours?: boolean;
+}
+
+/** A file's text to search, and which of its pieces to search. */
+export interface SearchableText {
+  path: string;
+  text: SearchText;
+  pieces: PieceSet;
 }
 
 export type EntryType = "file" | "dir";

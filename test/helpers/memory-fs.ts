@@ -1,8 +1,8 @@
 import { WorkspaceError } from "../../src/workspace/errors";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
-import { type SearchText, searchTextOf } from "../../src/workspace/search/search-text";
+import { searchTextOf } from "../../src/workspace/search/search-text";
 import { isBinary } from "../../src/workspace/text";
-import type { WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
+import type { SearchableText, WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
 
 /**
  * A test fake of WorkspaceFs: every file lives in a Map. It follows the interface's contract
@@ -73,10 +73,10 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   }
 
   /** Every text file among `paths`: there is no index to narrow with. */
-  async *searchTexts(paths: readonly string[]): AsyncIterable<{ path: string; text: SearchText }> {
+  async *searchTexts(paths: readonly string[]): AsyncIterable<SearchableText> {
     for (const path of paths) {
       const file = this.entries.get(path);
-      if (file && !isBinary(file.bytes)) yield { path, text: searchTextOf(file.bytes) };
+      if (file && !isBinary(file.bytes)) yield { path, text: searchTextOf(file.bytes), pieces: "all" };
     }
   }
 

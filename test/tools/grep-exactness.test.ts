@@ -207,9 +207,9 @@ describe("grep over the search index equals a full scan", () => {
         const matcher = new LineMatcher(c.pattern, c);
         const found = new Map<string, number>();
         let read = 0;
-        for await (const { path, text } of fs.searchTexts(searchable, matcher.query)) {
+        for await (const { path, text, pieces } of fs.searchTexts(searchable, matcher.query)) {
           read++;
-          const n = text.pieces.reduce((sum, piece) => sum + matcher.countMatchingLines(piece), 0);
+          const n = text.selected(pieces).reduce((sum, piece) => sum + matcher.countMatchingLines(piece), 0);
           if (n > 0) found.set(path, n);
         }
         expect(Object.fromEntries([...found].sort()), JSON.stringify(c)).toEqual(Object.fromEntries([...expected].sort()));

@@ -1,55 +1,88 @@
 import { BINARY_SNIFF_BYTES } from "../text";
-import { encodeDirectory, FILE_BINARY, SEARCH_INDEX_VERSION, type SearchIndexInfo, type ShardDirectory, searchKeys } from "./index-layout";
+import {
+  DENSE_LIST_BYTE,
+  encodeDirectory,
+  FILE_BINARY,
+  SEARCH_INDEX_VERSION,
+  type SearchIndexInfo,
+  type ShardDirectory,
+  searchKeys,
+} from "./index-layout";
+import { SEARCH_PIECE_BYTES } from "./search-text";
 import { BYTE_CLASS, CLASS_BITS, PAIR_CLASS, TRIGRAM_KEY_MASK, TRIGRAM_KEYS } from "./trigrams";
 
 /** A literal, so the shifts in the hot loop are constants (CLASS_BITS is an import). */
 const CLASS_BITS_6 = 6;
+const NEWLINE = 0x0a;
+/** "\n" bytes in a 16-bit word (the loop reads two bytes at once). */
+const PAIR_NEWLINES: Uint8Array = (() => {
+  const counts = new Uint8Array(1 << 16);
+  for (let word = 0; word < 1 << 16; word++) counts[word] = Number((word & 0xff) === NEWLINE) + Number(word >>> 8 === NEWLINE);
+  return counts;
+})();
 if (CLASS_BITS !== CLASS_BITS_6) throw new Error("index-builder assumes 6-bit byte classes");
 
-/** A shard is written once its files hold this many (file, trigram) pairs: bounds the builder's memory. */
+/** A shard is written once its docs hold this many (doc, trigram) pairs: bounds the builder's memory. */
 export const SHARD_POSTINGS = 1 << 20;
-/** Shard-local file numbers fit in 16 bits. */
-const MAX_SHARD_FILES = 0xffff;
+/** Shards of fewer docs list every key in full. */
+const MIN_DENSE_DOCS = 16;
 
 /**
  * Builds a snapshot's search index while its files stream into the pack (see index-layout.ts),
- * in memory bounded by one shard: a 1 MiB table of the last file each trigram was seen in (also
+ * in memory bounded by one shard: a 1 MiB table of the last doc each trigram was seen in (also
  * reused to count while a shard is written), the shard's pairs (4 bytes each, SHARD_POSTINGS of
- * them, more only for one file with more distinct trigrams), 5 bytes per pair of scratch for
- * writing a shard (kept from shard to shard), and the encoded shard while it uploads. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed but not indexed.
+ * them, more only for one piece with more), 7 bytes per pair of scratch for writing a shard (kept
+ * from shard to shard), and the encoded shard while it uploads. A doc is a piece of a file, cut as
+ * `searchTextOf` cuts it. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed
+ * but not indexed.
  */
 export class SearchIndexBuilder {
   private readonly keys: ReturnType<typeof searchKeys>;
-  /** Per trigram key: the number of the last file it was seen in, +1 (0 = not seen since the last shard). */
+  /** Per trigram key: the shard-local number of the last doc it was seen in, +1 (0 = not seen since the last shard). */
   private readonly lastSeen = new Int32Array(TRIGRAM_KEYS);
-  /** Trigram keys of the current shard's files, file after file. */
+  /** Trigram keys of the current shard's docs, doc after doc. */
   private pairs: Uint32Array = new Uint32Array(1 << 16);
   private pairCount = 0;
-  /** Where each file of the current shard starts in `pairs`. */
-  private fileStarts: number[] = [];
-  private shardFirstFile = 0;
+  /** Where each doc of the current shard starts in `pairs`. */
+  private docPairs: number[] = [];
+  private shardFirstDoc = 0;
   /**
-   * Scratch of `writeShard` (each pair's file number, sorted by key; the encoded lists), kept for
+   * Scratch of `cutShard` (each pair's doc number, sorted by key; the encoded lists), kept for
    * the next shard: fresh multi-MiB arrays per shard cost garbage collections during the ingest.
    */
-  private shardFiles = new Uint16Array(0);
+  private shardDocs = new Uint32Array(0);
   private shardLists = new Uint8Array(0);
   private readonly offsets: number[] = [];
   private readonly flags: number[] = [];
+  /** Per file, its first doc. */
+  private readonly firstDoc: number[] = [];
+  /** Per doc, its byte offset in its file. */
+  private readonly docStarts: number[] = [];
+  /** Per doc, the "\n" bytes in it. */
+  private readonly docNewlines: number[] = [];
   private readonly shards: ShardDirectory[] = [];
+  /** The last shard upload, chained after the ones before it. */
   private upload: Promise<unknown> | null = null;
+  /** A shard was cut inside the current file (endFile waits for its upload). */
+  private cutInFile = false;
   private readonly written: string[] = [];
   // The file being added.
   private file = -1;
   private rolling = 0;
   private sniffed = 0;
   private binary = false;
+  /** Bytes of the file seen so far. */
+  private position = 0;
+  /** Where the current piece starts in the file; -1 before the file's first byte or after a cut (the next byte starts a piece). */
+  private pieceStart = -1;
 
   constructor(
     private readonly bucket: R2Bucket,
     workspaceId: string,
     /** Pairs per shard (tests pass small values). */
     private readonly shardPostings = SHARD_POSTINGS,
+    /** Shards of fewer docs store no key as dense (tests pass small values). */
+    private readonly minDenseDocs = MIN_DENSE_DOCS,
   ) {
     this.keys = searchKeys(workspaceId);
   }
@@ -58,10 +91,12 @@ export class SearchIndexBuilder {
     this.file = this.offsets.length;
     this.offsets.push(packOffset);
     this.flags.push(0);
-    this.fileStarts.push(this.pairCount);
+    this.firstDoc.push(this.docStarts.length);
     this.rolling = 0;
     this.sniffed = 0;
     this.binary = false;
+    this.position = 0;
+    this.pieceStart = -1;
   }
 
   addBytes(chunk: Uint8Array): void {
@@ -70,37 +105,89 @@ export class SearchIndexBuilder {
       const end = Math.min(chunk.byteLength, BINARY_SNIFF_BYTES - this.sniffed);
       this.sniffed += end;
       if (chunk.subarray(0, end).includes(0)) {
+        // Not indexed: forget the file's docs (all of them are in this shard; sniffing ends before a first cut).
         this.binary = true;
-        this.pairCount = this.fileStarts[this.fileStarts.length - 1]!;
+        const first = this.firstDoc[this.file]! - this.shardFirstDoc;
+        if (first < this.docPairs.length) {
+          // The next doc takes the dropped one's number: its keys must not look seen already.
+          for (let i = this.docPairs[first]!; i < this.pairCount; i++) this.lastSeen[this.pairs[i]!] = 0;
+          this.pairCount = this.docPairs[first]!;
+          this.docPairs.length = first;
+        }
+        this.docStarts.length = this.firstDoc[this.file]!;
+        this.docNewlines.length = this.firstDoc[this.file]!;
         return;
       }
     }
+    const n = chunk.byteLength;
+    // Room for a pair per byte up front: no capacity check in the loop.
+    if (this.pairCount + n > this.pairs.length) this.grow(this.pairCount + n);
+    for (let from = 0; from < n; ) {
+      if (this.pieceStart < 0) {
+        this.pieceStart = this.position + from;
+        this.docStarts.push(this.pieceStart);
+        this.docNewlines.push(0);
+        this.docPairs.push(this.pairCount);
+      }
+      // The piece ends after the first "\n" at or after its byte SEARCH_PIECE_BYTES - 1.
+      let to = n;
+      let cut = false;
+      const cutFrom = this.pieceStart + SEARCH_PIECE_BYTES - 1 - this.position;
+      if (cutFrom < n) {
+        const newline = chunk.indexOf(NEWLINE, Math.max(from, cutFrom));
+        if (newline >= 0) {
+          to = newline + 1;
+          cut = true;
+        }
+      }
+      this.addKeys(chunk, from, to, this.docPairs.length);
+      if (cut) {
+        this.pieceStart = -1;
+        // A large file's pieces fill shards too: the builder's memory stays bounded by one shard.
+        if (this.pairCount >= this.shardPostings) {
+          this.cutShard();
+          this.cutInFile = true;
+        }
+      }
+      from = to;
+    }
+    this.position += n;
+  }
+
+  /**
+   * Records the trigram keys ending at bytes [from, to) of `chunk` for shard-local doc `mark - 1`
+   * (the rolling key carries over from the bytes before, across pieces: a doc may list a key of a
+   * trigram that starts in the piece before it, which only widens the candidates), and counts the
+   * range's "\n" bytes for the current doc.
+   */
+  private addKeys(chunk: Uint8Array, from: number, to: number, mark: number): void {
     // Locals, not imported bindings, in the loop: a module transform (vitest's) can turn each use of
     // an import into a property read, which made this loop 10x slower in the benchmarks.
     const classes = BYTE_CLASS;
     const pairClasses = PAIR_CLASS;
+    const pairNewlines = PAIR_NEWLINES;
     const mask = TRIGRAM_KEY_MASK;
     const seen = this.lastSeen;
-    const mark = this.file - this.shardFirstFile + 1;
-    const n = chunk.byteLength;
-    // Room for a pair per byte up front: no capacity check in the loop.
-    if (this.pairCount + n > this.pairs.length) this.grow(this.pairCount + n);
     const pairs = this.pairs;
     let count = this.pairCount;
     let key = this.rolling;
-    let i = 0;
-    if (chunk.byteOffset & 1) {
-      key = ((key << CLASS_BITS_6) | classes[chunk[0]!]!) & mask;
+    let newlines = 0;
+    let i = from;
+    if ((chunk.byteOffset + i) & 1 && i < to) {
+      if (chunk[i] === NEWLINE) newlines++;
+      key = ((key << CLASS_BITS_6) | classes[chunk[i]!]!) & mask;
       if (seen[key] !== mark) {
         seen[key] = mark;
         pairs[count++] = key;
       }
-      i = 1;
+      i++;
     }
     // Two bytes per step: one table read gives both bytes' classes (the keys ending at each).
-    const words = new Uint16Array(chunk.buffer, chunk.byteOffset + i, (n - i) >>> 1);
+    const words = new Uint16Array(chunk.buffer, chunk.byteOffset + i, (to - i) >>> 1);
     for (let j = 0; j < words.length; j++) {
-      const both = pairClasses[words[j]!]!;
+      const word = words[j]!;
+      const both = pairClasses[word]!;
+      newlines += pairNewlines[word]!;
       const first = ((key << CLASS_BITS_6) | (both >>> CLASS_BITS_6)) & mask;
       if (seen[first] !== mark) {
         seen[first] = mark;
@@ -112,7 +199,8 @@ export class SearchIndexBuilder {
         pairs[count++] = key;
       }
     }
-    for (i += words.length * 2; i < n; i++) {
+    for (i += words.length * 2; i < to; i++) {
+      if (chunk[i] === NEWLINE) newlines++;
       key = ((key << CLASS_BITS_6) | classes[chunk[i]!]!) & mask;
       if (seen[key] !== mark) {
         seen[key] = mark;
@@ -121,24 +209,48 @@ export class SearchIndexBuilder {
     }
     this.rolling = key;
     this.pairCount = count;
+    this.docNewlines[this.docNewlines.length - 1]! += newlines;
   }
 
   async endFile(): Promise<void> {
     if (this.binary) this.flags[this.file] = FILE_BINARY;
-    if (this.pairCount >= this.shardPostings || this.fileStarts.length >= MAX_SHARD_FILES) await this.writeShard();
+    // One shard upload in flight while the next fills (a large file may have queued more: wait for them).
+    if (this.pairCount >= this.shardPostings || this.cutInFile) await this.upload;
+    this.cutInFile = false;
+    if (this.pairCount >= this.shardPostings) this.cutShard();
   }
 
   /** Writes the last shard and the directory; returns what `index.json` records. */
   async finish(): Promise<SearchIndexInfo> {
-    if (this.fileStarts.length > 0) await this.writeShard();
+    if (this.docPairs.length > 0) this.cutShard();
     await this.upload;
     const directory = encodeDirectory({
       offsets: Float64Array.from(this.offsets),
       flags: Uint8Array.from(this.flags),
+      pieces: {
+        pieceBytes: SEARCH_PIECE_BYTES,
+        firstDoc: Uint32Array.from([...this.firstDoc, this.docStarts.length]),
+        starts: Uint32Array.from(this.docStarts),
+        linesBefore: this.linesBefore(),
+      },
       shards: this.shards,
     });
     await this.put(this.keys.directory, directory);
     return { version: SEARCH_INDEX_VERSION, shards: this.shards.length, files: this.offsets.length, directoryBytes: directory.byteLength };
+  }
+
+  /** Per doc, the lines of its file before it. */
+  private linesBefore(): Uint32Array {
+    const before = new Uint32Array(this.docStarts.length);
+    for (let file = 0; file < this.firstDoc.length; file++) {
+      const end = file + 1 < this.firstDoc.length ? this.firstDoc[file + 1]! : before.length;
+      let lines = 0;
+      for (let doc = this.firstDoc[file]!; doc < end; doc++) {
+        before[doc] = lines;
+        lines += this.docNewlines[doc]!;
+      }
+    }
+    return before;
   }
 
   /** Deletes whatever was written (after a refused upload); never throws. */
@@ -154,12 +266,15 @@ export class SearchIndexBuilder {
     this.pairs = bigger;
   }
 
-  /** Turns the shard's pairs into posting lists (a counting sort by key), uploads them, and starts the next shard. */
-  private async writeShard(): Promise<void> {
-    const fileCount = this.fileStarts.length;
+  /**
+   * Turns the shard's pairs into posting lists (a counting sort by key), queues their upload after
+   * the one before, and starts the next shard. Called between docs only.
+   */
+  private cutShard(): void {
+    const docCount = this.docPairs.length;
     const keySpace = TRIGRAM_KEYS;
     const pairs = this.pairs;
-    const fileStarts = this.fileStarts;
+    const docPairs = this.docPairs;
     const pairCount = this.pairCount;
     const counts = this.lastSeen;
     counts.fill(0);
@@ -167,55 +282,72 @@ export class SearchIndexBuilder {
     let keyCount = 0;
     for (let key = 0; key < keySpace; key++) if (counts[key]! > 0) keyCount++;
     const keys = new Uint32Array(keyCount);
-    // `counts` becomes each key's next write position in `files`.
+    // A key in at least half of the shard's docs is stored as "every doc" (`DENSE_LIST`): it would
+    // narrow little, and skipping it saves about a third of the work and of the lists' bytes.
+    const denseFrom = docCount >= this.minDenseDocs ? Math.ceil(docCount / 2) : Number.POSITIVE_INFINITY;
+    // `counts` becomes each key's next write position in `docs` (-1: dense, not written).
     let k = 0;
     let position = 0;
     for (let key = 0; key < keySpace; key++) {
       const n = counts[key]!;
       if (n === 0) continue;
       keys[k++] = key;
-      counts[key] = position;
-      position += n;
+      if (n >= denseFrom) counts[key] = -1;
+      else {
+        counts[key] = position;
+        position += n;
+      }
     }
-    if (this.shardFiles.length < pairCount) this.shardFiles = new Uint16Array(pairCount);
-    const files = this.shardFiles;
-    for (let file = 0; file < fileCount; file++) {
-      const end = file + 1 < fileCount ? fileStarts[file + 1]! : pairCount;
-      for (let i = fileStarts[file]!; i < end; i++) files[counts[pairs[i]!]!++] = file;
+    if (this.shardDocs.length < pairCount) this.shardDocs = new Uint32Array(pairCount);
+    const docs = this.shardDocs;
+    for (let doc = 0; doc < docCount; doc++) {
+      const end = doc + 1 < docCount ? docPairs[doc + 1]! : pairCount;
+      for (let i = docPairs[doc]!; i < end; i++) {
+        const key = pairs[i]!;
+        const at = counts[key]!;
+        if (at < 0) continue;
+        docs[at] = doc;
+        counts[key] = at + 1;
+      }
     }
-    // Each key's list is files[start, counts[key]), start being the previous key's end; gaps are
-    // LEB128 (`decodePostings` reads them), at most 3 bytes each below 2^16.
-    if (this.shardLists.length < pairCount * 3) this.shardLists = new Uint8Array(pairCount * 3);
+    // Each key's list is docs[start, counts[key]), start being the previous written key's end; gaps
+    // are LEB128 (`decodePostings` reads them), at most 5 bytes each (3 below 2^21, the usual case).
+    if (this.shardLists.length < pairCount * 5) this.shardLists = new Uint8Array(pairCount * 5);
     const encoded = this.shardLists;
     const ends = new Uint32Array(keyCount);
     let at = 0;
     let start = 0;
     for (let i = 0; i < keyCount; i++) {
       const end = counts[keys[i]!]!;
+      if (end < 0) {
+        encoded[at++] = DENSE_LIST_BYTE;
+        ends[i] = at;
+        continue;
+      }
       let previous = -1;
       for (let j = start; j < end; j++) {
-        const file = files[j]!;
-        let gap = file - previous;
+        const doc = docs[j]!;
+        let gap = doc - previous;
         while (gap >= 0x80) {
           encoded[at++] = (gap & 0x7f) | 0x80;
           gap >>>= 7;
         }
         encoded[at++] = gap;
-        previous = file;
+        previous = doc;
       }
       ends[i] = at;
       start = end;
     }
     counts.fill(0);
 
-    await this.upload;
     const key = this.keys.shard(this.shards.length);
-    this.upload = this.put(key, encoded.slice(0, at));
+    const bytes = encoded.slice(0, at);
+    this.upload = (this.upload ?? Promise.resolve()).then(() => this.put(key, bytes));
     // Observed by the next shard, finish() or abort(); never an unhandled rejection meanwhile.
     this.upload.catch(() => {});
-    this.shards.push({ firstFile: this.shardFirstFile, fileCount, keys, ends });
-    this.shardFirstFile += fileCount;
-    this.fileStarts = [];
+    this.shards.push({ firstDoc: this.shardFirstDoc, docCount, keys, ends });
+    this.shardFirstDoc += docCount;
+    this.docPairs = [];
     this.pairCount = 0;
   }
 

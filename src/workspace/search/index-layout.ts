@@ -1,22 +1,26 @@
 /**
- * The search index of a snapshot, stored beside its pack:
+ * The search index of a snapshot, stored beside its pack. What it indexes are pieces of files (a
+ * "doc"): text files cut at line breaks into pieces of about `SEARCH_PIECE_BYTES`, exactly as
+ * `searchTextOf` cuts them, so a search narrows to the pieces that can hold a match, not just the files.
  *
- * - `workspaces/{wid}/search/postings-NNNN`: one object per shard. A shard covers a run of files in
- *   pack order; for every trigram key present in any of them it holds the sorted list of the
- *   shard-local file numbers that contain it, as LEB128 gaps. Read by range, one list at a time.
- * - `workspaces/{wid}/search/directory`: read whole at the first search. Every file's pack offset
- *   and whether it is binary; per shard, its first file, its sorted keys and where each key's list
- *   ends in the shard object.
+ * - `workspaces/{wid}/search/postings-NNNN`: one object per shard. A shard covers a run of docs in
+ *   pack order (whole files); for every trigram key present in any of them it holds the sorted list
+ *   of the shard-local doc numbers that contain it, as LEB128 gaps, or for a key in at least half of
+ *   the shard's docs the one byte `DENSE_LIST_BYTE`: "every doc". Read by range.
+ * - `workspaces/{wid}/search/directory`: read whole at the first search. Every file's pack offset,
+ *   whether it is binary, its first doc; every doc's byte offset and first line in its file; per
+ *   shard, its first doc, its sorted keys and where each key's list ends in the shard object.
  *
- * `index.json` names the index (`WorkspaceIndex.search`); a snapshot without it is searched in full.
+ * Version 1 (snapshots stored before pieces) has one doc per file and no piece tables; it is still
+ * read. `index.json` names the index (`WorkspaceIndex.search`); a snapshot without it is searched in full.
  */
 
-export const SEARCH_INDEX_VERSION = 1;
+export const SEARCH_INDEX_VERSION = 2;
 const MAGIC = 0x31495350; // "PSI1", little-endian
 
 /** What `index.json` records about a snapshot's search index. */
 export interface SearchIndexInfo {
-  version: typeof SEARCH_INDEX_VERSION;
+  version: 1 | typeof SEARCH_INDEX_VERSION;
   shards: number;
   /** Files in the directory (every file stored in the pack). */
   files: number;
@@ -37,46 +41,78 @@ export function searchKeys(workspaceId: string) {
 export const FILE_BINARY = 1;
 
 export interface ShardDirectory {
-  /** Global number of the shard's first file. */
-  firstFile: number;
-  fileCount: number;
+  /** Global number of the shard's first doc. */
+  firstDoc: number;
+  docCount: number;
   /** Sorted trigram keys present in the shard. */
   keys: Uint32Array;
   /** `ends[i]` is where the list of `keys[i]` ends in the shard object; it starts at `ends[i - 1]` (or 0). */
   ends: Uint32Array;
 }
 
+/** Where the docs are in the files (version 2). */
+export interface PieceTable {
+  /** The piece size the files were cut with (`SEARCH_PIECE_BYTES` when they were indexed). */
+  pieceBytes: number;
+  /** `firstDoc[f]` is file f's first doc; its docs run to `firstDoc[f + 1]` (empty and binary files have none). */
+  firstDoc: Uint32Array;
+  /** Byte offset of every doc in its file: piece k of file f starts at `starts[firstDoc[f] + k]`. */
+  starts: Uint32Array;
+  /** Lines of its file before every doc (the "\n" bytes before it), so a piece read alone can number its lines. */
+  linesBefore: Uint32Array;
+}
+
 export interface SearchDirectory {
   /** Pack offset of every file, in pack order (non-decreasing). */
   offsets: Float64Array;
   flags: Uint8Array;
+  /** Null in version 1: doc n is file n, whole. */
+  pieces: PieceTable | null;
   shards: ShardDirectory[];
 }
 
 /*
  * Directory bytes, little-endian, every array 8-byte aligned:
  *   u32 magic, u32 version, u32 fileCount, u32 shardCount
+ *   version 2: u32 docCount, u32 pieceBytes, u32 0, u32 0
  *   f64[fileCount] offsets, u8[fileCount] flags (padded to 8)
- *   per shard: u32 firstFile, u32 fileCount, u32 keyCount, u32 0, u32[keyCount] keys, u32[keyCount] ends (padded to 8)
+ *   version 2: u32[fileCount + 1] firstDoc (padded to 8), u32[docCount] starts, u32[docCount] linesBefore (each padded to 8)
+ *   per shard: u32 firstDoc, u32 docCount, u32 keyCount, u32 0, u32[keyCount] keys, u32[keyCount] ends (padded to 8)
+ * Version 1 is the same without the version 2 parts.
  */
 export function encodeDirectory(directory: SearchDirectory): Uint8Array {
   const files = directory.offsets.length;
+  const pieces = directory.pieces;
   let size = 16 + files * 8 + pad8(files);
+  if (pieces) size += 16 + pad8((files + 1) * 4) + 2 * pad8(pieces.starts.length * 4);
   for (const shard of directory.shards) size += 16 + pad8(shard.keys.length * 8);
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   view.setUint32(0, MAGIC, true);
-  view.setUint32(4, SEARCH_INDEX_VERSION, true);
+  view.setUint32(4, pieces ? SEARCH_INDEX_VERSION : 1, true);
   view.setUint32(8, files, true);
   view.setUint32(12, directory.shards.length, true);
   let at = 16;
+  if (pieces) {
+    view.setUint32(at, pieces.starts.length, true);
+    view.setUint32(at + 4, pieces.pieceBytes, true);
+    at += 16;
+  }
   new Float64Array(bytes.buffer, at, files).set(directory.offsets);
   at += files * 8;
   bytes.set(directory.flags, at);
   at += pad8(files);
+  if (pieces) {
+    new Uint32Array(bytes.buffer, at, files + 1).set(pieces.firstDoc);
+    at += pad8((files + 1) * 4);
+    new Uint32Array(bytes.buffer, at, pieces.starts.length).set(pieces.starts);
+    at += pad8(pieces.starts.length * 4);
+    new Uint32Array(bytes.buffer, at, pieces.starts.length).set(pieces.linesBefore);
+    at += pad8(pieces.starts.length * 4);
+  }
   for (const shard of directory.shards) {
-    view.setUint32(at, shard.firstFile, true);
-    view.setUint32(at + 4, shard.fileCount, true);
+    view.setUint32(at, shard.firstDoc, true);
+    view.setUint32(at + 4, shard.docCount, true);
     view.setUint32(at + 8, shard.keys.length, true);
     at += 16;
     new Uint32Array(bytes.buffer, at, shard.keys.length).set(shard.keys);
@@ -92,38 +128,71 @@ export function decodeDirectory(bytes: Uint8Array): SearchDirectory {
   const own = bytes.byteOffset % 8 === 0 ? bytes : bytes.slice();
   const view = new DataView(own.buffer, own.byteOffset, own.byteLength);
   if (own.byteLength < 16 || view.getUint32(0, true) !== MAGIC) throw new Error("not a search index directory");
-  if (view.getUint32(4, true) !== SEARCH_INDEX_VERSION) throw new Error(`search index version ${view.getUint32(4, true)}`);
+  const version = view.getUint32(4, true);
+  if (version !== 1 && version !== SEARCH_INDEX_VERSION) throw new Error(`search index version ${version}`);
   const files = view.getUint32(8, true);
   const shardCount = view.getUint32(12, true);
+  const u32s = (at: number, count: number) => {
+    if (at + count * 4 > own.byteLength) throw new Error("search index directory is cut short");
+    return new Uint32Array(own.buffer, own.byteOffset + at, count);
+  };
   let at = 16;
+  let docCount = files;
+  let pieceBytes = 0;
+  if (version === SEARCH_INDEX_VERSION) {
+    docCount = view.getUint32(at, true);
+    pieceBytes = view.getUint32(at + 4, true);
+    at += 16;
+  }
+  if (at + files * 8 + files > own.byteLength) throw new Error("search index directory is cut short");
   const offsets = new Float64Array(own.buffer, own.byteOffset + at, files);
   at += files * 8;
   const flags = own.subarray(at, at + files);
   at += pad8(files);
+  let pieces: PieceTable | null = null;
+  if (version === SEARCH_INDEX_VERSION) {
+    const firstDoc = u32s(at, files + 1);
+    at += pad8((files + 1) * 4);
+    const starts = u32s(at, docCount);
+    at += pad8(docCount * 4);
+    const linesBefore = u32s(at, docCount);
+    at += pad8(docCount * 4);
+    if (firstDoc[files] !== docCount) throw new Error("search index directory's piece table does not add up");
+    pieces = { pieceBytes, firstDoc, starts, linesBefore };
+  }
   const shards: ShardDirectory[] = [];
   for (let i = 0; i < shardCount; i++) {
-    const firstFile = view.getUint32(at, true);
-    const fileCount = view.getUint32(at + 4, true);
+    if (at + 16 > own.byteLength) throw new Error("search index directory is cut short");
+    const firstDoc = view.getUint32(at, true);
+    const count = view.getUint32(at + 4, true);
     const keyCount = view.getUint32(at + 8, true);
     at += 16;
-    const keys = new Uint32Array(own.buffer, own.byteOffset + at, keyCount);
-    const ends = new Uint32Array(own.buffer, own.byteOffset + at + keyCount * 4, keyCount);
+    const keys = u32s(at, keyCount);
+    const ends = u32s(at + keyCount * 4, keyCount);
     at += pad8(keyCount * 8);
-    shards.push({ firstFile, fileCount, keys, ends });
+    shards.push({ firstDoc, docCount: count, keys, ends });
   }
   if (at !== own.byteLength) throw new Error("search index directory has trailing bytes");
-  return { offsets, flags, shards };
+  return { offsets, flags, pieces, shards };
 }
 
 function pad8(n: number): number {
   return Math.ceil(n / 8) * 8;
 }
 
-/** Decodes a posting list (LEB128 gaps, the first from -1) into shard-local file numbers. */
+/** A posting list of this one byte stands for every doc of the shard (a list's first gap is at least 1). */
+export const DENSE_LIST_BYTE = 0;
+
+/** Whether a stored list is the dense marker. */
+export function isDenseList(bytes: Uint8Array): boolean {
+  return bytes.byteLength === 1 && bytes[0] === DENSE_LIST_BYTE;
+}
+
+/** Decodes a posting list (LEB128 gaps, the first from -1) into shard-local doc numbers. */
 export function decodePostings(bytes: Uint8Array): Uint32Array {
   const out = new Uint32Array(bytes.byteLength);
   let n = 0;
-  let file = -1;
+  let doc = -1;
   let value = 0;
   let shift = 0;
   for (let i = 0; i < bytes.byteLength; i++) {
@@ -133,8 +202,8 @@ export function decodePostings(bytes: Uint8Array): Uint32Array {
       shift += 7;
       continue;
     }
-    file += value;
-    out[n++] = file;
+    doc += value;
+    out[n++] = doc;
     value = 0;
     shift = 0;
   }

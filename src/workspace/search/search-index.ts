@@ -1,41 +1,88 @@
 import { ByteLru } from "../byte-lru";
-import { decodeDirectory, decodePostings, FILE_BINARY, type SearchDirectory, type SearchIndexInfo, searchKeys } from "./index-layout";
+import {
+  decodeDirectory,
+  decodePostings,
+  FILE_BINARY,
+  isDenseList,
+  type PieceTable,
+  type SearchDirectory,
+  type SearchIndexInfo,
+  searchKeys,
+} from "./index-layout";
 import { isAll, queryKeys, type SearchQuery } from "./query";
+import { type PieceSet, SEARCH_PIECE_BYTES } from "./search-text";
 
 /** Posting lists kept per snapshot, in bytes: a warm search reads none from R2. */
 export const POSTINGS_CACHE_BYTES = 4 * 1024 * 1024;
 /** Wanted lists closer than this in a shard object are read in one range read, gap included (lists are small: one read per shard is usual). */
 const MAX_POSTINGS_GAP_BYTES = 256 * 1024;
 
+/** A file's pieces as the index cut them. */
+export interface FilePieces {
+  /** Byte offset of each piece in the file. */
+  starts: Uint32Array;
+  /** Lines of the file before each piece. */
+  linesBefore: Uint32Array;
+}
+
+/** Which pieces of the file at a pack offset can hold a match; null: none can. */
+export type PieceFilter = (packOffset: number) => PieceSet | null;
+
 /**
  * A snapshot's search index, opened from R2: the directory in memory (read once), posting lists
- * read by range and kept in a small cache. `candidates` answers which files can hold a match.
+ * read by range and kept in a small cache. `filter` answers which files, and which pieces of them,
+ * can hold a match.
  */
 export class SearchIndex {
   private readonly postings = new ByteLru(POSTINGS_CACHE_BYTES, POSTINGS_CACHE_BYTES);
-  /** Every pack offset the directory lists. */
-  private readonly known: Set<number>;
-  /** The filter for `all`: the text files. */
-  private textFiles: ((packOffset: number) => boolean) | null = null;
+  /** Per pack offset, the file there that has bytes (empty files share the next file's offset). */
+  private readonly fileAt = new Map<number, number>();
+  /** The filter for `all`: the text files, every piece. */
+  private textFiles: PieceFilter | null = null;
   /** Pack offsets of the files the index knows to be text. */
   private readonly texts: Set<number>;
+  /** The file of every doc. */
+  private readonly docFile: Uint32Array;
+  /** Piece tables usable with this code's `SEARCH_PIECE_BYTES` (else files are searched whole). */
+  private readonly pieces: PieceTable | null;
 
   private constructor(
     private readonly bucket: R2Bucket,
     private readonly workspaceId: string,
     private readonly directory: SearchDirectory,
   ) {
-    this.known = new Set(directory.offsets);
-    this.texts = new Set(directory.offsets);
-    // An empty file shares its offset with the next file: an offset is text only if no file there is binary.
-    directory.offsets.forEach((offset, file) => {
-      if (directory.flags[file]! & FILE_BINARY) this.texts.delete(offset);
+    const { offsets, flags } = directory;
+    this.texts = new Set(offsets);
+    offsets.forEach((offset, file) => {
+      this.fileAt.set(offset, file);
+      // An empty file shares its offset with the next file: an offset is text only if no file there is binary.
+      if (flags[file]! & FILE_BINARY) this.texts.delete(offset);
     });
+    const table = directory.pieces;
+    this.pieces = table && table.pieceBytes === SEARCH_PIECE_BYTES ? table : null;
+    if (table) {
+      this.docFile = new Uint32Array(table.starts.length);
+      for (let file = 0; file < offsets.length; file++) this.docFile.fill(file, table.firstDoc[file]!, table.firstDoc[file + 1]!);
+    } else this.docFile = Uint32Array.from(offsets.keys());
   }
 
   /** True when the index has seen the file at `packOffset` and it is text (no need to look for a NUL again). */
   isText(packOffset: number): boolean {
     return this.texts.has(packOffset);
+  }
+
+  /**
+   * Where the pieces of the (non-empty) file at `packOffset` start in it, as `searchTextOf` cuts
+   * it, and the lines before each; null when the index does not know them (a version 1 index, a
+   * binary or unknown file).
+   */
+  piecesOf(packOffset: number): FilePieces | null {
+    const file = this.fileAt.get(packOffset);
+    if (file === undefined || !this.pieces) return null;
+    const { firstDoc, starts, linesBefore } = this.pieces;
+    const first = firstDoc[file]!;
+    const end = firstDoc[file + 1]!;
+    return end > first ? { starts: starts.subarray(first, end), linesBefore: linesBefore.subarray(first, end) } : null;
   }
 
   static async open(bucket: R2Bucket, workspaceId: string, info: SearchIndexInfo): Promise<SearchIndex> {
@@ -49,10 +96,11 @@ export class SearchIndex {
   }
 
   /**
-   * A test on a file's pack offset: false only for files that cannot hold a match of `query`
-   * (binary files never do). An offset the index does not know passes: it must be searched.
+   * Which pieces of the file at a pack offset can hold a match of `query`: null only for files
+   * that cannot (binary files never do). An offset the index does not know gets "all": it must be
+   * searched.
    */
-  async filter(query: SearchQuery, signal?: AbortSignal): Promise<(packOffset: number) => boolean> {
+  async filter(query: SearchQuery, signal?: AbortSignal): Promise<PieceFilter> {
     if (isAll(query)) {
       // Asked for every file read back (grep's second pass, one file at a time): computed once.
       this.textFiles ??= await this.evaluateFilter(query, signal);
@@ -61,27 +109,39 @@ export class SearchIndex {
     return this.evaluateFilter(query, signal);
   }
 
-  private async evaluateFilter(query: SearchQuery, signal?: AbortSignal): Promise<(packOffset: number) => boolean> {
+  private async evaluateFilter(query: SearchQuery, signal?: AbortSignal): Promise<PieceFilter> {
     const { offsets, flags, shards } = this.directory;
+    const docFile = this.docFile;
+    const pieces = this.pieces;
     const keys = queryKeys(query);
     const lists = await Promise.all(shards.map((_, n) => this.readLists(n, keys, signal)));
-    const candidates = new Set<number>();
+    // Per candidate file, its candidate docs (ascending: shards and lists are in doc order).
+    const candidates = new Map<number, number[]>();
+    const add = (doc: number) => {
+      const file = docFile[doc]!;
+      if (flags[file]! & FILE_BINARY) return;
+      const docs = candidates.get(file);
+      if (docs) docs.push(doc);
+      else candidates.set(file, [doc]);
+    };
     shards.forEach((shard, n) => {
-      const files = evaluate(query, lists[n]!, shard.fileCount);
-      const add = (local: number) => {
-        const file = shard.firstFile + local;
-        if (!(flags[file]! & FILE_BINARY)) candidates.add(offsets[file]!);
-      };
-      if (files === "all") for (let local = 0; local < shard.fileCount; local++) add(local);
-      else for (const local of files) add(local);
+      const docs = evaluate(query, lists[n]!, shard.docCount);
+      if (docs === "all") for (let local = 0; local < shard.docCount; local++) add(shard.firstDoc + local);
+      else for (const local of docs) add(shard.firstDoc + local);
     });
-    return (packOffset) => candidates.has(packOffset) || !this.known.has(packOffset);
+    const byOffset = new Map<number, PieceSet>();
+    for (const [file, docs] of candidates) {
+      const first = pieces?.firstDoc[file] ?? file;
+      const count = pieces ? pieces.firstDoc[file + 1]! - first : 1;
+      byOffset.set(offsets[file]!, !pieces || docs.length === count ? "all" : Uint32Array.from(docs, (doc) => doc - first));
+    }
+    return (packOffset) => byOffset.get(packOffset) ?? (this.fileAt.has(packOffset) ? null : "all");
   }
 
   /** The posting lists of `keys` in shard `n` (absent keys: empty), from the cache or by range reads. */
-  private async readLists(n: number, keys: Set<number>, signal?: AbortSignal): Promise<Map<number, Uint32Array>> {
+  private async readLists(n: number, keys: Set<number>, signal?: AbortSignal): Promise<Map<number, DocList>> {
     const shard = this.directory.shards[n]!;
-    const lists = new Map<number, Uint32Array>();
+    const lists = new Map<number, DocList>();
     const missing: { key: number; start: number; end: number }[] = [];
     for (const key of keys) {
       const at = binarySearch(shard.keys, key);
@@ -90,7 +150,7 @@ export class SearchIndex {
         continue;
       }
       const cached = this.postings.get(`${n}:${key}`);
-      if (cached) lists.set(key, decodePostings(cached));
+      if (cached) lists.set(key, docList(cached));
       else missing.push({ key, start: at === 0 ? 0 : shard.ends[at - 1]!, end: shard.ends[at]! });
     }
     missing.sort((a, b) => a.start - b.start);
@@ -113,7 +173,7 @@ export class SearchIndex {
         for (const m of group) {
           const list = bytes.slice(m.start - from, m.end - from);
           this.postings.set(`${n}:${m.key}`, list);
-          lists.set(m.key, decodePostings(list));
+          lists.set(m.key, docList(list));
         }
       }),
     );
@@ -123,8 +183,15 @@ export class SearchIndex {
 
 const EMPTY = new Uint32Array(0);
 
-/** Shard-local file numbers (sorted) that satisfy `query`, or "all". */
-function evaluate(query: SearchQuery, lists: Map<number, Uint32Array>, fileCount: number): Uint32Array | "all" {
+/** A key's docs in a shard: sorted shard-local numbers, or "all" (a dense key). */
+type DocList = Uint32Array | "all";
+
+function docList(stored: Uint8Array): DocList {
+  return isDenseList(stored) ? "all" : decodePostings(stored);
+}
+
+/** Shard-local doc numbers (sorted) that satisfy `query`, or "all". */
+function evaluate(query: SearchQuery, lists: Map<number, DocList>, docCount: number): DocList {
   switch (query.op) {
     case "all":
       return "all";
@@ -133,9 +200,9 @@ function evaluate(query: SearchQuery, lists: Map<number, Uint32Array>, fileCount
     case "and": {
       let result: Uint32Array | "all" = "all";
       for (const part of query.of) {
-        const files = evaluate(part, lists, fileCount);
-        if (files === "all") continue;
-        result = result === "all" ? files : intersect(result, files);
+        const docs = evaluate(part, lists, docCount);
+        if (docs === "all") continue;
+        result = result === "all" ? docs : intersect(result, docs);
         if (result.length === 0) break;
       }
       return result;
@@ -143,10 +210,10 @@ function evaluate(query: SearchQuery, lists: Map<number, Uint32Array>, fileCount
     case "or": {
       let result: Uint32Array = EMPTY;
       for (const part of query.of) {
-        const files = evaluate(part, lists, fileCount);
-        if (files === "all") return "all";
-        result = union(result, files);
-        if (result.length === fileCount) return "all";
+        const docs = evaluate(part, lists, docCount);
+        if (docs === "all") return "all";
+        result = union(result, docs);
+        if (result.length === docCount) return "all";
       }
       return result;
     }

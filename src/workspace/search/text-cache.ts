@@ -49,10 +49,18 @@ export class SearchTextCache {
     return entry.text;
   }
 
-  /** Caches a file's text (null for a binary file). */
+  /**
+   * Caches a file's text (null for a binary file), or counts again the text already cached under
+   * `key` after pieces were added to it, or replaces a partial text with a fuller one.
+   */
   set(key: string, text: SearchText | null, search: number): void {
+    const previous = this.entries.get(key);
+    if (previous) {
+      this.entries.delete(key);
+      this.total -= previous.bytes;
+    }
     const bytes = text?.bytes ?? 0;
-    if (bytes > MAX_ENTRY_BYTES || this.entries.has(key)) return;
+    if (bytes > MAX_ENTRY_BYTES) return;
     for (const [oldest, entry] of this.entries) {
       if (this.total + bytes <= this.maxBytes) break;
       if (entry.search === search) return;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SearchIndexBuilder } from "../../../src/workspace/search/index-builder";
-import { decodeDirectory, decodePostings } from "../../../src/workspace/search/index-layout";
+import { decodeDirectory, decodePostings, FILE_BINARY, isDenseList } from "../../../src/workspace/search/index-layout";
+import { SEARCH_PIECE_BYTES, searchTextOf } from "../../../src/workspace/search/search-text";
 import { BYTE_CLASS, TRIGRAM_KEY_MASK } from "../../../src/workspace/search/trigrams";
 
 /** A bucket that keeps what is put, in memory. */
@@ -30,7 +31,7 @@ function fileBytes(seed: number, size: number): Uint8Array {
 
 async function build(files: Uint8Array[], feed: (file: Uint8Array, add: (chunk: Uint8Array) => void) => void) {
   const { bucket, objects } = memoryBucket();
-  const builder = new SearchIndexBuilder(bucket, "w_builder", 5_000);
+  const builder = new SearchIndexBuilder(bucket, "w_builder", 5_000, 4);
   let offset = 0;
   for (const file of files) {
     builder.beginFile(offset);
@@ -49,12 +50,39 @@ function misaligned(chunk: Uint8Array): Uint8Array {
   return buffer.subarray(1);
 }
 
+/** Where searchTextOf starts each piece of a file (none for an empty file). */
+function pieceStarts(bytes: Uint8Array): number[] {
+  const starts: number[] = [];
+  for (let start = 0; start < bytes.byteLength; ) {
+    starts.push(start);
+    const newline = bytes.indexOf(0x0a, start + SEARCH_PIECE_BYTES - 1);
+    start = newline < 0 ? bytes.byteLength : newline + 1;
+  }
+  return starts;
+}
+
 describe("SearchIndexBuilder", () => {
-  const files = Array.from({ length: 40 }, (_, i) => fileBytes(i + 1, [0, 1, 2, 3, 5, 17, 100, 1000, 4099][i % 9]! + i * 37));
+  const small = Array.from({ length: 40 }, (_, i) => fileBytes(i + 1, [0, 1, 2, 3, 5, 17, 100, 1000, 4099][i % 9]! + i * 37));
+  // Files cut into pieces: one ends with its cut "\n" exactly, one has a single line longer than a piece.
+  const exact = fileBytes(90, SEARCH_PIECE_BYTES + 500).map((b) => (b === 0x0a ? 0x20 : b));
+  exact[SEARCH_PIECE_BYTES + 499] = 0x0a;
+  const longLine = fileBytes(91, 3 * SEARCH_PIECE_BYTES).map((b) => (b === 0x0a ? 0x20 : b));
+  const binary = fileBytes(92, 20_000);
+  binary[7_000] = 0;
+  const files = [
+    ...small.slice(0, 20),
+    fileBytes(93, 70_000),
+    binary,
+    fileBytes(94, 40_000),
+    exact,
+    ...small.slice(20),
+    longLine,
+    fileBytes(95, 5 * SEARCH_PIECE_BYTES),
+  ];
 
   it("stores the same index whatever the chunks the bytes arrive in, aligned or not", async () => {
     const whole = await build(files, (file, add) => add(file));
-    const sizes = [1, 2, 3, 7, 64, 1001];
+    const sizes = [1, 2, 3, 7, 64, 1001, 16_383, 5_000];
     const chunked = await build(files, (file, add) => {
       for (let at = 0, k = 0; at < file.byteLength; k++) {
         const size = sizes[k % sizes.length]!;
@@ -68,29 +96,65 @@ describe("SearchIndexBuilder", () => {
     for (const [key, bytes] of whole) expect(chunked.get(key), key).toEqual(bytes);
   });
 
-  it("lists for every file exactly the trigram keys of its bytes, counted one byte at a time", async () => {
+  it("cuts files into the pieces searchTextOf cuts, and lists for every piece exactly the trigram keys ending in it", async () => {
     const objects = await build(files, (file, add) => add(misaligned(file)));
     const directory = decodeDirectory(objects.get("workspaces/w_builder/search/directory")!);
-    const listed = files.map(() => new Set<number>());
+    const table = directory.pieces!;
+    expect(table.pieceBytes).toBe(SEARCH_PIECE_BYTES);
+    const expectedStarts = files.map((file) => (file === binary ? [] : pieceStarts(file)));
+    expect(expectedStarts[files.indexOf(exact)]).toEqual([0]); // its only cut is its last byte
+    expect(expectedStarts[files.indexOf(longLine)]).toEqual([0]);
+    expect(expectedStarts[files.indexOf(files[20]!)]!.length).toBeGreaterThan(3);
+    files.forEach((file, n) => {
+      const docs = table.starts.subarray(table.firstDoc[n]!, table.firstDoc[n + 1]!);
+      expect([...docs], `file ${n}`).toEqual(expectedStarts[n]);
+      const lines = table.linesBefore.subarray(table.firstDoc[n]!, table.firstDoc[n + 1]!);
+      const newlinesBefore = (end: number) => file.subarray(0, end).filter((b) => b === 0x0a).length;
+      expect([...lines], `file ${n}`).toEqual(expectedStarts[n]!.map(newlinesBefore));
+    });
+    expect(directory.flags[files.indexOf(binary)]).toBe(FILE_BINARY);
+    for (const piece of searchTextOf(files[20]!).selected("all").slice(0, -1)) expect(piece.endsWith("\n")).toBe(true);
+
+    const listed = Array.from({ length: table.starts.length }, () => new Set<number>());
+    /** Per doc, the keys its shard stores as dense ("every doc"). */
+    const dense = Array.from({ length: table.starts.length }, () => new Set<number>());
+    let shardDocs = 0;
     directory.shards.forEach((shard, n) => {
+      expect(shard.firstDoc).toBe(shardDocs);
+      shardDocs += shard.docCount;
       const body = objects.get(`workspaces/w_builder/search/postings-${String(n).padStart(4, "0")}`)!;
       shard.keys.forEach((key, i) => {
-        for (const local of decodePostings(body.subarray(i === 0 ? 0 : shard.ends[i - 1]!, shard.ends[i]!))) {
-          listed[shard.firstFile + local]!.add(key);
+        const list = body.subarray(i === 0 ? 0 : shard.ends[i - 1]!, shard.ends[i]!);
+        const docs = isDenseList(list) ? Array.from({ length: shard.docCount }, (_, d) => d) : decodePostings(list);
+        for (const local of docs) {
+          listed[shard.firstDoc + local]!.add(key);
+          if (isDenseList(list)) dense[shard.firstDoc + local]!.add(key);
         }
       });
     });
+    expect(dense.filter((keys) => keys.size > 0).length).toBeGreaterThan(10);
+    expect(shardDocs).toBe(table.starts.length);
+    // Large files' pieces fill shards too: some shard starts inside a file.
+    expect(directory.shards.filter((shard) => !table.firstDoc.includes(shard.firstDoc)).length).toBeGreaterThan(0);
     files.forEach((file, n) => {
-      const expected = new Set<number>();
+      const starts = expectedStarts[n]!;
+      const expected = starts.map(() => new Set<number>());
       let key = 0;
-      for (const byte of file) {
+      let piece = 0;
+      file.forEach((byte, i) => {
         key = ((key << 6) | BYTE_CLASS[byte]!) & TRIGRAM_KEY_MASK;
-        expected.add(key);
-      }
-      expect(
-        [...listed[n]!].sort((a, b) => a - b),
-        `file ${n}`,
-      ).toEqual([...expected].sort((a, b) => a - b));
+        while (piece + 1 < starts.length && starts[piece + 1]! <= i) piece++;
+        expected[piece]?.add(key);
+      });
+      expected.forEach((keys, k) => {
+        // Exactly its keys, plus keys its shard stores as dense (a wider filter, never a narrower one).
+        const doc = table.firstDoc[n]! + k;
+        const shown = [...listed[doc]!].filter((key) => keys.has(key) || !dense[doc]!.has(key));
+        expect(
+          shown.sort((a, b) => a - b),
+          `file ${n} piece ${k}`,
+        ).toEqual([...keys].sort((a, b) => a - b));
+      });
     });
   });
 });

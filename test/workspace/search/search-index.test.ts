@@ -4,13 +4,21 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { grepTool } from "../../../src/tools/grep";
 import { ArchiveError } from "../../../src/workspace/archive-errors";
 import { ingestWorkspace } from "../../../src/workspace/ingest";
-import { SqliteOverlay } from "../../../src/workspace/overlay";
+import { type OverlayStore, SqliteOverlay } from "../../../src/workspace/overlay";
+import {
+  decodeDirectory,
+  decodePostings,
+  encodeDirectory,
+  type SearchIndexInfo,
+  type ShardDirectory,
+} from "../../../src/workspace/search/index-layout";
 import { ALL, containsText, type SearchQuery } from "../../../src/workspace/search/query";
 import { regexQuery } from "../../../src/workspace/search/regex-query";
+import { type PieceSet, searchTextOf } from "../../../src/workspace/search/search-text";
 import { searchTextCache } from "../../../src/workspace/search/text-cache";
 import { deleteWorkspace, loadWorkspace } from "../../../src/workspace/snapshot";
 import { openWorkspace } from "../../../src/workspace/snapshot-workspace-fs";
-import { toolContext } from "../../helpers/memory-fs";
+import { MemoryWorkspaceFs, toolContext } from "../../helpers/memory-fs";
 import { keysUnder, streamOf, tarOf } from "../archives";
 import { recordingBucket } from "../helpers";
 
@@ -40,6 +48,77 @@ async function searched(workspaceId: string, query: SearchQuery, bucket = env.ST
 }
 
 beforeEach(() => searchTextCache.clear());
+
+/** A file of 69 KB (5 pieces) with "needle" on lines 5, 1000 and 1001 only. */
+const BIG = Array.from({ length: 1600 }, (_, i) =>
+  i === 5 || i === 1000 || i === 1001 ? `line ${i} has a needle in it\n` : `line ${i} plain filler text, nothing to see\n`,
+).join("");
+
+/** An overlay with no changes, outside a Durable Object. */
+function emptyOverlay(): OverlayStore {
+  const refuse = () => {
+    throw new Error("read-only test overlay");
+  };
+  return { list: () => [], entry: () => null, get: () => null, put: refuse, whiteout: refuse };
+}
+
+/** What `searchTexts` yields per path: the pieces to search and whether the text is complete. */
+async function yielded(workspaceId: string, query: SearchQuery, bucket = env.STORE) {
+  const snapshot = await loadWorkspace(bucket, workspaceId);
+  const out: Record<string, { pieces: PieceSet | number[]; complete: boolean; read: number[] }> = {};
+  for await (const { path, text, pieces } of snapshot.searchTexts(
+    snapshot.index.files.map((f) => f.path),
+    query,
+  )) {
+    const read = text.pieces.flatMap((p, k) => (p === undefined ? [] : [k]));
+    out[path] = { pieces: pieces === "all" ? "all" : [...pieces], complete: text.complete, read };
+  }
+  return out;
+}
+
+/**
+ * Rewrites a stored index as version 1 wrote it (snapshots stored before pieces): one doc per
+ * file, no piece table. Built from the version 2 index, whose shards hold whole files.
+ */
+async function rewriteAsVersion1(workspaceId: string): Promise<void> {
+  const key = (name: string) => `workspaces/${workspaceId}/${name}`;
+  const v2 = decodeDirectory(new Uint8Array(await (await env.STORE.get(key("search/directory")))!.arrayBuffer()));
+  const table = v2.pieces!;
+  const fileOf = (doc: number) => table.firstDoc.findLastIndex((first, f) => f < v2.offsets.length && first <= doc);
+  const shards: ShardDirectory[] = [];
+  let firstFile = 0;
+  for (const [n, shard] of v2.shards.entries()) {
+    const last = n === v2.shards.length - 1 ? v2.offsets.length - 1 : fileOf(shard.firstDoc + shard.docCount - 1);
+    const body = new Uint8Array(await (await env.STORE.get(key(`search/postings-${String(n).padStart(4, "0")}`)))!.arrayBuffer());
+    const lists: number[] = [];
+    const ends = shard.keys.map((_, i) => {
+      const files = new Set<number>();
+      for (const local of decodePostings(body.subarray(i === 0 ? 0 : shard.ends[i - 1]!, shard.ends[i]!))) {
+        files.add(fileOf(shard.firstDoc + local) - firstFile);
+      }
+      let previous = -1;
+      for (const file of files) {
+        for (let gap = file - previous; ; gap >>>= 7) {
+          if (gap < 0x80) {
+            lists.push(gap);
+            break;
+          }
+          lists.push((gap & 0x7f) | 0x80);
+        }
+        previous = file;
+      }
+      return lists.length;
+    });
+    await env.STORE.put(key(`search/postings-${String(n).padStart(4, "0")}`), Uint8Array.from(lists));
+    shards.push({ firstDoc: firstFile, docCount: last + 1 - firstFile, keys: shard.keys, ends });
+    firstFile = last + 1;
+  }
+  const directory = encodeDirectory({ offsets: v2.offsets, flags: v2.flags, pieces: null, shards });
+  await env.STORE.put(key("search/directory"), directory);
+  const index = (await (await env.STORE.get(key("index.json")))!.json()) as { search: SearchIndexInfo };
+  index.search = { ...index.search, version: 1, directoryBytes: directory.byteLength };
+  await env.STORE.put(key("index.json"), JSON.stringify(index));
+}
 
 describe("search index", () => {
   it("narrows to the files holding every trigram, case-insensitively, leaving binary files out", async () => {
@@ -115,6 +194,93 @@ describe("search index", () => {
     gets.length = 0;
     expect(await run()).toEqual(["src/alpha.ts", "src/gamma.ts"]);
     expect(gets).toEqual([]);
+  });
+
+  it("narrows a large file to the pieces that can hold a match, decoding only those, and grep still prints from the whole file", async () => {
+    await ingest("w_si_pieces", { ...FILES, "src/big.ts": BIG });
+    const pieces = searchTextOf(new TextEncoder().encode(BIG)).selected("all");
+    expect(pieces.length).toBe(5);
+    const holding = pieces.flatMap((p, k) => (p.includes("needle") ? [k] : []));
+    expect(holding).toEqual([0, 2]);
+    const first = await yielded("w_si_pieces", containsText("needle"));
+    expect(first["src/big.ts"]).toEqual({ pieces: holding, complete: false, read: holding });
+    expect(first["src/alpha.ts"]).toEqual({ pieces: "all", complete: true, read: [0] });
+    expect(Object.keys(first).sort()).toEqual(["src/alpha.ts", "src/big.ts", "src/gamma.ts"]);
+    // A search needing other pieces reads those too, into the same cached text; ALL completes it.
+    const other = await yielded("w_si_pieces", containsText("line 1599 plain"));
+    expect(other["src/big.ts"]).toEqual({ pieces: [4], complete: false, read: [0, 2, 4] });
+    const { bucket, gets } = recordingBucket();
+    expect((await yielded("w_si_pieces", containsText("needle"), bucket))["src/big.ts"]!.read).toEqual([0, 2, 4]);
+    expect(gets.filter((g) => g.key.includes("/pack/"))).toEqual([]);
+    expect((await yielded("w_si_pieces", ALL))["src/big.ts"]).toEqual({ pieces: "all", complete: true, read: [0, 1, 2, 3, 4] });
+
+    // grep from a cold cache (pieces only in pass 1) prints what it prints over memory.
+    const memory = new MemoryWorkspaceFs();
+    memory.put("src/big.ts", new TextEncoder().encode(BIG));
+    for (const [path, content] of Object.entries(FILES))
+      memory.put(path, typeof content === "string" ? new TextEncoder().encode(content) : content);
+    const args = grepTool.parameters.parse({ pattern: "needle", context: 2 });
+    const expected = (await grepTool.execute(args, toolContext(memory))).text;
+    expect(expected).toContain("src/big.ts:1001: line 1000 has a needle in it");
+    searchTextCache.clear();
+    const fs = await openWorkspace(env.STORE, "w_si_pieces", emptyOverlay());
+    expect((await grepTool.execute(args, toolContext(fs))).text).toBe(expected);
+    searchTextCache.clear();
+    await yielded("w_si_pieces", containsText("line 1599 plain"));
+    expect((await grepTool.execute(args, toolContext(fs))).text).toBe(expected);
+  });
+
+  it("prints context across piece boundaries from the neighbouring pieces, and from the whole file when lines are longer than a piece", async () => {
+    const filler = (i: number) => `line ${i} plain filler text, nothing to see\n`;
+    const plain = Array.from({ length: 1600 }, (_, i) => filler(i)).join("");
+    const starts: number[] = [0];
+    for (const piece of searchTextOf(new TextEncoder().encode(plain)).selected("all").slice(0, -1)) {
+      starts.push(starts[starts.length - 1]! + piece.split("\n").length - 1);
+    }
+    // "needle" in place of "filler" (same length, same cuts): the last line of piece 1 and the first of piece 3.
+    const needles = new Set([starts[2]! - 1, starts[3]!]);
+    const edge = Array.from({ length: 1600 }, (_, i) => (needles.has(i) ? filler(i).replace("filler", "needle") : filler(i))).join("");
+    const long = Array.from({ length: 8 }, (_, i) => `${i === 4 ? "needle " : ""}${"x".repeat(20_000)}\n`).join("");
+    const files = { "src/edge.ts": edge, "src/long.ts": long };
+    await ingest("w_si_context", files);
+    const memory = new MemoryWorkspaceFs();
+    for (const [path, content] of Object.entries(files)) memory.put(path, new TextEncoder().encode(content));
+    for (const context of [2, 3]) {
+      const args = grepTool.parameters.parse({ pattern: "needle", context });
+      const expected = (await grepTool.execute(args, toolContext(memory))).text;
+      expect(expected).toContain(`src/edge.ts:${starts[3]! + 1}: line ${starts[3]} plain needle text`);
+      searchTextCache.clear();
+      const fs = await openWorkspace(env.STORE, "w_si_context", emptyOverlay());
+      expect((await grepTool.execute(args, toolContext(fs))).text, `context ${context}`).toBe(expected);
+    }
+    expect(needles.size).toBe(2);
+  });
+
+  it("still reads a version 1 index (one doc per file) and searches the files it names whole", async () => {
+    await ingest("w_si_v1", { ...FILES, "src/big.ts": BIG }, { searchShardPostings: 200 });
+    await rewriteAsVersion1("w_si_v1");
+    const version = new DataView((await (await env.STORE.get("workspaces/w_si_v1/search/directory"))!.arrayBuffer()).slice(4, 8));
+    expect(version.getUint32(0, true)).toBe(1);
+    const found = await yielded("w_si_v1", containsText("needle"));
+    expect(found).toEqual({
+      "src/alpha.ts": { pieces: "all", complete: true, read: [0] },
+      "src/big.ts": { pieces: "all", complete: true, read: [0, 1, 2, 3, 4] },
+      "src/gamma.ts": { pieces: "all", complete: true, read: [0] },
+    });
+    expect(await searched("w_si_v1", regexQuery("café|Köln"))).toEqual(["docs/unicode.md"]);
+  });
+
+  it("searches files whole when the index cut them with another piece size", async () => {
+    await ingest("w_si_piece_size", { ...FILES, "src/big.ts": BIG });
+    const key = "workspaces/w_si_piece_size/search/directory";
+    const bytes = new Uint8Array(await (await env.STORE.get(key))!.arrayBuffer());
+    new DataView(bytes.buffer).setUint32(20, 8 * 1024, true);
+    await env.STORE.put(key, bytes);
+    expect((await yielded("w_si_piece_size", containsText("needle")))["src/big.ts"]).toEqual({
+      pieces: "all",
+      complete: true,
+      read: [0, 1, 2, 3, 4],
+    });
   });
 
   it("searches a snapshot stored without an index in full", async () => {

@@ -9,12 +9,12 @@ const encode = (s: string) => new TextEncoder().encode(s);
 describe("searchTextOf", () => {
   it("cuts an ASCII file into pieces at line breaks, at 1 byte a character", () => {
     const small = searchTextOf(encode("a\nb\n"));
-    expect([small.pieces, small.bytes]).toEqual([["a\nb\n"], 4]);
+    expect([small.selected("all"), small.bytes]).toEqual([["a\nb\n"], 4]);
     const line = `${"x".repeat(99)}\n`;
     const big = searchTextOf(encode(line.repeat(400)));
-    expect(big.pieces.join("")).toBe(line.repeat(400));
-    expect(big.pieces.length).toBe(3);
-    expect(big.pieces.every((p) => p.endsWith("\n"))).toBe(true);
+    expect(big.selected("all").join("")).toBe(line.repeat(400));
+    expect(big.selected("all").length).toBe(3);
+    expect(big.selected("all").every((p) => p.endsWith("\n"))).toBe(true);
     expect(big.bytes).toBe(40_000);
   });
 
@@ -24,23 +24,23 @@ describe("searchTextOf", () => {
       (_, i) => `line ${i} ${"-".repeat(20)}${i % 7 === 0 ? "\r" : ""}${i === 1500 ? " é" : ""}`,
     ).join("\n");
     const text = searchTextOf(encode(source));
-    expect(text.pieces.length).toBeGreaterThan(2);
+    expect(text.selected("all").length).toBeGreaterThan(2);
     const all = lines(source);
     for (const n of [0, 1, 999, 1500, 2999]) expect(text.line(n)).toBe(all[n]);
     expect(text.line(3000)).toBeUndefined();
-    const k = text.pieces.findIndex((p) => p.includes("line 2000 "));
-    expect(text.lineNumber(k, text.pieces[k]!.indexOf("line 2000 "))).toBe(2000);
+    const k = text.selected("all").findIndex((p) => p.includes("line 2000 "));
+    expect(text.lineNumber(k, text.selected("all")[k]!.indexOf("line 2000 "))).toBe(2000);
   });
 
   it("cuts a file with wide characters at line breaks, so that only the pieces holding them cost 2 bytes a character", () => {
     const ascii = `${"x".repeat(99)}\n`.repeat(400); // 40,000 bytes
     const text = searchTextOf(encode(`${ascii}one — dash\n${ascii}`));
-    expect(text.pieces.join("")).toBe(`${ascii}one — dash\n${ascii}`);
-    expect(text.pieces.every((p, i) => i === text.pieces.length - 1 || p.endsWith("\n"))).toBe(true);
-    expect(text.pieces.every((p) => encode(p).byteLength < SEARCH_PIECE_BYTES + 100)).toBe(true);
-    const wide = text.pieces.filter((p) => p.includes("—"));
+    expect(text.selected("all").join("")).toBe(`${ascii}one — dash\n${ascii}`);
+    expect(text.selected("all").every((p, i) => i === text.selected("all").length - 1 || p.endsWith("\n"))).toBe(true);
+    expect(text.selected("all").every((p) => encode(p).byteLength < SEARCH_PIECE_BYTES + 100)).toBe(true);
+    const wide = text.selected("all").filter((p) => p.includes("—"));
     expect(wide).toHaveLength(1);
-    expect(text.bytes).toBe(text.pieces.join("").length + wide[0]!.length);
+    expect(text.bytes).toBe(text.selected("all").join("").length + wide[0]!.length);
   });
 
   it("counts Latin-1 characters at 1 byte, and a file decoded with U+FFFD at 2", () => {
@@ -50,7 +50,7 @@ describe("searchTextOf", () => {
 
   it("drops a leading BOM only, as decodeText does", () => {
     const bytes = encode(`\uFEFFfirst\n${"y".repeat(SEARCH_PIECE_BYTES)}\n\uFEFFlater\n`);
-    expect(searchTextOf(bytes).pieces.join("")).toBe(decodeText(bytes));
+    expect(searchTextOf(bytes).selected("all").join("")).toBe(decodeText(bytes));
     expect(decodeText(bytes).startsWith("first")).toBe(true);
   });
 
@@ -63,8 +63,8 @@ describe("searchTextOf", () => {
       for (let at = 0; at < bytes.byteLength; at += unit.byteLength) bytes.set(unit, at);
       const text = searchTextOf(bytes);
       const expected = decodeText(bytes);
-      expect(text.pieces.join("")).toBe(expected);
-      expect(text.pieces.flatMap(lines)).toEqual(lines(expected));
+      expect(text.selected("all").join("")).toBe(expected);
+      expect(text.selected("all").flatMap(lines)).toEqual(lines(expected));
     }
   });
 });
