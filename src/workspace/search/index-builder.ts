@@ -3,6 +3,7 @@ import {
   DENSE_LIST_BYTE,
   encodeDirectory,
   FILE_BINARY,
+  PIECES_PER_DOC,
   SEARCH_INDEX_VERSION,
   type SearchIndexInfo,
   type ShardDirectory,
@@ -54,12 +55,14 @@ export class SearchIndexBuilder {
   private shardLists = new Uint8Array(0);
   private readonly offsets: number[] = [];
   private readonly flags: number[] = [];
-  /** Per file, its first doc. */
-  private readonly firstDoc: number[] = [];
-  /** Per doc, its byte offset in its file. */
-  private readonly docStarts: number[] = [];
-  /** Per doc, the "\n" bytes in it. */
-  private readonly docNewlines: number[] = [];
+  /** Per file, its first piece. */
+  private readonly firstPiece: number[] = [];
+  /** Per piece, its byte offset in its file. */
+  private readonly pieceStarts: number[] = [];
+  /** Per piece, the "\n" bytes in it. */
+  private readonly pieceNewlines: number[] = [];
+  /** The current file's first doc in the shard. */
+  private fileFirstDoc = 0;
   private readonly shards: ShardDirectory[] = [];
   /** The last shard upload, chained after the ones before it. */
   private upload: Promise<unknown> | null = null;
@@ -91,7 +94,8 @@ export class SearchIndexBuilder {
     this.file = this.offsets.length;
     this.offsets.push(packOffset);
     this.flags.push(0);
-    this.firstDoc.push(this.docStarts.length);
+    this.firstPiece.push(this.pieceStarts.length);
+    this.fileFirstDoc = this.docPairs.length;
     this.rolling = 0;
     this.sniffed = 0;
     this.binary = false;
@@ -105,17 +109,17 @@ export class SearchIndexBuilder {
       const end = Math.min(chunk.byteLength, BINARY_SNIFF_BYTES - this.sniffed);
       this.sniffed += end;
       if (chunk.subarray(0, end).includes(0)) {
-        // Not indexed: forget the file's docs (all of them are in this shard; sniffing ends before a first cut).
+        // Not indexed: forget the file's doc (sniffing ends before a first cut, so it has one at most).
         this.binary = true;
-        const first = this.firstDoc[this.file]! - this.shardFirstDoc;
+        const first = this.fileFirstDoc;
         if (first < this.docPairs.length) {
           // The next doc takes the dropped one's number: its keys must not look seen already.
           for (let i = this.docPairs[first]!; i < this.pairCount; i++) this.lastSeen[this.pairs[i]!] = 0;
           this.pairCount = this.docPairs[first]!;
           this.docPairs.length = first;
         }
-        this.docStarts.length = this.firstDoc[this.file]!;
-        this.docNewlines.length = this.firstDoc[this.file]!;
+        this.pieceStarts.length = this.firstPiece[this.file]!;
+        this.pieceNewlines.length = this.firstPiece[this.file]!;
         return;
       }
     }
@@ -125,9 +129,10 @@ export class SearchIndexBuilder {
     for (let from = 0; from < n; ) {
       if (this.pieceStart < 0) {
         this.pieceStart = this.position + from;
-        this.docStarts.push(this.pieceStart);
-        this.docNewlines.push(0);
-        this.docPairs.push(this.pairCount);
+        // Every PIECES_PER_DOC-th piece of a file starts a doc.
+        if ((this.pieceStarts.length - this.firstPiece[this.file]!) % PIECES_PER_DOC === 0) this.docPairs.push(this.pairCount);
+        this.pieceStarts.push(this.pieceStart);
+        this.pieceNewlines.push(0);
       }
       // The piece ends after the first "\n" at or after its byte SEARCH_PIECE_BYTES - 1.
       let to = n;
@@ -143,8 +148,10 @@ export class SearchIndexBuilder {
       this.addKeys(chunk, from, to, this.docPairs.length);
       if (cut) {
         this.pieceStart = -1;
-        // A large file's pieces fill shards too: the builder's memory stays bounded by one shard.
-        if (this.pairCount >= this.shardPostings) {
+        // A large file's docs fill shards too (a shard ends where a doc does): the builder's memory
+        // stays bounded by about one shard.
+        const docEnds = (this.pieceStarts.length - this.firstPiece[this.file]!) % PIECES_PER_DOC === 0;
+        if (docEnds && this.pairCount >= this.shardPostings) {
           this.cutShard();
           this.cutInFile = true;
         }
@@ -158,7 +165,7 @@ export class SearchIndexBuilder {
    * Records the trigram keys ending at bytes [from, to) of `chunk` for shard-local doc `mark - 1`
    * (the rolling key carries over from the bytes before, across pieces: a doc may list a key of a
    * trigram that starts in the piece before it, which only widens the candidates), and counts the
-   * range's "\n" bytes for the current doc.
+   * range's "\n" bytes for the current piece.
    */
   private addKeys(chunk: Uint8Array, from: number, to: number, mark: number): void {
     // Locals, not imported bindings, in the loop: a module transform (vitest's) can turn each use of
@@ -209,7 +216,7 @@ export class SearchIndexBuilder {
     }
     this.rolling = key;
     this.pairCount = count;
-    this.docNewlines[this.docNewlines.length - 1]! += newlines;
+    this.pieceNewlines[this.pieceNewlines.length - 1]! += newlines;
   }
 
   async endFile(): Promise<void> {
@@ -229,8 +236,9 @@ export class SearchIndexBuilder {
       flags: Uint8Array.from(this.flags),
       pieces: {
         pieceBytes: SEARCH_PIECE_BYTES,
-        firstDoc: Uint32Array.from([...this.firstDoc, this.docStarts.length]),
-        starts: Uint32Array.from(this.docStarts),
+        piecesPerDoc: PIECES_PER_DOC,
+        firstPiece: Uint32Array.from([...this.firstPiece, this.pieceStarts.length]),
+        starts: Uint32Array.from(this.pieceStarts),
         linesBefore: this.linesBefore(),
       },
       shards: this.shards,
@@ -239,15 +247,15 @@ export class SearchIndexBuilder {
     return { version: SEARCH_INDEX_VERSION, shards: this.shards.length, files: this.offsets.length, directoryBytes: directory.byteLength };
   }
 
-  /** Per doc, the lines of its file before it. */
+  /** Per piece, the lines of its file before it. */
   private linesBefore(): Uint32Array {
-    const before = new Uint32Array(this.docStarts.length);
-    for (let file = 0; file < this.firstDoc.length; file++) {
-      const end = file + 1 < this.firstDoc.length ? this.firstDoc[file + 1]! : before.length;
+    const before = new Uint32Array(this.pieceStarts.length);
+    for (let file = 0; file < this.firstPiece.length; file++) {
+      const end = file + 1 < this.firstPiece.length ? this.firstPiece[file + 1]! : before.length;
       let lines = 0;
-      for (let doc = this.firstDoc[file]!; doc < end; doc++) {
-        before[doc] = lines;
-        lines += this.docNewlines[doc]!;
+      for (let piece = this.firstPiece[file]!; piece < end; piece++) {
+        before[piece] = lines;
+        lines += this.pieceNewlines[piece]!;
       }
     }
     return before;

@@ -1,14 +1,16 @@
 /**
- * The search index of a snapshot, stored beside its pack. What it indexes are pieces of files (a
- * "doc"): text files cut at line breaks into pieces of about `SEARCH_PIECE_BYTES`, exactly as
- * `searchTextOf` cuts them, so a search narrows to the pieces that can hold a match, not just the files.
+ * The search index of a snapshot, stored beside its pack. Text files are cut at line breaks into
+ * pieces of about `SEARCH_PIECE_BYTES`, exactly as `searchTextOf` cuts them; what the posting lists
+ * name are docs, runs of `PIECES_PER_DOC` consecutive pieces of one file (the last run of a file may
+ * be shorter), so a search narrows to parts of files, not just files, and the lists stay about as
+ * long as per-file lists would be.
  *
  * - `workspaces/{wid}/search/postings-NNNN`: one object per shard. A shard covers a run of docs in
- *   pack order (whole files); for every trigram key present in any of them it holds the sorted list
+ *   pack order; for every trigram key present in any of them it holds the sorted list
  *   of the shard-local doc numbers that contain it, as LEB128 gaps, or for a key in at least half of
  *   the shard's docs the one byte `DENSE_LIST_BYTE`: "every doc". Read by range.
  * - `workspaces/{wid}/search/directory`: read whole at the first search. Every file's pack offset,
- *   whether it is binary, its first doc; every doc's byte offset and first line in its file; per
+ *   whether it is binary, its first piece; every piece's byte offset and first line in its file; per
  *   shard, its first doc, its sorted keys and where each key's list ends in the shard object.
  *
  * Version 1 (snapshots stored before pieces) has one doc per file and no piece tables; it is still
@@ -16,6 +18,8 @@
  */
 
 export const SEARCH_INDEX_VERSION = 2;
+/** Pieces per doc (about 64 KiB): finer docs cost the index builder more (one list entry per doc a key is in). */
+export const PIECES_PER_DOC = 4;
 const MAGIC = 0x31495350; // "PSI1", little-endian
 
 /** What `index.json` records about a snapshot's search index. */
@@ -50,15 +54,16 @@ export interface ShardDirectory {
   ends: Uint32Array;
 }
 
-/** Where the docs are in the files (version 2). */
+/** Where the pieces are in the files (version 2). File f's docs are its pieces in runs of `piecesPerDoc`, numbered on from the docs of the files before it. */
 export interface PieceTable {
   /** The piece size the files were cut with (`SEARCH_PIECE_BYTES` when they were indexed). */
   pieceBytes: number;
-  /** `firstDoc[f]` is file f's first doc; its docs run to `firstDoc[f + 1]` (empty and binary files have none). */
-  firstDoc: Uint32Array;
-  /** Byte offset of every doc in its file: piece k of file f starts at `starts[firstDoc[f] + k]`. */
+  piecesPerDoc: number;
+  /** `firstPiece[f]` is file f's first piece; its pieces run to `firstPiece[f + 1]` (empty and binary files have none). */
+  firstPiece: Uint32Array;
+  /** Byte offset of every piece in its file: piece k of file f starts at `starts[firstPiece[f] + k]`. */
   starts: Uint32Array;
-  /** Lines of its file before every doc (the "\n" bytes before it), so a piece read alone can number its lines. */
+  /** Lines of its file before every piece (the "\n" bytes before it), so a piece read alone can number its lines. */
   linesBefore: Uint32Array;
 }
 
@@ -74,9 +79,9 @@ export interface SearchDirectory {
 /*
  * Directory bytes, little-endian, every array 8-byte aligned:
  *   u32 magic, u32 version, u32 fileCount, u32 shardCount
- *   version 2: u32 docCount, u32 pieceBytes, u32 0, u32 0
+ *   version 2: u32 pieceCount, u32 pieceBytes, u32 piecesPerDoc, u32 0
  *   f64[fileCount] offsets, u8[fileCount] flags (padded to 8)
- *   version 2: u32[fileCount + 1] firstDoc (padded to 8), u32[docCount] starts, u32[docCount] linesBefore (each padded to 8)
+ *   version 2: u32[fileCount + 1] firstPiece (padded to 8), u32[pieceCount] starts, u32[pieceCount] linesBefore (each padded to 8)
  *   per shard: u32 firstDoc, u32 docCount, u32 keyCount, u32 0, u32[keyCount] keys, u32[keyCount] ends (padded to 8)
  * Version 1 is the same without the version 2 parts.
  */
@@ -96,6 +101,7 @@ export function encodeDirectory(directory: SearchDirectory): Uint8Array {
   if (pieces) {
     view.setUint32(at, pieces.starts.length, true);
     view.setUint32(at + 4, pieces.pieceBytes, true);
+    view.setUint32(at + 8, pieces.piecesPerDoc, true);
     at += 16;
   }
   new Float64Array(bytes.buffer, at, files).set(directory.offsets);
@@ -103,7 +109,7 @@ export function encodeDirectory(directory: SearchDirectory): Uint8Array {
   bytes.set(directory.flags, at);
   at += pad8(files);
   if (pieces) {
-    new Uint32Array(bytes.buffer, at, files + 1).set(pieces.firstDoc);
+    new Uint32Array(bytes.buffer, at, files + 1).set(pieces.firstPiece);
     at += pad8((files + 1) * 4);
     new Uint32Array(bytes.buffer, at, pieces.starts.length).set(pieces.starts);
     at += pad8(pieces.starts.length * 4);
@@ -137,11 +143,14 @@ export function decodeDirectory(bytes: Uint8Array): SearchDirectory {
     return new Uint32Array(own.buffer, own.byteOffset + at, count);
   };
   let at = 16;
-  let docCount = files;
+  let pieceCount = 0;
   let pieceBytes = 0;
+  let piecesPerDoc = 0;
   if (version === SEARCH_INDEX_VERSION) {
-    docCount = view.getUint32(at, true);
+    pieceCount = view.getUint32(at, true);
     pieceBytes = view.getUint32(at + 4, true);
+    piecesPerDoc = view.getUint32(at + 8, true);
+    if (piecesPerDoc === 0) throw new Error("search index directory has no piece grouping");
     at += 16;
   }
   if (at + files * 8 + files > own.byteLength) throw new Error("search index directory is cut short");
@@ -151,14 +160,14 @@ export function decodeDirectory(bytes: Uint8Array): SearchDirectory {
   at += pad8(files);
   let pieces: PieceTable | null = null;
   if (version === SEARCH_INDEX_VERSION) {
-    const firstDoc = u32s(at, files + 1);
+    const firstPiece = u32s(at, files + 1);
     at += pad8((files + 1) * 4);
-    const starts = u32s(at, docCount);
-    at += pad8(docCount * 4);
-    const linesBefore = u32s(at, docCount);
-    at += pad8(docCount * 4);
-    if (firstDoc[files] !== docCount) throw new Error("search index directory's piece table does not add up");
-    pieces = { pieceBytes, firstDoc, starts, linesBefore };
+    const starts = u32s(at, pieceCount);
+    at += pad8(pieceCount * 4);
+    const linesBefore = u32s(at, pieceCount);
+    at += pad8(pieceCount * 4);
+    if (firstPiece[files] !== pieceCount) throw new Error("search index directory's piece table does not add up");
+    pieces = { pieceBytes, piecesPerDoc, firstPiece, starts, linesBefore };
   }
   const shards: ShardDirectory[] = [];
   for (let i = 0; i < shardCount; i++) {

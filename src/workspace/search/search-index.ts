@@ -43,7 +43,9 @@ export class SearchIndex {
   private readonly texts: Set<number>;
   /** The file of every doc. */
   private readonly docFile: Uint32Array;
-  /** Piece tables usable with this code's `SEARCH_PIECE_BYTES` (else files are searched whole). */
+  /** Per file, its first doc (and the total at the end). */
+  private readonly firstDoc: Uint32Array;
+  /** The piece table when its pieces are this code's (`SEARCH_PIECE_BYTES`): else files are searched whole. */
   private readonly pieces: PieceTable | null;
 
   private constructor(
@@ -60,10 +62,17 @@ export class SearchIndex {
     });
     const table = directory.pieces;
     this.pieces = table && table.pieceBytes === SEARCH_PIECE_BYTES ? table : null;
-    if (table) {
-      this.docFile = new Uint32Array(table.starts.length);
-      for (let file = 0; file < offsets.length; file++) this.docFile.fill(file, table.firstDoc[file]!, table.firstDoc[file + 1]!);
-    } else this.docFile = Uint32Array.from(offsets.keys());
+    // Version 1: a doc per file. Version 2: a file's pieces in runs of `piecesPerDoc`.
+    this.firstDoc = new Uint32Array(offsets.length + 1);
+    for (let file = 0; file < offsets.length; file++) {
+      const docs = table ? Math.ceil((table.firstPiece[file + 1]! - table.firstPiece[file]!) / table.piecesPerDoc) : 1;
+      this.firstDoc[file + 1] = this.firstDoc[file]! + docs;
+    }
+    const docCount = this.firstDoc[offsets.length]!;
+    const shardDocs = directory.shards.reduce((sum, shard) => sum + shard.docCount, 0);
+    if (shardDocs !== docCount) throw new Error(`search index lists ${shardDocs} docs for ${docCount}`);
+    this.docFile = new Uint32Array(docCount);
+    for (let file = 0; file < offsets.length; file++) this.docFile.fill(file, this.firstDoc[file]!, this.firstDoc[file + 1]!);
   }
 
   /** True when the index has seen the file at `packOffset` and it is text (no need to look for a NUL again). */
@@ -79,9 +88,9 @@ export class SearchIndex {
   piecesOf(packOffset: number): FilePieces | null {
     const file = this.fileAt.get(packOffset);
     if (file === undefined || !this.pieces) return null;
-    const { firstDoc, starts, linesBefore } = this.pieces;
-    const first = firstDoc[file]!;
-    const end = firstDoc[file + 1]!;
+    const { firstPiece, starts, linesBefore } = this.pieces;
+    const first = firstPiece[file]!;
+    const end = firstPiece[file + 1]!;
     return end > first ? { starts: starts.subarray(first, end), linesBefore: linesBefore.subarray(first, end) } : null;
   }
 
@@ -131,9 +140,20 @@ export class SearchIndex {
     });
     const byOffset = new Map<number, PieceSet>();
     for (const [file, docs] of candidates) {
-      const first = pieces?.firstDoc[file] ?? file;
-      const count = pieces ? pieces.firstDoc[file + 1]! - first : 1;
-      byOffset.set(offsets[file]!, !pieces || docs.length === count ? "all" : Uint32Array.from(docs, (doc) => doc - first));
+      const firstDoc = this.firstDoc[file]!;
+      if (!pieces || docs.length === this.firstDoc[file + 1]! - firstDoc) {
+        byOffset.set(offsets[file]!, "all");
+        continue;
+      }
+      // Doc j of the file is its pieces [j * perDoc, (j + 1) * perDoc), the last run cut at its piece count.
+      const perDoc = pieces.piecesPerDoc;
+      const pieceCount = pieces.firstPiece[file + 1]! - pieces.firstPiece[file]!;
+      const set: number[] = [];
+      for (const doc of docs) {
+        const from = (doc - firstDoc) * perDoc;
+        for (let k = from; k < Math.min(from + perDoc, pieceCount); k++) set.push(k);
+      }
+      byOffset.set(offsets[file]!, Uint32Array.from(set));
     }
     return (packOffset) => byOffset.get(packOffset) ?? (this.fileAt.has(packOffset) ? null : "all");
   }

@@ -49,9 +49,11 @@ async function searched(workspaceId: string, query: SearchQuery, bucket = env.ST
 
 beforeEach(() => searchTextCache.clear());
 
-/** A file of 69 KB (5 pieces) with "needle" on lines 5, 1000 and 1001 only. */
-const BIG = Array.from({ length: 1600 }, (_, i) =>
-  i === 5 || i === 1000 || i === 1001 ? `line ${i} has a needle in it\n` : `line ${i} plain filler text, nothing to see\n`,
+/** A file of 192 KB (12 pieces, 3 docs) with "needle" on lines 5, 3800 and 3801 only, "zebras" on line 2000. */
+const BIG = Array.from({ length: 4400 }, (_, i) =>
+  i === 5 || i === 3800 || i === 3801
+    ? `line ${i} has a needle in it\n`
+    : `line ${i} plain ${i === 2000 ? "zebras" : "filler"} text, nothing to see\n`,
 ).join("");
 
 /** An overlay with no changes, outside a Durable Object. */
@@ -84,7 +86,11 @@ async function rewriteAsVersion1(workspaceId: string): Promise<void> {
   const key = (name: string) => `workspaces/${workspaceId}/${name}`;
   const v2 = decodeDirectory(new Uint8Array(await (await env.STORE.get(key("search/directory")))!.arrayBuffer()));
   const table = v2.pieces!;
-  const fileOf = (doc: number) => table.firstDoc.findLastIndex((first, f) => f < v2.offsets.length && first <= doc);
+  const firstDoc = [0];
+  for (let f = 0; f < v2.offsets.length; f++) {
+    firstDoc.push(firstDoc[f]! + Math.ceil((table.firstPiece[f + 1]! - table.firstPiece[f]!) / table.piecesPerDoc));
+  }
+  const fileOf = (doc: number) => firstDoc.findLastIndex((first, f) => f < v2.offsets.length && first <= doc);
   const shards: ShardDirectory[] = [];
   let firstFile = 0;
   for (const [n, shard] of v2.shards.entries()) {
@@ -199,20 +205,25 @@ describe("search index", () => {
   it("narrows a large file to the pieces that can hold a match, decoding only those, and grep still prints from the whole file", async () => {
     await ingest("w_si_pieces", { ...FILES, "src/big.ts": BIG });
     const pieces = searchTextOf(new TextEncoder().encode(BIG)).selected("all");
-    expect(pieces.length).toBe(5);
-    const holding = pieces.flatMap((p, k) => (p.includes("needle") ? [k] : []));
-    expect(holding).toEqual([0, 2]);
+    expect(pieces.length).toBe(12);
+    expect(pieces.flatMap((p, k) => (p.includes("needle") ? [k] : []))).toEqual([0, 10]);
+    expect(pieces.flatMap((p, k) => (p.includes("zebras") ? [k] : []))).toEqual([5]);
+    // Docs are runs of 4 pieces: "needle" is in docs 0 and 2.
+    const needleDocs = [0, 1, 2, 3, 8, 9, 10, 11];
     const first = await yielded("w_si_pieces", containsText("needle"));
-    expect(first["src/big.ts"]).toEqual({ pieces: holding, complete: false, read: holding });
+    expect(first["src/big.ts"]).toEqual({ pieces: needleDocs, complete: false, read: needleDocs });
     expect(first["src/alpha.ts"]).toEqual({ pieces: "all", complete: true, read: [0] });
     expect(Object.keys(first).sort()).toEqual(["src/alpha.ts", "src/big.ts", "src/gamma.ts"]);
     // A search needing other pieces reads those too, into the same cached text; ALL completes it.
-    const other = await yielded("w_si_pieces", containsText("line 1599 plain"));
-    expect(other["src/big.ts"]).toEqual({ pieces: [4], complete: false, read: [0, 2, 4] });
+    const other = await yielded("w_si_pieces", containsText("zebras"));
+    expect(other).toEqual({ "src/big.ts": { pieces: [4, 5, 6, 7], complete: true, read: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] } });
+    searchTextCache.clear();
+    await yielded("w_si_pieces", containsText("zebras"));
     const { bucket, gets } = recordingBucket();
-    expect((await yielded("w_si_pieces", containsText("needle"), bucket))["src/big.ts"]!.read).toEqual([0, 2, 4]);
+    expect((await yielded("w_si_pieces", containsText("zebras"), bucket))["src/big.ts"]!.read).toEqual([4, 5, 6, 7]);
     expect(gets.filter((g) => g.key.includes("/pack/"))).toEqual([]);
-    expect((await yielded("w_si_pieces", ALL))["src/big.ts"]).toEqual({ pieces: "all", complete: true, read: [0, 1, 2, 3, 4] });
+    const all = await yielded("w_si_pieces", ALL);
+    expect(all["src/big.ts"]).toEqual({ pieces: "all", complete: true, read: [...pieces.keys()] });
 
     // grep from a cold cache (pieces only in pass 1) prints what it prints over memory.
     const memory = new MemoryWorkspaceFs();
@@ -221,12 +232,12 @@ describe("search index", () => {
       memory.put(path, typeof content === "string" ? new TextEncoder().encode(content) : content);
     const args = grepTool.parameters.parse({ pattern: "needle", context: 2 });
     const expected = (await grepTool.execute(args, toolContext(memory))).text;
-    expect(expected).toContain("src/big.ts:1001: line 1000 has a needle in it");
+    expect(expected).toContain("src/big.ts:3801: line 3800 has a needle in it");
     searchTextCache.clear();
     const fs = await openWorkspace(env.STORE, "w_si_pieces", emptyOverlay());
     expect((await grepTool.execute(args, toolContext(fs))).text).toBe(expected);
     searchTextCache.clear();
-    await yielded("w_si_pieces", containsText("line 1599 plain"));
+    await yielded("w_si_pieces", containsText("zebras"));
     expect((await grepTool.execute(args, toolContext(fs))).text).toBe(expected);
   });
 
@@ -264,7 +275,7 @@ describe("search index", () => {
     const found = await yielded("w_si_v1", containsText("needle"));
     expect(found).toEqual({
       "src/alpha.ts": { pieces: "all", complete: true, read: [0] },
-      "src/big.ts": { pieces: "all", complete: true, read: [0, 1, 2, 3, 4] },
+      "src/big.ts": { pieces: "all", complete: true, read: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] },
       "src/gamma.ts": { pieces: "all", complete: true, read: [0] },
     });
     expect(await searched("w_si_v1", regexQuery("café|Köln"))).toEqual(["docs/unicode.md"]);
@@ -279,7 +290,7 @@ describe("search index", () => {
     expect((await yielded("w_si_piece_size", containsText("needle")))["src/big.ts"]).toEqual({
       pieces: "all",
       complete: true,
-      read: [0, 1, 2, 3, 4],
+      read: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
     });
   });
 
