@@ -200,8 +200,13 @@ const checks = {
     // The counter must see what an accepted upload stores (pack, index, meta, and the search index's
     // directory and its one shard for a small tree), or it proves nothing.
     const accepted = blobs();
+    // Text, so that the search index has a shard (binary files are listed but not indexed).
+    const textDir = path.join(tmp, "control-text");
+    fs.mkdirSync(textDir, { recursive: true });
+    fs.writeFileSync(path.join(textDir, "a.txt"), "export const control = 1;\n");
+    execFileSync("tar", ["-cf", path.join(tmp, "control-text.tar"), "-C", textDir, "."]);
     const upload = await request(base, new http.Agent(), "POST", "/api/workspaces", {
-      body: makeTar(tmp, 2, 1024),
+      body: fs.readFileSync(path.join(tmp, "control-text.tar")),
       headers: { "content-type": "application/x-tar" },
     });
     await settle();

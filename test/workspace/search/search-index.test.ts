@@ -160,6 +160,15 @@ describe("search index", () => {
     expect(await searched("w_si_empty_binary", containsText("needle"))).toEqual(["c.txt"]);
   });
 
+  it("stores no shard for a tree with no text, and finds nothing in it", async () => {
+    await ingest("w_si_binary_only", { "a.bin": FILES["assets/blob.bin"]!, "b-empty.txt": "" });
+    const index = (await (await env.STORE.get("workspaces/w_si_binary_only/index.json"))!.json()) as { search: { shards: number } };
+    expect(index.search.shards).toBe(0);
+    expect(await keysUnder(env.STORE, "workspaces/w_si_binary_only/search/")).toEqual(["workspaces/w_si_binary_only/search/directory"]);
+    expect(await searched("w_si_binary_only", containsText("needle"))).toEqual([]);
+    expect(await searched("w_si_binary_only", ALL)).toEqual(["b-empty.txt"]);
+  });
+
   it("splits into shards and finds files in every one of them", async () => {
     const files = Object.fromEntries(
       Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, "0")}.txt`, `file ${i} ${i % 7 === 0 ? "marker" : "plain"}\n`]),
