@@ -371,11 +371,19 @@ const checks = {
       .split("\n")
       .map((line) => line.replace(/^\.\//, ""))
       .sort();
-    const grep = async () => {
+    // With context lines too (GNU grep -C2; both print "--" between groups): the lines around a match
+    // may lie in pieces of the file that the search did not need to read.
+    const expectedContext = execFileSync("grep", ["-rn", "-C2", "needle_", "."], { cwd: dir })
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => line.replace(/^\.\//, ""))
+      .sort();
+    const grep = async (context = 0) => {
       const { sessionId } = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body);
       const started = Date.now();
       await request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
-        ...json({ text: `TOOL grep ${JSON.stringify({ pattern: "needle_", limit: 1000 })}` }),
+        ...json({ text: `TOOL grep ${JSON.stringify({ pattern: "needle_", limit: 1000, ...(context ? { context } : {}) })}` }),
         timeoutMs: 60_000,
       });
       const ms = Date.now() - started;
@@ -387,19 +395,25 @@ const checks = {
       const result = messages.find((m) => m.kind === "tool_result");
       const found = (result?.resultText ?? "")
         .split("\n")
-        .map((line) => line.replace(/^(\S+):(\d+): /, "$1:$2:"))
+        .map((line) => line.replace(/^(\S+?)([:-])(\d+)\2 /, "$1$2$3$2"))
         .sort();
-      return { same: JSON.stringify(found) === JSON.stringify(expected), ms };
+      return { same: JSON.stringify(found) === JSON.stringify(context ? expectedContext : expected), ms };
     };
-    const before = { files: await downloads(), grep: await grep() };
+    const both = async () => {
+      const plain = await grep();
+      const withContext = await grep(2);
+      return { same: plain.same && withContext.same, ms: plain.ms, context: withContext.same };
+    };
+    const before = { files: await downloads(), grep: await both() };
     await ctx.restart("SIGKILL");
-    const after = { files: await downloads(), grep: await grep() };
+    const after = { files: await downloads(), grep: await both() };
     agent.destroy();
     record(
       "chunkedPack",
       upload.status === 201 && [before, after].every((r) => r.files === names.length && r.grep.same),
       `${(fs.readFileSync(path.join(ctx.tmp, "chunked.tar")).length / 1e6).toFixed(1)} MB tar (${upload.status}); ` +
-        `before / after kill -9: ${before.files} / ${after.files} of ${names.length} files byte-identical, grep equal to GNU grep (${expected.length} lines): ` +
+        `before / after kill -9: ${before.files} / ${after.files} of ${names.length} files byte-identical, grep equal to GNU grep (${expected.length} lines; ` +
+        `with -C2 ${expectedContext.length} lines: ${before.grep.context} / ${after.grep.context}): ` +
         `${before.grep.same} / ${after.grep.same} (${before.grep.ms} / ${after.grep.ms} ms per prompt)`,
     );
   },
