@@ -206,7 +206,7 @@ export class Snapshot {
         file.text = !vetted && isBinary(bytes) ? null : searchTextOf(bytes);
       } else file.text!.fill(range.piece, decodePiece(bytes, range.piece === 0));
       if (--file.left > 0) continue;
-      // A file's ranges are neighbours in pack order: it is complete here.
+      // That was the last range this search wanted of the file.
       searchTextCache.set(this.textKey(range.path), file.text, search);
       if (file.text !== null) yield { path: range.path, text: file.text, pieces: file.pieces };
     }

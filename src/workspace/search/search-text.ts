@@ -5,8 +5,8 @@
  * single "—" in a comment would double a whole file in the cache; in pieces, only the pieces with
  * wide characters pay for them. (Measured on 33.9 MB of .js/.ts from node_modules: 49.6 MB as whole
  * strings, 60 % of it in two-byte files; 36.8 MB in pieces.) They are also what the search index
- * lists (a trigram's postings name pieces, not files), so a search reads, decodes and scans only the
- * pieces that can hold a match: a text may be partial, holding only the pieces searched so far.
+ * narrows to (its postings name runs of pieces, not files), so a search reads, decodes and scans only
+ * the pieces that can hold a match: a text may be partial, holding only the pieces searched so far.
  * A partial text numbers its lines from the index's count of lines before each piece; `line` throws
  * `MissingPieceError` for a line in a piece not read.
  */
