@@ -176,6 +176,11 @@ export class Snapshot {
       if (pieces === null) continue;
       const cached = searchTextCache.get(this.textKey(path), search);
       if (cached === null) continue;
+      // The warm path: the pieces wanted are cached (context needs their neighbours checked too).
+      if (!options.neighbours && cached?.holds(pieces)) {
+        yield { path, text: cached, pieces };
+        continue;
+      }
       const table = pieces === "all" ? null : index?.piecesOf(entry.offset);
       const needed = table && options.neighbours && pieces !== "all" ? withNeighbours(pieces, table.starts.length) : pieces;
       if (cached?.holds(needed)) {

@@ -29,7 +29,8 @@ export class SearchText {
       this.linesBefore.set(linesBefore);
       this.counted = Math.max(0, pieces.length - 1);
     }
-    this.missing = pieces.filter((p) => p === undefined).length;
+    this.missing = 0;
+    for (const piece of pieces) if (piece === undefined) this.missing++;
   }
 
   /** A text of `linesBefore.length` pieces with none read yet. */
