@@ -236,7 +236,16 @@ class AgentRun {
       assistantTurns,
       deadlineAt: this.deadlineAt,
     };
-    const reply = await this.callModel(request, text, thinking);
+    // While the model answers, the tools use the wait (the first grep of a fresh object then finds
+    // the workspace's text cached); the warm-up stops when the answer is in.
+    const warming = new AbortController();
+    if (tools.length > 0) this.tools?.warmUp?.(AbortSignal.any([warming.signal, this.signal])).catch(() => {});
+    let reply: Awaited<ReturnType<AgentRun["callModel"]>>;
+    try {
+      reply = await this.callModel(request, text, thinking);
+    } finally {
+      warming.abort();
+    }
     thinking.flush();
     text.flush();
     return { messageId, reply };

@@ -6,6 +6,7 @@ import type { ToolDefinition } from "../domain/tool-definition";
 import { WorkspaceError } from "../workspace/errors";
 import { resolveWorkspacePath } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { grepTool, warmGrep } from "./grep";
 import { checkBudget, checkPermission, type Denial, type DenialReason } from "./policy";
 import { RecordingFs, type Touched } from "./recording-fs";
 import { toolDefinitions } from "./registry";
@@ -26,6 +27,12 @@ export interface ToolRunner {
   execute(call: ToolCall, signal: AbortSignal): Promise<ToolExecution>;
   /** The workspace paths a call's arguments name, split into reads and writes (for the trace). */
   plannedPaths?(call: ToolCall): Touched;
+  /**
+   * Uses time the run spends waiting (for the model) to make its coming tool calls faster; stops
+   * when `signal` aborts. Never fails: a warm-up that cannot finish only leaves calls as slow as
+   * they were.
+   */
+  warmUp?(signal: AbortSignal): Promise<void>;
 }
 
 export interface ToolExecutionServiceOptions {
@@ -57,6 +64,7 @@ export class ToolExecutionService implements ToolRunner {
   private readonly options: AgentRunOptions;
   private readonly maxOutputBytes: number | undefined;
   private calls = 0;
+  private warmed = false;
   private mutationQueue: Promise<unknown> = Promise.resolve();
 
   constructor({ tools, fs, options, maxOutputBytes }: ToolExecutionServiceOptions) {
@@ -74,6 +82,23 @@ export class ToolExecutionService implements ToolRunner {
   /** Number of calls made so far in this run (executed or denied). */
   get callCount(): number {
     return this.calls;
+  }
+
+  /**
+   * Reads and decodes the workspace's text into the search cache while the model answers, when the
+   * run offers grep, so that the first grep of a fresh object is served from the cache. Once it has
+   * finished in this run, later calls do nothing.
+   */
+  async warmUp(signal: AbortSignal): Promise<void> {
+    if (this.warmed || !this.fs || !this.definitions().some((d) => d.name === grepTool.name)) return;
+    try {
+      await warmGrep(this.fs, signal);
+      this.warmed = true;
+    } catch (error) {
+      if (signal.aborted) return;
+      const message = { level: "warn", msg: "workspace warm-up failed", error: (error as Error).message };
+      console.error(JSON.stringify(message));
+    }
   }
 
   async execute(call: ToolCall, signal: AbortSignal): Promise<ToolExecution> {

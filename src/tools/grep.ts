@@ -30,6 +30,28 @@ export const GrepParams = z.strictObject({
 });
 export type GrepParams = z.infer<typeof GrepParams>;
 
+/** The files a grep under `root` searches, and those it skips for their size. */
+function searchedFiles(fs: WorkspaceFs, root: string, inGlob: (relative: string) => boolean, rules: IgnoreRules) {
+  const candidates: string[] = [];
+  const oversized: string[] = [];
+  for (const path of walkWorkspace(fs, root, rules).files) {
+    if (!inGlob(relativeTo(root, path))) continue;
+    if ((fs.stat(path)?.size ?? 0) > GREP_MAX_FILE_BYTES) oversized.push(path);
+    else candidates.push(path);
+  }
+  return { candidates, oversized };
+}
+
+/**
+ * Prepares the files a grep of the whole workspace would search (`WorkspaceFs.warmSearchTexts`):
+ * over a snapshot, their text is then cached before the first grep asks for it.
+ */
+export async function warmGrep(fs: WorkspaceFs, signal: AbortSignal): Promise<void> {
+  const rules = await IgnoreRules.load(fs, signal);
+  signal.throwIfAborted();
+  await fs.warmSearchTexts(searchedFiles(fs, "", () => true, rules).candidates, signal);
+}
+
 /**
  * Searches file contents line by line, like pi's grep (ripgrep with .gitignore honoured). Output is
  * sorted by path, then line. The scan counts every match (for the notice), then formats the first
@@ -58,13 +80,7 @@ export const grepTool: Tool<GrepParams> = {
     const rules = await IgnoreRules.load(fs, signal);
     throwIfAborted(signal);
 
-    const candidates: string[] = [];
-    const oversized: string[] = [];
-    for (const path of walkWorkspace(fs, root, rules).files) {
-      if (!inGlob(relativeTo(root, path))) continue;
-      if ((fs.stat(path)?.size ?? 0) > GREP_MAX_FILE_BYTES) oversized.push(path);
-      else candidates.push(path);
-    }
+    const { candidates, oversized } = searchedFiles(fs, root, inGlob, rules);
 
     // Pass 1: count matching lines per file, in whatever order storage reads fastest.
     const counts = new Map<string, number>();

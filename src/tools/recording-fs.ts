@@ -65,6 +65,11 @@ export class RecordingFs implements WorkspaceFs {
     }
   }
 
+  /** Not a read by the agent: nothing is recorded. */
+  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<void> {
+    return this.inner.warmSearchTexts(paths, signal);
+  }
+
   writeFile(path: string, bytes: Uint8Array): Promise<void> {
     this.writes.add(path);
     return this.inner.writeFile(path, bytes);

@@ -111,6 +111,13 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     yield* this.snapshot.searchTexts(fromSnapshot, query, signal, options);
   }
 
+  /** The snapshot's files among `paths` (changed files are searched directly, never cached). */
+  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<void> {
+    const view = this.current();
+    const fromSnapshot = paths.filter((path) => view.info.get(path)?.inOverlay === false);
+    return this.snapshot.warmSearchTexts(fromSnapshot, signal);
+  }
+
   async writeFile(path: string, bytes: Uint8Array): Promise<void> {
     const canonical = resolveWorkspacePath(path);
     const view = this.current();

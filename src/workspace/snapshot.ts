@@ -5,7 +5,7 @@ import { comparePaths } from "./paths";
 import { isAll, type SearchQuery } from "./search/query";
 import { type PieceFilter, SearchIndex } from "./search/search-index";
 import { decodePiece, type PieceSet, SearchText, searchTextOf } from "./search/search-text";
-import { searchTextCache } from "./search/text-cache";
+import { MAX_ENTRY_BYTES, searchTextCache } from "./search/text-cache";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
 import { isBinary } from "./text";
 import type { WorkspaceStat } from "./workspace-fs";
@@ -214,6 +214,37 @@ export class Snapshot {
       // That was the last range this search wanted of the file.
       searchTextCache.set(this.textKey(range.path), file.text, search);
       if (file.text !== null) yield { path: range.path, text: file.text, pieces: file.pieces };
+    }
+  }
+
+  /**
+   * Reads and decodes the text files among `paths` into the isolate's text cache ahead of any
+   * search, while the cache has room (it never evicts for this), in pack order, until done or
+   * `signal` aborts. A run calls it while it waits for the model, so that its first grep is served
+   * from the cache. Files already cached whole, binary files and files the cache would not keep
+   * are skipped.
+   */
+  async warmSearchTexts(paths: Iterable<string>, signal: AbortSignal): Promise<void> {
+    const index = await this.openSearchIndex();
+    signal.throwIfAborted();
+    // A text takes at least one byte per byte of the file (ASCII); files are planned until that
+    // estimate fills the room, and decoding stops at the first text that does not fit.
+    let room = searchTextCache.room;
+    const reads: PackRange[] = [];
+    for (const path of new Set(paths)) {
+      const entry = this.byPath.get(path);
+      if (!entry || entry.size === 0 || entry.size > MAX_ENTRY_BYTES || entry.size > room) continue;
+      if (index?.isBinary(entry.offset)) continue;
+      const cached = searchTextCache.peek(this.textKey(path));
+      if (cached === null || cached?.complete) continue;
+      reads.push({ path, offset: entry.offset, size: entry.size });
+      room -= entry.size;
+    }
+    reads.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
+    for await (const { range, bytes } of this.readRanges(reads, signal)) {
+      const vetted = index?.isText(range.offset) ?? false;
+      const text = !vetted && isBinary(bytes) ? null : searchTextOf(bytes);
+      if (!searchTextCache.addIfRoom(this.textKey(range.path), text)) return;
     }
   }
 

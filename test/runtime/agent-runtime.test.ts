@@ -3,7 +3,7 @@ import { type AgentMessage, type AgentRunOptions, safeRunOptions } from "../../s
 import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
 import type { ToolRunner } from "../../src/tools/execution-service";
 import { FakeToolRunner, MemoryRunLog, runDeps } from "../helpers/run-fixtures";
-import { ScriptedModelClient, type ScriptedTurn } from "../helpers/scripted-model";
+import { ScriptedModelClient, type ScriptedTurn, type ScriptedTurnShorthand } from "../helpers/scripted-model";
 
 const T = "2026-11-30T03:00:00.000Z";
 
@@ -35,6 +35,35 @@ describe("AgentRuntime", () => {
     const result = log.messages.find((m) => m.kind === "tool_result");
     expect(finished).toMatchObject({ callId: "call_A", tool: "read", error: false, messageId: result!.id, summary: "line one" });
     expect(result).toMatchObject({ toolCallId: "call_A", resultText: "line one\nline two" });
+  });
+
+  it("lets the tools warm up while the model answers, stops the warm-up when the answer is in, and not once no tools are offered", async () => {
+    const warmups: AbortSignal[] = [];
+    class WarmingTools extends FakeToolRunner {
+      async warmUp(signal: AbortSignal): Promise<void> {
+        warmups.push(signal);
+      }
+    }
+    const seen: boolean[][] = [];
+    const answer = (turn: ScriptedTurnShorthand) => () => {
+      seen.push(warmups.map((s) => s.aborted));
+      return turn;
+    };
+    const read = (id: string) => ({ id, name: "read", arguments: { path: "a" } });
+    const { ctx } = setup(
+      [answer({ toolCalls: [read("call_A")] }), answer({ toolCalls: [read("call_B"), read("call_C")] }), answer({ text: "done" })],
+      {
+        tools: new WarmingTools((call) =>
+          call.id === "call_C"
+            ? { outcome: "denied", reason: "tool_budget_exhausted", text: "tool_budget_exhausted: no calls left" }
+            : { outcome: "finished", text: "ok", error: false },
+        ),
+      },
+    );
+    // The third call is denied for the budget: the last turn offers no tools, so nothing warms up.
+    expect(await run("go", ctx)).toEqual({ stopReason: "STOP" });
+    expect(seen).toEqual([[false], [true, false], [true, true]]);
+    expect(warmups.map((s) => s.aborted)).toEqual([true, true]);
   });
 
   it("a plain answer: events in order, user and assistant messages linked", async () => {

@@ -80,6 +80,11 @@ export class SearchIndex {
     return this.texts.has(packOffset);
   }
 
+  /** True when the index has seen the file at `packOffset` and found it binary. */
+  isBinary(packOffset: number): boolean {
+    return this.fileAt.has(packOffset) && !this.texts.has(packOffset);
+  }
+
   /**
    * Where the pieces of the (non-empty) file at `packOffset` start in it, as `searchTextOf` cuts
    * it, and the lines before each; null when the index does not know them (a version 1 index, a

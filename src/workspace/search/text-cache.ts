@@ -8,7 +8,7 @@ import type { SearchText } from "./search-text";
  */
 export const SEARCH_TEXT_CACHE_BYTES = 40 * 1024 * 1024;
 /** One file above this is not cached (grep skips files over 8 MiB anyway). */
-const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+export const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 
 interface Entry {
   /** null: the file is binary (grep never searches it). */
@@ -34,9 +34,19 @@ export class SearchTextCache {
     return this.total;
   }
 
+  /** Bytes that can be added without evicting anything. */
+  get room(): number {
+    return this.maxBytes - this.total;
+  }
+
   /** Starts a search: entries it uses from now on are protected from its own inserts. */
   beginSearch(): number {
     return ++this.searches;
+  }
+
+  /** The cached text (null = binary), or undefined when not cached; not counted as a use. */
+  peek(key: string): SearchText | null | undefined {
+    return this.entries.get(key)?.text;
   }
 
   /** The cached text (null = binary), or undefined when not cached. */
@@ -70,6 +80,22 @@ export class SearchTextCache {
     if (this.total + bytes > this.maxBytes) return;
     this.entries.set(key, { text, bytes, search });
     this.total += bytes;
+  }
+
+  /**
+   * Caches a text ahead of any search (a warm-up) only if it fits in the room left, replacing what
+   * is cached under `key`: it never evicts another entry, so text a search used stays. False when
+   * the room left is too small for it (a text over the entry limit is left out, as `set` does).
+   */
+  addIfRoom(key: string, text: SearchText | null): boolean {
+    const bytes = text?.bytes ?? 0;
+    if (bytes > MAX_ENTRY_BYTES) return true;
+    const previous = this.entries.get(key)?.bytes ?? 0;
+    if (this.total - previous + bytes > this.maxBytes) return false;
+    this.entries.delete(key);
+    this.entries.set(key, { text, bytes, search: 0 });
+    this.total += bytes - previous;
+    return true;
   }
 
   clear(): void {

@@ -1,7 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { grepTool } from "../../../src/tools/grep";
+import { AgentRunOptions } from "../../../src/domain/run";
+import { ToolExecutionService } from "../../../src/tools/execution-service";
+import { grepTool, warmGrep } from "../../../src/tools/grep";
+import { BUILTIN_TOOLS } from "../../../src/tools/registry";
 import { ArchiveError } from "../../../src/workspace/archive-errors";
 import { ingestWorkspace } from "../../../src/workspace/ingest";
 import { type OverlayStore, SqliteOverlay } from "../../../src/workspace/overlay";
@@ -14,8 +17,8 @@ import {
 } from "../../../src/workspace/search/index-layout";
 import { ALL, containsText, type SearchQuery } from "../../../src/workspace/search/query";
 import { regexQuery } from "../../../src/workspace/search/regex-query";
-import { type PieceSet, searchTextOf } from "../../../src/workspace/search/search-text";
-import { searchTextCache } from "../../../src/workspace/search/text-cache";
+import { type PieceSet, SearchText, searchTextOf } from "../../../src/workspace/search/search-text";
+import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../../../src/workspace/search/text-cache";
 import { deleteWorkspace, loadWorkspace } from "../../../src/workspace/snapshot";
 import { openWorkspace } from "../../../src/workspace/snapshot-workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../../helpers/memory-fs";
@@ -359,5 +362,77 @@ describe("search index", () => {
     expect((await keysUnder(env.STORE, "workspaces/w_si_delete/search/")).length).toBeGreaterThan(2);
     await deleteWorkspace(env.STORE, "w_si_delete");
     expect(await keysUnder(env.STORE, "workspaces/w_si_delete/")).toEqual([]);
+  });
+});
+
+describe("warming the text cache before a search", () => {
+  const encode = (content: string | Uint8Array) => (typeof content === "string" ? new TextEncoder().encode(content) : content);
+  /** Bytes the cache counts for these files' texts. */
+  const textBytes = (files: Record<string, string | Uint8Array>, paths: string[]) =>
+    paths.reduce((sum, path) => sum + searchTextOf(encode(files[path]!)).bytes, 0);
+  const WARM_FILES = { ...FILES, "src/big.ts": BIG, ".gitignore": "ignored/\n", "ignored/note.ts": "a needle nobody searches\n" };
+  const grepArgs = grepTool.parameters.parse({ pattern: "needle", ignoreCase: true, context: 1 });
+
+  it("caches what a grep of the whole tree reads, so the first grep reads no pack and prints the same", async () => {
+    await ingest("w_si_warm", WARM_FILES);
+    // A narrowed search left big.ts partial (pieces 4-7); the warm-up completes it.
+    await yielded("w_si_warm", containsText("zebras"));
+    const { bucket, gets } = recordingBucket();
+    const fs = await openWorkspace(bucket, "w_si_warm", emptyOverlay());
+    await warmGrep(fs, new AbortController().signal);
+    // Text files grep would search, whole: not the binary, the empty or the ignored file.
+    const searchedPaths = [".gitignore", "docs/unicode.md", "src/alpha.ts", "src/beta.ts", "src/big.ts", "src/gamma.ts"];
+    expect(searchTextCache.bytes).toBe(textBytes(WARM_FILES, searchedPaths));
+    expect(gets.some((g) => g.key.includes("/pack/"))).toBe(true);
+    gets.length = 0;
+
+    const memory = new MemoryWorkspaceFs();
+    for (const [path, content] of Object.entries(WARM_FILES)) memory.put(path, encode(content));
+    const expected = (await grepTool.execute(grepArgs, toolContext(memory))).text;
+    expect(expected).toContain("src/big.ts:3801: line 3800 has a needle in it");
+    expect((await grepTool.execute(grepArgs, toolContext(fs))).text).toBe(expected);
+    expect(gets.filter((g) => g.key.includes("/pack/"))).toEqual([]);
+    // Warming again finds everything cached: nothing more is read.
+    await warmGrep(fs, new AbortController().signal);
+    expect(gets.filter((g) => g.key.includes("/pack/"))).toEqual([]);
+  });
+
+  it("fills only the room left, evicting nothing, and reads nothing once aborted", async () => {
+    await ingest("w_si_warm_room");
+    const aborted = new AbortController();
+    aborted.abort();
+    const { bucket, gets } = recordingBucket();
+    const fs = await openWorkspace(bucket, "w_si_warm_room", emptyOverlay());
+    await expect(warmGrep(fs, aborted.signal)).rejects.toThrow();
+    expect([searchTextCache.bytes, gets.filter((g) => g.key.includes("/pack/"))]).toEqual([0, []]);
+
+    // 100 bytes free: alpha (39) and beta (23) fit, in pack order; unicode.md's text (two bytes a
+    // character) no longer does, and the warm-up stops there.
+    const others = ["a", "b", "c", "d", "e"].map((name) => `someone else's ${name}`);
+    const search = searchTextCache.beginSearch();
+    for (const key of others) searchTextCache.set(key, new SearchText(["x"], SEARCH_TEXT_CACHE_BYTES / others.length - 20), search);
+    await warmGrep(fs, new AbortController().signal);
+    expect(others.map((key) => searchTextCache.peek(key) !== undefined)).toEqual([true, true, true, true, true]);
+    expect(searchTextCache.bytes).toBe(SEARCH_TEXT_CACHE_BYTES - 100 + textBytes(FILES, ["src/alpha.ts", "src/beta.ts"]));
+  });
+
+  it("runs from the run's tools once per run, and only for a run with a workspace", async () => {
+    await ingest("w_si_warm_run");
+    const options = AgentRunOptions.parse({});
+    const fs = await openWorkspace(env.STORE, "w_si_warm_run", emptyOverlay());
+    const tools = new ToolExecutionService({ tools: BUILTIN_TOOLS, fs, options });
+    await tools.warmUp(new AbortController().signal);
+    const warmed = textBytes(FILES, ["docs/unicode.md", "src/alpha.ts", "src/beta.ts", "src/gamma.ts"]);
+    expect(searchTextCache.bytes).toBe(warmed);
+    searchTextCache.clear();
+    await tools.warmUp(new AbortController().signal);
+    expect(searchTextCache.bytes).toBe(0);
+    await new ToolExecutionService({ tools: BUILTIN_TOOLS, fs: null, options }).warmUp(new AbortController().signal);
+    expect(searchTextCache.bytes).toBe(0);
+    // A failure is logged, not thrown: the run's calls are only as slow as without it.
+    const broken = await openWorkspace(recordingBucket().bucket, "w_si_warm_run", emptyOverlay());
+    await env.STORE.delete("workspaces/w_si_warm_run/pack/00000");
+    await new ToolExecutionService({ tools: BUILTIN_TOOLS, fs: broken, options }).warmUp(new AbortController().signal);
+    expect(searchTextCache.bytes).toBe(0);
   });
 });

@@ -44,4 +44,34 @@ describe("SearchTextCache", () => {
     };
     expect([scan(), scan(), scan()]).toEqual([0, 3, 3]);
   });
+
+  it("adds a warm-up's texts only into free room: it never evicts, replaces a partial entry, and says when it is full", () => {
+    const cache = new SearchTextCache(30);
+    const search = cache.beginSearch();
+    cache.set("used", text("u".repeat(10)), search);
+    cache.set("partial", text("p".repeat(5)), search);
+    expect(cache.room).toBe(15);
+    expect(cache.addIfRoom("partial", text("P".repeat(12)))).toBe(true);
+    expect([cache.bytes, cache.room]).toEqual([22, 8]);
+    expect(cache.addIfRoom("w1", text("w".repeat(8)))).toBe(true);
+    expect(cache.addIfRoom("w2", text("x"))).toBe(false);
+    expect(cache.addIfRoom("bin", null)).toBe(true);
+    const next = cache.beginSearch();
+    expect(["used", "partial", "w1", "w2", "bin"].map((k) => cache.peek(k))).toEqual([
+      text("u".repeat(10)),
+      text("P".repeat(12)),
+      text("w".repeat(8)),
+      undefined,
+      null,
+    ]);
+    // peek is not a use: a search's inserts evict "used" first (the least recently used).
+    cache.set("new", text("n".repeat(10)), next);
+    expect(["used", "partial", "w1", "new"].map((k) => cache.peek(k) !== undefined)).toEqual([false, true, true, true]);
+  });
+
+  it("leaves a warm-up's text over the entry limit out without calling the cache full", () => {
+    const cache = new SearchTextCache(64 * 1024 * 1024);
+    expect(cache.addIfRoom("huge", text("h", 9 * 1024 * 1024))).toBe(true);
+    expect([cache.peek("huge"), cache.bytes]).toEqual([undefined, 0]);
+  });
 });
