@@ -87,13 +87,12 @@ export class ToolExecutionService implements ToolRunner {
   /**
    * Reads and decodes the workspace's text into the search cache while the model answers, when the
    * run offers grep, so that the first grep of a fresh object is served from the cache. Once it has
-   * finished in this run, later calls do nothing.
+   * finished in this run, later calls do nothing (one that could not start is tried again).
    */
   async warmUp(signal: AbortSignal): Promise<void> {
     if (this.warmed || !this.fs || !this.definitions().some((d) => d.name === grepTool.name)) return;
     try {
-      await warmGrep(this.fs, signal);
-      this.warmed = true;
+      this.warmed = await warmGrep(this.fs, signal);
     } catch (error) {
       if (signal.aborted) return;
       const message = { level: "warn", msg: "workspace warm-up failed", error: (error as Error).message };

@@ -44,12 +44,13 @@ function searchedFiles(fs: WorkspaceFs, root: string, inGlob: (relative: string)
 
 /**
  * Prepares the files a grep of the whole workspace would search (`WorkspaceFs.warmSearchTexts`):
- * over a snapshot, their text is then cached before the first grep asks for it.
+ * over a snapshot, their text is then cached before the first grep asks for it. False when it did
+ * not start (another warm-up was running in the isolate).
  */
-export async function warmGrep(fs: WorkspaceFs, signal: AbortSignal): Promise<void> {
+export async function warmGrep(fs: WorkspaceFs, signal: AbortSignal): Promise<boolean> {
   const rules = await IgnoreRules.load(fs, signal);
   signal.throwIfAborted();
-  await fs.warmSearchTexts(searchedFiles(fs, "", () => true, rules).candidates, signal);
+  return fs.warmSearchTexts(searchedFiles(fs, "", () => true, rules).candidates, signal);
 }
 
 /**

@@ -66,7 +66,7 @@ export class RecordingFs implements WorkspaceFs {
   }
 
   /** Not a read by the agent: nothing is recorded. */
-  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<void> {
+  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<boolean> {
     return this.inner.warmSearchTexts(paths, signal);
   }
 

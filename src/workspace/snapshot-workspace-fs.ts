@@ -112,7 +112,7 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
   }
 
   /** The snapshot's files among `paths` (changed files are searched directly, never cached). */
-  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<void> {
+  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<boolean> {
     const view = this.current();
     const fromSnapshot = paths.filter((path) => view.info.get(path)?.inOverlay === false);
     return this.snapshot.warmSearchTexts(fromSnapshot, signal);

@@ -22,6 +22,8 @@ export const MAX_COALESCE_GAP_BYTES = 1024 * 1024;
 /** `readMany` keeps reads in flight ahead of its consumer up to this many bytes (at least one read). */
 export const READ_AHEAD_BYTES = 16 * 1024 * 1024;
 const DIR_MODE = 0o755;
+/** A warm-up is running in this isolate (see `warmSearchTexts`). */
+let warmUpRunning = false;
 
 /**
  * A read-only view of a stored snapshot: the index in memory, file bytes read from the pack by
@@ -222,9 +224,21 @@ export class Snapshot {
    * search, while the cache has room (it never evicts for this), in pack order, until done or
    * `signal` aborts. A run calls it while it waits for the model, so that its first grep is served
    * from the cache. Files already cached whole, binary files and files the cache would not keep
-   * are skipped.
+   * are skipped. One warm-up at a time in the isolate (each keeps up to `READ_AHEAD_BYTES` of reads
+   * in flight): false when another one is running.
    */
-  async warmSearchTexts(paths: Iterable<string>, signal: AbortSignal): Promise<void> {
+  async warmSearchTexts(paths: Iterable<string>, signal: AbortSignal): Promise<boolean> {
+    if (warmUpRunning) return false;
+    warmUpRunning = true;
+    try {
+      await this.warm(paths, signal);
+      return true;
+    } finally {
+      warmUpRunning = false;
+    }
+  }
+
+  private async warm(paths: Iterable<string>, signal: AbortSignal): Promise<void> {
     const index = await this.openSearchIndex();
     signal.throwIfAborted();
     // A text takes at least one byte per byte of the file (ASCII); files are planned until that

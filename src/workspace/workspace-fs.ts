@@ -39,10 +39,11 @@ export interface WorkspaceFs {
   ): AsyncIterable<SearchableText>;
   /**
    * Prepares for later `searchTexts` calls over `paths` while nothing else is waiting (a snapshot
-   * reads and decodes them into its text cache, as far as the cache has room); resolves when done,
-   * rejects when `signal` aborts. Changes nothing anyone can observe but speed.
+   * reads and decodes them into its text cache, as far as the cache has room); resolves true when
+   * done, false when it did not start (another warm-up was running: try again later), rejects when
+   * `signal` aborts. Changes nothing anyone can observe but speed.
    */
-  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<void>;
+  warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<boolean>;
   /** Creates or replaces a file in the overlay (parents are implied). */
   writeFile(path: string, bytes: Uint8Array): Promise<void>;
   /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */

@@ -81,7 +81,9 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   }
 
   /** Nothing to prepare: the bytes are in memory. */
-  async warmSearchTexts(): Promise<void> {}
+  async warmSearchTexts(): Promise<boolean> {
+    return true;
+  }
 
   async writeFile(path: string, bytes: Uint8Array): Promise<void> {
     const refusal = writeRefusal(path, (p) => this.stat(p)?.type ?? null);

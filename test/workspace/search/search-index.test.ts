@@ -416,7 +416,7 @@ describe("warming the text cache before a search", () => {
     expect(searchTextCache.bytes).toBe(SEARCH_TEXT_CACHE_BYTES - 100 + textBytes(FILES, ["src/alpha.ts", "src/beta.ts"]));
   });
 
-  it("runs from the run's tools once per run, and only for a run with a workspace", async () => {
+  it("runs from the run's tools once per run, one at a time in the isolate, and only for a run with a workspace", async () => {
     await ingest("w_si_warm_run");
     const options = AgentRunOptions.parse({});
     const fs = await openWorkspace(env.STORE, "w_si_warm_run", emptyOverlay());
@@ -429,6 +429,20 @@ describe("warming the text cache before a search", () => {
     expect(searchTextCache.bytes).toBe(0);
     await new ToolExecutionService({ tools: BUILTIN_TOOLS, fs: null, options }).warmUp(new AbortController().signal);
     expect(searchTextCache.bytes).toBe(0);
+    // One warm-up at a time in the isolate: a run whose warm-up could not start tries again later.
+    const busy = new ToolExecutionService({ tools: BUILTIN_TOOLS, fs, options });
+    const other = warmGrep(fs, new AbortController().signal);
+    await busy.warmUp(new AbortController().signal);
+    expect(await other).toBe(true);
+    expect(searchTextCache.bytes).toBe(warmed);
+    searchTextCache.clear();
+    await busy.warmUp(new AbortController().signal);
+    expect(searchTextCache.bytes).toBe(warmed);
+    expect(await Promise.all([warmGrep(fs, new AbortController().signal), warmGrep(fs, new AbortController().signal)])).toEqual([
+      true,
+      false,
+    ]);
+    searchTextCache.clear();
     // A failure is logged, not thrown: the run's calls are only as slow as without it.
     const broken = await openWorkspace(recordingBucket().bucket, "w_si_warm_run", emptyOverlay());
     await env.STORE.delete("workspaces/w_si_warm_run/pack/00000");
