@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, createReadStream, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:http";
+import { copyFileSync, createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -12,7 +12,8 @@ import { WorkerdMemoryProbe } from "./probes/workerd-memory";
  * Global setup for bench/workspace.bench.ts, run in Node: copies real source text from
  * node_modules into a temp tree (at least MIN_SOURCE_BYTES), packs it with GNU tar (tar, tar.gz)
  * and zip, times the native baselines (`tar -xf`, `tar -xzf`, `unzip`) extracting to disk, and
- * serves the archives over a local HTTP server that the bench (in workerd) fetches.
+ * serves the archives over a local HTTP server that the bench (in workerd) fetches (as fast as it
+ * can, or with `?pace=<bytes per second>` at about that rate, as an upload over a slower link).
  *
  * For the memory bench it also repeats that tree under `copy-N/` until it holds LARGE_SOURCE_BYTES
  * (a tar just under MAX_ARCHIVE_BYTES) and answers `POST /memory/start` and `POST /memory/stop`
@@ -128,10 +129,13 @@ export default async function setup(project: TestProject) {
       const reading = req.url === "/memory/start" ? probe.start() : probe.stop();
       return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(reading));
     }
-    const archive = served.find((a) => req.url === `/${a.path}`);
+    const url = new URL(req.url ?? "/", "http://bench");
+    const archive = served.find((a) => url.pathname === `/${a.path}`);
     if (!archive) return res.writeHead(404).end();
     res.writeHead(200, { "content-type": archive.contentType, "content-length": archive.bytes });
-    createReadStream(join(root, archive.path)).pipe(res);
+    const pace = Number(url.searchParams.get("pace") ?? 0);
+    if (pace > 0) void sendPaced(res, join(root, archive.path), pace);
+    else createReadStream(join(root, archive.path)).pipe(res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
@@ -176,4 +180,20 @@ function buildLargeTree(tree: string, to: string): { files: number; sourceBytes:
     }
   }
   return { files, sourceBytes };
+}
+
+const PACED_CHUNK_BYTES = 64 * 1024;
+
+/** Writes the file at about `bytesPerSecond`, 64 KiB at a time. */
+async function sendPaced(res: ServerResponse, path: string, bytesPerSecond: number): Promise<void> {
+  const body = readFileSync(path);
+  const start = performance.now();
+  for (let sent = 0; sent < body.length; ) {
+    const wait = start + (sent / bytesPerSecond) * 1000 - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const end = Math.min(body.length, sent + PACED_CHUNK_BYTES);
+    if (!res.write(body.subarray(sent, end))) await new Promise((resolve) => res.once("drain", resolve));
+    sent = end;
+  }
+  res.end();
 }

@@ -83,6 +83,8 @@ export const MAX_ARCHIVE_BYTES = 100 * MiB;
 export const MAX_ARCHIVE_FILES = 50_000;
 /** Largest file anywhere in a workspace: in an upload (bigger ones are skipped), the overlay, `write`, `edit`, `bash`. */
 export const MAX_FILE_BYTES = 16 * MiB;
+/** Largest file grep searches (bigger ones are named in a notice); the search index and its text cache leave them out. */
+export const SEARCH_MAX_FILE_BYTES = 8 * MiB;
 /** Most bytes of files in one snapshot. */
 export const MAX_TOTAL_BYTES = 512 * MiB;
 /** Most bytes an archive may expand to (skipped entries included). */
@@ -146,6 +148,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${bytes(MAX_FILE_BYTES)} (bigger files in an upload are skipped with \`file_too_large\`)`,
   ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
+  ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],
   [
     "tool output",
     `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue`,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
+import { SEARCH_MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { ALL } from "../workspace/search/query";
@@ -17,7 +17,7 @@ export const GREP_MAX_LIMIT = 1000;
 export const GREP_MAX_CONTEXT_LINES = 20;
 export const GREP_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 /** Larger files (minified bundles, data dumps) are skipped and counted in a notice. */
-export const GREP_MAX_FILE_BYTES = 8 * 1024 * 1024;
+export const GREP_MAX_FILE_BYTES = SEARCH_MAX_FILE_BYTES;
 
 export const GrepParams = z.strictObject({
   pattern: z.string().min(1).describe("JavaScript regular expression (or literal text with literal=true)"),

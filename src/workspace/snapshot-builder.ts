@@ -65,7 +65,7 @@ export class SnapshotBuilder {
     if (entry.size > this.limits.maxFileBytes) return this.skip(entry.name, "file_too_large");
     this.countBytes(entry.size);
     const offset = this.pack.length;
-    this.search?.beginFile(offset);
+    this.search?.beginFile(offset, entry.size);
     for await (const chunk of item.open()) {
       this.search?.addBytes(chunk);
       await this.pack.write(chunk);

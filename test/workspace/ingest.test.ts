@@ -79,7 +79,7 @@ describe("ingestWorkspace: tar", () => {
       ],
       dirs: ["bin", "empty", "src"],
       pack: { chunkBytes: 8 * 1024 * 1024, chunks: 1 },
-      search: { version: 2, shards: 1, files: 3, directoryBytes: expect.any(Number) },
+      search: { version: 3, shards: 1, files: 3, directoryBytes: expect.any(Number) },
     });
     expect(await json(`workspaces/${workspaceId}/meta.json`)).toEqual({
       workspaceId,
@@ -157,7 +157,7 @@ describe("ingestWorkspace: tar", () => {
       dirs: ["sub"],
       pack: { chunkBytes: 8 * 1024 * 1024, chunks: 1 },
       // One stored file: the links share its bytes and its entry in the search index.
-      search: { version: 2, shards: 1, files: 1, directoryBytes: expect.any(Number) },
+      search: { version: 3, shards: 1, files: 1, directoryBytes: expect.any(Number) },
     });
     expect(result).toMatchObject({ files: 4, bytes: 16 });
   });
@@ -305,7 +305,7 @@ describe("ingestWorkspace: tar.gz and zip", () => {
       ],
       dirs: ["src"],
       pack: { chunkBytes: 8 * 1024 * 1024, chunks: 1 },
-      search: { version: 2, shards: 1, files: 3, directoryBytes: expect.any(Number) },
+      search: { version: 3, shards: 1, files: 3, directoryBytes: expect.any(Number) },
     });
     expect(await keysUnder(env.STORE, `workspaces/${workspaceId}/`)).toEqual([
       `workspaces/${workspaceId}/index.json`,

@@ -1,8 +1,10 @@
+import { SEARCH_MAX_FILE_BYTES } from "../../domain/limits";
 import { BINARY_SNIFF_BYTES } from "../text";
 import {
   DENSE_LIST_BYTE,
   encodeDirectory,
   FILE_BINARY,
+  FILE_UNINDEXED,
   PIECES_PER_DOC,
   SEARCH_INDEX_VERSION,
   type SearchIndexInfo,
@@ -35,7 +37,8 @@ const MIN_DENSE_DOCS = 16;
  * them, more only for one piece with more), 7 bytes per pair of scratch for writing a shard (kept
  * from shard to shard), and the encoded shard while it uploads. A doc is a piece of a file, cut as
  * `searchTextOf` cuts it. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed
- * but not indexed.
+ * but not indexed, and so are files larger than grep searches (`SEARCH_MAX_FILE_BYTES`): indexing
+ * them was work no search used.
  */
 export class SearchIndexBuilder {
   private readonly keys: ReturnType<typeof searchKeys>;
@@ -74,6 +77,8 @@ export class SearchIndexBuilder {
   private rolling = 0;
   private sniffed = 0;
   private binary = false;
+  /** The current file is too large to search: listed, not indexed. */
+  private skipped = false;
   /** Bytes of the file seen so far. */
   private position = 0;
   /** Where the current piece starts in the file; -1 before the file's first byte or after a cut (the next byte starts a piece). */
@@ -90,10 +95,12 @@ export class SearchIndexBuilder {
     this.keys = searchKeys(workspaceId);
   }
 
-  beginFile(packOffset: number): void {
+  /** Starts a file of `size` bytes at `packOffset` in the pack. */
+  beginFile(packOffset: number, size: number): void {
     this.file = this.offsets.length;
     this.offsets.push(packOffset);
-    this.flags.push(0);
+    this.skipped = size > SEARCH_MAX_FILE_BYTES;
+    this.flags.push(this.skipped ? FILE_UNINDEXED : 0);
     this.firstPiece.push(this.pieceStarts.length);
     this.fileFirstDoc = this.docPairs.length;
     this.rolling = 0;
@@ -104,7 +111,7 @@ export class SearchIndexBuilder {
   }
 
   addBytes(chunk: Uint8Array): void {
-    if (this.binary || chunk.byteLength === 0) return;
+    if (this.binary || this.skipped || chunk.byteLength === 0) return;
     if (this.sniffed < BINARY_SNIFF_BYTES) {
       const end = Math.min(chunk.byteLength, BINARY_SNIFF_BYTES - this.sniffed);
       this.sniffed += end;

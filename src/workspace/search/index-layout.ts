@@ -13,18 +13,20 @@
  *   whether it is binary, its first piece; every piece's byte offset and first line in its file; per
  *   shard, its first doc, its sorted keys and where each key's list ends in the shard object.
  *
- * Version 1 (snapshots stored before pieces) has one doc per file and no piece tables; it is still
+ * Version 3 added `FILE_UNINDEXED` (version 2 is the same layout without it; a reader that knows
+ * only 2 refuses 3 and searches in full, rather than take an unindexed file for one with no match).
+ * Version 1 (snapshots stored before pieces) has one doc per file and no piece tables. Both are still
  * read. `index.json` names the index (`WorkspaceIndex.search`); a snapshot without it is searched in full.
  */
 
-export const SEARCH_INDEX_VERSION = 2;
+export const SEARCH_INDEX_VERSION = 3;
 /** Pieces per doc (about 64 KiB): finer docs cost the index builder more (one list entry per doc a key is in). */
 export const PIECES_PER_DOC = 4;
 const MAGIC = 0x31495350; // "PSI1", little-endian
 
 /** What `index.json` records about a snapshot's search index. */
 export interface SearchIndexInfo {
-  version: 1 | typeof SEARCH_INDEX_VERSION;
+  version: 1 | 2 | typeof SEARCH_INDEX_VERSION;
   shards: number;
   /** Files in the directory (every file stored in the pack). */
   files: number;
@@ -43,6 +45,11 @@ export function searchKeys(workspaceId: string) {
 
 /** A file is binary (never searched, so not indexed) when this flag is set. */
 export const FILE_BINARY = 1;
+/**
+ * A file's text was not indexed (it is larger than grep searches, `SEARCH_MAX_FILE_BYTES`): a search
+ * that asks for it must read it whole. Version 3.
+ */
+export const FILE_UNINDEXED = 2;
 
 export interface ShardDirectory {
   /** Global number of the shard's first doc. */
@@ -54,7 +61,7 @@ export interface ShardDirectory {
   ends: Uint32Array;
 }
 
-/** Where the pieces are in the files (version 2). File f's docs are its pieces in runs of `piecesPerDoc`, numbered on from the docs of the files before it. */
+/** Where the pieces are in the files (versions 2 and 3). File f's docs are its pieces in runs of `piecesPerDoc`, numbered on from the docs of the files before it. */
 export interface PieceTable {
   /** The piece size the files were cut with (`SEARCH_PIECE_BYTES` when they were indexed). */
   pieceBytes: number;
@@ -79,11 +86,11 @@ export interface SearchDirectory {
 /*
  * Directory bytes, little-endian, every array 8-byte aligned:
  *   u32 magic, u32 version, u32 fileCount, u32 shardCount
- *   version 2: u32 pieceCount, u32 pieceBytes, u32 piecesPerDoc, u32 0
+ *   versions 2 and 3: u32 pieceCount, u32 pieceBytes, u32 piecesPerDoc, u32 0
  *   f64[fileCount] offsets, u8[fileCount] flags (padded to 8)
- *   version 2: u32[fileCount + 1] firstPiece (padded to 8), u32[pieceCount] starts, u32[pieceCount] linesBefore (each padded to 8)
+ *   versions 2 and 3: u32[fileCount + 1] firstPiece (padded to 8), u32[pieceCount] starts, u32[pieceCount] linesBefore (each padded to 8)
  *   per shard: u32 firstDoc, u32 docCount, u32 keyCount, u32 0, u32[keyCount] keys, u32[keyCount] ends (padded to 8)
- * Version 1 is the same without the version 2 parts.
+ * Version 1 is the same without those parts.
  */
 export function encodeDirectory(directory: SearchDirectory): Uint8Array {
   const files = directory.offsets.length;
@@ -135,7 +142,7 @@ export function decodeDirectory(bytes: Uint8Array): SearchDirectory {
   const view = new DataView(own.buffer, own.byteOffset, own.byteLength);
   if (own.byteLength < 16 || view.getUint32(0, true) !== MAGIC) throw new Error("not a search index directory");
   const version = view.getUint32(4, true);
-  if (version !== 1 && version !== SEARCH_INDEX_VERSION) throw new Error(`search index version ${version}`);
+  if (version < 1 || version > SEARCH_INDEX_VERSION) throw new Error(`search index version ${version}`);
   const files = view.getUint32(8, true);
   const shardCount = view.getUint32(12, true);
   const u32s = (at: number, count: number) => {
@@ -146,7 +153,7 @@ export function decodeDirectory(bytes: Uint8Array): SearchDirectory {
   let pieceCount = 0;
   let pieceBytes = 0;
   let piecesPerDoc = 0;
-  if (version === SEARCH_INDEX_VERSION) {
+  if (version >= 2) {
     pieceCount = view.getUint32(at, true);
     pieceBytes = view.getUint32(at + 4, true);
     piecesPerDoc = view.getUint32(at + 8, true);
@@ -159,7 +166,7 @@ export function decodeDirectory(bytes: Uint8Array): SearchDirectory {
   const flags = own.subarray(at, at + files);
   at += pad8(files);
   let pieces: PieceTable | null = null;
-  if (version === SEARCH_INDEX_VERSION) {
+  if (version >= 2) {
     const firstPiece = u32s(at, files + 1);
     at += pad8((files + 1) * 4);
     const starts = u32s(at, pieceCount);

@@ -3,6 +3,7 @@ import {
   decodeDirectory,
   decodePostings,
   FILE_BINARY,
+  FILE_UNINDEXED,
   isDenseList,
   type PieceTable,
   type SearchDirectory,
@@ -39,8 +40,12 @@ export class SearchIndex {
   private readonly fileAt = new Map<number, number>();
   /** The filter for `all`: the text files, every piece. */
   private textFiles: PieceFilter | null = null;
-  /** Pack offsets of the files the index knows to be text. */
+  /** Pack offsets of the files the index knows to be text (it indexed them). */
   private readonly texts: Set<number>;
+  /** Pack offsets of binary files. */
+  private readonly binaries = new Set<number>();
+  /** Pack offsets of files the index did not index (too large to search): asked for, they are read whole. */
+  private readonly unindexed = new Set<number>();
   /** The file of every doc. */
   private readonly docFile: Uint32Array;
   /** Per file, its first doc (and the total at the end). */
@@ -57,8 +62,11 @@ export class SearchIndex {
     this.texts = new Set(offsets);
     offsets.forEach((offset, file) => {
       this.fileAt.set(offset, file);
-      // An empty file shares its offset with the next file: an offset is text only if no file there is binary.
-      if (flags[file]! & FILE_BINARY) this.texts.delete(offset);
+      // An empty file shares its offset with the next file: an offset is text only if no file there
+      // is binary or unindexed.
+      if (flags[file]! & FILE_BINARY) this.binaries.add(offset);
+      if (flags[file]! & FILE_UNINDEXED) this.unindexed.add(offset);
+      if (flags[file]! & (FILE_BINARY | FILE_UNINDEXED)) this.texts.delete(offset);
     });
     const table = directory.pieces;
     this.pieces = table && table.pieceBytes === SEARCH_PIECE_BYTES ? table : null;
@@ -82,7 +90,7 @@ export class SearchIndex {
 
   /** True when the index has seen the file at `packOffset` and found it binary. */
   isBinary(packOffset: number): boolean {
-    return this.fileAt.has(packOffset) && !this.texts.has(packOffset);
+    return this.binaries.has(packOffset);
   }
 
   /**
@@ -111,8 +119,8 @@ export class SearchIndex {
 
   /**
    * Which pieces of the file at a pack offset can hold a match of `query`: null only for files
-   * that cannot (binary files never do). An offset the index does not know gets "all": it must be
-   * searched.
+   * that cannot (binary files never do). An offset the index does not know, or a file it did not
+   * index, gets "all": it must be searched.
    */
   async filter(query: SearchQuery, signal?: AbortSignal): Promise<PieceFilter> {
     if (isAll(query)) {
@@ -160,7 +168,7 @@ export class SearchIndex {
       }
       byOffset.set(offsets[file]!, Uint32Array.from(set));
     }
-    return (packOffset) => byOffset.get(packOffset) ?? (this.fileAt.has(packOffset) ? null : "all");
+    return (packOffset) => byOffset.get(packOffset) ?? (this.fileAt.has(packOffset) && !this.unindexed.has(packOffset) ? null : "all");
   }
 
   /** The posting lists of `keys` in shard `n` (absent keys: empty), from the cache or by range reads. */

@@ -1,3 +1,4 @@
+import { SEARCH_MAX_FILE_BYTES } from "../../domain/limits";
 import type { SearchText } from "./search-text";
 
 /**
@@ -7,8 +8,8 @@ import type { SearchText } from "./search-text";
  * streams, tool output, the shell's buffers). Measured in bytes of string storage (`SearchText.bytes`).
  */
 export const SEARCH_TEXT_CACHE_BYTES = 40 * 1024 * 1024;
-/** One file above this is not cached (grep skips files over 8 MiB anyway). */
-export const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+/** One file above this is not cached (grep skips larger files anyway). */
+export const MAX_ENTRY_BYTES = SEARCH_MAX_FILE_BYTES;
 
 interface Entry {
   /** null: the file is binary (grep never searches it). */

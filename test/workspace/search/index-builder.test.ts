@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { SEARCH_MAX_FILE_BYTES } from "../../../src/domain/limits";
 import { SearchIndexBuilder } from "../../../src/workspace/search/index-builder";
-import { decodeDirectory, decodePostings, FILE_BINARY, isDenseList, PIECES_PER_DOC } from "../../../src/workspace/search/index-layout";
+import {
+  decodeDirectory,
+  decodePostings,
+  FILE_BINARY,
+  FILE_UNINDEXED,
+  isDenseList,
+  PIECES_PER_DOC,
+} from "../../../src/workspace/search/index-layout";
 import { SEARCH_PIECE_BYTES, searchTextOf } from "../../../src/workspace/search/search-text";
 import { BYTE_CLASS, TRIGRAM_KEY_MASK } from "../../../src/workspace/search/trigrams";
 
@@ -34,7 +42,7 @@ async function build(files: Uint8Array[], feed: (file: Uint8Array, add: (chunk: 
   const builder = new SearchIndexBuilder(bucket, "w_builder", 5_000, 4);
   let offset = 0;
   for (const file of files) {
-    builder.beginFile(offset);
+    builder.beginFile(offset, file.byteLength);
     feed(file, (chunk) => builder.addBytes(chunk));
     await builder.endFile();
     offset += file.byteLength;
@@ -69,9 +77,17 @@ describe("SearchIndexBuilder", () => {
   const longLine = fileBytes(91, 3 * SEARCH_PIECE_BYTES).map((b) => (b === 0x0a ? 0x20 : b));
   const binary = fileBytes(92, 20_000);
   binary[7_000] = 0;
+  const multiPiece = fileBytes(93, 70_000);
+  // Many one-doc files, so doc marks run out (255) and start over twice; a binary file among them.
+  const tiny = Array.from({ length: 600 }, (_, i) => fileBytes(300 + i, 20 + (i % 60)));
+  const binaryAmongTiny = fileBytes(97, 300);
+  binaryAmongTiny[100] = 0;
   const files = [
+    ...tiny.slice(0, 250),
+    binaryAmongTiny,
+    ...tiny.slice(250),
     ...small.slice(0, 20),
-    fileBytes(93, 70_000),
+    multiPiece,
     binary,
     fileBytes(94, 40_000),
     exact,
@@ -97,15 +113,37 @@ describe("SearchIndexBuilder", () => {
     for (const [key, bytes] of whole) expect(chunked.get(key), key).toEqual(bytes);
   });
 
+  it("lists a file larger than grep searches without indexing it: no pieces, no docs, flagged unindexed", async () => {
+    const needle = new TextEncoder().encode("a needle here\n");
+    const big = new Uint8Array(SEARCH_MAX_FILE_BYTES + 1);
+    for (let at = 0; at < big.byteLength; at += needle.byteLength) big.set(needle.subarray(0, big.byteLength - at), at);
+    const before = fileBytes(97, 3_000);
+    const after = fileBytes(98, 3_000);
+    const objects = await build([before, big, after], (file, add) => {
+      for (let at = 0; at < file.byteLength; at += 1 << 20) add(file.subarray(at, at + (1 << 20)));
+    });
+    const directory = decodeDirectory(objects.get("workspaces/w_builder/search/directory")!);
+    expect([...directory.flags]).toEqual([0, FILE_UNINDEXED, 0]);
+    expect([...directory.pieces!.firstPiece]).toEqual([0, 1, 1, 2]);
+    // Two docs in all (one per small file): the posting lists are those of the small files alone.
+    expect(directory.shards.reduce((sum, shard) => sum + shard.docCount, 0)).toBe(2);
+    const alone = await build([before, after], (file, add) => add(file));
+    const shardKeys = (stored: Map<string, Uint8Array>) => [...stored.keys()].filter((k) => k.includes("/postings-"));
+    expect(shardKeys(objects)).toEqual(["workspaces/w_builder/search/postings-0000"]);
+    for (const key of shardKeys(alone)) expect(objects.get(key), key).toEqual(alone.get(key));
+    const aloneDirectory = decodeDirectory(alone.get("workspaces/w_builder/search/directory")!);
+    expect(directory.shards).toEqual(aloneDirectory.shards);
+  });
+
   it("cuts files into the pieces searchTextOf cuts, and lists for every piece exactly the trigram keys ending in it", async () => {
     const objects = await build(files, (file, add) => add(misaligned(file)));
     const directory = decodeDirectory(objects.get("workspaces/w_builder/search/directory")!);
     const table = directory.pieces!;
     expect(table.pieceBytes).toBe(SEARCH_PIECE_BYTES);
-    const expectedStarts = files.map((file) => (file === binary ? [] : pieceStarts(file)));
+    const expectedStarts = files.map((file) => (file === binary || file === binaryAmongTiny ? [] : pieceStarts(file)));
     expect(expectedStarts[files.indexOf(exact)]).toEqual([0]); // its only cut is its last byte
     expect(expectedStarts[files.indexOf(longLine)]).toEqual([0]);
-    expect(expectedStarts[files.indexOf(files[20]!)]!.length).toBeGreaterThan(3);
+    expect(expectedStarts[files.indexOf(multiPiece)]!.length).toBeGreaterThan(3);
     expect(table.piecesPerDoc).toBe(PIECES_PER_DOC);
     files.forEach((file, n) => {
       const starts = table.starts.subarray(table.firstPiece[n]!, table.firstPiece[n + 1]!);
@@ -115,7 +153,8 @@ describe("SearchIndexBuilder", () => {
       expect([...lines], `file ${n}`).toEqual(expectedStarts[n]!.map(newlinesBefore));
     });
     expect(directory.flags[files.indexOf(binary)]).toBe(FILE_BINARY);
-    for (const piece of searchTextOf(files[20]!).selected("all").slice(0, -1)) expect(piece.endsWith("\n")).toBe(true);
+    expect(directory.flags[files.indexOf(binaryAmongTiny)]).toBe(FILE_BINARY);
+    for (const piece of searchTextOf(multiPiece).selected("all").slice(0, -1)) expect(piece.endsWith("\n")).toBe(true);
 
     // Docs: each file's pieces in runs of PIECES_PER_DOC, numbered on from file to file.
     const firstDoc = [0];

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import { SEARCH_MAX_FILE_BYTES } from "../../../src/domain/limits";
 import { AgentRunOptions } from "../../../src/domain/run";
 import { ToolExecutionService } from "../../../src/tools/execution-service";
 import { grepTool, warmGrep } from "../../../src/tools/grep";
@@ -293,6 +294,24 @@ describe("search index", () => {
     expect(await searched("w_si_v1", regexQuery("café|Köln"))).toEqual(["docs/unicode.md"]);
   });
 
+  it("still reads a version 2 index (the same layout, before files could be left unindexed), and an unknown version not at all", async () => {
+    await ingest("w_si_v2", { ...FILES, "src/big.ts": BIG });
+    const key = "workspaces/w_si_v2/search/directory";
+    const setVersion = async (version: number) => {
+      const bytes = new Uint8Array(await (await env.STORE.get(key))!.arrayBuffer());
+      new DataView(bytes.buffer).setUint32(4, version, true);
+      await env.STORE.put(key, bytes);
+    };
+    await setVersion(2);
+    const found = await yielded("w_si_v2", containsText("needle"));
+    expect(found["src/big.ts"]).toEqual({ pieces: [0, 1, 2, 3, 8, 9, 10, 11], complete: false, read: [0, 1, 2, 3, 8, 9, 10, 11] });
+    expect(Object.keys(found).sort()).toEqual(["src/alpha.ts", "src/big.ts", "src/gamma.ts"]);
+    // A directory from a newer version is not guessed at: every file is searched.
+    await setVersion(4);
+    searchTextCache.clear();
+    expect(await searched("w_si_v2", containsText("needle"))).toHaveLength(6);
+  });
+
   it("searches files whole when the index cut them with another piece size", async () => {
     await ingest("w_si_piece_size", { ...FILES, "src/big.ts": BIG });
     const key = "workspaces/w_si_piece_size/search/directory";
@@ -304,6 +323,33 @@ describe("search index", () => {
       complete: true,
       read: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
     });
+  });
+
+  it("leaves a file larger than grep searches out of the index, yet hands it out whole when asked for it", async () => {
+    const big = "a needle in a haystack\n".repeat(Math.ceil((SEARCH_MAX_FILE_BYTES + 1) / 23));
+    await ingest("w_si_oversized", { ...FILES, "data/big.txt": big });
+    const found = await yielded("w_si_oversized", containsText("needle"));
+    expect(Object.keys(found).sort()).toEqual(["data/big.txt", "src/alpha.ts", "src/gamma.ts"]);
+    expect(found["data/big.txt"]).toEqual({
+      pieces: "all",
+      complete: true,
+      read: [...searchTextOf(new TextEncoder().encode(big)).pieces.keys()],
+    });
+    expect(Object.keys(await yielded("w_si_oversized", containsText("zebras")))).toEqual(["data/big.txt"]);
+    // grep itself skips it, and says so; the warm-up does not read it.
+    const fs = await openWorkspace(env.STORE, "w_si_oversized", emptyOverlay());
+    const grep = await grepTool.execute(grepTool.parameters.parse({ pattern: "needle" }), toolContext(fs));
+    expect(grep.text).toBe(
+      "src/alpha.ts:1: export const alpha = 'needle in alpha';\n\n[Skipped 1 file(s) larger than 8.0MB: data/big.txt]",
+    );
+    searchTextCache.clear();
+    await warmGrep(fs, new AbortController().signal);
+    expect(searchTextCache.bytes).toBe(
+      ["docs/unicode.md", "src/alpha.ts", "src/beta.ts", "src/gamma.ts"].reduce(
+        (sum, p) => sum + searchTextOf(new TextEncoder().encode(FILES[p] as string)).bytes,
+        0,
+      ),
+    );
   });
 
   it("searches a snapshot stored without an index in full", async () => {
