@@ -9,7 +9,7 @@ import type { WorkspaceFs } from "../workspace/workspace-fs";
 import { grepTool, warmGrep } from "./grep";
 import { checkBudget, checkPermission, type Denial, type DenialReason } from "./policy";
 import { RecordingFs, type Touched } from "./recording-fs";
-import { toolDefinitions } from "./registry";
+import { isToolAllowed, toolDefinitions } from "./registry";
 import { type AnyTool, ToolError } from "./tool";
 
 /**
@@ -90,7 +90,8 @@ export class ToolExecutionService implements ToolRunner {
    * finished in this run, later calls do nothing (one that could not start is tried again).
    */
   async warmUp(signal: AbortSignal): Promise<void> {
-    if (this.warmed || !this.fs || !this.definitions().some((d) => d.name === grepTool.name)) return;
+    const grep = this.tools.get(grepTool.name);
+    if (this.warmed || !this.fs || !grep || !isToolAllowed(grep, this.options)) return;
     try {
       this.warmed = await warmGrep(this.fs, signal);
     } catch (error) {

@@ -231,7 +231,11 @@ export class Snapshot {
     if (warmUpRunning) return false;
     warmUpRunning = true;
     try {
-      await this.warm(paths, signal);
+      // Released at the abort even if an R2 read never answers: a stuck read must not end warm-ups
+      // in this isolate for good.
+      const warming = this.warm(paths, signal);
+      warming.catch(() => {});
+      await Promise.race([warming, aborted(signal)]);
       return true;
     } finally {
       warmUpRunning = false;
@@ -292,6 +296,14 @@ export class Snapshot {
     if (this.isDir(path)) return new WorkspaceError("is_directory", `'${path}' is a directory`);
     return new WorkspaceError("not_found", `no file at '${path}'`);
   }
+}
+
+/** Rejects with the signal's reason when it aborts (never resolves). */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 }
 
 /** `pieces` and the pieces next to them, of a file with `count` pieces. */

@@ -10,7 +10,7 @@
  *   of the shard-local doc numbers that contain it, as LEB128 gaps, or for a key in at least half of
  *   the shard's docs the one byte `DENSE_LIST_BYTE`: "every doc". Read by range.
  * - `workspaces/{wid}/search/directory`: read whole at the first search. Every file's pack offset,
- *   whether it is binary, its first piece; every piece's byte offset and first line in its file; per
+ *   flags (binary, unindexed), its first piece; every piece's byte offset and first line in its file; per
  *   shard, its first doc, its sorted keys and where each key's list ends in the shard object.
  *
  * Version 3 added `FILE_UNINDEXED` (version 2 is the same layout without it; a reader that knows

@@ -489,6 +489,23 @@ describe("warming the text cache before a search", () => {
       false,
     ]);
     searchTextCache.clear();
+    // A warm-up stuck on an R2 read that never answers ends at its abort, and lets the next one run.
+    const stuck = new Proxy(env.STORE, {
+      get(target, property) {
+        if (property === "get")
+          return (key: string, options?: R2GetOptions) => (key.includes("/pack/") ? new Promise(() => {}) : target.get(key, options));
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const hanging = new AbortController();
+    const stuckWarmUp = warmGrep(await openWorkspace(stuck, "w_si_warm_run", emptyOverlay()), hanging.signal);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    hanging.abort();
+    await expect(stuckWarmUp).rejects.toThrow();
+    expect(await warmGrep(fs, new AbortController().signal)).toBe(true);
+    expect(searchTextCache.bytes).toBe(warmed);
+    searchTextCache.clear();
     // A failure is logged, not thrown: the run's calls are only as slow as without it.
     const broken = await openWorkspace(recordingBucket().bucket, "w_si_warm_run", emptyOverlay());
     await env.STORE.delete("workspaces/w_si_warm_run/pack/00000");
