@@ -25,6 +25,9 @@ import type { RunSetup } from "./run-setup";
 import { RunTracer, type TurnTrace } from "./run-tracer";
 import { appendBrief, buildSystemPrompt } from "./system-prompt";
 
+/** How long a model call runs before the tools start warming up (see `turnCall`). */
+export const WARM_UP_AFTER_MS = 50;
+
 /** Everything one run needs; the SessionDO builds it, tests build it with scripted parts. */
 export interface RunContext {
   sessionId: string;
@@ -237,13 +240,17 @@ class AgentRun {
       deadlineAt: this.deadlineAt,
     };
     // While the model answers, the tools use the wait (the first grep of a fresh object then finds
-    // the workspace's text cached); the warm-up stops when the answer is in.
+    // the workspace's text cached); the warm-up stops when the answer is in. It starts only once the
+    // model has taken WARM_UP_AFTER_MS: a model that answers at once (a replay) would abort every
+    // warm-up just after its first reads had started, and those reads would be wasted.
     const warming = new AbortController();
-    if (tools.length > 0) this.tools?.warmUp?.(AbortSignal.any([warming.signal, this.signal])).catch(() => {});
+    const warmUp = () => this.tools?.warmUp?.(AbortSignal.any([warming.signal, this.signal])).catch(() => {});
+    const warmUpTimer = tools.length > 0 && this.tools?.warmUp ? setTimeout(warmUp, WARM_UP_AFTER_MS) : null;
     let reply: Awaited<ReturnType<AgentRun["callModel"]>>;
     try {
       reply = await this.callModel(request, text, thinking);
     } finally {
+      if (warmUpTimer !== null) clearTimeout(warmUpTimer);
       warming.abort();
     }
     thinking.flush();

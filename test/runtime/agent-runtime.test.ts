@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type AgentMessage, type AgentRunOptions, safeRunOptions } from "../../src/domain";
-import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
+import type { ModelClient } from "../../src/model";
+import { type RunContext, runAgent, WARM_UP_AFTER_MS } from "../../src/runtime/agent-runtime";
 import type { ToolRunner } from "../../src/tools/execution-service";
 import { FakeToolRunner, MemoryRunLog, runDeps } from "../helpers/run-fixtures";
 import { ScriptedModelClient, type ScriptedTurn, type ScriptedTurnShorthand } from "../helpers/scripted-model";
@@ -37,7 +38,7 @@ describe("AgentRuntime", () => {
     expect(result).toMatchObject({ toolCallId: "call_A", resultText: "line one\nline two" });
   });
 
-  it("lets the tools warm up while the model answers, stops the warm-up when the answer is in, and not once no tools are offered", async () => {
+  it("lets the tools warm up while a slow model answers, stops the warm-up when the answer is in, and not for a quick answer or no tools", async () => {
     const warmups: AbortSignal[] = [];
     class WarmingTools extends FakeToolRunner {
       async warmUp(signal: AbortSignal): Promise<void> {
@@ -50,7 +51,7 @@ describe("AgentRuntime", () => {
       return turn;
     };
     const read = (id: string) => ({ id, name: "read", arguments: { path: "a" } });
-    const { ctx } = setup(
+    const { ctx, model } = setup(
       [answer({ toolCalls: [read("call_A")] }), answer({ toolCalls: [read("call_B"), read("call_C")] }), answer({ text: "done" })],
       {
         tools: new WarmingTools((call) =>
@@ -60,10 +61,20 @@ describe("AgentRuntime", () => {
         ),
       },
     );
+    // The first and last answers take longer than WARM_UP_AFTER_MS, the second comes at once.
+    const delays = [WARM_UP_AFTER_MS + 40, 0, WARM_UP_AFTER_MS + 40];
+    let call = 0;
+    const slow: ModelClient = {
+      async *stream(request, signal) {
+        await new Promise((resolve) => setTimeout(resolve, delays[call++]));
+        yield* model.stream(request, signal);
+      },
+    };
+    if (ctx.setup.ok) ctx.setup = { ...ctx.setup, model: slow };
     // The third call is denied for the budget: the last turn offers no tools, so nothing warms up.
     expect(await run("go", ctx)).toEqual({ stopReason: "STOP" });
-    expect(seen).toEqual([[false], [true, false], [true, true]]);
-    expect(warmups.map((s) => s.aborted)).toEqual([true, true]);
+    expect(seen).toEqual([[false], [true], [true]]);
+    expect(warmups.map((s) => s.aborted)).toEqual([true]);
   });
 
   it("a plain answer: events in order, user and assistant messages linked", async () => {
