@@ -98,7 +98,7 @@ export class Snapshot {
         wanted.push(entry);
       }
     }
-    wanted.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
+    wanted.sort(byPackOrder);
     for await (const { range, bytes } of this.readRanges(wanted, signal)) yield { path: range.path, bytes };
   }
 
@@ -205,12 +205,11 @@ export class Snapshot {
       const text = table && needed !== "all" ? (cached ?? SearchText.partial(table.linesBefore)) : null;
       wanted.set(path, { text, pieces, left });
     }
-    reads.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
+    reads.sort(byPackOrder);
     for await (const { range, bytes } of this.readRanges(reads, signal)) {
       const file = wanted.get(range.path)!;
       if (range.piece < 0) {
-        const vetted = index?.isText(this.byPath.get(range.path)!.offset) ?? false;
-        file.text = !vetted && isBinary(bytes) ? null : searchTextOf(bytes);
+        file.text = fileText(bytes, range.offset, index);
       } else file.text!.fill(range.piece, decodePiece(bytes, range.piece === 0));
       if (--file.left > 0) continue;
       // That was the last range this search wanted of the file.
@@ -258,11 +257,9 @@ export class Snapshot {
       reads.push({ path, offset: entry.offset, size: entry.size });
       room -= entry.size;
     }
-    reads.sort((a, b) => a.offset - b.offset || comparePaths(a.path, b.path));
+    reads.sort(byPackOrder);
     for await (const { range, bytes } of this.readRanges(reads, signal)) {
-      const vetted = index?.isText(range.offset) ?? false;
-      const text = !vetted && isBinary(bytes) ? null : searchTextOf(bytes);
-      if (!searchTextCache.addIfRoom(this.textKey(range.path), text)) return;
+      if (!searchTextCache.addIfRoom(this.textKey(range.path), fileText(bytes, range.offset, index))) return;
     }
   }
 
@@ -296,6 +293,16 @@ export class Snapshot {
     if (this.isDir(path)) return new WorkspaceError("is_directory", `'${path}' is a directory`);
     return new WorkspaceError("not_found", `no file at '${path}'`);
   }
+}
+
+/** Pack order: by offset, and by path among the empty files that share one. */
+function byPackOrder(a: PackRange, b: PackRange): number {
+  return a.offset - b.offset || comparePaths(a.path, b.path);
+}
+
+/** A whole file's text to search, or null for a binary file (no NUL check for a file the index vouched for). */
+function fileText(bytes: Uint8Array, packOffset: number, index: SearchIndex | null): SearchText | null {
+  return index?.isText(packOffset) || !isBinary(bytes) ? searchTextOf(bytes) : null;
 }
 
 /** Rejects with the signal's reason when it aborts (never resolves). */
