@@ -7,15 +7,24 @@ export class ApiError extends Error {
    * @param {string} code the registry's code, or `network_error` / `unexpected_answer`
    * @param {string} message
    * @param {string | null} [requestId]
+   * @param {number | null} [retryAfterSeconds] the answer's Retry-After, when it had one in seconds
    */
-  constructor(status, code, message, requestId = null) {
+  constructor(status, code, message, requestId = null, retryAfterSeconds = null) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
     this.requestId = requestId;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
+
+/** Tries of an upload the server is too busy to take (503 `ingest_busy`), and the wait when it names none. */
+const UPLOAD_ATTEMPTS = 5;
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+/** @param {number} ms */
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class HarnessApi {
   /**
@@ -49,9 +58,16 @@ export class HarnessApi {
     }
     if (res.ok) return res;
     const text = await res.text();
+    const retryAfter = Number.parseInt(res.headers.get("retry-after") ?? "", 10);
     try {
       const { error } = JSON.parse(text);
-      throw new ApiError(res.status, error.code, error.message, error.requestId ?? res.headers.get("x-request-id"));
+      throw new ApiError(
+        res.status,
+        error.code,
+        error.message,
+        error.requestId ?? res.headers.get("x-request-id"),
+        Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
+      );
     } catch (err) {
       if (err instanceof ApiError) throw err;
       throw new ApiError(res.status, "unexpected_answer", `${method} ${path} answered ${res.status}: ${text.slice(0, 200)}`);
@@ -70,9 +86,24 @@ export class HarnessApi {
     return res.json();
   }
 
-  /** @param {Uint8Array} archive a tar.gz @returns {Promise<any>} */
-  uploadWorkspace(archive) {
-    return this.request("POST", "/api/workspaces", { body: archive, type: "application/gzip" }).then((r) => r.json());
+  /**
+   * Uploads a tar.gz. A server busy ingesting other uploads (503 `ingest_busy`) is asked again after
+   * its Retry-After, up to UPLOAD_ATTEMPTS tries in all; nothing of a refused try was stored.
+   * @param {Uint8Array} archive
+   * @param {{ onBusy?: (waitSeconds: number) => void; wait?: (ms: number) => Promise<unknown> }} [opts]
+   * @returns {Promise<any>}
+   */
+  async uploadWorkspace(archive, { onBusy, wait = sleep } = {}) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await (await this.request("POST", "/api/workspaces", { body: archive, type: "application/gzip" })).json();
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== "ingest_busy" || attempt >= UPLOAD_ATTEMPTS) throw err;
+        const seconds = err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+        onBusy?.(seconds);
+        await wait(seconds * 1000);
+      }
+    }
   }
 
   /** @param {{ workspaceId?: string; title?: string }} input */

@@ -136,7 +136,9 @@ async function run(api, values, text, io) {
           ? `, skipped ${packed.skipped.length} (${packed.skipped.map((s) => `${s.path}: ${s.reason}`).join("; ")})`
           : "";
       note(`packed ${packed.files.length} files (${kib(packed.bytes)} KiB, ${kib(packed.archive.byteLength)} KiB compressed)${skipped}`);
-      const uploaded = await api.uploadWorkspace(packed.archive);
+      const uploaded = await api.uploadWorkspace(packed.archive, {
+        onBusy: (seconds) => note(`the harness is busy with other uploads; trying again in ${seconds} s`),
+      });
       workspaceId = uploaded.workspaceId;
       hasWorkspace = true;
       if (uploaded.skipped.length > 0)

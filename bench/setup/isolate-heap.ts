@@ -34,6 +34,7 @@ export default async function setup(project: TestProject) {
     const steps: Record<string, () => Promise<unknown>> = {
       "/heap/start": () => probe.start(),
       "/heap/sample": () => probe.sample().then(() => ({})),
+      "/heap/live": () => probe.live(),
       "/heap/stop": () => probe.stop(),
     };
     const step = steps[url.pathname];

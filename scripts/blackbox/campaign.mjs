@@ -131,6 +131,48 @@ function tarOfEmptyFiles(n) {
 }
 
 const checks = {
+  /**
+   * Uploads past what one isolate ingests at once (2 running, 16 waiting): 18 uploads send half of
+   * their body and hold; the 19th is refused at once with 503 ingest_busy and Retry-After; once the
+   * 18 finish their bodies every one is stored (201), and the connection that got 503 stays usable.
+   */
+  async busyUploads({ base }) {
+    const file = Buffer.alloc(64 * 1024, 0x61);
+    const tar = Buffer.concat([tarHeader("a.txt", file.byteLength), file, Buffer.alloc(1024)]);
+    const half = tar.byteLength / 2;
+    const release = [];
+    const held = Array.from({ length: 18 }, () =>
+      request(base, new http.Agent(), "POST", "/api/workspaces", {
+        headers: { "content-type": "application/x-tar", "content-length": String(tar.byteLength) },
+        timeoutMs: 60_000,
+        body: (req) => {
+          req.write(tar.subarray(0, half));
+          release.push(() => req.end(tar.subarray(half)));
+        },
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const refused = await request(base, agent, "POST", "/api/workspaces", { body: tar, headers: { "content-type": "application/x-tar" } });
+    for (const finish of release) finish();
+    const answers = await Promise.all(held);
+    const stored = answers.filter((a) => a.status === 201 && JSON.parse(a.body).files === 1).length;
+    const code = refused.status === 503 ? JSON.parse(refused.body).error.code : refused.body.slice(0, 80);
+    const after = await twentyInARow(base, agent);
+    agent.destroy();
+    const ok =
+      refused.status === 503 &&
+      code === "ingest_busy" &&
+      refused.headers["retry-after"] === "5" &&
+      refused.ms < 5000 &&
+      stored === 18 &&
+      after.bad === 0;
+    record(
+      "busyUploads",
+      ok,
+      `19th upload: ${refused.status} ${code} (Retry-After ${refused.headers?.["retry-after"]}) in ${refused.ms} ms; held uploads stored ${stored}/18 (${[...new Set(answers.map((a) => a.status))].join(", ")}); then 20 in a row: ${after.bad} bad, slowest ${after.slowest} ms`,
+    );
+  },
   /** After each refusal class, 20 requests in a row on the same connection answer promptly. */
   async refusals({ base, persistTo, tmp }) {
     // Object bytes live as files under v3/r2/<bucket>/blobs; an upload left behind keeps its parts there.

@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
 import { corsPolicy } from "./cors";
-import { errorBody, errorResponse } from "./errors";
+import { errorBody, errorResponse, RETRY_AFTER_SECONDS } from "./errors";
 import { learningRoutes } from "./learning";
 import { openApiDocument } from "./openapi";
 import { projectRoutes } from "./projects";
@@ -44,6 +44,7 @@ export function createApp(): Hono<AppBindings> {
     const { status, body, unexpected } = errorResponse(err, requestId);
     if (unexpected) logLine(c.env, "error", "unhandled error", { requestId, error: err instanceof Error ? err.stack : String(err) });
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
+    if (status === 503) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
     return c.json(body, status);
   });
   return app;

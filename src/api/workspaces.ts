@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { HarnessError, isId, randomIds } from "../domain";
 import { archiveInvalid, archiveTooLarge } from "../workspace/archive-errors";
 import { ingestWorkspace } from "../workspace/ingest";
+import { ingestSlots } from "../workspace/ingest-slots";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
@@ -24,12 +25,15 @@ export const workspaceRoutes = new Hono<AppBindings>()
     const body = requestBody(c.req.raw);
     if (!body) throw archiveInvalid("the archive is empty");
     const key = idempotencyKeyOf(c);
+    // Through the isolate's ingest slots: a few 100 MB ingests at once would pass its 128 MB.
     const ingest = (archive: ReadableStream<Uint8Array>) =>
-      ingestWorkspace(c.env.STORE, archive, {
-        contentType: c.req.header("content-type"),
-        workspaceId: randomIds.next("workspace"),
-        owner: c.get("tenant"),
-      });
+      ingestSlots.run(() =>
+        ingestWorkspace(c.env.STORE, archive, {
+          contentType: c.req.header("content-type"),
+          workspaceId: randomIds.next("workspace"),
+          owner: c.get("tenant"),
+        }),
+      );
     return c.json(key === null ? await ingest(body) : await uploadOnce(c, key, body, ingest), 201);
   })
   /** `GET /:wid` -> `{workspaceId, files, bytes, createdAt}`. */

@@ -106,6 +106,11 @@ export const ERROR_REGISTRY = {
   archive_unsupported: { status: 415, in: ["api"], meaning: "not a tar, tar.gz or zip archive, or an encrypted/exotic zip" },
   archive_too_large: { status: 413, in: ["api"], meaning: "the upload, its expansion or its files are over the size limits" },
   archive_too_many_files: { status: 413, in: ["api"], meaning: "the archive has more entries than allowed" },
+  ingest_busy: {
+    status: 503,
+    in: ["api"],
+    meaning: "the server is ingesting its maximum of uploads at once and the line is full or the wait ran out; retry after Retry-After",
+  },
   archive_bomb: { status: 422, in: ["api"], meaning: "the compression ratio marks a decompression bomb" },
   // Runs (agent_error codes)
   run_timeout: { status: null, in: ["run"], meaning: "the run did not finish within its timeoutMs" },

@@ -91,6 +91,13 @@ export const MAX_TOTAL_BYTES = 512 * MiB;
 export const MAX_EXPANDED_BYTES = 1024 * MiB;
 /** Uncompressed/compressed ratio above which a gzip stream or zip entry counts as a bomb. */
 export const MAX_COMPRESSION_RATIO = 100;
+/**
+ * Uploads one isolate ingests at once (each holds about 35 MB live for a 100 MB archive, and an
+ * isolate has 128 MB); more wait in line, up to this many, for at most this long, before 503 `ingest_busy`.
+ */
+export const MAX_CONCURRENT_INGESTS = 2;
+export const MAX_WAITING_INGESTS = 16;
+export const MAX_INGEST_WAIT_MS = 60_000;
 /** Longest path inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
 /** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
@@ -142,6 +149,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   [
     "archive upload",
     `${bytes(MAX_ARCHIVE_BYTES)}, ${count(MAX_ARCHIVE_FILES)} entries, ${bytes(MAX_TOTAL_BYTES)} of files, expanding to at most ${bytes(MAX_EXPANDED_BYTES)}, compression ratio ${MAX_COMPRESSION_RATIO}`,
+  ],
+  [
+    "uploads being ingested at once",
+    `${MAX_CONCURRENT_INGESTS} per Worker isolate; up to ${MAX_WAITING_INGESTS} more wait in line for at most ${MAX_INGEST_WAIT_MS / 1000} s, then 503 \`ingest_busy\` (with \`Retry-After\`)`,
   ],
   [
     "one file (upload, overlay, `write`, `edit`, `bash`)",

@@ -4,6 +4,8 @@ import { WebSocket } from "undici";
 
 /** How often the probe asks the isolate for its heap usage while a measurement is open, in ms. */
 const SAMPLE_INTERVAL_MS = 50;
+/** How often it also reads the heap after a full GC (`live()`), in ms: each costs a heap snapshot. */
+const LIVE_INTERVAL_MS = 1000;
 /** The vitest-pool-workers runner worker: the isolate the benches (and so the ingest) run in. */
 const RUNNER_TARGET = "vitest-pool-workers-runner";
 /** A request the isolate has not answered by then fails instead of hanging the bench. */
@@ -23,6 +25,13 @@ export interface HeapUsage {
 
 export interface HeapReading {
   target: string;
+  /**
+   * The largest `used + backing + cppgc` right after a full GC (`live()`, asked for by the bench at
+   * set points): live objects only, a lower bound for the peak (the GC runs at those points only).
+   */
+  livePeak: number;
+  /** How many live readings were taken. */
+  liveReadings: number;
   /** When the measurement started (no forced GC: workerd never answers HeapProfiler.collectGarbage). */
   start: HeapUsage;
   /** The highest value of each field seen in the samples (taken independently). */
@@ -62,8 +71,12 @@ export class IsolateHeapProbe {
     startedAt: number;
     samples: number;
     maxLatencyMs: number;
+    livePeak: number;
+    liveReadings: number;
     running: Promise<void> | null;
     timer: NodeJS.Timeout;
+    liveRunning: Promise<{ live: number }> | null;
+    liveTimer: NodeJS.Timeout;
   } | null = null;
 
   constructor(private readonly inspectorUrl: string) {}
@@ -140,10 +153,16 @@ export class IsolateHeapProbe {
       startedAt: performance.now(),
       samples: 0,
       maxLatencyMs: 0,
+      livePeak: 0,
+      liveReadings: 0,
       running: null as Promise<void> | null,
       timer: setInterval(() => {
         if (!open.running) open.running = this.sample().finally(() => (open.running = null));
       }, SAMPLE_INTERVAL_MS),
+      liveRunning: null as Promise<{ live: number }> | null,
+      liveTimer: setInterval(() => {
+        this.live().catch(() => {});
+      }, LIVE_INTERVAL_MS),
     };
     this.open = open;
     return { target: this.target, start };
@@ -172,12 +191,33 @@ export class IsolateHeapProbe {
     }
   }
 
+  /**
+   * Reads the heap right after a full garbage collection (every second, and when the bench asks): V8 collects before it takes a heap
+   * snapshot (workerd answers `HeapProfiler.takeHeapSnapshot`, unlike `collectGarbage`); the
+   * snapshot's chunks arrive as events, which the probe drops. Slow (the whole heap is serialised).
+   */
+  live(): Promise<{ live: number }> {
+    const open = this.open;
+    if (!open) return Promise.resolve({ live: 0 });
+    // One at a time: the bench's readings and the timer's share the one in flight.
+    open.liveRunning ??= (async () => {
+      await this.send("HeapProfiler.takeHeapSnapshot", { reportProgress: false, captureNumericValue: false });
+      const live = total(await this.usage());
+      open.liveReadings++;
+      open.livePeak = Math.max(open.livePeak, live);
+      return { live };
+    })().finally(() => (open.liveRunning = null));
+    return open.liveRunning;
+  }
+
   async stop(): Promise<HeapReading | null> {
     const open = this.open;
     if (!open) return null;
     this.open = null;
     clearInterval(open.timer);
+    clearInterval(open.liveTimer);
     await open.running;
+    await open.liveRunning?.catch(() => {});
     const end = await this.usage();
     for (const key of Object.keys(end) as (keyof HeapUsage)[]) open.peak[key] = Math.max(open.peak[key], end[key]);
     open.peakTotal = Math.max(open.peakTotal, total(end));
@@ -190,11 +230,16 @@ export class IsolateHeapProbe {
       end,
       samples: open.samples,
       maxLatencyMs: open.maxLatencyMs,
+      livePeak: open.livePeak,
+      liveReadings: open.liveReadings,
     };
   }
 
   close(): void {
-    if (this.open) clearInterval(this.open.timer);
+    if (this.open) {
+      clearInterval(this.open.timer);
+      clearInterval(this.open.liveTimer);
+    }
     this.open = null;
     this.socket?.close();
     this.socket = null;

@@ -1,0 +1,79 @@
+// HarnessApi against a scripted local server: what the client does with the answers it can get.
+// Run by `npm run test:client`.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { after, before, describe, it } from "node:test";
+import { ApiError, HarnessApi } from "../../client/api.mjs";
+
+/** Answers POST /api/workspaces from a script: each entry is one answer, in order. */
+let script = [];
+/** What each request sent: its body length. */
+let received = [];
+let server;
+let base;
+
+before(async () => {
+  server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      received.push(Buffer.concat(chunks).byteLength);
+      const next = script.shift() ?? { status: 500, body: { error: { code: "internal_error", message: "script ran out" } } };
+      res.writeHead(next.status, { "content-type": "application/json", ...next.headers });
+      res.end(JSON.stringify(next.body));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${server.address().port}`;
+});
+
+after(() => new Promise((resolve) => server.close(resolve)));
+
+const busy = (retryAfter) => ({
+  status: 503,
+  headers: retryAfter === undefined ? {} : { "retry-after": retryAfter },
+  body: { error: { code: "ingest_busy", message: "busy", requestId: "r1" } },
+});
+const created = { status: 201, body: { workspaceId: "w_x", files: 1, bytes: 2, skipped: [] } };
+
+describe("HarnessApi.uploadWorkspace", () => {
+  it("tries again after each 503 ingest_busy, waiting the answer's Retry-After (5 s when it names none)", async () => {
+    script = [busy("2"), busy(undefined), created];
+    received = [];
+    const waits = [];
+    const notes = [];
+    const answer = await new HarnessApi(base).uploadWorkspace(new Uint8Array(3), {
+      onBusy: (s) => notes.push(s),
+      wait: async (ms) => waits.push(ms),
+    });
+    assert.deepEqual(answer, created.body);
+    assert.deepEqual(waits, [2000, 5000]);
+    assert.deepEqual(notes, [2, 5]);
+    // The whole archive was sent every time.
+    assert.deepEqual(received, [3, 3, 3]);
+  });
+
+  it("gives up after five tries with the server's ingest_busy error", async () => {
+    script = [busy("1"), busy("1"), busy("1"), busy("1"), busy("1"), created];
+    received = [];
+    const waits = [];
+    await assert.rejects(
+      new HarnessApi(base).uploadWorkspace(new Uint8Array(1), { wait: async (ms) => waits.push(ms) }),
+      (err) => err instanceof ApiError && err.status === 503 && err.code === "ingest_busy" && err.retryAfterSeconds === 1,
+    );
+    assert.deepEqual(waits, [1000, 1000, 1000, 1000]);
+    assert.equal(received.length, 5);
+    script = [];
+  });
+
+  it("does not try again after any other refusal", async () => {
+    script = [{ status: 400, body: { error: { code: "archive_invalid", message: "truncated", requestId: "r2" } } }, created];
+    received = [];
+    await assert.rejects(
+      new HarnessApi(base).uploadWorkspace(new Uint8Array(1), { wait: async () => assert.fail("no wait expected") }),
+      (err) => err instanceof ApiError && err.code === "archive_invalid" && err.retryAfterSeconds === null,
+    );
+    assert.equal(received.length, 1);
+    script = [];
+  });
+});

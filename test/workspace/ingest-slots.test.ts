@@ -1,0 +1,149 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { HarnessError } from "../../src/domain";
+import { MAX_CONCURRENT_INGESTS, MAX_WAITING_INGESTS } from "../../src/domain/limits";
+import { IngestSlots, ingestSlots } from "../../src/workspace/ingest-slots";
+import { keysUnder, tarOf } from "./archives";
+
+/** An ingest that runs until the test lets it finish (or fail). */
+function gate() {
+  let finish!: () => void;
+  let fail!: (error: Error) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  return { done, finish, fail };
+}
+
+const turns = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+};
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return "resolved";
+  } catch (error) {
+    return error instanceof HarnessError ? error.code : String(error);
+  }
+}
+
+describe("IngestSlots", () => {
+  it("runs `max` at once; the rest start in arrival order as slots free up", async () => {
+    const slots = new IngestSlots(2, 4, 60_000);
+    const started: string[] = [];
+    const gates = { a: gate(), b: gate(), c: gate(), d: gate() };
+    const runs = (["a", "b", "c", "d"] as const).map((name) =>
+      slots.run(async () => {
+        started.push(name);
+        await gates[name].done;
+        return name;
+      }),
+    );
+    const settled = Promise.allSettled(runs);
+    await turns();
+    expect(started).toEqual(["a", "b"]);
+    expect(slots.load).toEqual({ running: 2, waiting: 2 });
+
+    gates.b.finish();
+    await turns();
+    expect(started).toEqual(["a", "b", "c"]);
+    expect(slots.load).toEqual({ running: 2, waiting: 1 });
+
+    // A failed ingest frees its slot too.
+    gates.a.fail(new Error("broken archive"));
+    await turns();
+    expect(started).toEqual(["a", "b", "c", "d"]);
+    expect(slots.load).toEqual({ running: 2, waiting: 0 });
+
+    gates.c.finish();
+    gates.d.finish();
+    expect((await settled).map((s) => (s.status === "fulfilled" ? s.value : (s.reason as Error).message))).toEqual([
+      "broken archive",
+      "b",
+      "c",
+      "d",
+    ]);
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it("refuses at once with ingest_busy when the line is full, without running the ingest", async () => {
+    const slots = new IngestSlots(1, 1, 60_000);
+    const first = gate();
+    const running = slots.run(() => first.done);
+    const waiting = slots.run(async () => "second");
+    let ran = false;
+    expect(
+      await codeOf(
+        slots.run(async () => {
+          ran = true;
+        }),
+      ),
+    ).toBe("ingest_busy");
+    expect(ran).toBe(false);
+    expect(slots.load).toEqual({ running: 1, waiting: 1 });
+    first.finish();
+    await running;
+    expect(await waiting).toBe("second");
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it("refuses a wait that runs out, and the slot it never got goes to the next in line", async () => {
+    const slots = new IngestSlots(1, 4, 30);
+    const first = gate();
+    const running = slots.run(() => first.done);
+    let ran = false;
+    const timedOut = codeOf(
+      slots.run(async () => {
+        ran = true;
+      }),
+    );
+    expect(await timedOut).toBe("ingest_busy");
+    expect(slots.load).toEqual({ running: 1, waiting: 0 });
+    const later = slots.run(async () => "later");
+    first.finish();
+    await running;
+    expect(await later).toBe("later");
+    expect(ran).toBe(false);
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+describe("POST /api/workspaces through the isolate's slots", () => {
+  it("answers 503 ingest_busy with Retry-After when the slots and the line are full, and stores nothing", async () => {
+    // Fill the isolate's slots and its line with ingests that hold until released.
+    const held = gate();
+    const holders = Array.from({ length: MAX_CONCURRENT_INGESTS + MAX_WAITING_INGESTS }, () => ingestSlots.run(() => held.done));
+    await turns();
+    expect(ingestSlots.load).toEqual({ running: MAX_CONCURRENT_INGESTS, waiting: MAX_WAITING_INGESTS });
+    const before = await keysUnder(env.STORE, "workspaces/");
+
+    const res = await exports.default.fetch(
+      new Request("http://harness/api/workspaces", {
+        method: "POST",
+        body: await tarOf({ "a.txt": "a\n" }),
+        headers: { "content-type": "application/x-tar" },
+      }),
+    );
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect([res.status, res.headers.get("retry-after"), body.error.code]).toEqual([503, "5", "ingest_busy"]);
+    expect(body.error.message).toBe(
+      `this server is already ingesting its maximum of uploads and ${MAX_WAITING_INGESTS} more are waiting; retry after a few seconds`,
+    );
+    expect(await keysUnder(env.STORE, "workspaces/")).toEqual(before);
+
+    held.finish();
+    await Promise.all(holders);
+    expect(ingestSlots.load).toEqual({ running: 0, waiting: 0 });
+    // The same upload goes through once the slots are free.
+    const again = await exports.default.fetch(
+      new Request("http://harness/api/workspaces", {
+        method: "POST",
+        body: await tarOf({ "a.txt": "a\n" }),
+        headers: { "content-type": "application/x-tar" },
+      }),
+    );
+    expect(again.status).toBe(201);
+  });
+});
