@@ -5,7 +5,7 @@ import type { AgentEvent } from "../src/domain";
 import type { RunLog } from "../src/runtime/run-log";
 import { decodeMessageLine } from "../src/session/jsonl";
 import { readLogLines } from "../src/session/log-reader";
-import { loadStoredMessages, MessageHistory } from "../src/session/message-history";
+import { HistoryStartRow, loadMessagesAfter, loadStoredMessages, MessageHistory } from "../src/session/message-history";
 import { SessionLog } from "../src/session/session-log";
 import { DurableSessionStore } from "../src/session/session-store";
 import type { SessionDO } from "../test/helpers/test-worker";
@@ -66,19 +66,50 @@ it("10,000-message session: history load cold and warm, appends per second, vs a
       }
     }
     const cold = { copy: median(times.copy), r2: median(times.r2), validated: median(times.validated) };
-    const history = new MessageHistory(fromCopy);
+    const history = new MessageHistory(
+      (afterSeq) => loadMessagesAfter(new SessionLog(state.storage.sql), env.STORE, id, afterSeq),
+      new HistoryStartRow(state.storage.sql),
+    );
     await history.load();
     // The clock has 1 ms resolution: a warm load is timed over WARM_LOADS loads.
     const warm: number[] = [];
     for (let run = 0; run < RUNS; run++) {
       const start = performance.now();
-      for (let i = 0; i < WARM_LOADS; i++) expect((await history.load()).length).toBe(MESSAGES);
+      for (let i = 0; i < WARM_LOADS; i++) expect((await history.load()).messages.length).toBe(MESSAGES);
       warm.push((performance.now() - start) / WARM_LOADS);
+    }
+    // A compaction near the end, keeping the last 100 messages: a cold object's history starts there.
+    const compaction = {
+      kind: "compaction" as const,
+      id: "m_bench_compaction",
+      sessionId: id,
+      parentId: messages.at(-1)!.id,
+      createdAt: messages.at(-1)!.createdAt,
+      summary: "(bench) the summary",
+      firstKeptMessageId: messages[MESSAGES - 100]!.id,
+      tokensBefore: 100_000,
+      tokensAfter: 2_000,
+    };
+    expect(instance.appendMessages([compaction]).ok).toBe(true);
+    const coldHistory = () =>
+      new MessageHistory(
+        (afterSeq) => loadMessagesAfter(new SessionLog(state.storage.sql), env.STORE, id, afterSeq),
+        new HistoryStartRow(state.storage.sql),
+      );
+    // No object held the history when the compaction was appended: the first load finds it and records the start.
+    await coldHistory().load();
+    const compactedTimes: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const start = performance.now();
+      const loaded = await coldHistory().load();
+      compactedTimes.push(performance.now() - start);
+      expect(loaded.messages.length).toBe(101);
+      expect(loaded.before.assistants).toBe(messages.slice(0, MESSAGES - 100).filter((m) => m.kind === "assistant").length);
     }
     const segments = new SessionLog(state.storage.sql).segments("messages");
     let jsonl = "";
     for (const segment of segments) jsonl += await (await env.STORE.get(segment.key))!.text();
-    return { cold, warm: median(warm), segments: segments.length, jsonl };
+    return { cold, compacted: median(compactedTimes), warm: median(warm), segments: segments.length, jsonl };
   });
 
   // Appends into a second session: through the runtime's RunLog (the records are built by the
@@ -155,6 +186,7 @@ it("10,000-message session: history load cold and warm, appends per second, vs a
       `| history load, cold, from the kept copy in SQLite (structural check) | ${ms(measured.cold.copy)} | ${x(measured.cold.copy / node.readMs)} |\n` +
       `| history load, cold, segments from R2 (no copy; structural check) | ${ms(measured.cold.r2)} | ${x(measured.cold.r2 / node.readMs)} |\n` +
       `| history load, cold, segments from R2, validated (the path before) | ${ms(measured.cold.validated)} | ${x(measured.cold.validated / node.readMs)} |\n` +
+      `| history load, cold, after a compaction that kept the last 100 messages (reads from there) | ${ms(measured.compacted)} | ${x(measured.compacted / node.readMs)} |\n` +
       `| history load, warm (MessageHistory kept; mean of ${WARM_LOADS}) | ${measured.warm.toFixed(2)} ms | ${x(measured.warm / node.readMs)} |\n` +
       `| Node: readline + JSON.parse of the same JSONL on local disk | ${ms(node.readMs)} | 1x |\n` +
       `| appends, runtime path (RunLog), 1 message per call | ${perSecond(appends.runtime)} | ${x(appends.runtime / node.appendsPerSecond)} |\n` +

@@ -35,6 +35,8 @@ export interface RunContext {
   workspaceId: string | null;
   /** The session's messages before this prompt, in order. */
   history: readonly AgentMessage[];
+  /** Assistant messages of the session before `history` (it starts at the latest compaction): replays align on the whole count. */
+  assistantsBefore?: number;
   /** The model and tools, or why the run cannot start (it then records that and ends with ERROR). */
   setup: RunSetup;
   log: RunLog;
@@ -231,7 +233,7 @@ class AgentRun {
     const messageId = this.ctx.ids.next("message");
     const text = new DeltaCoalescer((delta) => this.event({ type: "assistant_delta", messageId, text: delta }), this.ctx.clock);
     const thinking = new DeltaCoalescer((delta) => this.event({ type: "thinking_delta", messageId, text: delta }), this.ctx.clock);
-    const assistantTurns = this.messages.filter((m) => m.kind === "assistant").length;
+    const assistantTurns = (this.ctx.assistantsBefore ?? 0) + this.messages.filter((m) => m.kind === "assistant").length;
     const request: ModelRequest = {
       system,
       messages: modelView(this.messages).messages,

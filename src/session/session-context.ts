@@ -5,6 +5,7 @@ import { estimateContextTokens, estimateFixedTokens, modelView } from "../runtim
 import { modelBudget } from "../runtime/run-setup";
 import { buildSystemPrompt } from "../runtime/system-prompt";
 import { BUILTIN_TOOLS, toolDefinitions } from "../tools/registry";
+import type { RunHistory } from "./message-history";
 
 /** A session's token and cost totals: every assistant message and every summary call. */
 export interface UsageTotals {
@@ -31,9 +32,22 @@ export interface SessionModelContext {
   command: AgentPromptCommand | null;
 }
 
-/** Sums usage and cost over the log (one source of truth: derived, never stored twice). */
-export function usageTotals(history: readonly AgentMessage[]): UsageTotals {
-  const totals: UsageTotals = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0, cost: null };
+/** The totals of no messages. */
+export const EMPTY_USAGE: UsageTotals = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  reasoningTokens: 0,
+  totalTokens: 0,
+  cost: null,
+});
+
+/**
+ * Sums usage and cost over `history`, starting from `from`: the totals of the messages before it,
+ * which a history that starts at a compaction carries instead of the messages (MessageHistory).
+ */
+export function usageTotals(history: readonly AgentMessage[], from: UsageTotals = EMPTY_USAGE): UsageTotals {
+  const totals: UsageTotals = { ...from };
   for (const message of history) {
     if (message.kind !== "assistant" && message.kind !== "compaction") continue;
     const usage: Usage | undefined = message.usage;
@@ -56,11 +70,11 @@ function fixedTokensOf(ctx: SessionModelContext): number {
   return estimateFixedTokens(buildSystemPrompt({ workspaceId: ctx.workspaceId, tools, options }), tools);
 }
 
-export function contextStatus(history: readonly AgentMessage[], ctx: SessionModelContext): ContextStatus {
+export function contextStatus(history: RunHistory, ctx: SessionModelContext): ContextStatus {
   const { budget } = modelBudget(ctx.config, ctx.command ?? {});
   return {
-    usage: usageTotals(history),
-    contextTokens: estimateContextTokens(modelView(history), fixedTokensOf(ctx)),
+    usage: usageTotals(history.messages, history.before.usage),
+    contextTokens: estimateContextTokens(modelView(history.messages), fixedTokensOf(ctx)),
     contextWindow: budget.contextWindow,
   };
 }

@@ -19,7 +19,7 @@ import { decodeMessageLine, decodeTraceLine } from "./jsonl";
 import { JudgeRequests } from "./judge-requests";
 import { LearningLoop, projectOf } from "./learning-loop";
 import { readable, readLogLines } from "./log-reader";
-import type { MessageHistory } from "./message-history";
+import { loadStoredMessages } from "./message-history";
 import type { RunRegistry } from "./run-registry";
 import type { RunInfo, SessionResult } from "./session-api";
 import type { SessionLog } from "./session-log";
@@ -35,7 +35,6 @@ export interface SessionLearningDeps {
   projects: DurableObjectNamespace<ProjectRpc>;
   log: SessionLog;
   registry: RunRegistry;
-  history: MessageHistory;
   describe(): OwnedSessionMeta;
   /** Appends a validated trace record durably; returns its seq. */
   appendTrace(record: TraceRecord): number;
@@ -111,7 +110,7 @@ export class SessionLearning {
     return readable(async () => {
       // The run's first message is its prompt; the replay starts at the assistant turns after it.
       const [first] = await readLogLines(this.deps.log, this.deps.bucket, "messages", run.startSeq);
-      const history = await this.deps.history.load();
+      const history = await loadStoredMessages(this.deps.log, this.deps.bucket, this.id);
       const at = first ? history.findIndex((m) => m.id === decodeMessageLine(first.body, first.seq, this.id).id) : history.length;
       const assistantOffset = history.slice(0, at < 0 ? history.length : at).filter((m) => m.kind === "assistant").length;
       return { command, assistantOffset, workspaceId: this.deps.describe().workspaceId };

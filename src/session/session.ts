@@ -27,7 +27,7 @@ import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
 import { readable, readLog, readLogLines, type SeqLine } from "./log-reader";
-import { loadStoredMessages, MessageHistory } from "./message-history";
+import { HistoryStartRow, loadMessagesAfter, loadStoredMessages, MessageHistory, type RunHistory } from "./message-history";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
 import { deleteSessionObjects, sessionKeys } from "./r2-layout";
@@ -107,7 +107,7 @@ export class Session {
       waitUntil: (work) => ctx.waitUntil(work),
       now: deps.clock,
     });
-    this.history = new MessageHistory(() => loadStoredMessages(this.log, deps.bucket, this.id));
+    this.history = new MessageHistory((afterSeq) => loadMessagesAfter(this.log, deps.bucket, this.id, afterSeq), new HistoryStartRow(sql));
     // Each workspace change is stamped with the log's last seq, so the workspace at a message can be rebuilt.
     this.workspace = new SessionWorkspace(sql, this.transactionSync, deps.bucket, () => this.log.lastSeq());
     this.forkOrigin = new ForkOriginTable(sql);
@@ -120,7 +120,6 @@ export class Session {
       projects: env.PROJECTS,
       log: this.log,
       registry: this.registry,
-      history: this.history,
       describe: () => this.describe(),
       appendTrace: (record) => unwrapResult(this.appendValid("trace", [record]))[0]!,
       waitUntil: (work) => ctx.waitUntil(work),
@@ -205,7 +204,7 @@ export class Session {
     try {
       const history = await this.history.load();
       const meta = this.describe();
-      const result = await compactOnDemand(history, {
+      const result = await compactOnDemand(history.messages, {
         ...this.modelContext(),
         ...(instructions ? { instructions } : {}),
         loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
@@ -252,7 +251,8 @@ export class Session {
   }
 
   async loadMessages(): Promise<SessionResult<AgentMessage[]>> {
-    return readable(() => this.history.load());
+    // The whole log (the history in memory starts at the latest compaction).
+    return readable(() => loadStoredMessages(this.log, this.deps.bucket, this.id));
   }
 
   async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {
@@ -466,7 +466,7 @@ export class Session {
   private async execute(run: ActiveRun, command: PromptCommand): Promise<RunOutcome> {
     const meta = this.describe();
     this.reportSummary();
-    let history: AgentMessage[];
+    let history: RunHistory;
     try {
       history = await this.history.load();
     } catch (err) {
@@ -488,7 +488,7 @@ export class Session {
       setup.ok && setup.tools
         ? await this.learning.briefFor(
             command,
-            history,
+            history.messages,
             setup.tools.definitions().map((d) => d.name),
           )
         : null;
@@ -496,7 +496,8 @@ export class Session {
       sessionId: this.id,
       runId: run.runId,
       workspaceId: meta.workspaceId,
-      history,
+      history: history.messages,
+      assistantsBefore: history.before.assistants,
       setup,
       log: this.runLog(),
       ids: this.deps.ids,
@@ -525,7 +526,7 @@ export class Session {
 
   /** A recorded session to replay: this one, or another of the same tenant. */
   private async loadRecording(sessionId: string, meta: OwnedSessionMeta): Promise<AgentMessage[]> {
-    if (sessionId === this.id) return this.history.load();
+    if (sessionId === this.id) return loadStoredMessages(this.log, this.deps.bucket, this.id);
     const store = new DurableSessionStore(this.env);
     if (!(await store.findOwned(sessionId, meta.owner))) throw new Error(`session '${sessionId}' does not exist`);
     return store.loadMessages(sessionId);
@@ -621,7 +622,7 @@ export class Session {
       const entry = records[i]!;
       if (entry.stream === "messages") {
         newest = entry.record;
-        this.history.appended([entry.record]);
+        this.history.appended([entry.record], [seqs[i]!]);
       } else if (entry.stream === "events") {
         this.hub.publish({ seq: seqs[i]!, event: entry.record, json: entries[i]!.body });
       }
