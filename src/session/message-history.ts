@@ -101,7 +101,7 @@ interface Loaded extends SeqMessages {
 /**
  * The session's history from its latest compaction on, loaded once and then kept current by the
  * appends that follow. Messages a compaction summarised are dropped from memory and, by the start
- * it records, from the next cold load: what is kept is what `contextView` needs (the compaction, the
+ * it records, from the next cold load: what is kept is what `modelView` reads (the compaction, the
  * messages it kept, the ones after it), so the model's view is the same as over the whole log. The
  * dropped messages' assistant count and usage are carried in `before`. A load that raced an append
  * (the append landed while the load was reading) is not cached, so the cache never misses a message.
@@ -146,9 +146,10 @@ export class MessageHistory {
     if (at < 0) return;
     const compaction = messages[at] as CompactionMessage;
     const kept = messages.findIndex((m) => m.id === compaction.firstKeptMessageId);
-    if (kept < 0 && this.start.get().afterSeq > 0) {
-      // It kept a message from before this history's start (only an imported compaction can): the
-      // next load reads the whole log again and finds it.
+    if (kept < 0 && at > 0 && this.start.get().afterSeq > 0) {
+      // It names a message this history does not hold: one from before its start (only an imported
+      // compaction can), or none at all. The next load reads the whole log again and finds out. (A
+      // history that starts at the compaction itself was cut there because it names none.)
       this.start.set(NO_START);
       this.cache = null;
       return;

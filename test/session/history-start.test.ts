@@ -120,12 +120,17 @@ describe("MessageHistory: the history starts at the latest compaction", () => {
 
   it("starts at the compaction itself when the message it names is not in the log", async () => {
     const strange = [user("m1"), assistant("m2", 10), compaction("m3", "m_gone"), user("m4")];
-    const { read, seqOf } = fakeLog(strange);
+    const { read, reads, seqOf } = fakeLog(strange);
     const start = memoryStart();
     const loaded = await new MessageHistory(read, start).load();
     expect(loaded.messages.map((m) => m.id)).toEqual(["m3", "m4"]);
     expect(modelView(loaded.messages)).toEqual(modelView(strange));
     expect(start.get().afterSeq).toBe(seqOf(2) - 1);
+    // A cold object then reads from the compaction on, once, and keeps the start.
+    const reloaded = await new MessageHistory(read, start).load();
+    expect(reloaded).toEqual(loaded);
+    expect(reads).toEqual([0, seqOf(2) - 1]);
+    expect(start.writes).toEqual([seqOf(2) - 1]);
   });
 
   it("reads the whole log again when an appended compaction kept a message from before the start", async () => {
