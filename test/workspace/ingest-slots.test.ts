@@ -115,26 +115,29 @@ describe("POST /api/workspaces through the isolate's slots", () => {
     // Fill the isolate's slots and its line with ingests that hold until released.
     const held = gate();
     const holders = Array.from({ length: MAX_CONCURRENT_INGESTS + MAX_WAITING_INGESTS }, () => ingestSlots.run(() => held.done));
-    await turns();
-    expect(ingestSlots.load).toEqual({ running: MAX_CONCURRENT_INGESTS, waiting: MAX_WAITING_INGESTS });
-    const before = await keysUnder(env.STORE, "workspaces/");
+    // Released whatever happens: the slots are the isolate's, shared with every other test in it.
+    try {
+      await turns();
+      expect(ingestSlots.load).toEqual({ running: MAX_CONCURRENT_INGESTS, waiting: MAX_WAITING_INGESTS });
+      const before = await keysUnder(env.STORE, "workspaces/");
 
-    const res = await exports.default.fetch(
-      new Request("http://harness/api/workspaces", {
-        method: "POST",
-        body: await tarOf({ "a.txt": "a\n" }),
-        headers: { "content-type": "application/x-tar" },
-      }),
-    );
-    const body = (await res.json()) as { error: { code: string; message: string } };
-    expect([res.status, res.headers.get("retry-after"), body.error.code]).toEqual([503, "5", "ingest_busy"]);
-    expect(body.error.message).toBe(
-      `this server is already ingesting its maximum of uploads and ${MAX_WAITING_INGESTS} more are waiting; retry after a few seconds`,
-    );
-    expect(await keysUnder(env.STORE, "workspaces/")).toEqual(before);
-
-    held.finish();
-    await Promise.all(holders);
+      const res = await exports.default.fetch(
+        new Request("http://harness/api/workspaces", {
+          method: "POST",
+          body: await tarOf({ "a.txt": "a\n" }),
+          headers: { "content-type": "application/x-tar" },
+        }),
+      );
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect([res.status, res.headers.get("retry-after"), body.error.code]).toEqual([503, "5", "ingest_busy"]);
+      expect(body.error.message).toBe(
+        `this server is already ingesting its maximum of uploads and ${MAX_WAITING_INGESTS} more are waiting; retry after a few seconds`,
+      );
+      expect(await keysUnder(env.STORE, "workspaces/")).toEqual(before);
+    } finally {
+      held.finish();
+      await Promise.all(holders);
+    }
     expect(ingestSlots.load).toEqual({ running: 0, waiting: 0 });
     // The same upload goes through once the slots are free.
     const again = await exports.default.fetch(
