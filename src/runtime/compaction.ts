@@ -65,7 +65,12 @@ export async function summariseHistory(input: CompactionInput): Promise<Compacti
   if (text.trim() === "") return { ok: false, code: "provider_error", message: "the model answered the summary request with no text" };
 
   const firstKept = cut.kept[0]!;
-  const files = filesTouched(input.history.slice(0, input.history.indexOf(firstKept)));
+  // The previous summary lists the files of everything before it: a history that starts at a
+  // compaction (MessageHistory) no longer holds those messages.
+  const files = filesTouched(
+    input.history.slice(0, input.history.indexOf(firstKept)),
+    cut.previous ? listedFiles(cut.previous.summary) : undefined,
+  );
   // The file lists come from the tool calls themselves; any the model (or a replayed recording) wrote are replaced.
   const body = text.replace(/\n*<(read-files|modified-files)>[\s\S]*?<\/\1>/g, "").trim();
   const summary = `${body}${fileList("read-files", files.read)}${fileList("modified-files", files.modified)}`;
@@ -172,10 +177,16 @@ function callLine(call: ToolCall): string {
 const READ_TOOLS = new Set(["read"]);
 const WRITE_TOOLS = new Set(["write", "edit"]);
 
-/** The paths the tool calls in `messages` read and changed (a changed file is not listed as read). */
-export function filesTouched(messages: readonly AgentMessage[]): { read: string[]; modified: string[] } {
-  const read = new Set<string>();
-  const modified = new Set<string>();
+/**
+ * The paths the tool calls in `messages` read and changed (a changed file is not listed as read),
+ * added to `before` (the lists of a previous summary).
+ */
+export function filesTouched(
+  messages: readonly AgentMessage[],
+  before: { read: readonly string[]; modified: readonly string[] } = { read: [], modified: [] },
+): { read: string[]; modified: string[] } {
+  const read = new Set<string>(before.read);
+  const modified = new Set<string>(before.modified);
   for (const message of messages) {
     if (message.kind !== "assistant") continue;
     for (const call of message.toolCalls ?? []) {
@@ -190,6 +201,15 @@ export function filesTouched(messages: readonly AgentMessage[]): { read: string[
 
 function fileList(tag: string, paths: readonly string[]): string {
   return paths.length > 0 ? `\n\n<${tag}>\n${paths.join("\n")}\n</${tag}>` : "";
+}
+
+/** The file lists a summary carries (`fileList`'s blocks), empty when it has none. */
+export function listedFiles(summary: string): { read: string[]; modified: string[] } {
+  const list = (tag: string) => {
+    const block = new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`).exec(summary);
+    return block ? block[1]!.split("\n").filter((p) => p !== "") : [];
+  };
+  return { read: list("read-files"), modified: list("modified-files") };
 }
 
 function sumTokens(messages: readonly AgentMessage[]): number {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type AgentMessage, type CompactionMessage, counterIds, safeRunOptions } from "../../src/domain";
 import { type ModelClient, type ModelEvent, type ModelRequest, ReplayModelClient, toOpenAIMessages, toOpenAITools } from "../../src/model";
 import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
-import { SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
+import { filesTouched, listedFiles, SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
 import { type ContextBudget, contextBudget, modelView } from "../../src/runtime/context-window";
 import { FakeToolRunner, MemoryRunLog } from "../helpers/run-fixtures";
 
@@ -132,6 +132,51 @@ describe("compaction in the agent loop", () => {
     const summaryRequest = model.requests.find((r) => r.request.purpose === "compaction")!.request;
     expect(summaryRequest.system).toBe(SUMMARY_SYSTEM_PROMPT);
     expect(summaryRequest.tools).toEqual([]);
+  });
+
+  it("a later compaction lists the files of everything before it, also from a history that starts at the previous one", async () => {
+    const first = context(new TestModel(reader(12)));
+    await runAgent("read all twelve files", options, first.ctx);
+    const earlier = first.log.messages;
+    const previous = earlier.filter((m): m is CompactionMessage => m.kind === "compaction").at(-1)!;
+    expect(listedFiles(previous.summary).read).toContain("src/f1.ts");
+    // The next run gets the history as a session holds it: from the latest compaction's first kept message on.
+    const held = earlier.slice(earlier.findIndex((m) => m.id === previous.firstKeptMessageId));
+    expect(held.some((m) => m.kind === "assistant" && m.toolCalls?.some((c) => c.arguments.path === "src/f1.ts"))).toBe(false);
+    const writer: Answer = (_request, call) =>
+      call <= 12
+        ? [
+            {
+              type: "tool_call",
+              call: {
+                id: `tw_${call}`,
+                name: call === 1 ? "write" : "read",
+                arguments: { path: call === 1 ? "src/f1.ts" : `src/g${call}.ts`, content: "x" },
+              },
+            },
+            { type: "done", stopReason: "TOOL_CALLS" },
+          ]
+        : [
+            { type: "text_delta", text: "done" },
+            { type: "done", stopReason: "STOP" },
+          ];
+    const second = context(new TestModel(writer), { history: held, ids: idsAfter(earlier) });
+    await runAgent("again, and write f1", options, second.ctx);
+    const latest = second.log.messages.filter((m): m is CompactionMessage => m.kind === "compaction").at(-1)!;
+    expect(latest).toBeDefined();
+    // The lists equal what the whole log before its cut touched: f1 read before, now written, is listed as modified.
+    const whole = [...earlier, ...second.log.messages];
+    const expected = filesTouched(
+      whole.slice(
+        0,
+        whole.findIndex((m) => m.id === latest.firstKeptMessageId),
+      ),
+    );
+    expect(listedFiles(latest.summary)).toEqual(expected);
+    expect(expected.modified).toContain("src/f1.ts");
+    // f2 was read only in the first run, before its compaction: the held history has no trace of it.
+    expect(expected.read).toContain("src/f2.ts");
+    expect(expected.read).toContain("src/g2.ts");
   });
 
   it("a context-overflow answer from the provider: compact, then retry the call once", async () => {
