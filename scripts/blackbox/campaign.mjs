@@ -134,7 +134,8 @@ const checks = {
   /**
    * Uploads past what one isolate ingests at once (2 running, 16 waiting): 18 uploads send half of
    * their body and hold; the 19th is refused at once with 503 ingest_busy and Retry-After; once the
-   * 18 finish their bodies every one is stored (201), and the connection that got 503 stays usable.
+   * 18 finish their bodies every one is stored (201), the connection that got 503 stays usable, and
+   * its Idempotency-Key was not claimed by the refusal (sent again: 201, and once more the same answer).
    */
   async busyUploads({ base }) {
     const file = Buffer.alloc(64 * 1024, 0x61);
@@ -153,14 +154,21 @@ const checks = {
     );
     await new Promise((r) => setTimeout(r, 1500));
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const refused = await request(base, agent, "POST", "/api/workspaces", { body: tar, headers: { "content-type": "application/x-tar" } });
+    // Sent with an Idempotency-Key: a refusal must not claim it (the retry below is a first use).
+    const keyed = { body: tar, headers: { "content-type": "application/x-tar", "idempotency-key": "busy-upload-1" } };
+    const refused = await request(base, agent, "POST", "/api/workspaces", keyed);
     for (const finish of release) finish();
     const answers = await Promise.all(held);
     const stored = answers.filter((a) => a.status === 201 && JSON.parse(a.body).files === 1).length;
     const code = refused.status === 503 ? JSON.parse(refused.body).error.code : refused.body.slice(0, 80);
     const after = await twentyInARow(base, agent);
+    const retried = await request(base, agent, "POST", "/api/workspaces", keyed);
+    const repeated = await request(base, agent, "POST", "/api/workspaces", keyed);
     agent.destroy();
     const ok =
+      retried.status === 201 &&
+      repeated.status === 201 &&
+      repeated.body === retried.body &&
       refused.status === 503 &&
       code === "ingest_busy" &&
       refused.headers["retry-after"] === "5" &&
@@ -170,7 +178,7 @@ const checks = {
     record(
       "busyUploads",
       ok,
-      `19th upload: ${refused.status} ${code} (Retry-After ${refused.headers?.["retry-after"]}) in ${refused.ms} ms; held uploads stored ${stored}/18 (${[...new Set(answers.map((a) => a.status))].join(", ")}); then 20 in a row: ${after.bad} bad, slowest ${after.slowest} ms`,
+      `19th upload: ${refused.status} ${code} (Retry-After ${refused.headers?.["retry-after"]}) in ${refused.ms} ms; held uploads stored ${stored}/18 (${[...new Set(answers.map((a) => a.status))].join(", ")}); then 20 in a row: ${after.bad} bad, slowest ${after.slowest} ms; the same key again: ${retried.status}, once more: ${repeated.status} (${repeated.body === retried.body ? "same answer" : "another answer"})`,
     );
   },
   /** After each refusal class, 20 requests in a row on the same connection answer promptly. */
