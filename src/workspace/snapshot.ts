@@ -244,6 +244,9 @@ export class Snapshot {
   private async warm(paths: Iterable<string>, signal: AbortSignal): Promise<void> {
     const index = await this.openSearchIndex();
     signal.throwIfAborted();
+    // The posting lists first (small): a shard that cannot be read is the search's to report.
+    await index?.warmPostings(signal).catch(() => false);
+    signal.throwIfAborted();
     // A text takes at least one byte per byte of the file (ASCII); files are planned until that
     // estimate fills the room, and decoding stops at the first text that does not fit.
     let room = searchTextCache.room;
@@ -267,7 +270,7 @@ export class Snapshot {
   private openSearchIndex(): Promise<SearchIndex | null> {
     const info = this.index.search;
     if (!info) return Promise.resolve(null);
-    this.searchIndex ??= SearchIndex.open(this.bucket, this.workspaceId, info).catch(() => {
+    this.searchIndex ??= SearchIndex.open(this.bucket, this.workspaceId, info, this.meta.createdAt).catch(() => {
       // Searched in full this time; the next search tries again.
       this.searchIndex = null;
       return null;

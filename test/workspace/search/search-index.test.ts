@@ -15,12 +15,15 @@ import {
   encodeDirectory,
   type SearchIndexInfo,
   type ShardDirectory,
+  searchKeys,
 } from "../../../src/workspace/search/index-layout";
 import { ALL, containsText, type SearchQuery } from "../../../src/workspace/search/query";
 import { regexQuery } from "../../../src/workspace/search/regex-query";
+import { SearchIndex } from "../../../src/workspace/search/search-index";
 import { type PieceSet, SearchText, searchTextOf } from "../../../src/workspace/search/search-text";
 import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../../../src/workspace/search/text-cache";
 import { deleteWorkspace, loadWorkspace } from "../../../src/workspace/snapshot";
+import { type WorkspaceIndex, workspaceKeys } from "../../../src/workspace/snapshot-layout";
 import { openWorkspace } from "../../../src/workspace/snapshot-workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../../helpers/memory-fs";
 import { keysUnder, streamOf, tarOf } from "../archives";
@@ -437,10 +440,53 @@ describe("warming the text cache before a search", () => {
     const expected = (await grepTool.execute(grepArgs, toolContext(memory))).text;
     expect(expected).toContain("src/big.ts:3801: line 3800 has a needle in it");
     expect((await grepTool.execute(grepArgs, toolContext(fs))).text).toBe(expected);
-    expect(gets.filter((g) => g.key.includes("/pack/"))).toEqual([]);
+    // Nothing at all from R2: no pack, and no posting list (the warm-up read the shards whole).
+    expect(gets).toEqual([]);
     // Warming again finds everything cached: nothing more is read.
     await warmGrep(fs, new AbortController().signal);
     expect(gets.filter((g) => g.key.includes("/pack/"))).toEqual([]);
+  });
+
+  it("reads the posting lists whole only when they are small enough, and then answers every search as range reads do", async () => {
+    await ingest("w_si_postings", WARM_FILES, { searchShardPostings: 16 });
+    const stored = (await (await env.STORE.get(workspaceKeys("w_si_postings").index))!.json()) as WorkspaceIndex;
+    const info = stored.search!;
+    expect(info.shards).toBeGreaterThan(3);
+    // What range reads answer (nothing of this snapshot is in the isolate's shard cache yet).
+    const byRange = await SearchIndex.open(env.STORE, "w_si_postings", info, "t1");
+    const queries = [
+      containsText("needle"),
+      containsText("zebras"),
+      containsText("line 3800"),
+      regexQuery("ga[m]+a|ünï", { ignoreCase: true }),
+    ];
+    const expected = [];
+    for (const query of queries) {
+      const filter = await byRange.filter(query);
+      expected.push(stored.files.map((f) => filter(f.offset)));
+    }
+
+    const { bucket, gets } = recordingBucket();
+    const warmed = await SearchIndex.open(bucket, "w_si_postings", info, "t1");
+    gets.length = 0;
+    // Over the limit: nothing is read.
+    expect(await warmed.warmPostings(undefined, 64)).toBe(false);
+    expect(gets).toEqual([]);
+    expect(await warmed.warmPostings()).toBe(true);
+    expect(gets.map((g) => g.key)).toEqual(Array.from({ length: info.shards }, (_, n) => searchKeys("w_si_postings").shard(n)));
+    gets.length = 0;
+    const actual = [];
+    for (const query of queries) {
+      const filter = await warmed.filter(query);
+      actual.push(stored.files.map((f) => filter(f.offset)));
+    }
+    expect(actual).toEqual(expected);
+    // Another object's index of the same snapshot finds the shards in the isolate's cache.
+    const other = await SearchIndex.open(bucket, "w_si_postings", info, "t1");
+    gets.length = 0;
+    expect(await other.warmPostings()).toBe(true);
+    await other.filter(queries[0]!);
+    expect(gets).toEqual([]);
   });
 
   it("fills only the room left, evicting nothing, and reads nothing once aborted", async () => {
