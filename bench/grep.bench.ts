@@ -4,6 +4,7 @@ import { findTool } from "../src/tools/find";
 import { grepTool, warmGrep } from "../src/tools/grep";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import type { OverlayEntry, OverlayStore } from "../src/workspace/overlay";
+import { clearWholeShards } from "../src/workspace/search/search-index";
 import { searchTextCache } from "../src/workspace/search/text-cache";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import type { WorkspaceFs } from "../src/workspace/workspace-fs";
@@ -70,12 +71,18 @@ async function ingest(input: GrepBenchInput, workspaceId: string, searchIndex: b
 
 const grep = (fs: WorkspaceFs, c: GrepBenchCase) => grepTool.execute(grepTool.parameters.parse(c.args), toolContext(fs));
 
+/** Nothing of any snapshot cached in the isolate: no decoded text, no shard a warm-up read whole. */
+function freshIsolate(): void {
+  searchTextCache.clear();
+  clearWholeShards();
+}
+
 /** Cold: a fresh object's first call (open the snapshot, nothing cached in the isolate). Median of RUNS. */
 async function cold(workspaceId: string, c: GrepBenchCase): Promise<{ ms: number; gets: number }> {
   const samples: number[] = [];
   let gets = 0;
   for (let i = 0; i < RUNS; i++) {
-    searchTextCache.clear();
+    freshIsolate();
     const { bucket, counter } = countingGets(env.STORE);
     const start = performance.now();
     const fs = await openWorkspace(bucket, workspaceId, new EmptyOverlay());
@@ -96,7 +103,7 @@ async function afterWarmUp(workspaceId: string, c: GrepBenchCase): Promise<{ war
   const warmUps: number[] = [];
   const samples: number[] = [];
   for (let i = 0; i < RUNS; i++) {
-    searchTextCache.clear();
+    freshIsolate();
     const start = performance.now();
     const fs = await openWorkspace(env.STORE, workspaceId, new EmptyOverlay());
     await warmGrep(fs, new AbortController().signal);

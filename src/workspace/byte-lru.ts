@@ -40,4 +40,9 @@ export class ByteLru {
     this.entries.delete(key);
     this.total -= value.byteLength;
   }
+
+  clear(): void {
+    this.entries.clear();
+    this.total = 0;
+  }
 }

@@ -26,6 +26,11 @@ export const WARM_POSTINGS_MAX_BYTES = 4 * 1024 * 1024;
  */
 export const WHOLE_SHARDS_CACHE_BYTES = 2 * WARM_POSTINGS_MAX_BYTES;
 const wholeShards = new ByteLru(WHOLE_SHARDS_CACHE_BYTES, WARM_POSTINGS_MAX_BYTES);
+
+/** Empties the isolate's cache of whole shards (what a fresh isolate starts with: benchmarks and tests). */
+export function clearWholeShards(): void {
+  wholeShards.clear();
+}
 /** Wanted lists closer than this in a shard object are read in one range read, gap included (lists are small: one read per shard is usual). */
 const MAX_POSTINGS_GAP_BYTES = 256 * 1024;
 

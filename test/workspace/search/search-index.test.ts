@@ -19,7 +19,7 @@ import {
 } from "../../../src/workspace/search/index-layout";
 import { ALL, containsText, type SearchQuery } from "../../../src/workspace/search/query";
 import { regexQuery } from "../../../src/workspace/search/regex-query";
-import { SearchIndex } from "../../../src/workspace/search/search-index";
+import { clearWholeShards, SearchIndex } from "../../../src/workspace/search/search-index";
 import { type PieceSet, SearchText, searchTextOf } from "../../../src/workspace/search/search-text";
 import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../../../src/workspace/search/text-cache";
 import { deleteWorkspace, loadWorkspace } from "../../../src/workspace/snapshot";
@@ -54,7 +54,10 @@ async function searched(workspaceId: string, query: SearchQuery, bucket = env.ST
   return out.sort();
 }
 
-beforeEach(() => searchTextCache.clear());
+beforeEach(() => {
+  searchTextCache.clear();
+  clearWholeShards();
+});
 
 /** A file of 192 KB (12 pieces, 3 docs) with "needle" on lines 5, 3800 and 3801 only, "zebras" on line 2000. */
 const BIG = Array.from({ length: 4400 }, (_, i) =>
