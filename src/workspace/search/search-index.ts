@@ -200,12 +200,17 @@ export class SearchIndex {
     await Promise.all(
       sizes.map(async (size, n) => {
         if (size === 0 || wholeShards.get(this.wholeShardKey(n))) return;
-        const object = await this.bucket.get(searchKeys(this.workspaceId).shard(n));
-        if (!object) throw new Error(`search index of ${this.workspaceId} lost shard ${n}`);
-        wholeShards.set(this.wholeShardKey(n), new Uint8Array(await object.arrayBuffer()));
+        wholeShards.set(this.wholeShardKey(n), await this.readShard(n));
       }),
     );
     return true;
+  }
+
+  /** Shard `n`'s bytes from R2, whole or a range of them. */
+  private async readShard(n: number, range?: { offset: number; length: number }): Promise<Uint8Array> {
+    const object = await this.bucket.get(searchKeys(this.workspaceId).shard(n), range ? { range } : undefined);
+    if (!object) throw new Error(`search index of ${this.workspaceId} lost shard ${n}`);
+    return new Uint8Array(await object.arrayBuffer());
   }
 
   private wholeShardKey(n: number): string {
@@ -232,7 +237,6 @@ export class SearchIndex {
       else missing.push({ key, start, end });
     }
     missing.sort((a, b) => a.start - b.start);
-    const shardKey = searchKeys(this.workspaceId).shard(n);
     const groups: (typeof missing)[] = [];
     for (const m of missing) {
       const group = groups[groups.length - 1];
@@ -245,9 +249,7 @@ export class SearchIndex {
       groups.map(async (group) => {
         const from = group[0]!.start;
         const to = Math.max(...group.map((m) => m.end));
-        const object = await this.bucket.get(shardKey, { range: { offset: from, length: to - from } });
-        if (!object) throw new Error(`search index of ${this.workspaceId} lost shard ${n}`);
-        const bytes = new Uint8Array(await object.arrayBuffer());
+        const bytes = await this.readShard(n, { offset: from, length: to - from });
         for (const m of group) {
           const list = bytes.slice(m.start - from, m.end - from);
           this.postings.set(`${n}:${m.key}`, list);
