@@ -2,6 +2,8 @@
 export class ByteLru {
   private readonly entries = new Map<string, Uint8Array>();
   private total = 0;
+  /** Bytes of `maxBytes` lent to other work (`reserve`). */
+  private reserved = 0;
 
   constructor(
     private readonly maxBytes: number,
@@ -24,11 +26,21 @@ export class ByteLru {
 
   set(key: string, value: Uint8Array): void {
     this.delete(key);
-    if (value.byteLength > this.maxEntryBytes) return;
+    if (value.byteLength > Math.min(this.maxEntryBytes, this.maxBytes - this.reserved)) return;
     this.entries.set(key, value);
     this.total += value.byteLength;
+    this.evictPast(this.maxBytes - this.reserved);
+  }
+
+  /** Lends `bytes` of the budget to other work (0 gives it all back); the oldest entries leave until the rest fits. */
+  reserve(bytes: number): void {
+    this.reserved = Math.min(Math.max(0, bytes), this.maxBytes);
+    this.evictPast(this.maxBytes - this.reserved);
+  }
+
+  private evictPast(limit: number): void {
     for (const [oldest, bytes] of this.entries) {
-      if (this.total <= this.maxBytes) break;
+      if (this.total <= limit) break;
       this.entries.delete(oldest);
       this.total -= bytes.byteLength;
     }

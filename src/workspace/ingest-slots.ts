@@ -1,5 +1,6 @@
 import { HarnessError } from "../domain";
 import { MAX_CONCURRENT_INGESTS, MAX_INGEST_WAIT_MS, MAX_WAITING_INGESTS } from "../domain/limits";
+import { ingestsRunning } from "./shared-caches";
 
 interface Waiter {
   start: () => void;
@@ -22,6 +23,8 @@ export class IngestSlots {
     private readonly max = MAX_CONCURRENT_INGESTS,
     private readonly maxWaiting = MAX_WAITING_INGESTS,
     private readonly maxWaitMs = MAX_INGEST_WAIT_MS,
+    /** Told the number running whenever it changes. */
+    private readonly onRunning: (running: number) => void = () => {},
   ) {}
 
   /** Ingests running now, and waiting for a slot. */
@@ -41,6 +44,7 @@ export class IngestSlots {
   private acquire(): Promise<void> {
     if (this.running < this.max) {
       this.running++;
+      this.onRunning(this.running);
       return Promise.resolve();
     }
     if (this.line.length >= this.maxWaiting) return Promise.reject(busy(`${this.maxWaiting} more are waiting`));
@@ -63,7 +67,7 @@ export class IngestSlots {
     // The slot passes straight to the first in line: `running` stays the same.
     const next = this.line.shift();
     if (next) next.start();
-    else this.running--;
+    else this.onRunning(--this.running);
   }
 }
 
@@ -72,4 +76,4 @@ function busy(why: string): HarnessError<"ingest_busy"> {
 }
 
 /** The isolate's slots: module state is per isolate, as the memory it guards is. */
-export const ingestSlots = new IngestSlots();
+export const ingestSlots = new IngestSlots(MAX_CONCURRENT_INGESTS, MAX_WAITING_INGESTS, MAX_INGEST_WAIT_MS, ingestsRunning);

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { HarnessError } from "../../src/domain";
 import { MAX_CONCURRENT_INGESTS, MAX_WAITING_INGESTS } from "../../src/domain/limits";
 import { IngestSlots, ingestSlots } from "../../src/workspace/ingest-slots";
+import { SearchText } from "../../src/workspace/search/search-text";
+import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../../src/workspace/search/text-cache";
 import { keysUnder, tarOf } from "./archives";
 
 /** An ingest that runs until the test lets it finish (or fail). */
@@ -107,6 +109,46 @@ describe("IngestSlots", () => {
     expect(await later).toBe("later");
     expect(ran).toBe(false);
     expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+describe("the isolate's shared caches while it ingests", () => {
+  it("give back half of the text cache per running ingest, all of it with two, and take it again when they end", async () => {
+    const MiB = 1024 * 1024;
+    const held = [gate(), gate()];
+    const fill = () => {
+      searchTextCache.clear();
+      const search = searchTextCache.beginSearch();
+      for (let i = 0; i < 4; i++) searchTextCache.set(`t${i}`, new SearchText(["x"], 8 * MiB), search);
+    };
+    const cached = () => [0, 1, 2, 3].map((i) => searchTextCache.peek(`t${i}`) !== undefined);
+    fill();
+    expect([searchTextCache.capacity, searchTextCache.bytes]).toEqual([SEARCH_TEXT_CACHE_BYTES, 32 * MiB]);
+    const runs = held.map((g) => ingestSlots.run(() => g.done));
+    try {
+      await turns(1);
+      // Both took their slots: the caches hold nothing.
+      expect([ingestSlots.load.running, searchTextCache.capacity, searchTextCache.bytes, ...cached()]).toEqual([
+        2,
+        0,
+        0,
+        false,
+        false,
+        false,
+        false,
+      ]);
+      held[0]!.finish();
+      await turns();
+      expect([ingestSlots.load.running, searchTextCache.capacity]).toEqual([1, SEARCH_TEXT_CACHE_BYTES / 2]);
+      fill();
+      // With one running, two of the four 8 MiB texts fit in the 20 MiB left.
+      expect([searchTextCache.bytes, ...cached()]).toEqual([16 * MiB, true, true, false, false]);
+    } finally {
+      for (const g of held) g.finish();
+      await Promise.all(runs);
+      searchTextCache.clear();
+    }
+    expect([ingestSlots.load.running, searchTextCache.capacity]).toEqual([0, SEARCH_TEXT_CACHE_BYTES]);
   });
 });
 

@@ -27,6 +27,11 @@ export const WARM_POSTINGS_MAX_BYTES = 4 * 1024 * 1024;
 export const WHOLE_SHARDS_CACHE_BYTES = 2 * WARM_POSTINGS_MAX_BYTES;
 const wholeShards = new ByteLru(WHOLE_SHARDS_CACHE_BYTES, WARM_POSTINGS_MAX_BYTES);
 
+/** Lends `bytes` of the whole-shard cache's budget to other work in the isolate (`shared-caches.ts`). */
+export function reserveWholeShards(bytes: number): void {
+  wholeShards.reserve(bytes);
+}
+
 /** Empties the isolate's cache of whole shards (what a fresh isolate starts with: benchmarks and tests). */
 export function clearWholeShards(): void {
   wholeShards.clear();

@@ -28,6 +28,8 @@ export class SearchTextCache {
   private readonly entries = new Map<string, Entry>();
   private total = 0;
   private searches = 0;
+  /** Bytes of `maxBytes` lent to other work in the isolate (`reserve`). */
+  private reserved = 0;
 
   constructor(private readonly maxBytes: number) {}
 
@@ -35,9 +37,27 @@ export class SearchTextCache {
     return this.total;
   }
 
+  /** What the cache may hold now. */
+  get capacity(): number {
+    return this.maxBytes - this.reserved;
+  }
+
   /** Bytes that can be added without evicting anything. */
   get room(): number {
-    return this.maxBytes - this.total;
+    return Math.max(0, this.capacity - this.total);
+  }
+
+  /**
+   * Lends `bytes` of the budget to other work in the isolate (0 gives it all back): the oldest
+   * entries leave until the rest fits, whichever search used them (a search holds what it uses).
+   */
+  reserve(bytes: number): void {
+    this.reserved = Math.min(Math.max(0, bytes), this.maxBytes);
+    for (const [oldest, entry] of this.entries) {
+      if (this.total <= this.capacity) break;
+      this.entries.delete(oldest);
+      this.total -= entry.bytes;
+    }
   }
 
   /** Starts a search: entries it uses from now on are protected from its own inserts. */
@@ -73,12 +93,12 @@ export class SearchTextCache {
     const bytes = text?.bytes ?? 0;
     if (bytes > MAX_ENTRY_BYTES) return;
     for (const [oldest, entry] of this.entries) {
-      if (this.total + bytes <= this.maxBytes) break;
+      if (this.total + bytes <= this.capacity) break;
       if (entry.search === search) return;
       this.entries.delete(oldest);
       this.total -= entry.bytes;
     }
-    if (this.total + bytes > this.maxBytes) return;
+    if (this.total + bytes > this.capacity) return;
     this.entries.set(key, { text, bytes, search });
     this.total += bytes;
   }
@@ -92,7 +112,7 @@ export class SearchTextCache {
     const bytes = text?.bytes ?? 0;
     if (bytes > MAX_ENTRY_BYTES) return true;
     const previous = this.entries.get(key)?.bytes ?? 0;
-    if (this.total - previous + bytes > this.maxBytes) return false;
+    if (this.total - previous + bytes > this.capacity) return false;
     this.entries.delete(key);
     this.entries.set(key, { text, bytes, search: 0 });
     this.total += bytes - previous;

@@ -20,6 +20,23 @@ describe("SearchTextCache", () => {
     expect(cache.bytes).toBe(10 + 20);
   });
 
+  it("lends part of its budget to other work: the oldest entries leave, even the running search's, until it is given back", () => {
+    const cache = new SearchTextCache(40);
+    const search = cache.beginSearch();
+    for (const key of ["a", "b", "c", "d"]) cache.set(key, text(key.repeat(10)), search);
+    cache.get("a", search);
+    cache.reserve(20);
+    expect([cache.capacity, cache.bytes, cache.room]).toEqual([20, 20, 0]);
+    expect(["a", "b", "c", "d"].map((k) => cache.peek(k) !== undefined)).toEqual([true, false, false, true]);
+    // Nothing more fits while lent: not by evicting (the search used both), not ahead of a search.
+    cache.set("e", text("e".repeat(10)), search);
+    expect([cache.peek("e"), cache.addIfRoom("f", text("f".repeat(10))), cache.bytes]).toEqual([undefined, false, 20]);
+    cache.reserve(100);
+    expect([cache.capacity, cache.bytes, cache.room, cache.peek("a"), cache.peek("d")]).toEqual([0, 0, 0, undefined, undefined]);
+    cache.reserve(0);
+    expect([cache.capacity, cache.room, cache.addIfRoom("f", text("f".repeat(10))), cache.bytes]).toEqual([40, 40, true, 10]);
+  });
+
   it("evicts the least recently used entries of earlier searches", () => {
     const cache = new SearchTextCache(30);
     const first = cache.beginSearch();
