@@ -60,7 +60,8 @@ function judgeObservation(observation: TraceObservation, run: RunTraceView): Jud
     result: "fail",
     sourceActionId: action.actionId,
     verifierActionId: action.actionId,
-    artifactRefs: [...new Set([...touched.writes, ...touched.reads])],
+    // The workspace root ("", as `read .` names it) is no artifact: a case about it would warn of nothing.
+    artifactRefs: [...new Set([...touched.writes, ...touched.reads])].filter((ref) => ref !== ""),
     failureKind: kind,
     detail: `${action.tool} ${action.argsSummary}: ${observation.summary}`.slice(0, 2000),
     turnId: action.turnId,

@@ -41,7 +41,23 @@ export class TraceSink {
     const record = this.deps.append(draft);
     run.add(record);
     const verdict = judgeRecord(record, run);
-    if (verdict) this.judge(verdict, run, false);
+    if (verdict) {
+      // Learning from a failure must not become the run's failure: a fault in a judge, the
+      // attribution or the case is logged, and the run goes on (the record itself is stored).
+      try {
+        this.judge(verdict, run, false);
+      } catch (err) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "awtl built-in judgement failed",
+            runId: draft.runId,
+            error: String(err),
+            stack: (err as Error).stack,
+          }),
+        );
+      }
+    }
     if (record.type === "span_end" && record.kind === "run") this.active = null;
   }
 

@@ -136,7 +136,16 @@ class AgentRun {
     try {
       return await this.loop();
     } catch (err) {
-      // A bug or a storage failure: still end the run visibly if the log accepts it.
+      // A bug or a storage failure: still end the run visibly if the log accepts it, and leave a trace.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "run failed unexpectedly",
+          runId: this.ctx.runId,
+          error: String(err),
+          stack: (err as Error).stack,
+        }),
+      );
       return this.fail("internal_error", `the run failed unexpectedly: ${(err as Error).message}`, "");
     } finally {
       clearTimeout(timer);

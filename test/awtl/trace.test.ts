@@ -82,6 +82,32 @@ describe("the trace of a run", () => {
     expect(JSON.stringify(trace)).not.toContain("return a + b");
   });
 
+  it("a failed call on the workspace root is judged with no artifact and the run goes on", async () => {
+    const workspaceId = await uploadWorkspace(api);
+    const { sessionId } = await openSession(api, {
+      workspaceId,
+      answers: [
+        model.tools(
+          { id: "c_root", name: "read", args: { path: "." } },
+          { id: "c_dot", name: "write", args: { path: "a/..", content: "x" } },
+        ),
+        model.text("That is a directory."),
+      ],
+    });
+    const { frames } = await prompt(api, sessionId, { text: "read the root", allowWrite: true });
+    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", stopReason: "STOP" });
+    const finished = frames.filter((f) => f.data.type === "tool_call_finished").map((f) => [f.data.callId, f.data.error]);
+    expect(finished).toEqual([
+      ["c_root", true],
+      ["c_dot", true],
+    ]);
+    const judged = (await traceOf(api, sessionId)).filter((r) => r.type === "judge_result");
+    expect(judged.map((r) => [r.judgeName, r.failureKind, r.artifactRefs])).toEqual([
+      ["tool-error", "is_directory", []],
+      ["tool-error", "is_directory", []],
+    ]);
+  });
+
   it("is served as NDJSON, flushed to R2 as sessions/{sid}/trace/{startSeq}.jsonl, and reads back the same", async () => {
     const workspaceId = await uploadWorkspace(api);
     const { sessionId } = await openSession(api, {
