@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { formatIssues, HarnessError, MAX_JSON_BODY_BYTES } from "../domain";
+import { formatIssues, HarnessError, MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from "../domain";
 import type { AppContext } from "./context";
 import { requestBody } from "./request-body";
 
@@ -56,15 +56,32 @@ function requireJsonContentType(c: AppContext): void {
 /** A lone UTF-16 surrogate (in `u` mode a valid pair is one code point, so only unpaired halves match). */
 const LONE_SURROGATE = /\p{Cs}/u;
 
-/** The path of the first string (or key) in `value` that holds a lone surrogate, or null. */
-export function illFormedText(value: unknown, path: string): string | null {
-  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path || "(the body)" : null;
-  if (typeof value !== "object" || value === null) return null;
-  for (const [key, child] of Object.entries(value)) {
-    const at = path ? `${path}.${key}` : key;
-    if (LONE_SURROGATE.test(key)) return at;
-    const found = illFormedText(child, at);
-    if (found) return found;
+/** What is wrong with a parsed JSON value that a schema does not see (`jsonTextProblem`). */
+export type JsonTextProblem = { kind: "lone_surrogate"; path: string } | { kind: "too_deep" };
+
+/**
+ * The first string or key (in document order) holding a lone surrogate, named by its path, or
+ * arrays and objects nested deeper than `MAX_JSON_DEPTH` (code that walks a value recursively,
+ * `JSON.stringify` included, would run out of stack on it); null when neither. Iterative, since the
+ * value may be as deep as the parser allowed.
+ */
+export function jsonTextProblem(value: unknown): JsonTextProblem | null {
+  // Each entry: a value, its path, its depth, and the key it is under (checked before the value).
+  const stack: [unknown, string, number, string | null][] = [[value, "", 0, null]];
+  while (stack.length > 0) {
+    const [node, path, depth, key] = stack.pop()!;
+    if (key !== null && LONE_SURROGATE.test(key)) return { kind: "lone_surrogate", path };
+    if (typeof node === "string") {
+      if (LONE_SURROGATE.test(node)) return { kind: "lone_surrogate", path: path || "(the body)" };
+      continue;
+    }
+    if (typeof node !== "object" || node === null) continue;
+    if (depth >= MAX_JSON_DEPTH) return { kind: "too_deep" };
+    const entries = Object.entries(node);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [name, child] = entries[i]!;
+      stack.push([child, path ? `${path}.${name}` : name, depth + 1, name]);
+    }
   }
   return null;
 }
@@ -85,11 +102,13 @@ export async function readJsonBody<S extends z.ZodType>(c: AppContext, schema: S
       throw new HarnessError("invalid_json", "request body is not valid UTF-8 JSON");
     }
   }
-  const illFormed = illFormedText(value, "");
-  if (illFormed)
+  const problem = jsonTextProblem(value);
+  if (problem?.kind === "too_deep")
+    throw new HarnessError("invalid_body", `invalid request body: arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`);
+  if (problem)
     throw new HarnessError(
       "invalid_text",
-      `${illFormed}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode`,
+      `${problem.path}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode`,
     );
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new HarnessError("invalid_body", `invalid request body: ${formatIssues(parsed.error.issues)}`);

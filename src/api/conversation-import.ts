@@ -1,6 +1,6 @@
-import { type AgentMessage, HarnessError, MAX_IMPORT_MESSAGES } from "../domain";
+import { type AgentMessage, HarnessError, MAX_IMPORT_MESSAGES, MAX_JSON_DEPTH } from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
-import { illFormedText } from "./body";
+import { jsonTextProblem } from "./body";
 
 const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
 
@@ -26,9 +26,13 @@ export function readConversation(text: string): AgentMessage[] {
       if (err instanceof JsonlDecodeError) throw new HarnessError("import_invalid", err.message);
       throw err;
     }
-    const illFormed = illFormedText(message, "");
-    if (illFormed)
-      throw new HarnessError("invalid_text", `line ${n}: ${illFormed} contains a lone UTF-16 surrogate, which cannot be stored as UTF-8`);
+    const problem = jsonTextProblem(message);
+    if (problem?.kind === "too_deep") throw invalid(n, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`);
+    if (problem)
+      throw new HarnessError(
+        "invalid_text",
+        `line ${n}: ${problem.path} contains a lone UTF-16 surrogate, which cannot be stored as UTF-8`,
+      );
     const previous = messages[messages.length - 1];
     if (previous && message.sessionId !== previous.sessionId)
       throw invalid(n, `belongs to session '${message.sessionId}', the lines before to '${previous.sessionId}'`);

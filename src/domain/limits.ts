@@ -10,6 +10,11 @@ const MiB = 1024 * KiB;
 // Requests
 /** JSON request bodies above this are refused with 413 `body_too_large`. */
 export const MAX_JSON_BODY_BYTES = 256 * KiB;
+/**
+ * Arrays and objects in a JSON body or an imported line nest at most this deep (400 `invalid_body`,
+ * `import_invalid`): code that walks a value recursively, `JSON.stringify` included, must not run out of stack.
+ */
+export const MAX_JSON_DEPTH = 64;
 /** Longest prompt, in characters. */
 export const MAX_PROMPT_CHARS = 100_000;
 /** Longest session title, in characters. */
@@ -129,6 +134,10 @@ const count = (n: number) => n.toLocaleString("en-US");
 /** The README's limits table: what, and its limit in words. */
 export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
+  [
+    "JSON nesting (request bodies, imported lines)",
+    `${MAX_JSON_DEPTH} levels of arrays and objects (400 \`invalid_body\`, \`import_invalid\`)`,
+  ],
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readConversation } from "../../src/api/conversation-import";
-import type { AgentMessage } from "../../src/domain";
+import { type AgentMessage, MAX_JSON_DEPTH } from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
 import { readSse } from "../helpers/sse-client";
 import { tarOf } from "../workspace/archives";
@@ -62,6 +62,12 @@ describe("readConversation", () => {
     expect(refusal([m1, { ...m2, id: "m_1" }])).toMatch(/^import_invalid: line 2: message id 'm_1' appears twice/);
     expect(refusal([m1, { ...m4, extra: 1 }])).toMatch(/^import_invalid: line 2: /);
     expect(refusal([{ ...m1, text: "\ud800" }])).toMatch(/^invalid_text: line 1: text/);
+    const deep = (levels: number): unknown => (levels === 0 ? 1 : { a: deep(levels - 1) });
+    const nested = (levels: number) => ({ ...m2, toolCalls: [{ id: "call_1", name: "read", arguments: { path: deep(levels) } }] });
+    expect(refusal([m1, nested(MAX_JSON_DEPTH)])).toBe(
+      `import_invalid: line 2: arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+    expect(refusal([m1, nested(MAX_JSON_DEPTH - 4)])).toBe("accepted");
   });
 });
 

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { counterIds } from "../../src/domain";
+import { jsonTextProblem } from "../../src/api/body";
+import { counterIds, MAX_JSON_DEPTH } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
@@ -42,6 +43,35 @@ describe("text fidelity", () => {
     await check(); // from the R2 segment
     const mirrored = (await (await env.STORE.get(`sessions/${sessionId}/session.json`))!.json()) as { title: string };
     expect(mirrored.title).toBe(TRICKY);
+  });
+
+  it("a body nested deeper than MAX_JSON_DEPTH is refused with 400 invalid_body, however deep (no stack overflow)", async () => {
+    for (const depth of [MAX_JSON_DEPTH, 8_000, 100_000]) {
+      const res = await post("/api/sessions", `{"title":${"[".repeat(depth)}${"]".repeat(depth)}}`);
+      expect([res.status, ((await res.json()) as { error: { code: string; message: string } }).error]).toEqual([
+        400,
+        {
+          code: "invalid_body",
+          message: `invalid request body: arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`,
+          requestId: res.headers.get("x-request-id"),
+        },
+      ]);
+    }
+    // One level less reaches the schema, which says what is wrong with the title.
+    const shallow = await post("/api/sessions", `{"title":${"[".repeat(MAX_JSON_DEPTH - 1)}${"]".repeat(MAX_JSON_DEPTH - 1)}}`);
+    expect([shallow.status, ((await shallow.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      "invalid request body: title: Invalid input: expected string, received array",
+    ]);
+  });
+
+  it("jsonTextProblem finds the first lone surrogate in document order, keys before their values, and nesting past the limit", () => {
+    const nest = (levels: number): unknown => (levels === 0 ? "x" : [nest(levels - 1)]);
+    expect(jsonTextProblem({ a: { b: ["ok", "\ud800"] }, "\udc00": 1 })).toEqual({ kind: "lone_surrogate", path: "a.b.1" });
+    expect(jsonTextProblem({ a: 1, "k\udc00": { deep: "\ud800" } })).toEqual({ kind: "lone_surrogate", path: "k\udc00" });
+    expect(jsonTextProblem("\ud800")).toEqual({ kind: "lone_surrogate", path: "(the body)" });
+    expect(jsonTextProblem({ v: nest(MAX_JSON_DEPTH - 1) })).toBeNull();
+    expect(jsonTextProblem({ v: nest(MAX_JSON_DEPTH) })).toEqual({ kind: "too_deep" });
   });
 
   it("a lone surrogate is refused with 400 invalid_text, naming the field; nothing is stored", async () => {
