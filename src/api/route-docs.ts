@@ -337,6 +337,8 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     errors: [
       ...SESSION,
       "invalid_last_event_id",
+      "invalid_query",
+      "run_not_found",
       "stream_token_invalid",
       "stream_token_expired",
       "stream_token_unconfigured",

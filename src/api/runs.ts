@@ -1,12 +1,13 @@
 import { Hono } from "hono";
-import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso, type PromptDelivery, RunId, unwrapResult } from "../domain";
+import { z } from "zod";
+import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso, type PromptDelivery, unwrapResult } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
-import { readJsonBody } from "./body";
+import { readJsonBody, readQuery } from "./body";
 import type { AppBindings } from "./context";
 import { isApiCode } from "./errors";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
-import { EmptyBody, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
+import { EmptyBody, EventStreamQuery, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
 import { issueStreamToken } from "./stream-tokens";
 
 /** Runs: start one (or steer / queue it while one runs) and stream it, resume a stream, hand out stream tokens, withdraw queued messages, abort. */
@@ -52,15 +53,15 @@ export const runRoutes = new Hono<AppBindings>()
    */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
-    const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
+    const query = readQuery(c, EventStreamQuery.omit({ after: true }).extend({ after: z.string().optional() }));
+    const raw = c.req.header("last-event-id") ?? query.after ?? "0";
     if (!ResumeSeq.safeParse(raw).success) {
       throw new HarnessError(
         "invalid_last_event_id",
         `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
       );
     }
-    const runId = c.req.query("runId");
-    if (runId !== undefined && !RunId.safeParse(runId).success) throw new HarnessError("invalid_query", "runId: not a run id");
+    const runId = query.runId;
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${runId ? `&runId=${runId}` : ""}`;
     return fromSession(await store.stub(meta.id).fetch(new Request(url)));
   })

@@ -131,7 +131,7 @@ export const ResumeSeq = z
  * `GET /api/sessions/:id/events/stream?after=&token=`: `after` when the client cannot send
  * `Last-Event-ID` (the header wins), `token` a stream token in place of `Authorization`.
  */
-export const EventStreamQuery = z.object({
+export const EventStreamQuery = z.strictObject({
   after: ResumeSeq.optional(),
   token: z.string().optional().meta({ description: "a stream token (POST /api/sessions/{id}/stream-token), for EventSource" }),
   runId: RunId.optional().meta({ description: "resume this run's stream (a queued follow-up's: the runs before it are skipped)" }),

@@ -135,6 +135,9 @@ describe("every route answers its failures with a coded JSON error, never a bare
       "unsupported_media_type",
     );
     await expectCoded(await api(`/api/sessions/${sid}/events/stream`, { headers: { "last-event-id": "x" } }), "invalid_last_event_id");
+    await expectCoded(await api(`/api/sessions/${sid}/events/stream?after=0&since=3`), "invalid_query");
+    await expectCoded(await api(`/api/sessions/${sid}/events/stream?runId=nope`), "invalid_query");
+    await expectCoded(await api(`/api/sessions/${sid}/events/stream?runId=r_01jd8x9a1b2c3d4e5f6g7h8j9k`), "run_not_found");
     await expectCoded(
       await api(`/api/sessions/${sid}/abort`, {
         method: "POST",

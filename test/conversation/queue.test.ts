@@ -243,6 +243,33 @@ describe("whenBusy: a prompt while a run is active", () => {
     await readSse(await running);
   });
 
+  it("a stream asked for a run the session does not have is 404 run_not_found, while a run is active and after", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await first.wait();
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "one" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const runId = (await running).headers.get("x-run-id")!;
+    const unknown = "r_01jd8x9a1b2c3d4e5f6g7h8j9k";
+    const refusal = async () => {
+      const res = await api(`/api/sessions/${sessionId}/events/stream?runId=${unknown}`);
+      return [res.status, ((await res.json()) as { error: { code: string; message: string } }).error];
+    };
+    const expected = [
+      404,
+      { code: "run_not_found", message: `session '${sessionId}' has no run '${unknown}'`, requestId: expect.any(String) },
+    ];
+    expect(await refusal()).toEqual(expected);
+    first.open();
+    await readSse(await running);
+    expect(await refusal()).toEqual(expected);
+    // A finished run's id replays that run, to its terminal event.
+    const { frames, ended } = await readSse(await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`));
+    expect([ended, frames.at(-1)!.data.type, frames.at(-1)!.data.runId]).toEqual([true, "agent_completed", runId]);
+  });
+
   it("a Retry-After longer than the run has left ends the run at once with agent_error rate_limited", async () => {
     const { sessionId, requests } = await sessionWithModel(() =>
       jsonResponse(429, { error: { message: "slow down" } }, { "retry-after": "600" }),
