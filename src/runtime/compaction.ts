@@ -1,4 +1,4 @@
-import type { AgentMessage, CompactionMessage, ErrorCode, ToolCall, Usage } from "../domain";
+import { type AgentMessage, CHARS_PER_TOKEN, type CompactionMessage, type ErrorCode, type ToolCall, type Usage } from "../domain";
 import { costOf, type ModelClient, type ModelPrice, type ModelRequest } from "../model";
 import {
   type ContextBudget,
@@ -120,12 +120,21 @@ function summaryRequest(input: CompactionInput, previous: string | null, older: 
   const parts: string[] = [];
   let tokens = estimateTextTokens(previous ?? "") + estimateTextTokens(input.instructions ?? "");
   for (let i = lines.length - 1; i >= 0; i--) {
-    tokens += estimateTextTokens(lines[i]!) + 1;
-    if (tokens > room && parts.length > 0) {
-      parts.unshift(`[${i + 1} earlier message(s) omitted: they did not fit the summary request]`);
-      break;
+    const line = lines[i]!;
+    const lineTokens = estimateTextTokens(line) + 1;
+    if (tokens + lineTokens <= room) {
+      tokens += lineTokens;
+      parts.unshift(line);
+      continue;
     }
-    parts.unshift(lines[i]!);
+    if (parts.length > 0) parts.unshift(omitted(i + 1));
+    else {
+      // The newest message alone is larger than the window (an import, or a session that ran with a
+      // larger one): its start and end stand for it, or no summary request would ever fit.
+      parts.unshift(cutMiddle(line, Math.max(0, room - tokens - OMISSION_TOKENS) * CHARS_PER_TOKEN));
+      if (i > 0) parts.unshift(omitted(i));
+    }
+    break;
   }
   const sections = [
     ...(previous
@@ -143,6 +152,21 @@ function summaryRequest(input: CompactionInput, previous: string | null, older: 
     text: sections.join("\n\n"),
   };
   return { system: SUMMARY_SYSTEM_PROMPT, messages: [user], tools: [], purpose: "compaction" };
+}
+
+/** Room kept for the omission notes of a summary request. */
+const OMISSION_TOKENS = 40;
+
+const omitted = (messages: number) => `[${messages} earlier message(s) omitted: they did not fit the summary request]`;
+
+/** `text` cut to at most `maxChars` characters: its start and end, with a note of what was left out between them (only the note when not even that fits). */
+export function cutMiddle(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const note = (n: number) => `\n[... ${n} characters omitted ...]\n`;
+  const keep = Math.max(0, maxChars - note(text.length).length);
+  const head = Math.ceil(keep / 2);
+  const tail = keep - head;
+  return `${text.slice(0, head)}${note(text.length - keep)}${tail > 0 ? text.slice(text.length - tail) : ""}`;
 }
 
 function serialise(message: AgentMessage): string {

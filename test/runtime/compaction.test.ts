@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type AgentMessage, type CompactionMessage, counterIds, safeRunOptions } from "../../src/domain";
 import { type ModelClient, type ModelEvent, type ModelRequest, ReplayModelClient, toOpenAIMessages, toOpenAITools } from "../../src/model";
 import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
-import { filesTouched, listedFiles, SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
+import { cutMiddle, filesTouched, listedFiles, SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
 import { type ContextBudget, contextBudget, modelView } from "../../src/runtime/context-window";
 import { FakeToolRunner, MemoryRunLog } from "../helpers/run-fixtures";
 
@@ -256,6 +256,48 @@ describe("compaction in the agent loop", () => {
     for (const { tokens } of model.requests) expect(tokens).toBeLessThanOrEqual(WINDOW);
     expect(history.filter((m) => m.kind === "compaction").length).toBeGreaterThan(3);
     expect(history.filter((m) => m.kind === "user")).toHaveLength(50);
+  });
+
+  it("a message larger than the window (an import) is cut to its start and end in the summary request: the session compacts and goes on", async () => {
+    const ids = counterIds();
+    const msg = (body: Record<string, unknown>): AgentMessage =>
+      ({ id: ids.next("message"), sessionId: "s_1", parentId: null, createdAt: new Date(T0).toISOString(), ...body }) as AgentMessage;
+    const huge = `BEGIN${"x".repeat(WINDOW * 4 * 5)}END`;
+    const history = [
+      msg({ kind: "user", text: "first" }),
+      msg({ kind: "assistant", text: "ok", stopReason: "STOP" }),
+      msg({ kind: "user", text: huge }),
+      msg({ kind: "assistant", text: "noted", stopReason: "STOP" }),
+    ];
+    const model = new TestModel(reader(0));
+    const { log, ctx } = context(model, { history, ids });
+    expect(await runAgent("go on", options, ctx)).toEqual({ stopReason: "STOP" });
+    expect(log.types()).toEqual([
+      "agent_started",
+      "user_message_appended",
+      "compaction_started",
+      "compaction_finished",
+      "assistant_delta",
+      "assistant_completed",
+      "agent_completed",
+    ]);
+    for (const { tokens } of model.requests) expect(tokens).toBeLessThanOrEqual(WINDOW);
+    const summary = model.requests.find((r) => r.request.purpose === "compaction")!.request;
+    const text = (summary.messages[0] as { text: string }).text;
+    const budget = contextBudget(WINDOW);
+    expect(text.length).toBeLessThanOrEqual((budget.contextWindow - budget.reserveTokens) * 4);
+    // The two messages before it are left out and named; the large one keeps its start and end.
+    expect(text).toMatch(
+      /^<conversation>\n\[2 earlier message\(s\) omitted: they did not fit the summary request\]\n\[User\]: BEGINx+\n\[\.\.\. \d+ characters omitted \.\.\.\]\nx+END\n<\/conversation>$/,
+    );
+  });
+
+  it("cutMiddle keeps a text's start and end within the limit and says how much it left out", () => {
+    expect(cutMiddle("short", 10)).toBe("short");
+    const cut = cutMiddle("a".repeat(50) + "b".repeat(50), 60);
+    expect(cut).toBe(`${"a".repeat(13)}\n[... 74 characters omitted ...]\n${"b".repeat(13)}`);
+    expect(cut.length).toBe(59);
+    expect(cutMiddle("a".repeat(100), 10)).toBe("\n[... 100 characters omitted ...]\n");
   });
 
   it("a replay plays a compacted recording turn for turn; its summary calls play the recorded summaries", async () => {
