@@ -75,10 +75,20 @@ export class DurableSessionStore {
       createdAt: nowIso(this.clock),
     };
     const meta = await this.createObject(record, input.id !== undefined);
-    if (messages) unwrapResult(await this.stub(record.id).appendMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
-    // Listed only once it exists, so a listed session is always readable.
-    await this.listInIndex(record.owner, meta);
+    if (!messages) {
+      // Listed only once it exists, so a listed session is always readable.
+      await this.listInIndex(record.owner, meta);
+      return meta;
+    }
+    unwrapResult(await this.stub(record.id).appendMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
+    await this.listInIndex(record.owner, meta, await this.listedSummary(record.id));
     return meta;
+  }
+
+  /** What the list shows of a session filled at creation (an import, a fork) until its first run reports. */
+  private async listedSummary(sessionId: string): Promise<Pick<SessionSummary, "updatedAt" | "counts"> | undefined> {
+    const info = await this.stub(sessionId).info();
+    return info ? { updatedAt: info.updatedAt, counts: { messages: info.counts.messages, events: info.counts.events } } : undefined;
   }
 
   /** Creates the session object; with `retry`, an object left by an earlier attempt of the same request is taken as is. */
@@ -135,12 +145,7 @@ export class DurableSessionStore {
     const meta = await this.createObject(record, options.newId !== undefined);
     const forkedFrom = { sessionId: sourceId, messageId: source.atMessageId };
     unwrapResult(await this.stub(meta.id).importFork(forkedFrom, source.messages, source.changes));
-    const info = await this.stub(meta.id).info();
-    await this.listInIndex(
-      owner,
-      meta,
-      info ? { updatedAt: info.updatedAt, counts: { messages: info.counts.messages, events: info.counts.events } } : undefined,
-    );
+    await this.listInIndex(owner, meta, await this.listedSummary(meta.id));
     return { ...meta, forkedFrom };
   }
 

@@ -85,6 +85,10 @@ describe("POST /api/sessions/import", () => {
     expect(created).toMatchObject({ messages: 4, workspaceId: null, projectId: null });
     const info = (await (await api(`/api/sessions/${created.sessionId}`)).json()) as { title: string; counts: { messages: number } };
     expect(info).toMatchObject({ title: "a recording", counts: { messages: 4, events: 0 } });
+    // The session list shows the same counts before any run (it showed 0 until the first run reported).
+    const listed = (await (await api("/api/sessions")).json()) as { items: { id: string; counts: unknown }[] };
+    const entry = listed.items.find((x) => x.id === created.sessionId)!;
+    expect(entry.counts).toEqual({ messages: 4, events: 0 });
     // Stored as sent, under the new session's id.
     const stored = (await (await api(`/api/sessions/${created.sessionId}/messages`)).text()).trimEnd().split("\n");
     expect(stored.map((line) => JSON.parse(line))).toEqual(recording.map((m) => ({ ...m, sessionId: created.sessionId })));
