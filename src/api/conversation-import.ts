@@ -1,4 +1,12 @@
-import { type AgentMessage, HarnessError, MAX_IMPORT_MESSAGES, MAX_JSON_DEPTH } from "../domain";
+import {
+  type AgentMessage,
+  HarnessError,
+  MAX_IMPORT_MESSAGES,
+  MAX_IMPORTED_COST,
+  MAX_IMPORTED_ID_CHARS,
+  MAX_IMPORTED_TOKENS,
+  MAX_JSON_DEPTH,
+} from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
 import { jsonTextProblem } from "./body";
 
@@ -43,7 +51,14 @@ export function readConversation(text: string): AgentMessage[] {
         n,
         `parentId must be ${expectedParent === null ? "null (the first message)" : `'${expectedParent}', the message before`}`,
       );
-    if (message.kind === "assistant") for (const call of message.toolCalls ?? []) openCalls.add(call.id);
+    const tooLarge = oversized(message);
+    if (tooLarge) throw invalid(n, tooLarge);
+    if (message.kind === "assistant")
+      for (const call of message.toolCalls ?? []) {
+        // Providers refuse a tool call id that is already waiting for its result.
+        if (openCalls.has(call.id)) throw invalid(n, `tool call id '${call.id}' is already waiting for its result`);
+        openCalls.add(call.id);
+      }
     if (message.kind === "tool_result") {
       if (!openCalls.has(message.toolCallId))
         throw invalid(n, `tool result for '${message.toolCallId}', which no earlier message called or which was answered`);
@@ -54,4 +69,18 @@ export function readConversation(text: string): AgentMessage[] {
   }
   if (messages.length === 0) throw new HarnessError("import_invalid", "the conversation holds no messages");
   return messages;
+}
+
+/** Why a message's id, tool call ids, usage or cost is past what an import takes, or null. */
+function oversized(message: AgentMessage): string | null {
+  const ids = [message.id, ...(message.kind === "assistant" ? (message.toolCalls ?? []).map((c) => c.id) : [])];
+  if (message.kind === "tool_result") ids.push(message.toolCallId);
+  const long = ids.find((id) => id.length > MAX_IMPORTED_ID_CHARS);
+  if (long !== undefined) return `an id of ${long.length} characters (at most ${MAX_IMPORTED_ID_CHARS})`;
+  if (message.kind !== "assistant" && message.kind !== "compaction") return null;
+  const counts = Object.entries(message.usage ?? {});
+  const big = counts.find(([, value]) => value > MAX_IMPORTED_TOKENS);
+  if (big) return `usage.${big[0]} is ${big[1]} (at most ${MAX_IMPORTED_TOKENS})`;
+  if ((message.cost ?? 0) > MAX_IMPORTED_COST) return `cost is ${message.cost} (at most ${MAX_IMPORTED_COST})`;
+  return null;
 }

@@ -25,6 +25,13 @@ export const MAX_SESSION_PAGE = 200;
 /** An imported conversation (`POST /api/sessions/import`): bytes of JSONL and messages. */
 export const MAX_IMPORT_BYTES = 16 * MiB;
 export const MAX_IMPORT_MESSAGES = 10_000;
+/**
+ * What one imported message may carry: an id this long, usage this many tokens per count, a cost
+ * this many US dollars (so a session's totals stay exact and finite).
+ */
+export const MAX_IMPORTED_ID_CHARS = 256;
+export const MAX_IMPORTED_TOKENS = 1_000_000_000;
+export const MAX_IMPORTED_COST = 1_000_000;
 /** How long a stream token lives: the default, and the range a client may ask for, in seconds. */
 export const DEFAULT_STREAM_TOKEN_TTL_SECONDS = 5 * 60;
 export const MIN_STREAM_TOKEN_TTL_SECONDS = 10;
@@ -146,7 +153,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${count(MAX_IDEMPOTENCY_KEY_CHARS)} characters, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
   ],
   ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
-  ["imported conversation", `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages`],
+  [
+    "imported conversation",
+    `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages; ids (message, tool call) up to ${MAX_IMPORTED_ID_CHARS} characters, usage up to ${count(MAX_IMPORTED_TOKENS)} tokens per count and a cost up to $${count(MAX_IMPORTED_COST)} per message`,
+  ],
   [
     "stream token lifetime",
     `\`ttlSeconds\` ${MIN_STREAM_TOKEN_TTL_SECONDS}-${count(MAX_STREAM_TOKEN_TTL_SECONDS)} (default ${DEFAULT_STREAM_TOKEN_TTL_SECONDS})`,

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readConversation } from "../../src/api/conversation-import";
-import { type AgentMessage, MAX_JSON_DEPTH } from "../../src/domain";
+import { type AgentMessage, MAX_IMPORTED_COST, MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_JSON_DEPTH } from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
 import { readSse } from "../helpers/sse-client";
 import { tarOf } from "../workspace/archives";
@@ -68,6 +68,21 @@ describe("readConversation", () => {
       `import_invalid: line 2: arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`,
     );
     expect(refusal([m1, nested(MAX_JSON_DEPTH - 4)])).toBe("accepted");
+    const call = { id: "call_1", name: "read", arguments: { path: "a.txt" } };
+    expect(refusal([m1, { ...m2, toolCalls: [call, call] }])).toBe(
+      "import_invalid: line 2: tool call id 'call_1' is already waiting for its result",
+    );
+    // Once answered, the id may come again (as some providers reuse them).
+    expect(refusal([m1, m2, m3, { ...m2, id: "m_4", parentId: "m_3" }])).toBe("accepted");
+    const longId = "m_".padEnd(MAX_IMPORTED_ID_CHARS + 1, "x");
+    expect(refusal([{ ...m1, id: longId }])).toBe(
+      `import_invalid: line 1: an id of ${MAX_IMPORTED_ID_CHARS + 1} characters (at most ${MAX_IMPORTED_ID_CHARS})`,
+    );
+    expect(refusal([{ ...m1, id: "m_".padEnd(MAX_IMPORTED_ID_CHARS, "x") }])).toBe("accepted");
+    expect(refusal([m1, { ...m2, cost: 1e308 }])).toBe(`import_invalid: line 2: cost is 1e+308 (at most ${MAX_IMPORTED_COST})`);
+    expect(refusal([m1, { ...m2, usage: { inputTokens: 10, outputTokens: MAX_IMPORTED_TOKENS + 1, totalTokens: 15 } }])).toBe(
+      `import_invalid: line 2: usage.outputTokens is ${MAX_IMPORTED_TOKENS + 1} (at most ${MAX_IMPORTED_TOKENS})`,
+    );
   });
 });
 
