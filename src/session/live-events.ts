@@ -64,11 +64,15 @@ export class EventHub {
 /**
  * The run a stream belongs to. With `runId` the stream ends at that run's terminal event (replayed or
  * live) and not at another's. With `skipFromSeq` (a queued follow-up) the events after that seq are
- * skipped until the run's `agent_started`: they belong to the runs before it.
+ * skipped until the run's `agent_started`: they belong to the runs before it. With `steerMessageId`
+ * (a steer) the stream follows that message: if the run ends before taking it, it becomes a
+ * follow-up with a run of its own (`message_queued`, mode followUp), and the stream goes on to that
+ * run's end. The stream updates its scope in place as it follows.
  */
 export interface StreamScope {
   runId: string | null;
   skipFromSeq: number | null;
+  steerMessageId?: string | null;
 }
 
 class LiveEventStream {
@@ -140,6 +144,7 @@ class LiveEventStream {
   private send({ seq, event, json }: SeqEvent): void {
     if (this.closed || seq <= this.lastSent) return;
     this.lastSent = seq;
+    this.followSteer(seq, event);
     const { runId, skipFromSeq } = this.scope;
     if (!this.started && skipFromSeq !== null && seq > skipFromSeq) {
       if (event.type !== "agent_started" || event.runId !== runId) return;
@@ -149,8 +154,21 @@ class LiveEventStream {
     if (!TERMINAL_EVENTS.has(event.type)) return;
     // A scoped stream ends at its run's terminal event, replayed or live; an unscoped one only at a
     // live terminal event (one met during replay may belong to an older run).
-    const ends = runId !== null ? "runId" in event && event.runId === runId : this.buffered === null;
+    const ends = runId !== null ? "runId" in event && event.runId === runId && !this.scope.steerMessageId : this.buffered === null;
     if (ends) this.close(true);
+  }
+
+  /** A steer's stream: its message was taken by the run or withdrawn (follow the run to its end), or became a follow-up (follow that). */
+  private followSteer(seq: number, event: AgentEvent): void {
+    const steer = this.scope.steerMessageId;
+    if (!steer || !("messageId" in event) || event.messageId !== steer) return;
+    if (event.type === "user_message_appended" || event.type === "queued_message_withdrawn") this.scope.steerMessageId = null;
+    else if (event.type === "message_queued" && event.mode === "followUp") {
+      this.scope.runId = event.runId;
+      this.scope.skipFromSeq = seq;
+      this.scope.steerMessageId = null;
+      this.started = false;
+    }
   }
 
   /**

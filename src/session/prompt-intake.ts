@@ -42,8 +42,10 @@ const FAILED = new Set(["ERROR", "TIMEOUT", "MAX_TURNS"]);
 export class PromptIntake {
   constructor(private readonly deps: PromptIntakeDeps) {
     deps.sql.exec(`CREATE TABLE IF NOT EXISTS prompt_requests (
-      key TEXT PRIMARY KEY, run_id TEXT NOT NULL, after_seq INTEGER NOT NULL, skip_from_seq INTEGER
+      key TEXT PRIMARY KEY, run_id TEXT NOT NULL, after_seq INTEGER NOT NULL, skip_from_seq INTEGER, steer_message_id TEXT
     )`);
+    const columns = deps.sql.exec<{ name: string }>(`PRAGMA table_info(prompt_requests)`).toArray();
+    if (!columns.some((c) => c.name === "steer_message_id")) deps.sql.exec(`ALTER TABLE prompt_requests ADD COLUMN steer_message_id TEXT`);
   }
 
   accept(delivery: PromptDelivery): SessionResult<PromptStream> {
@@ -158,8 +160,11 @@ export class PromptIntake {
     });
     this.deps.appendEvent({ type: "message_queued", messageId, mode, runId, afterFailedRun: delivery.afterFailedRun });
     const updatedSeq = this.queueUpdated();
-    // A steer joins the running run live; a follow-up's stream skips the runs before its own.
-    return { runId, afterSeq, skipFromSeq: mode === "steer" ? null : updatedSeq };
+    // A steer joins the running run live (and follows its message if it becomes a follow-up); a
+    // follow-up's stream skips the runs before its own.
+    return mode === "steer"
+      ? { runId, afterSeq, skipFromSeq: null, steerMessageId: messageId }
+      : { runId, afterSeq, skipFromSeq: updatedSeq };
   }
 
   private queueUpdated(): number {
@@ -168,21 +173,24 @@ export class PromptIntake {
 
   private remembered(key: string): PromptStream | null {
     const row = this.deps.sql
-      .exec<{ run_id: string; after_seq: number; skip_from_seq: number | null }>(
-        `SELECT run_id, after_seq, skip_from_seq FROM prompt_requests WHERE key = ?`,
+      .exec<{ run_id: string; after_seq: number; skip_from_seq: number | null; steer_message_id: string | null }>(
+        `SELECT run_id, after_seq, skip_from_seq, steer_message_id FROM prompt_requests WHERE key = ?`,
         key,
       )
       .toArray()[0];
-    return row ? { runId: row.run_id, afterSeq: row.after_seq, skipFromSeq: row.skip_from_seq } : null;
+    return row
+      ? { runId: row.run_id, afterSeq: row.after_seq, skipFromSeq: row.skip_from_seq, steerMessageId: row.steer_message_id }
+      : null;
   }
 
   private remember(key: string, stream: PromptStream): void {
     this.deps.sql.exec(
-      `INSERT INTO prompt_requests (key, run_id, after_seq, skip_from_seq) VALUES (?, ?, ?, ?)`,
+      `INSERT INTO prompt_requests (key, run_id, after_seq, skip_from_seq, steer_message_id) VALUES (?, ?, ?, ?, ?)`,
       key,
       stream.runId,
       stream.afterSeq,
       stream.skipFromSeq,
+      stream.steerMessageId ?? null,
     );
   }
 }

@@ -125,6 +125,62 @@ describe("whenBusy: a prompt while a run is active", () => {
     expect(await userTexts(sessionId)).toEqual(["one", "two"]);
   });
 
+  it("a steer's stream follows its message when the run ends without taking it: through the follow-up's run to its end", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n, signal) => {
+      if (n === 1) await first.wait(signal);
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "long task" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const oldRun = (await running).headers.get("x-run-id")!;
+    const steer = await prompt(sessionId, { text: "two", whenBusy: "steer" });
+    await api(`/api/sessions/${sessionId}/abort`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    await readSse(await running);
+    const { frames, ended } = await readSse(steer);
+    expect(ended).toBe(true);
+    const queued = frames.filter((f) => f.data.type === "message_queued").map((f) => [f.data.mode, f.data.runId]);
+    const newRun = queued[1]![1] as string;
+    expect(queued).toEqual([
+      ["steer", oldRun],
+      ["followUp", newRun],
+    ]);
+    expect(newRun).not.toBe(oldRun);
+    const terminals = frames.filter((f) => f.data.type === "agent_completed").map((f) => [f.data.runId, f.data.stopReason]);
+    expect(terminals).toEqual([
+      [oldRun, "ABORTED"],
+      [newRun, "STOP"],
+    ]);
+    expect(frames.filter((f) => f.data.type === "agent_started").map((f) => f.data.runId)).toEqual([newRun]);
+    const answered = frames
+      .filter((f) => f.data.type === "assistant_delta")
+      .map((f) => f.data.text)
+      .join("");
+    expect(answered).toContain("two");
+    expect(await userTexts(sessionId)).toEqual(["long task", "two"]);
+  });
+
+  it("a steer the run takes ends its stream with that run", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) {
+        await first.wait();
+        return toolCallAnswer("tc_1", "ls", { path: "." })(body);
+      }
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "one" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const runId = (await running).headers.get("x-run-id")!;
+    const steer = await prompt(sessionId, { text: "also this", whenBusy: "steer" });
+    first.open();
+    await readSse(await running);
+    const { frames, ended } = await readSse(steer);
+    expect([ended, frames.at(-1)!.data.type, frames.at(-1)!.data.runId]).toEqual([true, "agent_completed", runId]);
+    expect(frames.filter((f) => f.data.type === "message_queued").map((f) => f.data.mode)).toEqual(["steer"]);
+    expect(await userTexts(sessionId)).toEqual(["one", "also this"]);
+  });
+
   it("a follow-up survives an abort of the current run", async () => {
     const first = gate();
     const { sessionId } = await sessionWithModel(async (body, n, signal) => {
