@@ -67,6 +67,7 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async exists(path: string): Promise<boolean> {
+    if (path.includes("\\")) return false; // no workspace file has such a name (see toWorkspace)
     return this.kind(toWorkspace(path)) !== null;
   }
 
@@ -254,6 +255,10 @@ export class WorkspaceBashFs implements IFileSystem {
 /** "/a/./b/../c" -> "a/c"; never above the root. NUL bytes are refused like a missing file. */
 export function toWorkspace(path: string): string {
   if (path.includes("\0")) throw new Error(`ENOENT: path contains null byte, '${path.replaceAll("\0", "\\0")}'`);
+  // The workspace reads "\" as a separator (as in uploads and tool paths): a file named with one
+  // would land at another path, so the shell refuses such names instead.
+  if (path.includes("\\"))
+    throw new Error(`EINVAL: invalid argument, a backslash in a file name is not supported in the workspace, '${path}'`);
   return normalize(path);
 }
 

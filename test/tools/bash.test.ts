@@ -50,6 +50,22 @@ describe("bash", () => {
     ]);
   });
 
+  it("refuses a file name with a backslash (the workspace reads it as a separator) and writes nothing", async () => {
+    const fs = fixtureFs();
+    const refused = (path: string) => `EINVAL: invalid argument, a backslash in a file name is not supported in the workspace, '${path}'`;
+    const commands = await bash(fs, String.raw`touch 'we\ird.txt'; mkdir 'x\y'; test -e 'a\b.txt' || echo absent`, { allowWrite: true });
+    expect(commands.text).toBe(
+      [
+        "absent",
+        String.raw`touch: cannot touch 'we\ird.txt': ` + refused(String.raw`/we\ird.txt`),
+        String.raw`mkdir: cannot create directory 'x\y': ` + refused(String.raw`/x\y`),
+      ].join("\n"),
+    );
+    const redirect = await bash(fs, String.raw`echo hi > 'a\b.txt'`, { allowWrite: true });
+    expect([redirect.text, redirect.exitCode]).toEqual([`bash: ${refused(String.raw`/a\b.txt`)}\n\n[Command exited with code 1]`, 1]);
+    expect(fs.mutations).toEqual([]);
+  });
+
   it("offers /tmp as scratch space that never reaches the workspace", async () => {
     const fs = fixtureFs();
     expect((await bash(fs, "sort README.md > /tmp/s && head -1 /tmp/s")).text).toBe("");
