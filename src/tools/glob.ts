@@ -8,8 +8,11 @@ import { ToolError } from "./tool";
  */
 export function compileGlob(pattern: string): (relativePath: string) => boolean {
   try {
-    // picomatch's own `basename` option breaks patterns that contain "/", so choose here.
-    const match = picomatch(pattern, { dot: true, windows: false });
+    // picomatch's own `basename` option breaks patterns that contain "/", so choose here. Its regex
+    // reads `.` as "any character but a line break"; a file name may hold one, so `s` lets it match.
+    const source = picomatch.makeRe(pattern, { dot: true, windows: false });
+    const regex = new RegExp(source.source, `${source.flags.replace("s", "")}s`);
+    const match = (path: string) => regex.test(path);
     if (pattern.includes("/")) return match;
     return (path) => match(path.slice(path.lastIndexOf("/") + 1));
   } catch (err) {

@@ -40,6 +40,15 @@ describe("find", () => {
     );
   });
 
+  it("matches names holding a line break with ** as with * (picomatch's regex alone did not)", async () => {
+    const fs = fixtureFs();
+    await fs.writeFile("odd/a\nb.txt", new TextEncoder().encode("x"));
+    const listed = async (pattern: string) => (await find(fs, { pattern })).text;
+    expect(await listed("**")).toContain("\nodd/\nodd/a\nb.txt\n");
+    expect(await listed("odd/**")).toBe("odd/\nodd/a\nb.txt");
+    expect(await listed("*.txt")).toContain("odd/a\nb.txt");
+  });
+
   it("honours negated .gitignore rules", async () => {
     expect((await find(fixtureFs(), { pattern: "*.log" })).text).toBe("keep.log");
   });
