@@ -697,6 +697,86 @@ const checks = {
     after.destroy();
   },
 
+  /**
+   * Edges a bug hunt found over HTTP: a body nested 8,000 deep (was a 500 from a stack overflow), a
+   * tool call on the workspace root (ended the run with internal_error), a stream asked for a run the
+   * session does not have (was a 200 replay), and a steer that an abort turned into a follow-up (its
+   * stream ended with the aborted run instead of following its message).
+   */
+  async edges(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const deepBody = `{"title":${"[".repeat(8000)}${"]".repeat(8000)}}`;
+    const deep = await request(ctx.base, agent, "POST", "/api/sessions", {
+      body: deepBody,
+      headers: { "content-type": "application/json" },
+    });
+    const next = await request(ctx.base, agent, "GET", "/healthz");
+    record(
+      "edges.deepJson",
+      deep.status === 400 && JSON.parse(deep.body).error?.code === "invalid_body" && next.status === 200,
+      `8,000 levels: ${deep.status} ${deep.body.slice(0, 60)}; next request ${next.status}`,
+    );
+
+    const dir = path.join(ctx.tmp, "edges");
+    fs.mkdirSync(path.join(dir, "src"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "src/a.ts"), "export const a = 1;\n");
+    execFileSync("tar", ["-cf", path.join(ctx.tmp, "edges.tar"), "-C", dir, "."]);
+    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", {
+      body: fs.readFileSync(path.join(ctx.tmp, "edges.tar")),
+      headers: { "content-type": "application/x-tar" },
+    });
+    const { workspaceId } = JSON.parse(upload.body);
+    const open = async () => JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const sessionId = await open();
+    const rootRun = sseEvents(
+      (
+        await request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+          ...json({ text: `TOOL read ${JSON.stringify({ path: "." })}` }),
+          timeoutMs: 30_000,
+        })
+      ).body,
+    );
+    const finished = rootRun.find((e) => e.type === "tool_call_finished");
+    record(
+      "edges.rootPath",
+      rootRun.at(-1)?.type === "agent_completed" && finished?.error === true,
+      `read "." -> ${finished ? `tool error ${finished.error}` : "no tool_call_finished"}, run ended with ${rootRun.at(-1)?.type} ${rootRun.at(-1)?.code ?? ""}`,
+    );
+
+    const unknownRun = await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/events/stream?runId=r_01jd8x9a1b2c3d4e5f6g7h8j9k`);
+    record(
+      "edges.unknownRun",
+      unknownRun.status === 404 && JSON.parse(unknownRun.body).error?.code === "run_not_found",
+      `events/stream?runId=<unknown>: ${unknownRun.status}`,
+    );
+
+    const steered = await open();
+    const streamPath = `/api/sessions/${steered}/messages/stream`;
+    let seen = "";
+    const hanging = request(ctx.base, agent, "POST", streamPath, {
+      ...json({ text: "HANG" }),
+      timeoutMs: 30_000,
+      onChunk: (c) => (seen += c),
+    });
+    for (let i = 0; i < 100 && !seen.includes("assistant_delta"); i++) await new Promise((r) => setTimeout(r, 100));
+    const steer = request(ctx.base, new http.Agent(), "POST", streamPath, {
+      ...json({ text: "also this", whenBusy: "steer" }),
+      timeoutMs: 30_000,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    await request(ctx.base, agent, "POST", `/api/sessions/${steered}/abort`, json({}));
+    await hanging;
+    const frames = sseEvents((await steer).body);
+    const ends = frames.filter((e) => e.type === "agent_completed").map((e) => `${e.runId}:${e.stopReason}`);
+    const modes = frames.filter((e) => e.type === "message_queued").map((e) => e.mode);
+    record(
+      "edges.steerFollows",
+      ends.length === 2 && ends[0].endsWith(":ABORTED") && ends[1].endsWith(":STOP") && modes.join() === "steer,followUp",
+      `steer's stream: message_queued ${modes.join(" then ")}; runs ended ${ends.map((e) => e.split(":")[1]).join(", ")}`,
+    );
+    agent.destroy();
+  },
+
   /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
   async crash(ctx) {
     const agent = new http.Agent({ keepAlive: true });
