@@ -82,9 +82,13 @@ export class WorkspaceBashFs implements IFileSystem {
         mode: stat.mode,
         size: stat.size,
         mtime: EPOCH,
+        // No links or aliases: a canonical path names one file, which is what cp and mv check
+        // before they overwrite (without an identity they refuse: "cannot safely determine...").
+        identity: `workspace:${p}`,
       };
     }
-    if (this.madeDirs.has(p)) return { isFile: false, isDirectory: true, isSymbolicLink: false, mode: 0o755, size: 0, mtime: EPOCH };
+    if (this.madeDirs.has(p))
+      return { isFile: false, isDirectory: true, isSymbolicLink: false, mode: 0o755, size: 0, mtime: EPOCH, identity: `workspace:${p}` };
     throw new Error(`ENOENT: no such file or directory, stat '${path}'`);
   }
 

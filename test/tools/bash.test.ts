@@ -50,6 +50,28 @@ describe("bash", () => {
     ]);
   });
 
+  it("cp and mv overwrite an existing file (the edit-to-temp-then-move idiom), and refuse a file onto itself", async () => {
+    const fs = fixtureFs();
+    const command = [
+      "cp README.md notes.md",
+      "cp src/index.ts notes.md",
+      "sed 's/greet/hello/' src/index.ts > src/index.ts.tmp && mv src/index.ts.tmp src/index.ts",
+      "cp notes.md notes.md; echo same=$?",
+    ].join("; ");
+    const out = await bash(fs, command, { allowWrite: true });
+    expect(out.text).toBe("same=1\ncp: 'notes.md' and '/workspace/notes.md' are the same file");
+    const original = fixtureFs().text("src/index.ts");
+    expect(original).toContain("greet");
+    expect(fs.text("notes.md")).toBe(original);
+    // sed without g: the first match on each line.
+    const edited = original
+      .split("\n")
+      .map((line) => line.replace("greet", "hello"))
+      .join("\n");
+    expect(fs.text("src/index.ts")).toBe(edited);
+    expect(fs.stat("src/index.ts.tmp")).toBeNull();
+  });
+
   it("refuses a file name with a backslash (the workspace reads it as a separator) and writes nothing", async () => {
     const fs = fixtureFs();
     const refused = (path: string) => `EINVAL: invalid argument, a backslash in a file name is not supported in the workspace, '${path}'`;
