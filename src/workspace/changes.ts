@@ -26,7 +26,7 @@ export interface ChangeBase {
   readFile(path: string, signal?: AbortSignal): Promise<Uint8Array>;
 }
 
-/** Compares every overlay entry with the base; unchanged content (and deleting what never existed) is dropped. */
+/** Compares every overlay entry with the base; unchanged content and git mode (and deleting what never existed) are dropped. */
 export async function collectChanges(base: ChangeBase, overlay: OverlayStore, signal?: AbortSignal): Promise<FileChange[]> {
   const changes: FileChange[] = [];
   for (const entry of overlay.list()) {
@@ -34,7 +34,9 @@ export async function collectChanges(base: ChangeBase, overlay: OverlayStore, si
     const before = stat?.type === "file" ? { bytes: await base.readFile(entry.path, signal), mode: stat.mode } : null;
     const after = entry.deleted ? null : { bytes: overlay.get(entry.path) ?? new Uint8Array(0), mode: entry.mode };
     if (!before && !after) continue;
-    if (before && after && before.mode === after.mode && sameBytes(before.bytes, after.bytes)) continue;
+    // git records only whether a file is executable: 0664 and 0644 are the same to it, and a
+    // change it cannot express would leave a bare header that makes `git apply` refuse the patch.
+    if (before && after && gitMode(before.mode) === gitMode(after.mode) && sameBytes(before.bytes, after.bytes)) continue;
     changes.push({ path: entry.path, before, after });
   }
   return changes;

@@ -224,6 +224,20 @@ describe("renderChanges", () => {
   });
 });
 
+describe("renderChanges and git modes", () => {
+  it("drops a file re-created with the same bytes whose mode differs only in bits git does not record (0664 vs 0644)", async () => {
+    await seedWorkspace("w_changes_mode", { "a.txt": "alpha\n", "b.txt": "beta\n" });
+    const diff = await runInDurableObject(env.SESSIONS.getByName("changes-mode"), async (_i, state) => {
+      const overlay = new SqliteOverlay(state.storage.sql);
+      const fs = await openWorkspace(env.STORE, "w_changes_mode", overlay);
+      overlay.put("a.txt", text("alpha\n"), 0o664);
+      overlay.put("b.txt", text("beta\n"), 0o775);
+      return renderChanges(fs.snapshot, overlay);
+    });
+    expect(diff).toBe(["diff --git a/b.txt b/b.txt", "old mode 100644", "new mode 100755", ""].join("\n"));
+  });
+});
+
 /** Git's base85 literal lines back to bytes (a length char, then 5 chars per 4 bytes), inflated. */
 function decodeLiteral(lines: string[]): Uint8Array {
   const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
