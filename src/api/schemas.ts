@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { artifactPath, isSchemeRef } from "../awtl/artifacts";
 import { FailedTurnCase } from "../awtl/failed-turn-case";
 import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
 import { Scorecard } from "../awtl/scorecard";
@@ -147,10 +148,18 @@ export const ImportQuery = z.strictObject({
 /** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
 export const JudgementBody = z.strictObject({
   runId: nonBlank.pipe(z.string().max(100)),
-  judgeName: nonBlank.pipe(z.string().max(100)),
+  judgeName: nonBlank.pipe(z.string().max(100)).refine((name) => !/[\p{Cc}\u2028\u2029]/u.test(name), {
+    message: "must be one line without control characters",
+  }),
   result: JudgeVerdict,
   sourceActionId: nonBlank.pipe(z.string().max(100)).optional(),
-  artifactRefs: z.array(nonBlank.pipe(z.string().max(4096))).max(100),
+  artifactRefs: z
+    .array(
+      nonBlank.pipe(z.string().max(4096)).refine((ref) => isSchemeRef(ref) || artifactPath(ref) !== null, {
+        message: "must be a path inside the workspace (relative, no '..' above the root) or a ref with a scheme, such as ci:job-12",
+      }),
+    )
+    .max(100),
   detail: z.string().max(2000).default(""),
   requestId: IdempotencyKey.optional().meta({ description: "an idempotency key, when the Idempotency-Key header cannot be sent" }),
 });

@@ -7,12 +7,20 @@ import { resolveWorkspacePath } from "../workspace/paths";
  */
 export function artifactPath(ref: string): string | null {
   const raw = ref.startsWith("file:") ? ref.slice(5) : ref;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(raw)) return null; // another scheme: not a workspace path
+  if (SCHEME.test(raw)) return null; // another scheme: not a workspace path
   try {
     return resolveWorkspacePath(raw);
   } catch {
     return null;
   }
+}
+
+/** A ref's scheme: two characters at least, so a drive letter (`C:`) is not one. */
+const SCHEME = /^[a-z][a-z0-9+.-]+:/i;
+
+/** Whether `ref` is an opaque ref of another scheme (`ci:job-12`), not a workspace path. */
+export function isSchemeRef(ref: string): boolean {
+  return !ref.startsWith("file:") && SCHEME.test(ref);
 }
 
 /** Whether two refs name overlapping things: the same path, one a directory of the other, or equal opaque refs. */

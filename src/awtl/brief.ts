@@ -1,6 +1,7 @@
 import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS } from "../domain";
 import { globMatches } from "./artifacts";
 import type { FailedTurnCase } from "./failed-turn-case";
+import { oneLine } from "./prevention-hints";
 import { isExcluded, type Scorecard } from "./scorecard";
 
 export const BRIEF_HEADER = "Failure Prevention Brief (from judged failures in this project; follow these):";
@@ -64,7 +65,8 @@ export function buildBrief(
   const chosen: FailedTurnCase[] = [];
   for (const c of ranked) {
     if (chosen.length === MAX_BRIEF_CASES) break;
-    const bullet = `- ${promoted.has(c.caseId) ? "[verified] " : ""}${c.preventionHint}`;
+    // One line each, whatever a stored or imported case holds.
+    const bullet = `- ${promoted.has(c.caseId) ? "[verified] " : ""}${oneLine(c.preventionHint)}`;
     if ([...lines, bullet].join("\n").length > MAX_BRIEF_CHARS) continue;
     lines.push(bullet);
     chosen.push(c);

@@ -9,8 +9,17 @@ export interface HintFacts {
   paths: string[];
 }
 
+/**
+ * `text` on one line: line breaks and other control characters become `\uXXXX`. A hint is one
+ * bullet of the brief, and what fills it (a judge's name, a path: a file name may hold a line
+ * break) must not add lines to a system prompt.
+ */
+export function oneLine(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 const list = (paths: string[]) =>
-  paths.length === 0 ? "the files it names" : paths.slice(0, 3).join(", ") + (paths.length > 3 ? ", ..." : "");
+  paths.length === 0 ? "the files it names" : paths.slice(0, 3).map(oneLine).join(", ") + (paths.length > 3 ? ", ..." : "");
 
 const TEMPLATES: Record<string, (f: HintFacts) => string> = {
   not_found: (f) => `Check that ${list(f.paths)} exists (with ls or find) before calling ${f.tool ?? "a tool"} on it.`,
@@ -43,6 +52,10 @@ const TEMPLATES: Record<string, (f: HintFacts) => string> = {
 
 /** The hint for a failure; a verdict from an external judge names the judge and the artifacts. */
 export function preventionHint(facts: HintFacts): string {
+  return oneLine(hintOf({ ...facts, judgeName: oneLine(facts.judgeName), tool: facts.tool === null ? null : oneLine(facts.tool) }));
+}
+
+function hintOf(facts: HintFacts): string {
   const template = TEMPLATES[facts.failureKind];
   if (template) return template(facts);
   if (facts.failureKind === "external" || facts.judgeName) {
