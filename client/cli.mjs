@@ -1,5 +1,6 @@
 // The pi-harness terminal client: `run` (pack, upload, open a session, stream the run), `sessions`,
 // `show <id>`, `changes <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage.
+import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ApiError, HarnessApi } from "./api.mjs";
 import { followRun } from "./event-stream.mjs";
@@ -115,6 +116,12 @@ function oneId(rest) {
 async function run(api, values, text, io) {
   if (text.trim() === "") throw new UsageError('give the prompt, e.g. pi-harness run --workspace . "Where is the server started?"');
   if (values.session && values.workspace) throw new UsageError("a session keeps its workspace: give --session or --workspace, not both");
+  if (values.workspace) {
+    const stat = statSync(values.workspace, { throwIfNoEntry: false });
+    if (!stat) throw new UsageError(`--workspace ${values.workspace}: no such directory`);
+    if (!stat.isDirectory())
+      throw new UsageError(`--workspace ${values.workspace}: not a directory (give the project's directory; it is packed for you)`);
+  }
   const color = io.stdout.isTTY === true && io.env.NO_COLOR === undefined;
   const progress = new RunProgress({ stdout: io.stdout, stderr: io.stderr, color, spinner: io.stderr.isTTY === true && !values.json });
   /** @param {string} line */

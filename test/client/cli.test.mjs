@@ -179,6 +179,13 @@ describe("pi-harness run", () => {
     assert.equal((await cli(["run"])).code, 2);
     assert.equal((await cli(["run", "--session", "s_x", "--workspace", ".", "hi"])).code, 2);
     assert.equal((await cli(["frobnicate"])).code, 2);
+    const missing = await cli(["run", "--workspace", "/no/such/dir", "hi"]);
+    assert.deepEqual([missing.code, missing.stderr.split("\n")[0]], [2, "--workspace /no/such/dir: no such directory"]);
+    const file = await cli(["run", "--workspace", "package.json", "hi"]);
+    assert.deepEqual(
+      [file.code, file.stderr.split("\n")[0]],
+      [2, "--workspace package.json: not a directory (give the project's directory; it is packed for you)"],
+    );
     assert.equal((await cli(["show"])).code, 2);
     const unknown = await cli(["show", "s_doesnotexist"]);
     assert.equal(unknown.code, 1);
