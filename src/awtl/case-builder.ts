@@ -25,7 +25,13 @@ export function buildCase(
   const tools = [...new Set(sources.filter((a) => a.actor === "tool").map((a) => a.tool))].sort();
   const paths = [...new Set(attribution.artifactRefs.map(artifactPath).filter((p): p is string => p !== null && p !== ""))].sort();
   const opaque = attribution.artifactRefs.filter((ref) => artifactPath(ref) === null);
-  const hint = preventionHint({ judgeName: judge.judgeName, failureKind: judge.failureKind, tool: tools[0] ?? null, paths });
+  const hint = preventionHint({
+    judgeName: judge.judgeName,
+    builtIn: judge.builtIn,
+    failureKind: judge.failureKind,
+    tool: tools[0] ?? null,
+    paths,
+  });
   const applicability = applicabilityOf(judge.failureKind, tools, paths, attribution.classification);
   const artifactRefs = [...paths, ...opaque].length > 0 ? [...paths, ...opaque] : tools.map((t) => `tool:${t}`);
   if (artifactRefs.length === 0) artifactRefs.push(`run:${judge.failureKind}`);

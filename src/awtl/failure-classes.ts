@@ -1,9 +1,11 @@
 import type { FailureClass } from "../domain";
 
-/** Failures of the world around the agent: the provider, the network, the server's own restarts. */
+/** Failures of the world around the agent: the provider (its refusals too), the network, the server's own restarts. */
 const ENVIRONMENT_CODES: ReadonlySet<string> = new Set([
   "rate_limited",
   "provider_error",
+  "bad_request",
+  "content_filtered",
   "network_error",
   "auth_failed",
   "model_not_configured",

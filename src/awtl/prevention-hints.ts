@@ -4,6 +4,8 @@
  */
 export interface HintFacts {
   judgeName: string;
+  /** The harness's own judge (a tool or model failure it saw), not a verdict posted from outside. */
+  builtIn: boolean;
   failureKind: string;
   tool: string | null;
   paths: string[];
@@ -58,8 +60,9 @@ export function preventionHint(facts: HintFacts): string {
 function hintOf(facts: HintFacts): string {
   const template = TEMPLATES[facts.failureKind];
   if (template) return template(facts);
-  if (facts.failureKind === "external" || facts.judgeName) {
+  if (facts.failureKind === "external" || !facts.builtIn) {
     return `Run ${facts.judgeName} again on ${list(facts.paths)} after changing ${facts.paths.length === 1 ? "it" : "them"}: it failed after such a change.`;
   }
-  return `Avoid the failure ${facts.failureKind} seen when calling ${facts.tool ?? "tools"} on ${list(facts.paths)}.`;
+  const where = facts.paths.length > 0 ? ` on ${list(facts.paths)}` : "";
+  return `Avoid the failure ${facts.failureKind} seen when calling ${facts.tool ?? "tools"}${where}.`;
 }

@@ -229,6 +229,17 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    name: "provider refuses the request (not the agent's doing: no case)",
+    answers: [model.badRequest()],
+    expected: {
+      judgeName: "model-error",
+      failureKind: "bad_request",
+      sources: [{ model: 1 }],
+      rule: "given",
+      classification: "environment",
+    },
+  },
+  {
     name: "provider stream breaks",
     answers: [model.brokenStream()],
     expected: {

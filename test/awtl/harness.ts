@@ -50,6 +50,8 @@ export const model = {
   /** 429 asking for a wait longer than the client waits: `rate_limited` at once. */
   rateLimited: (): Answer => () =>
     new Response(JSON.stringify({ error: { message: "slow down" } }), { status: 429, headers: { "retry-after": "3600" } }),
+  /** The provider refuses the request (a 400 that is not about the context window): `bad_request`. */
+  badRequest: (): Answer => () => new Response(JSON.stringify({ error: { message: "unsupported parameter" } }), { status: 400 }),
   /** Text, then an error inside the stream: `provider_error` (nothing is retried once output was produced). */
   brokenStream: (): Answer => () =>
     sseResponse(sse([chunk({ content: "Let me" }), { error: { message: "upstream overloaded" } }], { done: false })),
