@@ -102,8 +102,12 @@ export const ERROR_REGISTRY = {
   file_too_large: { status: 413, in: ["api"], meaning: "the file is larger than the limit" },
   path_escape: { status: 400, in: ["api", "tool"], meaning: "the path leaves the workspace root (.., absolute, drive letter, NUL)" },
   path_too_long: { status: 400, in: ["api", "tool"], meaning: "the path is longer than the limit" },
-  archive_invalid: { status: 400, in: ["api"], meaning: "the archive is corrupt, truncated, empty or fails its checksums" },
-  archive_unsupported: { status: 415, in: ["api"], meaning: "not a tar, tar.gz or zip archive, or an encrypted/exotic zip" },
+  archive_invalid: { status: 400, in: ["api"], meaning: "the archive is corrupt, truncated, an empty body, or fails its checksums" },
+  archive_unsupported: {
+    status: 415,
+    in: ["api"],
+    meaning: "not a tar, tar.gz or zip archive, or a zip whose every file is encrypted (encrypted files are otherwise skipped)",
+  },
   archive_too_large: { status: 413, in: ["api"], meaning: "the upload, its expansion or its files are over the size limits" },
   archive_too_many_files: { status: 413, in: ["api"], meaning: "the archive has more entries than allowed" },
   ingest_busy: {

@@ -3,7 +3,7 @@ import { HarnessError } from "../domain/errors";
 /**
  * Refusals of a whole upload (statuses in the error registry):
  * `archive_invalid` (corrupt, truncated or self-contradicting archive, empty body),
- * `archive_unsupported` (not tar, tar.gz or zip; encrypted or exotic zip),
+ * `archive_unsupported` (not tar, tar.gz or zip; a zip whose every file is encrypted),
  * `archive_too_large` (upload, expanded or total file bytes over the limit),
  * `archive_too_many_files` (more entries than allowed),
  * `archive_bomb` (compression ratio marks a zip/gzip bomb).

@@ -1,5 +1,5 @@
 import type { ArchiveItem, SkippedEntry } from "./archive-entry";
-import { archiveInvalid, archiveTooLarge, asArchiveInvalid } from "./archive-errors";
+import { archiveInvalid, archiveTooLarge, archiveUnsupported, asArchiveInvalid } from "./archive-errors";
 import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
 import { EventLoopTurns } from "./event-loop-turns";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
@@ -61,6 +61,9 @@ export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uin
       await builder.add(item, turns);
       await turns.afterEntry();
     }
+    // A zip whose every file is encrypted would make an empty workspace that looks like a success.
+    if (builder.fileCount === 0 && builder.skipped.length > 0 && builder.skipped.every((s) => s.reason === "encrypted"))
+      throw archiveUnsupported(`every file of this zip is encrypted (${builder.skipped.length}); upload it unencrypted`);
     const index = builder.finish();
     if (search) index.search = await search.finish();
     index.pack = await pack.close();

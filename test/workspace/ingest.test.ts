@@ -329,6 +329,36 @@ describe("ingestWorkspace: tar.gz and zip", () => {
     ]);
   });
 
+  it("skips encrypted zip entries, and refuses a zip whose every file is encrypted with 415 (not an empty workspace)", async () => {
+    /** Sets the "encrypted" flag of the named entries in their local and central headers. */
+    const encrypt = (archive: Uint8Array, names: string[]) => {
+      const view = new DataView(archive.buffer, archive.byteOffset, archive.byteLength);
+      for (let at = 0; at + 46 <= archive.byteLength; at++) {
+        const signature = view.getUint32(at, true);
+        const [flags, nameLength, nameAt] =
+          signature === 0x04034b50
+            ? [at + 6, view.getUint16(at + 26, true), at + 30]
+            : signature === 0x02014b50
+              ? [at + 8, view.getUint16(at + 28, true), at + 46]
+              : [0, 0, 0];
+        if (flags === 0 || !names.includes(new TextDecoder().decode(archive.subarray(nameAt, nameAt + nameLength)))) continue;
+        view.setUint16(flags, view.getUint16(flags, true) | 1, true);
+      }
+      return archive;
+    };
+    const entries = () => zip({ "a.txt": [text("alpha"), { level: 0 }], "b.txt": [text("beta"), { level: 0 }] });
+    const { result } = await ingest(encrypt(entries(), ["a.txt"]));
+    expect(result).toMatchObject({ files: 1, skipped: [{ path: "a.txt", reason: "encrypted" }] });
+    expect(await refusal(encrypt(entries(), ["a.txt", "b.txt"]))).toEqual({
+      status: 415,
+      code: "archive_unsupported",
+      message: "every file of this zip is encrypted (2); upload it unencrypted",
+      left: [],
+    });
+    // An archive with no files at all is an empty workspace, as `tar -cf x.tar -C empty .` makes.
+    expect((await ingest(zip({}))).result).toMatchObject({ files: 0, skipped: [] });
+  });
+
   it("refuses a stored zip entry whose data does not match its CRC-32, naming the entry", async () => {
     const archive = zip({ "a.txt": [text("alpha"), { level: 0 }], "b.txt": [text("hello world"), { level: 0 }] });
     const at = archive.findIndex((_, i) => decode(archive.subarray(i, i + 11)) === "hello world");
