@@ -52,7 +52,11 @@ export function keyReused(key: string): HarnessError {
   );
 }
 
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+export function sha256Hex(text: string): Promise<string> {
+  return sha256HexOf(new TextEncoder().encode(text));
+}
+
+export async function sha256HexOf(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName } from "../awtl/project-api";
-import { HarnessError, isId, MAX_TRACE_IMPORT_BYTES, unwrapResult } from "../domain";
+import { HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { replayCase } from "../session/case-replay";
 import { readBodyBytes, readJsonBody } from "./body";
 import type { AppBindings, AppContext } from "./context";
+import { claimIdempotencyKey, idempotencyKeyOf, sha256HexOf } from "./idempotency";
 import { sessionStore } from "./lookup";
 import { ApproveBody, EmptyBody, PromoteBody } from "./schemas";
 
@@ -60,7 +61,15 @@ export const projectRoutes = new Hono<AppBindings>()
       );
     }
     const bytes = await readBodyBytes(c, MAX_TRACE_IMPORT_BYTES);
-    return c.json(await project.importTraces(ref, bytes), 201);
+    // With an Idempotency-Key the import id is allocated with the claim: a repeat (a retried upload
+    // of the same file) gets the first import's answer instead of counting its failures again.
+    const claimed =
+      idempotencyKeyOf(c) === null
+        ? null
+        : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256HexOf(bytes)], {
+            importId: randomIds.next("import"),
+          });
+    return c.json(await project.importTraces(ref, bytes, claimed?.proposal.importId), 201);
   })
   .get("/:pid/quarantine", async (c) => {
     const { project } = await requireProject(c);

@@ -492,12 +492,14 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   {
     method: "post",
     path: "/api/projects/:pid/traces",
-    summary: "Imports foreign traces (this project's field names or seed 003's snake_case); corrupt lines go to the quarantine.",
+    summary:
+      "Imports foreign traces (this project's field names or seed 003's snake_case); corrupt lines go to the quarantine. With an Idempotency-Key, a repeat of the same file gets the first import's answer.",
     auth: true,
+    headers: [IDEMPOTENCY_HEADER],
     body: { type: JSONL, description: "one trace record per line" },
     status: 201,
     answer: json(TraceImportSummary, "TraceImportSummary", { importId: "i_1", imported: 12, quarantined: 1, caseIds: [] }),
-    errors: [...PROJECT, "unsupported_media_type", "body_too_large"],
+    errors: [...PROJECT, ...KEY, "unsupported_media_type", "body_too_large"],
   },
   {
     method: "get",

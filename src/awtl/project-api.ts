@@ -66,7 +66,8 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
   approve(ref: ProjectRef, caseId: string, approvedBy: string, note: string): Promise<Result<Approval>>;
   promote(ref: ProjectRef, caseId: string, write: boolean): Promise<Result<MemoryRule>>;
   memory(): MemoryRule[];
-  importTraces(ref: ProjectRef, body: Uint8Array): Promise<ImportSummary>;
+  /** `importId`: the id an Idempotency-Key allocated; an import already stored under it answers as it did. */
+  importTraces(ref: ProjectRef, body: Uint8Array, importId?: string): Promise<ImportSummary>;
   quarantine(): QuarantineEntry[];
 }
 

@@ -5,8 +5,8 @@ import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
 import { buildCase } from "./case-builder";
 import { FailedTurnCase } from "./failed-turn-case";
-import type { Approval, ImportSummary, MemoryRule, ProjectRef, ProjectRpc, QuarantineEntry, VerdictNotice } from "./project-api";
-import { projectObjectName } from "./project-api";
+import type { Approval, MemoryRule, ProjectRef, ProjectRpc, QuarantineEntry, VerdictNotice } from "./project-api";
+import { ImportSummary, projectObjectName } from "./project-api";
 import { promotionRefusal } from "./promotion";
 import { RunTraceView } from "./run-view";
 import { Scorecard, verdictOf } from "./scorecard";
@@ -39,6 +39,9 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS imports (import_id TEXT PRIMARY KEY, at TEXT NOT NULL, imported INTEGER NOT NULL, quarantined INTEGER NOT NULL)`,
     );
+    // The summary answered, so a repeated import (same Idempotency-Key) gets it again instead of counting twice.
+    const importColumns = this.sql.exec<{ name: string }>(`PRAGMA table_info(imports)`).toArray();
+    if (!importColumns.some((c) => c.name === "summary")) this.sql.exec(`ALTER TABLE imports ADD COLUMN summary TEXT`);
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS imported_records (import_id TEXT NOT NULL, line INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (import_id, line))`,
     );
@@ -175,10 +178,14 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
    * quarantine; good ones are kept, marked imported, and their failed verdicts attributed: cases
    * that come of them are marked imported and can never be promoted.
    */
-  async importTraces(ref: ProjectRef, body: Uint8Array): Promise<ImportSummary> {
-    const importId = randomIds.next("import");
+  async importTraces(ref: ProjectRef, body: Uint8Array, importId = randomIds.next("import")): Promise<ImportSummary> {
+    const done = this.importSummary(importId);
+    if (done) return done;
     const now = nowIso();
     const parsed = await parseTraceImport(body, { projectTask: `import:${importId}`, now });
+    // A repeat that arrived while this one was parsing: it has been stored meanwhile.
+    const meanwhile = this.importSummary(importId);
+    if (meanwhile) return meanwhile;
     const caseIds = new Set<string>();
     this.ctx.storage.transactionSync(() => {
       for (const { line, record } of parsed.records) {
@@ -198,13 +205,6 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
           q.reason,
           now,
         );
-      this.sql.exec(
-        `INSERT INTO imports (import_id, at, imported, quarantined) VALUES (?, ?, ?, ?)`,
-        importId,
-        now,
-        parsed.records.length,
-        parsed.quarantined.length,
-      );
       const records = parsed.records.map((r) => r.record);
       for (const runId of new Set(records.map((r) => r.runId))) {
         const run = RunTraceView.of(runId, records);
@@ -216,9 +216,29 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
           caseIds.add(found.caseId);
         }
       }
+      const summary: ImportSummary = {
+        importId,
+        imported: parsed.records.length,
+        quarantined: parsed.quarantined.length,
+        caseIds: [...caseIds].sort(),
+      };
+      this.sql.exec(
+        `INSERT INTO imports (import_id, at, imported, quarantined, summary) VALUES (?, ?, ?, ?, ?)`,
+        importId,
+        now,
+        summary.imported,
+        summary.quarantined,
+        JSON.stringify(summary),
+      );
     });
     await this.mirror(ref);
-    return { importId, imported: parsed.records.length, quarantined: parsed.quarantined.length, caseIds: [...caseIds].sort() };
+    return this.importSummary(importId)!;
+  }
+
+  /** The answer of an import already stored (null for one stored before summaries were kept: counted as new). */
+  private importSummary(importId: string): ImportSummary | null {
+    const row = this.sql.exec<{ summary: string | null }>(`SELECT summary FROM imports WHERE import_id = ?`, importId).toArray()[0];
+    return row?.summary ? ImportSummary.parse(JSON.parse(row.summary)) : null;
   }
 
   quarantine(): QuarantineEntry[] {

@@ -391,6 +391,31 @@ describe("importing foreign traces", () => {
     ).toEqual([400, "invalid_project_id"]);
     expect(await (await api("/api/projects/p_import2/quarantine")).json()).toEqual({ quarantine: [] });
   });
+
+  it("a repeated import with the same Idempotency-Key gets the first answer and counts nothing twice; another key counts again", async () => {
+    await openSession(api, { projectId: "p_import3" });
+    const body = [
+      JSON.stringify({ type: "action", runId: "ext-1", actionId: "a1", tool: "edit", writes: ["app/x.py"] }),
+      JSON.stringify({ type: "judge_result", runId: "ext-1", judgeName: "pytest", result: "fail", artifactRefs: ["app/x.py"] }),
+    ].join("\n");
+    const send = (key: string, text = body) =>
+      api("/api/projects/p_import3/traces", {
+        method: "POST",
+        headers: { "content-type": "application/x-ndjson", "idempotency-key": key },
+        body: text,
+      });
+    const first = (await (await send("trace-file-1")).json()) as { importId: string; caseIds: string[] };
+    const again = await Promise.all([send("trace-file-1"), send("trace-file-1")]);
+    expect(await Promise.all(again.map(async (r) => [r.status, await r.json()]))).toEqual([
+      [201, first],
+      [201, first],
+    ]);
+    const occurrences = async () => (await casesOf(api, "p_import3")).map((c) => c.occurrences);
+    expect(await occurrences()).toEqual([1]);
+    expect(await errorOf(await send("trace-file-1", `${body}\n`))).toEqual([422, "idempotency_key_reused"]);
+    expect((await send("trace-file-2")).status).toBe(201);
+    expect(await occurrences()).toEqual([2]);
+  });
 });
 
 describe("tenant isolation", () => {
