@@ -743,6 +743,53 @@ const checks = {
       `read "." -> ${finished ? `tool error ${finished.error}` : "no tool_call_finished"}, run ended with ${rootRun.at(-1)?.type} ${rootRun.at(-1)?.code ?? ""}`,
     );
 
+    // Shell edits over an upload made like `git archive` (mode 0664): cp and mv onto existing files,
+    // a file removed and written again with the same bytes; /changes must apply with git.
+    const shellDir = path.join(ctx.tmp, "edges-shell");
+    fs.mkdirSync(shellDir, { recursive: true });
+    for (const [name, body] of [
+      ["a.txt", "alpha\n"],
+      ["b.txt", "beta\n"],
+      ["c.txt", "gamma\n"],
+    ]) {
+      fs.writeFileSync(path.join(shellDir, name), body);
+      fs.chmodSync(path.join(shellDir, name), 0o664);
+    }
+    execFileSync("tar", ["-cf", path.join(ctx.tmp, "edges-shell.tar"), "-C", shellDir, "."]);
+    const shellUpload = await request(ctx.base, agent, "POST", "/api/workspaces", {
+      body: fs.readFileSync(path.join(ctx.tmp, "edges-shell.tar")),
+      headers: { "content-type": "application/x-tar" },
+    });
+    const shellSession = JSON.parse(
+      (await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId: JSON.parse(shellUpload.body).workspaceId }))).body,
+    ).sessionId;
+    const command =
+      "cp b.txt c.txt && sed 's/beta/BETA/' b.txt > b.tmp && mv b.tmp b.txt && rm a.txt && printf 'alpha\\n' > a.txt && cat c.txt b.txt";
+    const shellRun = sseEvents(
+      (
+        await request(ctx.base, agent, "POST", `/api/sessions/${shellSession}/messages/stream`, {
+          ...json({ text: `TOOL bash ${JSON.stringify({ command })}`, allowWrite: true, allowBash: true }),
+          timeoutMs: 30_000,
+        })
+      ).body,
+    );
+    const diff = (await request(ctx.base, agent, "GET", `/api/sessions/${shellSession}/changes`)).body;
+    let applied = "not applied";
+    try {
+      execFileSync("git", ["apply", "-"], { cwd: shellDir, input: diff, stdio: ["pipe", "ignore", "pipe"] });
+      applied = ["a.txt", "b.txt", "c.txt"].map((f) => fs.readFileSync(path.join(shellDir, f), "utf8")).join("");
+    } catch (err) {
+      applied = `git apply failed: ${String(err.stderr ?? err)
+        .trim()
+        .slice(0, 120)}`;
+    }
+    const shellOk = shellRun.find((e) => e.type === "tool_call_finished")?.error === false && applied === "alpha\nBETA\nbeta\n";
+    record(
+      "edges.shellEdits",
+      shellOk,
+      `cp/mv onto existing files, a file re-created with its bytes: tool ${shellRun.find((e) => e.type === "tool_call_finished")?.error === false ? "ok" : "failed"}; /changes: ${JSON.stringify(applied)}`,
+    );
+
     const unknownRun = await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/events/stream?runId=r_01jd8x9a1b2c3d4e5f6g7h8j9k`);
     record(
       "edges.unknownRun",
