@@ -28,6 +28,9 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     this.sql = ctx.storage.sql;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS cases (case_id TEXT PRIMARY KEY, body TEXT NOT NULL, last_seen_at TEXT NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS attributions_seen (attribution_id TEXT PRIMARY KEY)`);
+    // The runs each case was seen in: an occurrence is a run (a run that repeats a failure 50 times,
+    // or the same foreign run imported again, counts once).
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS case_runs (case_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (case_id, run_id))`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS scorecards (case_id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS replay_outcomes (run_id TEXT NOT NULL, judge_name TEXT NOT NULL, reproduced INTEGER NOT NULL, at TEXT NOT NULL)`,
@@ -277,10 +280,14 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   /** A recurrence counts, keeps its first sighting, moves its origin to the latest, and loses the imported mark once seen for real. */
   private upsertCase(found: FailedTurnCase): void {
     const existing = this.getCase(found.caseId);
+    const newRun =
+      this.sql
+        .exec(`INSERT OR IGNORE INTO case_runs (case_id, run_id) VALUES (?, ?) RETURNING run_id`, found.caseId, found.origin.runId)
+        .toArray().length > 0;
     const merged: FailedTurnCase = existing
       ? {
           ...found,
-          occurrences: existing.occurrences + 1,
+          occurrences: existing.occurrences + (newRun ? 1 : 0),
           firstSeenAt: existing.firstSeenAt,
           memoryReadNodeIds: [...new Set([...existing.memoryReadNodeIds, ...found.memoryReadNodeIds])],
           evidenceRefs: mergeEvidence(existing.evidenceRefs, found.evidenceRefs),

@@ -269,6 +269,22 @@ describe("cases, replay, approval and promotion", () => {
     expect(found).toMatchObject({ caseId: first.caseId, occurrences: 2 });
   });
 
+  it("a run that repeats a failure is one occurrence: three identical denied writes in one answer", async () => {
+    const denied = { name: "write", args: { path: "src/math.ts", content: "x" } };
+    const { sessionId } = await openSession(api, {
+      workspaceId,
+      projectId: "p_repeat",
+      answers: [model.tools({ id: "w1", ...denied }, { id: "w2", ...denied }, { id: "w3", ...denied }), model.text("done")],
+    });
+    await prompt(api, sessionId, { text: "write it" });
+    const judged = (await traceOf(api, sessionId)).filter((r) => r.type === "judge_result");
+    expect(judged).toHaveLength(3);
+    for (let i = 0; i < 50 && (await casesOf(api, "p_repeat")).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await casesOf(api, "p_repeat")).map((c) => [c.occurrences, c.preventionHint])).toEqual([
+      [1, "Do not call write or edit in a read-only run: describe the change instead."],
+    ]);
+  });
+
   it("GET a case: the strict record and its scorecard; unknown ids and projects", async () => {
     const { caseId } = await failedEdit("p_get", workspaceId);
     const res = await api(`/api/projects/p_get/cases/${caseId}`);
@@ -413,7 +429,11 @@ describe("importing foreign traces", () => {
     const occurrences = async () => (await casesOf(api, "p_import3")).map((c) => c.occurrences);
     expect(await occurrences()).toEqual([1]);
     expect(await errorOf(await send("trace-file-1", `${body}\n`))).toEqual([422, "idempotency_key_reused"]);
-    expect((await send("trace-file-2")).status).toBe(201);
+    // Without the key it is another import, but of the same foreign run: an occurrence is a run.
+    const other = (await (await send("trace-file-2")).json()) as { importId: string };
+    expect(other.importId).not.toBe(first.importId);
+    expect(await occurrences()).toEqual([1]);
+    expect((await send("trace-file-3", body.replaceAll("ext-1", "ext-2"))).status).toBe(201);
     expect(await occurrences()).toEqual([2]);
   });
 });
