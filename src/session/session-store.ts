@@ -93,6 +93,14 @@ export class DurableSessionStore {
 
   /** Creates the session object; with `retry`, an object left by an earlier attempt of the same request is taken as is. */
   private async createObject(record: CreateSessionInput, retry: boolean): Promise<SessionMeta> {
+    // A repeat of the request (same Idempotency-Key) after the session was deleted: the object is
+    // empty again, and creating it would bring back an id its owner deleted.
+    if (retry && (await this.tenantIndex(record.owner).wasSessionDeleted(record.id))) {
+      throw new HarnessError(
+        "session_not_found",
+        `session '${record.id}' was deleted; repeating the request that created it does not bring it back (send it with a new Idempotency-Key)`,
+      );
+    }
     const created = await this.stub(record.id).create(record);
     const existing = !created.ok && created.code === "session_exists" && retry ? await this.stub(record.id).describe() : null;
     return existing && existing.owner === record.owner ? publicMeta(existing) : unwrapResult(created);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isoTime, nonBlank } from "../domain";
+import { IDEMPOTENCY_TTL_MS, isoTime, nonBlank } from "../domain";
 
 /** One session as its tenant's index lists it. */
 export const SessionIndexEntry = z.strictObject({
@@ -82,6 +82,9 @@ export class SessionIndex {
     ];
     for (const [name, type] of added) if (!columns.has(name)) sql.exec(`ALTER TABLE sessions ADD COLUMN ${name} ${type}`);
     sql.exec(`CREATE INDEX IF NOT EXISTS sessions_by_project ON sessions (project_id)`);
+    // Deleted ids, for as long as an Idempotency-Key lives: a repeat of the request that created one
+    // must not bring it back.
+    sql.exec(`CREATE TABLE IF NOT EXISTS deleted_sessions (id TEXT PRIMARY KEY, deleted_at_ms INTEGER NOT NULL)`);
     // A project exists for a tenant once one of its sessions names it.
     sql.exec(`CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, created_at TEXT NOT NULL)`);
   }
@@ -155,8 +158,18 @@ export class SessionIndex {
     this.sql.exec(`UPDATE sessions SET deleting = 1 WHERE id = ?`, id);
   }
 
-  remove(id: string): void {
+  remove(id: string, nowMs: number): void {
     this.sql.exec(`DELETE FROM sessions WHERE id = ?`, id);
+    this.sql.exec(`DELETE FROM deleted_sessions WHERE deleted_at_ms <= ?`, nowMs - IDEMPOTENCY_TTL_MS);
+    this.sql.exec(`INSERT OR REPLACE INTO deleted_sessions (id, deleted_at_ms) VALUES (?, ?)`, id, nowMs);
+  }
+
+  /** Whether the session was deleted within an Idempotency-Key's lifetime. */
+  wasDeleted(id: string, nowMs: number): boolean {
+    return (
+      this.sql.exec(`SELECT 1 FROM deleted_sessions WHERE id = ? AND deleted_at_ms > ?`, id, nowMs - IDEMPOTENCY_TTL_MS).toArray().length >
+      0
+    );
   }
 }
 

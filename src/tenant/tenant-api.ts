@@ -12,8 +12,10 @@ export interface TenantRpc extends Rpc.DurableObjectBranded {
   setSessionTitle(id: string, title: string | null): void;
   /** First step of a deletion: unlisted and not found from now on. */
   markSessionDeleting(id: string): void;
-  /** Last step of a deletion. */
+  /** Last step of a deletion; the id is remembered for as long as an Idempotency-Key lives. */
   removeSession(id: string): void;
+  /** Whether the session was deleted within an Idempotency-Key's lifetime. */
+  wasSessionDeleted(id: string): boolean;
   /** Whether one of the tenant's sessions named this project. */
   hasProject(id: string): boolean;
   /**

@@ -50,7 +50,11 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   }
 
   removeSession(id: string): void {
-    this.sessions.remove(id);
+    this.sessions.remove(id, Date.now());
+  }
+
+  wasSessionDeleted(id: string): boolean {
+    return this.sessions.wasDeleted(id, Date.now());
   }
 
   hasProject(id: string): boolean {

@@ -124,5 +124,10 @@ describe("POST /api/sessions/:id/fork", () => {
     const b = await fork(sessionId, { title: "f" }, { "idempotency-key": "fork-1" });
     expect(b.body.sessionId).toBe(a.body.sessionId);
     expect(await store.loadMessages(a.body.sessionId)).toHaveLength(2);
+    // Deleted, the fork stays deleted when its request is repeated.
+    expect((await api(`/api/sessions/${a.body.sessionId}`, { method: "DELETE" })).status).toBe(204);
+    const c = await fork(sessionId, { title: "f" }, { "idempotency-key": "fork-1" });
+    expect([c.status, c.body.error?.code]).toEqual([404, "session_not_found"]);
+    expect((await api(`/api/sessions/${a.body.sessionId}`)).status).toBe(404);
   });
 });

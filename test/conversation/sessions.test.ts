@@ -210,6 +210,26 @@ describe("Idempotency-Key", () => {
     expect(c).toEqual(a);
   });
 
+  it("a repeat of the create after a DELETE does not bring the session back: 404, and it stays unlisted", async () => {
+    const first = await create({ title: "doomed", projectId: "p_idem_del" }, { "idempotency-key": "create-del" });
+    const id = first.body.sessionId;
+    expect((await api(`/api/sessions/${id}`, { method: "DELETE" })).status).toBe(204);
+    const res = await postJson("/api/sessions", { title: "doomed", projectId: "p_idem_del" }, { "idempotency-key": "create-del" });
+    expect([res.status, ((await res.json()) as { error: { code: string; message: string } }).error]).toEqual([
+      404,
+      {
+        code: "session_not_found",
+        message: `session '${id}' was deleted; repeating the request that created it does not bring it back (send it with a new Idempotency-Key)`,
+        requestId: expect.any(String),
+      },
+    ]);
+    expect((await list("projectId=p_idem_del")).items).toEqual([]);
+    expect((await api(`/api/sessions/${id}`)).status).toBe(404);
+    // A new key makes a new session.
+    const again = await create({ title: "doomed", projectId: "p_idem_del" }, { "idempotency-key": "create-del-2" });
+    expect([again.status, again.body.sessionId === id]).toEqual([201, false]);
+  });
+
   it("a duplicated prompt with the same key yields one run; the repeat streams that run from its first event", async () => {
     const { sessionId, requests } = await sessionWithModel((body) => echoAnswer(body));
     const key = { "idempotency-key": "prompt-1" };
