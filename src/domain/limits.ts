@@ -128,6 +128,11 @@ export const BASH_DEFAULT_TIMEOUT_MS = 10_000;
 export const BASH_MAX_TIMEOUT_MS = 60_000;
 /** Bytes one bash command may write in total. */
 export const BASH_MAX_WRITTEN_BYTES = 2 * MAX_FILE_BYTES;
+/**
+ * Output one bash command may produce, what its redirects write included (just-bash counts both);
+ * the shell's output is JS strings held in the isolate. `cp` and `mv` copy bytes and are not output.
+ */
+export const BASH_MAX_OUTPUT_BYTES_PER_COMMAND = 4 * MiB;
 
 /** `n` bytes as the README writes them: `256 KiB`, `16 MiB`, `50 KB`... */
 function bytes(n: number): string {
@@ -185,7 +190,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "`bash`",
-    `simulated shell (just-bash), no network, ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command`,
+    `simulated shell (just-bash), no network, ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output)`,
   ],
   [
     "one model answer",

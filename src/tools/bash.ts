@@ -1,6 +1,12 @@
 import type { CommandName } from "just-bash";
 import { z } from "zod";
-import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
+import {
+  BASH_DEFAULT_TIMEOUT_MS,
+  BASH_MAX_OUTPUT_BYTES_PER_COMMAND,
+  BASH_MAX_TIMEOUT_MS,
+  TOOL_OUTPUT_MAX_BYTES,
+  TOOL_OUTPUT_MAX_LINES,
+} from "../domain/limits";
 import { WorkspaceBashFs } from "./bash-fs";
 import { outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
@@ -9,7 +15,7 @@ import { formatSize, truncateTail, withNotices } from "./truncate";
 export const BASH_MAX_OUTPUT_LINES = TOOL_OUTPUT_MAX_LINES;
 export const BASH_MAX_OUTPUT_BYTES = TOOL_OUTPUT_MAX_BYTES;
 /** What the shell may produce at all before it stops the command (just-bash maxOutputSize). */
-export const BASH_MAX_CAPTURED_OUTPUT_BYTES = 4 * 1024 * 1024;
+export const BASH_MAX_CAPTURED_OUTPUT_BYTES = BASH_MAX_OUTPUT_BYTES_PER_COMMAND;
 /** Scratch space in /tmp, discarded after each command. */
 export const BASH_MAX_SCRATCH_BYTES = 8 * 1024 * 1024;
 /** Live memory just-bash may reserve; the hardened profile's 64 MiB is half an isolate. */

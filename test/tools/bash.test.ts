@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { BASH_MAX_OUTPUT_BYTES_PER_COMMAND } from "../../src/domain/limits";
 import { BASH_UNAVAILABLE_COMMANDS, bashTool } from "../../src/tools/bash";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
@@ -70,6 +71,19 @@ describe("bash", () => {
       .join("\n");
     expect(fs.text("src/index.ts")).toBe(edited);
     expect(fs.stat("src/index.ts.tmp")).toBeNull();
+  });
+
+  it("stops a command at 4 MiB of output, what a redirect writes included; cp copies a larger file", async () => {
+    const fs = fixtureFs();
+    await fs.writeFile("big.txt", new TextEncoder().encode("x".repeat(5 * 1024 * 1024)));
+    const small = await bash(fs, "head -c 3000000 big.txt > part.txt && wc -c < part.txt", { allowWrite: true });
+    expect(small.text).toBe("3000000");
+    const atLimit = await bash(fs, `head -c ${BASH_MAX_OUTPUT_BYTES_PER_COMMAND} big.txt > all.txt`, { allowWrite: true });
+    expect([atLimit.error, fs.stat("all.txt")?.size]).toEqual([false, BASH_MAX_OUTPUT_BYTES_PER_COMMAND]);
+    const large = await bash(fs, `head -c ${BASH_MAX_OUTPUT_BYTES_PER_COMMAND + 1} big.txt > over.txt`, { allowWrite: true });
+    expect([large.error, large.text]).toEqual([true, expect.stringMatching(/output size limit exceeded \(4194304 bytes\)/)]);
+    const copied = await bash(fs, "cp big.txt copy.txt && wc -c < copy.txt", { allowWrite: true });
+    expect(copied.text).toBe(String(5 * 1024 * 1024));
   });
 
   it("refuses a file name with a backslash (the workspace reads it as a separator) and writes nothing", async () => {
