@@ -110,6 +110,8 @@ class AgentRun {
   private deadlineAt = 0;
   private readonly budget: ContextBudget;
   private readonly price: ModelPrice | null;
+  /** Tool call ids the session's history already holds: a model that repeats one (some servers count from call_0 every turn) gets a fresh id. */
+  private readonly callIds = new Set<string>();
 
   constructor(
     private readonly userText: string,
@@ -117,6 +119,8 @@ class AgentRun {
     private readonly ctx: RunContext,
   ) {
     this.messages = [...ctx.history];
+    for (const message of this.messages)
+      if (message.kind === "assistant") for (const call of message.toolCalls ?? []) this.callIds.add(call.id);
     this.budget = ctx.budget ?? (ctx.setup.ok ? ctx.setup.budget : undefined) ?? contextBudget(DEFAULT_CONTEXT_WINDOW_TOKENS);
     this.price = ctx.price ?? (ctx.setup.ok ? ctx.setup.price : undefined) ?? null;
     this.signal = AbortSignal.any([ctx.signal, this.timeout.signal]);
@@ -313,10 +317,14 @@ class AgentRun {
           thinking += event.text;
           thinkingCoalescer.push(event.text);
           break;
-        case "tool_call":
-          calls.push(event.call);
-          if (event.invalid) invalid.set(event.call.id, event.invalid);
+        case "tool_call": {
+          // One id names one call in the log, the trace and the viewer, across turns too.
+          const call = this.callIds.has(event.call.id) ? { ...event.call, id: this.ctx.ids.next("toolCall") } : event.call;
+          this.callIds.add(call.id);
+          calls.push(call);
+          if (event.invalid) invalid.set(call.id, event.invalid);
           break;
+        }
         case "done":
           usage = event.usage;
           end = event;

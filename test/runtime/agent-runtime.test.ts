@@ -38,6 +38,54 @@ describe("AgentRuntime", () => {
     expect(result).toMatchObject({ toolCallId: "call_A", resultText: "line one\nline two" });
   });
 
+  it("a tool call id the history already holds gets a fresh one (servers that count from call_0 every turn)", async () => {
+    const earlier: AgentMessage[] = [
+      { id: "m_1", sessionId: "s_1", parentId: null, createdAt: T, kind: "user", text: "before" },
+      {
+        id: "m_2",
+        sessionId: "s_1",
+        parentId: "m_1",
+        createdAt: T,
+        kind: "assistant",
+        text: "",
+        stopReason: "TOOL_CALLS",
+        toolCalls: [{ id: "call_0", name: "ls", arguments: {} }],
+      },
+      {
+        id: "m_3",
+        sessionId: "s_1",
+        parentId: "m_2",
+        createdAt: T,
+        kind: "tool_result",
+        toolCallId: "call_0",
+        toolName: "ls",
+        resultText: "a",
+        error: false,
+      },
+    ];
+    const { log, ctx } = setup(
+      [
+        { toolCalls: [{ id: "call_0", name: "read", arguments: { path: "a" } }] },
+        {
+          toolCalls: [
+            { id: "call_0", name: "read", arguments: { path: "b" } },
+            { id: "call_1", name: "ls", arguments: {} },
+          ],
+        },
+        { text: "done" },
+      ],
+      { history: earlier },
+    );
+    await run("go", ctx);
+    const calls = log.messages.flatMap((m) => (m.kind === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []));
+    expect(calls).toHaveLength(3);
+    expect(new Set([...calls, "call_0"]).size).toBe(4);
+    expect(calls[2]).toBe("call_1");
+    const results = log.messages.flatMap((m) => (m.kind === "tool_result" ? [m.toolCallId] : []));
+    expect(results).toEqual(calls);
+    expect(log.events.filter((e) => e.type === "tool_call_started").map((e) => (e as { callId: string }).callId)).toEqual(calls);
+  });
+
   it("lets the tools warm up while a slow model answers, stops the warm-up when the answer is in, and not for a quick answer or no tools", async () => {
     const warmups: AbortSignal[] = [];
     class WarmingTools extends FakeToolRunner {
