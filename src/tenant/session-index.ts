@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_PROJECT_ID } from "../awtl/project-api";
 import { IDEMPOTENCY_TTL_MS, isoTime, nonBlank } from "../domain";
 
 /** One session as its tenant's index lists it. */
@@ -121,7 +122,8 @@ export class SessionIndex {
     const where = ["deleting = 0"];
     const args: (string | number)[] = [];
     if (projectId) {
-      where.push("project_id = ?");
+      // A session created without a project learns in p_default (its projectId stays null).
+      where.push(projectId === DEFAULT_PROJECT_ID ? "(project_id = ? OR project_id IS NULL)" : "project_id = ?");
       args.push(projectId);
     }
     if (after) {

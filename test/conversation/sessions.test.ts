@@ -34,6 +34,15 @@ describe("GET /api/sessions", () => {
     expect(page.nextCursor).toBeNull();
   });
 
+  it("projectId=p_default lists the sessions created without a project (they learn in p_default) and those that name it", async () => {
+    const none = (await create({ title: "no project" })).body.sessionId;
+    const named = (await create({ title: "named", projectId: "p_default" })).body.sessionId;
+    const other = (await create({ title: "other", projectId: "p_elsewhere" })).body.sessionId;
+    const ids = (await list("projectId=p_default&limit=200")).items.map((s) => s.id);
+    expect([ids.includes(none), ids.includes(named), ids.includes(other)]).toEqual([true, true, false]);
+    expect(ids.indexOf(named)).toBeLessThan(ids.indexOf(none));
+  });
+
   it("keeps status, counts and updatedAt fresh: the session reports to its index when a run starts and ends", async () => {
     const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
     await api(`/api/sessions/${sessionId}`, {
