@@ -17,6 +17,7 @@ import {
   JudgeVerdict,
   MAX_COMPACTION_INSTRUCTIONS_CHARS,
   MAX_IDEMPOTENCY_KEY_CHARS,
+  MAX_IMPORTED_ID_CHARS,
   MAX_PROMPT_CHARS,
   MAX_SESSION_PAGE,
   MAX_STREAM_TOKEN_TTL_SECONDS,
@@ -62,7 +63,13 @@ export const PatchSessionBody = z.strictObject({ title: z.string().max(MAX_TITLE
 
 /** `POST /api/sessions/:id/fork`. */
 export const ForkBody = z.strictObject({
-  atMessageId: z.string().min(1).max(200).optional().meta({ description: "the last message the fork keeps (default: the newest)" }),
+  // As long as an id may be (an imported message's: MAX_IMPORTED_ID_CHARS).
+  atMessageId: z
+    .string()
+    .min(1)
+    .max(MAX_IMPORTED_ID_CHARS)
+    .optional()
+    .meta({ description: "the last message the fork keeps (default: the newest)" }),
   title: z.string().max(MAX_TITLE_CHARS).nullable().optional(),
   requestId,
 });

@@ -135,6 +135,19 @@ describe("POST /api/sessions/import", () => {
     expect(frames[5]!.data).toMatchObject({ tool: "read", error: false, summary: expect.stringContaining("hello") });
   });
 
+  it("a message with an id as long as an import allows can be a fork point", async () => {
+    const longId = "m_".padEnd(MAX_IMPORTED_ID_CHARS, "x");
+    const [m1] = recording;
+    const imported = await importJsonl(encodeJsonl([{ ...m1!, id: longId }]));
+    const { sessionId } = (await imported.json()) as { sessionId: string };
+    const forked = await api(`/api/sessions/${sessionId}/fork`, {
+      method: "POST",
+      body: JSON.stringify({ atMessageId: longId }),
+      headers: { "content-type": "application/json" },
+    });
+    expect([forked.status, ((await forked.json()) as { forkedFrom: unknown }).forkedFrom]).toEqual([201, { sessionId, messageId: longId }]);
+  });
+
   it("refuses another media type, a bad query, a broken conversation and invalid UTF-8", async () => {
     expect(await errorOf(await importJsonl(encodeJsonl(recording), "", "application/json"))).toEqual([
       415,
