@@ -22,6 +22,9 @@ let stateDir;
 let browser;
 let page;
 
+/** @type {string[]} */
+const cspViolations = [];
+
 before(async () => {
   model = await startFakeModel();
   stateDir = mkdtempSync(path.join(os.tmpdir(), "pi-viewer-"));
@@ -35,6 +38,10 @@ before(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+  // Anything the page's Content-Security-Policy refused (public/_headers): checked by the last test.
+  page.on("console", (msg) => {
+    if (msg.type() === "error" && /Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
+  });
   mkdirSync(RESULTS, { recursive: true });
 });
 
@@ -131,7 +138,11 @@ describe("session viewer", () => {
   it("asks for the token once and keeps it for the tab; lists sessions newest first", async () => {
     const older = await sessionOnWorkspace("older session");
     const newer = await sessionOnWorkspace("newer session");
-    await page.goto(`${proxy.base}/`);
+    const response = await page.goto(`${proxy.base}/`);
+    // Served with its security headers: only this origin's scripts, no framing, no Referer.
+    const headers = response.headers();
+    assert.match(headers["content-security-policy"] ?? "", /script-src 'self';.*frame-ancestors 'none'/);
+    assert.deepEqual([headers["x-frame-options"], headers["referrer-policy"]], ["DENY", "no-referrer"]);
     await page.waitForSelector("#auth:not([hidden])");
     await page.fill("#auth-token", TOKEN);
     await page.click("#auth button[type=submit]");
@@ -269,5 +280,9 @@ describe("session viewer", () => {
     await run;
     await page.waitForSelector("#timeline .run-end", { timeout: 10_000 });
     await expectMatchesLog(sessionId);
+  });
+
+  it("nothing the pages did was refused by the Content-Security-Policy", () => {
+    assert.deepEqual(cspViolations, []);
   });
 });
