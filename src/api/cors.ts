@@ -52,6 +52,28 @@ export function corsPolicy(): MiddlewareHandler<AppBindings> {
       exposeHeaders: CORS_EXPOSE_HEADERS,
       maxAge: 600,
     });
+    refuseCrossSiteWrite(c.req.raw, origins);
     return handler(c, next);
   };
+}
+
+/** Methods that change something; a browser sends some of them cross-site without a preflight. */
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * A write a browser sent from a page of another site that CORS does not allow. A form post, or a
+ * `fetch` with `mode: "no-cors"` and a body of a CORS-safelisted type (or none), reaches the Worker
+ * without a preflight; the answer is opaque to the page, but the write would be done. With auth on it
+ * fails for want of the token; with auth off (a local `npm run dev`) any page the developer visits
+ * could upload workspaces or start runs. Browsers name the page's origin in `Origin`; other clients
+ * (curl, the terminal client) send none and are not affected.
+ */
+function refuseCrossSiteWrite(request: Request, origins: CorsOrigins): void {
+  const origin = request.headers.get("origin");
+  if (origin === null || !WRITES.has(request.method)) return;
+  if (origin === new URL(request.url).origin || origins === "any" || (origins !== "none" && origins.includes(origin))) return;
+  throw new HarnessError(
+    "origin_not_allowed",
+    `a ${request.method} from a page on ${JSON.stringify(origin.slice(0, 100))} is not allowed; to call the API from that origin, list it in CORS_ORIGINS`,
+  );
 }

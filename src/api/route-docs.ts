@@ -517,6 +517,7 @@ export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
   "unauthorized",
   "auth_misconfigured",
   "cors_misconfigured",
+  "origin_not_allowed",
   "route_not_found",
   "internal_error",
 ];

@@ -5,7 +5,7 @@
  * The README's error table is checked against this table by a test.
  */
 interface ErrorSpec {
-  status: 400 | 401 | 404 | 409 | 413 | 415 | 422 | 500 | 502 | 503 | null;
+  status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 502 | 503 | null;
   /** `api`: an HTTP error body; `run`: an `agent_error` event; `tool`: a tool denial reason. */
   in: readonly ("api" | "run" | "tool")[];
   meaning: string;
@@ -30,6 +30,11 @@ export const ERROR_REGISTRY = {
   invalid_last_event_id: { status: 400, in: ["api"], meaning: "Last-Event-ID / after is not a non-negative integer seq" },
   invalid_query: { status: 400, in: ["api"], meaning: "a query parameter does not fit the route; the message names it" },
   invalid_cursor: { status: 400, in: ["api"], meaning: "the cursor is not one this API handed out" },
+  origin_not_allowed: {
+    status: 403,
+    in: ["api"],
+    meaning: "a browser page on another origin sent a write that CORS_ORIGINS does not allow (refused before it is done)",
+  },
   cors_misconfigured: { status: 500, in: ["api"], meaning: "CORS_ORIGINS is malformed, or is * while auth is on; the API fails closed" },
   stream_token_invalid: {
     status: 401,

@@ -100,6 +100,54 @@ describe("CORS", () => {
     expect(unset.headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  it("a write sent by a page of another site that CORS does not allow is refused before it is done (403 origin_not_allowed)", async () => {
+    const post = (origin: string | null, config = env) =>
+      app.fetch(
+        new Request("http://harness/api/sessions", {
+          method: "POST",
+          body: "{}",
+          headers: { "content-type": "text/plain", ...(origin === null ? {} : { origin }) },
+        }),
+        config,
+      );
+    const count = async () =>
+      ((await (await app.fetch(new Request("http://harness/api/sessions?limit=200"), env)).json()) as { items: unknown[] }).items.length;
+    const before = await count();
+    const evil = await post("https://evil.example.com");
+    expect([evil.status, ((await evil.json()) as { error: { code: string; message: string } }).error]).toEqual([
+      403,
+      {
+        code: "origin_not_allowed",
+        message:
+          'a POST from a page on "https://evil.example.com" is not allowed; to call the API from that origin, list it in CORS_ORIGINS',
+        requestId: evil.headers.get("x-request-id"),
+      },
+    ]);
+    // An upload (which takes any body type) is refused the same way, before a byte is stored.
+    const upload = await app.fetch(
+      new Request("http://harness/api/workspaces", { method: "POST", body: "x", headers: { origin: "https://evil.example.com" } }),
+      env,
+    );
+    expect(upload.status).toBe(403);
+    // Same origin (the viewer), a listed origin, and clients that send no Origin (curl, the terminal
+    // client) pass the check (and get the JSON route's 415 for text/plain).
+    for (const [origin, config] of [
+      ["http://harness", env],
+      [ORIGIN, withCors],
+      [null, env],
+    ] as const)
+      expect((await post(origin, config)).status).toBe(415);
+    const created = await app.fetch(
+      new Request("http://harness/api/sessions", { method: "POST", body: "{}", headers: { "content-type": "application/json" } }),
+      env,
+    );
+    expect([created.status, await count()]).toEqual([201, before + 1]);
+    // Reads are not refused (their answers carry no CORS header, so the page cannot read them).
+    expect((await app.fetch(new Request("http://harness/healthz", { headers: { origin: "https://evil.example.com" } }), env)).status).toBe(
+      200,
+    );
+  });
+
   it("* answers any origin while auth is off; with auth on it fails closed", async () => {
     const open = await app.fetch(new Request("http://harness/healthz", { headers: { origin: "https://any.example.org" } }), {
       ...env,
