@@ -790,6 +790,17 @@ const checks = {
       `cp/mv onto existing files, a file re-created with its bytes: tool ${shellRun.find((e) => e.type === "tool_call_finished")?.error === false ? "ok" : "failed"}; /changes: ${JSON.stringify(applied)}`,
     );
 
+    // A page of another site uploading through a no-cors request (auth is off here, as on a local npm run dev).
+    const crossSite = await request(ctx.base, agent, "POST", "/api/workspaces", {
+      body: fs.readFileSync(path.join(ctx.tmp, "edges.tar")),
+      headers: { "content-type": "text/plain", origin: "https://evil.example.com" },
+    });
+    record(
+      "edges.crossSiteWrite",
+      crossSite.status === 403 && JSON.parse(crossSite.body).error?.code === "origin_not_allowed",
+      `an upload from a page on another origin: ${crossSite.status} ${crossSite.body.slice(0, 60)}`,
+    );
+
     const unknownRun = await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/events/stream?runId=r_01jd8x9a1b2c3d4e5f6g7h8j9k`);
     record(
       "edges.unknownRun",
