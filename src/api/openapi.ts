@@ -64,7 +64,8 @@ function buildDocument(): JsonSchema {
       ? { [c.type]: { schema: ref(c.name, c.schema, io), ...(c.example !== undefined ? { example: c.example } : {}) } }
       : {
           [c.type]: {
-            schema: { type: "string", description: c.description },
+            // A JSON document without a schema of its own (this one) is an object; other bodies are text or bytes.
+            schema: { type: c.type === "application/json" ? "object" : "string", description: c.description },
             ...(c.itemSchema ? { "x-item-schema": ref(c.itemSchema.name, c.itemSchema.schema, "output") } : {}),
           },
         };

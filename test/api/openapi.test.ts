@@ -29,6 +29,9 @@ describe("GET /openapi.json", () => {
     const served = (await res.json()) as Json;
     expect(served.openapi).toBe("3.1.0");
     expect(served).toEqual(JSON.parse(JSON.stringify(doc)));
+    // It describes itself as what it is: an object.
+    const self = (doc.paths["/openapi.json"] as Json).get as { responses: Record<string, { content: Record<string, { schema: Json }> }> };
+    expect(self.responses["200"]!.content["application/json"]!.schema).toEqual({ type: "object", description: "the OpenAPI 3.1 document" });
   });
 
   it("documents every route Hono has registered, and no other", () => {
