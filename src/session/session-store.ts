@@ -1,3 +1,4 @@
+import { DEFAULT_PROJECT_ID } from "../awtl/project-api";
 import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
@@ -159,7 +160,8 @@ export class DurableSessionStore {
 
   /** The owner's sessions, newest first. */
   async list(owner: string | null, limit: number, after: ListPosition | null, projectId: string | null): Promise<SessionPage> {
-    return this.tenantIndex(owner).listSessions(limit, after, projectId);
+    // Sessions created without a project learn in the default one: listed with it.
+    return this.tenantIndex(owner).listSessions(limit, after, projectId, projectId === DEFAULT_PROJECT_ID);
   }
 
   /** Renames a session the owner has (checked by the caller). */

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { DEFAULT_PROJECT_ID } from "../awtl/project-api";
 import { IDEMPOTENCY_TTL_MS, isoTime, nonBlank } from "../domain";
 
 /** One session as its tenant's index lists it. */
@@ -118,12 +117,12 @@ export class SessionIndex {
   }
 
   /** Newest first; `after` continues a listing (sessions created since then sort before it, so pages stay stable). */
-  list(limit: number, after: ListPosition | null, projectId: string | null): SessionPage {
+  list(limit: number, after: ListPosition | null, projectId: string | null, orWithoutProject = false): SessionPage {
     const where = ["deleting = 0"];
     const args: (string | number)[] = [];
     if (projectId) {
-      // A session created without a project learns in p_default (its projectId stays null).
-      where.push(projectId === DEFAULT_PROJECT_ID ? "(project_id = ? OR project_id IS NULL)" : "project_id = ?");
+      // `orWithoutProject`: the project is the default one, where sessions created without one learn.
+      where.push(orWithoutProject ? "(project_id = ? OR project_id IS NULL)" : "project_id = ?");
       args.push(projectId);
     }
     if (after) {

@@ -5,8 +5,8 @@ export interface TenantRpc extends Rpc.DurableObjectBranded {
   addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void;
   /** The session, unless unknown or being deleted (`includeDeleting`: for DELETE, which finishes a deletion). */
   findSession(id: string, includeDeleting?: boolean): SessionIndexEntry | null;
-  /** The tenant's sessions, newest first. */
-  listSessions(limit: number, after: ListPosition | null, projectId: string | null): SessionPage;
+  /** The tenant's sessions, newest first; of one project (`orWithoutProject`: and those created without one). */
+  listSessions(limit: number, after: ListPosition | null, projectId: string | null, orWithoutProject?: boolean): SessionPage;
   /** A session's own report of its summary (status, counts, updatedAt, title). */
   reportSession(id: string, summary: SessionSummaryReport): void;
   setSessionTitle(id: string, title: string | null): void;

@@ -33,8 +33,8 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
     return this.sessions.get(id, includeDeleting);
   }
 
-  listSessions(limit: number, after: ListPosition | null, projectId: string | null): SessionPage {
-    return this.sessions.list(limit, after, projectId);
+  listSessions(limit: number, after: ListPosition | null, projectId: string | null, orWithoutProject = false): SessionPage {
+    return this.sessions.list(limit, after, projectId, orWithoutProject);
   }
 
   reportSession(id: string, summary: SessionSummaryReport): void {
