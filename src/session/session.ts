@@ -414,12 +414,14 @@ export class Session {
       return sseResponse(this.openEventStream(afterSeq, scope), scope.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
-      const after = Number(url.searchParams.get("after") ?? "0");
       const runId = url.searchParams.get("runId");
-      if (runId !== null && !this.registry.find(runId) && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
+      const started = runId === null ? null : this.registry.find(runId);
+      if (runId !== null && !started && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
         const message = `session '${this.id}' has no run '${runId}'`;
         return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });
       }
+      // A run that has started: its stream begins where it did, not with the runs before it.
+      const after = Math.max(Number(url.searchParams.get("after") ?? "0"), started?.startSeq ?? 0);
       // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
       if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
       if (runId === null) return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);

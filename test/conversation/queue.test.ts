@@ -321,9 +321,16 @@ describe("whenBusy: a prompt while a run is active", () => {
     first.open();
     await readSse(await running);
     expect(await refusal()).toEqual(expected);
-    // A finished run's id replays that run, to its terminal event.
-    const { frames, ended } = await readSse(await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`));
-    expect([ended, frames.at(-1)!.data.type, frames.at(-1)!.data.runId]).toEqual([true, "agent_completed", runId]);
+    // A finished run's id replays that run (and no run before it), from its start to its terminal event.
+    const second = await prompt(sessionId, { text: "two" });
+    const secondRun = second.headers.get("x-run-id")!;
+    const live = await readSse(second);
+    for (const id of [runId, secondRun]) {
+      const { frames, ended } = await readSse(await api(`/api/sessions/${sessionId}/events/stream?runId=${id}`));
+      const runsSeen = [...new Set(frames.flatMap((f) => (typeof f.data.runId === "string" ? [f.data.runId] : [])))];
+      expect([ended, frames[0]!.data.type, frames.at(-1)!.data.type, runsSeen]).toEqual([true, "agent_started", "agent_completed", [id]]);
+      if (id === secondRun) expect(frames.map((f) => f.id)).toEqual(live.frames.map((f) => f.id));
+    }
   });
 
   it("a Retry-After longer than the run has left ends the run at once with agent_error rate_limited", async () => {
