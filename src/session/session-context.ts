@@ -85,7 +85,7 @@ export function contextStatus(history: RunHistory, ctx: SessionModelContext): Co
  */
 export async function compactOnDemand(
   history: readonly AgentMessage[],
-  ctx: SessionModelContext & { instructions?: string; loadRecording: MessageLoader; log: CompactionLog },
+  ctx: SessionModelContext & { instructions?: string; loadRecording: MessageLoader; log: CompactionLog; signal?: AbortSignal },
 ): Promise<{ ok: true; messageId: string; tokensBefore: number; tokensAfter: number } | { ok: false; code: ErrorCode; message: string }> {
   const { budget, price } = modelBudget(ctx.config, ctx.command ?? {});
   const model = createModelClient(ctx.config, ctx.command?.model, { loadMessages: ctx.loadRecording });
@@ -97,7 +97,9 @@ export async function compactOnDemand(
       price,
       fixedTokens: fixedTokensOf(ctx),
       ...(ctx.instructions ? { instructions: ctx.instructions } : {}),
-      signal: AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS),
+      signal: ctx.signal
+        ? AbortSignal.any([ctx.signal, AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS)])
+        : AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS),
     },
     "manual",
     ctx.log,

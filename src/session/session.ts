@@ -76,6 +76,8 @@ export class Session {
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
   private compacting = false;
+  /** The manual compaction under way: a deletion cancels it (its model request too) and waits for it. */
+  private compaction: { controller: AbortController; done: Promise<void> } | null = null;
 
   constructor(
     ctx: DurableObjectState,
@@ -201,11 +203,16 @@ export class Session {
   async compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>> {
     if (this.busy()) return failure("session_busy", "a run or a compaction is active in this session; wait for it or abort it");
     this.compacting = true;
+    const controller = new AbortController();
+    let finished = () => {};
+    this.compaction = { controller, done: new Promise<void>((resolve) => (finished = resolve)) };
+    const deleted = () => failure("session_not_found" as const, `session '${this.id}' was deleted during the compaction`);
     try {
       const history = await this.history.load();
       const meta = this.describe();
       const result = await compactOnDemand(history.messages, {
         ...this.modelContext(),
+        signal: controller.signal,
         ...(instructions ? { instructions } : {}),
         loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
         log: {
@@ -217,15 +224,19 @@ export class Session {
           },
         },
       });
+      if (controller.signal.aborted) return deleted();
       if (result.ok) return ok({ messageId: result.messageId, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter });
       if (result.code === "nothing_to_compact") return failure("nothing_to_compact", result.message);
       return failure("compaction_failed", `${result.code}: ${result.message}`);
     } catch (err) {
+      if (controller.signal.aborted) return deleted();
       if (err instanceof HarnessError) return failure("history_unreadable", err.message);
       return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
     } finally {
       this.compacting = false;
-      await this.flush();
+      this.compaction = null;
+      if (!controller.signal.aborted) await this.flush();
+      finished();
     }
   }
 
@@ -343,6 +354,9 @@ export class Session {
     this.queue.clear();
     this.runs.abort();
     await this.runs.idle();
+    const compaction = this.compaction;
+    compaction?.controller.abort();
+    await compaction?.done;
     this.destroyed = true;
     await deleteSessionObjects(this.deps.bucket, this.id);
     await this.storage.deleteAlarm();

@@ -125,6 +125,46 @@ describe("POST /api/sessions/:id/compact", () => {
   });
 });
 
+describe("deleting a session during a manual compaction", () => {
+  it("cancels the summary request, answers the compaction 404 session_not_found, and the deletion completes", async () => {
+    const long = (n: number) => `answer ${n}: ${"w".repeat(4_000)}`;
+    // Plain flags, polled from the test: a promise resolved inside the object would carry the
+    // test's next steps into the object's I/O context.
+    const summary = { started: false, cancelled: false };
+    const res = await api("/api/sessions", { method: "POST" });
+    const { sessionId } = (await res.json()) as { sessionId: string };
+    let agentCalls = 0;
+    useSessionDeps(sessionId, {
+      ids: counterIds(),
+      modelFetch: async (_input, init) => {
+        const body = JSON.parse(String(init?.body)) as Body;
+        if (!isSummary(body)) return text(long(++agentCalls))(body);
+        // The summary hangs until its request is cancelled.
+        summary.started = true;
+        await new Promise<void>((resolve) => init?.signal?.addEventListener("abort", () => resolve()));
+        summary.cancelled = true;
+        throw new DOMException("aborted", "AbortError");
+      },
+    });
+    for (const n of [1, 2, 3]) await run(sessionId, { text: `question ${n}`, contextWindow: 8_000 });
+    const compaction = post(`/api/sessions/${sessionId}/compact`, {});
+    const until = async (flag: () => boolean) => {
+      for (let i = 0; i < 200 && !flag(); i++) await new Promise((r) => setTimeout(r, 10));
+      return flag();
+    };
+    expect(await until(() => summary.started)).toBe(true);
+    const deleted = await api(`/api/sessions/${sessionId}`, { method: "DELETE" });
+    expect([deleted.status, summary.cancelled]).toEqual([204, true]);
+    const answer = await compaction;
+    expect([answer.status, ((await answer.json()) as { error: { code: string; message: string } }).error]).toEqual([
+      404,
+      { code: "session_not_found", message: `session '${sessionId}' was deleted during the compaction`, requestId: expect.any(String) },
+    ]);
+    expect((await api(`/api/sessions/${sessionId}`)).status).toBe(404);
+    expect((await env.STORE.list({ prefix: `sessions/${sessionId}/` })).objects).toEqual([]);
+  });
+});
+
 describe("replay across a compaction", () => {
   it("replay:<id> plays a compacted session's turns in order, with its recorded summaries, and calls no model", async () => {
     const answers = Array.from({ length: 8 }, (_, i) => text(`answer ${i} ${"q".repeat(4_000)}`));
