@@ -86,6 +86,8 @@ export class Session {
     meta: OwnedSessionMeta,
   ) {
     const sql = ctx.storage.sql;
+    // A manual compaction between its compaction_started and its end: a restart closes it (recovery).
+    sql.exec(`CREATE TABLE IF NOT EXISTS open_compaction (id INTEGER PRIMARY KEY CHECK (id = 1))`);
     this.id = meta.id;
     this.transactionSync = (fn) => ctx.storage.transactionSync(fn);
     this.waitUntil = (work) => ctx.waitUntil(work);
@@ -216,7 +218,12 @@ export class Session {
         ...(instructions ? { instructions } : {}),
         loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
         log: {
-          event: (body) => unwrapResult(this.appendValid("events", [this.envelope("event", body) as AgentEvent])),
+          event: (body) => {
+            // Marked in the same step as the event is stored, so a restart finds what it has to close.
+            if (body.type === "compaction_started") this.storage.sql.exec(`INSERT OR REPLACE INTO open_compaction (id) VALUES (1)`);
+            else this.storage.sql.exec(`DELETE FROM open_compaction`);
+            unwrapResult(this.appendValid("events", [this.envelope("event", body) as AgentEvent]));
+          },
           append: (record) => {
             const message = { ...this.envelope("message", record), parentId: this.meta.lastMessageId() } as CompactionMessage;
             unwrapResult(this.appendValid("messages", [message]));
@@ -233,6 +240,8 @@ export class Session {
       if (err instanceof HarnessError) return failure("history_unreadable", err.message);
       return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
     } finally {
+      // Ended here, whether or not it got to write its end event (an abort writes none).
+      this.storage.sql.exec(`DELETE FROM open_compaction`);
       this.compacting = false;
       this.compaction = null;
       if (!controller.signal.aborted) await this.flush();
@@ -474,6 +483,15 @@ export class Session {
    * ends the run, so the history stays one that providers accept and live streams end.
    */
   async recoverInterruptedRuns(): Promise<void> {
+    if (this.storage.sql.exec(`SELECT 1 FROM open_compaction`).toArray().length > 0) {
+      // A manual compaction the restart cut off: its compaction_started gets its end, nothing was compacted.
+      this.storage.sql.exec(`DELETE FROM open_compaction`);
+      this.appendEvent({
+        type: "compaction_failed",
+        code: "run_interrupted",
+        message: "the server restarted during the compaction; nothing was compacted",
+      });
+    }
     const orphaned = this.registry.orphaned();
     for (const run of orphaned) {
       await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");

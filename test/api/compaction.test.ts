@@ -1,3 +1,4 @@
+import { abortAllDurableObjects } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
@@ -162,6 +163,44 @@ describe("deleting a session during a manual compaction", () => {
     ]);
     expect((await api(`/api/sessions/${sessionId}`)).status).toBe(404);
     expect((await env.STORE.list({ prefix: `sessions/${sessionId}/` })).objects).toEqual([]);
+  });
+});
+
+describe("a restart during a manual compaction", () => {
+  it("closes its compaction_started with compaction_failed run_interrupted; the session compacts again afterwards", async () => {
+    const long = (n: number) => `answer ${n}: ${"w".repeat(4_000)}`;
+    const state = { summaryStarted: false, hang: true };
+    const res = await api("/api/sessions", { method: "POST" });
+    const { sessionId } = (await res.json()) as { sessionId: string };
+    let agentCalls = 0;
+    useSessionDeps(sessionId, {
+      ids: counterIds(),
+      modelFetch: async (_input, init) => {
+        const body = JSON.parse(String(init?.body)) as Body;
+        if (!isSummary(body)) return text(long(++agentCalls))(body);
+        state.summaryStarted = true;
+        if (state.hang) await new Promise(() => {}); // the object dies while this request is open
+        return text("## Goal\nsecond try")(body);
+      },
+    });
+    for (const n of [1, 2, 3]) await run(sessionId, { text: `question ${n}`, contextWindow: 8_000 });
+    void post(`/api/sessions/${sessionId}/compact`, {}).then(
+      (r) => r.body?.cancel(),
+      () => {},
+    );
+    for (let i = 0; i < 200 && !state.summaryStarted; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(state.summaryStarted).toBe(true);
+    await abortAllDurableObjects();
+    state.hang = false;
+    // Any request wakes the object; its recovery ends the compaction that was cut off.
+    const events = (await store.loadEventsAfter(sessionId, 0)).map(({ event }) => event);
+    const compactionEvents = events.filter((e) => e.type.startsWith("compaction_")).map((e) => [e.type, "code" in e ? e.code : null]);
+    expect(compactionEvents).toEqual([
+      ["compaction_started", null],
+      ["compaction_failed", "run_interrupted"],
+    ]);
+    const again = await post(`/api/sessions/${sessionId}/compact`, {});
+    expect(again.status).toBe(200);
   });
 });
 
