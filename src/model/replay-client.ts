@@ -24,13 +24,14 @@ export const REPLAY_MODEL_PREFIX = "replay:";
  *
  * Compaction: `request.assistantTurns` (the whole session's count) stands in for the history's count
  * when the request holds a compacted view. A summary request (`purpose: "compaction"`) is not a turn:
- * it is answered with the recording's compaction summaries in order (then the last one again), or with
- * a fixed placeholder when the recording has none, and never moves the turn counter.
+ * it is answered with the recorded summary of the same point (the first compaction recorded after as
+ * many assistant turns as the request's `assistantTurns`), or with a fixed placeholder when the
+ * recording has none, and never moves the turn counter.
  */
 export class ReplayModelClient implements ModelClient {
   private answered = 0;
   private summariesPlayed = 0;
-  private turns: Promise<{ turns: AssistantMessage[]; summaries: CompactionMessage[] }> | undefined;
+  private turns: Promise<{ turns: AssistantMessage[]; summaries: RecordedSummary[] }> | undefined;
 
   constructor(
     private readonly source: AgentMessage[] | { sessionId: string; load: MessageLoader },
@@ -48,7 +49,7 @@ export class ReplayModelClient implements ModelClient {
       return;
     }
     let turns: AssistantMessage[];
-    let summaries: CompactionMessage[];
+    let summaries: RecordedSummary[];
     try {
       ({ turns, summaries } = await this.loadTurns());
     } catch (err) {
@@ -62,7 +63,7 @@ export class ReplayModelClient implements ModelClient {
       return;
     }
     if (request.purpose === "compaction") {
-      const recorded = summaries[Math.min(this.summariesPlayed++, summaries.length - 1)];
+      const recorded = this.summaryFor(request, summaries);
       yield { type: "text_delta", text: recorded?.summary ?? REPLAY_PLACEHOLDER_SUMMARY };
       yield { type: "done", stopReason: "STOP" };
       return;
@@ -79,15 +80,38 @@ export class ReplayModelClient implements ModelClient {
     yield* replayTurn(turn, k + 1);
   }
 
-  private loadTurns(): Promise<{ turns: AssistantMessage[]; summaries: CompactionMessage[] }> {
+  /**
+   * The recorded summary for a summary request: the first compaction recorded after as many assistant
+   * turns as the replay has played (`assistantTurns` counts the whole session, so a later run of the
+   * replaying session finds its own; the offset shifts it as it shifts turns). Without a count, the
+   * summaries in order. Past the last: the last.
+   */
+  private summaryFor(request: ModelRequest, summaries: RecordedSummary[]): CompactionMessage | undefined {
+    if (request.assistantTurns === undefined) return summaries[Math.min(this.summariesPlayed++, summaries.length - 1)]?.record;
+    const at = request.assistantTurns + this.offset;
+    return (summaries.find((s) => s.assistantsBefore >= at) ?? summaries.at(-1))?.record;
+  }
+
+  private loadTurns(): Promise<{ turns: AssistantMessage[]; summaries: RecordedSummary[] }> {
     this.turns ??= (Array.isArray(this.source) ? Promise.resolve(this.source) : this.source.load(this.source.sessionId)).then(
-      (messages) => ({
-        turns: messages.filter((m): m is AssistantMessage => m.kind === "assistant"),
-        summaries: messages.filter((m): m is CompactionMessage => m.kind === "compaction"),
-      }),
+      (messages) => {
+        const turns: AssistantMessage[] = [];
+        const summaries: RecordedSummary[] = [];
+        for (const m of messages) {
+          if (m.kind === "assistant") turns.push(m);
+          else if (m.kind === "compaction") summaries.push({ record: m, assistantsBefore: turns.length });
+        }
+        return { turns, summaries };
+      },
     );
     return this.turns;
   }
+}
+
+/** A recorded compaction and the assistant turns recorded before it. */
+interface RecordedSummary {
+  record: CompactionMessage;
+  assistantsBefore: number;
 }
 
 /** The summary a replay gives when the recording has no compaction to play back. */

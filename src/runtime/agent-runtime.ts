@@ -281,7 +281,15 @@ class AgentRun {
   private async compact(reason: CompactionReason, fixedTokens: number): Promise<RunOutcome | "compacted" | "nothing_to_compact"> {
     if (!chooseCut(modelView(this.messages).messages, this.budget.keepRecentTokens)) return "nothing_to_compact";
     const result = await compact(
-      { history: this.messages, model: this.model!, budget: this.budget, fixedTokens, signal: this.signal, price: this.price },
+      {
+        history: this.messages,
+        model: this.model!,
+        budget: this.budget,
+        fixedTokens,
+        signal: this.signal,
+        price: this.price,
+        assistantTurns: (this.ctx.assistantsBefore ?? 0) + this.messages.filter((m) => m.kind === "assistant").length,
+      },
       reason,
       {
         event: (body) => this.event(body),

@@ -33,6 +33,11 @@ export interface CompactionInput {
   signal: AbortSignal;
   /** The model's prices, when known: the record then carries the summary call's cost. */
   price?: ModelPrice | null;
+  /**
+   * Assistant turns of the whole session so far (`history` may start at a compaction): a replay
+   * plays the recorded summary of this point (see ReplayModelClient).
+   */
+  assistantTurns?: number;
 }
 
 /** A compaction record without its envelope (id, session, parent, time), or why there is none. */
@@ -151,7 +156,13 @@ function summaryRequest(input: CompactionInput, previous: string | null, older: 
     createdAt: new Date(0).toISOString(),
     text: sections.join("\n\n"),
   };
-  return { system: SUMMARY_SYSTEM_PROMPT, messages: [user], tools: [], purpose: "compaction" };
+  return {
+    system: SUMMARY_SYSTEM_PROMPT,
+    messages: [user],
+    tools: [],
+    purpose: "compaction",
+    ...(input.assistantTurns !== undefined ? { assistantTurns: input.assistantTurns } : {}),
+  };
 }
 
 /** Room kept for the omission notes of a summary request. */

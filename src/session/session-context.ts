@@ -85,7 +85,14 @@ export function contextStatus(history: RunHistory, ctx: SessionModelContext): Co
  */
 export async function compactOnDemand(
   history: readonly AgentMessage[],
-  ctx: SessionModelContext & { instructions?: string; loadRecording: MessageLoader; log: CompactionLog; signal?: AbortSignal },
+  ctx: SessionModelContext & {
+    instructions?: string;
+    loadRecording: MessageLoader;
+    log: CompactionLog;
+    signal?: AbortSignal;
+    /** Assistant turns before `history` (it starts at the latest compaction): a replay aligns its summaries by them. */
+    assistantsBefore?: number;
+  },
 ): Promise<{ ok: true; messageId: string; tokensBefore: number; tokensAfter: number } | { ok: false; code: ErrorCode; message: string }> {
   const { budget, price } = modelBudget(ctx.config, ctx.command ?? {});
   const model = createModelClient(ctx.config, ctx.command?.model, { loadMessages: ctx.loadRecording });
@@ -96,6 +103,7 @@ export async function compactOnDemand(
       budget,
       price,
       fixedTokens: fixedTokensOf(ctx),
+      assistantTurns: (ctx.assistantsBefore ?? 0) + history.filter((m) => m.kind === "assistant").length,
       ...(ctx.instructions ? { instructions: ctx.instructions } : {}),
       signal: ctx.signal
         ? AbortSignal.any([ctx.signal, AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS)])

@@ -215,6 +215,7 @@ export class Session {
       const result = await compactOnDemand(history.messages, {
         ...this.modelContext(),
         signal: controller.signal,
+        assistantsBefore: history.before.assistants,
         ...(instructions ? { instructions } : {}),
         loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
         log: {

@@ -129,6 +129,45 @@ describe("ReplayModelClient", () => {
     ]);
   });
 
+  it("answers a summary request with the summary recorded at the same point, whichever client (run) asks", async () => {
+    const compaction = (id: string, summary: string): AgentMessage => ({
+      kind: "compaction",
+      ...meta(id),
+      summary,
+      firstKeptMessageId: "m_1",
+      tokensBefore: 100,
+      tokensAfter: 10,
+    });
+    const withSummaries = [
+      userMsg("m_1", "one"),
+      asst("m_2", { text: "a" }),
+      asst("m_3", { text: "b" }),
+      compaction("m_4", "SUMMARY after 2"),
+      asst("m_5", { text: "c" }),
+      compaction("m_6", "SUMMARY after 3"),
+      asst("m_7", { text: "d" }),
+    ];
+    const summaryOf = async (client: ReplayModelClient, assistantTurns?: number) => {
+      const events = await collect(
+        client.stream({ ...req(), purpose: "compaction", ...(assistantTurns === undefined ? {} : { assistantTurns }) }, never()),
+      );
+      return events.find((e) => e.type === "text_delta")?.text;
+    };
+    // A new client per run, as the session makes them: each finds its own point.
+    expect(await summaryOf(new ReplayModelClient(withSummaries), 2)).toBe("SUMMARY after 2");
+    expect(await summaryOf(new ReplayModelClient(withSummaries), 3)).toBe("SUMMARY after 3");
+    expect(await summaryOf(new ReplayModelClient(withSummaries), 9)).toBe("SUMMARY after 3");
+    // An offset (a replay of a later run) shifts the point as it shifts turns.
+    expect(await summaryOf(new ReplayModelClient(withSummaries, 1), 1)).toBe("SUMMARY after 2");
+    // Without a count: in order, then the last again.
+    const inOrder = new ReplayModelClient(withSummaries);
+    expect([await summaryOf(inOrder), await summaryOf(inOrder), await summaryOf(inOrder)]).toEqual([
+      "SUMMARY after 2",
+      "SUMMARY after 3",
+      "SUMMARY after 3",
+    ]);
+  });
+
   it("replays a recorded failed turn as replay_recorded_error", async () => {
     const client = new ReplayModelClient([asst("m_1", { text: "par", stopReason: "ERROR" })]);
     expect(await collect(client.stream(req(), never()))).toEqual([
