@@ -106,6 +106,10 @@ export async function compact(
   reason: CompactionReason,
   log: CompactionLog,
 ): Promise<{ ok: true; message: CompactionMessage } | { ok: false; code: ErrorCode | "aborted"; message: string }> {
+  // Nothing to summarise is a refusal, not a compaction that failed: the log gets no record of it.
+  if (!chooseCut(modelView(input.history).messages, input.budget.keepRecentTokens)) {
+    return { ok: false, code: "nothing_to_compact", message: "the history is too short to compact" };
+  }
   log.event({ type: "compaction_started", reason });
   const result = await summariseHistory(input);
   if (!result.ok) {

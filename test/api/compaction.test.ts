@@ -120,9 +120,12 @@ describe("POST /api/sessions/:id/compact", () => {
     expect(((await busy.json()) as { error: { code: string } }).error.code).toBe("session_busy");
     release();
     await readSse(response);
+    const before = (await store.loadEventsAfter(sessionId, 0)).length;
     const short = await post(`/api/sessions/${sessionId}/compact`, {});
     expect(short.status).toBe(409);
     expect(((await short.json()) as { error: { code: string } }).error.code).toBe("nothing_to_compact");
+    // A refusal leaves nothing in the log (it added compaction_started and compaction_failed before).
+    expect((await store.loadEventsAfter(sessionId, 0)).length).toBe(before);
   });
 });
 
