@@ -104,6 +104,27 @@ function makeTar(dir, files, bytes) {
   return fs.readFileSync(out);
 }
 
+/**
+ * Writes `files` (path -> text) under `dir`, tars them and uploads the tar: the workspace id and the
+ * tar's bytes. `mode` is every file's mode (`git archive` writes 0664).
+ */
+async function uploadTree(base, agent, dir, files, mode = 0o644) {
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+    fs.chmodSync(path.join(dir, name), mode);
+  }
+  const tar = execFileSync("tar", ["-cf", "-", "-C", dir, "."]);
+  const upload = await request(base, agent, "POST", "/api/workspaces", { body: tar, headers: { "content-type": "application/x-tar" } });
+  return { workspaceId: JSON.parse(upload.body).workspaceId, tar };
+}
+
+/** A prompt's run to its end: its events. */
+async function promptEvents(base, agent, sessionId, body) {
+  const res = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json(body), timeoutMs: 30_000 });
+  return sseEvents(res.body);
+}
+
 /** A ustar header for a regular file of `size` bytes. */
 function tarHeader(name, size) {
   const header = Buffer.alloc(512);
@@ -495,16 +516,10 @@ const checks = {
    */
   async learning(ctx) {
     const agent = new http.Agent({ keepAlive: true });
-    const dir = path.join(ctx.tmp, "calc");
-    fs.mkdirSync(path.join(dir, "src"), { recursive: true });
-    fs.writeFileSync(path.join(dir, "src/math.ts"), "export const add = (a: number, b: number) => a + b;\n");
-    fs.writeFileSync(path.join(dir, "README.md"), "# calc\n");
-    execFileSync("tar", ["-cf", path.join(ctx.tmp, "calc.tar"), "-C", dir, "."]);
-    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", {
-      body: fs.readFileSync(path.join(ctx.tmp, "calc.tar")),
-      headers: { "content-type": "application/x-tar" },
+    const { workspaceId } = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "calc"), {
+      "src/math.ts": "export const add = (a: number, b: number) => a + b;\n",
+      "README.md": "# calc\n",
     });
-    const { workspaceId } = JSON.parse(upload.body);
     const P = "p_blackbox";
     const open = async () =>
       JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId, projectId: P }))).body).sessionId;
@@ -717,25 +732,11 @@ const checks = {
       `8,000 levels: ${deep.status} ${deep.body.slice(0, 60)}; next request ${next.status}`,
     );
 
-    const dir = path.join(ctx.tmp, "edges");
-    fs.mkdirSync(path.join(dir, "src"), { recursive: true });
-    fs.writeFileSync(path.join(dir, "src/a.ts"), "export const a = 1;\n");
-    execFileSync("tar", ["-cf", path.join(ctx.tmp, "edges.tar"), "-C", dir, "."]);
-    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", {
-      body: fs.readFileSync(path.join(ctx.tmp, "edges.tar")),
-      headers: { "content-type": "application/x-tar" },
-    });
-    const { workspaceId } = JSON.parse(upload.body);
-    const open = async () => JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const { workspaceId, tar } = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "edges"), { "src/a.ts": "export const a = 1;\n" });
+    const open = async (id = workspaceId) =>
+      JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId: id }))).body).sessionId;
     const sessionId = await open();
-    const rootRun = sseEvents(
-      (
-        await request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
-          ...json({ text: `TOOL read ${JSON.stringify({ path: "." })}` }),
-          timeoutMs: 30_000,
-        })
-      ).body,
-    );
+    const rootRun = await promptEvents(ctx.base, agent, sessionId, { text: `TOOL read ${JSON.stringify({ path: "." })}` });
     const finished = rootRun.find((e) => e.type === "tool_call_finished");
     record(
       "edges.rootPath",
@@ -746,33 +747,15 @@ const checks = {
     // Shell edits over an upload made like `git archive` (mode 0664): cp and mv onto existing files,
     // a file removed and written again with the same bytes; /changes must apply with git.
     const shellDir = path.join(ctx.tmp, "edges-shell");
-    fs.mkdirSync(shellDir, { recursive: true });
-    for (const [name, body] of [
-      ["a.txt", "alpha\n"],
-      ["b.txt", "beta\n"],
-      ["c.txt", "gamma\n"],
-    ]) {
-      fs.writeFileSync(path.join(shellDir, name), body);
-      fs.chmodSync(path.join(shellDir, name), 0o664);
-    }
-    execFileSync("tar", ["-cf", path.join(ctx.tmp, "edges-shell.tar"), "-C", shellDir, "."]);
-    const shellUpload = await request(ctx.base, agent, "POST", "/api/workspaces", {
-      body: fs.readFileSync(path.join(ctx.tmp, "edges-shell.tar")),
-      headers: { "content-type": "application/x-tar" },
-    });
-    const shellSession = JSON.parse(
-      (await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId: JSON.parse(shellUpload.body).workspaceId }))).body,
-    ).sessionId;
+    const shell = await uploadTree(ctx.base, agent, shellDir, { "a.txt": "alpha\n", "b.txt": "beta\n", "c.txt": "gamma\n" }, 0o664);
+    const shellSession = await open(shell.workspaceId);
     const command =
       "cp b.txt c.txt && sed 's/beta/BETA/' b.txt > b.tmp && mv b.tmp b.txt && rm a.txt && printf 'alpha\\n' > a.txt && cat c.txt b.txt";
-    const shellRun = sseEvents(
-      (
-        await request(ctx.base, agent, "POST", `/api/sessions/${shellSession}/messages/stream`, {
-          ...json({ text: `TOOL bash ${JSON.stringify({ command })}`, allowWrite: true, allowBash: true }),
-          timeoutMs: 30_000,
-        })
-      ).body,
-    );
+    const shellRun = await promptEvents(ctx.base, agent, shellSession, {
+      text: `TOOL bash ${JSON.stringify({ command })}`,
+      allowWrite: true,
+      allowBash: true,
+    });
     const diff = (await request(ctx.base, agent, "GET", `/api/sessions/${shellSession}/changes`)).body;
     let applied = "not applied";
     try {
@@ -792,7 +775,7 @@ const checks = {
 
     // A page of another site uploading through a no-cors request (auth is off here, as on a local npm run dev).
     const crossSite = await request(ctx.base, agent, "POST", "/api/workspaces", {
-      body: fs.readFileSync(path.join(ctx.tmp, "edges.tar")),
+      body: tar,
       headers: { "content-type": "text/plain", origin: "https://evil.example.com" },
     });
     record(

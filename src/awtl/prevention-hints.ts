@@ -21,7 +21,7 @@ export function oneLine(text: string): string {
 }
 
 const list = (paths: string[]) =>
-  paths.length === 0 ? "the files it names" : paths.slice(0, 3).map(oneLine).join(", ") + (paths.length > 3 ? ", ..." : "");
+  paths.length === 0 ? "the files it names" : paths.slice(0, 3).join(", ") + (paths.length > 3 ? ", ..." : "");
 
 const TEMPLATES: Record<string, (f: HintFacts) => string> = {
   not_found: (f) => `Check that ${list(f.paths)} exists (with ls or find) before calling ${f.tool ?? "a tool"} on it.`,
@@ -54,7 +54,7 @@ const TEMPLATES: Record<string, (f: HintFacts) => string> = {
 
 /** The hint for a failure; a verdict from an external judge names the judge and the artifacts. */
 export function preventionHint(facts: HintFacts): string {
-  return oneLine(hintOf({ ...facts, judgeName: oneLine(facts.judgeName), tool: facts.tool === null ? null : oneLine(facts.tool) }));
+  return oneLine(hintOf(facts));
 }
 
 function hintOf(facts: HintFacts): string {

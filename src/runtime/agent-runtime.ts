@@ -17,7 +17,7 @@ import {
 import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
 import { type CompactionReason, compact } from "./compaction";
-import { type ContextBudget, chooseCut, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
+import { type ContextBudget, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
 import { DeltaCoalescer } from "./delta-coalescer";
 import { fitToolResult } from "./result-budget";
 import type { RunLog } from "./run-log";
@@ -279,7 +279,6 @@ class AgentRun {
    * aborted, or `context_overflow` after `compaction_failed`.
    */
   private async compact(reason: CompactionReason, fixedTokens: number): Promise<RunOutcome | "compacted" | "nothing_to_compact"> {
-    if (!chooseCut(modelView(this.messages).messages, this.budget.keepRecentTokens)) return "nothing_to_compact";
     const result = await compact(
       {
         history: this.messages,
@@ -297,6 +296,8 @@ class AgentRun {
       },
     );
     if (result.ok) return "compacted";
+    // Too short to summarise: `compact` refused before any event, and the call goes ahead as it is.
+    if (result.code === "nothing_to_compact") return "nothing_to_compact";
     if (result.code === "aborted" || this.signal.aborted) return this.end(this.abortReason(), "");
     this.assistant(this.ctx.ids.next("message"), { text: "", stopReason: "ERROR" });
     const why = reason === "overflow" ? "the provider said the request does not fit" : "the history passed the context threshold";

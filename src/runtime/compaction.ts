@@ -1,11 +1,13 @@
 import { type AgentMessage, CHARS_PER_TOKEN, type CompactionMessage, type ErrorCode, type ToolCall, type Usage } from "../domain";
 import { costOf, type ModelClient, type ModelPrice, type ModelRequest } from "../model";
 import {
+  type CompactionCut,
   type ContextBudget,
   chooseCut,
   estimateContextTokens,
   estimateMessageTokens,
   estimateTextTokens,
+  type ModelView,
   modelView,
 } from "./context-window";
 
@@ -49,14 +51,11 @@ export type CompactionResult =
   | { ok: false; code: ErrorCode | "aborted"; message: string };
 
 /**
- * Summarises the older part of the model's view of `history` with the model, keeping the newest
- * ~`keepRecentTokens` word for word (see `chooseCut`). The summary is the model's structured text plus
+ * Summarises the older part of the model's view of `history` (`view`, cut at `cut`) with the model,
+ * keeping the newest ~`keepRecentTokens` word for word (see `chooseCut`). The summary is the model's structured text plus
  * the lists of files read and changed, taken from the tool calls themselves. Never throws.
  */
-export async function summariseHistory(input: CompactionInput): Promise<CompactionResult> {
-  const view = modelView(input.history);
-  const cut = chooseCut(view.messages, input.budget.keepRecentTokens);
-  if (!cut) return { ok: false, code: "nothing_to_compact", message: "the history is too short to compact" };
+async function summarise(input: CompactionInput, view: ModelView, cut: CompactionCut): Promise<CompactionResult> {
   const tokensBefore = estimateContextTokens(view, input.fixedTokens);
   const request = summaryRequest(input, cut.previous?.summary ?? null, cut.older);
 
@@ -106,12 +105,12 @@ export async function compact(
   reason: CompactionReason,
   log: CompactionLog,
 ): Promise<{ ok: true; message: CompactionMessage } | { ok: false; code: ErrorCode | "aborted"; message: string }> {
+  const view = modelView(input.history);
+  const cut = chooseCut(view.messages, input.budget.keepRecentTokens);
   // Nothing to summarise is a refusal, not a compaction that failed: the log gets no record of it.
-  if (!chooseCut(modelView(input.history).messages, input.budget.keepRecentTokens)) {
-    return { ok: false, code: "nothing_to_compact", message: "the history is too short to compact" };
-  }
+  if (!cut) return { ok: false, code: "nothing_to_compact", message: "the history is too short to compact" };
   log.event({ type: "compaction_started", reason });
-  const result = await summariseHistory(input);
+  const result = await summarise(input, view, cut);
   if (!result.ok) {
     if (result.code !== "aborted") log.event({ type: "compaction_failed", code: result.code, message: result.message });
     return result;

@@ -129,33 +129,45 @@ describe("POST /api/sessions/:id/compact", () => {
   });
 });
 
+/**
+ * A session with three long answers in its history (enough to compact at an 8,000-token window)
+ * whose summary requests `summarise` answers, given the request's init (its abort signal).
+ */
+async function compactableSession(summarise: (body: Body, init?: RequestInit) => Promise<Response>): Promise<string> {
+  const res = await api("/api/sessions", { method: "POST" });
+  const { sessionId } = (await res.json()) as { sessionId: string };
+  let agentCalls = 0;
+  useSessionDeps(sessionId, {
+    ids: counterIds(),
+    modelFetch: async (_input, init) => {
+      const body = JSON.parse(String(init?.body)) as Body;
+      return isSummary(body) ? summarise(body, init) : text(`answer ${++agentCalls}: ${"w".repeat(4_000)}`)(body);
+    },
+  });
+  for (const n of [1, 2, 3]) await run(sessionId, { text: `question ${n}`, contextWindow: 8_000 });
+  return sessionId;
+}
+
+/**
+ * Waits (polling, from the test) until `flag()` holds. Plain flags set by the model stand-in: a
+ * promise resolved inside the object would carry the test's next steps into the object's I/O context.
+ */
+async function until(flag: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 200 && !flag(); i++) await new Promise((r) => setTimeout(r, 10));
+  return flag();
+}
+
 describe("deleting a session during a manual compaction", () => {
   it("cancels the summary request, answers the compaction 404 session_not_found, and the deletion completes", async () => {
-    const long = (n: number) => `answer ${n}: ${"w".repeat(4_000)}`;
-    // Plain flags, polled from the test: a promise resolved inside the object would carry the
-    // test's next steps into the object's I/O context.
     const summary = { started: false, cancelled: false };
-    const res = await api("/api/sessions", { method: "POST" });
-    const { sessionId } = (await res.json()) as { sessionId: string };
-    let agentCalls = 0;
-    useSessionDeps(sessionId, {
-      ids: counterIds(),
-      modelFetch: async (_input, init) => {
-        const body = JSON.parse(String(init?.body)) as Body;
-        if (!isSummary(body)) return text(long(++agentCalls))(body);
-        // The summary hangs until its request is cancelled.
-        summary.started = true;
-        await new Promise<void>((resolve) => init?.signal?.addEventListener("abort", () => resolve()));
-        summary.cancelled = true;
-        throw new DOMException("aborted", "AbortError");
-      },
+    const sessionId = await compactableSession(async (_body, init) => {
+      // The summary hangs until its request is cancelled.
+      summary.started = true;
+      await new Promise<void>((resolve) => init?.signal?.addEventListener("abort", () => resolve()));
+      summary.cancelled = true;
+      throw new DOMException("aborted", "AbortError");
     });
-    for (const n of [1, 2, 3]) await run(sessionId, { text: `question ${n}`, contextWindow: 8_000 });
     const compaction = post(`/api/sessions/${sessionId}/compact`, {});
-    const until = async (flag: () => boolean) => {
-      for (let i = 0; i < 200 && !flag(); i++) await new Promise((r) => setTimeout(r, 10));
-      return flag();
-    };
     expect(await until(() => summary.started)).toBe(true);
     const deleted = await api(`/api/sessions/${sessionId}`, { method: "DELETE" });
     expect([deleted.status, summary.cancelled]).toEqual([204, true]);
@@ -171,28 +183,17 @@ describe("deleting a session during a manual compaction", () => {
 
 describe("a restart during a manual compaction", () => {
   it("closes its compaction_started with compaction_failed run_interrupted; the session compacts again afterwards", async () => {
-    const long = (n: number) => `answer ${n}: ${"w".repeat(4_000)}`;
     const state = { summaryStarted: false, hang: true };
-    const res = await api("/api/sessions", { method: "POST" });
-    const { sessionId } = (await res.json()) as { sessionId: string };
-    let agentCalls = 0;
-    useSessionDeps(sessionId, {
-      ids: counterIds(),
-      modelFetch: async (_input, init) => {
-        const body = JSON.parse(String(init?.body)) as Body;
-        if (!isSummary(body)) return text(long(++agentCalls))(body);
-        state.summaryStarted = true;
-        if (state.hang) await new Promise(() => {}); // the object dies while this request is open
-        return text("## Goal\nsecond try")(body);
-      },
+    const sessionId = await compactableSession(async (body) => {
+      state.summaryStarted = true;
+      if (state.hang) await new Promise(() => {}); // the object dies while this request is open
+      return text("## Goal\nsecond try")(body);
     });
-    for (const n of [1, 2, 3]) await run(sessionId, { text: `question ${n}`, contextWindow: 8_000 });
     void post(`/api/sessions/${sessionId}/compact`, {}).then(
       (r) => r.body?.cancel(),
       () => {},
     );
-    for (let i = 0; i < 200 && !state.summaryStarted; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(state.summaryStarted).toBe(true);
+    expect(await until(() => state.summaryStarted)).toBe(true);
     await abortAllDurableObjects();
     state.hang = false;
     // Any request wakes the object; its recovery ends the compaction that was cut off.

@@ -83,3 +83,18 @@ export async function until(check: () => Promise<boolean> | boolean, what: strin
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/**
+ * A session whose first run is under way and held: its model call waits for `first.open()` (or for
+ * the run's abort), so prompts sent meanwhile find the session busy. `running` is that prompt's answer.
+ */
+export async function sessionWithHeldRun(text: string) {
+  const first = gate();
+  const { sessionId, requests } = await sessionWithModel(async (body, n, signal) => {
+    if (n === 1) await first.wait(signal);
+    return echoAnswer(body);
+  });
+  const running = prompt(sessionId, { text });
+  await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+  return { sessionId, requests, first, running };
+}

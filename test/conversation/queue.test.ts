@@ -2,7 +2,19 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { readSse, type SseFrame } from "../helpers/sse-client";
 import { jsonResponse } from "../model/helpers";
-import { api, echoAnswer, gate, lastUser, prompt, sessionWithModel, store, textAnswer, toolCallAnswer, until } from "./helpers";
+import {
+  api,
+  echoAnswer,
+  gate,
+  lastUser,
+  prompt,
+  sessionWithHeldRun,
+  sessionWithModel,
+  store,
+  textAnswer,
+  toolCallAnswer,
+  until,
+} from "./helpers";
 
 const types = (frames: SseFrame[]) => frames.map((f) => f.data.type);
 const info = async (id: string) => (await (await api(`/api/sessions/${id}`)).json()) as Record<string, unknown>;
@@ -10,13 +22,7 @@ const userTexts = async (id: string) => (await store.loadMessages(id)).flatMap((
 
 describe("whenBusy: a prompt while a run is active", () => {
   it("reject (the default) answers 409 session_busy, as before", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n) => {
-      if (n === 1) await first.wait();
-      return echoAnswer(body);
-    });
-    const running = prompt(sessionId, { text: "one" });
-    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
     const busy = await prompt(sessionId, { text: "two" });
     expect(busy.status).toBe(409);
     expect(((await busy.json()) as { error: { code: string } }).error.code).toBe("session_busy");
@@ -126,13 +132,7 @@ describe("whenBusy: a prompt while a run is active", () => {
   });
 
   it("a steer's stream follows its message when the run ends without taking it: through the follow-up's run to its end", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n, signal) => {
-      if (n === 1) await first.wait(signal);
-      return echoAnswer(body);
-    });
-    const running = prompt(sessionId, { text: "long task" });
-    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { sessionId, running } = await sessionWithHeldRun("long task");
     const oldRun = (await running).headers.get("x-run-id")!;
     const steer = await prompt(sessionId, { text: "two", whenBusy: "steer" });
     await api(`/api/sessions/${sessionId}/abort`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
@@ -182,13 +182,7 @@ describe("whenBusy: a prompt while a run is active", () => {
   });
 
   it("a follow-up survives an abort of the current run", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n, signal) => {
-      if (n === 1) await first.wait(signal);
-      return echoAnswer(body);
-    });
-    const running = prompt(sessionId, { text: "long task" });
-    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { sessionId, running } = await sessionWithHeldRun("long task");
     const follow = await prompt(sessionId, { text: "after it", whenBusy: "followUp" });
     await api(`/api/sessions/${sessionId}/abort`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
     const aborted = await readSse(await running);
@@ -252,13 +246,7 @@ describe("whenBusy: a prompt while a run is active", () => {
   });
 
   it("DELETE /queue/:messageId withdraws an undelivered follow-up; its stream ends; a second DELETE is 404", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n) => {
-      if (n === 1) await first.wait();
-      return echoAnswer(body);
-    });
-    const running = prompt(sessionId, { text: "one" });
-    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
     const follow = await prompt(sessionId, { text: "never mind", whenBusy: "followUp" });
     const messageId = ((await info(sessionId)).queue as { followUp: string[] }).followUp[0]!;
     const del = await api(`/api/sessions/${sessionId}/queue/${messageId}`, { method: "DELETE" });
@@ -276,13 +264,7 @@ describe("whenBusy: a prompt while a run is active", () => {
   });
 
   it("a follow-up's stream resumes by Last-Event-ID and runId: the runs before it are skipped, it ends with its own run", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n) => {
-      if (n === 1) await first.wait();
-      return echoAnswer(body);
-    });
-    const running = prompt(sessionId, { text: "one" });
-    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
     const follow = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
     const runId = follow.headers.get("x-run-id")!;
     const head = await readSse(follow, 1); // the client drops after message_queued
@@ -300,13 +282,7 @@ describe("whenBusy: a prompt while a run is active", () => {
   });
 
   it("a stream asked for a run the session does not have is 404 run_not_found, while a run is active and after", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n) => {
-      if (n === 1) await first.wait();
-      return echoAnswer(body);
-    });
-    const running = prompt(sessionId, { text: "one" });
-    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
     const runId = (await running).headers.get("x-run-id")!;
     const unknown = "r_01jd8x9a1b2c3d4e5f6g7h8j9k";
     const refusal = async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { client, post } from "../awtl/harness";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
-import { api, echoAnswer, gate, postJson, prompt, sessionWithModel, store, until } from "./helpers";
+import { api, echoAnswer, gate, postJson, prompt, sessionWithHeldRun, sessionWithModel, store, until } from "./helpers";
 
 interface Page {
   items: { id: string; title: string | null; projectId: string | null; status: string; counts: { messages: number; events: number } }[];
@@ -256,13 +256,7 @@ describe("Idempotency-Key", () => {
   });
 
   it("concurrent duplicates of a queued follow-up: one queued message, both answered with its run", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n) => {
-      if (n === 1) await first.wait();
-      return echoAnswer(body);
-    });
-    const running = prompt(sessionId, { text: "one" });
-    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
     const key = { "idempotency-key": "follow-1" };
     const [a, b] = await Promise.all([
       prompt(sessionId, { text: "two", whenBusy: "followUp" }, key),
