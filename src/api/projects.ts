@@ -26,7 +26,7 @@ export const projectRoutes = new Hono<AppBindings>()
     const caseId = c.req.param("caseId");
     const found = await project.getCase(caseId);
     if (!found) throw new HarnessError("case_not_found", `case '${caseId.slice(0, 100)}' does not exist in this project`);
-    return c.json({ case: found, scorecard: await project.scorecard(caseId) });
+    return c.json({ case: found, scorecard: await project.scorecard(caseId), judgedScorecard: await project.judgedScorecard(caseId) });
   })
   /** Re-runs the case's failing run with the replay model; 201 with the scorecard. */
   .post("/:pid/cases/:caseId/replay", async (c) => {

@@ -306,7 +306,13 @@ export const MessageLine = AgentMessage;
 export const JudgementResult = z.strictObject({ judgeResult: JudgeResult, attribution: AttributionRecord.nullable() });
 export const AttributionList = z.strictObject({ attributions: z.array(AttributionRecord) });
 export const CaseList = z.strictObject({ cases: z.array(FailedTurnCase) });
-export const CaseDetail = z.strictObject({ case: FailedTurnCase, scorecard: Scorecard.nullable() });
+export const CaseDetail = z.strictObject({
+  case: FailedTurnCase,
+  /** The latest replay's. */
+  scorecard: Scorecard.nullable(),
+  /** The latest one a judge settled (passed or stale): what promotion goes by while a later replay is pending or unavailable. */
+  judgedScorecard: Scorecard.nullable(),
+});
 export const ScorecardAnswer = z.strictObject({ scorecard: Scorecard });
 export const ApprovalAnswer = z.strictObject({ approval: Approval });
 export const PromotionAnswer = z.strictObject({ rule: MemoryRule });

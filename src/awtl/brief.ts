@@ -1,6 +1,7 @@
 import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS } from "../domain";
 import { globMatches } from "./artifacts";
 import type { FailedTurnCase } from "./failed-turn-case";
+import { becomesCase } from "./failure-classes";
 import { oneLine } from "./prevention-hints";
 import { isExcluded, type Scorecard } from "./scorecard";
 
@@ -53,7 +54,13 @@ export function buildBrief(
   ctx: BriefContext,
 ): Brief | null {
   const ranked = cases
-    .filter((c) => applies(c, ctx) && !isExcluded(scorecards.get(c.caseId) ?? null, ctx.now, ctx.maxAgeMs))
+    .filter(
+      (c) =>
+        // A case later found flaky stays listed but no longer applies.
+        becomesCase(c.applicability.failureClass) &&
+        applies(c, ctx) &&
+        !isExcluded(scorecards.get(c.caseId) ?? null, ctx.now, ctx.maxAgeMs),
+    )
     .sort(
       (a, b) =>
         Number(promoted.has(b.caseId)) - Number(promoted.has(a.caseId)) ||

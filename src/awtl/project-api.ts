@@ -62,6 +62,8 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
     outcome: { originRunId: string; judgeName: string; reproduced: boolean } | null,
   ): Promise<void>;
   scorecard(caseId: string): Scorecard | null;
+  judgedScorecard(caseId: string): Scorecard | null;
+  replaySessionDeleted(ref: ProjectRef, sessionId: string): Promise<void>;
   verdict(ref: ProjectRef, notice: VerdictNotice): Promise<Scorecard | null>;
   approve(ref: ProjectRef, caseId: string, approvedBy: string, note: string): Promise<Result<Approval>>;
   promote(ref: ProjectRef, caseId: string, write: boolean): Promise<Result<MemoryRule>>;

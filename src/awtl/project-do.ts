@@ -5,6 +5,7 @@ import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
 import { buildCase } from "./case-builder";
 import { FailedTurnCase } from "./failed-turn-case";
+import { becomesCase } from "./failure-classes";
 import type { Approval, MemoryRule, ProjectRef, ProjectRpc, QuarantineEntry, VerdictNotice } from "./project-api";
 import { ImportSummary, projectObjectName } from "./project-api";
 import { promotionRefusal } from "./promotion";
@@ -32,6 +33,13 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     // or the same foreign run imported again, counts once).
     this.sql.exec(`CREATE TABLE IF NOT EXISTS case_runs (case_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (case_id, run_id))`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS scorecards (case_id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
+    // The latest scorecard a judge settled (passed or stale): a later replay that is pending, or that
+    // could not be played, does not take back what a judge already found.
+    const scorecardColumns = this.sql.exec<{ name: string }>(`PRAGMA table_info(scorecards)`).toArray();
+    if (!scorecardColumns.some((c) => c.name === "judged")) {
+      this.sql.exec(`ALTER TABLE scorecards ADD COLUMN judged TEXT`);
+      this.sql.exec(`UPDATE scorecards SET judged = body WHERE json_extract(body, '$.status') IN ('passed', 'stale')`);
+    }
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS replay_outcomes (run_id TEXT NOT NULL, judge_name TEXT NOT NULL, reproduced INTEGER NOT NULL, at TEXT NOT NULL)`,
     );
@@ -76,9 +84,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   }
 
   brief(context: BriefContext): Brief | null {
-    const scorecards = new Map(this.scorecards().map((c) => [c.caseId, c]));
     const promoted = new Set(this.memory().map((m) => m.caseId));
-    return buildBrief(this.listCases(), scorecards, promoted, context);
+    return buildBrief(this.listCases(), this.briefScorecards(), promoted, context);
   }
 
   /** Whether the same judge passed on a replay of this run (its failure is then `flaky`). */
@@ -94,7 +101,14 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     card: Scorecard,
     outcome: { originRunId: string; judgeName: string; reproduced: boolean } | null,
   ): Promise<void> {
-    this.sql.exec(`INSERT OR REPLACE INTO scorecards (case_id, body) VALUES (?, ?)`, card.caseId, JSON.stringify(Scorecard.parse(card)));
+    const body = JSON.stringify(Scorecard.parse(card));
+    this.sql.exec(
+      `INSERT INTO scorecards (case_id, body, judged) VALUES (?, ?, ?)
+       ON CONFLICT (case_id) DO UPDATE SET body = excluded.body, judged = COALESCE(excluded.judged, scorecards.judged)`,
+      card.caseId,
+      body,
+      isJudged(card) ? body : null,
+    );
     if (outcome) this.recordOutcome(outcome.originRunId, outcome.judgeName, outcome.reproduced);
     // The same judge passed on an identical replay: the failure was flaky, whatever it looked like.
     if (outcome && !outcome.reproduced) this.reclassify(card.caseId, "flaky");
@@ -104,6 +118,31 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   scorecard(caseId: string): Scorecard | null {
     const row = this.sql.exec<{ body: string }>(`SELECT body FROM scorecards WHERE case_id = ?`, caseId).toArray()[0];
     return row ? Scorecard.parse(JSON.parse(row.body)) : null;
+  }
+
+  /** The latest scorecard a judge settled for the case (passed or stale), whatever replays came after it. */
+  judgedScorecard(caseId: string): Scorecard | null {
+    const row = this.sql.exec<{ judged: string | null }>(`SELECT judged FROM scorecards WHERE case_id = ?`, caseId).toArray()[0];
+    return row?.judged ? Scorecard.parse(JSON.parse(row.judged)) : null;
+  }
+
+  /**
+   * The replay session of a pending scorecard was deleted: no verdict can reach it any more, so the
+   * scorecard becomes `unavailable` (a judged one before it still stands). Nothing for other sessions.
+   */
+  async replaySessionDeleted(ref: ProjectRef, sessionId: string): Promise<void> {
+    const pending = this.scorecards().filter((c) => c.status === "pending" && c.replay?.sessionId === sessionId);
+    for (const card of pending) {
+      const gone: Scorecard = {
+        ...card,
+        ...verdictOf("unreplayable"),
+        validatedBy: "replay",
+        lastValidatedAt: nowIso(),
+        evidenceRefs: [...card.evidenceRefs, "replay:unavailable:replay_session_deleted"],
+        replay: null,
+      };
+      await this.recordScorecard(ref, gone, null);
+    }
   }
 
   /**
@@ -147,7 +186,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   async promote(ref: ProjectRef, caseId: string, write: boolean): Promise<Result<MemoryRule>> {
     const found = this.getCase(caseId);
     if (!found) return failure("case_not_found", `case '${caseId}' does not exist in this project`);
-    const card = this.scorecard(caseId);
+    // A replay still pending (or that could not be played) does not undo one a judge settled before.
+    const card = this.judgedScorecard(caseId);
     const approved = this.sql.exec(`SELECT 1 FROM approvals WHERE case_id = ?`, caseId).toArray().length > 0;
     const refusal = promotionRefusal(found, { write, scorecard: card, approved });
     if (refusal) return failure(refusal.code, refusal.message);
@@ -260,6 +300,17 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       .map((r) => Scorecard.parse(JSON.parse(r.body)));
   }
 
+  /** What the brief judges each case by: its scorecard, or the judged one before a replay that could not be played. */
+  private briefScorecards(): Map<string, Scorecard> {
+    const cards = new Map<string, Scorecard>();
+    for (const row of this.sql.exec<{ body: string; judged: string | null }>(`SELECT body, judged FROM scorecards`).toArray()) {
+      const card = Scorecard.parse(JSON.parse(row.body));
+      const shown = card.status === "unavailable" && row.judged ? Scorecard.parse(JSON.parse(row.judged)) : card;
+      cards.set(card.caseId, shown);
+    }
+    return cards;
+  }
+
   private recordOutcome(runId: string, judgeName: string, reproduced: boolean): void {
     this.sql.exec(
       `INSERT INTO replay_outcomes (run_id, judge_name, reproduced, at) VALUES (?, ?, ?, ?)`,
@@ -275,6 +326,12 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     if (!found) return;
     const changed: FailedTurnCase = { ...found, applicability: { ...found.applicability, failureClass } };
     this.sql.exec(`UPDATE cases SET body = ? WHERE case_id = ?`, JSON.stringify(FailedTurnCase.parse(changed)), caseId);
+    this.withdrawIfUnpromotable(changed);
+  }
+
+  /** Memory holds only cases that could be promoted now: a case found flaky (or otherwise reclassified) leaves it. */
+  private withdrawIfUnpromotable(c: FailedTurnCase): void {
+    if (!becomesCase(c.applicability.failureClass)) this.sql.exec(`DELETE FROM memory WHERE case_id = ?`, c.caseId);
   }
 
   /** A recurrence counts, keeps its first sighting, moves its origin to the latest, and loses the imported mark once seen for real. */
@@ -300,6 +357,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       JSON.stringify(FailedTurnCase.parse(merged)),
       merged.lastSeenAt,
     );
+    this.withdrawIfUnpromotable(merged);
   }
 
   /** cases.jsonl, scorecards.jsonl and memory.jsonl under the project's prefix; keys come from validated ids only. */
@@ -315,6 +373,11 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
 /** Where a project's mirror lives in R2. */
 export function projectPrefix(ref: ProjectRef): string {
   return `projects/${encodeURIComponent(projectObjectName(ref))}`;
+}
+
+/** A scorecard a judge settled: the failure reproduced or it did not. */
+function isJudged(card: Scorecard): boolean {
+  return card.status === "passed" || card.status === "stale";
 }
 
 function mergeEvidence(old: string[], added: string[]): string[] {

@@ -90,6 +90,14 @@ export class LearningLoop {
     return outcome;
   }
 
+  /**
+   * The session is being deleted: a case replay pending in it can never be judged now. Best effort: a
+   * lost notice leaves the replay pending, which the case's next replay replaces.
+   */
+  async sessionDeleted(): Promise<void> {
+    await this.projectStub().replaySessionDeleted(this.deps.project(), this.deps.sessionId).catch(logFailure("replay session notice"));
+  }
+
   async attributions(): Promise<AttributionRecord[]> {
     return (await this.deps.readTrace(0)).filter((r): r is AttributionRecord => r.type === "attribution");
   }

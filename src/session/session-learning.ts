@@ -74,6 +74,11 @@ export class SessionLearning {
     this.loop.record(draft);
   }
 
+  /** Tells the project the session is being deleted (a replay pending in it becomes unavailable). */
+  sessionDeleted(): Promise<void> {
+    return this.loop.sessionDeleted();
+  }
+
   /** Hands queued cases to the project (the alarm retries what fails). */
   deliver(): Promise<void> {
     return this.loop.deliver();

@@ -368,6 +368,7 @@ export class Session {
     compaction?.controller.abort();
     await compaction?.done;
     this.destroyed = true;
+    await this.learning.sessionDeleted();
     await deleteSessionObjects(this.deps.bucket, this.id);
     await this.storage.deleteAlarm();
     await this.storage.deleteAll();

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { projectPrefix } from "../../src/awtl/project-do";
 import { deleteWorkspace } from "../../src/workspace/snapshot";
-import { actionOfCall, casesOf, client, model, openSession, post, prompt, traceOf, uploadWorkspace } from "./harness";
+import { actionOfCall, casesOf, client, model, openSession, post, prompt, systemPromptOf, traceOf, uploadWorkspace } from "./harness";
 
 const api = client();
 
@@ -260,6 +260,77 @@ describe("cases, replay, approval and promotion", () => {
     ]);
   });
 
+  it("memory follows its case: a later pending or unplayable replay keeps the judged pass; a replay judged pass withdraws the rule", async () => {
+    const P = "p_memory";
+    const { caseId } = await failedEdit(P, workspaceId);
+    const detail = async () =>
+      (await (await api(`/api/projects/${P}/cases/${caseId}`)).json()) as {
+        case: { applicability: { failureClass: string } };
+        scorecard: { recordId: string; status: string; evidenceRefs: string[]; replay: { sessionId: string; runId: string } | null };
+        judgedScorecard: { recordId: string; status: string } | null;
+      };
+    const replay = async () => {
+      const res = await api(`/api/projects/${P}/cases/${caseId}/replay`, post({}));
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { scorecard: { recordId: string; replay: { sessionId: string; runId: string } } }).scorecard;
+    };
+    const judge = (card: { replay: { sessionId: string; runId: string } }, result: string) =>
+      api(
+        `/api/sessions/${card.replay.sessionId}/judgements`,
+        post({ runId: card.replay.runId, judgeName: "ci", result, artifactRefs: ["src/math.ts"] }),
+      );
+    const briefed = async () => {
+      const { sessionId, log } = await openSession(api, { workspaceId, projectId: P, answers: [model.text("ok")] });
+      const { frames } = await prompt(api, sessionId, { text: "look at src/math.ts", allowWrite: true });
+      const verified = systemPromptOf(log, 0).includes("\n- [verified] ");
+      return frames.filter((f) => f.data.type === "brief_injected").map((f) => [f.data.caseIds, verified]);
+    };
+
+    const first = await replay();
+    expect((await judge(first, "fail")).status).toBe(201);
+    await waitForScorecard(`/api/projects/${P}/cases/${caseId}`, "passed");
+
+    // A second replay is pending: the judged pass still stands, and promotion goes by it.
+    const second = await replay();
+    let now = await detail();
+    expect([now.scorecard.recordId, now.scorecard.status, now.judgedScorecard]).toMatchObject([
+      second.recordId,
+      "pending",
+      { recordId: first.recordId, status: "passed" },
+    ]);
+    const promoted = await api(`/api/projects/${P}/memory/promote`, post({ caseId, write: true }));
+    expect(promoted.status).toBe(201);
+    expect(((await promoted.json()) as { rule: { verifiedBy: string } }).rule.verifiedBy).toBe("replay");
+
+    // Its session deleted, the pending replay can never be judged: unavailable, and the brief still
+    // goes by the judged pass (the rule stays in memory and in briefs alike).
+    expect((await api(`/api/sessions/${second.replay.sessionId}`, { method: "DELETE" })).status).toBe(204);
+    now = await detail();
+    expect([now.scorecard.status, now.scorecard.replay, now.scorecard.evidenceRefs.at(-1), now.judgedScorecard?.recordId]).toEqual([
+      "unavailable",
+      null,
+      "replay:unavailable:replay_session_deleted",
+      first.recordId,
+    ]);
+    expect(await briefed()).toEqual([[[caseId], true]]);
+
+    // A replay the same judge passes: the failure was flaky, so the rule leaves memory (and its mirror) and briefs.
+    const third = await replay();
+    expect((await judge(third, "pass")).status).toBe(201);
+    const settled = await waitForScorecard(`/api/projects/${P}/cases/${caseId}`, "stale");
+    expect(settled.case.applicability.failureClass).toBe("flaky");
+    expect(await (await api(`/api/projects/${P}/memory`)).json()).toEqual({ rules: [] });
+    expect(await (await env.STORE.get(`${projectPrefix({ tenant: null, projectId: P })}/memory.jsonl`))!.text()).toBe("");
+    expect(await briefed()).toEqual([]);
+    expect(await errorOf(await api(`/api/projects/${P}/memory/promote`, post({ caseId, write: true })))).toEqual([
+      409,
+      "promotion_class_not_allowed",
+    ]);
+    // A flaky case stays out of briefs while yet another replay of it is pending.
+    expect((await replay()).recordId).toBe((await detail()).scorecard.recordId);
+    expect(await briefed()).toEqual([]);
+  });
+
   it("the same failure twice is one case with two occurrences", async () => {
     const first = await failedEdit("p_twice", workspaceId);
     const again = await failedEdit("p_twice", workspaceId);
@@ -288,7 +359,8 @@ describe("cases, replay, approval and promotion", () => {
   it("GET a case: the strict record and its scorecard; unknown ids and projects", async () => {
     const { caseId } = await failedEdit("p_get", workspaceId);
     const res = await api(`/api/projects/p_get/cases/${caseId}`);
-    const body = (await res.json()) as { case: Record<string, unknown>; scorecard: null };
+    const body = (await res.json()) as { case: Record<string, unknown>; scorecard: null; judgedScorecard: null };
+    expect(Object.keys(body)).toEqual(["case", "scorecard", "judgedScorecard"]);
     expect(Object.keys(body.case)).toEqual([
       "schemaVersion",
       "caseId",
@@ -308,7 +380,7 @@ describe("cases, replay, approval and promotion", () => {
     ]);
     expect(body.case.turnId).toBe(body.case.failureTurnId);
     expect(body.case.artifactRefs).toEqual(["src/math.ts"]);
-    expect(body.scorecard).toBeNull();
+    expect([body.scorecard, body.judgedScorecard]).toEqual([null, null]);
     expect(await errorOf(await api("/api/projects/p_get/cases/cs_0000"))).toEqual([404, "case_not_found"]);
     expect(await errorOf(await api("/api/projects/p_never_named/cases"))).toEqual([404, "project_not_found"]);
     expect(await errorOf(await api("/api/projects/nope/cases"))).toEqual([400, "invalid_project_id"]);
