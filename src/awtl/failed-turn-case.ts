@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FailureClass, isoTime, nonBlank } from "../domain";
+import { FailureClass, isoTime, MAX_PREVENTION_HINT_CHARS, nonBlank } from "../domain";
 
 /**
  * A failed-turn case: a failure compressed to what the next run needs (a one-sentence hint and when
@@ -29,7 +29,7 @@ export const FailedTurnCase = z
     failureEventId: nonBlank,
     artifactRefs: z.array(nonBlank).min(1),
     memoryReadNodeIds: z.array(nonBlank),
-    preventionHint: nonBlank.pipe(z.string().max(300)),
+    preventionHint: nonBlank.pipe(z.string().max(MAX_PREVENTION_HINT_CHARS)),
     applicability: CaseApplicability,
     evidenceRefs: z.array(nonBlank).min(1),
     occurrences: z.number().int().positive(),

@@ -1,3 +1,5 @@
+import { clipText, MAX_PREVENTION_HINT_CHARS } from "../domain";
+
 /**
  * One imperative sentence per failure kind, filled from the case's facts (tool, paths, judge) and
  * never from raw logs: what the next run should do so the failure does not recur.
@@ -52,9 +54,36 @@ const TEMPLATES: Record<string, (f: HintFacts) => string> = {
   context_overflow: () => "Read only the parts of files you need (use offset and limit), to keep the conversation small.",
 };
 
-/** The hint for a failure; a verdict from an external judge names the judge and the artifacts. */
+/** Widths long paths are shortened to, in turn, until the hint fits (a judge's name is at most 100 characters). */
+const PATH_WIDTHS = [80, 40, 20];
+
+/**
+ * The hint for a failure; a verdict from an external judge names the judge and the artifacts. At
+ * most MAX_PREVENTION_HINT_CHARS: long paths keep their end (the file name) until it fits; past that
+ * (paths full of escaped control characters) it is cut.
+ */
 export function preventionHint(facts: HintFacts): string {
-  return oneLine(hintOf(facts));
+  let hint = oneLine(hintOf(facts));
+  for (const width of PATH_WIDTHS) {
+    if (hint.length <= MAX_PREVENTION_HINT_CHARS) return hint;
+    hint = oneLine(hintOf({ ...facts, paths: facts.paths.map((p) => keepEnd(p, width)) }));
+  }
+  return clipText(hint, MAX_PREVENTION_HINT_CHARS);
+}
+
+/** `text` in at most `width` UTF-16 units, its end kept after "…/" (from a directory boundary when one is near); pairs stay whole. */
+function keepEnd(text: string, width: number): string {
+  if (text.length <= width) return text;
+  const chars = Array.from(text);
+  const tail: string[] = [];
+  let units = 2;
+  for (let i = chars.length - 1; i >= 0 && units + chars[i]!.length <= width; i--) {
+    tail.unshift(chars[i]!);
+    units += chars[i]!.length;
+  }
+  const kept = tail.join("");
+  const slash = kept.indexOf("/");
+  return `…/${slash >= 0 && slash < kept.length - 1 ? kept.slice(slash + 1) : kept}`;
 }
 
 function hintOf(facts: HintFacts): string {

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { type AttributionRecord, type FailureClass, failure, nowIso, ok, type Result, randomIds } from "../domain";
+import { type AttributionRecord, type FailureClass, failure, formatIssues, nowIso, ok, type Result, randomIds } from "../domain";
 import type { AppEnv } from "../env";
 import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
@@ -253,10 +253,18 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
         const run = RunTraceView.of(runId, records);
         for (const judge of run.judgements.filter((j) => j.result === "fail")) {
           const attribution = attribute(judge, run, { replayPassed: false });
-          const found = buildCase(attribution, judge, run, { sessionId: judge.taskId, imported: true, now });
+          const built = buildCase(attribution, judge, run, { sessionId: judge.taskId, imported: true, now });
+          // Whatever a foreign trace holds, one odd failure must not refuse the whole import.
+          const found = built && FailedTurnCase.safeParse(built);
           if (!found) continue;
-          this.upsertCase(found);
-          caseIds.add(found.caseId);
+          if (!found.success) {
+            console.error(
+              JSON.stringify({ level: "warn", msg: "imported failure left without a case", error: formatIssues(found.error.issues) }),
+            );
+            continue;
+          }
+          this.upsertCase(found.data);
+          caseIds.add(found.data.caseId);
         }
       }
       const summary: ImportSummary = {

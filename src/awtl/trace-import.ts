@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { formatIssues, type JudgeResult, type TraceAction, type TraceObservation, type TraceRecord } from "../domain";
+import { AttributionRecord, formatIssues, type JudgeResult, type TraceAction, type TraceObservation, type TraceRecord } from "../domain";
 
 /** Seed 003's snake_case field names and ours. */
 const FIELD_NAMES: Record<string, string> = {
@@ -67,7 +67,7 @@ const ImportedLine = z.discriminatedUnion("type", [
     artifactRefs: z.array(text).max(200).default([]),
     detail: z.string().max(2000).default(""),
     failureKind: z.string().max(100).optional(),
-    turnId: text.optional(),
+    turnId: text.nullable().optional(),
   }),
   z.object({ type: z.literal("span_start"), runId: text, spanId: text.optional() }),
   z.object({ type: z.literal("span_end"), runId: text, spanId: text.optional() }),
@@ -113,6 +113,15 @@ export async function parseTraceImport(body: Uint8Array, ids: { projectTask: str
       }
       if (typeof value !== "object" || value === null || Array.isArray(value)) return "a trace line must be a JSON object";
       const renamed = Object.fromEntries(Object.entries(value).map(([k, v]) => [FIELD_NAMES[k] ?? k, v]));
+      if (renamed.type === "attribution") {
+        // The harness's own export holds attributions: kept as they are when they are exactly that
+        // record (cases come from the judge results, attributed again here, never from these).
+        const { seq: _seq, ...rest } = renamed;
+        const attribution = AttributionRecord.safeParse(rest);
+        if (!attribution.success) return formatIssues(attribution.error.issues);
+        records.push({ line: index + 1, record: attribution.data });
+        return null;
+      }
       const parsed = ImportedLine.safeParse(renamed);
       if (!parsed.success) return formatIssues(parsed.error.issues);
       records.push({ line: index + 1, record: normalise(parsed.data, ++seq, renamed, ids) });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DENIAL_CODES, ERROR_CODES, RUN_ERROR_CODES } from "./errors";
+import { clipText } from "./json";
 import { TOOL_SUMMARY_MAX_CHARS } from "./limits";
 import { StopReason } from "./messages";
 import { isoTime, nonBlank } from "./schema";
@@ -94,12 +95,7 @@ export const ToolCallFinished = z.strictObject({
  * line ends with "…" and never splits a surrogate pair.
  */
 export function toolResultSummary(resultText: string): string {
-  const firstLine = resultText.split(/\r\n|\r|\n/, 1)[0]!;
-  if (firstLine.length <= TOOL_SUMMARY_MAX_CHARS) return firstLine;
-  let end = TOOL_SUMMARY_MAX_CHARS - 1;
-  const last = firstLine.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${firstLine.slice(0, end)}…`;
+  return clipText(resultText.split(/\r\n|\r|\n/, 1)[0]!, TOOL_SUMMARY_MAX_CHARS);
 }
 
 /** The policy refused a call; it was never executed. `reason` is a stable code such as `write_not_allowed`. */

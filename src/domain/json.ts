@@ -2,3 +2,45 @@
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** Lone UTF-16 surrogates (in `u` mode a valid pair is one code point, so only unpaired halves match). */
+const LONE_SURROGATES = /\p{Cs}/gu;
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD, as a UTF-8 encoder would write it: what is
+ * stored then reads back the same, and an export of it imports again (the API refuses lone halves).
+ */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATES, "\uFFFD");
+}
+
+/**
+ * A value as `JSON.parse` makes them, with every string and key made well-formed, in place (a key
+ * that changes moves to the end). Iterative: the value may be as deep as the parser allowed.
+ */
+export function wellFormedJson<T>(value: T): T {
+  if (typeof value === "string") return wellFormed(value) as T;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null) continue;
+    const record = node as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const child = record[key];
+      const fixedKey = wellFormed(key);
+      if (fixedKey !== key) delete record[key];
+      record[fixedKey] = typeof child === "string" ? wellFormed(child) : child;
+      stack.push(child);
+    }
+  }
+  return value;
+}
+
+/** `text` in at most `maxChars` UTF-16 units, cut with "…" between characters (never inside a surrogate pair). */
+export function clipText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  let end = maxChars - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}

@@ -85,6 +85,8 @@ export const MAX_TRACE_IMPORT_BYTES = 4 * MiB;
 export const MAX_BRIEF_CASES = 5;
 /** ...and the most characters it may take in the system prompt (header included). */
 export const MAX_BRIEF_CHARS = 900;
+/** Longest prevention hint of a case (one bullet of a brief); long paths and judge names are shortened to fit. */
+export const MAX_PREVENTION_HINT_CHARS = 300;
 /** How long a replay's validation of a case holds; older, the case is stale and left out of briefs. */
 export const CASE_VALIDATION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -212,6 +214,6 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["trace import", `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`)`],
   [
     "Failure Prevention Brief",
-    `at most ${MAX_BRIEF_CASES} cases in ${count(MAX_BRIEF_CHARS)} characters; a case's replay validation holds ${CASE_VALIDATION_MAX_AGE_MS / 86_400_000} days`,
+    `at most ${MAX_BRIEF_CASES} cases in ${count(MAX_BRIEF_CHARS)} characters, a case's hint at most ${MAX_PREVENTION_HINT_CHARS} (long paths shortened from the start); a case's replay validation holds ${CASE_VALIDATION_MAX_AGE_MS / 86_400_000} days`,
   ],
 ];

@@ -1,4 +1,4 @@
-import { isRecord } from "../domain";
+import { clipText, isRecord } from "../domain";
 
 /** What a provider said about a failure, whatever the shape of its error body. */
 export interface ProviderError {
@@ -75,7 +75,7 @@ function htmlText(html: string): string {
     decodeEntities(stripTags(html.replace(/<!--[\s\S]*?-->/g, " ").replace(/<(head|script|style)\b[\s\S]*?<\/\1\s*>/gi, " "))),
   );
   const text = body.startsWith(title) ? body : [title, body].filter((part) => part !== "").join(" - ");
-  return text.length > MAX_HTML_TEXT_CHARS ? `${text.slice(0, MAX_HTML_TEXT_CHARS)}…` : text;
+  return clipText(text, MAX_HTML_TEXT_CHARS + 1);
 }
 
 function stripTags(html: string): string {

@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { isRecord } from "../domain";
+import { clipText, isRecord } from "../domain";
 import type { ModelErrorCode } from "./model-client";
 import { ABORTED_MESSAGE } from "./model-client";
 import { type ProviderError, readErrorJson } from "./provider-error-body";
@@ -57,7 +57,7 @@ function isOverflow(error: ProviderError): boolean {
 }
 
 function clip(text: string): string {
-  return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text;
+  return clipText(text, MAX_DETAIL_CHARS + 1);
 }
 
 /** `retry-after-ms` (ms), then `Retry-After` (seconds or an HTTP date); undefined when absent or unreadable. */

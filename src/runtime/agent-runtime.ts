@@ -13,6 +13,8 @@ import {
   type ToolCall,
   toolResultSummary,
   type Usage,
+  wellFormed,
+  wellFormedJson,
 } from "../domain";
 import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
@@ -328,7 +330,7 @@ class AgentRun {
           break;
         case "tool_call": {
           // One id names one call in the log, the trace and the viewer, across turns too.
-          const call = this.callIds.has(event.call.id) ? { ...event.call, id: this.ctx.ids.next("toolCall") } : event.call;
+          const call = wellFormedCall(this.callIds.has(event.call.id) ? { ...event.call, id: this.ctx.ids.next("toolCall") } : event.call);
           this.callIds.add(call.id);
           calls.push(call);
           if (event.invalid) invalid.set(call.id, event.invalid);
@@ -347,7 +349,8 @@ class AgentRun {
       }
     }
     end ??= { type: "error", code: "stream_incomplete", message: "the model stream ended without a result" };
-    return { text, thinking, calls, invalid, end, usage };
+    // A provider may send a lone surrogate (a pair split across deltas is whole again here).
+    return { text: wellFormed(text), thinking: wellFormed(thinking), calls, invalid, end, usage };
   }
 
   private async runTool(call: ToolCall, invalid: InvalidToolCall | undefined): Promise<void> {
@@ -516,4 +519,9 @@ class AgentRun {
   private lastMessageId(): string | null {
     return this.messages.length > 0 ? this.messages[this.messages.length - 1]!.id : null;
   }
+}
+
+/** A tool call with well-formed text throughout: its id, name and arguments are stored and sent back to the provider. */
+function wellFormedCall(call: ToolCall): ToolCall {
+  return { id: wellFormed(call.id), name: wellFormed(call.name), arguments: wellFormedJson(call.arguments) };
 }

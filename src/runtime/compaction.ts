@@ -1,4 +1,4 @@
-import { type AgentMessage, CHARS_PER_TOKEN, type CompactionMessage, type ErrorCode, type ToolCall, type Usage } from "../domain";
+import { type AgentMessage, CHARS_PER_TOKEN, type CompactionMessage, clipText, type ErrorCode, type ToolCall, type Usage } from "../domain";
 import { costOf, type ModelClient, type ModelPrice, type ModelRequest } from "../model";
 import {
   type CompactionCut,
@@ -207,7 +207,7 @@ function serialise(message: AgentMessage): string {
 function callLine(call: ToolCall): string {
   const args = Object.entries(call.arguments).map(([k, v]) => {
     const value = typeof v === "string" ? v : JSON.stringify(v);
-    return `${k}=${value.length > 200 ? `${value.slice(0, 200)}…` : value}`;
+    return `${k}=${clipText(value, 201)}`;
   });
   return `${call.name}(${args.join(", ")})`;
 }

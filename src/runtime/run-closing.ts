@@ -6,6 +6,7 @@ import {
   type RunErrorCode,
   type ToolCall,
   toolResultSummary,
+  wellFormed,
 } from "../domain";
 
 /** The text of the error result given to a tool call that never finished. */
@@ -93,7 +94,9 @@ export function closingRecords(input: ClosingInput): ClosingRecord[] {
       resultId,
     );
   }
-  const messageId = message({ kind: "assistant", text: leftovers.partial?.text ?? "", stopReason: "ERROR" }, leftovers.partial?.messageId);
+  // The streamed part may end inside a surrogate pair.
+  const partial = wellFormed(leftovers.partial?.text ?? "");
+  const messageId = message({ kind: "assistant", text: partial, stopReason: "ERROR" }, leftovers.partial?.messageId);
   event({ type: "assistant_completed", messageId, stopReason: "ERROR" });
   event({ type: "agent_error", runId, code: input.code, message: input.message });
   return records;

@@ -1,5 +1,5 @@
 import type { IdGenerator, ToolCall, TraceDraft } from "../domain";
-import { nowIso } from "../domain";
+import { clipText, nowIso } from "../domain";
 import type { ToolExecution } from "../tools/execution-service";
 
 /** The longest argument summary kept in a trace action. */
@@ -143,7 +143,7 @@ export class RunTracer {
 /** The first line of a text, at most 200 characters. */
 export function firstLine(text: string): string {
   const line = text.split("\n", 1)[0]!.trim();
-  return line.length > ARGS_SUMMARY_CHARS ? `${line.slice(0, ARGS_SUMMARY_CHARS - 1)}…` : line;
+  return clipText(line, ARGS_SUMMARY_CHARS);
 }
 
 /** `path=src/a.ts content=<1204 chars>`: short values kept, long strings and objects summarised. */
@@ -154,6 +154,5 @@ export function summarizeArgs(args: Record<string, unknown>): string {
     if (typeof value === "number" || typeof value === "boolean" || value === null) return `${key}=${String(value)}`;
     return `${key}=<${Array.isArray(value) ? `${value.length} items` : "object"}>`;
   });
-  const text = parts.join(" ");
-  return text.length > ARGS_SUMMARY_CHARS ? `${text.slice(0, ARGS_SUMMARY_CHARS - 1)}…` : text;
+  return clipText(parts.join(" "), ARGS_SUMMARY_CHARS);
 }

@@ -33,6 +33,8 @@ export class RunRegistry {
     if (!columns.some((c) => c.name === "start_seq")) sql.exec(`ALTER TABLE runs ADD COLUMN start_seq INTEGER NOT NULL DEFAULT 0`);
     // The prompt command, so a run can be replayed (AWTL); absent for runs of older objects.
     if (!columns.some((c) => c.name === "command")) sql.exec(`ALTER TABLE runs ADD COLUMN command TEXT`);
+    // The seq of the run's terminal event: a stream of the run resumed after it has nothing more to send.
+    if (!columns.some((c) => c.name === "end_seq")) sql.exec(`ALTER TABLE runs ADD COLUMN end_seq INTEGER`);
   }
 
   current(): ActiveRun | null {
@@ -53,13 +55,25 @@ export class RunRegistry {
     return this.active;
   }
 
-  /** A run of this session (running or finished), with the seq it started after and its prompt command. */
-  find(runId: string): { runId: string; startSeq: number; command: AgentPromptCommand | null } | null {
+  /**
+   * A run of this session (running or finished), with the seq it started after, the seq of its
+   * terminal event (null while it runs, and for runs of older objects) and its prompt command.
+   */
+  find(runId: string): { runId: string; startSeq: number; endSeq: number | null; command: AgentPromptCommand | null } | null {
     const row = this.sql
-      .exec<{ start_seq: number; command: string | null }>(`SELECT start_seq, command FROM runs WHERE run_id = ?`, runId)
+      .exec<{ start_seq: number; end_seq: number | null; command: string | null }>(
+        `SELECT start_seq, end_seq, command FROM runs WHERE run_id = ?`,
+        runId,
+      )
       .toArray()[0];
     if (!row) return null;
-    return { runId, startSeq: row.start_seq, command: row.command ? AgentPromptCommand.parse(JSON.parse(row.command)) : null };
+    const command = row.command ? AgentPromptCommand.parse(JSON.parse(row.command)) : null;
+    return { runId, startSeq: row.start_seq, endSeq: row.end_seq, command };
+  }
+
+  /** The run's terminal event was stored at `seq`. */
+  ended(runId: string, seq: number): void {
+    this.sql.exec(`UPDATE runs SET end_seq = ? WHERE run_id = ?`, seq, runId);
   }
 
   /** The prompt command of the newest run that recorded one: which model and window the session uses now. */

@@ -447,6 +447,8 @@ export class Session {
       }
       // A run that has started: its stream begins where it did, not with the runs before it.
       const after = Math.max(Number(url.searchParams.get("after") ?? "0"), started?.startSeq ?? 0);
+      // Resumed after its terminal event: nothing of the run is left (the runs after it are not its).
+      if (started && started.endSeq !== null && after >= started.endSeq) return new Response(null, { status: 204 });
       // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
       if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
       if (runId === null) return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
@@ -664,7 +666,9 @@ export class Session {
         newest = entry.record;
         this.history.appended([entry.record], [seqs[i]!]);
       } else if (entry.stream === "events") {
-        this.hub.publish({ seq: seqs[i]!, event: entry.record, json: entries[i]!.body });
+        const event = entry.record;
+        if (event.type === "agent_completed" || event.type === "agent_error") this.registry.ended(event.runId, seqs[i]!);
+        this.hub.publish({ seq: seqs[i]!, event, json: entries[i]!.body });
       }
     }
     if (newest) this.meta.recordMessage(newest.id, newest.createdAt);

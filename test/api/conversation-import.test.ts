@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { readConversation } from "../../src/api/conversation-import";
 import { type AgentMessage, MAX_IMPORTED_COST, MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_JSON_DEPTH } from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
+import { client, model, openSession, prompt, traceOf, uploadWorkspace } from "../awtl/harness";
 import { readSse } from "../helpers/sse-client";
 import { tarOf } from "../workspace/archives";
 
@@ -171,5 +172,38 @@ describe("POST /api/sessions/import", () => {
       headers: { "content-type": "application/x-ndjson" },
     });
     expect(await errorOf(bad)).toEqual([400, expect.objectContaining({ code: "import_invalid" })]);
+  });
+});
+
+describe("what a model sends, exported and imported again", () => {
+  it("lone surrogates from the provider are stored as U+FFFD (a pair split across deltas stays whole), so the export imports", async () => {
+    const harness = client();
+    const workspaceId = await uploadWorkspace(harness, { "src/a.ts": "x\n", [`src/${"a".repeat(194)}😀😀😀.ts`]: "y\n" });
+    const { sessionId } = await openSession(harness, {
+      workspaceId,
+      answers: [
+        model.tools({ id: "c1", name: "read", args: { path: "src/\ud800.ts", "k\udc00": 1 } }),
+        model.tools({ id: "c2", name: "find", args: { pattern: `${"a".repeat(194)}*` } }),
+        model.deltas("pair:\ud83d", "\ude00 lone:\ud800 end"),
+      ],
+    });
+    await prompt(harness, sessionId, { text: "go" });
+    const exported = await (await api(`/api/sessions/${sessionId}/messages`)).text();
+    const messages = exported
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as AgentMessage & { seq: number });
+    const assistants = messages.filter((m) => m.kind === "assistant");
+    expect(assistants.map((m) => [m.text, m.toolCalls?.map((c) => c.arguments) ?? null])).toEqual([
+      ["", [{ path: "src/\ufffd.ts", "k\ufffd": 1 }]],
+      ["", [{ pattern: `${"a".repeat(194)}*` }]],
+      ["pair:😀 lone:\ufffd end", null],
+    ]);
+    const again = await importJsonl(exported);
+    expect(again.status).toBe(201);
+    // The trace's summaries are cut between characters too: the found path's 200th character is inside its emoji.
+    const summaries = (await traceOf(harness, sessionId)).flatMap((r) => (r.type === "observation" ? [r.summary] : []));
+    expect(summaries[3]).toBe(`src/${"a".repeat(194)}…`);
+    expect(summaries.filter((text) => /\p{Cs}/u.test(text))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BRIEF_HEADER, type BriefContext, buildBrief, type FailedTurnCase, type Scorecard } from "../../src/awtl";
 import { preventionHint } from "../../src/awtl/prevention-hints";
-import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS } from "../../src/domain";
+import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS, MAX_PREVENTION_HINT_CHARS } from "../../src/domain";
 import { casesOf, client, model, openSession, prompt, systemPromptOf, uploadWorkspace } from "./harness";
 
 const NOW = Date.parse("2026-12-01T00:00:00Z");
@@ -102,6 +102,29 @@ describe("choosing the cases of a brief", () => {
     expect(preventionHint({ judgeName: "tool-error", builtIn: true, failureKind: "odd", tool: "grep", paths: ["src/a.ts"] })).toBe(
       "Avoid the failure odd seen when calling grep on src/a.ts.",
     );
+  });
+
+  it(`a hint fits in ${MAX_PREVENTION_HINT_CHARS} characters: long paths keep their end`, () => {
+    const deep = `src/${"deeply/".repeat(34)}Module.ts`; // 251 characters
+    const external = (judgeName: string, paths: string[]) =>
+      preventionHint({ judgeName, builtIn: false, failureKind: "external", tool: null, paths });
+    expect(external("ci", [deep])).toBe(
+      "Run ci again on …/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/Module.ts after changing it: it failed after such a change.",
+    );
+    expect(external("j".repeat(100), [`${"a/".repeat(70)}x.ts`])).toBe(
+      `Run ${"j".repeat(100)} again on …/${"a/".repeat(36)}x.ts after changing it: it failed after such a change.`,
+    );
+    expect(external("j".repeat(100), [deep, deep, deep]).length).toBeLessThanOrEqual(MAX_PREVENTION_HINT_CHARS);
+    expect(external("j".repeat(100), [deep, deep, deep])).toBe(
+      `Run ${"j".repeat(100)} again on ${"…/deeply/deeply/deeply/deeply/Module.ts, ".repeat(2)}…/deeply/deeply/deeply/deeply/Module.ts after changing them: it failed after such a change.`,
+    );
+    // Cut between characters, never inside a surrogate pair; control characters count as escaped.
+    const emoji = `src/${"😀".repeat(200)}.ts`;
+    const hint = preventionHint({ judgeName: "tool-error", builtIn: true, failureKind: "not_found", tool: "read", paths: [emoji] });
+    expect(hint.length).toBeLessThanOrEqual(MAX_PREVENTION_HINT_CHARS);
+    expect(hint).toBe(`Check that …/${"😀".repeat(37)}.ts exists (with ls or find) before calling read on it.`);
+    const lines = preventionHint({ judgeName: "ci", builtIn: false, failureKind: "external", tool: null, paths: ["\n".repeat(300)] });
+    expect([lines.length <= MAX_PREVENTION_HINT_CHARS, lines.includes("\n")]).toEqual([true, false]);
   });
 
   it("a case that names tools applies only when the run offers one of them", () => {

@@ -45,6 +45,11 @@ export const model = {
     (text: string): Answer =>
     () =>
       sseResponse(sse([chunk({ content: text }), chunk({}, "stop")])),
+  /** A text answer in several deltas (each chunk one of `parts`). */
+  deltas:
+    (...parts: string[]): Answer =>
+    () =>
+      sseResponse(sse([...parts.map((content) => chunk({ content })), chunk({}, "stop")])),
   /** The provider refuses the key: `auth_failed` at once (no retry). */
   unauthorized: (): Answer => () => new Response(JSON.stringify({ error: { message: "bad key" } }), { status: 401 }),
   /** 429 asking for a wait longer than the client waits: `rate_limited` at once. */

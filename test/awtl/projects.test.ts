@@ -457,6 +457,55 @@ describe("importing foreign traces", () => {
     expect(found).toMatchObject({ caseId: summary.caseIds[0], imported: true, artifactRefs: ["app/main.py"] });
   });
 
+  it("a session's own trace export imports without quarantine (its attributions are kept as they are); a long path's failure still becomes a case", async () => {
+    const deep = `src/${"deeply/".repeat(34)}Module.ts`;
+    const { sessionId, runId } = await failedEdit("p_reimport", workspaceId);
+    // Through a judgement: the case of a failure on a 251-character path is stored, its hint shortened.
+    const judged = await api(
+      `/api/sessions/${sessionId}/judgements`,
+      post({ runId, judgeName: "lint", result: "fail", artifactRefs: [deep] }),
+    );
+    const { attribution } = (await judged.json()) as { attribution: { caseId: string } };
+    let long: Response | null = null;
+    for (let i = 0; i < 100 && long?.status !== 200; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 20));
+      long = await api(`/api/projects/p_reimport/cases/${attribution.caseId}`);
+    }
+    const { case: stored } = (await long!.json()) as { case: { preventionHint: string; artifactRefs: string[] } };
+    expect([stored.artifactRefs, stored.preventionHint]).toEqual([
+      [deep],
+      "Run lint again on …/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/Module.ts after changing it: it failed after such a change.",
+    ]);
+
+    const exported = await (await api(`/api/sessions/${sessionId}/trace`)).text();
+    const types = exported
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { type: string }).type);
+    expect(types.filter((t) => t === "attribution")).toHaveLength(2);
+    const res = await api("/api/projects/p_imported_own/traces", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: exported,
+    });
+    // p_imported_own is not a project yet: only a session names one.
+    expect(res.status).toBe(404);
+    await openSession(api, { projectId: "p_imported_own" });
+    const again = await api("/api/projects/p_imported_own/traces", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: exported,
+    });
+    expect(again.status).toBe(201);
+    const summary = (await again.json()) as { imported: number; quarantined: number; caseIds: string[] };
+    expect([summary.imported, summary.quarantined, summary.caseIds.length]).toEqual([types.length, 0, 2]);
+    const cases = await casesOf(api, "p_imported_own");
+    expect(cases.map((c) => [c.imported, c.preventionHint.length <= 300]).sort()).toEqual([
+      [true, true],
+      [true, true],
+    ]);
+  });
+
   it("refuses other media types and oversized bodies; keys come from validated ids only", async () => {
     await openSession(api, { projectId: "p_import2" });
     expect(

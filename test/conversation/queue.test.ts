@@ -307,6 +307,18 @@ describe("whenBusy: a prompt while a run is active", () => {
       expect([ended, frames[0]!.data.type, frames.at(-1)!.data.type, runsSeen]).toEqual([true, "agent_started", "agent_completed", [id]]);
       if (id === secondRun) expect(frames.map((f) => f.id)).toEqual(live.frames.map((f) => f.id));
     }
+    // Resumed after its terminal event (an EventSource reconnecting just after the last frame): 204,
+    // never the run after it. One event before it still gets that event, and only it.
+    const firstEnd = (await readSse(await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`))).frames.at(-1)!.id;
+    const asks: [string, Record<string, string>][] = [
+      ["", { "last-event-id": String(firstEnd) }],
+      [`&after=${firstEnd}`, {}],
+    ];
+    for (const [query, headers] of asks) {
+      expect((await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}${query}`, { headers })).status).toBe(204);
+    }
+    const tail = await readSse(await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}&after=${Number(firstEnd) - 1}`));
+    expect(tail.frames.map((f) => [f.id, f.data.type])).toEqual([[firstEnd, "agent_completed"]]);
   });
 
   it("a Retry-After longer than the run has left ends the run at once with agent_error rate_limited", async () => {
