@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import { ApiError, HarnessApi } from "./api.mjs";
 import { followRun } from "./event-stream.mjs";
 import { packWorkspace } from "./pack.mjs";
-import { oneLine, paint, RunProgress } from "./progress.mjs";
+import { oneLine, paint, RunProgress, visible } from "./progress.mjs";
 
 export const DEFAULT_URL = "http://localhost:8787";
 
@@ -94,7 +94,7 @@ export async function main(argv, io) {
       return 2;
     }
     if (err instanceof ApiError) {
-      io.stderr.write(`error: ${err.code}: ${err.message}${err.requestId ? ` (request ${err.requestId})` : ""}\n`);
+      io.stderr.write(`error: ${visible(`${err.code}: ${err.message}`)}${err.requestId ? ` (request ${visible(err.requestId)})` : ""}\n`);
       return 1;
     }
     throw err;
@@ -230,7 +230,7 @@ async function sessions(api, values, io) {
     return 0;
   }
   if (page.items.length === 0) io.stdout.write("no sessions\n");
-  for (const s of page.items) io.stdout.write(`${s.id}  ${s.createdAt}  ${s.title ?? ""}\n`);
+  for (const s of page.items) io.stdout.write(`${s.id}  ${s.createdAt}  ${oneLine(s.title ?? "", 200)}\n`);
   if (page.nextCursor) io.stdout.write(`more: pi-harness sessions --cursor ${page.nextCursor}\n`);
   return 0;
 }
@@ -250,18 +250,18 @@ async function show(api, id, json, io) {
   }
   const p = paint(io.stdout.isTTY === true && io.env.NO_COLOR === undefined);
   io.stdout.write(
-    `${p.bold(info.title ?? id)}\n${p.dim(`${id} · ${info.status} · ${info.counts.messages} messages · created ${info.createdAt}`)}\n\n`,
+    `${p.bold(oneLine(info.title ?? id, 200))}\n${p.dim(`${id} · ${info.status} · ${info.counts.messages} messages · created ${info.createdAt}`)}\n\n`,
   );
   for (const m of messages) {
-    if (m.kind === "user") io.stdout.write(`${p.cyan(">")} ${m.text}\n\n`);
+    if (m.kind === "user") io.stdout.write(`${p.cyan(">")} ${visible(m.text)}\n\n`);
     else if (m.kind === "assistant") {
-      if (m.text !== "") io.stdout.write(`${m.text}\n`);
-      for (const call of m.toolCalls ?? []) io.stdout.write(`${p.dim(`→ ${call.name} ${oneLine(call.arguments, 100)}`)}\n`);
+      if (m.text !== "") io.stdout.write(`${visible(m.text)}\n`);
+      for (const call of m.toolCalls ?? []) io.stdout.write(`${p.dim(`→ ${oneLine(call.name, 100)} ${oneLine(call.arguments, 100)}`)}\n`);
       if (!["STOP", "TOOL_CALLS"].includes(m.stopReason)) io.stdout.write(`${p.yellow(`(${m.stopReason})`)}\n`);
       io.stdout.write("\n");
     } else if (m.kind === "tool_result") {
       const mark = m.error ? p.red("✗") : p.green("✓");
-      io.stdout.write(`${mark} ${p.bold(m.toolName)} ${p.dim(oneLine(m.resultText.split("\n")[0] ?? "", 100))}\n\n`);
+      io.stdout.write(`${mark} ${p.bold(oneLine(m.toolName, 100))} ${p.dim(oneLine(m.resultText.split("\n")[0] ?? "", 100))}\n\n`);
     }
   }
   return 0;
@@ -272,9 +272,9 @@ function kib(bytes) {
   return (bytes / 1024).toFixed(1);
 }
 
-/** @param {string} diff @param {import("./progress.mjs").Paint} p */
+/** The diff for a terminal (`changes` prints it raw, for `git apply`). @param {string} diff @param {import("./progress.mjs").Paint} p */
 function colorDiff(diff, p) {
-  return diff
+  return visible(diff)
     .split("\n")
     .map((line) =>
       line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")

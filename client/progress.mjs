@@ -19,9 +19,28 @@ export function paint(on) {
   return { bold: sgr(1, 22), dim: sgr(2, 22), red: sgr(31, 39), green: sgr(32, 39), yellow: sgr(33, 39), cyan: sgr(36, 39) };
 }
 
+/** C0 and C1 controls and DEL (line feed and tab are let through), the bidirectional overrides and isolates. */
+const UNSAFE = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * Text from the server (model output, file contents, titles, paths) as a terminal may show it: no
+ * escape sequence in it can move the cursor, erase a line, set the window title or write the
+ * clipboard. C0 controls show as their Unicode pictures (ESC as ␛), the others as `\uXXXX`;
+ * CRLF line ends become LF.
+ * @param {string} text
+ */
+export function visible(text) {
+  return text.replace(/\r\n/g, "\n").replace(UNSAFE, (c) => {
+    if (c === "\n" || c === "\t") return c;
+    const code = c.charCodeAt(0);
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    return code === 0x7f ? "\u2421" : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
 /** A value shown on one line, cut to `max` characters. @param {unknown} value @param {number} max */
 export function oneLine(value, max) {
-  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ").trim();
+  const text = visible((typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ").trim());
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
@@ -57,7 +76,7 @@ export class RunProgress {
         break;
       case "assistant_delta":
         this.spin("");
-        this.print(event.text);
+        this.print(visible(event.text));
         if (event.text !== "") this.midLine = !event.text.endsWith("\n");
         break;
       case "assistant_completed":
@@ -67,7 +86,7 @@ export class RunProgress {
         break;
       case "tool_call_started":
         this.calls.set(event.callId, { tool: event.tool, arguments: event.arguments });
-        this.spin(`${event.tool} ${oneLine(event.arguments, ARGS_MAX_CHARS)}`);
+        this.spin(`${visible(String(event.tool))} ${oneLine(event.arguments, ARGS_MAX_CHARS)}`);
         break;
       case "tool_call_finished": {
         const call = this.callLine(event);
@@ -77,7 +96,7 @@ export class RunProgress {
         break;
       }
       case "tool_call_denied":
-        this.print(`${this.p.red("⊘")} ${this.callLine(event)} ${this.p.red(`— denied: ${event.reason}`)}\n`);
+        this.print(`${this.p.red("⊘")} ${this.callLine(event)} ${this.p.red(`— denied: ${visible(String(event.reason))}`)}\n`);
         this.spin("thinking");
         break;
       case "brief_injected":
@@ -95,7 +114,7 @@ export class RunProgress {
         break;
       case "compaction_failed":
         this.spin("");
-        this.print(`${this.p.yellow(`(compaction failed: ${event.code})`)}\n`);
+        this.print(`${this.p.yellow(`(compaction failed: ${visible(String(event.code))})`)}\n`);
         break;
       case "model_retry":
         // Announced by the harness before it waits to retry the model (429, 5xx, dropped connection).
@@ -104,7 +123,7 @@ export class RunProgress {
       case "agent_error":
         this.endLine();
         this.spin("");
-        this.stderr.write(`${this.p.red(`error: ${event.code}: ${event.message}`)}\n`);
+        this.stderr.write(`${this.p.red(`error: ${visible(`${event.code}: ${event.message}`)}`)}\n`);
         break;
       case "agent_completed":
         this.endLine();
@@ -132,7 +151,7 @@ export class RunProgress {
   callLine(event) {
     const call = this.calls.get(event.callId);
     const tool = call?.tool ?? event.tool ?? "?";
-    return `${this.p.bold(tool)} ${this.p.dim(oneLine(call?.arguments ?? {}, ARGS_MAX_CHARS))}`;
+    return `${this.p.bold(visible(String(tool)))} ${this.p.dim(oneLine(call?.arguments ?? {}, ARGS_MAX_CHARS))}`;
   }
 
   endLine() {

@@ -172,6 +172,25 @@ describe("pi-harness run", () => {
     assert.equal(readFileSync(path.join(copy, "src", "new.ts"), "utf8"), "export const n = 1;\n");
   });
 
+  it("never writes a terminal escape sequence from a file, a prompt or a title: control characters are shown as pictures", async () => {
+    const dir = workspaceDir();
+    // A window title, a clipboard write (OSC 52), an erased line and a fake tool line.
+    writeFileSync(path.join(dir, "notes.txt"), "\x1b]0;PWNED\x07\x1b]52;c;ZXZpbA==\x07\x1b[2K\u009b31m\u202efake\n");
+    const run = await cli(["run", "--workspace", dir, 'TOOL read {"path":"notes.txt"}']);
+    assert.equal(run.code, 0, run.stderr);
+    const titled = await cli(["run", "say hi \x1b]0;TITLE\x07\x1b[2K"]);
+    assert.equal(titled.code, 0, titled.stderr);
+    const listed = await cli(["sessions", "--limit", "1"]);
+    const shown = await cli(["show", sessionIdOf(titled.stdout)]);
+    for (const { stdout, stderr } of [run, titled, listed, shown]) {
+      assert.doesNotMatch(stdout + stderr, /[\x1b\x07\u009b\u202e]/);
+    }
+    assert.match(run.stdout, /^✓ read \{"path":"notes\.txt"\} — .*␛\]0;PWNED␇␛\]52;c;ZXZpbA==␇␛\[2K\\u009b31m\\u202efake$/m);
+    assert.match(listed.stdout, /^s_\S+  \S+  say hi ␛\]0;TITLE␇␛\[2K$/m);
+    assert.match(shown.stdout, /^say hi ␛\]0;TITLE␇␛\[2K\n/);
+    assert.match(shown.stdout, /^> say hi ␛\]0;TITLE␇␛\[2K$/m);
+  });
+
   it("refusals: no token is 401 (exit 1); bad usage exits 2", async () => {
     const noToken = await cli(["sessions"], { token: null });
     assert.equal(noToken.code, 1);
