@@ -97,6 +97,8 @@ export const MAX_ARCHIVE_BYTES = 100 * MiB;
 export const MAX_ARCHIVE_FILES = 50_000;
 /** Largest file anywhere in a workspace: in an upload (bigger ones are skipped), the overlay, `write`, `edit`, `bash`. */
 export const MAX_FILE_BYTES = 16 * MiB;
+/** Most `*` wildcards in one segment of a glob (a `**` segment aside): picomatch's regex backtracks, each one multiplies the work. */
+export const GLOB_MAX_STARS_PER_SEGMENT = 3;
 /** Largest file grep searches (bigger ones are named in a notice); the search index and its text cache leave them out. */
 export const SEARCH_MAX_FILE_BYTES = 8 * MiB;
 /** Most bytes of files in one snapshot. */
@@ -186,6 +188,14 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
   ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],
+  [
+    "a `grep` pattern",
+    "one that repeats a group holding a repetition or an alternation (such as `(a+)+`) runs on RE2, in linear time: a character is a code point, `\\s` and `\\w` are ASCII, look-arounds and back-references are refused (`invalid_regex`)",
+  ],
+  [
+    "a `find` or `grep` glob",
+    `at most ${GLOB_MAX_STARS_PER_SEGMENT} \`*\` in one path segment (\`invalid_glob\`; each one multiplies the work of matching a long name)`,
+  ],
   [
     "tool output",
     `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue`,

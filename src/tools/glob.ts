@@ -1,4 +1,5 @@
 import picomatch from "picomatch";
+import { GLOB_MAX_STARS_PER_SEGMENT } from "../domain";
 import { ToolError } from "./tool";
 
 /**
@@ -7,6 +8,17 @@ import { ToolError } from "./tool";
  * (`src/**\/*.ts`). Dotfiles match.
  */
 export function compileGlob(pattern: string): (relativePath: string) => boolean {
+  // picomatch's regex backtracks: each `*` in a name multiplies the work by its length
+  // (`*a*a*a*a*b` on a 200-character name took 20 s), so a segment holds at most a few.
+  const crowded = pattern
+    .split("/")
+    .find((segment) => segment !== "**" && (segment.replace(/\\./g, "").match(/\*/g)?.length ?? 0) > GLOB_MAX_STARS_PER_SEGMENT);
+  if (crowded !== undefined) {
+    throw new ToolError(
+      "invalid_glob",
+      `invalid glob ${JSON.stringify(pattern)}: at most ${GLOB_MAX_STARS_PER_SEGMENT} '*' in one path segment (${JSON.stringify(crowded)} has more; matching it can take exponential time)`,
+    );
+  }
   try {
     // picomatch's own `basename` option breaks patterns that contain "/", so choose here. Its regex
     // reads `.` as "any character but a line break"; a file name may hold one, so `s` lets it match.

@@ -1,3 +1,4 @@
+import { RE2JS } from "re2js";
 import type { SearchQuery } from "../workspace/search/query";
 import { regexQuery } from "../workspace/search/regex-query";
 import { ToolError } from "./tool";
@@ -8,7 +9,9 @@ import { ToolError } from "./tool";
  */
 export class LineMatcher {
   readonly query: SearchQuery;
-  private readonly line: RegExp;
+  /** Which engine confirms lines: V8's (backtracking), or RE2 (linear time) for ambiguous repeated groups. */
+  readonly engine: "regexp" | "re2";
+  private readonly line: { test(line: string): boolean };
   /**
    * The same pattern over a whole file (`gm`), to jump from match to match instead of testing every
    * line. Null for lookarounds, which can see across a line break in the whole text.
@@ -31,10 +34,20 @@ export class LineMatcher {
         `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}. Fix the pattern, or pass literal=true to search for the text as written`,
       );
     }
+    this.query = regexQuery(source, { ignoreCase: options.ignoreCase });
+    if (repeatsAmbiguousGroup(source)) {
+      // V8 backtracks: (a|aa)+c on a line of 60 a's would hold the isolate for minutes. RE2 runs in
+      // linear time; its syntax is JavaScript's but for look-arounds and back-references.
+      this.engine = "re2";
+      this.line = linearTimeRegex(pattern, source, options.ignoreCase === true);
+      this.scan = null;
+      this.needle = null;
+      return;
+    }
+    this.engine = "regexp";
     this.scan = /\(\?<?[=!]/.test(source) ? null : new RegExp(source, `${flags}gm`);
     const plain = options.literal || !/[\\^$.*+?()[\]{}|]/.test(pattern);
     this.needle = plain && !options.ignoreCase && !/[\r\n]/.test(pattern) ? pattern : null;
-    this.query = regexQuery(source, { ignoreCase: options.ignoreCase });
   }
 
   matches(line: string): boolean {
@@ -114,6 +127,87 @@ export function lines(text: string): string[] {
     if (line.endsWith("\r")) all[i] = line.slice(0, -1);
   }
   return all;
+}
+
+/**
+ * Whether the pattern repeats a group that itself repeats or alternates (`(a+)+`, `(a|aa)*`,
+ * `(\w+\s?)+`): the shapes on which a backtracking engine can take exponential time. Reads the
+ * source as written: escapes and character classes are skipped, so `[(]+` or `\(a|b\)+` are not groups.
+ */
+export function repeatsAmbiguousGroup(source: string): boolean {
+  // Per open group: whether it holds a quantifier or an alternation.
+  const open: boolean[] = [];
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (c === "[") {
+      // JavaScript: a class ends at the first unescaped "]" ("[]" is empty, "[^]" any character).
+      for (i += source[i + 1] === "^" ? 2 : 1; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
+      continue;
+    }
+    if (c === "(") {
+      open.push(false);
+      // Group syntax, not a quantifier: (?: (?= (?! (?<= (?<! (?<name>
+      const syntax = /^\?(?::|=|!|<=|<!|<[^>]*>)/.exec(source.slice(i + 1));
+      if (syntax) i += syntax[0].length;
+    } else if (c === "|") {
+      if (open.length > 0) open[open.length - 1] = true;
+    } else if (c === ")") {
+      const ambiguous = open.pop() ?? false;
+      const repeat = quantifierAt(source, i + 1);
+      if (ambiguous && repeat !== null && repeat > 1) return true;
+      // The enclosing group holds whatever this one held, and this repetition.
+      if (open.length > 0 && (ambiguous || repeat !== null)) open[open.length - 1] = true;
+    } else if (quantifierAt(source, i) !== null && open.length > 0) open[open.length - 1] = true;
+  }
+  return false;
+}
+
+/** The most times the quantifier at `i` repeats (Infinity when unbounded), or null when there is none. */
+function quantifierAt(source: string, i: number): number | null {
+  const c = source[i];
+  if (c === "*" || c === "+") return Number.POSITIVE_INFINITY;
+  if (c === "?") return 1;
+  const braced = c === "{" ? /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i)) : null;
+  if (!braced) return null;
+  if (braced[2] === undefined) return Number(braced[1]);
+  return braced[3] === "" ? Number.POSITIVE_INFINITY : Number(braced[3]);
+}
+
+/** The pattern on RE2 (linear time), or invalid_regex naming what RE2 cannot do. */
+function linearTimeRegex(pattern: string, source: string, ignoreCase: boolean): { test(line: string): boolean } {
+  try {
+    // RE2 reads \1 as an octal escape: a back-reference would silently mean something else.
+    if (/(?:^|[^\\])(?:\\\\)*\\(?:[1-9]|k<)/.test(source)) throw new Error("back-references are not supported");
+    const re2 = RE2JS.compile(withJavaScriptDot(source), ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    return { test: (line) => re2.matcher(line).find() };
+  } catch (err) {
+    throw new ToolError(
+      "invalid_regex",
+      `regular expression ${JSON.stringify(pattern)} repeats a group that itself repeats or alternates, which can take exponential time; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or without the nested repetition`,
+    );
+  }
+}
+
+/** `.` as JavaScript reads it (no line terminator) for RE2, whose `.` is only "not \\n". */
+function withJavaScriptDot(source: string): string {
+  let out = "";
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === "\\") {
+      out += source.slice(i, i + 2);
+      i++;
+    } else if (c === "[") {
+      let end = i + (source[i + 1] === "^" ? 2 : 1);
+      while (end < source.length && source[end] !== "]") end += source[end] === "\\" ? 2 : 1;
+      out += source.slice(i, end + 1);
+      i = end;
+    } else out += c === "." ? "[^\\n\\r\\x{2028}\\x{2029}]" : c;
+  }
+  return out;
 }
 
 function escapeRegExp(text: string): string {

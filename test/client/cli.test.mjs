@@ -186,7 +186,7 @@ describe("pi-harness run", () => {
       assert.doesNotMatch(stdout + stderr, /[\x1b\x07\u009b\u202e]/);
     }
     assert.match(run.stdout, /^✓ read \{"path":"notes\.txt"\} — .*␛\]0;PWNED␇␛\]52;c;ZXZpbA==␇␛\[2K\\u009b31m\\u202efake$/m);
-    assert.match(listed.stdout, /^s_\S+  \S+  say hi ␛\]0;TITLE␇␛\[2K$/m);
+    assert.match(listed.stdout, /^s_\S+ {2}\S+ {2}say hi ␛\]0;TITLE␇␛\[2K$/m);
     assert.match(shown.stdout, /^say hi ␛\]0;TITLE␇␛\[2K\n/);
     assert.match(shown.stdout, /^> say hi ␛\]0;TITLE␇␛\[2K$/m);
   });

@@ -49,6 +49,18 @@ describe("find", () => {
     expect(await listed("*.txt")).toContain("odd/a\nb.txt");
   });
 
+  it("refuses a glob with more than three '*' in one segment, whose match could take exponential time", async () => {
+    const fs = fixtureFs();
+    await fs.writeFile(`odd/${"a".repeat(200)}`, new TextEncoder().encode("x"));
+    await expect(find(fs, { pattern: "*a*a*a*a*b" })).rejects.toMatchObject({
+      code: "invalid_glob",
+      message: `invalid glob "*a*a*a*a*b": at most 3 '*' in one path segment ("*a*a*a*a*b" has more; matching it can take exponential time)`,
+    });
+    expect((await find(fs, { pattern: "src/**/x*y*z*.ts" })).error).toBe(false);
+    expect((await find(fs, { pattern: "odd/*a*a*b" })).text).toBe("No files found matching pattern");
+    expect((await find(fs, { pattern: "odd/\\*\\*\\*\\**" })).error).toBe(false);
+  });
+
   it("honours negated .gitignore rules", async () => {
     expect((await find(fixtureFs(), { pattern: "*.log" })).text).toBe("keep.log");
   });
