@@ -59,7 +59,7 @@ export async function listWorkspaceFiles(root, options = {}) {
       if (defaults.ignores(isDir ? `${relPath}/` : relPath) || ignoredBy(chain, relPath, isDir)) continue;
       if (isDir) {
         const rules = await readRules(path.join(root, relPath, ".gitignore"));
-        await walk(relPath, rules.length > 0 ? [...chain, { dir: relPath, ig: ignore().add(rules) }] : chain);
+        await walk(relPath, rules.length > 0 ? [...chain, { dir: relPath, ig: ignore({ ignorecase: false }).add(rules) }] : chain);
         continue;
       }
       const source = path.join(abs, entry.name);
@@ -70,7 +70,7 @@ export async function listWorkspaceFiles(root, options = {}) {
   }
 
   const rootRules = [...(await readRules(path.join(root, ".git", "info", "exclude"))), ...(await readRules(path.join(root, ".gitignore")))];
-  await walk("", [{ dir: "", ig: ignore().add(rootRules) }]);
+  await walk("", [{ dir: "", ig: ignore({ ignorecase: false }).add(rootRules) }]);
   return { files, skipped };
 }
 

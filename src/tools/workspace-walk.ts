@@ -30,7 +30,7 @@ export class IgnoreRules {
     for (let i = 0; i < paths.length; i += IGNORE_READS_AT_ONCE) {
       const batch = paths.slice(i, i + IGNORE_READS_AT_ONCE);
       const contents = await Promise.all(batch.map((path) => fs.readFile(path, signal)));
-      for (const [k, path] of batch.entries()) matchers.set(parentOf(path), ignore().add(decodeText(contents[k]!)));
+      for (const [k, path] of batch.entries()) matchers.set(parentOf(path), ignore({ ignorecase: false }).add(decodeText(contents[k]!)));
     }
     return new IgnoreRules(matchers);
   }

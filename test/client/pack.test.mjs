@@ -20,7 +20,7 @@ function fixture() {
   const root = mkdtempSync(path.join(os.tmpdir(), "pi-pack-"));
   dirs.push(root);
   const files = {
-    ".gitignore": "*.log\nbuild/\n/secret.txt\n!keep.log\ndocs/*.tmp\n",
+    ".gitignore": "*.log\nbuild/\n/secret.txt\n!keep.log\ndocs/*.tmp\nDist/\n*.TMP\n",
     "README.md": "# demo\n",
     "app.log": "noise\n",
     "keep.log": "kept by a negation\n",
@@ -33,6 +33,8 @@ function fixture() {
     "src/a.snap": "ignored by src/.gitignore\n",
     "build/out.js": "ignored\n",
     "docs/guide.md": "guide\n",
+    "dist/out.js": "kept: Dist/ differs in case, and git matches case\n",
+    "notes.tmp": "kept: *.TMP differs in case\n",
     "docs/draft.tmp": "ignored\n",
     "docs/deeper/note.tmp": "kept: docs/*.tmp is anchored to docs/\n",
     ".env": "SECRET=1\n",

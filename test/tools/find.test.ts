@@ -65,6 +65,17 @@ describe("find", () => {
     expect((await find(fixtureFs(), { pattern: "*.log" })).text).toBe("keep.log");
   });
 
+  it("matches .gitignore rules case-sensitively, as git does on Linux", async () => {
+    const fs = new MemoryWorkspaceFs({
+      ".gitignore": "Build/\n*.LOG\nREADME.md\n",
+      "build/gen.c": "x",
+      "Build/gen.c": "x",
+      "debug.log": "x",
+      "readme.md": "x",
+    });
+    expect((await find(fs, { pattern: "*" })).text).toBe(".gitignore\nbuild/\nbuild/gen.c\ndebug.log\nreadme.md");
+  });
+
   it("matches a glob with '/' against the path relative to the search directory", async () => {
     expect((await find(fixtureFs(), { pattern: "lib/*.ts", path: "src" })).text).toBe("src/lib/greet.ts\nsrc/lib/math.ts");
     expect((await find(fixtureFs(), { pattern: "src/**/*.ts" })).text).toBe("src/index.ts\nsrc/lib/greet.ts\nsrc/lib/math.ts");
