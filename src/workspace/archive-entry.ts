@@ -33,6 +33,7 @@ export type SkipReason =
   | "device_file"
   | "special_file"
   | "file_too_large"
+  | "sparse_file"
   | "encrypted"
   | "unsupported_compression";
 

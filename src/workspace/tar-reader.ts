@@ -37,6 +37,14 @@ const asTarError = (error: unknown) => asArchiveInvalid(error, "not a valid tar 
 
 function toArchiveEntry(header: TarHeader): ArchiveEntry {
   const base = { name: header.name, size: 0, mode: header.mode ?? 0 };
+  // A backslash is a character of a tar name, not a separator: stored under another path it would
+  // collide with a real one, and /changes would name a path `tar x` never made. U+FFFD stands for
+  // a name that was not UTF-8 (two such names would become one).
+  if (/[\\\uFFFD]/.test(header.name)) return { ...base, type: "unreadable", unreadableReason: "path_invalid" };
+  // PAX sparse files (GNU.sparse.*): what follows is a map and the data blocks, not the file.
+  if (Object.keys(header.pax ?? {}).some((key) => key.startsWith("GNU.sparse."))) {
+    return { ...base, type: "unreadable", unreadableReason: "sparse_file" };
+  }
   switch (header.type) {
     case "directory":
       return { ...base, type: "directory" };

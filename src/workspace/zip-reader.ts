@@ -201,7 +201,10 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
     const entry = classify(name, unixMode, attributes, size);
     if (entry.type === "symlink" && size > MAX_LINK_TARGET_BYTES)
       throw archiveInvalid(`zip symlink '${name}' has a target longer than ${MAX_LINK_TARGET_BYTES} bytes`);
-    if (entry.type === "file" || entry.type === "symlink") {
+    // U+FFFD stands for a name that was not UTF-8 (CP437 without the UTF-8 flag): two such names would become one.
+    if (name.includes("\uFFFD") && entry.type !== "directory")
+      Object.assign(entry, { type: "unreadable", unreadableReason: "path_invalid", size: 0 });
+    else if (entry.type === "file" || entry.type === "symlink") {
       if (flags & 1) Object.assign(entry, { type: "unreadable", unreadableReason: "encrypted", size: 0 });
       else if (method !== 0 && method !== 8)
         Object.assign(entry, { type: "unreadable", unreadableReason: "unsupported_compression", size: 0 });

@@ -101,6 +101,38 @@ describe("ingestWorkspace: tar", () => {
     expect(index.files.map((f) => f.path)).toEqual(["a/b.txt", long]);
   });
 
+  it("never stores a tar name under another path: a backslash or a name that was not UTF-8 is path_invalid; PAX sparse files are sparse_file", async () => {
+    const sparse = fileEntry("disk.img", "map and data blocks, not the file");
+    sparse.header.pax = {
+      "GNU.sparse.major": "1",
+      "GNU.sparse.minor": "0",
+      "GNU.sparse.name": "disk.img",
+      "GNU.sparse.realsize": "1048576",
+    };
+    const tar = await tarOf({}, [
+      fileEntry("a\\b.txt", "backslash file"),
+      fileEntry("a/b.txt", "real nested file"),
+      fileEntry("caf\uFFFD.txt", "x"),
+      sparse,
+    ]);
+    const { workspaceId, result } = await ingest(tar);
+    expect(result.skipped).toEqual([
+      { path: "a\\b.txt", reason: "path_invalid" },
+      { path: "caf\uFFFD.txt", reason: "path_invalid" },
+      { path: "disk.img", reason: "sparse_file" },
+    ]);
+    const index = (await json(`workspaces/${workspaceId}/index.json`)) as { files: { path: string; size: number }[] };
+    expect(index.files.map((f) => [f.path, f.size])).toEqual([["a/b.txt", 16]]);
+  });
+
+  it("a zip name that was not UTF-8 is path_invalid, not stored under U+FFFD", async () => {
+    const bytes = zip({ "cafX.txt": text("one"), "ok.txt": text("two") });
+    // The name's "X" as Latin-1 é, with no UTF-8 flag: not UTF-8.
+    for (let i = 0; i + 8 <= bytes.length; i++) if (decode(bytes.subarray(i, i + 8)) === "cafX.txt") bytes[i + 3] = 0xe9;
+    const { result } = await ingest(bytes);
+    expect(result.skipped).toEqual([{ path: "caf\uFFFD.txt", reason: "path_invalid" }]);
+  });
+
   it("skips hostile entries with stable reasons, in archive order", async () => {
     const tar = await tarOf({}, [
       fileEntry("ok.txt", "fine"),
