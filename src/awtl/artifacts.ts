@@ -41,13 +41,26 @@ export function globMatches(glob: string, path: string): boolean {
   return picomatch(glob, { dot: true })(path);
 }
 
+/**
+ * Longest word of a prompt read as a possible path. A longer run (a pasted minified line, a blob, a
+ * hash) names no file, and the path pattern backtracks: its cost grows with the square of a word's
+ * length (45,000 characters without a space held the isolate for minutes).
+ */
+export const MAX_PATH_WORD_CHARS = 256;
+
+const PATH_TOKEN = /[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w@-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9}\b/g;
+
 /** Paths a prompt names: tokens with a slash or a file extension, as workspace paths. */
 export function pathsInText(text: string): string[] {
   const found = new Set<string>();
-  for (const match of text.matchAll(/[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w@-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9}\b/g)) {
-    const token = match[0].replace(/[.,;:]+$/, "");
-    const path = artifactPath(token);
-    if (path) found.add(path);
+  // Words of the characters a path token can hold: the pattern runs on each short one alone.
+  for (const word of text.split(/[^\w@./-]+/)) {
+    if (word === "" || word.length > MAX_PATH_WORD_CHARS) continue;
+    for (const match of word.matchAll(PATH_TOKEN)) {
+      const token = match[0].replace(/[.,;:]+$/, "");
+      const path = artifactPath(token);
+      if (path) found.add(path);
+    }
   }
   return [...found].sort();
 }

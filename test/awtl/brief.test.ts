@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BRIEF_HEADER, type BriefContext, buildBrief, type FailedTurnCase, type Scorecard } from "../../src/awtl";
+import { BRIEF_HEADER, type BriefContext, buildBrief, type FailedTurnCase, pathsInText, type Scorecard } from "../../src/awtl";
 import { preventionHint } from "../../src/awtl/prevention-hints";
 import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS, MAX_PREVENTION_HINT_CHARS } from "../../src/domain";
 import { casesOf, client, model, openSession, prompt, systemPromptOf, uploadWorkspace } from "./harness";
@@ -125,6 +125,16 @@ describe("choosing the cases of a brief", () => {
     expect(hint).toBe(`Check that …/${"😀".repeat(37)}.ts exists (with ls or find) before calling read on it.`);
     const lines = preventionHint({ judgeName: "ci", builtIn: false, failureKind: "external", tool: null, paths: ["\n".repeat(300)] });
     expect([lines.length <= MAX_PREVENTION_HINT_CHARS, lines.includes("\n")]).toEqual([true, false]);
+  });
+
+  it("reads the paths a prompt names word by word: a long run without a space is no path and costs nothing", () => {
+    const blob = "z".repeat(100_000);
+    const long = `a/${"b".repeat(300)}.ts`;
+    expect(pathsInText(`see src/a.ts and lib/x/y.py, then ${blob} and ${long}; also ./pkg/README.md.`)).toEqual([
+      "lib/x/y.py",
+      "pkg/README.md",
+      "src/a.ts",
+    ]);
   });
 
   it("a case that names tools applies only when the run offers one of them", () => {
