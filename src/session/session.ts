@@ -588,6 +588,9 @@ export class Session {
       const events = (await readLogLines(this.log, this.deps.bucket, "events", run.startSeq)).map((l) =>
         decodeEventLine(l.body, l.seq, this.id),
       );
+      // Accepted but stopped before it logged its start (its setup was still running): log the start
+      // and the prompt, so the prompt is not lost and the stream of the run begins as every run's does.
+      if (!events.some((e) => e.type === "agent_started" && e.runId === run.runId)) this.logUnstartedRun(run.runId);
       records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: runLeftovers(messages, events) });
     } catch {
       // The run's own records cannot be read: close it with what is certain.
@@ -597,6 +600,24 @@ export class Session {
       });
     }
     for (const record of records) unwrapResult(this.appendValid(record.stream, [record.record]));
+  }
+
+  private logUnstartedRun(runId: string): void {
+    const command = this.registry.find(runId)?.command;
+    if (!command) return;
+    const at = nowIso(this.deps.clock);
+    const event = (body: Record<string, unknown>) => ({ eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: at, ...body });
+    unwrapResult(this.appendValid("events", [event({ type: "agent_started", runId }) as AgentEvent]));
+    const user = {
+      kind: "user",
+      id: this.deps.ids.next("message"),
+      sessionId: this.id,
+      parentId: this.meta.lastMessageId(),
+      createdAt: at,
+      text: command.userText,
+    } as AgentMessage;
+    unwrapResult(this.appendValid("messages", [user]));
+    unwrapResult(this.appendValid("events", [event({ type: "user_message_appended", messageId: user.id }) as AgentEvent]));
   }
 
   private closing(runId: string, code: "run_interrupted" | "history_unreadable", message: string) {

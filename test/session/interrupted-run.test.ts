@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type AgentEvent, type AgentMessage, counterIds } from "../../src/domain";
+import { type AgentEvent, type AgentMessage, counterIds, safeRunOptions } from "../../src/domain";
 import { INTERRUPTED_TOOL_RESULT_TEXT } from "../../src/runtime/run-closing";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { T0, userMessage } from "../helpers/records";
@@ -59,6 +59,37 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       state.storage.sql.exec(`SELECT run_id, status, stop_reason FROM runs`).toArray(),
     );
     expect(runs).toEqual([{ run_id: "r_dead", status: "finished", stop_reason: "ERROR" }]);
+  });
+
+  it("accepted but stopped before it logged its start: the start and the prompt are logged, then it is closed", async () => {
+    const { id } = await store.create({});
+    await store.appendMessage(id, userMessage(id, "m_u"));
+    const command = { sessionId: id, userText: "fix the build", options: safeRunOptions() };
+    await runInDurableObject(store.stub(id), (_instance, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO runs (run_id, status, started_at, start_seq, command) VALUES ('r_dead', 'running', ?, 1, ?)`,
+        T0,
+        JSON.stringify(command),
+      );
+    });
+    useSessionDeps(id, { ids: counterIds() });
+    await abortAllDurableObjects();
+
+    expect((await store.info(id))!.status).toBe("idle");
+    expect(shape(await store.loadEvents(id))).toEqual([
+      ["agent_started", ""],
+      ["user_message_appended", "m_1"],
+      ["assistant_completed", "m_2"],
+      ["agent_error", "run_interrupted"],
+    ]);
+    const messages = await store.loadMessages(id);
+    expect(
+      messages.map((m) => [m.kind, m.id, m.parentId, m.kind === "user" ? m.text : m.kind === "assistant" ? m.stopReason : ""]),
+    ).toEqual([
+      ["user", "m_u", null, "text of m_u"],
+      ["user", "m_1", "m_u", "fix the build"],
+      ["assistant", "m_2", "m_1", "ERROR"],
+    ]);
   });
 
   it("in the middle of a tool call: every unanswered call gets an error tool_result, in call order", async () => {
