@@ -125,6 +125,11 @@ export const ERROR_REGISTRY = {
   run_timeout: { status: null, in: ["run"], meaning: "the run did not finish within its timeoutMs" },
   max_turns_reached: { status: null, in: ["run"], meaning: "the run used all of its model turns" },
   run_interrupted: { status: null, in: ["run"], meaning: "the server restarted during the run; its unanswered tool calls were closed" },
+  run_aborted: {
+    status: null,
+    in: ["run"],
+    meaning: "the run was aborted during a compaction (in compaction_failed; the run itself ends with agent_completed ABORTED)",
+  },
   output_too_large: { status: null, in: ["run"], meaning: "the model's answer passed the output limit; what came before it is kept" },
   rate_limited: { status: null, in: ["run"], meaning: "the provider kept answering 429, or asked to wait longer than allowed" },
   provider_error: {

@@ -290,6 +290,7 @@ class AgentRun {
         signal: this.signal,
         price: this.price,
         assistantTurns: (this.ctx.assistantsBefore ?? 0) + this.messages.filter((m) => m.kind === "assistant").length,
+        abortedAs: () => (this.abortReason() === "TIMEOUT" ? "run_timeout" : "run_aborted"),
       },
       reason,
       {

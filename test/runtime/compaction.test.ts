@@ -231,6 +231,33 @@ describe("compaction in the agent loop", () => {
     expect(await runAgent("try again", options, second.ctx)).toEqual({ stopReason: "STOP" });
   });
 
+  it("an abort or a timeout during the summary closes the compaction with compaction_failed (run_aborted, run_timeout)", async () => {
+    const history = (await grownHistory(12, 100_000)).messages;
+    for (const [reason, code, message] of [
+      ["abort", "run_aborted", "the run was aborted during the compaction; nothing was compacted"],
+      ["timeout", "run_timeout", "the run timed out during the compaction; nothing was compacted"],
+    ] as const) {
+      const controller = new AbortController();
+      // The summary waits for the run's signal: the user's abort, or the run's own timeout.
+      const waiting: ModelClient = {
+        async *stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelEvent> {
+          if (request.purpose !== "compaction") {
+            yield { type: "error", code: "context_overflow", message: "prompt is too long" };
+            return;
+          }
+          if (reason === "abort") controller.abort();
+          await new Promise((resolve) => (signal!.aborted ? resolve(null) : signal!.addEventListener("abort", resolve)));
+          yield { type: "error", code: "aborted", message: "the request was aborted" };
+        },
+      };
+      const run = context(waiting, { history, budget: contextBudget(8_000), ids: idsAfter(history) });
+      await runAgent("and now?", { ...options, timeoutMs: reason === "timeout" ? 50 : 60_000 }, { ...run.ctx, signal: controller.signal });
+      const failed = run.log.events.filter((e) => e.type === "compaction_failed");
+      expect(failed.map((e) => [e.code, e.message])).toEqual([[code, message]]);
+      expect(run.log.types().filter((t) => t.startsWith("compaction_"))).toEqual(["compaction_started", "compaction_failed"]);
+    }
+  });
+
   it("a 50-prompt session never sends a request larger than the window", async () => {
     const history: AgentMessage[] = [];
     const ids = counterIds();
