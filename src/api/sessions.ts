@@ -4,7 +4,7 @@ import { decodeCursor } from "../tenant/session-index";
 import { readBodyBytes, readJsonBody, readQuery, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
-import { claimIdempotencyKey } from "./idempotency";
+import { claimIdempotencyKey, sha256HexOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
 import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
@@ -43,7 +43,10 @@ export const sessionRoutes = new Hono<AppBindings>()
       throw new HarnessError("import_invalid", "the body is not valid UTF-8");
     }
     const messages = readConversation(text);
-    const meta = await sessionStore(c).importSession({ ...query, owner: c.get("tenant") }, messages);
+    // A retried import (16 MiB bodies get retried) must not make a second session.
+    const fingerprint = ["POST /api/sessions/import", query, await sha256HexOf(bytes)];
+    const claimed = await claimIdempotencyKey(c, undefined, fingerprint, { sessionId: randomIds.next("session") });
+    const meta = await sessionStore(c).importSession({ ...query, id: claimed?.proposal.sessionId, owner: c.get("tenant") }, messages);
     return c.json(
       {
         sessionId: meta.id,

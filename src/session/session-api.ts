@@ -53,6 +53,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   /** Compacts the history now (`POST .../compact`). */
   compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>>;
   appendMessages(records: unknown[]): SessionResult<number[]>;
+  /** An import's messages, only into a session with none yet (a repeated import fills it once). */
+  fillMessages(records: unknown[]): SessionResult<{ filled: boolean }>;
   appendEvents(records: unknown[]): SessionResult<number[]>;
   loadMessages(): Promise<SessionResult<AgentMessage[]>>;
   loadEvents(afterSeq?: number): Promise<SessionResult<{ seq: number; event: AgentEvent }[]>>;

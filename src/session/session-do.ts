@@ -55,6 +55,10 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session ? this.session.append("messages", records) : notFound();
   }
 
+  fillMessages(records: unknown[]): SessionResult<{ filled: boolean }> {
+    return this.session ? this.session.fill(records) : notFound();
+  }
+
   appendEvents(records: unknown[]): SessionResult<number[]> {
     return this.session ? this.session.append("events", records) : notFound();
   }

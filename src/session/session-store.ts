@@ -81,7 +81,7 @@ export class DurableSessionStore {
       await this.listInIndex(record.owner, meta);
       return meta;
     }
-    unwrapResult(await this.stub(record.id).appendMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
+    unwrapResult(await this.stub(record.id).fillMessages(messages.map((m) => ({ ...m, sessionId: record.id }))));
     await this.listInIndex(record.owner, meta, await this.listedSummary(record.id));
     return meta;
   }

@@ -259,6 +259,16 @@ export class Session {
   }
 
   /** Validates and appends records of one stream; all or nothing. */
+  /**
+   * An imported conversation's messages, appended only into a session that has none yet: the repeat
+   * of an import (same Idempotency-Key, concurrent or after a failure half-way) fills it at most once.
+   */
+  fill(records: unknown[]): SessionResult<{ filled: boolean }> {
+    if (this.log.counts().messages > 0) return ok({ filled: false });
+    const appended = this.append("messages", records);
+    return appended.ok ? ok({ filled: true }) : appended;
+  }
+
   append(stream: "messages" | "events", records: unknown[]): SessionResult<number[]> {
     const parsed: (AgentMessage | AgentEvent)[] = [];
     for (const [i, record] of records.entries()) {

@@ -149,6 +149,28 @@ describe("POST /api/sessions/import", () => {
     expect([forked.status, ((await forked.json()) as { forkedFrom: unknown }).forkedFrom]).toEqual([201, { sessionId, messageId: longId }]);
   });
 
+  it("with an Idempotency-Key: a repeat, also concurrent, is the same session filled once; another body under the key is 422", async () => {
+    const body = encodeJsonl(recording);
+    const keyed = (text: string, key: string) =>
+      api("/api/sessions/import", {
+        method: "POST",
+        body: text,
+        headers: { "content-type": "application/x-ndjson", "idempotency-key": key },
+      });
+    const answers = await Promise.all([1, 2, 3, 4].map(() => keyed(body, "import-once")));
+    const created = (await Promise.all(answers.map((r) => r.json()))) as { sessionId: string; messages: number }[];
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect(new Set(created.map((c) => c.sessionId)).size).toBe(1);
+    const again = (await (await keyed(body, "import-once")).json()) as { sessionId: string };
+    expect(again.sessionId).toBe(created[0]!.sessionId);
+    const stored = (await (await api(`/api/sessions/${again.sessionId}/messages`)).text()).trimEnd().split("\n");
+    expect(stored.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(["m_1", "m_2", "m_3", "m_4"]);
+    const other = await keyed(encodeJsonl(recording.slice(0, 1)), "import-once");
+    expect([other.status, ((await other.json()) as { error: { code: string } }).error.code]).toEqual([422, "idempotency_key_reused"]);
+    const bad = await keyed(body, "bad key");
+    expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_idempotency_key"]);
+  });
+
   it("refuses another media type, a bad query, a broken conversation and invalid UTF-8", async () => {
     expect(await errorOf(await importJsonl(encodeJsonl(recording), "", "application/json"))).toEqual([
       415,
