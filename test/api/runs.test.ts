@@ -220,8 +220,9 @@ describe("POST /api/sessions/:id/messages/stream", () => {
     await abortAllDurableObjects();
     const { frames, ended } = await readSse(await prompt(sessionId, { text: "two" }));
     expect(ended).toBe(true);
-    expect(types(frames)).toEqual(["assistant_completed", "agent_error"]);
-    expect(frames[1]!.data).toMatchObject({
+    // Like every run's, its stream begins with agent_started and its prompt, then it is closed.
+    expect(types(frames)).toEqual(["agent_started", "user_message_appended", "assistant_completed", "agent_error"]);
+    expect(frames[3]!.data).toMatchObject({
       code: "history_unreadable",
       message: expect.stringMatching(
         /^the run could not start: the session's history could not be read \(segment sessions\/.+ is missing from R2\)$/,
