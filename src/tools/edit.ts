@@ -2,7 +2,7 @@ import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { z } from "zod";
 import { MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
-import { decodeText, encodeText, hasUtf8Bom, isBinary } from "../workspace/text";
+import { encodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
 import { type Tool, ToolError } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { writeChecked } from "./write";
@@ -37,9 +37,11 @@ export const editTool: Tool<EditParams> = {
     const bytes = await fs.readFile(path, signal);
     if (isBinary(bytes)) throw new ToolError("binary_file", `${path} is a binary file; edit changes text files only`);
     const bom = hasUtf8Bom(bytes);
-    const raw = decodeText(bytes);
-    const crlf = raw.includes("\r\n");
-    const content = crlf ? raw.replaceAll("\r\n", "\n") : raw;
+    // Written back as UTF-8, a Latin-1 byte would become U+FFFD: the rest of the file must survive.
+    const exact = textOf(bytes);
+    if (exact === null) throw new ToolError("binary_file", `${path} is not UTF-8 text; edit changes UTF-8 text files only`);
+    const raw = bom ? exact.slice(1) : exact;
+    const content = raw.replaceAll("\r\n", "\n");
     const oldText = args.oldText.replaceAll("\r\n", "\n");
     const newText = args.newText.replaceAll("\r\n", "\n");
 
@@ -61,7 +63,12 @@ export const editTool: Tool<EditParams> = {
 
     const start = at[0] ?? 0;
     const updated = content.slice(0, start) + newText + content.slice(start + oldText.length);
-    await writeChecked(fs, path, encodeText(crlf ? updated.replaceAll("\n", "\r\n") : updated, bom));
+    // Only the replaced text changes in the file: its other lines keep their own endings.
+    const rawStart = rawOffset(raw, start);
+    const rawEnd = rawOffset(raw, start + oldText.length);
+    const eol = lineEnding(raw, rawStart, rawEnd);
+    const written = raw.slice(0, rawStart) + newText.replaceAll("\n", eol) + raw.slice(rawEnd);
+    await writeChecked(fs, path, encodeText(written, bom));
 
     const patch = createTwoFilesPatch(`a/${path}`, `b/${path}`, content, updated, undefined, undefined, {
       context: EDIT_DIFF_CONTEXT_LINES,
@@ -72,6 +79,26 @@ export const editTool: Tool<EditParams> = {
     return { text: withNotices(`Successfully replaced 1 block in ${path}.\n\n${diff.content}`, notices), error: false };
   },
 };
+
+/** Where the first `n` characters of `raw` with CRLF read as LF end in `raw`. */
+function rawOffset(raw: string, n: number): number {
+  let j = 0;
+  for (let k = 0; k < n; k++) j += raw.charCodeAt(j) === 13 && raw.charCodeAt(j + 1) === 10 ? 2 : 1;
+  return j;
+}
+
+/**
+ * The line ending for the new text: the one the replaced text used, else that of the line the edit
+ * is in (a last line without one: CRLF if the file uses only CRLF).
+ */
+function lineEnding(raw: string, start: number, end: number): string {
+  const replaced = raw.slice(start, end);
+  if (replaced.includes("\r\n")) return "\r\n";
+  if (replaced.includes("\n")) return "\n";
+  const next = raw.indexOf("\n", end);
+  if (next >= 0) return raw.charCodeAt(next - 1) === 13 ? "\r\n" : "\n";
+  return raw.includes("\r\n") && !/(^|[^\r])\n/.test(raw) ? "\r\n" : "\n";
+}
 
 /** Start offsets of the non-overlapping occurrences of `needle`. */
 function occurrences(haystack: string, needle: string): number[] {

@@ -65,6 +65,27 @@ describe("edit", () => {
     expect([...(await fs.readFile("a.txt"))]).toEqual([...new TextEncoder().encode("one\n2\n")]);
   });
 
+  it("changes only the replaced text: in a file of mixed line endings every other line keeps its own", async () => {
+    const fs = new MemoryWorkspaceFs({ "mixed.txt": "line1\r\nline2\nline3\r\nversion = 1\nend" });
+    await edit(fs, "mixed.txt", "version = 1", "version = 2\nrelease = 3");
+    // The edited line ended in LF: so do the new lines. A replaced CRLF pair keeps CRLF.
+    expect(new TextDecoder().decode(await fs.readFile("mixed.txt"))).toBe("line1\r\nline2\nline3\r\nversion = 2\nrelease = 3\nend");
+    await edit(fs, "mixed.txt", "line1\nline2", "first\nsecond");
+    expect(new TextDecoder().decode(await fs.readFile("mixed.txt"))).toBe("first\r\nsecond\nline3\r\nversion = 2\nrelease = 3\nend");
+    await edit(fs, "mixed.txt", "end", "end\nmore");
+    expect(new TextDecoder().decode(await fs.readFile("mixed.txt"))).toBe("first\r\nsecond\nline3\r\nversion = 2\nrelease = 3\nend\nmore");
+  });
+
+  it("refuses a file that is not UTF-8 (a Latin-1 file): written back, its other bytes would change", async () => {
+    const latin1 = new Uint8Array([...new TextEncoder().encode("# caf"), 0xe9, ...new TextEncoder().encode("\nversion = 1\n")]);
+    const fs = new MemoryWorkspaceFs({ "latin1.txt": latin1 });
+    await expect(edit(fs, "latin1.txt", "version = 1", "version = 2")).rejects.toMatchObject({
+      code: "binary_file",
+      message: "latin1.txt is not UTF-8 text; edit changes UTF-8 text files only",
+    });
+    expect([...(await fs.readFile("latin1.txt"))]).toEqual([...latin1]);
+  });
+
   it("refuses binary files and passes on not_found", async () => {
     await expect(edit(fixtureFs(), "assets/logo.bin", "PNG", "JPG")).rejects.toMatchObject({ code: "binary_file" });
     await expect(edit(fixtureFs(), "missing.ts", "a", "b")).rejects.toMatchObject({ code: "not_found" });
