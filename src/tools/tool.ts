@@ -16,8 +16,13 @@ export interface ToolContext {
 
 /** The byte limit a tool cuts its output at: its own, or the run's budget when that is smaller. */
 export function outputLimit(own: number, ctx: { maxOutputBytes?: number }): number {
-  return Math.min(own, ctx.maxOutputBytes ?? own);
+  // The run's budget covers the whole result: the tool's own notices after the body must fit too,
+  // or the last guard cuts them off (grep's "limit reached ... Use limit=" was lost that way).
+  return Math.min(own, ctx.maxOutputBytes === undefined ? own : Math.max(1024, ctx.maxOutputBytes - NOTICE_ROOM_BYTES));
 }
+
+/** What a tool leaves of the run's per-result budget for the notices after its output. */
+export const NOTICE_ROOM_BYTES = 1024;
 
 /** The result handed back to the model as a tool_result message. */
 export interface ToolOutput {

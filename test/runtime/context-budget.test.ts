@@ -69,8 +69,9 @@ describe("per-result token budget", () => {
   it("read cuts at the run's budget with its own continuation notice", async () => {
     const fs = new MemoryWorkspaceFs({ "wide.txt": `${"w".repeat(99)}\n`.repeat(1000) });
     const out = await readTool.execute({ path: "wide.txt" }, { ...toolContext(fs), maxOutputBytes: 6_400 });
-    expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(64);
-    expect(out.text.endsWith("\n\n[Showing lines 1-64 of 1000 (6.3KB limit). Use offset=65 to continue.]")).toBe(true);
+    // 1 KiB of the budget is left for the notice.
+    expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(53);
+    expect(out.text.endsWith("\n\n[Showing lines 1-53 of 1000 (5.3KB limit). Use offset=54 to continue.]")).toBe(true);
   });
 
   it("anything else over the budget is cut head first, with a notice that says how to see the rest", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { fitToolResult } from "../../src/runtime/result-budget";
 import { GREP_MAX_FILE_BYTES, grepTool } from "../../src/tools/grep";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
@@ -111,6 +112,18 @@ describe("grep", () => {
     expect(new TextEncoder().encode(body).byteLength).toBeLessThanOrEqual(51_200);
     expect(body.split("\n")).toHaveLength(124); // "w.txt:N: " + 400 chars: lines of 409-411 bytes
     expect(out.text.endsWith("\n\n[50.0KB limit reached]")).toBe(true);
+  });
+
+  it("leaves room in the run's result budget for its notices: the last guard never cuts them off", async () => {
+    const fs = new MemoryWorkspaceFs({ "m.txt": `${"match this line with some more text to make it long enough, ok\n".repeat(3000)}` });
+    for (const budget of [51_200, 25_600]) {
+      const args = grepTool.parameters.parse({ pattern: "match", limit: 1000 });
+      const out = await grepTool.execute(args, { ...toolContext(fs), maxOutputBytes: budget });
+      expect(fitToolResult(out.text, budget / 4)).toBe(out.text);
+      expect(out.text).toMatch(
+        /\n\n\[1000 matches limit reached \(3000 in total\)\. Use limit=1000 for more, or refine pattern\. \d+\.\dKB limit reached\]$/,
+      );
+    }
   });
 
   it("skips files over the size limit and says which", async () => {
