@@ -15,8 +15,9 @@ const EPOCH = new Date(0);
  * just-bash's IFileSystem over a WorkspaceFs, mounted at the shell's workspace directory. Paths it
  * receives are absolute within the mount ("/src/a.ts"); `..` cannot climb above "/". Reads see the
  * snapshot plus the overlay. Writes reach the overlay only when `allowWrite`; otherwise they fail
- * with EROFS, as on a read-only mount. WorkspaceFs has no empty directories or modes of its own, so
- * `mkdir` and `chmod` last only for the command (a directory persists once a file is written in it).
+ * with EROFS, as on a read-only mount. WorkspaceFs has no empty directories, and sets no modes but
+ * a copy's, so `mkdir` and `chmod` last only for the command (a directory persists once a file is
+ * written in it); `cp` and `mv` give a new file its source's mode.
  */
 export class WorkspaceBashFs implements IFileSystem {
   private readonly madeDirs = new Set<string>();
@@ -161,8 +162,9 @@ export class WorkspaceBashFs implements IFileSystem {
     const from = toWorkspace(src);
     const kind = this.kind(from);
     if (kind === null) throw new Error(`ENOENT: no such file or directory, cp '${src}'`);
+    // A copy keeps its source's mode (an executable stays executable), as cp does for a new file.
     if (kind === "file") {
-      await this.put(dest, await this.readFileBuffer(src), "cp");
+      await this.put(dest, await this.readFileBuffer(src), "cp", this.fs.stat(from)?.mode);
       return;
     }
     if (!options?.recursive) throw new Error(`EISDIR: is a directory, cp '${src}'`);
@@ -170,7 +172,7 @@ export class WorkspaceBashFs implements IFileSystem {
     if (to === from || to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot copy '${src}' into itself, '${dest}'`);
     await this.mkdir(dest, { recursive: true });
     for (const file of this.filesUnder(from)) {
-      await this.put(`/${to}${file.slice(from.length)}`, await this.fs.readFile(file, this.signal), "cp");
+      await this.put(`/${to}${file.slice(from.length)}`, await this.fs.readFile(file, this.signal), "cp", this.fs.stat(file)?.mode);
     }
   }
 
@@ -239,7 +241,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
   }
 
-  private async put(path: string, bytes: Uint8Array, op: string): Promise<void> {
+  private async put(path: string, bytes: Uint8Array, op: string, mode?: number): Promise<void> {
     this.assertWritable(op, path);
     const p = toWorkspace(path);
     const refusal = writeRefusal(p, (q) => this.kind(q));
@@ -251,7 +253,7 @@ export class WorkspaceBashFs implements IFileSystem {
       throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
     }
     this.bytesWritten += bytes.byteLength;
-    await this.fs.writeFile(p, bytes);
+    await this.fs.writeFile(p, bytes, mode);
     for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
   }
 }

@@ -70,9 +70,9 @@ export class RecordingFs implements WorkspaceFs {
     return this.inner.warmSearchTexts(paths, signal);
   }
 
-  writeFile(path: string, bytes: Uint8Array): Promise<void> {
+  writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void> {
     this.writes.add(path);
-    return this.inner.writeFile(path, bytes);
+    return this.inner.writeFile(path, bytes, mode);
   }
 
   deleteFile(path: string): Promise<void> {

@@ -118,12 +118,12 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     return this.snapshot.warmSearchTexts(fromSnapshot, signal);
   }
 
-  async writeFile(path: string, bytes: Uint8Array): Promise<void> {
+  async writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void> {
     const canonical = resolveWorkspacePath(path);
     const view = this.current();
     const refusal = writeRefusal(canonical, (p) => this.stat(p)?.type ?? null);
     if (refusal) throw refusal;
-    this.overlay.put(canonical, bytes, view.info.get(canonical)?.mode ?? NEW_FILE_MODE);
+    this.overlay.put(canonical, bytes, view.info.get(canonical)?.mode ?? mode ?? NEW_FILE_MODE);
     this.view = null;
   }
 

@@ -44,8 +44,11 @@ export interface WorkspaceFs {
    * `signal` aborts. Changes nothing anyone can observe but speed.
    */
   warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<boolean>;
-  /** Creates or replaces a file in the overlay (parents are implied). */
-  writeFile(path: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Creates or replaces a file in the overlay (parents are implied). A file that exists keeps its
+   * mode; a new one gets `mode` (a copy: its source's), else 0644.
+   */
+  writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void>;
   /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */
   deleteFile(path: string): Promise<void>;
 }

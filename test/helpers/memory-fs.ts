@@ -85,11 +85,11 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
     return true;
   }
 
-  async writeFile(path: string, bytes: Uint8Array): Promise<void> {
+  async writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void> {
     const refusal = writeRefusal(path, (p) => this.stat(p)?.type ?? null);
     if (refusal) throw refusal;
     const existing = this.entries.get(path);
-    this.entries.set(path, { bytes: bytes.slice(), mode: existing?.mode ?? 0o644 });
+    this.entries.set(path, { bytes: bytes.slice(), mode: existing?.mode ?? mode ?? 0o644 });
     this.mutations.push({ op: "write", path });
   }
 

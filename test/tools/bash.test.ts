@@ -51,6 +51,23 @@ describe("bash", () => {
     ]);
   });
 
+  it("cp and mv keep an executable's mode for the new file, a whole directory too", async () => {
+    const fs = new MemoryWorkspaceFs({ "notes.txt": "n" });
+    fs.put("bin/run.sh", "#!/bin/sh\n", 0o755);
+    fs.put("bin/tool.sh", "#!/bin/sh\n", 0o755);
+    const out = await bash(fs, "mv bin/run.sh bin/start.sh && cp bin/tool.sh bin/tool2.sh && cp notes.txt n2.txt && mv bin scripts", {
+      allowWrite: true,
+    });
+    expect(out.exitCode).toBe(0);
+    expect(fs.files().map((f) => [f, fs.stat(f)?.mode.toString(8)])).toEqual([
+      ["n2.txt", "644"],
+      ["notes.txt", "644"],
+      ["scripts/start.sh", "755"],
+      ["scripts/tool.sh", "755"],
+      ["scripts/tool2.sh", "755"],
+    ]);
+  });
+
   it("cp and mv overwrite an existing file (the edit-to-temp-then-move idiom), and refuse a file onto itself", async () => {
     const fs = fixtureFs();
     const command = [
