@@ -152,15 +152,43 @@ function buildView(snapshot: Snapshot, overlay: OverlayStore): View {
   const info = new Map<string, FileInfo>();
   for (const entry of snapshot.index.files) info.set(entry.path, { size: entry.size, mode: entry.mode, inOverlay: false });
   const dirSet = new Set(snapshot.index.dirs);
+  let deletions = false;
   for (const change of overlay.list()) {
     if (change.deleted) {
       info.delete(change.path);
+      deletions = true;
       continue;
     }
     info.set(change.path, { size: change.size, mode: change.mode, inOverlay: true });
     for (let dir = parentOf(change.path); dir !== "" && !dirSet.has(dir); dir = parentOf(dir)) dirSet.add(dir);
   }
+  if (deletions) dropEmptiedDirs(snapshot, info, dirSet);
   return { files: [...info.keys()].sort(comparePaths), info, dirs: [...dirSet].sort(comparePaths), dirSet };
+}
+
+/**
+ * A directory whose files were all deleted (`rm -r`) is gone, with what is under it: otherwise it
+ * was still listed, and `cp x old` copied into it instead of making a file. The overlay has no
+ * directory entries, so like git it keeps no emptied directory; one uploaded empty stays.
+ */
+function dropEmptiedDirs(snapshot: Snapshot, info: Map<string, FileInfo>, dirSet: Set<string>): void {
+  const ancestors = (paths: Iterable<string>) => {
+    const dirs = new Set<string>();
+    for (const path of paths) for (let dir = parentOf(path); dir !== "" && !dirs.has(dir); dir = parentOf(dir)) dirs.add(dir);
+    return dirs;
+  };
+  const hadFiles = ancestors(snapshot.index.files.map((f) => f.path));
+  const hasFiles = ancestors(info.keys());
+  const dropped = new Set([...dirSet].filter((dir) => hadFiles.has(dir) && !hasFiles.has(dir)));
+  if (dropped.size === 0) return;
+  for (const dir of [...dirSet]) {
+    for (let at = dir; at !== ""; at = parentOf(at)) {
+      if (dropped.has(at)) {
+        dirSet.delete(dir);
+        break;
+      }
+    }
+  }
 }
 
 function childrenOf(view: View): Map<string, WorkspaceDirent[]> {

@@ -5,7 +5,7 @@ import { WorkspaceError } from "../../src/workspace/errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import { SqliteOverlay } from "../../src/workspace/overlay";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../../src/workspace/snapshot-workspace-fs";
-import { decode, fileEntry, streamOf, tarOf, text } from "./archives";
+import { decode, entry, fileEntry, streamOf, tarOf, text } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
 
 const FILES = { "README.md": "# readme\n", "src/a.ts": "a\n", "src/b.ts": "b\n", "src/deep/c.ts": "c\n", "bin/run.sh": "run\n" };
@@ -98,6 +98,25 @@ describe("SnapshotWorkspaceFs", () => {
     // A later fs over the same overlay (e.g. the next run) sees the same view.
     await withFs("fs-2", "w_fs2", async (fs) => {
       expect(fs.files()).toEqual(["README.md/inside.txt", "bin/run.sh", "new/dir/n.ts", "src/a.ts", "src/b.ts", "src/deep/c.ts"]);
+    });
+  });
+
+  it("a directory whose files were all deleted is gone, with what is under it; an uploaded empty one stays", async () => {
+    const tar = await tarOf({ "old/a": "a", "old/sub/b": "b", "keep/x": "x" }, [
+      entry("old/empty", "directory"),
+      entry("vacant", "directory"),
+    ]);
+    await ingestWorkspace(env.STORE, streamOf(tar), { workspaceId: "w_fs_rm", owner: "alice" });
+    await withFs("fs-rm", "w_fs_rm", async (fs) => {
+      expect(fs.dirs()).toEqual(["keep", "old", "old/empty", "old/sub", "vacant"]);
+      await fs.deleteFile("old/sub/b");
+      expect(fs.dirs()).toEqual(["keep", "old", "old/empty", "vacant"]);
+      await fs.deleteFile("old/a");
+      expect(fs.dirs()).toEqual(["keep", "vacant"]);
+      expect([fs.stat("old"), fs.readdir("").map((d) => d.name)]).toEqual([null, ["keep", "vacant"]]);
+      // So `cp x old` makes a file, as after `rm -r old` in a shell.
+      await fs.writeFile("old", text("now a file"));
+      expect(fs.stat("old")).toEqual({ type: "file", size: 10, mode: 0o644 });
     });
   });
 
