@@ -146,11 +146,17 @@ class LiveEventStream {
     this.lastSent = seq;
     this.followSteer(seq, event);
     const { runId, skipFromSeq } = this.scope;
+    const frame = () => sseFrame(seq, "agent_event", eventJsonWithSeq(seq, json ?? JSON.stringify(event)));
     if (!this.started && skipFromSeq !== null && seq > skipFromSeq) {
+      // Its message left the queue: the run will never come, and the stream says why it ends.
+      if (event.type === "queued_message_withdrawn" && event.runId === runId) {
+        this.write(frame());
+        return this.close(true);
+      }
       if (event.type !== "agent_started" || event.runId !== runId) return;
       this.started = true;
     }
-    this.write(sseFrame(seq, "agent_event", eventJsonWithSeq(seq, json ?? JSON.stringify(event))));
+    this.write(frame());
     if (!TERMINAL_EVENTS.has(event.type)) return;
     // A scoped stream ends at its run's terminal event, replayed or live; an unscoped one only at a
     // live terminal event (one met during replay may belong to an older run).

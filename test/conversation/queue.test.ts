@@ -239,6 +239,10 @@ describe("whenBusy: a prompt while a run is active", () => {
     expect((await readSse(await running)).frames.at(-1)!.data).toMatchObject({ type: "agent_error" });
     const droppedFrames = (await readSse(dropped)).frames;
     expect(droppedFrames[0]!.data).toMatchObject({ type: "message_queued", afterFailedRun: "withdraw" });
+    expect(droppedFrames.map((f) => [f.data.type, f.data.reason ?? null]).at(-1)).toEqual([
+      "queued_message_withdrawn",
+      "previous_run_failed",
+    ]);
     expect((await readSse(kept)).frames.at(-1)!.data).toMatchObject({ type: "agent_completed" });
     const withdrawn = (await store.loadEvents(sessionId)).filter((e) => e.type === "queued_message_withdrawn");
     expect(withdrawn).toMatchObject([{ reason: "previous_run_failed", messageId: droppedFrames[0]!.data.messageId }]);
@@ -253,7 +257,9 @@ describe("whenBusy: a prompt while a run is active", () => {
     expect(del.status).toBe(200);
     const { frames, ended } = await readSse(follow);
     expect(ended).toBe(true);
-    expect(types(frames)).toEqual(["message_queued", "queue_updated"]);
+    // It ends saying why: a client can tell a withdrawal from a dropped connection.
+    expect(types(frames)).toEqual(["message_queued", "queue_updated", "queued_message_withdrawn"]);
+    expect(frames[2]!.data).toMatchObject({ messageId, reason: "withdrawn_by_client" });
     expect(((await info(sessionId)).queue as { followUp: string[] }).followUp).toEqual([]);
     const again = await api(`/api/sessions/${sessionId}/queue/${messageId}`, { method: "DELETE" });
     expect(again.status).toBe(404);
