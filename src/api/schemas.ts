@@ -152,19 +152,21 @@ export const ImportQuery = z.strictObject({
   title: z.string().max(MAX_TITLE_CHARS).optional(),
 });
 
+const ARTIFACT_REF_RULE =
+  "must be a path inside the workspace (relative, no '..' above the root) or a ref with a scheme, such as ci:job-12";
+
 /** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
 export const JudgementBody = z.strictObject({
-  runId: nonBlank.pipe(z.string().max(100)),
-  judgeName: nonBlank.pipe(z.string().max(100)).refine((name) => !/[\p{Cc}\u2028\u2029]/u.test(name), {
-    message: "must be one line without control characters",
-  }),
+  runId: nonBlank.max(100),
+  judgeName: nonBlank.max(100).regex(/^[^\p{Cc}\u2028\u2029]*$/u, { message: "must be one line without control characters" }),
   result: JudgeVerdict,
-  sourceActionId: nonBlank.pipe(z.string().max(100)).optional(),
+  sourceActionId: nonBlank.max(100).optional(),
   artifactRefs: z
     .array(
-      nonBlank.pipe(z.string().max(4096)).refine((ref) => isSchemeRef(ref) || artifactPath(ref) !== null, {
-        message: "must be a path inside the workspace (relative, no '..' above the root) or a ref with a scheme, such as ci:job-12",
-      }),
+      nonBlank
+        .max(4096)
+        .refine((ref) => isSchemeRef(ref) || artifactPath(ref) !== null, { message: ARTIFACT_REF_RULE })
+        .meta({ description: ARTIFACT_REF_RULE }),
     )
     .max(100),
   detail: z.string().max(2000).default(""),
@@ -172,10 +174,10 @@ export const JudgementBody = z.strictObject({
 });
 
 /** `POST /api/projects/:pid/cases/:caseId/approve`. */
-export const ApproveBody = z.strictObject({ approvedBy: nonBlank.pipe(z.string().max(200)), note: z.string().max(2000).default("") });
+export const ApproveBody = z.strictObject({ approvedBy: nonBlank.max(200), note: z.string().max(2000).default("") });
 
 /** `POST /api/projects/:pid/memory/promote`. */
-export const PromoteBody = z.strictObject({ caseId: nonBlank.pipe(z.string().max(100)), write: z.boolean().default(false) });
+export const PromoteBody = z.strictObject({ caseId: nonBlank.max(100), write: z.boolean().default(false) });
 
 // Responses
 

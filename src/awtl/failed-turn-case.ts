@@ -29,7 +29,7 @@ export const FailedTurnCase = z
     failureEventId: nonBlank,
     artifactRefs: z.array(nonBlank).min(1),
     memoryReadNodeIds: z.array(nonBlank),
-    preventionHint: nonBlank.pipe(z.string().max(MAX_PREVENTION_HINT_CHARS)),
+    preventionHint: nonBlank.max(MAX_PREVENTION_HINT_CHARS),
     applicability: CaseApplicability,
     evidenceRefs: z.array(nonBlank).min(1),
     occurrences: z.number().int().positive(),

@@ -1,7 +1,8 @@
 import { z } from "zod";
 
 /** A non-empty string that is not only whitespace. */
-export const nonBlank = z.string().refine((s) => s.trim().length > 0, { message: "must not be blank" });
+// A pattern, not a refinement: JSON Schema (the OpenAPI document) can say it. \S is what trim() keeps.
+export const nonBlank = z.string().regex(/\S/, { message: "must not be blank" });
 
 /** An ISO-8601 UTC timestamp such as 2026-11-30T02:51:00.000Z. */
 export const isoTime = z.iso.datetime({ message: "must be an ISO-8601 UTC timestamp" });
