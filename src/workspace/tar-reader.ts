@@ -43,7 +43,9 @@ function toArchiveEntry(header: TarHeader): ArchiveEntry {
   if (/[\\\uFFFD]/.test(header.name)) return { ...base, type: "unreadable", unreadableReason: "path_invalid" };
   // PAX sparse files (GNU.sparse.*): what follows is a map and the data blocks, not the file.
   if (Object.keys(header.pax ?? {}).some((key) => key.startsWith("GNU.sparse."))) {
-    return { ...base, type: "unreadable", unreadableReason: "sparse_file" };
+    // Formats 0.1 and 1.0 store a made-up name (GNUSparseFile.<pid>/...) and the real one beside it.
+    const name = header.pax?.["GNU.sparse.name"] ?? header.name;
+    return { ...base, name, type: "unreadable", unreadableReason: "sparse_file" };
   }
   switch (header.type) {
     case "directory":

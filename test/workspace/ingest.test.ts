@@ -102,7 +102,7 @@ describe("ingestWorkspace: tar", () => {
   });
 
   it("never stores a tar name under another path: a backslash or a name that was not UTF-8 is path_invalid; PAX sparse files are sparse_file", async () => {
-    const sparse = fileEntry("disk.img", "map and data blocks, not the file");
+    const sparse = fileEntry("./GNUSparseFile.1006/disk.img", "map and data blocks, not the file");
     sparse.header.pax = {
       "GNU.sparse.major": "1",
       "GNU.sparse.minor": "0",
