@@ -818,6 +818,84 @@ const checks = {
     agent.destroy();
   },
 
+  /**
+   * Inputs that used to hold the isolate for minutes (a backtracking grep pattern, a many-star glob,
+   * a prompt of one long word) now end at once, and the next request is answered; and streams and
+   * imports a client retries.
+   */
+  async stalls(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const { workspaceId } = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "stalls"), {
+      "long.txt": `${"a".repeat(60)}\nxaab aac\n`,
+      [`n/${"a".repeat(200)}`]: "x\n",
+    });
+    const open = async () => JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const toolRun = async (tool, args) => {
+      const events = await promptEvents(ctx.base, agent, await open(), { text: `TOOL ${tool} ${JSON.stringify(args)}` });
+      const health = await request(ctx.base, agent, "GET", "/healthz");
+      return { events, finished: events.find((e) => e.type === "tool_call_finished"), health: health.status };
+    };
+    const grep = await toolRun("grep", { pattern: "(a|aa)+c" });
+    record(
+      "stalls.grepBacktracking",
+      grep.events.at(-1)?.type === "agent_completed" && grep.finished?.summary === "long.txt:2: xaab aac" && grep.health === 200,
+      `grep (a|aa)+c over a line of 60 a: ${grep.events.at(-1)?.type}, ${JSON.stringify(grep.finished?.summary)}; /healthz ${grep.health}`,
+    );
+    const glob = await toolRun("find", { pattern: "*a*a*a*a*b" });
+    record(
+      "stalls.globStars",
+      glob.events.at(-1)?.type === "agent_completed" && glob.finished?.error === true && /^invalid_glob/.test(glob.finished?.summary ?? ""),
+      `find *a*a*a*a*b: ${glob.events.at(-1)?.type}, ${JSON.stringify(glob.finished?.summary?.slice(0, 60))}`,
+    );
+    const word = await promptEvents(ctx.base, agent, await open(), { text: "z".repeat(45_000) });
+    record(
+      "stalls.longWord",
+      word.at(-1)?.type === "agent_completed",
+      `a prompt of 45,000 characters without a space: ${word.at(-1)?.type}`,
+    );
+
+    // A follow-up withdrawn before its run starts: its stream says so.
+    const busy = await open();
+    const streamPath = `/api/sessions/${busy}/messages/stream`;
+    let seen = "";
+    const hanging = request(ctx.base, agent, "POST", streamPath, {
+      ...json({ text: "HANG" }),
+      timeoutMs: 30_000,
+      onChunk: (c) => (seen += c),
+    });
+    for (let i = 0; i < 100 && !seen.includes("assistant_delta"); i++) await new Promise((r) => setTimeout(r, 100));
+    const follow = request(ctx.base, new http.Agent(), "POST", streamPath, {
+      ...json({ text: "later", whenBusy: "followUp" }),
+      timeoutMs: 30_000,
+    });
+    let queued = [];
+    for (let i = 0; i < 50 && queued.length === 0; i++) {
+      queued = JSON.parse((await request(ctx.base, agent, "GET", `/api/sessions/${busy}`)).body).queue?.followUp ?? [];
+      if (queued.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    await request(ctx.base, agent, "DELETE", `/api/sessions/${busy}/queue/${queued[0]}`);
+    const followFrames = sseEvents((await follow).body);
+    await request(ctx.base, agent, "POST", `/api/sessions/${busy}/abort`, json({}));
+    await hanging;
+    record(
+      "stalls.withdrawnFollowUp",
+      followFrames.map((e) => e.type).join() === "message_queued,queue_updated,queued_message_withdrawn",
+      `a withdrawn follow-up's stream: ${followFrames.map((e) => e.type).join(", ")}`,
+    );
+
+    // A retried import with its Idempotency-Key is the same session.
+    const exported = (await request(ctx.base, agent, "GET", `/api/sessions/${busy}/messages`)).body;
+    const importOnce = () =>
+      request(ctx.base, agent, "POST", "/api/sessions/import", {
+        body: exported,
+        headers: { "content-type": "application/x-ndjson", "idempotency-key": `import-${busy}` },
+      });
+    const [first, again] = [await importOnce(), await importOnce()];
+    const ids = [first, again].map((r) => `${r.status}:${JSON.parse(r.body).sessionId}`);
+    record("stalls.importRetried", first.status === 201 && ids[0] === ids[1], `the same import twice with one key: ${ids.join(" and ")}`);
+    agent.destroy();
+  },
+
   /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
   async crash(ctx) {
     const agent = new http.Agent({ keepAlive: true });
