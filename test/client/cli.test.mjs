@@ -183,7 +183,7 @@ describe("pi-harness run", () => {
     const listed = await cli(["sessions", "--limit", "1"]);
     const shown = await cli(["show", sessionIdOf(titled.stdout)]);
     for (const { stdout, stderr } of [run, titled, listed, shown]) {
-      assert.doesNotMatch(stdout + stderr, /[\x1b\x07\u009b\u202e]/);
+      for (const control of ["\x1b", "\x07", "\u009b", "\u202e"]) assert.ok(!(stdout + stderr).includes(control), JSON.stringify(control));
     }
     assert.match(run.stdout, /^✓ read \{"path":"notes\.txt"\} — .*␛\]0;PWNED␇␛\]52;c;ZXZpbA==␇␛\[2K\\u009b31m\\u202efake$/m);
     assert.match(listed.stdout, /^s_\S+ {2}\S+ {2}say hi ␛\]0;TITLE␇␛\[2K$/m);
