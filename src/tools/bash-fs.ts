@@ -64,7 +64,8 @@ export class WorkspaceBashFs implements IFileSystem {
     const joined = new Uint8Array(before.byteLength + added.byteLength);
     joined.set(before, 0);
     joined.set(added, before.byteLength);
-    await this.put(path, joined, "append");
+    // Only what is appended counts against the command's writes: twenty `>>` to a 2 MiB file are 20 small writes.
+    await this.put(path, joined, "append", undefined, added.byteLength);
   }
 
   async exists(path: string): Promise<boolean> {
@@ -241,7 +242,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
   }
 
-  private async put(path: string, bytes: Uint8Array, op: string, mode?: number): Promise<void> {
+  private async put(path: string, bytes: Uint8Array, op: string, mode?: number, counted = bytes.byteLength): Promise<void> {
     this.assertWritable(op, path);
     const p = toWorkspace(path);
     const refusal = writeRefusal(p, (q) => this.kind(q));
@@ -249,10 +250,10 @@ export class WorkspaceBashFs implements IFileSystem {
     if (refusal) throw new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
     if (bytes.byteLength > MAX_FILE_BYTES)
       throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_FILE_BYTES} bytes per file)`);
-    if (this.bytesWritten + bytes.byteLength > BASH_MAX_WRITTEN_BYTES) {
+    if (this.bytesWritten + counted > BASH_MAX_WRITTEN_BYTES) {
       throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
     }
-    this.bytesWritten += bytes.byteLength;
+    this.bytesWritten += counted;
     await this.fs.writeFile(p, bytes, mode);
     for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
   }

@@ -1,9 +1,8 @@
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { z } from "zod";
 import { MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
-import { resolveWorkspacePath } from "../workspace/paths";
 import { encodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
-import { type Tool, ToolError } from "./tool";
+import { filePathArg, type Tool, ToolError } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { writeChecked } from "./write";
 
@@ -33,7 +32,7 @@ export const editTool: Tool<EditParams> = {
   mutates: true,
   pathArgs: ["path"],
   async execute(args, { fs, signal }) {
-    const path = resolveWorkspacePath(args.path);
+    const path = filePathArg(args.path, "edit");
     const bytes = await fs.readFile(path, signal);
     if (isBinary(bytes)) throw new ToolError("binary_file", `${path} is a binary file; edit changes text files only`);
     const bom = hasUtf8Bom(bytes);

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
-import { resolveWorkspacePath } from "../workspace/paths";
 import { decodeText, isBinary } from "../workspace/text";
-import { outputLimit, type Tool, ToolError } from "./tool";
+import { filePathArg, outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
 
 export const READ_MAX_LINES = TOOL_OUTPUT_MAX_LINES;
@@ -31,7 +30,7 @@ export const readTool: Tool<ReadParams> = {
   async execute(args, ctx) {
     const { fs, signal } = ctx;
     const maxBytes = outputLimit(READ_MAX_BYTES, ctx);
-    const path = resolveWorkspacePath(args.path);
+    const path = filePathArg(args.path, "read");
     const bytes = await fs.readFile(path, signal);
     if (isBinary(bytes)) {
       throw new ToolError("binary_file", `${path} is a binary file (${formatSize(bytes.byteLength)}); read shows text files only`);

@@ -1,4 +1,6 @@
 import type { z } from "zod";
+import { WorkspaceError } from "../workspace/errors";
+import { resolveWorkspacePath } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 
 /** What a tool gets to work with: the session's workspace view, the run's abort signal, the write permission. */
@@ -85,4 +87,17 @@ export class ToolError extends Error {
 /** Throws a ToolError("aborted") when the run was cancelled; tools call it between units of work. */
 export function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new ToolError("aborted", "the run was aborted");
+}
+
+/**
+ * The workspace path of a tool argument that must name a file. A trailing "/" (or "/.") names a
+ * directory, on a real filesystem too: `write out/` must not make a file `out`, `read a.txt/` must not
+ * read `a.txt`.
+ */
+export function filePathArg(raw: string, tool: string): string {
+  const path = resolveWorkspacePath(raw);
+  if (/\/\.?$/.test(raw) || path === "") {
+    throw new WorkspaceError("is_directory", `${JSON.stringify(raw.slice(0, 200))} names a directory; ${tool} takes a file path`);
+  }
+  return path;
 }

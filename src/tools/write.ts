@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { MAX_FILE_BYTES } from "../domain/limits";
-import { resolveWorkspacePath, writeRefusal } from "../workspace/paths";
+import { writeRefusal } from "../workspace/paths";
 import { encodeText } from "../workspace/text";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
-import { type Tool, ToolError } from "./tool";
+import { filePathArg, type Tool, ToolError } from "./tool";
 import { formatSize } from "./truncate";
 
 /** Largest file write or edit result; the overlay keeps whole files, so keep them modest. */
@@ -24,7 +24,7 @@ export const writeTool: Tool<WriteParams> = {
   mutates: true,
   pathArgs: ["path"],
   async execute(args, { fs }) {
-    const path = resolveWorkspacePath(args.path);
+    const path = filePathArg(args.path, "write");
     const bytes = encodeText(args.content);
     await writeChecked(fs, path, bytes);
     return { text: `Successfully wrote ${bytes.byteLength} bytes to ${path}`, error: false };

@@ -51,6 +51,13 @@ describe("bash", () => {
     ]);
   });
 
+  it("counts only what >> appends against a command's writes: ten appends to an 8 MiB file are not 80 MiB", async () => {
+    const fs = new MemoryWorkspaceFs({ "big.log": new Uint8Array(8 * 1024 * 1024).fill(0x61) });
+    const out = await bash(fs, "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i >> big.log; done; tail -c 5 big.log", { allowWrite: true });
+    expect([out.exitCode, out.text]).toEqual([0, "9\n10"]);
+    expect(fs.stat("big.log")?.size).toBe(8 * 1024 * 1024 + 21);
+  });
+
   it("cp and mv keep an executable's mode for the new file, a whole directory too", async () => {
     const fs = new MemoryWorkspaceFs({ "notes.txt": "n" });
     fs.put("bin/run.sh", "#!/bin/sh\n", 0o755);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_FILE_BYTES } from "../../src/domain/limits";
+import { editTool } from "../../src/tools/edit";
+import { readTool } from "../../src/tools/read";
 import { writeTool } from "../../src/tools/write";
 import { fixtureFs, toolContext } from "../helpers/memory-fs";
 
@@ -26,6 +28,21 @@ describe("write", () => {
   it("refuses to write over a directory or below a file", async () => {
     await expect(write(fixtureFs(), "src", "x")).rejects.toMatchObject({ code: "is_directory" });
     await expect(write(fixtureFs(), "README.md/child", "x")).rejects.toMatchObject({ code: "not_a_directory" });
+  });
+
+  it("a path ending in '/' names a directory: write, read and edit refuse it and change nothing", async () => {
+    const fs = fixtureFs();
+    const before = fs.files();
+    await expect(write(fs, "out/", "x")).rejects.toMatchObject({
+      code: "is_directory",
+      message: '"out/" names a directory; write takes a file path',
+    });
+    await expect(readTool.execute({ path: "README.md/" }, toolContext(fs))).rejects.toMatchObject({ code: "is_directory" });
+    await expect(
+      editTool.execute({ path: "README.md/.", oldText: "a", newText: "b" }, toolContext(fs, { allowWrite: true })),
+    ).rejects.toMatchObject({ code: "is_directory" });
+    expect(fs.files()).toEqual(before);
+    expect((await readTool.execute({ path: "./README.md" }, toolContext(fs))).error).toBe(false);
   });
 
   it("refuses content over the size limit", async () => {
