@@ -125,6 +125,14 @@ async function promptEvents(base, agent, sessionId, body) {
   return sseEvents(res.body);
 }
 
+/** Starts a run whose model sends one delta and then nothing; once that delta is in, `done` is its response (after an abort). */
+async function hangingRun(base, agent, streamPath) {
+  let seen = "";
+  const hanging = request(base, agent, "POST", streamPath, { ...json({ text: "HANG" }), timeoutMs: 30_000, onChunk: (c) => (seen += c) });
+  for (let i = 0; i < 100 && !seen.includes("assistant_delta"); i++) await new Promise((r) => setTimeout(r, 100));
+  return { done: hanging };
+}
+
 /** A ustar header for a regular file of `size` bytes. */
 function tarHeader(name, size) {
   const header = Buffer.alloc(512);
@@ -793,13 +801,7 @@ const checks = {
 
     const steered = await open();
     const streamPath = `/api/sessions/${steered}/messages/stream`;
-    let seen = "";
-    const hanging = request(ctx.base, agent, "POST", streamPath, {
-      ...json({ text: "HANG" }),
-      timeoutMs: 30_000,
-      onChunk: (c) => (seen += c),
-    });
-    for (let i = 0; i < 100 && !seen.includes("assistant_delta"); i++) await new Promise((r) => setTimeout(r, 100));
+    const hanging = (await hangingRun(ctx.base, agent, streamPath)).done;
     const steer = request(ctx.base, new http.Agent(), "POST", streamPath, {
       ...json({ text: "also this", whenBusy: "steer" }),
       timeoutMs: 30_000,
@@ -857,13 +859,7 @@ const checks = {
     // A follow-up withdrawn before its run starts: its stream says so.
     const busy = await open();
     const streamPath = `/api/sessions/${busy}/messages/stream`;
-    let seen = "";
-    const hanging = request(ctx.base, agent, "POST", streamPath, {
-      ...json({ text: "HANG" }),
-      timeoutMs: 30_000,
-      onChunk: (c) => (seen += c),
-    });
-    for (let i = 0; i < 100 && !seen.includes("assistant_delta"); i++) await new Promise((r) => setTimeout(r, 100));
+    const hanging = (await hangingRun(ctx.base, agent, streamPath)).done;
     const follow = request(ctx.base, new http.Agent(), "POST", streamPath, {
       ...json({ text: "later", whenBusy: "followUp" }),
       timeoutMs: 30_000,
