@@ -821,14 +821,15 @@ const checks = {
   },
 
   /**
-   * Inputs that used to hold the isolate for minutes (a backtracking grep pattern, a many-star glob,
-   * a prompt of one long word) now end at once, and the next request is answered; and streams and
+   * Inputs that used to hold the isolate for minutes (a backtracking grep pattern, texts joined by
+   * `.*` on a long minified line, a many-star glob, a prompt of one long word) now end at once, and the next request is answered; and streams and
    * imports a client retries.
    */
   async stalls(ctx) {
     const agent = new http.Agent({ keepAlive: true });
     const { workspaceId } = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "stalls"), {
       "long.txt": `${"a".repeat(60)}\nxaab aac\n`,
+      "bundle.min.js": `${"var a=function(){return 1};".repeat(4000)}\nreturn f(x);\n`,
       [`n/${"a".repeat(200)}`]: "x\n",
     });
     const open = async () => JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
@@ -842,6 +843,14 @@ const checks = {
       "stalls.grepBacktracking",
       grep.events.at(-1)?.type === "agent_completed" && grep.finished?.summary === "long.txt:2: xaab aac" && grep.health === 200,
       `grep (a|aa)+c over a line of 60 a: ${grep.events.at(-1)?.type}, ${JSON.stringify(grep.finished?.summary)}; /healthz ${grep.health}`,
+    );
+    const chain = await toolRun("grep", { pattern: "return.*\\(.+\\);" });
+    record(
+      "stalls.grepChain",
+      chain.events.at(-1)?.type === "agent_completed" &&
+        chain.finished?.summary === "bundle.min.js:2: return f(x);" &&
+        chain.health === 200,
+      `grep return.*\\(.+\\); over a 108 KB line with 4,000 of each: ${chain.events.at(-1)?.type}, ${JSON.stringify(chain.finished?.summary)}; /healthz ${chain.health}`,
     );
     const glob = await toolRun("find", { pattern: "*a*a*a*a*b" });
     record(
