@@ -106,7 +106,7 @@ function buildDocument(): JsonSchema {
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
       responses[status] = {
         description: codes.map((code) => `\`${code}\`: ${ERROR_REGISTRY[code].meaning}`).join("; "),
-        headers: REQUEST_ID_HEADER,
+        headers: { ...REQUEST_ID_HEADER, ...(ERROR_HEADERS[status] ?? {}) },
         "x-error-codes": codes,
         content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
       };
@@ -155,6 +155,11 @@ function bodyRequired(body: Content): boolean {
 
 const REQUEST_ID_HEADER = {
   "x-request-id": { description: "names this request in error bodies and in the server's logs", schema: { type: "string" } },
+};
+/** Headers `app.onError` adds to an error answer of that status. */
+const ERROR_HEADERS: Record<number, Record<string, { description: string; schema: { type: string } }>> = {
+  401: { "www-authenticate": { description: 'Bearer realm="pi-harness"', schema: { type: "string" } } },
+  503: { "retry-after": { description: "seconds to wait before trying again", schema: { type: "string" } } },
 };
 const RUN_ID_HEADER = { "x-run-id": { description: "the run being streamed, when there is one", schema: { type: "string" } } };
 
