@@ -1,4 +1,6 @@
 import type { MiddlewareHandler } from "hono";
+import { HarnessError } from "../domain";
+import { pacedUpload } from "../workspace/upload-pace";
 
 /**
  * A refused body is read and discarded up to this many further bytes before the answer goes out.
@@ -40,31 +42,48 @@ export function requestBody(request: Request): ReadableStream<Uint8Array> | null
           controller.enqueue(value);
         }
       },
-      cancel() {
-        // Left for settleRequestBodies: the request's own stream is drained, not cancelled.
+      cancel(reason) {
+        // Left for settleRequestBodies: the request's own stream is drained, not cancelled; but a
+        // client refused for being too slow is not waited for any longer.
+        if (reason instanceof HarnessError && reason.code === "upload_too_slow") {
+          tap.done = true;
+          tap.reader.cancel(reason).catch(() => {});
+        }
       },
     },
     { highWaterMark: 0 },
   );
 }
 
-/** Reads what is left of a tapped body, up to `MAX_DRAIN_BYTES`; beyond that it gives up and cancels. */
+/**
+ * Reads what is left of a tapped body, up to `MAX_DRAIN_BYTES`, at the pace an upload must keep
+ * (`pacedUpload`); past either it gives up and cancels: a client that stalls is not waited for.
+ */
 export async function drainRequestBody(request: Request): Promise<void> {
   const tap = taps.get(request);
   if (!tap || tap.done) return;
+  // A read the route left in flight comes first; its bytes are discarded like the rest.
+  const rest = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await (tap.reading ?? tap.reader.read());
+        tap.reading = null;
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => tap.reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  const reader = pacedUpload(rest).getReader();
   let drained = 0;
   try {
-    // A read the route left in flight comes first; its bytes are discarded like the rest.
-    if (tap.reading && (await tap.reading).done) {
-      tap.done = true;
-      return;
-    }
     for (;;) {
-      const { done, value } = await tap.reader.read();
+      const { done, value } = await reader.read();
       if (done) break;
       drained += value.byteLength;
       if (drained > MAX_DRAIN_BYTES) {
-        await tap.reader.cancel();
+        await reader.cancel();
         break;
       }
     }

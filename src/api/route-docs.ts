@@ -121,6 +121,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       "archive_too_large",
       "archive_too_many_files",
       "archive_bomb",
+      "upload_too_slow",
       "ingest_busy",
       "path_escape",
       ...KEY,

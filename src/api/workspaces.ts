@@ -6,6 +6,7 @@ import { ingestSlots } from "../workspace/ingest-slots";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
+import { pacedUpload } from "../workspace/upload-pace";
 import type { AppBindings } from "./context";
 import { idempotencyKeyOf } from "./idempotency";
 import { requestBody } from "./request-body";
@@ -25,10 +26,11 @@ export const workspaceRoutes = new Hono<AppBindings>()
     const body = requestBody(c.req.raw);
     if (!body) throw archiveInvalid("the archive is empty");
     const key = idempotencyKeyOf(c);
-    // Through the isolate's ingest slots: a few 100 MB ingests at once would pass its 128 MB.
+    // Through the isolate's ingest slots: a few 100 MB ingests at once would pass its 128 MB. A
+    // slot is held until the body ends, so the body must keep coming (pacedUpload).
     const ingest = (archive: ReadableStream<Uint8Array>) =>
       ingestSlots.run(() =>
-        ingestWorkspace(c.env.STORE, archive, {
+        ingestWorkspace(c.env.STORE, pacedUpload(archive), {
           contentType: c.req.header("content-type"),
           workspaceId: randomIds.next("workspace"),
           owner: c.get("tenant"),

@@ -5,7 +5,7 @@
  * The README's error table is checked against this table by a test.
  */
 interface ErrorSpec {
-  status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 502 | 503 | null;
+  status: 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 500 | 502 | 503 | null;
   /** `api`: an HTTP error body; `run`: an `agent_error` event; `tool`: a tool denial reason. */
   in: readonly ("api" | "run" | "tool")[];
   meaning: string;
@@ -121,6 +121,11 @@ export const ERROR_REGISTRY = {
     meaning: "the server is ingesting its maximum of uploads at once and the line is full or the wait ran out; retry after Retry-After",
   },
   archive_bomb: { status: 422, in: ["api"], meaning: "the compression ratio marks a decompression bomb" },
+  upload_too_slow: {
+    status: 408,
+    in: ["api"],
+    meaning: "the upload sent too few bytes while it held one of the server's ingest slots; nothing was stored",
+  },
   // Runs (agent_error codes)
   run_timeout: { status: null, in: ["run"], meaning: "the run did not finish within its timeoutMs" },
   max_turns_reached: { status: null, in: ["run"], meaning: "the run used all of its model turns" },

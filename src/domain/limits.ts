@@ -114,6 +114,14 @@ export const MAX_COMPRESSION_RATIO = 100;
 export const MAX_CONCURRENT_INGESTS = 2;
 export const MAX_WAITING_INGESTS = 16;
 export const MAX_INGEST_WAIT_MS = 60_000;
+/**
+ * While an upload holds an ingest slot it must send at least this many bytes in every window of
+ * this much time the server spends waiting on it, or it is refused (408 `upload_too_slow`): a
+ * stalled or trickling client would otherwise hold one of the isolate's few slots from every
+ * other upload for as long as it likes. 64 KiB per 10 s is about 52 kbit/s.
+ */
+export const UPLOAD_MIN_BYTES_PER_WINDOW = 64 * KiB;
+export const UPLOAD_PACE_WINDOW_MS = 10_000;
 /** Longest path inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
 /** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
@@ -181,6 +189,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   [
     "uploads being ingested at once",
     `${MAX_CONCURRENT_INGESTS} per Worker isolate; up to ${MAX_WAITING_INGESTS} more wait in line for at most ${MAX_INGEST_WAIT_MS / 1000} s, then 503 \`ingest_busy\` (with \`Retry-After\`)`,
+  ],
+  [
+    "an upload's pace while it is ingested",
+    `at least ${bytes(UPLOAD_MIN_BYTES_PER_WINDOW)} in every ${UPLOAD_PACE_WINDOW_MS / 1000} s the server waits on its body (408 \`upload_too_slow\`, nothing stored)`,
   ],
   [
     "one file (upload, overlay, `write`, `edit`, `bash`)",

@@ -6,9 +6,16 @@ import { HarnessError } from "../domain/errors";
  * `archive_unsupported` (not tar, tar.gz or zip; a zip whose every file is encrypted),
  * `archive_too_large` (upload, expanded or total file bytes over the limit),
  * `archive_too_many_files` (more entries than allowed),
- * `archive_bomb` (compression ratio marks a zip/gzip bomb).
+ * `archive_bomb` (compression ratio marks a zip/gzip bomb),
+ * `upload_too_slow` (the body came too slowly while the upload held an ingest slot).
  */
-export type ArchiveErrorCode = "archive_invalid" | "archive_unsupported" | "archive_too_large" | "archive_too_many_files" | "archive_bomb";
+export type ArchiveErrorCode =
+  | "archive_invalid"
+  | "archive_unsupported"
+  | "archive_too_large"
+  | "archive_too_many_files"
+  | "archive_bomb"
+  | "upload_too_slow";
 
 /** Why an upload cannot become a snapshot. */
 export class ArchiveError extends HarnessError<ArchiveErrorCode> {
