@@ -10,8 +10,18 @@ import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys
 import { isBinary } from "./text";
 import type { WorkspaceStat } from "./workspace-fs";
 
-/** Files up to this size are kept in the per-snapshot read cache, in bytes. */
+/**
+ * The read cache of files read through snapshots, in bytes. One per isolate, shared by every
+ * snapshot in it (snapshots never change): one per snapshot added up past 128 MB when many session
+ * objects of one isolate read the same workspace.
+ */
 export const CACHE_BYTES = 8 * 1024 * 1024;
+const fileCache = new ByteLru(CACHE_BYTES);
+
+/** Lends `bytes` of the file cache's budget to other work in the isolate (`shared-caches.ts`). */
+export function reserveFileCache(bytes: number): void {
+  fileCache.reserve(bytes);
+}
 /** `readMany` merges neighbouring files into range reads of at most this many bytes. */
 export const MAX_COALESCED_READ_BYTES = 8 * 1024 * 1024;
 /**
@@ -32,7 +42,6 @@ let warmUpRunning = false;
 export class Snapshot {
   private readonly byPath = new Map<string, IndexEntry>();
   private readonly dirSet: Set<string>;
-  private readonly cache = new ByteLru(CACHE_BYTES);
   private searchIndex: Promise<SearchIndex | null> | null = null;
   private readonly pack: PackReader;
 
@@ -68,11 +77,13 @@ export class Snapshot {
   async readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> {
     const entry = this.byPath.get(path);
     if (!entry) throw this.missing(path);
-    const cached = this.cache.get(path);
+    // Named by the workspace and its creation time (ids are never reused, but tests do reuse them).
+    const key = `${this.meta.workspaceId}\u0000${this.meta.createdAt}\u0000${path}`;
+    const cached = fileCache.get(key);
     if (cached) return cached;
     signal?.throwIfAborted();
     const bytes = await this.readRange(entry.offset, entry.size);
-    this.cache.set(path, bytes);
+    fileCache.set(key, bytes);
     return bytes;
   }
 

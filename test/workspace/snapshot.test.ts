@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
-import { coalesce, deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../../src/workspace/snapshot";
+import { CACHE_BYTES, coalesce, deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../../src/workspace/snapshot";
 import { decode, keysUnder, streamOf, tarOf } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
 
@@ -34,6 +34,24 @@ describe("Snapshot", () => {
     expect(snapshot.stat("nope")).toBeNull();
     expect(await codeOf(snapshot.readFile("b"))).toBe("is_directory");
     expect(await codeOf(snapshot.readFile("nope"))).toBe("not_found");
+  });
+
+  it("keeps one read cache for the isolate, shared by every snapshot in it, of CACHE_BYTES", async () => {
+    // Twelve files of 1 MiB, each read through its own snapshot (as twelve session objects would).
+    const MiB = 1024 * 1024;
+    const files = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`m/${String(i).padStart(2, "0")}.bin`, new Uint8Array(MiB).fill(i)]),
+    );
+    await seedWorkspace("w_snap_shared", files);
+    const paths = Object.keys(files);
+    for (const path of paths) await (await loadWorkspace(env.STORE, "w_snap_shared")).readFile(path);
+    // A fresh snapshot (newest first) reads the four oldest again; the newest eight (8 MiB) are the isolate's.
+    const { bucket, gets } = recordingBucket();
+    const fresh = await loadWorkspace(bucket, "w_snap_shared");
+    gets.length = 0;
+    for (const path of [...paths].reverse()) expect((await fresh.readFile(path))[0]).toBe(Number(path.slice(2, 4)));
+    expect(CACHE_BYTES).toBe(8 * MiB);
+    expect(gets.map((g) => (g.range as { offset: number }).offset / MiB)).toEqual([3, 2, 1, 0]);
   });
 
   it("reads many files in pack order with a few coalesced range reads", async () => {

@@ -13,8 +13,12 @@ import {
 import { isAll, queryKeys, type SearchQuery } from "./query";
 import { type PieceSet, SEARCH_PIECE_BYTES } from "./search-text";
 
-/** Posting lists kept per snapshot, in bytes: a warm search reads none from R2. */
+/**
+ * Posting lists kept for the isolate, in bytes, shared by its snapshots' indexes (as the file cache
+ * is): a warm search reads none from R2.
+ */
 export const POSTINGS_CACHE_BYTES = 4 * 1024 * 1024;
+const postingLists = new ByteLru(POSTINGS_CACHE_BYTES, POSTINGS_CACHE_BYTES);
 /**
  * An index whose shards add up to at most this is read whole by a warm-up (`warmPostings`): the
  * first search after it then reads no posting list from R2 (about 8 % of the source: a 50 MB tree).
@@ -30,6 +34,11 @@ const wholeShards = new ByteLru(WHOLE_SHARDS_CACHE_BYTES, WARM_POSTINGS_MAX_BYTE
 /** Lends `bytes` of the whole-shard cache's budget to other work in the isolate (`shared-caches.ts`). */
 export function reserveWholeShards(bytes: number): void {
   wholeShards.reserve(bytes);
+}
+
+/** Lends `bytes` of the posting-list cache's budget to other work in the isolate (`shared-caches.ts`). */
+export function reservePostingLists(bytes: number): void {
+  postingLists.reserve(bytes);
 }
 
 /** Empties the isolate's cache of whole shards (what a fresh isolate starts with: benchmarks and tests). */
@@ -56,7 +65,6 @@ export type PieceFilter = (packOffset: number) => PieceSet | null;
  * can hold a match.
  */
 export class SearchIndex {
-  private readonly postings = new ByteLru(POSTINGS_CACHE_BYTES, POSTINGS_CACHE_BYTES);
   /** Per pack offset, the file there that has bytes (empty files share the next file's offset). */
   private readonly fileAt = new Map<number, number>();
   /** The filter for `all`: the text files, every piece. */
@@ -237,7 +245,7 @@ export class SearchIndex {
       }
       const start = at === 0 ? 0 : shard.ends[at - 1]!;
       const end = shard.ends[at]!;
-      const cached = whole?.subarray(start, end) ?? this.postings.get(`${n}:${key}`);
+      const cached = whole?.subarray(start, end) ?? postingLists.get(`${this.wholeShardKey(n)}\u0000${key}`);
       if (cached) lists.set(key, docList(cached));
       else missing.push({ key, start, end });
     }
@@ -257,7 +265,7 @@ export class SearchIndex {
         const bytes = await this.readShard(n, { offset: from, length: to - from });
         for (const m of group) {
           const list = bytes.slice(m.start - from, m.end - from);
-          this.postings.set(`${n}:${m.key}`, list);
+          postingLists.set(`${this.wholeShardKey(n)}\u0000${m.key}`, list);
           lists.set(m.key, docList(list));
         }
       }),
