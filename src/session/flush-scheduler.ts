@@ -20,7 +20,7 @@ export interface FlushSchedulerDeps {
  * Decides when the session log goes to R2: at once when the unflushed tail passes
  * FLUSH_THRESHOLD_BYTES, otherwise from an alarm FLUSH_INTERVAL_MS after an append (and at the end of
  * every run, which calls `flush()`). At most one flush is in flight: callers join it, and appends made
- * while it runs only count bytes (the flusher's loop picks their rows up). Without that, every append
+ * while it runs only count bytes (the next append past the threshold, the alarm or the run's end flushes them). Without that, every append
  * past the threshold started another flush and another session.json put, thousands per large run,
  * which queued R2 writes for seconds and stalled other requests of the process.
  */

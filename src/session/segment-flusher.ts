@@ -32,16 +32,32 @@ export class SegmentFlusher {
     public bucket: SegmentBucket,
   ) {}
 
-  flush(): Promise<FlushResult> {
-    this.running ??= this.flushAll().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+  /**
+   * Flushes every row appended before the call (and what a round picks up with them). Rows appended
+   * while it runs are left to the next flush: chasing them made a segment of every put's worth of a
+   * streaming run (a 2.3 MB run became about 200 segments of 12 KB).
+   */
+  async flush(): Promise<FlushResult> {
+    const target = this.log.lastSeq();
+    for (;;) {
+      const before = this.log.flushState().flushedSeq;
+      this.running ??= this.flushTo(target).finally(() => {
+        this.running = null;
+      });
+      const result = await this.running;
+      // A flush already under way may have stopped short of this call's rows: run another, as long
+      // as each one gets further (nothing left to flush ends it too).
+      const after = this.log.flushState().flushedSeq;
+      if (after >= target || after === before) return result;
+    }
   }
 
-  private async flushAll(): Promise<FlushResult> {
+  private async flushTo(target: number): Promise<FlushResult> {
     const result: FlushResult = { segmentsWritten: 0, recordsFlushed: 0, flushedSeq: this.log.flushState().flushedSeq };
     for (;;) {
+      // A plan a failed attempt left is finished whatever its end.
+      const { flushedSeq, plannedSeq } = this.log.flushState();
+      if (plannedSeq === null && flushedSeq >= target) return result;
       const end = this.log.planFlush(MAX_SEGMENT_BYTES);
       if (end === null) return result;
       const rows = this.log.plannedRows();

@@ -159,8 +159,10 @@ describe("flushing the log to R2", () => {
       expect(await stub.flush()).toMatchObject({ ok: true });
       const keys = put.mock.calls.map(([key]) => key);
       // Before the fix every append past 256 KiB started a flush and wrote session.json: ~170 puts.
-      expect(keys.filter((k) => k === `sessions/${id}/session.json`)).toHaveLength(1);
-      // The flush that the threshold started planned the first 256 KiB; its loop took the rest.
+      // Now one per flush: the threshold's and the explicit one.
+      expect(keys.filter((k) => k === `sessions/${id}/session.json`)).toHaveLength(2);
+      // The flush that the threshold started took the first 256 KiB, appended before it; the rest,
+      // appended while it ran, waited for the next flush.
       expect(keys.filter((k) => k.startsWith(`sessions/${id}/events/`))).toEqual([
         `sessions/${id}/events/000000000001.jsonl`,
         `sessions/${id}/events/000000000032.jsonl`,
@@ -172,6 +174,39 @@ describe("flushing the log to R2", () => {
     }
     async function s(sessionId: string) {
       return new DurableSessionStore(env).loadEvents(sessionId);
+    }
+  });
+
+  it("leaves rows appended while a flush runs to the next flush instead of chasing them round by round", async () => {
+    const { id, stub } = await newSession();
+    const store = env.STORE;
+    const original = store.put.bind(store);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const put = vi.spyOn(store, "put").mockImplementation(async (...args: Parameters<R2Bucket["put"]>) => {
+      await released;
+      return original(...args);
+    });
+    const events = () => put.mock.calls.map(([key]) => key).filter((k) => k.startsWith(`sessions/${id}/events/`));
+    try {
+      // Past the threshold: a flush starts and waits on its first put; 14 more events come meanwhile (9 in the same stretch).
+      await runInDurableObject(stub, (instance: SessionDO) => {
+        for (let i = 0; i < 40; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
+      });
+      await runInDurableObject(stub, (instance: SessionDO) => {
+        for (let i = 40; i < 45; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
+      });
+      release();
+      for (let i = 0; i < 100 && !put.mock.calls.some(([key]) => key === `sessions/${id}/session.json`); i++)
+        await new Promise((r) => setTimeout(r, 10));
+      // One segment: the rows before the flush started. A streaming run made a segment per put before.
+      expect(events()).toEqual([`sessions/${id}/events/000000000001.jsonl`]);
+      expect(await stub.flush()).toMatchObject({ ok: true, value: { segmentsWritten: 1, recordsFlushed: 14 } });
+      expect(events()).toEqual([`sessions/${id}/events/000000000001.jsonl`, `sessions/${id}/events/000000000032.jsonl`]);
+    } finally {
+      put.mockRestore();
     }
   });
 
