@@ -14,6 +14,13 @@ export const TERMINAL_EVENTS: ReadonlySet<AgentEvent["type"]> = new Set(["agent_
 const encoder = new TextEncoder();
 /** A chunk leaves early once this many characters of frames are waiting. */
 export const SSE_CHUNK_MAX_CHARS = 64 * 1024;
+/** A replay sends on only while its client has read all but this many bytes. */
+export const SSE_REPLAY_AHEAD_BYTES = 256 * 1024;
+/**
+ * A stream whose client has left this many bytes unread is ended with an error (the client resumes
+ * from its Last-Event-ID): frames nobody reads would otherwise pile up in the isolate.
+ */
+export const SSE_MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 
 /**
  * Fans committed events out to live SSE streams. A stream opens with its `retry:` delay, replays the log after its
@@ -89,6 +96,8 @@ class LiveEventStream {
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** Closed by a terminal event: the stream ends once the pending frames are out. */
   private ending = false;
+  /** The replay waiting for its client to read (resolved by the stream's next pull, or the close). */
+  private room: (() => void) | null = null;
 
   constructor(
     afterSeq: number,
@@ -108,15 +117,20 @@ class LiveEventStream {
   }
 
   start(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): ReadableStream<Uint8Array> {
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.controller = controller;
-        this.write(SSE_RETRY);
-        this.ping = setInterval(() => this.write(SSE_PING), SSE_PING_INTERVAL_MS);
-        void this.catchUp(replay, runActive);
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+          this.write(SSE_RETRY);
+          this.ping = setInterval(() => this.write(SSE_PING), SSE_PING_INTERVAL_MS);
+          void this.catchUp(replay, runActive);
+        },
+        pull: () => this.makeRoom(),
+        cancel: () => this.close(false),
       },
-      cancel: () => this.close(false),
-    });
+      // Counted in bytes: desiredSize is then how far ahead of the client the stream is.
+      { highWaterMark: SSE_REPLAY_AHEAD_BYTES, size: (chunk) => chunk.byteLength },
+    );
   }
 
   deliver(item: SeqEvent): void {
@@ -130,7 +144,12 @@ class LiveEventStream {
 
   private async catchUp(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): Promise<void> {
     try {
-      for (const item of await replay()) this.send(item);
+      for (const item of await replay()) {
+        this.send(item);
+        // At the client's pace: a replay of a long log all at once would sit in memory unread.
+        if (this.pending.length >= SSE_CHUNK_MAX_CHARS) this.enqueuePending();
+        if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (this.room = resolve));
+      }
     } catch (err) {
       this.controller.error(err);
       return this.close(false);
@@ -194,6 +213,16 @@ class LiveEventStream {
     if (this.pending === "") return;
     this.controller.enqueue(encoder.encode(this.pending));
     this.pending = "";
+    if (!this.ending && (this.controller.desiredSize ?? 0) < SSE_REPLAY_AHEAD_BYTES - SSE_MAX_UNREAD_BYTES) {
+      this.controller.error(new Error(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`));
+      this.close(false);
+    }
+  }
+
+  private makeRoom(): void {
+    const room = this.room;
+    this.room = null;
+    room?.();
   }
 
   private onTimer(): void {
@@ -205,6 +234,7 @@ class LiveEventStream {
   private close(endStream: boolean): void {
     if (this.closed) return;
     this.closed = true;
+    this.makeRoom();
     if (this.ping) clearInterval(this.ping);
     this.detach();
     if (endStream) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "../../src/domain";
-import { EventHub, SSE_CHUNK_MAX_CHARS } from "../../src/session/live-events";
+import { EventHub, SSE_CHUNK_MAX_CHARS, SSE_MAX_UNREAD_BYTES, SSE_REPLAY_AHEAD_BYTES } from "../../src/session/live-events";
 import { SSE_PING, SSE_RETRY, sseFrame } from "../../src/session/sse";
 import { deltaEvent } from "../helpers/records";
 
@@ -137,6 +137,64 @@ describe("EventHub", () => {
     // Each chunk is cut as soon as SSE_CHUNK_MAX_CHARS (65536) is reached: 7 frames of ~10 KB each.
     expect(sizes.length).toBe(3);
     expect(sizes.slice(0, 2).every((n) => n >= SSE_CHUNK_MAX_CHARS && n < SSE_CHUNK_MAX_CHARS + 10_200)).toBe(true);
+  });
+
+  it("replays at the client's pace: a long replay stops about SSE_REPLAY_AHEAD_BYTES ahead of an unread stream", async () => {
+    const hub = new EventHub();
+    // 400 events of 8 KiB: 3.2 MB of frames.
+    const events = Array.from({ length: 400 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) }));
+    let replayed = 0;
+    const stream = hub.open(
+      0,
+      async () =>
+        events.map((e) => ({
+          ...e,
+          get json() {
+            replayed = Math.max(replayed, e.seq);
+            return undefined;
+          },
+        })),
+      () => false,
+    );
+    const reader = stream.getReader();
+    await new Promise((r) => setTimeout(r, 50));
+    // Nothing read yet: about SSE_REPLAY_AHEAD_BYTES of frames (plus the chunk being built) went out.
+    expect(replayed).toBeGreaterThan(SSE_REPLAY_AHEAD_BYTES / (8 * 1024) - 2);
+    expect(replayed).toBeLessThan((SSE_REPLAY_AHEAD_BYTES + 2 * SSE_CHUNK_MAX_CHARS) / (8 * 1024) + 2);
+    // Reading lets it go on, to the end.
+    let text = "";
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    expect(replayed).toBe(400);
+    expect(text.split("event: agent_event").length - 1).toBe(400);
+    expect(hub.size).toBe(0);
+  });
+
+  it("ends a live stream with an error once its client has left SSE_MAX_UNREAD_BYTES unread", async () => {
+    const hub = new EventHub();
+    const stream = hub.open(
+      0,
+      async () => [],
+      () => true,
+    );
+    const reader = stream.getReader();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(hub.size).toBe(1);
+    // A run streams 6 MB that nobody reads, in bursts (a task each).
+    for (let i = 0; i < 750; i++) {
+      hub.publish({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) });
+      if (i % 50 === 49) await new Promise((r) => setTimeout(r, 0));
+    }
+    await new Promise((r) => setTimeout(r, 10));
+    expect(hub.size).toBe(0);
+    expect(SSE_MAX_UNREAD_BYTES).toBe(4 * 1024 * 1024);
+    await expect(reader.read()).rejects.toThrow(
+      `the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`,
+    );
   });
 
   it("a cancelled reader is detached", async () => {
