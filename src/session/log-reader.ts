@@ -19,6 +19,11 @@ export class SegmentCorruptError extends HarnessError<"history_unreadable"> {
 
 /** Segments fetched ahead of the one being checked: a cold history load waits for R2 about once, not once per segment. */
 export const SEGMENT_PREFETCH = 4;
+/**
+ * ...and at most this many bytes of them (one segment at least): an export to a client that stops
+ * reading holds what was fetched ahead, per client.
+ */
+export const SEGMENT_PREFETCH_BYTES = 1024 * 1024;
 
 /**
  * Where flushed message lines are read from: `copy` takes the bodies SQLite kept after the flush (the
@@ -30,8 +35,8 @@ export type FlushedSource = "copy" | "r2";
 /**
  * Reads one stream of a session, complete and in seq order: the flushed segments from R2 followed by
  * the rows SQLite still holds (the unflushed tail, and with `copy` the kept messages). Yields segment by
- * segment so an export never holds the whole log; up to SEGMENT_PREFETCH segments are read ahead (each
- * is at most a flush's worth, about 256 KiB).
+ * segment so an export never holds the whole log; up to SEGMENT_PREFETCH segments and
+ * SEGMENT_PREFETCH_BYTES are read ahead (a segment is usually a flush's worth, about 256 KiB).
  */
 export async function* readLog(
   log: SessionLog,
@@ -48,22 +53,31 @@ export async function* readLog(
     keptFrom !== Number.POSITIVE_INFINITY ? keptFrom - 1 : segments.length > 0 ? segments[segments.length - 1]!.endSeq : afterSeq;
   const tail = log.tail(stream, Math.max(tailFrom, afterSeq));
   const seqs = segments.map((segment) => log.seqsBetween(stream, segment.startSeq, segment.endSeq));
-  const texts: Promise<string>[] = [];
-  const fetchNext = () => {
-    const segment = segments[texts.length];
-    if (!segment) return;
-    const text = bucket.get(segment.key).then((object) => {
-      if (object === null) throw new SegmentCorruptError(`segment ${segment.key} is missing from R2`);
-      return object.text();
-    });
-    // Awaited in order below; a failure of one read ahead must not be an unhandled rejection meanwhile.
-    text.catch(() => {});
-    texts.push(text);
+  const texts: (Promise<string> | undefined)[] = [];
+  let consumed = 0;
+  let bytesAhead = 0;
+  const fetchAhead = () => {
+    for (;;) {
+      const segment = segments[texts.length];
+      if (!segment || texts.length - consumed >= SEGMENT_PREFETCH) return;
+      if (texts.length > consumed && bytesAhead + segment.bytes > SEGMENT_PREFETCH_BYTES) return;
+      const text = bucket.get(segment.key).then((object) => {
+        if (object === null) throw new SegmentCorruptError(`segment ${segment.key} is missing from R2`);
+        return object.text();
+      });
+      // Awaited in order below; a failure of one read ahead must not be an unhandled rejection meanwhile.
+      text.catch(() => {});
+      texts.push(text);
+      bytesAhead += segment.bytes;
+    }
   };
-  for (let i = 0; i < SEGMENT_PREFETCH; i++) fetchNext();
+  fetchAhead();
   for (const [i, segment] of segments.entries()) {
     const text = await texts[i]!;
-    fetchNext();
+    texts[i] = undefined;
+    consumed++;
+    bytesAhead -= segment.bytes;
+    fetchAhead();
     const lines = text.split("\n");
     const expected = seqs[i]!;
     if (lines.pop() !== "" || lines.length !== expected.length) {

@@ -1,8 +1,11 @@
 import { sessionKeys } from "./r2-layout";
 import { LOG_STREAMS, type LogStream, type SegmentRef, type SessionLog } from "./session-log";
 
-/** A flush writes segments of at most about this many bytes; bigger tails take several rounds. */
-export const MAX_SEGMENT_BYTES = 4 * 1024 * 1024;
+/**
+ * A flush writes segments of at most about this many bytes; bigger tails (an import, a flush that
+ * failed for a while) take several rounds. A reader holds about a segment per stream it reads.
+ */
+export const MAX_SEGMENT_BYTES = 1024 * 1024;
 
 /** The part of R2 the flusher uses; tests wrap it to count bytes or inject failures. */
 export type SegmentBucket = Pick<R2Bucket, "put" | "get">;

@@ -4,6 +4,8 @@ import { describe, expect, it, vi } from "vitest";
 import type { AgentEvent, AgentMessage } from "../../src/domain";
 import { unwrapResult as unwrap } from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
+import { SEGMENT_PREFETCH_BYTES } from "../../src/session/log-reader";
+import { MAX_SEGMENT_BYTES } from "../../src/session/segment-flusher";
 import type { SessionRpc } from "../../src/session/session-api";
 import { MAX_RECORD_BYTES, ROW_PART_CHARS } from "../../src/session/session-log";
 import { DurableSessionStore } from "../../src/session/session-store";
@@ -166,8 +168,11 @@ describe("flushing the log to R2", () => {
       expect(keys.filter((k) => k.startsWith(`sessions/${id}/events/`))).toEqual([
         `sessions/${id}/events/000000000001.jsonl`,
         `sessions/${id}/events/000000000032.jsonl`,
+        // The explicit flush's 1.3 MB in segments of at most MAX_SEGMENT_BYTES (1 MiB).
+        `sessions/${id}/events/000000000157.jsonl`,
       ]);
-      expect(keys.filter((k) => k === `sessions/${id}/manifest.json`)).toHaveLength(2);
+      expect(MAX_SEGMENT_BYTES).toBe(1024 * 1024);
+      expect(keys.filter((k) => k === `sessions/${id}/manifest.json`)).toHaveLength(3);
       expect((await s(id)).length).toBe(200);
     } finally {
       put.mockRestore();
@@ -208,6 +213,42 @@ describe("flushing the log to R2", () => {
     } finally {
       put.mockRestore();
     }
+  });
+
+  it("an export reads at most SEGMENT_PREFETCH_BYTES of segments ahead of its client", async () => {
+    const { id, stub } = await newSession();
+    // 4 MiB of events, flushed in one go: four segments of MAX_SEGMENT_BYTES (1 MiB).
+    await runInDurableObject(stub, (instance: SessionDO) => {
+      for (let i = 0; i < 500; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
+    });
+    expect(await stub.flush()).toMatchObject({ ok: true });
+    const gets: string[] = [];
+    const store = env.STORE;
+    useSessionDeps(id, {
+      bucket: new Proxy(store, {
+        get(target, property) {
+          if (property === "get")
+            return (key: string, options?: R2GetOptions) => {
+              gets.push(key.split("/").at(-1)!);
+              return target.get(key, options);
+            };
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }),
+    });
+    const segments = await runInDurableObject(stub, async (instance: SessionDO) => {
+      const body = unwrap(await instance.exportJsonl("events"));
+      // Nothing read yet: the first segment (the answer waits for it) and the next (1 MiB ahead).
+      await new Promise((r) => setTimeout(r, 50));
+      const early = [...gets];
+      const lines = (await new Response(body).text()).split("\n").length - 1;
+      return { early, all: [...gets], lines };
+    });
+    expect(SEGMENT_PREFETCH_BYTES).toBe(1024 * 1024);
+    expect(segments.early).toHaveLength(2);
+    expect(segments.all.length).toBeGreaterThanOrEqual(5);
+    expect(segments.lines).toBe(500);
   });
 
   it("a record over MAX_RECORD_BYTES is refused with record_too_large and nothing is stored", async () => {
