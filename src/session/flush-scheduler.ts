@@ -41,15 +41,23 @@ export class FlushScheduler {
     }
   }
 
-  /** Flushes now, or joins the flush in flight. Rejects when R2 fails; the rows stay in SQLite. */
+  /**
+   * Flushes now. With a flush in flight, flushes again once it ends: a flush takes the rows appended
+   * before it started, and this caller's may be later. Rejects when R2 fails; the rows stay in SQLite.
+   */
   flush(): Promise<FlushResult> {
-    this.running ??= this.deps.flush().finally(() => {
+    const running = this.running;
+    if (running) return running.then(this.flushAgain, this.flushAgain);
+    const started = this.deps.flush().finally(() => {
       this.running = null;
       // Re-measured on the next append: rows appended during the flush may or may not be in it.
       this.unflushedBytes = null;
     });
-    return this.running;
+    this.running = started;
+    return started;
   }
+
+  private readonly flushAgain = (): Promise<FlushResult> => this.flush();
 
   /** The alarm fired (one alarm per object; it has to be armed again to fire again). */
   alarmFired(): void {

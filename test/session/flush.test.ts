@@ -215,6 +215,45 @@ describe("flushing the log to R2", () => {
     }
   });
 
+  it("a flush asked for while another runs ends with every row appended before it in R2", async () => {
+    const { id, stub } = await newSession();
+    const store = env.STORE;
+    const original = store.put.bind(store);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const put = vi.spyOn(store, "put").mockImplementation(async (...args: Parameters<R2Bucket["put"]>) => {
+      await released;
+      return original(...args);
+    });
+    try {
+      // The threshold's flush starts at about 256 KiB and waits on its put; 45 events in all, then a
+      // flush is asked for while it still waits.
+      const asked = await runInDurableObject(stub, async (instance: SessionDO) => {
+        for (let i = 0; i < 45; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
+        const flushed = instance.flush();
+        release();
+        return flushed;
+      });
+      expect(asked).toMatchObject({ ok: true });
+      const lines = await runInDurableObject(stub, async (_instance: SessionDO, state) => {
+        const keys = (await store.list({ prefix: `sessions/${id}/events/` })).objects.map((o) => o.key);
+        let n = 0;
+        for (const key of keys) n += (await (await store.get(key))!.text()).split("\n").length - 1;
+        const { flushed, last } = state.storage.sql
+          .exec<{ flushed: number; last: number }>(
+            "SELECT (SELECT flushed_seq FROM flush_state) AS flushed, (SELECT MAX(seq) FROM log) AS last",
+          )
+          .one();
+        return { n, flushed, last };
+      });
+      expect(lines).toEqual({ n: 45, flushed: lines.last, last: lines.last });
+    } finally {
+      put.mockRestore();
+    }
+  });
+
   it("an export reads at most SEGMENT_PREFETCH_BYTES of segments ahead of its client", async () => {
     const { id, stub } = await newSession();
     // 4 MiB of events, flushed in one go: four segments of MAX_SEGMENT_BYTES (1 MiB).
