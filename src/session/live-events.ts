@@ -146,8 +146,8 @@ class LiveEventStream {
     try {
       for (const item of await replay()) {
         this.send(item);
-        // At the client's pace: a replay of a long log all at once would sit in memory unread.
-        if (this.pending.length >= SSE_CHUNK_MAX_CHARS) this.enqueuePending();
+        // At the client's pace (write() enqueues full chunks): a replay of a long log all at once
+        // would sit in memory unread.
         if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (this.room = resolve));
       }
     } catch (err) {

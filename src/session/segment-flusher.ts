@@ -36,23 +36,16 @@ export class SegmentFlusher {
   ) {}
 
   /**
-   * Flushes every row appended before the call (and what a round picks up with them). Rows appended
+   * Flushes every row appended before the call (and what its rounds pick up with them). Rows appended
    * while it runs are left to the next flush: chasing them made a segment of every put's worth of a
-   * streaming run (a 2.3 MB run became about 200 segments of 12 KB).
+   * streaming run (a 2.3 MB run became about 200 segments of 12 KB). A call during a flush shares it;
+   * FlushScheduler runs another after it for a caller whose rows came later.
    */
-  async flush(): Promise<FlushResult> {
-    const target = this.log.lastSeq();
-    for (;;) {
-      const before = this.log.flushState().flushedSeq;
-      this.running ??= this.flushTo(target).finally(() => {
-        this.running = null;
-      });
-      const result = await this.running;
-      // A flush already under way may have stopped short of this call's rows: run another, as long
-      // as each one gets further (nothing left to flush ends it too).
-      const after = this.log.flushState().flushedSeq;
-      if (after >= target || after === before) return result;
-    }
+  flush(): Promise<FlushResult> {
+    this.running ??= this.flushTo(this.log.lastSeq()).finally(() => {
+      this.running = null;
+    });
+    return this.running;
   }
 
   private async flushTo(target: number): Promise<FlushResult> {

@@ -11,8 +11,23 @@ import { MAX_RECORD_BYTES, ROW_PART_CHARS } from "../../src/session/session-log"
 import { DurableSessionStore } from "../../src/session/session-store";
 import { deltaEvent, eventsJsonl, userMessage } from "../helpers/records";
 import { type SessionDO, useSessionDeps } from "../helpers/test-worker";
+import { recordingBucket } from "../workspace/helpers";
 
 let n = 0;
+/** R2 puts that wait until `release()`: a flush stays under way while the test appends. */
+function gatedPuts() {
+  const original = env.STORE.put.bind(env.STORE);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const put = vi.spyOn(env.STORE, "put").mockImplementation(async (...args: Parameters<R2Bucket["put"]>) => {
+    await released;
+    return original(...args);
+  });
+  return { put, release };
+}
+
 async function newSession() {
   const s = new DurableSessionStore(env, { next: (kind) => `${kind === "session" ? "s" : "x"}_flush${++n}` });
   const { id } = await s.create({});
@@ -184,16 +199,7 @@ describe("flushing the log to R2", () => {
 
   it("leaves rows appended while a flush runs to the next flush instead of chasing them round by round", async () => {
     const { id, stub } = await newSession();
-    const store = env.STORE;
-    const original = store.put.bind(store);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const put = vi.spyOn(store, "put").mockImplementation(async (...args: Parameters<R2Bucket["put"]>) => {
-      await released;
-      return original(...args);
-    });
+    const { put, release } = gatedPuts();
     const events = () => put.mock.calls.map(([key]) => key).filter((k) => k.startsWith(`sessions/${id}/events/`));
     try {
       // Past the threshold: a flush starts and waits on its first put; 14 more events come meanwhile (9 in the same stretch).
@@ -217,16 +223,7 @@ describe("flushing the log to R2", () => {
 
   it("a flush asked for while another runs ends with every row appended before it in R2", async () => {
     const { id, stub } = await newSession();
-    const store = env.STORE;
-    const original = store.put.bind(store);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const put = vi.spyOn(store, "put").mockImplementation(async (...args: Parameters<R2Bucket["put"]>) => {
-      await released;
-      return original(...args);
-    });
+    const { put, release } = gatedPuts();
     try {
       // The threshold's flush starts at about 256 KiB and waits on its put; 45 events in all, then a
       // flush is asked for while it still waits.
@@ -238,9 +235,9 @@ describe("flushing the log to R2", () => {
       });
       expect(asked).toMatchObject({ ok: true });
       const lines = await runInDurableObject(stub, async (_instance: SessionDO, state) => {
-        const keys = (await store.list({ prefix: `sessions/${id}/events/` })).objects.map((o) => o.key);
+        const keys = (await env.STORE.list({ prefix: `sessions/${id}/events/` })).objects.map((o) => o.key);
         let n = 0;
-        for (const key of keys) n += (await (await store.get(key))!.text()).split("\n").length - 1;
+        for (const key of keys) n += (await (await env.STORE.get(key))!.text()).split("\n").length - 1;
         const { flushed, last } = state.storage.sql
           .exec<{ flushed: number; last: number }>(
             "SELECT (SELECT flushed_seq FROM flush_state) AS flushed, (SELECT MAX(seq) FROM log) AS last",
@@ -261,21 +258,8 @@ describe("flushing the log to R2", () => {
       for (let i = 0; i < 500; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
     });
     expect(await stub.flush()).toMatchObject({ ok: true });
-    const gets: string[] = [];
-    const store = env.STORE;
-    useSessionDeps(id, {
-      bucket: new Proxy(store, {
-        get(target, property) {
-          if (property === "get")
-            return (key: string, options?: R2GetOptions) => {
-              gets.push(key.split("/").at(-1)!);
-              return target.get(key, options);
-            };
-          const value = Reflect.get(target, property);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      }),
-    });
+    const { bucket, gets } = recordingBucket();
+    useSessionDeps(id, { bucket });
     const segments = await runInDurableObject(stub, async (instance: SessionDO) => {
       const body = unwrap(await instance.exportJsonl("events"));
       // Nothing read yet: the first segment (the answer waits for it) and the next (1 MiB ahead).
