@@ -137,6 +137,16 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     errors: ["invalid_workspace_id", "workspace_not_found"],
   },
   {
+    method: "delete",
+    path: "/api/workspaces/:wid",
+    summary:
+      "Deletes a workspace snapshot: its pack, index, search index and meta; then it is 404. Refused while sessions use it. Repeat to finish a deletion that failed half-way.",
+    auth: true,
+    status: 204,
+    answer: null,
+    errors: ["invalid_workspace_id", "workspace_not_found", "workspace_in_use"],
+  },
+  {
     method: "get",
     path: "/api/workspaces/:wid/files/:path{.+}",
     summary: "A file of the snapshot, as uploaded.",

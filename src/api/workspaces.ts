@@ -5,10 +5,11 @@ import { ingestWorkspace } from "../workspace/ingest";
 import { ingestSlots } from "../workspace/ingest-slots";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
-import { loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
+import { deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
 import { pacedUpload } from "../workspace/upload-pace";
 import type { AppBindings } from "./context";
 import { idempotencyKeyOf } from "./idempotency";
+import { sessionStore } from "./lookup";
 import { requestBody } from "./request-body";
 import { uploadOnce } from "./upload-once";
 
@@ -42,6 +43,37 @@ export const workspaceRoutes = new Hono<AppBindings>()
   .get("/:wid", async (c) => {
     const meta = await readWorkspaceMeta(c.env.STORE, workspaceIdOf(c.req.param("wid")), c.get("tenant"));
     return c.json({ workspaceId: meta.workspaceId, files: meta.files, bytes: meta.bytes, createdAt: meta.createdAt });
+  })
+  /**
+   * `DELETE /:wid` -> 204: removes the snapshot's objects (pack, index, search index, meta). 409
+   * `workspace_in_use` while sessions use it (delete them first). DELETE again finishes a deletion
+   * that failed half-way; after one that ended it is 404.
+   */
+  .delete("/:wid", async (c) => {
+    const wid = workspaceIdOf(c.req.param("wid"));
+    const tenant = sessionStore(c).tenantIndex(c.get("tenant"));
+    const stored = await readWorkspaceMeta(c.env.STORE, wid, c.get("tenant")).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof HarnessError && err.code === "workspace_not_found") return false;
+        throw err;
+      },
+    );
+    if (!stored && !(await tenant.workspaceDeletionPending(wid)))
+      throw new HarnessError("workspace_not_found", `workspace ${wid} does not exist`);
+    if (stored) {
+      const started = await tenant.beginWorkspaceDeletion(wid, Date.now());
+      if (!started.ok) {
+        const more = started.count > started.sessions.length ? `, and ${started.count - started.sessions.length} more` : "";
+        throw new HarnessError(
+          "workspace_in_use",
+          `workspace ${wid} is used by ${started.count} session(s) (${started.sessions.join(", ")}${more}); delete them first`,
+        );
+      }
+    }
+    await deleteWorkspace(c.env.STORE, wid);
+    await tenant.finishWorkspaceDeletion(wid, Date.now());
+    return c.body(null, 204);
   })
   /** `GET /:wid/files/<path>` -> the file's raw bytes as stored in the snapshot. */
   .get("/:wid/files/:path{.+}", async (c) => {

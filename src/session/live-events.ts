@@ -1,6 +1,9 @@
 import { type AgentEvent, eventJsonWithSeq } from "../domain";
 import { SSE_PING, SSE_PING_INTERVAL_MS, SSE_RETRY, sseFrame } from "./sse";
 
+/** The committed events a stream catches up on, batch by batch (a segment at a time), read as the client reads them. */
+export type Replay = () => AsyncIterable<readonly SeqEvent[]>;
+
 export interface SeqEvent {
   seq: number;
   event: AgentEvent;
@@ -58,7 +61,7 @@ export class EventHub {
    */
   open(
     afterSeq: number,
-    replay: () => Promise<SeqEvent[]>,
+    replay: Replay,
     runActive: () => boolean,
     scope: StreamScope = { runId: null, skipFromSeq: null },
   ): ReadableStream<Uint8Array> {
@@ -116,7 +119,7 @@ class LiveEventStream {
     return this.scope.runId !== null && waiting(this.scope.runId);
   }
 
-  start(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): ReadableStream<Uint8Array> {
+  start(replay: Replay, runActive: () => boolean): ReadableStream<Uint8Array> {
     return new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
@@ -142,13 +145,16 @@ class LiveEventStream {
     if (this.buffered === null) this.close(true);
   }
 
-  private async catchUp(replay: () => Promise<SeqEvent[]>, runActive: () => boolean): Promise<void> {
+  private async catchUp(replay: Replay, runActive: () => boolean): Promise<void> {
     try {
-      for (const item of await replay()) {
-        this.send(item);
-        // At the client's pace (write() enqueues full chunks): a replay of a long log all at once
-        // would sit in memory unread.
-        if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (this.room = resolve));
+      // At the client's pace (write() enqueues full chunks), and the log read a batch at a time: a
+      // replay of a long log all at once would sit in memory unread.
+      for await (const batch of replay()) {
+        for (const item of batch) {
+          this.send(item);
+          if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (this.room = resolve));
+        }
+        if (this.closed) break;
       }
     } catch (err) {
       this.controller.error(err);

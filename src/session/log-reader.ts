@@ -111,6 +111,10 @@ export async function readable<T>(read: () => Promise<T>): Promise<SessionResult
   try {
     return ok(await read());
   } catch (err) {
-    return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
+    return failure("history_unreadable", unreadableMessage(err));
   }
+}
+
+export function unreadableMessage(err: unknown): string {
+  return `the session's log could not be read: ${(err as Error).message}`;
 }

@@ -112,10 +112,14 @@ export class DurableSessionStore {
     meta: SessionMeta,
     summary?: Pick<SessionSummary, "updatedAt" | "counts">,
   ): Promise<void> {
-    await this.tenantIndex(owner).addSession(
+    const listed = await this.tenantIndex(owner).addSession(
       { id: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title, createdAt: meta.createdAt },
       summary,
     );
+    if (listed) return;
+    // Its workspace was deleted after the check above: the object never becomes visible; remove it.
+    await this.stub(meta.id).destroy();
+    throw new HarnessError("workspace_not_found", `workspace ${meta.workspaceId} was deleted`);
   }
 
   /**

@@ -26,7 +26,7 @@ import { tenantObjectName } from "../tenant/tenant-api";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
-import { readable, readLog, readLogLines, type SeqLine } from "./log-reader";
+import { readable, readLog, readLogLines, type SeqLine, unreadableMessage } from "./log-reader";
 import { HistoryStartRow, loadMessagesAfter, loadStoredMessages, MessageHistory, type RunHistory } from "./message-history";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
@@ -656,9 +656,19 @@ export class Session {
   }
 
   private openEventStream(afterSeq: number, scope?: StreamScope): ReadableStream<Uint8Array> {
-    const replay = async (): Promise<SeqEvent[]> => unwrapResult(await this.loadEvents(afterSeq));
     const live = scope?.runId ? () => this.intake.waiting(scope.runId!) : () => this.runs.active !== null;
-    return this.hub.open(afterSeq, replay, live, scope);
+    return this.hub.open(afterSeq, () => this.eventBatches(afterSeq), live, scope);
+  }
+
+  /** The committed events after `afterSeq` as `loadEvents` reads them, a segment at a time. */
+  private async *eventBatches(afterSeq: number): AsyncGenerator<SeqEvent[]> {
+    try {
+      for await (const lines of readLog(this.log, this.deps.bucket, "events", afterSeq)) {
+        yield lines.map((line) => ({ seq: line.seq, event: decodeEventLine(line.body, line.seq, this.id) }));
+      }
+    } catch (err) {
+      throw new HarnessError("history_unreadable", unreadableMessage(err));
+    }
   }
 
   private appendEvent(body: IntakeEvent): number {

@@ -1,8 +1,15 @@
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
+import type { WorkspaceDeletionStart } from "./workspace-deletions";
 
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
-  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void;
+  /** Lists a session; false (not listed) when its workspace is being or was deleted. */
+  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean;
+  /** Marks a workspace deleted, so no session is listed on it from now on, unless listed sessions use it. */
+  beginWorkspaceDeletion(workspaceId: string, nowMs: number): WorkspaceDeletionStart;
+  /** A deletion that began and did not end (its objects may be half gone). */
+  workspaceDeletionPending(workspaceId: string): boolean;
+  finishWorkspaceDeletion(workspaceId: string, nowMs: number): void;
   /** The session, unless unknown or being deleted (`includeDeleting`: for DELETE, which finishes a deletion). */
   findSession(id: string, includeDeleting?: boolean): SessionIndexEntry | null;
   /** The tenant's sessions, newest first; of one project (`orWithoutProject`: and those created without one). */

@@ -10,6 +10,7 @@ import {
   type SessionSummaryReport,
 } from "./session-index";
 import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
+import { type WorkspaceDeletionStart, WorkspaceDeletions } from "./workspace-deletions";
 
 /**
  * One per tenant: the index of its sessions and its idempotency keys. It holds little per session,
@@ -18,15 +19,31 @@ import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
 export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   private readonly sessions: SessionIndex;
   private readonly keys: IdempotencyStore;
+  private readonly workspaceDeletions: WorkspaceDeletions;
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
     this.sessions = new SessionIndex(ctx.storage.sql);
     this.keys = new IdempotencyStore(ctx.storage.sql);
+    this.workspaceDeletions = new WorkspaceDeletions(ctx.storage.sql);
   }
 
-  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void {
+  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean {
+    if (entry.workspaceId !== null && this.workspaceDeletions.marked(entry.workspaceId)) return false;
     this.sessions.add(entry, summary);
+    return true;
+  }
+
+  beginWorkspaceDeletion(workspaceId: string, nowMs: number): WorkspaceDeletionStart {
+    return this.workspaceDeletions.begin(workspaceId, nowMs);
+  }
+
+  workspaceDeletionPending(workspaceId: string): boolean {
+    return this.workspaceDeletions.pending(workspaceId);
+  }
+
+  finishWorkspaceDeletion(workspaceId: string, nowMs: number): void {
+    this.workspaceDeletions.finish(workspaceId, nowMs);
   }
 
   findSession(id: string, includeDeleting = false): SessionIndexEntry | null {

@@ -274,6 +274,40 @@ describe("flushing the log to R2", () => {
     expect(segments.lines).toBe(500);
   });
 
+  it("an SSE replay reads the log's segments as its client reads, not all before the first frame", async () => {
+    const { id, stub } = await newSession();
+    await runInDurableObject(stub, (instance: SessionDO) => {
+      for (let i = 0; i < 500; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
+    });
+    expect(await stub.flush()).toMatchObject({ ok: true });
+    const { bucket, gets } = recordingBucket();
+    useSessionDeps(id, { bucket });
+    const replay = await runInDurableObject(stub, async (instance: SessionDO) => {
+      const response = await instance.fetch(new Request("https://session/events?after=0"));
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = decoder.decode((await reader.read()).value, { stream: true });
+      await new Promise((r) => setTimeout(r, 50));
+      const early = [...gets];
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+      return { status: response.status, early, all: [...gets], ids };
+    });
+    expect(replay.status).toBe(200);
+    // The threshold's flush wrote 256 KiB, the explicit one the rest in segments of 1 MiB.
+    const segment = (first: number) => ({ key: `sessions/${id}/events/${String(first).padStart(12, "0")}.jsonl` });
+    // Unread: the segment being sent (the second: the first is 256 KiB, under SSE_REPLAY_AHEAD_BYTES
+    // of frames), the one before it and one read ahead, not all five.
+    expect(replay.early).toEqual([segment(1), segment(32), segment(157)]);
+    expect(replay.all).toEqual([segment(1), segment(32), segment(157), segment(282), segment(407)]);
+    // Every event once, in order.
+    expect(replay.ids).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
+  });
+
   it("a record over MAX_RECORD_BYTES is refused with record_too_large and nothing is stored", async () => {
     const { s, id, stub } = await newSession();
     await seed(s, id, 1, 1);

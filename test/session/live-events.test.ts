@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "../../src/domain";
-import { EventHub, SSE_CHUNK_MAX_CHARS, SSE_MAX_UNREAD_BYTES, SSE_REPLAY_AHEAD_BYTES } from "../../src/session/live-events";
+import { EventHub, type SeqEvent, SSE_CHUNK_MAX_CHARS, SSE_MAX_UNREAD_BYTES, SSE_REPLAY_AHEAD_BYTES } from "../../src/session/live-events";
 import { SSE_PING, SSE_RETRY, sseFrame } from "../../src/session/sse";
 import { deltaEvent } from "../helpers/records";
 
@@ -15,6 +15,11 @@ const done: AgentEvent = {
 
 /** The frame of an event as streams send it: its seq as the id and first in the data. */
 const frame = (seq: number, event: AgentEvent) => sseFrame(seq, "agent_event", JSON.stringify({ seq, ...event }));
+
+/** A replay of `events`, `size` per batch. */
+async function* batches(events: SeqEvent[], size = Number.POSITIVE_INFINITY): AsyncGenerator<SeqEvent[]> {
+  for (let i = 0; i < events.length; i += size) yield events.slice(i, i + size);
+}
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();
@@ -40,7 +45,7 @@ describe("EventHub", () => {
     const hub = new EventHub();
     const stream = hub.open(
       1,
-      async () => [{ seq: 2, event: deltaEvent("s_1", "e_2", "b") }],
+      () => batches([{ seq: 2, event: deltaEvent("s_1", "e_2", "b") }]),
       () => false,
     );
     expect(await readAll(stream)).toBe(SSE_RETRY + frame(2, deltaEvent("s_1", "e_2", "b")));
@@ -55,9 +60,9 @@ describe("EventHub", () => {
     const e3 = deltaEvent("s_1", "e_3", "c");
     const stream = hub.open(
       1,
-      async () => {
+      async function* () {
         await gate;
-        return [
+        yield [
           { seq: 2, event: e2 },
           { seq: 3, event: e3 },
         ];
@@ -78,7 +83,7 @@ describe("EventHub", () => {
     const reader = hub
       .open(
         0,
-        async () => [],
+        () => batches([]),
         () => true,
       )
       .getReader();
@@ -98,7 +103,7 @@ describe("EventHub", () => {
     const reader = hub
       .open(
         0,
-        async () => [],
+        () => batches([]),
         () => true,
       )
       .getReader();
@@ -118,7 +123,7 @@ describe("EventHub", () => {
     const reader = hub
       .open(
         0,
-        async () => [],
+        () => batches([]),
         () => true,
       )
       .getReader();
@@ -146,14 +151,16 @@ describe("EventHub", () => {
     let replayed = 0;
     const stream = hub.open(
       0,
-      async () =>
-        events.map((e) => ({
-          ...e,
-          get json() {
-            replayed = Math.max(replayed, e.seq);
-            return undefined;
-          },
-        })),
+      () =>
+        batches(
+          events.map((e) => ({
+            ...e,
+            get json() {
+              replayed = Math.max(replayed, e.seq);
+              return undefined;
+            },
+          })),
+        ),
       () => false,
     );
     const reader = stream.getReader();
@@ -174,11 +181,42 @@ describe("EventHub", () => {
     expect(hub.size).toBe(0);
   });
 
+  it("reads the replay's batches only as its client reads, and none after a cancel", async () => {
+    const hub = new EventHub();
+    // 40 batches (segments) of 10 events of 8 KiB: 80 KiB of frames each.
+    const events = Array.from({ length: 400 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) }));
+    let pulled = 0;
+    let finished = false;
+    async function* replay(): AsyncGenerator<SeqEvent[]> {
+      try {
+        for (let i = 0; i < events.length; i += 10) {
+          pulled++;
+          yield events.slice(i, i + 10);
+        }
+      } finally {
+        finished = true;
+      }
+    }
+    const reader = hub.open(0, replay, () => false).getReader();
+    await new Promise((r) => setTimeout(r, 50));
+    // Unread: the batches that fill SSE_REPLAY_AHEAD_BYTES (and the chunk being built), not all 40.
+    expect(pulled).toBeGreaterThanOrEqual(Math.floor(SSE_REPLAY_AHEAD_BYTES / (80 * 1024)));
+    expect(pulled).toBeLessThanOrEqual(Math.ceil((SSE_REPLAY_AHEAD_BYTES + 2 * SSE_CHUNK_MAX_CHARS) / (80 * 1024)) + 1);
+    expect(finished).toBe(false);
+    const before = pulled;
+    await reader.cancel();
+    await new Promise((r) => setTimeout(r, 10));
+    // The cancel ended the replay where it was: its reads stop and the generator is closed.
+    expect(pulled).toBe(before);
+    expect(finished).toBe(true);
+    expect(hub.size).toBe(0);
+  });
+
   it("ends a live stream with an error once its client has left SSE_MAX_UNREAD_BYTES unread", async () => {
     const hub = new EventHub();
     const stream = hub.open(
       0,
-      async () => [],
+      () => batches([]),
       () => true,
     );
     const reader = stream.getReader();
@@ -202,7 +240,7 @@ describe("EventHub", () => {
     const reader = hub
       .open(
         0,
-        async () => [],
+        () => batches([]),
         () => true,
       )
       .getReader();
