@@ -1,5 +1,5 @@
 import { type IdGenerator, isRecord, type ToolCall, type Usage } from "../domain";
-import { MAX_MODEL_OUTPUT_CHARS } from "../domain/limits";
+import { MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_MODEL_OUTPUT_CHARS } from "../domain/limits";
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
@@ -22,6 +22,11 @@ function nonEmptyString(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
 
+/** A tool call's id or name: one of only spaces is as good as none (the log refuses blank ones). */
+function identifier(value: unknown): string {
+  return typeof value === "string" && value.trim() !== "" ? value : "";
+}
+
 /** True when `text` already holds a whole JSON value (cheap test first: objects end with `}`). */
 function isCompleteJson(text: string): boolean {
   const trimmed = text.trim();
@@ -35,8 +40,9 @@ function isCompleteJson(text: string): boolean {
   }
 }
 
+/** A token count as stored: whole, at least 0, and at most what an import of the session takes back. */
 function tokenCount(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.round(value)) : undefined;
+  return typeof value === "number" && Number.isFinite(value) ? Math.min(MAX_IMPORTED_TOKENS, Math.max(0, Math.round(value))) : undefined;
 }
 
 /**
@@ -78,8 +84,9 @@ export function normaliseUsage(raw: unknown): Usage | undefined {
  *
  * Tool-call fragments are matched to a call by `index` when present, otherwise by `id`, otherwise to
  * the latest call. A fragment starts a new call, even under a reused index, when it carries a name, the
- * current call's arguments are already complete JSON, and either its non-empty id differs or neither
- * has an id and it brings arguments of its own. Later `id`/`name` repeats never overwrite or append.
+ * current call's arguments are already complete JSON, and its non-empty id differs, or its name
+ * differs, or neither has an id and it brings arguments of its own. Later `id`/`name` repeats never
+ * overwrite or append; a repeat of a whole call's arguments is dropped.
  */
 export class ChatChunkAccumulator {
   private readonly calls: CallSlot[] = [];
@@ -111,10 +118,12 @@ export class ChatChunkAccumulator {
       if (!isRecord(delta)) continue;
       const reasoning = nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning) || nonEmptyString(delta.reasoning_text);
       if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
-      if (typeof delta.content === "string" && delta.content !== "") {
-        this.countOutput(delta.content.length, 0);
-        this.textChars += delta.content.length;
-        events.push({ type: "text_delta", text: delta.content });
+      // OpenAI sends a refusal in its own member; it is the answer the user gets.
+      for (const text of [delta.content, delta.refusal]) {
+        if (typeof text !== "string" || text === "") continue;
+        this.countOutput(text.length, 0);
+        this.textChars += text.length;
+        events.push({ type: "text_delta", text });
       }
       if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) this.addFragment(fragment);
     }
@@ -159,8 +168,8 @@ export class ChatChunkAccumulator {
   private addFragment(fragment: unknown): void {
     if (!isRecord(fragment)) return;
     const fn = isRecord(fragment.function) ? fragment.function : {};
-    const id = nonEmptyString(fragment.id);
-    const name = nonEmptyString(fn.name);
+    const id = identifier(fragment.id);
+    const name = identifier(fn.name);
     // Some servers send the arguments as an already-parsed object.
     const args = isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : nonEmptyString(fn.arguments);
     const index = typeof fragment.index === "number" ? fragment.index : undefined;
@@ -173,6 +182,8 @@ export class ChatChunkAccumulator {
     }
     if (slot.id === "") slot.id = id;
     if (slot.name === "") slot.name = name;
+    // A whole call sent again (some proxies end with an aggregate chunk): appended, it would be invalid JSON.
+    if (args !== "" && args === slot.args && isCompleteJson(args)) return;
     this.countOutput(0, args.length);
     slot.args += args;
   }
@@ -189,7 +200,9 @@ export class ChatChunkAccumulator {
     if (name === "" || slot.name === "") return false;
     const idDiffers = id !== "" && slot.id !== "" && id !== slot.id;
     const anonymousWholeCall = id === "" && args !== "" && slot.args.trim() !== "";
-    return (idDiffers || anonymousWholeCall) && isCompleteJson(slot.args);
+    // A repeat of a call's name is that call; another name is another call.
+    const nameDiffers = name !== slot.name;
+    return (idDiffers || anonymousWholeCall || nameDiffers) && isCompleteJson(slot.args);
   }
 
   private completedCalls(): ModelEvent[] {
@@ -198,8 +211,10 @@ export class ChatChunkAccumulator {
     const events: ModelEvent[] = [];
     for (const slot of ordered) {
       if (slot.name === "" && slot.args.trim() === "") continue; // a stray empty fragment, not a call
-      // Keep the provider's id verbatim; make one up only when it is missing or already taken.
-      const id = slot.id !== "" && !usedIds.has(slot.id) ? slot.id : this.ids.next("toolCall");
+      // Keep the provider's id verbatim; make one up when it is missing, already taken, or longer
+      // than an import of the session takes back.
+      const keep = slot.id !== "" && !usedIds.has(slot.id) && slot.id.length <= MAX_IMPORTED_ID_CHARS;
+      const id = keep ? slot.id : this.ids.next("toolCall");
       usedIds.add(id);
       const parsed = parseArguments(slot.args);
       const call: ToolCall = { id, name: slot.name || UNKNOWN_TOOL_NAME, arguments: parsed.arguments };

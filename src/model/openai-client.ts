@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
-import { type IdGenerator, randomIds } from "../domain";
+import { type IdGenerator, isRecord, randomIds } from "../domain";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
 import { rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest, modelError } from "./model-client";
@@ -164,16 +164,68 @@ export class OpenAIModelClient implements ModelClient {
 type AttemptEnd = "finished" | "aborted" | FailedAttempt;
 
 /**
- * The fetch handed to the SDK: hands it the provider's words of every error body, and the errors
- * older llama.cpp servers put on `error:` lines of an event stream.
+ * The fetch handed to the SDK: hands it the provider's words of every error body, the errors
+ * older llama.cpp servers put on `error:` lines of an event stream, and a JSON answer to a
+ * streaming request as the stream it stands for.
  */
 function providerFetch(inner: FetchLike): FetchLike {
   return async (input, init) => {
     const response = await inner(input, init);
     if (!response.ok) return normaliseErrorBody(response);
-    const eventStream = /text\/event-stream/i.test(response.headers.get("content-type") ?? "");
+    const type = response.headers.get("content-type") ?? "";
+    if (/json/i.test(type) && response.body !== null) {
+      // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
+      const { first, rest } = await peek(response.body);
+      if (/^\s*[[{]/.test(new TextDecoder().decode(first))) return jsonAnswer(response, new Response(rest).text());
+      return withBody(response, rest);
+    }
+    const eventStream = /text\/event-stream/i.test(type);
     return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body)) : response;
   };
+}
+
+/**
+ * A 200 JSON body where a stream was asked for: a proxy that ignores `stream: true` sends the whole
+ * completion, which becomes one chunk of a stream; a gateway that answers errors with 200 sends
+ * `{"error": ...}`, which is handed on as the error it is (the status its code names, else 502).
+ * Anything else is passed on as it came (the stream then has no finish reason).
+ */
+async function jsonAnswer(response: Response, body: Promise<string>): Promise<Response> {
+  const text = await body.catch(() => "");
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return withBody(response, text);
+  }
+  if (isRecord(json) && json.error !== undefined && json.error !== null) {
+    const code = isRecord(json.error) ? Number(json.error.code) : Number.NaN;
+    const status = Number.isInteger(code) && code >= 400 && code <= 599 ? code : 502;
+    return normaliseErrorBody(new Response(text, { status, headers: response.headers }));
+  }
+  const choice = isRecord(json) && Array.isArray(json.choices) && isRecord(json.choices[0]) ? json.choices[0] : null;
+  if (!isRecord(json) || !choice || !isRecord(choice.message)) return withBody(response, text);
+  const { content, refusal, reasoning_content, reasoning, tool_calls } = choice.message;
+  const delta = {
+    content,
+    refusal,
+    reasoning_content,
+    reasoning,
+    // A message's calls carry no index; a stream's fragments do.
+    tool_calls: Array.isArray(tool_calls) ? tool_calls.map((call, index) => (isRecord(call) ? { index, ...call } : call)) : undefined,
+  };
+  const chunk = {
+    id: json.id,
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta, finish_reason: choice.finish_reason }],
+    usage: json.usage,
+  };
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "text/event-stream");
+  return withBody(
+    new Response(null, { status: response.status, statusText: response.statusText, headers }),
+    `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`,
+  );
 }
 
 /**
@@ -184,6 +236,28 @@ function providerFetch(inner: FetchLike): FetchLike {
 async function normaliseErrorBody(response: Response): Promise<Response> {
   const text = await response.text().catch(() => "");
   return withBody(response, JSON.stringify({ error: readErrorBody(text, response.headers.get("content-type")) }));
+}
+
+/** The first chunk of `body`, and the whole body again (that chunk, then the rest, unread). */
+async function peek(body: ReadableStream<Uint8Array>): Promise<{ first: Uint8Array; rest: ReadableStream<Uint8Array> }> {
+  const reader = body.getReader();
+  const head = await reader.read();
+  const first = head.done ? new Uint8Array() : head.value;
+  let sentFirst = head.done;
+  const rest = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!sentFirst) {
+        sentFirst = true;
+        controller.enqueue(first);
+        return;
+      }
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return { first, rest };
 }
 
 /** `response` with another body; the old body's length and encoding no longer describe it. */

@@ -141,9 +141,46 @@ function classifyHttpError(status: number, error: ProviderError, headers: Header
 
 const REDACTED = "[redacted]";
 
-/** Removes secrets from a message that may quote a request or a provider's echo of it. */
+/** A run of this many characters of a secret is redacted wherever it stands (a provider's echo cut short, a parser quoting a line). */
+const SECRET_FRAGMENT_CHARS = 8;
+/** ...and a shorter start of it (down to this many) where a message was cut (`…`) or ends. */
+const SECRET_CUT_CHARS = 4;
+
+/**
+ * Removes secrets from a message that may quote a request or a provider's echo of it, also in
+ * part: provider texts are clipped to a few hundred characters, and a key cut there leaves a start
+ * that no longer matches the whole key.
+ */
 export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
   let out = text;
-  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join(REDACTED);
+  for (const secret of secrets) {
+    if (!secret || secret.length < SECRET_CUT_CHARS) continue;
+    out = out.split(secret).join(REDACTED);
+    out = withoutFragments(out, secret);
+  }
   return out.replace(/(Bearer\s+)[^\s"',;]+/gi, `$1${REDACTED}`).replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, `sk-${REDACTED}`);
+}
+
+/** `text` with every run of SECRET_FRAGMENT_CHARS or more characters of `secret`, and a start of it before a cut, redacted. */
+function withoutFragments(text: string, secret: string): string {
+  // Marked first, replaced after: overlapping runs become one.
+  const marked = new Uint8Array(text.length);
+  for (let from = 0; from + SECRET_FRAGMENT_CHARS <= secret.length; from++) {
+    const probe = secret.slice(from, from + SECRET_FRAGMENT_CHARS);
+    for (let at = text.indexOf(probe); at >= 0; at = text.indexOf(probe, at + 1)) marked.fill(1, at, at + SECRET_FRAGMENT_CHARS);
+  }
+  for (let length = Math.min(secret.length - 1, SECRET_FRAGMENT_CHARS - 1); length >= SECRET_CUT_CHARS; length--) {
+    const start = secret.slice(0, length);
+    for (let at = text.indexOf(start); at >= 0; at = text.indexOf(start, at + 1)) {
+      const after = text[at + length];
+      if (after === undefined || after === "…") marked.fill(1, at, at + length);
+    }
+  }
+  if (!marked.includes(1)) return text;
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    if (!marked[i]) out += text[i];
+    else if (!marked[i - 1]) out += REDACTED;
+  }
+  return out;
 }

@@ -233,7 +233,7 @@ describe("OpenAIModelClient errors", () => {
   });
 
   it("never puts the key or an Authorization header in a network error message", async () => {
-    const leak = new TypeError(`proxy refused request with headers {"Authorization":"Bearer ${API_KEY}"} and sk-otherKEY12345678`);
+    const leak = new TypeError(`proxy refused request with headers {"Authorization":"Bearer ${API_KEY}"} and sk-otherKEYabcdefgh`);
     const { client } = testClient([leak], { retry: { maxAttempts: 1 } });
     const events = await run(client);
     expect(events).toEqual([
@@ -426,5 +426,77 @@ describe("OpenAIModelClient request", () => {
     await run(client);
     expect(calls[0]!.body.model).toBe("test-model");
     expect("tools" in calls[0]!.body).toBe(false);
+  });
+});
+
+describe("OpenAIModelClient: keys cut short, and JSON where a stream was asked for", () => {
+  it("redacts the start of a key that the provider's text was clipped inside, and a parser's quote of a key", async () => {
+    // A key without the sk- prefix, echoed where the 500-character clip cuts it.
+    const key = "gsk_hunt9SECRETabcdef0123456789XYZ";
+    const echo = `${"x".repeat(470)} invalid api key: ${key}`;
+    const { client } = testClient([jsonResponse(401, { error: { message: echo } })], { apiKey: key });
+    const [event] = await run(client);
+    expect(event).toMatchObject({ type: "error", code: "auth_failed" });
+    const message = (event as { message: string }).message;
+    expect(message).toBe(
+      `the provider answered HTTP 401: ${"x".repeat(470)} invalid api key: [redacted]… (check OPENAI_API_KEY and OPENAI_BASE_URL)`,
+    );
+    // A line that is the key: V8's SyntaxError quotes its first characters.
+    const second = testClient([sseResponse(`data: ${key}\n\n`)], { apiKey: key, retry: { maxAttempts: 1 } });
+    const [error] = await run(second.client);
+    expect(error).toMatchObject({ type: "error", code: "provider_error" });
+    expect((error as { message: string }).message).not.toMatch(/gsk_h|hunt9|SECRET/);
+    expect((error as { message: string }).message).toContain("[redacted]");
+  });
+
+  it("takes a whole completion sent as JSON to a streaming request as its one chunk", async () => {
+    const completion = {
+      id: "chatcmpl-9",
+      object: "chat.completion",
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: "the full answer",
+            tool_calls: [
+              { id: "call_a", type: "function", function: { name: "read", arguments: '{"path":"a.txt"}' } },
+              { id: "call_b", type: "function", function: { name: "ls", arguments: "{}" } },
+            ],
+          },
+          finish_reason: "tool_calls",
+        },
+      ],
+      usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+    };
+    const { client } = testClient([jsonResponse(200, completion)]);
+    expect(await run(client)).toEqual([
+      { type: "text_delta", text: "the full answer" },
+      { type: "tool_call", call: { id: "call_a", name: "read", arguments: { path: "a.txt" } } },
+      { type: "tool_call", call: { id: "call_b", name: "ls", arguments: {} } },
+      { type: "done", stopReason: "TOOL_CALLS", usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 } },
+    ]);
+  });
+
+  it("hands on a 200 JSON error as the error it is: the status its code names, else 502 (retried)", async () => {
+    const noEndpoints = { error: { message: "No endpoints found that support tool use", code: 404 } };
+    const first = testClient([jsonResponse(200, noEndpoints)]);
+    expect(await run(first.client)).toEqual([
+      { type: "error", code: "bad_request", message: "the provider answered HTTP 404: No endpoints found that support tool use" },
+    ]);
+    expect(first.calls).toHaveLength(1);
+    const second = testClient([jsonResponse(200, { error: { message: "upstream overloaded" } }), sseResponse(okBody())]);
+    expect(await run(second.client)).toEqual(OK_EVENTS);
+    expect(second.calls).toHaveLength(2);
+  });
+
+  it("streams an event stream labelled JSON as it comes", async () => {
+    const body = bodyOf([sse([chunk({ content: "a" })], { done: false }), sse([chunk({ content: "b" }), chunk({}, "stop")])]);
+    const { client } = testClient([new Response(body, { headers: { "content-type": "application/json" } })]);
+    expect(await run(client)).toEqual([
+      { type: "text_delta", text: "a" },
+      { type: "text_delta", text: "b" },
+      { type: "done", stopReason: "STOP" },
+    ]);
   });
 });

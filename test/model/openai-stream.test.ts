@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS } from "../../src/domain";
 import { bodyOf, chunk, play, sse, texts, usageChunk } from "./helpers";
 
 const tc = (fragment: Record<string, unknown>) => chunk({ tool_calls: [fragment] });
@@ -346,6 +347,78 @@ describe("OpenAIModelClient stream assembly", () => {
       ]),
     );
     expect(events.flatMap((e) => (e.type === "tool_call" ? [e.call.id] : []))).toEqual(["tc_1", "call_same", "tc_2"]);
+  });
+
+  it("treats an id or a name of only spaces as missing (a tc_ id; missing_tool_name), never as the call's own", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, id: "  ", function: { name: "ls", arguments: "{}" } }),
+        tc({ index: 1, id: "call_b", function: { name: " ", arguments: '{"path":"a"}' } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "tc_1", name: "ls", arguments: {} } },
+      {
+        type: "tool_call",
+        call: { id: "call_b", name: "unknown_tool", arguments: { path: "a" } },
+        invalid: { code: "missing_tool_name", message: "the model sent a tool call without a function name", rawArguments: '{"path":"a"}' },
+      },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("gives a call whose id is longer than an import takes (MAX_IMPORTED_ID_CHARS) a tc_ id, and caps token counts", async () => {
+    const long = `call_${"x".repeat(MAX_IMPORTED_ID_CHARS - 4)}`;
+    const fits = `call_${"y".repeat(MAX_IMPORTED_ID_CHARS - 5)}`;
+    const events = await play(
+      sse([
+        tc({ index: 0, id: long, function: { name: "ls", arguments: "{}" } }),
+        tc({ index: 1, id: fits, function: { name: "ls", arguments: "{}" } }),
+        chunk({}, "tool_calls"),
+        usageChunk(5e9, 7),
+      ]),
+    );
+    expect(fits.length).toBe(MAX_IMPORTED_ID_CHARS);
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "tc_1", name: "ls", arguments: {} } },
+      { type: "tool_call", call: { id: fits, name: "ls", arguments: {} } },
+      {
+        type: "done",
+        stopReason: "TOOL_CALLS",
+        usage: { inputTokens: MAX_IMPORTED_TOKENS, outputTokens: 7, totalTokens: MAX_IMPORTED_TOKENS },
+      },
+    ]);
+  });
+
+  it("streams OpenAI's refusal as the answer's text", async () => {
+    const events = await play(
+      sse([chunk({ role: "assistant", refusal: "I can't " }), chunk({ refusal: "help with that." }), chunk({}, "stop")]),
+    );
+    expect(events).toEqual([
+      { type: "text_delta", text: "I can't " },
+      { type: "text_delta", text: "help with that." },
+      { type: "done", stopReason: "STOP" },
+    ]);
+  });
+
+  it("starts a new call under one index for another name without arguments, and drops a whole call sent again", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, function: { name: "read", arguments: '{"path":"a.txt"}' } }),
+        tc({ index: 0, function: { name: "ls" } }),
+        tc({ index: 1, id: "call_f", function: { name: "find", arguments: '{"pattern":"*.ts"}' } }),
+        // The same call once more, whole (an aggregate chunk at the end).
+        tc({ index: 1, id: "call_f", function: { name: "find", arguments: '{"pattern":"*.ts"}' } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "tc_1", name: "read", arguments: { path: "a.txt" } } },
+      { type: "tool_call", call: { id: "tc_2", name: "ls", arguments: {} } },
+      { type: "tool_call", call: { id: "call_f", name: "find", arguments: { pattern: "*.ts" } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
   });
 
   it("reads only choice 0 when a server sends several choices", async () => {
