@@ -901,6 +901,102 @@ const checks = {
     agent.destroy();
   },
 
+  /**
+   * What OpenAI-compatible servers really send (hunt 9): a whole JSON completion to a streaming
+   * request, a refusal, a tool call named " ", and a 401 that echoes the key where the error clip
+   * cuts it. Each run ends well, its export re-imports, and no start of the key is in any event.
+   */
+  async providers({ base }) {
+    const agent = new http.Agent({ keepAlive: true });
+    const open = async () => JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body).sessionId;
+    const reimport = async (sessionId) => {
+      const exported = await request(base, agent, "GET", `/api/sessions/${sessionId}/messages`);
+      const imported = await request(base, agent, "POST", "/api/sessions/import", {
+        body: exported.body,
+        headers: { "content-type": "application/x-ndjson" },
+      });
+      return imported.status;
+    };
+    const answer = (events) =>
+      events
+        .filter((e) => e.type === "assistant_delta")
+        .map((e) => e.text)
+        .join("");
+
+    const whole = await open();
+    const wholeRun = await promptEvents(base, agent, whole, { text: "JSONANSWER" });
+    record(
+      "providers.jsonAnswer",
+      wholeRun.at(-1)?.type === "agent_completed" && answer(wholeRun) === "the whole answer",
+      `a JSON completion: ${wholeRun.at(-1)?.type} ${wholeRun.at(-1)?.code ?? ""}, answer ${JSON.stringify(answer(wholeRun))}`,
+    );
+    const refused = await open();
+    const refusalRun = await promptEvents(base, agent, refused, { text: "REFUSAL" });
+    record(
+      "providers.refusal",
+      refusalRun.at(-1)?.type === "agent_completed" && answer(refusalRun) === "I can't help with that.",
+      `a refusal: ${refusalRun.at(-1)?.type}, answer ${JSON.stringify(answer(refusalRun))}`,
+    );
+    const blank = await open();
+    const blankRun = await promptEvents(base, agent, blank, { text: "BLANKTOOL" });
+    const denied = blankRun.find((e) => e.type === "tool_call_denied" || e.type === "tool_call_finished");
+    const blankImport = await reimport(blank);
+    record(
+      "providers.blankToolName",
+      blankRun.at(-1)?.type === "agent_completed" && denied !== undefined && blankImport === 201,
+      `a tool call named " ": ${denied?.type ?? "no result event"} ${denied?.reason ?? ""}, run ${blankRun.at(-1)?.type} ${blankRun.at(-1)?.code ?? ""}, export re-imported ${blankImport}`,
+    );
+    // The key is "sk-blackbox": the message keeps 500 characters, so after 475 + " invalid api key: " it
+    // keeps "sk-blac" and cuts there (too short for the sk- pattern, not the whole key).
+    const echoed = await open();
+    const echoRun = await promptEvents(base, agent, echoed, { text: "KEYECHO sk-blackbox 475" });
+    const events = await request(base, agent, "GET", `/api/sessions/${echoed}/events`);
+    const trace = await request(base, agent, "GET", `/api/sessions/${echoed}/trace`);
+    const leaked = [JSON.stringify(echoRun), events.body, trace.body].some((text) => /sk-bla/.test(text));
+    record(
+      "providers.keyEcho",
+      echoRun.at(-1)?.code === "auth_failed" && !leaked,
+      `a 401 quoting the key at the clip: ${echoRun.at(-1)?.type} ${echoRun.at(-1)?.code}; a start of the key in the stream, events or trace: ${leaked}`,
+    );
+    agent.destroy();
+  },
+
+  /**
+   * DELETE /api/workspaces/:wid: refused while a session uses it (nothing removed), then, once the
+   * session is deleted, every blob of it goes; afterwards it is 404 and no session opens on it.
+   */
+  async workspaceDelete({ base, persistTo, tmp }) {
+    const agent = new http.Agent({ keepAlive: true });
+    const blobs = () => countFiles(path.join(persistTo, "v3", "r2"), "", "blobs");
+    const before = blobs();
+    const { workspaceId } = await uploadTree(base, agent, path.join(tmp, "ws-delete"), { "a.txt": "alpha\n", "src/b.ts": "export {};\n" });
+    const stored = blobs() - before;
+    const sessionId = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const inUse = await request(base, agent, "DELETE", `/api/workspaces/${workspaceId}`);
+    const stillRead = await request(base, agent, "GET", `/api/sessions/${sessionId}/files/a.txt`);
+    await request(base, agent, "DELETE", `/api/sessions/${sessionId}`);
+    const deleted = await request(base, agent, "DELETE", `/api/workspaces/${workspaceId}`);
+    await new Promise((r) => setTimeout(r, 500));
+    const left = blobs() - before;
+    const read = await request(base, agent, "GET", `/api/workspaces/${workspaceId}`);
+    const reopen = await request(base, agent, "POST", "/api/sessions", json({ workspaceId }));
+    const again = await request(base, agent, "DELETE", `/api/workspaces/${workspaceId}`);
+    const code = (res) => `${res.status} ${JSON.parse(res.body || "{}").error?.code ?? ""}`.trim();
+    record(
+      "workspaceDelete",
+      code(inUse) === "409 workspace_in_use" &&
+        stillRead.status === 200 &&
+        deleted.status === 204 &&
+        stored === 5 &&
+        left === 0 &&
+        code(read) === "404 workspace_not_found" &&
+        code(reopen) === "404 workspace_not_found" &&
+        code(again) === "404 workspace_not_found",
+      `in use: ${code(inUse)} (the session still reads it: ${stillRead.status}); after its session: ${deleted.status}, blob files ${stored} -> ${left}; then GET ${code(read)}, a new session ${code(reopen)}, DELETE again ${code(again)}`,
+    );
+    agent.destroy();
+  },
+
   /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
   async crash(ctx) {
     const agent = new http.Agent({ keepAlive: true });

@@ -19,6 +19,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  *   SLOW <n> <ms>         n deltas, one every ms
  *   TOOL <name> <json>    one tool call, then (after its result) "done"
  *   HANG                  one delta, then nothing (for crash tests)
+ *   JSONANSWER            a whole completion as one JSON body (a server that ignores stream: true)
+ *   REFUSAL               the answer as OpenAI's `refusal` deltas
+ *   KEYECHO <key> <n>     401 whose message quotes the key after n characters (where the clip cuts it)
+ *   BLANKTOOL             a tool call named " " (then "done")
  *   anything else         "hello world"
  */
 export function startFakeModel(port = 0) {
@@ -35,8 +39,21 @@ export function startFakeModel(port = 0) {
     const messages = parsed.messages ?? [];
     const lastUser = messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
     const last = messages.at(-1);
-    res.writeHead(200, { "content-type": "text/event-stream" });
     const [mode, a, b] = String(lastUser).split(" ");
+    if (mode === "JSONANSWER") {
+      const completion = {
+        id: "c",
+        object: "chat.completion",
+        choices: [{ index: 0, message: { role: "assistant", content: "the whole answer" }, finish_reason: "stop" }],
+      };
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify(completion));
+    }
+    if (mode === "KEYECHO") {
+      res.writeHead(401, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: { message: `${"x".repeat(Number(b))} invalid api key: ${a}` } }));
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
     if (mode === "BIG") {
       const total = Number(a);
       const size = Number(b);
@@ -72,12 +89,21 @@ export function startFakeModel(port = 0) {
       );
       res.write(finish("tool_calls"));
       return res.end("data: [DONE]\n\n");
+    } else if (mode === "REFUSAL") {
+      res.write(encoder({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { refusal: "I can't help " } }] }));
+      res.write(encoder({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { refusal: "with that." } }] }));
+    } else if (mode === "BLANKTOOL" && last?.role !== "tool") {
+      const call = { index: 0, id: `call_${requests.length}`, type: "function", function: { name: " ", arguments: "{}" } };
+      res.write(encoder({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [call] } }] }));
+      res.write(finish("tool_calls"));
+      return res.end("data: [DONE]\n\n");
     } else if (mode === "HANG") {
       res.write(delta("partial answer "));
       return; // never ends; the harness is killed meanwhile
     } else {
-      res.write(delta(mode === "TOOL" ? "done" : "hello "));
-      if (mode !== "TOOL") res.write(delta("world"));
+      const toolDone = mode === "TOOL" || mode === "BLANKTOOL";
+      res.write(delta(toolDone ? "done" : "hello "));
+      if (!toolDone) res.write(delta("world"));
     }
     res.write(finish("stop"));
     res.end("data: [DONE]\n\n");
