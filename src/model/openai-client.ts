@@ -175,9 +175,9 @@ function providerFetch(inner: FetchLike): FetchLike {
     const type = response.headers.get("content-type") ?? "";
     if (/json/i.test(type) && response.body !== null) {
       // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
-      const { first, rest } = await peek(response.body);
-      if (/^\s*[[{]/.test(new TextDecoder().decode(first))) return jsonAnswer(response, new Response(rest).text());
-      return withBody(response, rest);
+      const { first, body } = await firstByte(response.body);
+      if (first === 0x7b || first === 0x5b) return jsonAnswer(response, new Response(body).text());
+      return withBody(response, body);
     }
     const eventStream = /text\/event-stream/i.test(type);
     return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body)) : response;
@@ -238,26 +238,31 @@ async function normaliseErrorBody(response: Response): Promise<Response> {
   return withBody(response, JSON.stringify({ error: readErrorBody(text, response.headers.get("content-type")) }));
 }
 
-/** The first chunk of `body`, and the whole body again (that chunk, then the rest, unread). */
-async function peek(body: ReadableStream<Uint8Array>): Promise<{ first: Uint8Array; rest: ReadableStream<Uint8Array> }> {
+/** The first byte of `body` that is not whitespace (null when there is none), and the whole body again, unread past that. */
+async function firstByte(body: ReadableStream<Uint8Array>): Promise<{ first: number | null; body: ReadableStream<Uint8Array> }> {
   const reader = body.getReader();
-  const head = await reader.read();
-  const first = head.done ? new Uint8Array() : head.value;
-  let sentFirst = head.done;
-  const rest = new ReadableStream<Uint8Array>({
+  const held: Uint8Array[] = [];
+  let first: number | null = null;
+  let done = false;
+  while (first === null && !done) {
+    const next = await reader.read();
+    if (next.done) done = true;
+    else {
+      held.push(next.value);
+      first = next.value.find((byte) => byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) ?? null;
+    }
+  }
+  const again = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      if (!sentFirst) {
-        sentFirst = true;
-        controller.enqueue(first);
-        return;
-      }
-      const next = await reader.read();
+      const chunk = held.shift();
+      if (chunk) return controller.enqueue(chunk);
+      const next = done ? { done: true as const } : await reader.read();
       if (next.done) controller.close();
       else controller.enqueue(next.value);
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  return { first, rest };
+  return { first, body: again };
 }
 
 /** `response` with another body; the old body's length and encoding no longer describe it. */

@@ -490,6 +490,16 @@ describe("OpenAIModelClient: keys cut short, and JSON where a stream was asked f
     expect(second.calls).toHaveLength(2);
   });
 
+  it("reads a JSON completion whose first bytes are whitespace, sent apart", async () => {
+    const completion = { choices: [{ index: 0, message: { role: "assistant", content: "late" }, finish_reason: "stop" }] };
+    const body = bodyOf(["", " \n", JSON.stringify(completion)]);
+    const { client } = testClient([new Response(body, { headers: { "content-type": "application/json; charset=utf-8" } })]);
+    expect(await run(client)).toEqual([
+      { type: "text_delta", text: "late" },
+      { type: "done", stopReason: "STOP" },
+    ]);
+  });
+
   it("streams an event stream labelled JSON as it comes", async () => {
     const body = bodyOf([sse([chunk({ content: "a" })], { done: false }), sse([chunk({ content: "b" }), chunk({}, "stop")])]);
     const { client } = testClient([new Response(body, { headers: { "content-type": "application/json" } })]);
