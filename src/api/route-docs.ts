@@ -39,6 +39,8 @@ import {
   TraceImportSummary,
   WorkspaceCreated,
   WorkspaceInfo,
+  WorkspaceList,
+  WorkspaceListQuery,
 } from "./schemas";
 
 /**
@@ -126,6 +128,19 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       "path_escape",
       ...KEY,
     ],
+  },
+  {
+    method: "get",
+    path: "/api/workspaces",
+    summary: "The caller's workspace snapshots, newest first, a page at a time (those uploaded before the list existed are not in it).",
+    auth: true,
+    query: WorkspaceListQuery,
+    status: 200,
+    answer: json(WorkspaceList, "WorkspaceList", {
+      items: [{ workspaceId: WID, files: 12, bytes: 34567, createdAt: T }],
+      nextCursor: null,
+    }),
+    errors: ["invalid_query", "invalid_cursor"],
   },
   {
     method: "get",

@@ -12,6 +12,7 @@ import {
   ContextWindow,
   DEFAULT_SESSION_PAGE,
   DEFAULT_STREAM_TOKEN_TTL_SECONDS,
+  DEFAULT_WORKSPACE_PAGE,
   isoTime,
   JudgeResult,
   JudgeVerdict,
@@ -22,6 +23,7 @@ import {
   MAX_SESSION_PAGE,
   MAX_STREAM_TOKEN_TTL_SECONDS,
   MAX_TITLE_CHARS,
+  MAX_WORKSPACE_PAGE,
   MIN_STREAM_TOKEN_TTL_SECONDS,
   nonBlank,
   ProjectId,
@@ -129,6 +131,18 @@ export const SessionListQuery = z.strictObject({
   projectId: ProjectId.optional().meta({ description: "only the sessions of this project" }),
 });
 
+/** `GET /api/workspaces?limit=&cursor=`. */
+export const WorkspaceListQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: "must be a whole number" })
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_WORKSPACE_PAGE))
+    .optional()
+    .meta({ description: `page size, 1-${MAX_WORKSPACE_PAGE} (default ${DEFAULT_WORKSPACE_PAGE})` }),
+  cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
+});
+
 /** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
 export const ResumeSeq = z
   .string()
@@ -203,6 +217,11 @@ export const WorkspaceInfo = z.strictObject({
   files: z.number().int().nonnegative(),
   bytes: z.number().int().nonnegative(),
   createdAt: isoTime,
+});
+
+export const WorkspaceList = z.strictObject({
+  items: z.array(WorkspaceInfo),
+  nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),
 });
 
 export const SessionCreated = z.strictObject({

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { HarnessError, isId, randomIds } from "../domain";
+import { DEFAULT_WORKSPACE_PAGE, HarnessError, isId, randomIds } from "../domain";
+import { decodeCursor } from "../tenant/session-index";
 import { archiveInvalid, archiveTooLarge } from "../workspace/archive-errors";
 import { ingestWorkspace } from "../workspace/ingest";
 import { ingestSlots } from "../workspace/ingest-slots";
@@ -7,10 +8,12 @@ import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
 import { pacedUpload } from "../workspace/upload-pace";
+import { readQuery } from "./body";
 import type { AppBindings } from "./context";
 import { idempotencyKeyOf } from "./idempotency";
 import { sessionStore } from "./lookup";
 import { requestBody } from "./request-body";
+import { WorkspaceListQuery } from "./schemas";
 import { uploadOnce } from "./upload-once";
 
 /** Workspace snapshots; mounted at `/api/workspaces`. A workspace of another tenant is 404. */
@@ -37,7 +40,24 @@ export const workspaceRoutes = new Hono<AppBindings>()
           owner: c.get("tenant"),
         }),
       );
-    return c.json(key === null ? await ingest(body) : await uploadOnce(c, key, body, ingest), 201);
+    const answer = key === null ? await ingest(body) : await uploadOnce(c, key, body, ingest);
+    // Listed once stored (a repeat of a keyed upload lists the same snapshot again: a no-op).
+    const meta = await readWorkspaceMeta(c.env.STORE, answer.workspaceId);
+    const listed = { workspaceId: meta.workspaceId, files: meta.files, bytes: meta.bytes, createdAt: meta.createdAt };
+    await sessionStore(c).tenantIndex(c.get("tenant")).addWorkspace(listed);
+    return c.json(answer, 201);
+  })
+  /** `GET /?limit=&cursor=` -> `{items: [{workspaceId, files, bytes, createdAt}], nextCursor}`, newest first. */
+  .get("/", async (c) => {
+    const query = readQuery(c, WorkspaceListQuery);
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    if (query.cursor !== undefined && !after)
+      throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
+    return c.json(
+      await sessionStore(c)
+        .tenantIndex(c.get("tenant"))
+        .listWorkspaces(query.limit ?? DEFAULT_WORKSPACE_PAGE, after),
+    );
   })
   /** `GET /:wid` -> `{workspaceId, files, bytes, createdAt}`. */
   .get("/:wid", async (c) => {

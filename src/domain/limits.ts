@@ -22,6 +22,9 @@ export const MAX_TITLE_CHARS = 200;
 /** Sessions per page of `GET /api/sessions`: the default and the most a client may ask for. */
 export const DEFAULT_SESSION_PAGE = 50;
 export const MAX_SESSION_PAGE = 200;
+/** `GET /api/workspaces` page size: the default and the most a client may ask for. */
+export const DEFAULT_WORKSPACE_PAGE = 50;
+export const MAX_WORKSPACE_PAGE = 200;
 /** An imported conversation (`POST /api/sessions/import`): bytes of JSONL and messages. */
 export const MAX_IMPORT_BYTES = 16 * MiB;
 export const MAX_IMPORT_MESSAGES = 10_000;
@@ -170,6 +173,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${count(MAX_IDEMPOTENCY_KEY_CHARS)} characters, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
   ],
   ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
+  ["workspace list page", `\`limit\` 1-${MAX_WORKSPACE_PAGE} (default ${DEFAULT_WORKSPACE_PAGE})`],
   [
     "imported conversation",
     `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages; ids (message, tool call) up to ${MAX_IMPORTED_ID_CHARS} characters, usage up to ${count(MAX_IMPORTED_TOKENS)} tokens per count and a cost up to $${count(MAX_IMPORTED_COST)} per message`,

@@ -1,11 +1,15 @@
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
-import type { WorkspaceDeletionStart } from "./workspace-deletions";
+import type { WorkspaceDeletionStart, WorkspaceListItem, WorkspacePage } from "./workspace-index";
 
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
   /** Lists a session; false (not listed) when its workspace is being or was deleted. */
   addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean;
-  /** Marks a workspace deleted, so no session is listed on it from now on, unless listed sessions use it. */
+  /** Lists a stored workspace snapshot. */
+  addWorkspace(item: WorkspaceListItem): void;
+  /** The tenant's workspaces, newest first (those uploaded before the list existed are not in it). */
+  listWorkspaces(limit: number, after: ListPosition | null): WorkspacePage;
+  /** Marks a workspace deleted and unlists it, so no session is listed on it from now on, unless listed sessions use it. */
   beginWorkspaceDeletion(workspaceId: string, nowMs: number): WorkspaceDeletionStart;
   /** A deletion that began and did not end (its objects may be half gone). */
   workspaceDeletionPending(workspaceId: string): boolean;

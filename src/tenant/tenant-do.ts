@@ -10,7 +10,7 @@ import {
   type SessionSummaryReport,
 } from "./session-index";
 import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
-import { type WorkspaceDeletionStart, WorkspaceDeletions } from "./workspace-deletions";
+import { type WorkspaceDeletionStart, WorkspaceIndex, type WorkspaceListItem, type WorkspacePage } from "./workspace-index";
 
 /**
  * One per tenant: the index of its sessions and its idempotency keys. It holds little per session,
@@ -19,31 +19,39 @@ import { type WorkspaceDeletionStart, WorkspaceDeletions } from "./workspace-del
 export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   private readonly sessions: SessionIndex;
   private readonly keys: IdempotencyStore;
-  private readonly workspaceDeletions: WorkspaceDeletions;
+  private readonly workspaces: WorkspaceIndex;
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
     this.sessions = new SessionIndex(ctx.storage.sql);
     this.keys = new IdempotencyStore(ctx.storage.sql);
-    this.workspaceDeletions = new WorkspaceDeletions(ctx.storage.sql);
+    this.workspaces = new WorkspaceIndex(ctx.storage.sql);
   }
 
   addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean {
-    if (entry.workspaceId !== null && this.workspaceDeletions.marked(entry.workspaceId)) return false;
+    if (entry.workspaceId !== null && this.workspaces.deleted(entry.workspaceId)) return false;
     this.sessions.add(entry, summary);
     return true;
   }
 
+  addWorkspace(item: WorkspaceListItem): void {
+    this.workspaces.add(item);
+  }
+
+  listWorkspaces(limit: number, after: ListPosition | null): WorkspacePage {
+    return this.workspaces.list(limit, after);
+  }
+
   beginWorkspaceDeletion(workspaceId: string, nowMs: number): WorkspaceDeletionStart {
-    return this.workspaceDeletions.begin(workspaceId, nowMs);
+    return this.workspaces.beginDeletion(workspaceId, nowMs);
   }
 
   workspaceDeletionPending(workspaceId: string): boolean {
-    return this.workspaceDeletions.pending(workspaceId);
+    return this.workspaces.deletionPending(workspaceId);
   }
 
   finishWorkspaceDeletion(workspaceId: string, nowMs: number): void {
-    this.workspaceDeletions.finish(workspaceId, nowMs);
+    this.workspaces.finishDeletion(workspaceId, nowMs);
   }
 
   findSession(id: string, includeDeleting = false): SessionIndexEntry | null {

@@ -132,3 +132,72 @@ describe("DELETE /api/workspaces/:wid", () => {
     expect(await stored(workspaceId)).toEqual([]);
   });
 });
+
+describe("GET /api/workspaces", () => {
+  const list = async (init: string, call: (path: string) => Response | Promise<Response> = api) => {
+    const res = await call(`/api/workspaces${init}`);
+    return { status: res.status, body: (await res.json()) as { items: { workspaceId: string }[]; nextCursor: string | null } };
+  };
+
+  it("lists the caller's snapshots newest first, a page at a time, without deleted ones", async () => {
+    const { createApp } = await import("../../src/api/app");
+    const app = createApp();
+    const authed = { ...env, AUTH_TOKENS: "initech:tok-i,umbrella:tok-u" };
+    const as =
+      (token: string) =>
+      (path: string, init: RequestInit = {}) =>
+        app.fetch(
+          new Request(`http://harness${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${token}` } }),
+          authed,
+        );
+    const initech = as("tok-i");
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const tar = await tarOf({ [`f${i}.txt`]: `${"x".repeat(i)}\n` });
+      const res = await initech("/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
+      ids.push(((await res.json()) as { workspaceId: string }).workspaceId);
+    }
+    // Another tenant's upload is not in the list.
+    await as("tok-u")("/api/workspaces", {
+      method: "POST",
+      body: await tarOf({ "a.txt": "a\n" }),
+      headers: { "content-type": "application/x-tar" },
+    });
+    const first = await list("?limit=2", initech);
+    expect(first.status).toBe(200);
+    expect(first.body.items.map((w) => w.workspaceId)).toEqual([ids[4], ids[3]]);
+    expect(first.body.items[0]).toEqual({ workspaceId: ids[4], files: 1, bytes: 5, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    const second = await list(`?limit=2&cursor=${first.body.nextCursor}`, initech);
+    expect(second.body.items.map((w) => w.workspaceId)).toEqual([ids[2], ids[1]]);
+    expect((await initech(`/api/workspaces/${ids[1]}`, { method: "DELETE" })).status).toBe(204);
+    const all = await list("?limit=200", initech);
+    expect(all.body).toEqual({
+      items: [ids[4], ids[3], ids[2], ids[0]].map((id) => expect.objectContaining({ workspaceId: id })),
+      nextCursor: null,
+    });
+  });
+
+  it("a keyed upload sent twice is listed once", async () => {
+    const before = (await list("?limit=200")).body.items.length;
+    const tar = await tarOf({ "k.txt": "k\n" });
+    const send = () =>
+      api("/api/workspaces", {
+        method: "POST",
+        body: tar,
+        headers: { "content-type": "application/x-tar", "idempotency-key": "ws-list-key-1" },
+      });
+    const a = (await (await send()).json()) as { workspaceId: string };
+    const b = (await (await send()).json()) as { workspaceId: string };
+    expect(b.workspaceId).toBe(a.workspaceId);
+    const after = (await list("?limit=200")).body.items;
+    expect(after.length).toBe(before + 1);
+    expect(after[0]!.workspaceId).toBe(a.workspaceId);
+  });
+
+  it("refuses a bad limit or a cursor it did not hand out", async () => {
+    expect(await error(await api("/api/workspaces?limit=0"))).toMatchObject({ status: 400, code: "invalid_query" });
+    expect(await error(await api("/api/workspaces?limit=201"))).toMatchObject({ status: 400, code: "invalid_query" });
+    expect(await error(await api("/api/workspaces?cursor=nope"))).toMatchObject({ status: 400, code: "invalid_cursor" });
+    expect(await error(await api("/api/workspaces?other=1"))).toMatchObject({ status: 400, code: "invalid_query" });
+  });
+});
