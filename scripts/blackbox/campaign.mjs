@@ -792,6 +792,22 @@ const checks = {
       `an upload from a page on another origin: ${crossSite.status} ${crossSite.body.slice(0, 60)}`,
     );
 
+    // A page whose own name was pointed at 127.0.0.1 (DNS rebinding): its Origin matches its Host, so
+    // only the host tells it apart; a loopback name is still answered.
+    const port = new URL(ctx.base).port;
+    const rebound = await request(ctx.base, agent, "GET", "/api/sessions", { headers: { host: `attacker.example:${port}` } });
+    const reboundWrite = await request(ctx.base, agent, "POST", "/api/sessions", {
+      ...json({}),
+      headers: { "content-type": "application/json", host: `attacker.example:${port}`, origin: `http://attacker.example:${port}` },
+    });
+    const loopback = await request(ctx.base, agent, "GET", "/api/sessions", { headers: { host: `localhost:${port}` } });
+    const hostCode = (res) => `${res.status} ${JSON.parse(res.body || "{}").error?.code ?? ""}`.trim();
+    record(
+      "edges.dnsRebinding",
+      hostCode(rebound) === "403 host_not_allowed" && hostCode(reboundWrite) === "403 host_not_allowed" && loopback.status === 200,
+      `Host attacker.example: read ${hostCode(rebound)}, write ${hostCode(reboundWrite)}; Host localhost: ${loopback.status}`,
+    );
+
     const unknownRun = await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/events/stream?runId=r_01jd8x9a1b2c3d4e5f6g7h8j9k`);
     record(
       "edges.unknownRun",

@@ -35,6 +35,25 @@ export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
   return entries;
 }
 
+/**
+ * With auth off the API is open to whoever reaches it, which is meant to be the developer on this
+ * machine. A web page can reach it too, under a name of its own that it points at 127.0.0.1 (DNS
+ * rebinding): the browser then takes the API for the page's own origin, sends no foreign `Origin`
+ * and lets the page read every answer. The name is still in `Host`, so only loopback names (and
+ * those listed in OPEN_HOSTS) are answered.
+ */
+function refuseForeignHost(hostname: string, openHosts: string | undefined): void {
+  const name = hostname.toLowerCase();
+  const loopback = name === "localhost" || name.endsWith(".localhost") || /^127(\.\d{1,3}){3}$/.test(name) || name === "[::1]";
+  if (loopback) return;
+  const listed = (openHosts ?? "").split(",").some((entry) => entry.trim().toLowerCase() === name);
+  if (listed) return;
+  throw new HarnessError(
+    "host_not_allowed",
+    `AUTH_TOKENS is unset, so the API answers only on loopback hosts (localhost, 127.0.0.1, [::1]), not ${JSON.stringify(name.slice(0, 100))}: set AUTH_TOKENS, or list the host in OPEN_HOSTS`,
+  );
+}
+
 /** The one route that takes a stream token: `GET /api/sessions/:id/events/stream?token=`. */
 const STREAM_PATH = /^\/api\/sessions\/([^/]+)\/events\/stream$/;
 
@@ -52,6 +71,7 @@ export function requireBearerToken(): MiddlewareHandler<AppBindings> {
   return async (c, next) => {
     const config = c.env.AUTH_TOKENS;
     if (config === undefined || config.trim() === "") {
+      refuseForeignHost(new URL(c.req.url).hostname, c.env.OPEN_HOSTS);
       c.set("tenant", null);
       return next();
     }

@@ -547,6 +547,7 @@ export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
   "auth_misconfigured",
   "cors_misconfigured",
   "origin_not_allowed",
+  "host_not_allowed",
   "route_not_found",
   "internal_error",
 ];

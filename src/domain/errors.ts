@@ -30,6 +30,11 @@ export const ERROR_REGISTRY = {
   invalid_last_event_id: { status: 400, in: ["api"], meaning: "Last-Event-ID / after is not a non-negative integer seq" },
   invalid_query: { status: 400, in: ["api"], meaning: "a query parameter does not fit the route; the message names it" },
   invalid_cursor: { status: 400, in: ["api"], meaning: "the cursor is not one this API handed out" },
+  host_not_allowed: {
+    status: 403,
+    in: ["api"],
+    meaning: "AUTH_TOKENS is unset and the request names a host that is neither loopback nor in OPEN_HOSTS (a DNS-rebinding page would)",
+  },
   origin_not_allowed: {
     status: 403,
     in: ["api"],

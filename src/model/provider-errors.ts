@@ -155,23 +155,47 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
   let out = text;
   for (const secret of secrets) {
     if (!secret || secret.length < SECRET_CUT_CHARS) continue;
-    out = out.split(secret).join(REDACTED);
-    out = withoutFragments(out, secret);
+    for (const form of secretForms(secret)) {
+      out = out.split(form).join(REDACTED);
+      out = withoutFragments(out, form);
+    }
   }
   return out.replace(/(Bearer\s+)[^\s"',;]+/gi, `$1${REDACTED}`).replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, `sk-${REDACTED}`);
 }
 
+/**
+ * The secret as written, and as base64 in each of the three alignments a prefix can give it (as in a
+ * `Basic` header a provider echoes), without the characters that depend on its neighbours.
+ */
+function secretForms(secret: string): string[] {
+  const forms = [secret];
+  for (let offset = 0; offset < 3; offset++) {
+    try {
+      const encoded = btoa("\0".repeat(offset) + secret);
+      const stable = encoded.slice(offset > 0 ? 4 : 0, -4);
+      if (stable.length >= SECRET_FRAGMENT_CHARS) forms.push(stable);
+    } catch {
+      // Not Latin-1: no base64 form to look for.
+    }
+  }
+  return forms;
+}
+
 /** `text` with every run of SECRET_FRAGMENT_CHARS or more characters of `secret`, and a start of it before a cut, redacted. */
 function withoutFragments(text: string, secret: string): string {
+  // In any case (an echo upper-cased), where lower-casing keeps every position.
+  const lowered = text.toLowerCase();
+  const hay = lowered.length === text.length ? lowered : text;
+  const key = hay === lowered ? secret.toLowerCase() : secret;
   // Marked first, replaced after: overlapping runs become one.
   const marked = new Uint8Array(text.length);
-  for (let from = 0; from + SECRET_FRAGMENT_CHARS <= secret.length; from++) {
-    const probe = secret.slice(from, from + SECRET_FRAGMENT_CHARS);
-    for (let at = text.indexOf(probe); at >= 0; at = text.indexOf(probe, at + 1)) marked.fill(1, at, at + SECRET_FRAGMENT_CHARS);
+  for (let from = 0; from + SECRET_FRAGMENT_CHARS <= key.length; from++) {
+    const probe = key.slice(from, from + SECRET_FRAGMENT_CHARS);
+    for (let at = hay.indexOf(probe); at >= 0; at = hay.indexOf(probe, at + 1)) marked.fill(1, at, at + SECRET_FRAGMENT_CHARS);
   }
-  for (let length = Math.min(secret.length - 1, SECRET_FRAGMENT_CHARS - 1); length >= SECRET_CUT_CHARS; length--) {
-    const start = secret.slice(0, length);
-    for (let at = text.indexOf(start); at >= 0; at = text.indexOf(start, at + 1)) {
+  for (let length = Math.min(key.length - 1, SECRET_FRAGMENT_CHARS - 1); length >= SECRET_CUT_CHARS; length--) {
+    const start = key.slice(0, length);
+    for (let at = hay.indexOf(start); at >= 0; at = hay.indexOf(start, at + 1)) {
       const after = text[at + length];
       if (after === undefined || after === "…") marked.fill(1, at, at + length);
     }

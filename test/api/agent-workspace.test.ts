@@ -7,7 +7,7 @@ import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, sse, sseResponse } from "../model/helpers";
 import { tarOf } from "../workspace/archives";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 const json = (body: unknown): RequestInit => ({
   method: "POST",
   body: JSON.stringify(body),
@@ -219,7 +219,7 @@ describe("replay: model replay:<sessionId>", () => {
     const authed = { ...env, AUTH_TOKENS: "acme:tok-a,globex:tok-g" };
     const call = (path: string, token: string, body: unknown) =>
       app.fetch(
-        new Request(`http://harness${path}`, {
+        new Request(`http://localhost${path}`, {
           method: "POST",
           body: JSON.stringify(body),
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

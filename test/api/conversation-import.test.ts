@@ -7,7 +7,7 @@ import { client, model, openSession, prompt, traceOf, uploadWorkspace } from "..
 import { readSse } from "../helpers/sse-client";
 import { tarOf } from "../workspace/archives";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 const T = "2026-11-30T03:00:00.000Z";
 const base = { sessionId: "s_rec", createdAt: T };
 

@@ -57,7 +57,7 @@ describe("CORS", () => {
     for (const route of routes) expect(concrete(route.path)).not.toContain(":");
     for (const route of routes) {
       const res = await app.fetch(
-        new Request(`http://harness${concrete(route.path)}`, {
+        new Request(`http://localhost${concrete(route.path)}`, {
           method: "OPTIONS",
           headers: {
             origin: ORIGIN,
@@ -79,12 +79,12 @@ describe("CORS", () => {
   });
 
   it("answers and errors carry the origin and expose x-run-id, x-request-id and retry-after", async () => {
-    const ok = await app.fetch(new Request("http://harness/api/sessions", { method: "POST", headers: { origin: ORIGIN } }), withCors);
+    const ok = await app.fetch(new Request("http://localhost/api/sessions", { method: "POST", headers: { origin: ORIGIN } }), withCors);
     expect(ok.status).toBe(201);
     expect(ok.headers.get("access-control-allow-origin")).toBe(ORIGIN);
     expect(ok.headers.get("access-control-expose-headers")!.toLowerCase().split(",")).toEqual(["x-run-id", "x-request-id", "retry-after"]);
     // A refusal is readable by the page too, so it can show the error.
-    const refused = await app.fetch(new Request("http://harness/api/sessions/s_nope", { headers: { origin: ORIGIN } }), {
+    const refused = await app.fetch(new Request("http://localhost/api/sessions/s_nope", { headers: { origin: ORIGIN } }), {
       ...withCors,
       AUTH_TOKENS: "acme:tok-1",
     });
@@ -93,17 +93,17 @@ describe("CORS", () => {
   });
 
   it("an origin that is not listed gets no CORS headers; unset CORS_ORIGINS allows none", async () => {
-    const other = await app.fetch(new Request("http://harness/healthz", { headers: { origin: "https://evil.example.com" } }), withCors);
+    const other = await app.fetch(new Request("http://localhost/healthz", { headers: { origin: "https://evil.example.com" } }), withCors);
     expect(other.status).toBe(200);
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
-    const unset = await app.fetch(new Request("http://harness/healthz", { headers: { origin: ORIGIN } }), env);
+    const unset = await app.fetch(new Request("http://localhost/healthz", { headers: { origin: ORIGIN } }), env);
     expect(unset.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   it("a write sent by a page of another site that CORS does not allow is refused before it is done (403 origin_not_allowed)", async () => {
     const post = (origin: string | null, config = env) =>
       app.fetch(
-        new Request("http://harness/api/sessions", {
+        new Request("http://localhost/api/sessions", {
           method: "POST",
           body: "{}",
           headers: { "content-type": "text/plain", ...(origin === null ? {} : { origin }) },
@@ -111,7 +111,7 @@ describe("CORS", () => {
         config,
       );
     const count = async () =>
-      ((await (await app.fetch(new Request("http://harness/api/sessions?limit=200"), env)).json()) as { items: unknown[] }).items.length;
+      ((await (await app.fetch(new Request("http://localhost/api/sessions?limit=200"), env)).json()) as { items: unknown[] }).items.length;
     const before = await count();
     const evil = await post("https://evil.example.com");
     expect([evil.status, ((await evil.json()) as { error: { code: string; message: string } }).error]).toEqual([
@@ -125,41 +125,88 @@ describe("CORS", () => {
     ]);
     // An upload (which takes any body type) is refused the same way, before a byte is stored.
     const upload = await app.fetch(
-      new Request("http://harness/api/workspaces", { method: "POST", body: "x", headers: { origin: "https://evil.example.com" } }),
+      new Request("http://localhost/api/workspaces", { method: "POST", body: "x", headers: { origin: "https://evil.example.com" } }),
       env,
     );
     expect(upload.status).toBe(403);
     // Same origin (the viewer), a listed origin, and clients that send no Origin (curl, the terminal
     // client) pass the check (and get the JSON route's 415 for text/plain).
     for (const [origin, config] of [
-      ["http://harness", env],
+      ["http://localhost", env],
       [ORIGIN, withCors],
       [null, env],
     ] as const)
       expect((await post(origin, config)).status).toBe(415);
     const created = await app.fetch(
-      new Request("http://harness/api/sessions", { method: "POST", body: "{}", headers: { "content-type": "application/json" } }),
+      new Request("http://localhost/api/sessions", { method: "POST", body: "{}", headers: { "content-type": "application/json" } }),
       env,
     );
     expect([created.status, await count()]).toEqual([201, before + 1]);
     // Reads are not refused (their answers carry no CORS header, so the page cannot read them).
-    expect((await app.fetch(new Request("http://harness/healthz", { headers: { origin: "https://evil.example.com" } }), env)).status).toBe(
-      200,
-    );
+    expect(
+      (await app.fetch(new Request("http://localhost/healthz", { headers: { origin: "https://evil.example.com" } }), env)).status,
+    ).toBe(200);
   });
 
   it("* answers any origin while auth is off; with auth on it fails closed", async () => {
-    const open = await app.fetch(new Request("http://harness/healthz", { headers: { origin: "https://any.example.org" } }), {
+    const open = await app.fetch(new Request("http://localhost/healthz", { headers: { origin: "https://any.example.org" } }), {
       ...env,
       CORS_ORIGINS: "*",
     });
     expect(open.headers.get("access-control-allow-origin")).toBe("*");
-    const closed = await app.fetch(new Request("http://harness/api/sessions/s_x", { headers: { origin: ORIGIN } }), {
+    const closed = await app.fetch(new Request("http://localhost/api/sessions/s_x", { headers: { origin: ORIGIN } }), {
       ...env,
       CORS_ORIGINS: "*",
       AUTH_TOKENS: "acme:tok-1",
     });
     expect(closed.status).toBe(500);
     expect(((await closed.json()) as { error: { code: string } }).error.code).toBe("cors_misconfigured");
+  });
+});
+
+describe("DNS rebinding: with auth off only loopback hosts are answered", () => {
+  const call = (url: string, bindings: Record<string, unknown>, init: RequestInit = {}) =>
+    app.fetch(new Request(url, init), { ...env, ...bindings });
+  const code = async (res: Response) => ({
+    status: res.status,
+    code: res.status >= 400 ? ((await res.json()) as { error: { code: string } }).error.code : null,
+  });
+
+  it("a page's own name pointed at this machine gets 403 host_not_allowed, reads and writes alike", async () => {
+    // The rebound page: its Origin is its own, so the origin check alone lets it through.
+    const origin = { origin: "http://attacker.example:8787" };
+    expect(await code(await call("http://attacker.example:8787/api/sessions", {}, { headers: origin }))).toEqual({
+      status: 403,
+      code: "host_not_allowed",
+    });
+    expect(await code(await call("http://attacker.example:8787/api/sessions", {}, { method: "POST", headers: origin }))).toEqual({
+      status: 403,
+      code: "host_not_allowed",
+    });
+    expect(await code(await call("http://192.168.1.20:8787/api/workspaces", {}))).toEqual({ status: 403, code: "host_not_allowed" });
+    const res = await call("http://attacker.example/api/sessions", {});
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      'AUTH_TOKENS is unset, so the API answers only on loopback hosts (localhost, 127.0.0.1, [::1]), not "attacker.example": set AUTH_TOKENS, or list the host in OPEN_HOSTS',
+    );
+    // Liveness is not behind auth and tells nothing.
+    expect((await call("http://attacker.example/healthz", {})).status).toBe(200);
+  });
+
+  it("loopback names, and the hosts in OPEN_HOSTS, are answered; with auth on any host is (the token decides)", async () => {
+    for (const host of ["localhost", "127.0.0.1", "127.0.0.2:8787", "[::1]:8787", "app.localhost", "LOCALHOST"])
+      expect(await code(await call(`http://${host}/api/sessions`, {})), host).toEqual({ status: 200, code: null });
+    expect(await code(await call("http://dev.box:8787/api/sessions", { OPEN_HOSTS: "other.box, Dev.Box" }))).toEqual({
+      status: 200,
+      code: null,
+    });
+    expect(await code(await call("http://dev.boxes/api/sessions", { OPEN_HOSTS: "dev.box" }))).toEqual({
+      status: 403,
+      code: "host_not_allowed",
+    });
+    const authed = { AUTH_TOKENS: "acme:tok-1" };
+    expect(await code(await call("http://api.example.com/api/sessions", authed, { headers: { authorization: "Bearer tok-1" } }))).toEqual({
+      status: 200,
+      code: null,
+    });
   });
 });

@@ -6,7 +6,7 @@ import { API_ERROR_CODES, type ApiErrorCode, httpStatus } from "../../src/domain
 import { DurableSessionStore } from "../../src/session/session-store";
 import { gzip, tarOf, text, zip } from "../workspace/archives";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 const json = (method: string, body: unknown, headers: Record<string, string> = {}): RequestInit => ({
   method,
   body: typeof body === "string" ? body : JSON.stringify(body),
@@ -153,11 +153,11 @@ describe("every route answers its failures with a coded JSON error, never a bare
     await expectCoded(await api("/api/nothing"), "route_not_found");
     await expectCoded(await api("/api/sessions", { method: "DELETE" }), "route_not_found");
     const authed = { ...env, AUTH_TOKENS: "acme:tok-1" };
-    const unauthorized = await createApp().fetch(new Request("http://harness/api/sessions", { method: "POST" }), authed);
+    const unauthorized = await createApp().fetch(new Request("http://localhost/api/sessions", { method: "POST" }), authed);
     expect(unauthorized.headers.get("www-authenticate")).toBe('Bearer realm="pi-harness"');
     await expectCoded(unauthorized, "unauthorized");
     await expectCoded(
-      await createApp().fetch(new Request("http://harness/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "nocolon" }),
+      await createApp().fetch(new Request("http://localhost/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "nocolon" }),
       "auth_misconfigured",
     );
   });
@@ -170,14 +170,14 @@ describe("every route answers its failures with a coded JSON error, never a bare
       "import_invalid",
     );
     await expectCoded(
-      await createApp().fetch(new Request("http://harness/healthz"), { ...env, CORS_ORIGINS: "nope" }),
+      await createApp().fetch(new Request("http://localhost/healthz"), { ...env, CORS_ORIGINS: "nope" }),
       "cors_misconfigured",
     );
     const sid = await session();
     await expectCoded(await api(`/api/sessions/${sid}/stream-token`, { method: "POST" }), "stream_token_unconfigured");
     const authed = { ...env, AUTH_TOKENS: "acme:tok-1", STREAM_TOKEN_SECRET: "s".repeat(32) };
     const withToken = (token: string) =>
-      createApp().fetch(new Request(`http://harness/api/sessions/${sid}/events/stream?token=${token}`), authed);
+      createApp().fetch(new Request(`http://localhost/api/sessions/${sid}/events/stream?token=${token}`), authed);
     await expectCoded(await withToken("v1.x.y"), "stream_token_invalid");
     await expectCoded(
       await withToken(await issueStreamToken("s".repeat(32), { tenant: "acme", sessionId: sid, expiresAt: 1 })),

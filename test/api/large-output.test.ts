@@ -18,7 +18,7 @@ async function sessionAnswering(...bodies: (() => string)[]) {
 
 async function prompt(id: string) {
   const res = await exports.default.fetch(
-    new Request(`http://harness/api/sessions/${id}/messages/stream`, {
+    new Request(`http://localhost/api/sessions/${id}/messages/stream`, {
       method: "POST",
       body: JSON.stringify({ text: "go" }),
       headers: { "content-type": "application/json" },

@@ -24,7 +24,7 @@ const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document without auth", async () => {
-    const res = await createApp().fetch(new Request("http://harness/openapi.json"), { ...env, AUTH_TOKENS: "acme:tok-1" });
+    const res = await createApp().fetch(new Request("http://localhost/openapi.json"), { ...env, AUTH_TOKENS: "acme:tok-1" });
     expect(res.status).toBe(200);
     const served = (await res.json()) as Json;
     expect(served.openapi).toBe("3.1.0");
@@ -114,7 +114,7 @@ describe("GET /openapi.json", () => {
   });
 
   it("real answers fit the documented schemas", async () => {
-    const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+    const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
     const created = SessionCreated.parse(await (await api("/api/sessions", { method: "POST" })).json());
     SessionInfo.parse(await (await api(`/api/sessions/${created.sessionId}`)).json());
     SessionList.parse(await (await api("/api/sessions?limit=2")).json());

@@ -73,7 +73,7 @@ describe("a refused request body is read to the end before the answer, never can
     // read queued behind the route's unfinished one used to throw, and the body was left half read.
     const { stream, state } = trackedBody(512, 16 * 1024, 0x07); // 8 MiB of bytes that are no tar
     const res = await exports.default.fetch(
-      new Request("http://harness/api/workspaces", { method: "POST", body: stream, headers: { "content-type": "application/x-tar" } }),
+      new Request("http://localhost/api/workspaces", { method: "POST", body: stream, headers: { "content-type": "application/x-tar" } }),
     );
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("archive_invalid");

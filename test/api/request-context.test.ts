@@ -24,7 +24,7 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("GET /healthz", () => {
   it("answers without auth and without touching storage", async () => {
-    const res = await app.fetch(new Request("http://harness/healthz"), { ...untouchable(), AUTH_TOKENS: "acme:tok-1" });
+    const res = await app.fetch(new Request("http://localhost/healthz"), { ...untouchable(), AUTH_TOKENS: "acme:tok-1" });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "ok" });
     expect(res.headers.get("x-request-id")).toMatch(UUID);
@@ -34,11 +34,11 @@ describe("GET /healthz", () => {
 describe("request ids", () => {
   it("every answer carries x-request-id: success, error, preflight, not found", async () => {
     const answers = [
-      await app.fetch(new Request("http://harness/api/sessions", { method: "POST" }), env),
-      await app.fetch(new Request("http://harness/api/sessions/bad"), env),
-      await app.fetch(new Request("http://harness/api/nothing"), env),
-      await app.fetch(new Request("http://harness/api/sessions", { method: "OPTIONS" }), env),
-      await app.fetch(new Request("http://harness/openapi.json"), env),
+      await app.fetch(new Request("http://localhost/api/sessions", { method: "POST" }), env),
+      await app.fetch(new Request("http://localhost/api/sessions/bad"), env),
+      await app.fetch(new Request("http://localhost/api/nothing"), env),
+      await app.fetch(new Request("http://localhost/api/sessions", { method: "OPTIONS" }), env),
+      await app.fetch(new Request("http://localhost/openapi.json"), env),
     ];
     const ids = answers.map((res) => res.headers.get("x-request-id"));
     for (const id of ids) expect(id).toMatch(UUID);
@@ -46,11 +46,11 @@ describe("request ids", () => {
   });
 
   it("a client's own short id is kept; anything else is replaced", async () => {
-    const own = await app.fetch(new Request("http://harness/api/sessions/bad", { headers: { "x-request-id": "cli-42.a:b" } }), env);
+    const own = await app.fetch(new Request("http://localhost/api/sessions/bad", { headers: { "x-request-id": "cli-42.a:b" } }), env);
     expect(own.headers.get("x-request-id")).toBe("cli-42.a:b");
     expect(((await own.json()) as { error: { requestId: string } }).error.requestId).toBe("cli-42.a:b");
     for (const bad of ["x".repeat(65), "has space", 'quote"d']) {
-      const res = await app.fetch(new Request("http://harness/healthz", { headers: { "x-request-id": bad } }), env);
+      const res = await app.fetch(new Request("http://localhost/healthz", { headers: { "x-request-id": bad } }), env);
       expect(res.headers.get("x-request-id")).toMatch(UUID);
     }
   });
@@ -60,8 +60,8 @@ describe("request ids", () => {
     vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
     vi.spyOn(console, "error").mockImplementation((line: string) => lines.push(line));
     const bindings = { ...env, LOG_LEVEL: "info" };
-    const ok = await app.fetch(new Request("http://harness/healthz", { headers: { "x-request-id": "req-ok" } }), bindings);
-    const refused = await app.fetch(new Request("http://harness/api/sessions/bad", { headers: { "x-request-id": "req-bad" } }), bindings);
+    const ok = await app.fetch(new Request("http://localhost/healthz", { headers: { "x-request-id": "req-ok" } }), bindings);
+    const refused = await app.fetch(new Request("http://localhost/api/sessions/bad", { headers: { "x-request-id": "req-bad" } }), bindings);
     expect([ok.status, refused.status]).toEqual([200, 400]);
     const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(parsed).toEqual([
@@ -85,7 +85,7 @@ describe("request ids", () => {
       throw new Error("tenant index exploded");
     };
     const broken = { ...env, TENANTS: { getByName: explode } };
-    const res = await app.fetch(new Request("http://harness/api/sessions/s_x", { headers: { "x-request-id": "req-500" } }), broken);
+    const res = await app.fetch(new Request("http://localhost/api/sessions/s_x", { headers: { "x-request-id": "req-500" } }), broken);
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({
       error: { code: "internal_error", message: "the server failed to handle this request", requestId: "req-500" },

@@ -7,7 +7,7 @@ import { readSse, type SseFrame } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, jsonResponse, sse, sseResponse, usageChunk } from "../model/helpers";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 const prompt = (id: string, body: unknown, headers: Record<string, string> = {}) =>
   api(`/api/sessions/${id}/messages/stream`, {
     method: "POST",

@@ -12,7 +12,7 @@ function tenant() {
   const bindings = { ...env, AUTH_TOKENS: `${name}:tok-${name}, other:tok-other` };
   const call = (path: string, init: RequestInit = {}, token = `tok-${name}`) =>
     app.fetch(
-      new Request(`http://harness${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as object) } }),
+      new Request(`http://localhost${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as object) } }),
       bindings,
     );
   const create = async (title: string) => {

@@ -7,7 +7,7 @@ import { DurableSessionStore } from "../../src/session/session-store";
 import { deltaEvent, userMessage } from "../helpers/records";
 import { tarOf } from "../workspace/archives";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   api(path, {
     method: "POST",
@@ -141,7 +141,7 @@ describe("auth with AUTH_TOKENS", () => {
   const authed = { ...env, AUTH_TOKENS: "acme:tok-acme-123, globex:tok-globex-456" };
   const call = (path: string, token: string | null, init: RequestInit = {}) =>
     app.fetch(
-      new Request(`http://harness${path}`, {
+      new Request(`http://localhost${path}`, {
         ...init,
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as object) },
       }),
@@ -165,7 +165,7 @@ describe("auth with AUTH_TOKENS", () => {
     await expectError(await call(`/api/sessions/${sessionId}`, "tok-globex-456"), 404, "session_not_found");
     await expectError(await call(`/api/sessions/${sessionId}/messages`, "tok-globex-456"), 404, "session_not_found");
     // Without auth configured, a tenant-owned session is not visible either (owner null != "acme").
-    await expectError(await app.fetch(new Request(`http://harness/api/sessions/${sessionId}`), env), 404, "session_not_found");
+    await expectError(await app.fetch(new Request(`http://localhost/api/sessions/${sessionId}`), env), 404, "session_not_found");
   });
 
   it("a session cannot be opened on another tenant's workspace", async () => {
@@ -184,7 +184,7 @@ describe("auth with AUTH_TOKENS", () => {
   });
 
   it("a malformed AUTH_TOKENS fails closed", async () => {
-    const res = await app.fetch(new Request("http://harness/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "justatoken" });
+    const res = await app.fetch(new Request("http://localhost/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "justatoken" });
     await expectError(res, 500, "auth_misconfigured");
   });
 });

@@ -55,7 +55,7 @@ describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", 
   const authed = { ...env, AUTH_TOKENS: "acme:tok-acme, globex:tok-globex", STREAM_TOKEN_SECRET: SECRET };
   const call = (path: string, init: RequestInit & { token?: string } = {}, bindings: object = authed) =>
     app.fetch(
-      new Request(`http://harness${path}`, {
+      new Request(`http://localhost${path}`, {
         ...init,
         headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.headers as object) },
       }),

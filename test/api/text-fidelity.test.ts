@@ -7,7 +7,7 @@ import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, sse, sseResponse } from "../model/helpers";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 const post = (path: string, body: string) => api(path, { method: "POST", body, headers: { "content-type": "application/json" } });
 const store = new DurableSessionStore(env);
 

@@ -2,7 +2,7 @@ import { listDurableObjectIds } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect, it } from "vitest";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 
 it("looking up sessions that do not exist creates no Durable Object storage", async () => {
   const before = (await listDurableObjectIds(env.SESSIONS)).length;

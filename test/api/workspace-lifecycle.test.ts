@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { tarOf } from "../workspace/archives";
 
-const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 const post = (path: string, body: unknown) =>
   api(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
 const del = (path: string) => api(path, { method: "DELETE" });
@@ -119,7 +119,10 @@ describe("DELETE /api/workspaces/:wid", () => {
     const app = createApp();
     const authed = { ...env, AUTH_TOKENS: "acme:tok-a,globex:tok-g" };
     const call = (path: string, token: string, init: RequestInit = {}) =>
-      app.fetch(new Request(`http://harness${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${token}` } }), authed);
+      app.fetch(
+        new Request(`http://localhost${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${token}` } }),
+        authed,
+      );
     const tar = await tarOf({ "a.txt": "a\n" });
     const res = await call("/api/workspaces", "tok-a", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
     const { workspaceId } = (await res.json()) as { workspaceId: string };
@@ -147,7 +150,7 @@ describe("GET /api/workspaces", () => {
       (token: string) =>
       (path: string, init: RequestInit = {}) =>
         app.fetch(
-          new Request(`http://harness${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${token}` } }),
+          new Request(`http://localhost${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${token}` } }),
           authed,
         );
     const initech = as("tok-i");

@@ -68,7 +68,7 @@ export function client(overrides: Partial<typeof env> = {}, token?: string) {
   return (path: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
     if (token) headers.set("authorization", `Bearer ${token}`);
-    const request = new Request(`http://harness${path}`, { ...init, headers });
+    const request = new Request(`http://localhost${path}`, { ...init, headers });
     return app
       ? app.fetch(request, { ...env, ...overrides }, {
           waitUntil() {},

@@ -4,7 +4,7 @@ import { DurableSessionStore } from "../../src/session/session-store";
 import { useSessionDeps } from "../helpers/test-worker";
 import { chunk, sse, sseResponse, usageChunk } from "../model/helpers";
 
-export const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+export const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 export const store = new DurableSessionStore(env);
 
 export const prompt = (id: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -449,6 +449,28 @@ describe("OpenAIModelClient: keys cut short, and JSON where a stream was asked f
     expect((error as { message: string }).message).toContain("[redacted]");
   });
 
+  it("redacts a key echoed upper-cased or in base64 (a Basic header), whatever its alignment", async () => {
+    const key = "gsk_hunt10SECRETabcdef0123456789";
+    for (const [echo, left] of [
+      [`bad key ${key.toUpperCase()}`, "bad key [redacted]"],
+      [`Authorization: Basic ${btoa(`user:${key}`)}`, "Authorization: Basic "],
+      [`got ${btoa(`ab:${key}`)} and ${btoa(`x:${key}`)}`, "got "],
+    ] as const) {
+      const { client } = testClient([jsonResponse(400, { error: { message: echo } })], { apiKey: key });
+      const [event] = await run(client);
+      const message = (event as { message: string }).message;
+      expect(message.startsWith(`the provider answered HTTP 400: ${left}`), message).toBe(true);
+      for (const form of [
+        key,
+        key.toUpperCase(),
+        btoa(`user:${key}`).slice(8, -4),
+        btoa(`ab:${key}`).slice(4, -4),
+        btoa(`x:${key}`).slice(4, -4),
+      ])
+        expect(message, form).not.toContain(form.slice(4, 12));
+    }
+  });
+
   it("takes a whole completion sent as JSON to a streaming request as its one chunk", async () => {
     const completion = {
       id: "chatcmpl-9",

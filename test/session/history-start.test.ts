@@ -160,7 +160,7 @@ describe("MessageHistory: the history starts at the latest compaction", () => {
 });
 
 describe("a compacted session over HTTP", () => {
-  const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+  const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
   const post = (path: string, body: unknown) =>
     api(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
 
@@ -221,7 +221,7 @@ describe("a compacted session over HTTP", () => {
 });
 
 describe("replay of a compacted session from cold objects", () => {
-  const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://harness${path}`, init));
+  const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
   const post = (path: string, body: unknown) =>
     api(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
   const newSession = async () => ((await (await api("/api/sessions", { method: "POST" })).json()) as { sessionId: string }).sessionId;

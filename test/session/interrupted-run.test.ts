@@ -137,7 +137,7 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       },
     });
     const res = await exports.default.fetch(
-      new Request(`http://harness/api/sessions/${id}/messages/stream`, {
+      new Request(`http://localhost/api/sessions/${id}/messages/stream`, {
         method: "POST",
         body: JSON.stringify({ text: "again" }),
         headers: { "content-type": "application/json" },

@@ -164,7 +164,7 @@ describe("POST /api/workspaces through the isolate's slots", () => {
       const before = await keysUnder(env.STORE, "workspaces/");
 
       const res = await exports.default.fetch(
-        new Request("http://harness/api/workspaces", {
+        new Request("http://localhost/api/workspaces", {
           method: "POST",
           body: await tarOf({ "a.txt": "a\n" }),
           headers: { "content-type": "application/x-tar" },
@@ -183,7 +183,7 @@ describe("POST /api/workspaces through the isolate's slots", () => {
     expect(ingestSlots.load).toEqual({ running: 0, waiting: 0 });
     // The same upload goes through once the slots are free.
     const again = await exports.default.fetch(
-      new Request("http://harness/api/workspaces", {
+      new Request("http://localhost/api/workspaces", {
         method: "POST",
         body: await tarOf({ "a.txt": "a\n" }),
         headers: { "content-type": "application/x-tar" },
