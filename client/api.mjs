@@ -118,11 +118,18 @@ export class HarnessApi {
 
   /** @param {{ limit?: number; cursor?: string }} [page] */
   listSessions(page = {}) {
-    const query = new URLSearchParams();
-    if (page.limit !== undefined) query.set("limit", String(page.limit));
-    if (page.cursor) query.set("cursor", page.cursor);
-    const qs = query.toString();
-    return this.json("GET", `/api/sessions${qs ? `?${qs}` : ""}`);
+    return this.json("GET", `/api/sessions${pageQuery(page)}`);
+  }
+
+  /** @param {{ limit?: number; cursor?: string }} [page] */
+  listWorkspaces(page = {}) {
+    return this.json("GET", `/api/workspaces${pageQuery(page)}`);
+  }
+
+  /** Deletes a session (`s_...`) or a workspace snapshot (`w_...`). @param {string} id */
+  async delete(id) {
+    const kind = id.startsWith("w_") ? "workspaces" : "sessions";
+    await this.request("DELETE", `/api/${kind}/${encodeURIComponent(id)}`);
   }
 
   /**
@@ -142,4 +149,13 @@ export class HarnessApi {
   async changes(id) {
     return (await this.request("GET", `/api/sessions/${encodeURIComponent(id)}/changes`)).text();
   }
+}
+
+/** `?limit=&cursor=` of a page request ("" when neither is given). @param {{ limit?: number; cursor?: string }} page */
+function pageQuery(page) {
+  const query = new URLSearchParams();
+  if (page.limit !== undefined) query.set("limit", String(page.limit));
+  if (page.cursor) query.set("cursor", page.cursor);
+  const qs = query.toString();
+  return qs ? `?${qs}` : "";
 }

@@ -1,5 +1,5 @@
 // The pi-harness terminal client: `run` (pack, upload, open a session, stream the run), `sessions`,
-// `show <id>`, `changes <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage.
+// `workspaces`, `show <id>`, `changes <id>`, `delete <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage.
 import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ApiError, HarnessApi } from "./api.mjs";
@@ -14,8 +14,10 @@ export const USAGE = `Usage: pi-harness <command> [options]
 Commands:
   run [--workspace DIR | --session ID] "PROMPT"   run the agent and stream its progress
   sessions [--limit N] [--cursor C]                list your sessions, newest first
+  workspaces [--limit N] [--cursor C]              list your uploaded workspaces, newest first
   show ID                                          a session's conversation
   changes ID                                       a session's changes as a diff (pipe to git apply)
+  delete ID                                        delete a session (s_...) or a workspace (w_...)
 
 Options:
   --url URL              the harness (env PI_HARNESS_URL, default ${DEFAULT_URL})
@@ -80,6 +82,14 @@ export async function main(argv, io) {
         return await run(api, values, rest.join(" "), io);
       case "sessions":
         return await sessions(api, values, io);
+      case "workspaces":
+        return await workspaces(api, values, io);
+      case "delete": {
+        const id = oneId(rest, "give exactly one session (s_...) or workspace (w_...) id");
+        await api.delete(id);
+        if (!values.json) io.stdout.write(`deleted ${visible(id)}\n`);
+        return 0;
+      }
       case "show":
         return await show(api, oneId(rest), values.json, io);
       case "changes":
@@ -101,9 +111,9 @@ export async function main(argv, io) {
   }
 }
 
-/** @param {string[]} rest */
-function oneId(rest) {
-  if (rest.length !== 1) throw new UsageError("give exactly one session id");
+/** @param {string[]} rest @param {string} [usage] */
+function oneId(rest, usage = "give exactly one session id") {
+  if (rest.length !== 1) throw new UsageError(usage);
   return /** @type {string} */ (rest[0]);
 }
 
@@ -222,9 +232,7 @@ export function runUsage(messages, userMessageId) {
  * @param {Io} io
  */
 async function sessions(api, values, io) {
-  const limit = values.limit === undefined ? undefined : Number(values.limit);
-  if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError("--limit takes a whole number");
-  const page = await api.listSessions({ limit, cursor: values.cursor });
+  const page = await api.listSessions(pageOptions(values));
   if (values.json) {
     io.stdout.write(`${JSON.stringify(page)}\n`);
     return 0;
@@ -233,6 +241,30 @@ async function sessions(api, values, io) {
   for (const s of page.items) io.stdout.write(`${s.id}  ${s.createdAt}  ${oneLine(s.title ?? "", 200)}\n`);
   if (page.nextCursor) io.stdout.write(`more: pi-harness sessions --cursor ${page.nextCursor}\n`);
   return 0;
+}
+
+/**
+ * @param {HarnessApi} api
+ * @param {Record<string, any>} values
+ * @param {Io} io
+ */
+async function workspaces(api, values, io) {
+  const page = await api.listWorkspaces(pageOptions(values));
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify(page)}\n`);
+    return 0;
+  }
+  if (page.items.length === 0) io.stdout.write("no workspaces\n");
+  for (const w of page.items) io.stdout.write(`${w.workspaceId}  ${w.createdAt}  ${w.files} files, ${kib(w.bytes)} KiB\n`);
+  if (page.nextCursor) io.stdout.write(`more: pi-harness workspaces --cursor ${page.nextCursor}\n`);
+  return 0;
+}
+
+/** `--limit` and `--cursor` of a list command. @param {Record<string, any>} values */
+function pageOptions(values) {
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError("--limit takes a whole number");
+  return { limit, cursor: values.cursor };
 }
 
 /**

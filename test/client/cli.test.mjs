@@ -191,6 +191,31 @@ describe("pi-harness run", () => {
     assert.match(shown.stdout, /^> say hi ␛\]0;TITLE␇␛\[2K$/m);
   });
 
+  it("lists workspaces newest first and deletes a session, then its workspace (refused while the session uses it)", async () => {
+    const dir = workspaceDir();
+    const run = await cli(["run", "--workspace", dir, "hello"]);
+    assert.equal(run.code, 0, run.stderr);
+    const sessionId = sessionIdOf(run.stdout);
+    const { workspaceId } = await (await api(`/api/sessions/${sessionId}`)).json();
+    const listed = await cli(["workspaces", "--limit", "1"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${workspaceId}  \\S+  \\d+ files, [\\d.]+ KiB\n`));
+    const inUse = await cli(["delete", workspaceId]);
+    assert.equal(inUse.code, 1);
+    assert.match(
+      inUse.stderr,
+      new RegExp(`^error: workspace_in_use: workspace ${workspaceId} is used by 1 session\\(s\\) \\(${sessionId}\\)`),
+    );
+    assert.deepEqual(await cli(["delete", sessionId]), { code: 0, stdout: `deleted ${sessionId}\n`, stderr: "" });
+    assert.deepEqual(await cli(["delete", workspaceId]), { code: 0, stdout: `deleted ${workspaceId}\n`, stderr: "" });
+    const after = await cli(["workspaces", "--json"]);
+    assert.ok(!JSON.parse(after.stdout).items.some((w) => w.workspaceId === workspaceId));
+    const again = await cli(["delete", workspaceId]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error: workspace_not_found: /);
+    assert.equal((await cli(["delete"])).code, 2);
+  });
+
   it("refusals: no token is 401 (exit 1); bad usage exits 2", async () => {
     const noToken = await cli(["sessions"], { token: null });
     assert.equal(noToken.code, 1);
