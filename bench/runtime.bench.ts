@@ -47,7 +47,7 @@ async function harness(body: string) {
   useSessionDeps(id, { modelFetch: async () => new Response(encoder.encode(body), { headers: { "content-type": "text/event-stream" } }) });
   const start = performance.now();
   const res = await exports.default.fetch(
-    new Request(`http://harness/api/sessions/${id}/messages/stream`, {
+    new Request(`http://localhost/api/sessions/${id}/messages/stream`, {
       method: "POST",
       body: JSON.stringify({ text: "hi" }),
       headers: { "content-type": "application/json" },

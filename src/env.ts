@@ -14,7 +14,7 @@ export interface AppEnv {
   STREAM_TOKEN_SECRET?: string;
   /** `*` (only while auth is off) or origins separated by commas; unset: no CORS headers. */
   CORS_ORIGINS?: string;
-  /** Host names the API answers on while AUTH_TOKENS is unset, besides loopback ones (comma-separated). */
+  /** Host names the API answers on while AUTH_TOKENS is unset, besides localhost and IP addresses (comma-separated). */
   OPEN_HOSTS?: string;
   /** `debug`, `info` (default), `warn` or `error`: the lowest level of log line written. */
   LOG_LEVEL?: string;

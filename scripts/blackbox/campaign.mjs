@@ -955,7 +955,7 @@ const checks = {
     );
     const blank = await open();
     const blankRun = await promptEvents(base, agent, blank, { text: "BLANKTOOL" });
-    const denied = blankRun.find((e) => e.type === "tool_call_denied" || e.type === "tool_call_finished");
+    const denied = blankRun.find((e) => e.type === "tool_call_denied");
     const blankImport = await reimport(blank);
     record(
       "providers.blankToolName",

@@ -39,18 +39,19 @@ export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
  * With auth off the API is open to whoever reaches it, which is meant to be the developer on this
  * machine. A web page can reach it too, under a name of its own that it points at 127.0.0.1 (DNS
  * rebinding): the browser then takes the API for the page's own origin, sends no foreign `Origin`
- * and lets the page read every answer. The name is still in `Host`, so only loopback names (and
- * those listed in OPEN_HOSTS) are answered.
+ * and lets the page read every answer. The name is still in `Host`, so only names that cannot be
+ * rebound are answered (as Vite's dev server does): `localhost`, `*.localhost` and IP addresses
+ * (a page that calls an address is another origin, which CORS and the write check cover), and the
+ * names listed in OPEN_HOSTS.
  */
 function refuseForeignHost(hostname: string, openHosts: string | undefined): void {
-  const name = hostname.toLowerCase();
-  const loopback = name === "localhost" || name.endsWith(".localhost") || /^127(\.\d{1,3}){3}$/.test(name) || name === "[::1]";
-  if (loopback) return;
-  const listed = (openHosts ?? "").split(",").some((entry) => entry.trim().toLowerCase() === name);
+  const name = hostname.toLowerCase().replace(/\.$/, "");
+  if (name === "localhost" || name.endsWith(".localhost") || /^\d{1,3}(\.\d{1,3}){3}$/.test(name) || name.startsWith("[")) return;
+  const listed = (openHosts ?? "").split(",").some((entry) => entry.trim().toLowerCase().replace(/\.$/, "") === name);
   if (listed) return;
   throw new HarnessError(
     "host_not_allowed",
-    `AUTH_TOKENS is unset, so the API answers only on loopback hosts (localhost, 127.0.0.1, [::1]), not ${JSON.stringify(name.slice(0, 100))}: set AUTH_TOKENS, or list the host in OPEN_HOSTS`,
+    `AUTH_TOKENS is unset, so the API answers only on localhost and IP addresses, not on the name ${JSON.stringify(name.slice(0, 100))} (a page could point a name of its own at this machine): set AUTH_TOKENS, or list the host in OPEN_HOSTS`,
   );
 }
 

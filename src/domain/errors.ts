@@ -33,7 +33,8 @@ export const ERROR_REGISTRY = {
   host_not_allowed: {
     status: 403,
     in: ["api"],
-    meaning: "AUTH_TOKENS is unset and the request names a host that is neither loopback nor in OPEN_HOSTS (a DNS-rebinding page would)",
+    meaning:
+      "AUTH_TOKENS is unset and the request names a host that is not localhost, an IP address or in OPEN_HOSTS (a DNS-rebinding page would)",
   },
   origin_not_allowed: {
     status: 403,

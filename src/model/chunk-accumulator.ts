@@ -59,7 +59,7 @@ export function normaliseUsage(raw: unknown): Usage | undefined {
   if (input === undefined && output === undefined && total === undefined) return undefined;
   const inputTokens = input ?? 0;
   const outputTokens = output ?? 0;
-  const usage: Usage = { inputTokens, outputTokens, totalTokens: total ?? inputTokens + outputTokens };
+  const usage: Usage = { inputTokens, outputTokens, totalTokens: total ?? Math.min(MAX_IMPORTED_TOKENS, inputTokens + outputTokens) };
   const details = (key: string) => (isRecord(raw[key]) ? (raw[key] as Record<string, unknown>) : {});
   const cached =
     tokenCount(details("prompt_tokens_details").cached_tokens) ??
@@ -198,10 +198,12 @@ export class ChatChunkAccumulator {
 
   private startsNewCall(slot: CallSlot, id: string, name: string, args: string): boolean {
     if (name === "" || slot.name === "") return false;
+    // The same call sent again whole (with or without its id) is that call.
+    if (name === slot.name && args !== "" && args === slot.args && (id === "" || id === slot.id)) return false;
     const idDiffers = id !== "" && slot.id !== "" && id !== slot.id;
     const anonymousWholeCall = id === "" && args !== "" && slot.args.trim() !== "";
-    // A repeat of a call's name is that call; another name is another call.
-    const nameDiffers = name !== slot.name;
+    // Once a call has its arguments, another name is another call (before, it may be a name sent in pieces).
+    const nameDiffers = name !== slot.name && slot.args.trim() !== "";
     return (idDiffers || anonymousWholeCall || nameDiffers) && isCompleteJson(slot.args);
   }
 

@@ -173,7 +173,7 @@ function providerFetch(inner: FetchLike): FetchLike {
     const response = await inner(input, init);
     if (!response.ok) return normaliseErrorBody(response);
     const type = response.headers.get("content-type") ?? "";
-    if (/json/i.test(type) && response.body !== null) {
+    if (/\bjson\b/i.test(type) && response.body !== null) {
       // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
       const { first, body } = await firstByte(response.body);
       if (first === 0x7b || first === 0x5b) return jsonAnswer(response, new Response(body).text());
@@ -191,7 +191,8 @@ function providerFetch(inner: FetchLike): FetchLike {
  * Anything else is passed on as it came (the stream then has no finish reason).
  */
 async function jsonAnswer(response: Response, body: Promise<string>): Promise<Response> {
-  const text = await body.catch(() => "");
+  // A read that fails (the connection dropped) fails the attempt, as it would mid-stream: retried.
+  const text = await body;
   let json: unknown;
   try {
     json = JSON.parse(text);

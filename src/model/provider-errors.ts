@@ -190,14 +190,18 @@ function withoutFragments(text: string, secret: string): string {
   // Marked first, replaced after: overlapping runs become one.
   const marked = new Uint8Array(text.length);
   for (let from = 0; from + SECRET_FRAGMENT_CHARS <= key.length; from++) {
+    // A run of lower-case letters and dashes may be a word ("required" of a placeholder key such as
+    // sk-no-key-required); a key's runs hold digits or capitals, and its words are covered by their neighbours.
+    if (/^[a-z-]+$/.test(secret.slice(from, from + SECRET_FRAGMENT_CHARS))) continue;
     const probe = key.slice(from, from + SECRET_FRAGMENT_CHARS);
     for (let at = hay.indexOf(probe); at >= 0; at = hay.indexOf(probe, at + 1)) marked.fill(1, at, at + SECRET_FRAGMENT_CHARS);
   }
   for (let length = Math.min(key.length - 1, SECRET_FRAGMENT_CHARS - 1); length >= SECRET_CUT_CHARS; length--) {
     const start = key.slice(0, length);
     for (let at = hay.indexOf(start); at >= 0; at = hay.indexOf(start, at + 1)) {
-      const after = text[at + length];
-      if (after === undefined || after === "…") marked.fill(1, at, at + length);
+      // Cut by our clip (…) or quoted cut short by a parser ("gsk_ab"... is not valid JSON).
+      const rest = text.slice(at + length, at + length + 4);
+      if (rest === "" || rest.startsWith("…") || rest.startsWith("...") || rest === '"...') marked.fill(1, at, at + length);
     }
   }
   if (!marked.includes(1)) return text;

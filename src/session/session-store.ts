@@ -117,8 +117,15 @@ export class DurableSessionStore {
       summary,
     );
     if (listed) return;
-    // Its workspace was deleted after the check above: the object never becomes visible; remove it.
-    await this.stub(meta.id).destroy();
+    // Its workspace was deleted after the check above: the object never becomes visible; remove it
+    // (best effort: unlisted, it is unreachable anyway).
+    await this.stub(meta.id)
+      .destroy()
+      .catch((err: unknown) =>
+        console.error(
+          JSON.stringify({ level: "warn", msg: "a refused session's object was not removed", sessionId: meta.id, error: String(err) }),
+        ),
+      );
     throw new HarnessError("workspace_not_found", `workspace ${meta.workspaceId} was deleted`);
   }
 

@@ -9,10 +9,11 @@ export interface TenantRpc extends Rpc.DurableObjectBranded {
   addWorkspace(item: WorkspaceListItem): void;
   /** The tenant's workspaces, newest first (those uploaded before the list existed are not in it). */
   listWorkspaces(limit: number, after: ListPosition | null): WorkspacePage;
-  /** Marks a workspace deleted and unlists it, so no session is listed on it from now on, unless listed sessions use it. */
+  /** Marks a workspace deleted, so no session is listed on it from now on, unless listed sessions use it. */
   beginWorkspaceDeletion(workspaceId: string, nowMs: number): WorkspaceDeletionStart;
   /** A deletion that began and did not end (its objects may be half gone). */
   workspaceDeletionPending(workspaceId: string): boolean;
+  /** The deletion has ended: the workspace leaves the list. */
   finishWorkspaceDeletion(workspaceId: string, nowMs: number): void;
   /** The session, unless unknown or being deleted (`includeDeleting`: for DELETE, which finishes a deletion). */
   findSession(id: string, includeDeleting?: boolean): SessionIndexEntry | null;

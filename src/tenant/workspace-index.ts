@@ -69,7 +69,7 @@ export class WorkspaceIndex {
     };
   }
 
-  /** Marks the workspace deleted and unlists it, unless listed sessions (not being deleted themselves) still use it. */
+  /** Marks the workspace deleted, unless listed sessions (not being deleted themselves) still use it. */
   beginDeletion(workspaceId: string, nowMs: number): WorkspaceDeletionStart {
     const using = this.sql
       .exec<{ id: string }>(`SELECT id FROM sessions WHERE workspace_id = ? AND deleting = 0 ORDER BY rowid`, workspaceId)
@@ -78,7 +78,6 @@ export class WorkspaceIndex {
     if (using.length > 0) return { ok: false, sessions: using.slice(0, NAMED_SESSIONS), count: using.length };
     this.sql.exec(`DELETE FROM deleted_workspaces WHERE done = 1 AND at_ms <= ?`, nowMs - IDEMPOTENCY_TTL_MS);
     this.sql.exec(`INSERT OR REPLACE INTO deleted_workspaces (id, done, at_ms) VALUES (?, 0, ?)`, workspaceId, nowMs);
-    this.sql.exec(`DELETE FROM workspaces WHERE id = ?`, workspaceId);
     return { ok: true };
   }
 
@@ -87,8 +86,10 @@ export class WorkspaceIndex {
     return this.sql.exec(`SELECT 1 FROM deleted_workspaces WHERE id = ? AND done = 0`, workspaceId).toArray().length > 0;
   }
 
+  /** The deletion has ended: unlisted now (a deletion that failed half-way stays listed, to be sent again). */
   finishDeletion(workspaceId: string, nowMs: number): void {
     this.sql.exec(`UPDATE deleted_workspaces SET done = 1, at_ms = ? WHERE id = ?`, nowMs, workspaceId);
+    this.sql.exec(`DELETE FROM workspaces WHERE id = ?`, workspaceId);
   }
 
   /** Whether a session may no longer be opened on the workspace. */

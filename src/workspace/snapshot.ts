@@ -408,10 +408,11 @@ export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner
   return new Snapshot(bucket, meta, (await object.json()) as WorkspaceIndex);
 }
 
-/** Removes every object of a workspace (meta first, so a half-done delete no longer loads). */
+/** Removes every object of a workspace (meta first and alone, so a half-done delete no longer loads). */
 export async function deleteWorkspace(bucket: R2Bucket, workspaceId: string): Promise<void> {
   const keys = workspaceKeys(workspaceId);
-  await bucket.delete([keys.meta, keys.index, keys.pack, keys.upload, keys.result]);
+  await bucket.delete(keys.meta);
+  await bucket.delete([keys.index, keys.pack, keys.upload, keys.result]);
   const prefix = keys.prefix;
   let cursor: string | undefined;
   do {

@@ -183,19 +183,31 @@ describe("DNS rebinding: with auth off only loopback hosts are answered", () => 
       status: 403,
       code: "host_not_allowed",
     });
-    expect(await code(await call("http://192.168.1.20:8787/api/workspaces", {}))).toEqual({ status: 403, code: "host_not_allowed" });
+    expect(await code(await call("http://dev.example.com./api/workspaces", {}))).toEqual({ status: 403, code: "host_not_allowed" });
     const res = await call("http://attacker.example/api/sessions", {});
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
-      'AUTH_TOKENS is unset, so the API answers only on loopback hosts (localhost, 127.0.0.1, [::1]), not "attacker.example": set AUTH_TOKENS, or list the host in OPEN_HOSTS',
+      'AUTH_TOKENS is unset, so the API answers only on localhost and IP addresses, not on the name "attacker.example" (a page could point a name of its own at this machine): set AUTH_TOKENS, or list the host in OPEN_HOSTS',
     );
     // Liveness is not behind auth and tells nothing.
     expect((await call("http://attacker.example/healthz", {})).status).toBe(200);
   });
 
-  it("loopback names, and the hosts in OPEN_HOSTS, are answered; with auth on any host is (the token decides)", async () => {
-    for (const host of ["localhost", "127.0.0.1", "127.0.0.2:8787", "[::1]:8787", "app.localhost", "LOCALHOST"])
+  it("localhost, IP addresses and the hosts in OPEN_HOSTS are answered; with auth on any host is (the token decides)", async () => {
+    // An address cannot be rebound: a page that calls one is another origin (CORS, the write check).
+    for (const host of [
+      "localhost",
+      "localhost.",
+      "127.0.0.1",
+      "127.0.0.2:8787",
+      "[::1]:8787",
+      "app.localhost",
+      "LOCALHOST",
+      "0.0.0.0",
+      "192.168.1.20:8787",
+      "[::ffff:7f00:1]",
+    ])
       expect(await code(await call(`http://${host}/api/sessions`, {})), host).toEqual({ status: 200, code: null });
-    expect(await code(await call("http://dev.box:8787/api/sessions", { OPEN_HOSTS: "other.box, Dev.Box" }))).toEqual({
+    expect(await code(await call("http://dev.box:8787/api/sessions", { OPEN_HOSTS: "other.box, Dev.Box." }))).toEqual({
       status: 200,
       code: null,
     });

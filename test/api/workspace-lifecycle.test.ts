@@ -106,11 +106,14 @@ describe("DELETE /api/workspaces/:wid", () => {
     } finally {
       spy.mockRestore();
     }
-    // Half gone: no longer readable, objects left.
+    // Half gone: no longer readable, objects left, still listed (to be deleted again).
     expect(await error(await api(`/api/workspaces/${wid}`))).toMatchObject({ status: 404, code: "workspace_not_found" });
     expect((await stored(wid)).length).toBeGreaterThan(0);
+    const listed = async () => ((await (await api("/api/workspaces?limit=200")).json()) as { items: { workspaceId: string }[] }).items;
+    expect((await listed()).some((w) => w.workspaceId === wid)).toBe(true);
     expect((await del(`/api/workspaces/${wid}`)).status).toBe(204);
     expect(await stored(wid)).toEqual([]);
+    expect((await listed()).some((w) => w.workspaceId === wid)).toBe(false);
     expect((await del(`/api/workspaces/${wid}`)).status).toBe(404);
   });
 

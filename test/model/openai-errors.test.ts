@@ -522,6 +522,35 @@ describe("OpenAIModelClient: keys cut short, and JSON where a stream was asked f
     ]);
   });
 
+  it("retries an attempt whose JSON body broke off (a dropped connection), as one whose stream did", async () => {
+    const broken = new Response(bodyOf(['{"choices":[{"index":0,"mess'], { errorAfter: new TypeError("terminated") }), {
+      headers: { "content-type": "application/json" },
+    });
+    const { client, calls } = testClient([broken, sseResponse(okBody())]);
+    expect(await run(client)).toEqual(OK_EVENTS);
+    expect(calls).toHaveLength(2);
+  });
+
+  it("leaves the words of a placeholder key alone, and redacts a key start a parser quoted cut short", async () => {
+    const placeholder = testClient([jsonResponse(422, { error: { message: "Field required: messages" } })], {
+      apiKey: "sk-no-key-required",
+    });
+    expect(await run(placeholder.client)).toEqual([
+      { type: "error", code: "bad_request", message: "the provider answered HTTP 422: Field required: messages" },
+    ]);
+    const key = "gsk_ab12CD34ef56GH78ij90";
+    const quoted = testClient([jsonResponse(400, { error: { message: 'Unexpected token, "gsk_ab"... is not valid JSON' } })], {
+      apiKey: key,
+    });
+    expect(await run(quoted.client)).toEqual([
+      {
+        type: "error",
+        code: "bad_request",
+        message: 'the provider answered HTTP 400: Unexpected token, "[redacted]"... is not valid JSON',
+      },
+    ]);
+  });
+
   it("streams an event stream labelled JSON as it comes", async () => {
     const body = bodyOf([sse([chunk({ content: "a" })], { done: false }), sse([chunk({ content: "b" }), chunk({}, "stop")])]);
     const { client } = testClient([new Response(body, { headers: { "content-type": "application/json" } })]);

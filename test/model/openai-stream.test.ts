@@ -391,6 +391,29 @@ describe("OpenAIModelClient stream assembly", () => {
     ]);
   });
 
+  it("takes a whole call sent again without its id once, and a name streamed in pieces as one call", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, id: "call_r", function: { name: "read", arguments: '{"path":"a"}' } }),
+        tc({ index: 0, function: { name: "read", arguments: '{"path":"a"}' } }),
+        tc({ index: 1, id: "call_l", function: { name: "l" } }),
+        tc({ index: 1, function: { name: "s", arguments: "{}" } }),
+        chunk({}, "tool_calls"),
+        chunk(undefined, null, { usage: { prompt_tokens: 5e9, completion_tokens: 7 } }),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_r", name: "read", arguments: { path: "a" } } },
+      // A name in pieces is not put together (as before), but it stays one call.
+      { type: "tool_call", call: { id: "call_l", name: "l", arguments: {} } },
+      {
+        type: "done",
+        stopReason: "TOOL_CALLS",
+        usage: { inputTokens: MAX_IMPORTED_TOKENS, outputTokens: 7, totalTokens: MAX_IMPORTED_TOKENS },
+      },
+    ]);
+  });
+
   it("streams OpenAI's refusal as the answer's text", async () => {
     const events = await play(
       sse([chunk({ role: "assistant", refusal: "I can't " }), chunk({ refusal: "help with that." }), chunk({}, "stop")]),
