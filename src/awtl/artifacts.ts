@@ -1,4 +1,3 @@
-import picomatch from "picomatch";
 import { resolveWorkspacePath } from "../workspace/paths";
 
 /**
@@ -35,10 +34,13 @@ export function overlapsAny(refs: readonly string[], paths: readonly string[]): 
   return refs.some((ref) => paths.some((path) => overlaps(ref, path)));
 }
 
-/** Whether `path` matches a case's glob: equal, inside it as a directory, or by glob syntax. */
-export function globMatches(glob: string, path: string): boolean {
-  if (glob === path || path.startsWith(`${glob}/`)) return true;
-  return picomatch(glob, { dot: true })(path);
+/**
+ * Whether a case about `casePath` applies to `path`: the same path, or inside it as a directory. Case
+ * paths are the failure's artifacts as written, never patterns: `src/*.ts` (a read a model sent
+ * with a glob) or `**` (a judgement's ref) name no other file, and `app/[id]/page.tsx` is one file.
+ */
+export function coversPath(casePath: string, path: string): boolean {
+  return casePath === path || path.startsWith(`${casePath}/`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS } from "../domain";
-import { globMatches } from "./artifacts";
+import { coversPath } from "./artifacts";
 import type { FailedTurnCase } from "./failed-turn-case";
 import { becomesCase } from "./failure-classes";
 import { oneLine } from "./prevention-hints";
@@ -17,6 +17,8 @@ export interface BriefContext {
   deniedTools: string[];
   /** The run this one retries: its cases always apply. */
   retryOf: string | null;
+  /** The cases `retryOf` was an occurrence of, the latest or an earlier one (filled in by the project). */
+  retriedCaseIds?: readonly string[];
   now: number;
   maxAgeMs?: number;
 }
@@ -28,11 +30,11 @@ export interface Brief {
 }
 
 export function applies(c: FailedTurnCase, ctx: BriefContext): boolean {
-  if (ctx.retryOf !== null && c.origin.runId === ctx.retryOf) return true;
+  if (ctx.retryOf !== null && (c.origin.runId === ctx.retryOf || ctx.retriedCaseIds?.includes(c.caseId))) return true;
   const a = c.applicability;
   switch (a.scope) {
     case "paths": {
-      const pathHit = a.pathGlobs.some((glob) => ctx.paths.some((path) => globMatches(glob, path)));
+      const pathHit = a.pathGlobs.some((casePath) => ctx.paths.some((path) => coversPath(casePath, path)));
       return pathHit && (a.tools.length === 0 || a.tools.some((t) => ctx.offeredTools.includes(t)));
     }
     case "denied_tools":

@@ -9,7 +9,7 @@ import { FailureClass, isoTime, MAX_PREVENTION_HINT_CHARS, nonBlank } from "../d
 export const CaseApplicability = z.strictObject({
   /** The tools involved. */
   tools: z.array(nonBlank),
-  /** Workspace paths or globs the case is about. */
+  /** Workspace paths the case is about, as its artifacts named them (never read as patterns). */
   pathGlobs: z.array(nonBlank),
   failureClass: FailureClass,
   /**

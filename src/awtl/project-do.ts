@@ -1,5 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
-import { type AttributionRecord, type FailureClass, failure, formatIssues, nowIso, ok, type Result, randomIds } from "../domain";
+import {
+  type AttributionRecord,
+  type FailureClass,
+  failure,
+  formatIssues,
+  nowIso,
+  ok,
+  type Result,
+  randomIds,
+  type TraceRecord,
+} from "../domain";
 import type { AppEnv } from "../env";
 import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
@@ -32,6 +42,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     // The runs each case was seen in: an occurrence is a run (a run that repeats a failure 50 times,
     // or the same foreign run imported again, counts once).
     this.sql.exec(`CREATE TABLE IF NOT EXISTS case_runs (case_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (case_id, run_id))`);
+    this.sql.exec(`CREATE INDEX IF NOT EXISTS case_runs_by_run ON case_runs (run_id)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS scorecards (case_id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
     // The latest scorecard a judge settled (passed or stale): a later replay that is pending, or that
     // could not be played, does not take back what a judge already found.
@@ -85,7 +96,15 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
 
   brief(context: BriefContext): Brief | null {
     const promoted = new Set(this.memory().map((m) => m.caseId));
-    return buildBrief(this.listCases(), this.briefScorecards(), promoted, context);
+    // A retry of any occurrence of a case, not only its latest (the case's origin).
+    const retriedCaseIds =
+      context.retryOf === null
+        ? []
+        : this.sql
+            .exec<{ case_id: string }>(`SELECT case_id FROM case_runs WHERE run_id = ?`, context.retryOf)
+            .toArray()
+            .map((r) => r.case_id);
+    return buildBrief(this.listCases(), this.briefScorecards(), promoted, { ...context, retriedCaseIds });
   }
 
   /** Whether the same judge passed on a replay of this run (its failure is then `flaky`). */
@@ -248,8 +267,14 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
           q.reason,
           now,
         );
-      const records = parsed.records.map((r) => r.record);
-      for (const runId of new Set(records.map((r) => r.runId))) {
+      // Each run's view from its own records: one pass over the import, not one per run.
+      const byRun = new Map<string, TraceRecord[]>();
+      for (const { record } of parsed.records) {
+        const own = byRun.get(record.runId);
+        if (own) own.push(record);
+        else byRun.set(record.runId, [record]);
+      }
+      for (const [runId, records] of byRun) {
         const run = RunTraceView.of(runId, records);
         for (const judge of run.judgements.filter((j) => j.result === "fail")) {
           const attribution = attribute(judge, run, { replayPassed: false });
@@ -342,23 +367,31 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     if (!becomesCase(c.applicability.failureClass)) this.sql.exec(`DELETE FROM memory WHERE case_id = ?`, c.caseId);
   }
 
-  /** A recurrence counts, keeps its first sighting, moves its origin to the latest, and loses the imported mark once seen for real. */
+  /**
+   * A recurrence in a new run counts, keeps the first sighting, moves the origin to the latest run and
+   * loses the imported mark once seen for real. A sighting of a run already counted (the harness's
+   * own trace imported back), or an imported one of a case seen for real, only adds its evidence: the
+   * live case keeps its origin, so its replays still settle as before. A case found flaky stays flaky.
+   */
   private upsertCase(found: FailedTurnCase): void {
     const existing = this.getCase(found.caseId);
     const newRun =
       this.sql
         .exec(`INSERT OR IGNORE INTO case_runs (case_id, run_id) VALUES (?, ?) RETURNING run_id`, found.caseId, found.origin.runId)
         .toArray().length > 0;
-    const merged: FailedTurnCase = existing
-      ? {
-          ...found,
-          occurrences: existing.occurrences + (newRun ? 1 : 0),
-          firstSeenAt: existing.firstSeenAt,
-          memoryReadNodeIds: [...new Set([...existing.memoryReadNodeIds, ...found.memoryReadNodeIds])],
-          evidenceRefs: mergeEvidence(existing.evidenceRefs, found.evidenceRefs),
-          imported: existing.imported && found.imported,
-        }
-      : found;
+    let merged: FailedTurnCase = found;
+    if (existing) {
+      const evidence = {
+        occurrences: existing.occurrences + (newRun ? 1 : 0),
+        firstSeenAt: existing.firstSeenAt,
+        memoryReadNodeIds: [...new Set([...existing.memoryReadNodeIds, ...found.memoryReadNodeIds])],
+        evidenceRefs: mergeEvidence(existing.evidenceRefs, found.evidenceRefs),
+      };
+      const keepsOrigin = !newRun || (found.imported && !existing.imported);
+      merged = keepsOrigin ? { ...existing, ...evidence } : { ...found, ...evidence, imported: existing.imported && found.imported };
+      if (existing.applicability.failureClass === "flaky")
+        merged = { ...merged, applicability: { ...merged.applicability, failureClass: "flaky" } };
+    }
     this.sql.exec(
       `INSERT OR REPLACE INTO cases (case_id, body, last_seen_at) VALUES (?, ?, ?)`,
       merged.caseId,

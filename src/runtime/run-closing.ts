@@ -5,6 +5,8 @@ import {
   nowIso,
   type RunErrorCode,
   type ToolCall,
+  type TraceDraft,
+  type TraceRecord,
   toolResultSummary,
   wellFormed,
 } from "../domain";
@@ -100,4 +102,49 @@ export function closingRecords(input: ClosingInput): ClosingRecord[] {
   event({ type: "assistant_completed", messageId, stopReason: "ERROR" });
   event({ type: "agent_error", runId, code: input.code, message: input.message });
   return records;
+}
+
+/**
+ * The trace records that end a run's trace where the run was cut off: an error observation for every
+ * action left without one, an error end for every open turn and for the run (opened first when the
+ * run never got to open it), all with `code`. A verdict on the run then sees how it ended (a restart
+ * is the environment's doing, not the agent's). None when the run's trace has ended already.
+ */
+export function closingTrace(
+  records: readonly TraceRecord[],
+  input: { sessionId: string; runId: string; code: RunErrorCode; message: string; ids: IdGenerator; clock: () => number },
+): TraceDraft[] {
+  const own = records.filter((r) => r.runId === input.runId);
+  const ended = new Set(own.flatMap((r) => (r.type === "span_end" ? [r.spanId] : [])));
+  const observed = new Set(own.flatMap((r) => (r.type === "observation" ? [r.actionId] : [])));
+  const runSpan = own.find((r): r is Extract<TraceRecord, { type: "span_start" }> => r.type === "span_start" && r.kind === "run");
+  if (runSpan && ended.has(runSpan.spanId)) return [];
+  const base = { taskId: input.sessionId, runId: input.runId, attemptId: input.runId, createdAt: nowIso(input.clock) };
+  const drafts: TraceDraft[] = [];
+  const runSpanId = runSpan?.spanId ?? input.ids.next("span");
+  if (!runSpan)
+    drafts.push({ ...base, type: "span_start", spanId: runSpanId, kind: "run", parentSpanId: null, turnId: null, retryOf: null });
+  for (const r of own) {
+    if (r.type !== "action" || observed.has(r.actionId)) continue;
+    const summary = input.message;
+    drafts.push({
+      ...base,
+      type: "observation",
+      spanId: r.spanId,
+      turnId: r.turnId,
+      actionId: r.actionId,
+      status: "error",
+      code: input.code,
+      exitCode: null,
+      summary,
+      reads: [],
+      writes: [],
+    });
+  }
+  for (const r of own) {
+    if (r.type !== "span_start" || r.kind !== "turn" || ended.has(r.spanId)) continue;
+    drafts.push({ ...base, type: "span_end", spanId: r.spanId, kind: "turn", turnId: r.turnId, status: "error", stopReason: input.code });
+  }
+  drafts.push({ ...base, type: "span_end", spanId: runSpanId, kind: "run", turnId: null, status: "error", stopReason: input.code });
+  return drafts;
 }

@@ -15,8 +15,12 @@ import {
 } from "../domain";
 import { resolveWorkspacePath } from "../workspace/paths";
 
-/** How many of the latest messages are searched for paths a run is about. */
-export const RECENT_HISTORY_MESSAGES = 20;
+/**
+ * How many of the latest assistant messages are searched for paths a run is about. Counted in
+ * assistant messages, not messages: one wide turn's tool results would otherwise push out the very
+ * calls that named its paths.
+ */
+export const RECENT_ASSISTANT_MESSAGES = 10;
 
 export interface LearningLoopDeps {
   sessionId: string;
@@ -159,11 +163,14 @@ export function projectOf(meta: { owner: string | null; projectId: string | null
   return { tenant: meta.owner, projectId: meta.projectId ?? DEFAULT_PROJECT_ID };
 }
 
-/** Paths named by the tool calls of the latest messages. */
-function recentPaths(history: readonly AgentMessage[]): string[] {
+/** Paths named by the tool calls of the latest assistant messages. */
+export function recentPaths(history: readonly AgentMessage[]): string[] {
   const paths: string[] = [];
-  for (const message of history.slice(-RECENT_HISTORY_MESSAGES)) {
+  let seen = 0;
+  for (let i = history.length - 1; i >= 0 && seen < RECENT_ASSISTANT_MESSAGES; i--) {
+    const message = history[i]!;
     if (message.kind !== "assistant") continue;
+    seen++;
     for (const call of message.toolCalls ?? []) {
       const value = call.arguments.path;
       if (typeof value !== "string") continue;

@@ -9,11 +9,13 @@ import {
   type IdGenerator,
   type JudgeResult,
   ok,
+  type RunErrorCode,
   type TraceDraft,
   type TraceRecord,
 } from "../domain";
 import { REPLAY_MODEL_PREFIX } from "../model";
 import type { RunBrief } from "../runtime/agent-runtime";
+import { closingTrace } from "../runtime/run-closing";
 import { BUILTIN_TOOLS } from "../tools/registry";
 import { decodeMessageLine, decodeTraceLine } from "./jsonl";
 import { JudgeRequests } from "./judge-requests";
@@ -72,6 +74,26 @@ export class SessionLearning {
   /** A trace record of the running run (from the runtime). */
   record(draft: TraceDraft): void {
     this.loop.record(draft);
+  }
+
+  /**
+   * Ends the trace of a run that was cut off (`closingTrace`), read back from the log. A fault here is
+   * logged: closing the run's messages and events must not wait on the trace.
+   */
+  async closeRun(runId: string, startSeq: number, code: RunErrorCode, message: string): Promise<void> {
+    try {
+      const drafts = closingTrace(await this.readTrace(startSeq), {
+        sessionId: this.id,
+        runId,
+        code,
+        message,
+        ids: this.deps.ids,
+        clock: this.deps.clock,
+      });
+      for (const draft of drafts) this.loop.record(draft);
+    } catch (err) {
+      console.error(JSON.stringify({ level: "error", msg: "the trace of a cut-off run was not closed", runId, error: String(err) }));
+    }
   }
 
   /** Tells the project the session is being deleted (a replay pending in it becomes unavailable). */

@@ -610,6 +610,7 @@ export class Session {
       });
     }
     for (const record of records) unwrapResult(this.appendValid(record.stream, [record.record]));
+    await this.learning.closeRun(run.runId, run.startSeq, code, message);
   }
 
   private logUnstartedRun(runId: string): void {

@@ -64,11 +64,14 @@ describe("choosing the cases of a brief", () => {
     expect(buildBrief([], new Map(), new Set(), ctx())).toBeNull();
   });
 
-  it("matches paths by file, directory and glob; denied tools; and always the run it retries", () => {
+  it("matches paths by file and directory, never as patterns; denied tools; and always the run it retries", () => {
     const cases = [
       aCase("cs_file"),
       aCase("cs_dir", { globs: ["src"] }),
-      aCase("cs_glob", { globs: ["src/**/*.ts"] }),
+      // Paths as a failure named them: a read sent with a glob, a judgement's "**", a Next.js route.
+      aCase("cs_star", { globs: ["src/*.ts"] }),
+      aCase("cs_all", { globs: ["**"] }),
+      aCase("cs_route", { globs: ["src/[id]/page.tsx"] }),
       aCase("cs_other", { globs: ["docs/guide.md"] }),
       aCase("cs_bash", { scope: "denied_tools", tools: ["bash"], globs: [] }),
       aCase("cs_write", { scope: "denied_tools", tools: ["write", "edit"], globs: [] }),
@@ -78,8 +81,24 @@ describe("choosing the cases of a brief", () => {
         origin: { sessionId: "s_o", runId: "r_prev", judgeName: "run-limit", failureKind: "max_turns_reached", builtIn: true },
       }),
     ];
-    expect(buildBrief(cases, new Map(), new Set(), ctx())!.caseIds.sort()).toEqual(["cs_bash", "cs_dir", "cs_file", "cs_glob"]);
+    expect(buildBrief(cases, new Map(), new Set(), ctx({ paths: ["src/math.ts", "src/x/page.tsx"] }))!.caseIds.sort()).toEqual([
+      "cs_bash",
+      "cs_dir",
+      "cs_file",
+    ]);
+    expect(buildBrief(cases, new Map(), new Set(), ctx({ paths: ["src/*.ts", "src/[id]/page.tsx"] }))!.caseIds.sort()).toEqual([
+      "cs_bash",
+      "cs_dir",
+      "cs_route",
+      "cs_star",
+    ]);
     expect(buildBrief(cases, new Map(), new Set(), ctx({ retryOf: "r_prev", paths: [] }))!.caseIds.sort()).toEqual(["cs_bash", "cs_retry"]);
+    // A retry of an earlier occurrence (the case's origin moved on to a later run), as the project finds it.
+    const later = cases.map((c) => (c.caseId === "cs_retry" ? { ...c, origin: { ...c.origin, runId: "r_later" } } : c));
+    expect(buildBrief(later, new Map(), new Set(), ctx({ retryOf: "r_prev", paths: [] }))!.caseIds.sort()).toEqual(["cs_bash"]);
+    expect(
+      buildBrief(later, new Map(), new Set(), ctx({ retryOf: "r_prev", retriedCaseIds: ["cs_retry"], paths: [] }))!.caseIds.sort(),
+    ).toEqual(["cs_bash", "cs_retry"]);
   });
 
   it("every bullet is one line: line breaks in a stored hint, a judge's name or a path cannot add lines to the prompt", () => {

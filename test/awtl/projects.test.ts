@@ -108,6 +108,19 @@ describe("judgements", () => {
     expect(accepted.status).toBe(201);
   });
 
+  it("a retry of an earlier occurrence of a case gets its brief, not only a retry of the latest", async () => {
+    const P = "p_retry_earlier";
+    const readme = (id: string) => model.tools({ id, name: "read", args: { path: "README.md" } });
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [readme("r1"), readme("r2"), model.text("ok")] });
+    const first = await prompt(api, sessionId, { text: "look", maxTurns: 1 });
+    await prompt(api, sessionId, { text: "look again", maxTurns: 1 });
+    let cases = await casesOf(api, P);
+    for (let i = 0; i < 50 && cases[0]!.occurrences < 2; i++) cases = await casesOf(api, P);
+    expect(cases.map((c) => [c.occurrences, (c.origin as { runId: string }).runId === first.runId])).toEqual([[2, false]]);
+    const retry = await prompt(api, sessionId, { text: "try again", retryOf: first.runId });
+    expect(retry.frames.filter((f) => f.data.type === "brief_injected").map((f) => f.data.caseIds)).toEqual([[cases[0]!.caseId]]);
+  });
+
   it("a prompt may retry a run of its session only", async () => {
     const { sessionId, runId } = await failedEdit("p_retry", workspaceId);
     expect(await errorOf(await api(`/api/sessions/${sessionId}/messages/stream`, post({ text: "again", retryOf: "r_nope" })))).toEqual([
@@ -173,6 +186,55 @@ describe("cases, replay, approval and promotion", () => {
     );
     expect(await errorOf(await promote({ caseId, write: true }))).toEqual([409, "promotion_class_not_allowed"]);
     expect(await (await api("/api/projects/p_promo/memory")).json()).toEqual({ rules: [] });
+  });
+
+  it("a case found flaky stays flaky when the failure comes again, so it can still never be promoted", async () => {
+    const P = "p_flaky_again";
+    const { caseId } = await failedEdit(P, workspaceId);
+    const replay = await api(`/api/projects/${P}/cases/${caseId}/replay`, post({}));
+    const { scorecard } = (await replay.json()) as { scorecard: { replay: { sessionId: string; runId: string } } };
+    await api(
+      `/api/sessions/${scorecard.replay.sessionId}/judgements`,
+      post({ runId: scorecard.replay.runId, judgeName: "ci", result: "pass", artifactRefs: ["src/math.ts"] }),
+    );
+    expect((await waitForScorecard(`/api/projects/${P}/cases/${caseId}`, "stale")).case.applicability.failureClass).toBe("flaky");
+    expect((await failedEdit(P, workspaceId)).caseId).toBe(caseId);
+    for (let i = 0; i < 50 && (await casesOf(api, P))[0]!.occurrences < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    const detail = (await (await api(`/api/projects/${P}/cases/${caseId}`)).json()) as {
+      case: { occurrences: number; applicability: { failureClass: string } };
+    };
+    expect([detail.case.occurrences, detail.case.applicability.failureClass]).toEqual([2, "flaky"]);
+    expect((await api(`/api/projects/${P}/cases/${caseId}/approve`, post({ approvedBy: "dana" }))).status).toBe(201);
+    expect(await errorOf(await api(`/api/projects/${P}/memory/promote`, post({ caseId, write: true })))).toEqual([
+      409,
+      "promotion_class_not_allowed",
+    ]);
+  });
+
+  it("the session's own trace imported back into its project changes nothing of the live case", async () => {
+    const P = "p_own_export";
+    const { sessionId } = await openSession(api, {
+      workspaceId,
+      projectId: P,
+      answers: [model.tools({ id: "r1", name: "read", args: { path: "missing.txt" } }), model.text("done")],
+    });
+    await prompt(api, sessionId, { text: "read missing.txt" });
+    const { caseId } = (await casesOf(api, P))[0]!;
+    const before = ((await (await api(`/api/projects/${P}/cases/${caseId}`)).json()) as { case: Record<string, unknown> }).case;
+    expect(before.origin).toMatchObject({ sessionId, builtIn: true });
+    const own = await (await api(`/api/sessions/${sessionId}/trace`)).text();
+    const imported = await api(`/api/projects/${P}/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: own,
+    });
+    expect(imported.status).toBe(201);
+    expect(((await imported.json()) as { caseIds: string[] }).caseIds).toEqual([caseId]);
+    const after = ((await (await api(`/api/projects/${P}/cases/${caseId}`)).json()) as { case: Record<string, unknown> }).case;
+    expect(after).toEqual(before);
+    // Still the harness's own case: its replay settles at once.
+    const replay = await api(`/api/projects/${P}/cases/${caseId}/replay`, post({}));
+    expect(((await replay.json()) as { scorecard: { status: string } }).scorecard.status).toBe("passed");
   });
 
   it("a human approval is enough to promote an agent case; the rule is mirrored to R2", async () => {

@@ -61,6 +61,37 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
     expect(runs).toEqual([{ run_id: "r_dead", status: "finished", stop_reason: "ERROR" }]);
   });
 
+  it("its trace is ended too, so a verdict on it blames the restart (environment), not the agent", async () => {
+    const { id } = await store.create({});
+    await store.appendMessage(id, userMessage(id, "m_u"));
+    await runInDurableObject(store.stub(id), (_instance, state) => {
+      state.storage.sql.exec(`INSERT INTO runs (run_id, status, started_at, start_seq) VALUES ('r_dead', 'running', ?, 1)`, T0);
+    });
+    useSessionDeps(id, { ids: counterIds() });
+    await abortAllDurableObjects();
+    expect((await store.info(id))!.status).toBe("idle");
+    const trace = (await (await exports.default.fetch(`http://localhost/api/sessions/${id}/trace`)).text())
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // The run never opened its trace: it is opened and ended with the code the run ended with.
+    expect(trace.map((r) => [r.type, r.kind, r.runId, r.status ?? null, r.stopReason ?? null])).toEqual([
+      ["span_start", "run", "r_dead", null, null],
+      ["span_end", "run", "r_dead", "error", "run_interrupted"],
+    ]);
+    const verdict = await exports.default.fetch(`http://localhost/api/sessions/${id}/judgements`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ runId: "r_dead", judgeName: "ci", result: "fail", artifactRefs: ["src/a.ts"] }),
+    });
+    expect(verdict.status).toBe(201);
+    const { attribution } = (await verdict.json()) as { attribution: { classification: string; caseId: string | null } };
+    expect({ classification: attribution.classification, caseId: attribution.caseId }).toEqual({
+      classification: "environment",
+      caseId: null,
+    });
+  });
+
   it("accepted but stopped before it logged its start: the start and the prompt are logged, then it is closed", async () => {
     const { id } = await store.create({});
     await store.appendMessage(id, userMessage(id, "m_u"));
