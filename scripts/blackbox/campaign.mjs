@@ -612,6 +612,25 @@ const checks = {
       `${bad.length - wrong.length}/${bad.length} refusals as documented; quarantine lines ${quarantine.map((q) => q.line).join(",")}`,
     );
 
+    // A trace import under the size limit naming 100,000 runs (hunt 11: 71 s, the project held meanwhile):
+    // it and a request to the same project made while it runs both answer in seconds.
+    const lines = Array.from({ length: 100_000 }, (_, i) => `{"type":"span_start","run_id":"r${i}"}`).join("\n");
+    const started = Date.now();
+    const bigImport = request(ctx.base, new http.Agent(), "POST", `/api/projects/${P}/traces`, {
+      body: lines,
+      headers: { "content-type": "application/x-ndjson" },
+      timeoutMs: 120_000,
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const during = await request(ctx.base, agent, "GET", `/api/projects/${P}/cases`, { timeoutMs: 120_000 });
+    const imported = await bigImport;
+    const importMs = Date.now() - started;
+    record(
+      "learning.bigImport",
+      imported.status === 201 && importMs < 10_000 && during.ms < 10_000,
+      `100,000 runs in ${(lines.length / 1e6).toFixed(1)} MB: ${imported.status} in ${importMs} ms; the project's cases meanwhile in ${during.ms} ms (${during.status})`,
+    );
+
     // kill -9, then: the case, the trace and the quarantine are still there; replay and promote.
     const traceBefore = (await request(ctx.base, agent, "GET", `/api/sessions/${sessions[0]}/trace`)).body;
     agent.destroy();
@@ -1050,6 +1069,15 @@ const checks = {
         .split("\n")
         .map((l) => JSON.parse(l));
       const last = messages.at(-1);
+      // The trace of the cut-off run is ended too: its open action observed, its run span ended with run_interrupted.
+      const trace = (await request(ctx.base, after, "GET", `/api/sessions/${sessionId}/trace`)).body
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      const runEnd = trace.find((r) => r.type === "span_end" && r.kind === "run");
+      const openActions = trace.filter(
+        (r) => r.type === "action" && !trace.some((o) => o.type === "observation" && o.actionId === r.actionId),
+      );
       ctx.model.requests.length = 0;
       const next = await request(ctx.base, after, "POST", `/api/sessions/${sessionId}/messages/stream`, {
         ...json({ text: "hello again" }),
@@ -1065,11 +1093,13 @@ const checks = {
         last.stopReason === "ERROR" &&
         (name !== "mid-stream" || last.text === "partial answer ") &&
         unanswered.length === 0 &&
+        runEnd?.stopReason === "run_interrupted" &&
+        openActions.length === 0 &&
         sseEvents(next.body).at(-1)?.type === "agent_completed";
       record(
         "crash",
         ok,
-        `${name}: closed with ${events.at(-1)?.code}, closing message text ${JSON.stringify(last.text)}, ${messages.filter((m) => m.kind === "tool_result").length} tool result(s); next prompt sent ${unanswered.length} unanswered tool call(s) and ended ${sseEvents(next.body).at(-1)?.type}`,
+        `${name}: closed with ${events.at(-1)?.code} (trace: run ended ${runEnd?.stopReason}, ${openActions.length} action(s) left open), closing message text ${JSON.stringify(last.text)}, ${messages.filter((m) => m.kind === "tool_result").length} tool result(s); next prompt sent ${unanswered.length} unanswered tool call(s) and ended ${sseEvents(next.body).at(-1)?.type}`,
       );
     }
     after.destroy();
