@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { artifactPath, isSchemeRef } from "../awtl/artifacts";
+import { BUILT_IN_JUDGES } from "../awtl/builtin-judges";
 import { FailedTurnCase } from "../awtl/failed-turn-case";
 import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
 import { Scorecard } from "../awtl/scorecard";
@@ -172,7 +173,13 @@ const ARTIFACT_REF_RULE =
 /** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
 export const JudgementBody = z.strictObject({
   runId: nonBlank.max(100),
-  judgeName: nonBlank.max(100).regex(/^[^\p{Cc}\u2028\u2029]*$/u, { message: "must be one line without control characters" }),
+  judgeName: nonBlank
+    .max(100)
+    .regex(/^[^\p{Cc}\u2028\u2029]*$/u, { message: "must be one line without control characters" })
+    // The harness's own judges' names: an external verdict under one would pass for the harness's.
+    .regex(new RegExp(`^(?!(?:${Object.values(BUILT_IN_JUDGES).join("|")})$)`), {
+      message: "is the name of one of the harness's own judges",
+    }),
   result: JudgeVerdict,
   sourceActionId: nonBlank.max(100).optional(),
   artifactRefs: z

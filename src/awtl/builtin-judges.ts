@@ -10,9 +10,6 @@ export const BUILT_IN_JUDGES = {
   model: "model-error",
 } as const;
 
-const BUILT_IN_NAMES: ReadonlySet<string> = new Set(Object.values(BUILT_IN_JUDGES));
-export const isBuiltInJudge = (name: string) => BUILT_IN_NAMES.has(name);
-
 /** A verdict before the log gives it its seq. */
 export type JudgeDraft = Omit<JudgeResult, "writerSeq" | "judgeId" | "taskId" | "attemptId" | "createdAt" | "type">;
 

@@ -77,6 +77,12 @@ describe("judgements", () => {
     expect(
       await errorOf(await api(`/api/sessions/${sessionId}/judgements`, post({ ...verdict, runId, sourceActionId: "ac_nope" }))),
     ).toEqual([404, "action_not_found"]);
+    // The harness's own judges' names are not for external verdicts.
+    for (const judgeName of ["tool-error", "policy", "run-limit", "model-error"])
+      expect(await errorOf(await api(`/api/sessions/${sessionId}/judgements`, post({ ...verdict, runId, judgeName }))), judgeName).toEqual([
+        400,
+        "invalid_body",
+      ]);
     expect(await errorOf(await api(`/api/sessions/${sessionId}/judgements`, post({ ...verdict, runId, result: "failed" })))).toEqual([
       400,
       "invalid_body",
