@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AttributionRecord, formatIssues, type JudgeResult, type TraceAction, type TraceObservation, type TraceRecord } from "../domain";
+import { artifactPath, isSchemeRef } from "./artifacts";
 
 /** Seed 003's snake_case field names and ours. */
 const FIELD_NAMES: Record<string, string> = {
@@ -64,7 +65,15 @@ const ImportedLine = z.discriminatedUnion("type", [
     result: z.enum(["pass", "fail", "warn", "failed", "passed"]),
     sourceActionId: text.nullable().optional(),
     spanId: text.optional(),
-    artifactRefs: z.array(text).max(200).default([]),
+    // As a judgement takes them: a path inside the workspace, or a ref with a scheme (ci:job-12).
+    artifactRefs: z
+      .array(
+        text.refine((ref) => isSchemeRef(ref) || artifactPath(ref) !== null, {
+          message: "must be a path inside the workspace or a ref with a scheme",
+        }),
+      )
+      .max(200)
+      .default([]),
     detail: z.string().max(2000).default(""),
     failureKind: z.string().max(100).optional(),
     turnId: text.nullable().optional(),

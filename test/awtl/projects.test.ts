@@ -494,6 +494,16 @@ describe("importing foreign traces", () => {
           writer_seq: 7,
         }),
       ),
+      // A ref above the workspace's root, as a judgement may not name one either.
+      enc.encode(
+        JSON.stringify({
+          type: "judge_result",
+          run_id: "ext-9",
+          judge_name: "pytest",
+          result: "fail",
+          artifact_refs: ["../../etc/passwd"],
+        }),
+      ),
     ];
     const body = new Uint8Array(lines.reduce((n, l) => n + l.length + 1, 0));
     let at = 0;
@@ -505,14 +515,14 @@ describe("importing foreign traces", () => {
     const res = await api("/api/projects/p_import/traces", { method: "POST", headers: { "content-type": "application/x-ndjson" }, body });
     expect(res.status).toBe(201);
     const summary = (await res.json()) as { importId: string; imported: number; quarantined: number; caseIds: string[] };
-    expect(summary).toMatchObject({ imported: 4, quarantined: 5 });
+    expect(summary).toMatchObject({ imported: 4, quarantined: 6 });
     expect(summary.caseIds).toHaveLength(1);
 
     const { quarantine } = (await (await api("/api/projects/p_import/quarantine")).json()) as {
       quarantine: { importId: string; line: number; sha256: string; reason: string }[];
     };
     expect(quarantine.map((q) => [q.importId, q.line, q.sha256])).toEqual(
-      await Promise.all([3, 5, 6, 7, 8].map(async (n) => [summary.importId, n, await sha256(lines[n - 1]!)])),
+      await Promise.all([3, 5, 6, 7, 8, 11].map(async (n) => [summary.importId, n, await sha256(lines[n - 1]!)])),
     );
     const reasons = quarantine.map((q) => q.reason);
     expect(reasons[0]).toMatch(/^malformed JSON/);
@@ -520,6 +530,7 @@ describe("importing foreign traces", () => {
     expect(reasons[2]).toMatch(/type/);
     expect(reasons[3]).toBe("not valid UTF-8");
     expect(reasons[4]).toMatch(/runId/);
+    expect(reasons[5]).toMatch(/artifactRefs\.0: must be a path inside the workspace or a ref with a scheme/);
 
     const [found] = await casesOf(api, "p_import");
     expect(found).toMatchObject({ caseId: summary.caseIds[0], imported: true, artifactRefs: ["app/main.py"] });
