@@ -27,8 +27,9 @@ export interface CaseReplayDeps {
 }
 
 /**
- * Re-runs a case's failing run with the replay model against the current tools and the origin's
- * workspace snapshot, in a new session of the same tenant and project, and records the scorecard:
+ * Re-runs a case's failing run with the replay model against the current tools and the workspace as
+ * the run found it (a fork of the origin session before the run), in a new session of the same
+ * tenant and project, and records the scorecard:
  * for a built-in judge at once (did the same failure recur?), for an external one `pending` until a
  * judgement on the replay run arrives.
  */
@@ -73,24 +74,30 @@ async function replayOnce(deps: CaseReplayDeps, ref: ProjectRef, found: FailedTu
   const info = unwrapResult(await store.stub(origin.sessionId).runInfo(origin.runId));
   if (!info) return unavailable("origin_run_unrecorded");
 
+  // A run after the first found the workspace as the runs before it left it (their edits), and its
+  // conversation: the replay starts from a fork of the origin at the message before the run, and the
+  // replay model, counting the fork's assistant turns, plays the run's own turns. A first run starts
+  // from the snapshot alone.
   let replaySession: string;
+  let replayOffset = 0;
   try {
-    const created = await store.create({
-      workspaceId: info.workspaceId,
-      projectId: meta.projectId,
-      title: `replay of ${found.caseId}`,
-      owner: ref.tenant,
-    });
-    replaySession = created.id;
+    const title = `replay of ${found.caseId}`;
+    if (info.parentMessageId !== null) {
+      replaySession = (await store.fork(origin.sessionId, ref.tenant, { atMessageId: info.parentMessageId, title })).id;
+    } else {
+      replaySession = (await store.create({ workspaceId: info.workspaceId, projectId: meta.projectId, title, owner: ref.tenant })).id;
+      replayOffset = info.assistantOffset;
+    }
   } catch (err) {
     if (err instanceof HarnessError && err.code === "workspace_not_found") return unavailable("workspace_gone");
+    if (err instanceof HarnessError) return unavailable(err.code);
     throw err;
   }
   const command: AgentPromptCommand = {
     ...info.command,
     sessionId: replaySession,
     model: `${REPLAY_MODEL_PREFIX}${origin.sessionId}`,
-    replayOffset: info.assistantOffset,
+    replayOffset,
   };
   delete command.retryOf;
   const { runId, endCode } = await runToEnd(store, replaySession, command);

@@ -89,6 +89,8 @@ export interface RunInfo {
   /** Assistant turns recorded before the run (a replay of it skips them). */
   assistantOffset: number;
   workspaceId: string | null;
+  /** The newest message before the run's prompt (null for the session's first run): a fork there has the workspace as the run found it. */
+  parentMessageId: string | null;
 }
 
 /** The paths of the streaming endpoints inside the object (only the path of the URL matters). */

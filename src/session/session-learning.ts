@@ -137,10 +137,13 @@ export class SessionLearning {
     return readable(async () => {
       // The run's first message is its prompt; the replay starts at the assistant turns after it.
       const [first] = await readLogLines(this.deps.log, this.deps.bucket, "messages", run.startSeq);
+      const prompt = first ? decodeMessageLine(first.body, first.seq, this.id) : null;
       const history = await loadStoredMessages(this.deps.log, this.deps.bucket, this.id);
-      const at = first ? history.findIndex((m) => m.id === decodeMessageLine(first.body, first.seq, this.id).id) : history.length;
+      const at = prompt ? history.findIndex((m) => m.id === prompt.id) : history.length;
       const assistantOffset = history.slice(0, at < 0 ? history.length : at).filter((m) => m.kind === "assistant").length;
-      return { command, assistantOffset, workspaceId: this.deps.describe().workspaceId };
+      // Before the run: the parent of its prompt, or (no message of its own yet) the session's newest one.
+      const parentMessageId = prompt ? prompt.parentId : (history.at(-1)?.id ?? null);
+      return { command, assistantOffset, workspaceId: this.deps.describe().workspaceId, parentMessageId };
     });
   }
 

@@ -217,6 +217,30 @@ describe("cases, replay, approval and promotion", () => {
     ]);
   });
 
+  it("a replay starts from the workspace as the failing run found it: an earlier run's edit is there", async () => {
+    const P = "p_replay_fork";
+    const { sessionId } = await openSession(api, {
+      workspaceId,
+      projectId: P,
+      answers: [
+        model.tools({ id: "w1", name: "write", args: { path: "notes.txt", content: "alpha\n" } }),
+        model.text("written"),
+        model.tools({ id: "e1", name: "edit", args: { path: "notes.txt", oldText: "beta", newText: "gamma" } }),
+        model.text("done"),
+      ],
+    });
+    await prompt(api, sessionId, { text: "write the notes", allowWrite: true });
+    await prompt(api, sessionId, { text: "fix the notes", allowWrite: true });
+    const cases = await casesOf(api, P);
+    expect(cases.map((c) => [(c.origin as { failureKind: string }).failureKind, c.artifactRefs])).toEqual([["no_match", ["notes.txt"]]]);
+    // From the snapshot alone the edit would fail otherwise (not_found): the failure would look gone.
+    const replay = await api(`/api/projects/${P}/cases/${cases[0]!.caseId}/replay`, post({}));
+    const { scorecard } = (await replay.json()) as { scorecard: { status: string; replay: { sessionId: string } } };
+    expect(scorecard.status).toBe("passed");
+    const forked = (await (await api(`/api/sessions/${scorecard.replay.sessionId}`)).json()) as { forkedFrom?: { sessionId: string } };
+    expect(forked.forkedFrom?.sessionId).toBe(sessionId);
+  });
+
   it("the session's own trace imported back into its project changes nothing of the live case", async () => {
     const P = "p_own_export";
     const { sessionId } = await openSession(api, {
