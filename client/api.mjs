@@ -83,7 +83,18 @@ export class HarnessApi {
    */
   async json(method, path, body) {
     const res = await this.request(method, path, body === undefined ? {} : { body: JSON.stringify(body), type: "application/json" });
-    return res.json();
+    const text = await res.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Not the harness (a page, a proxy's login, another port): say so, without the page's bytes.
+      const type = res.headers.get("content-type") ?? "no content type";
+      throw new ApiError(
+        res.status,
+        "unexpected_answer",
+        `${method} ${path} answered ${res.status} with ${type}, not JSON: is --url the harness?`,
+      );
+    }
   }
 
   /**
@@ -124,6 +135,11 @@ export class HarnessApi {
   /** @param {{ limit?: number; cursor?: string }} [page] */
   listWorkspaces(page = {}) {
     return this.json("GET", `/api/workspaces${pageQuery(page)}`);
+  }
+
+  /** Aborts the session's active run. @param {string} id @returns {Promise<{ aborted: boolean; runId: string | null }>} */
+  abort(id) {
+    return this.json("POST", `/api/sessions/${encodeURIComponent(id)}/abort`, {});
   }
 
   /** Deletes a session (`s_...`) or a workspace snapshot (`w_...`). @param {string} id */

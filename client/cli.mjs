@@ -1,5 +1,6 @@
 // The pi-harness terminal client: `run` (pack, upload, open a session, stream the run), `sessions`,
-// `workspaces`, `show <id>`, `changes <id>`, `delete <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage.
+// `workspaces`, `show <id>`, `changes <id>`, `abort <id>`, `delete <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage,
+// 130 a run stopped with Ctrl-C.
 import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ApiError, HarnessApi } from "./api.mjs";
@@ -17,6 +18,7 @@ Commands:
   workspaces [--limit N] [--cursor C]              list your uploaded workspaces, newest first
   show ID                                          a session's conversation
   changes ID                                       a session's changes as a diff (pipe to git apply)
+  abort ID                                         stop a session's active run
   delete ID                                        delete a session (s_...) or a workspace (w_...)
 
 Options:
@@ -33,7 +35,23 @@ Options:
   -h, --help             this text`;
 
 /** @typedef {{ write(text: string): unknown; isTTY?: boolean }} Output */
-/** @typedef {{ stdout: Output; stderr: Output; env: Record<string, string | undefined>; reconnectDelayMs?: number }} Io */
+/**
+ * @typedef {object} Io
+ * @property {Output} stdout
+ * @property {Output} stderr
+ * @property {Record<string, string | undefined>} env
+ * @property {number} [reconnectDelayMs]
+ * @property {(handler: () => void) => () => void} [onInterrupt] calls `handler` on Ctrl-C; returns the unsubscribe (default: SIGINT)
+ * @property {(code: number) => void} [exit] leaves at once (default: process.exit)
+ */
+
+/** @param {() => void} handler */
+function onSigint(handler) {
+  process.on("SIGINT", handler);
+  return () => {
+    process.off("SIGINT", handler);
+  };
+}
 
 class UsageError extends Error {}
 
@@ -75,7 +93,13 @@ export async function main(argv, io) {
     (values.help || command === "help" ? io.stdout : io.stderr).write(`${USAGE}\n`);
     return values.help || command === "help" ? 0 : 2;
   }
-  const api = new HarnessApi(values.url ?? io.env.PI_HARNESS_URL ?? DEFAULT_URL, values.token ?? io.env.PI_HARNESS_TOKEN);
+  const url = values.url ?? io.env.PI_HARNESS_URL ?? DEFAULT_URL;
+  // The viewer's link (`.../#/s/...`) is not the API's address: every request would reach the page.
+  if (/[#?]/.test(url)) {
+    io.stderr.write(`--url ${visible(url)}: give the harness's address without a query or a fragment, e.g. ${DEFAULT_URL}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const api = new HarnessApi(url, values.token ?? io.env.PI_HARNESS_TOKEN);
   try {
     switch (command) {
       case "run":
@@ -92,9 +116,18 @@ export async function main(argv, io) {
       }
       case "show":
         return await show(api, oneId(rest), values.json, io);
-      case "changes":
-        io.stdout.write(await api.changes(oneId(rest)));
+      case "changes": {
+        const diff = await api.changes(oneId(rest));
+        // Raw for `| git apply`; on a terminal as `run` shows it, so a file's escape sequences stay text.
+        io.stdout.write(io.stdout.isTTY === true ? colorDiff(diff, paint(io.env.NO_COLOR === undefined)) : diff);
         return 0;
+      }
+      case "abort": {
+        const { aborted, runId } = await api.abort(oneId(rest));
+        if (values.json) io.stdout.write(`${JSON.stringify({ aborted, runId })}\n`);
+        else io.stdout.write(aborted ? `aborted ${visible(String(runId))}\n` : "no run was active\n");
+        return 0;
+      }
       default:
         throw new UsageError(`unknown command '${command}'`);
     }
@@ -107,7 +140,9 @@ export async function main(argv, io) {
       io.stderr.write(`error: ${visible(`${err.code}: ${err.message}`)}${err.requestId ? ` (request ${visible(err.requestId)})` : ""}\n`);
       return 1;
     }
-    throw err;
+    // Anything else (a directory that cannot be read, a file that went away while packing): its words, no stack.
+    io.stderr.write(`error: ${visible(err instanceof Error ? err.message : String(err))}\n`);
+    return 1;
   }
 }
 
@@ -175,6 +210,15 @@ async function run(api, values, text, io) {
   /** @type {Record<string, any> | null} */
   let terminal = null;
   let userMessageId = null;
+  // Ctrl-C stops the run on the server too (leaving the stream alone does not), and the stream goes
+  // on to the run's end; a second Ctrl-C leaves at once.
+  let interrupts = 0;
+  const runSession = sessionId;
+  const unsubscribe = (io.onInterrupt ?? onSigint)(() => {
+    if (++interrupts > 1) return (io.exit ?? process.exit)(130);
+    io.stderr.write("stopping the run (Ctrl-C again to leave without waiting)\n");
+    api.abort(runSession).catch((/** @type {Error} */ err) => io.stderr.write(`could not stop the run: ${visible(err.message)}\n`));
+  });
   try {
     const events = followRun(api, sessionId, prompt, {
       onReconnect: (info) => progress.reconnecting(info),
@@ -187,9 +231,13 @@ async function run(api, values, text, io) {
       if (event.type === "agent_completed" || event.type === "agent_error") terminal = event;
     }
   } finally {
+    unsubscribe();
     progress.stop();
   }
-  if (values.json) return terminal?.type === "agent_completed" ? 0 : 1;
+  // Stopped by the user: the shell's code for Ctrl-C, once the run has ended.
+  const done = terminal?.type === "agent_completed" ? 0 : 1;
+  const exitCode = interrupts > 0 ? 130 : done;
+  if (values.json) return exitCode;
 
   const p = paint(color);
   if (hasWorkspace) {
@@ -204,7 +252,7 @@ async function run(api, values, text, io) {
     io.stderr.write("error: the run's stream ended without its final event\n");
     return 1;
   }
-  return terminal.type === "agent_completed" ? 0 : 1;
+  return exitCode;
 }
 
 /**

@@ -1,20 +1,29 @@
-// Packs a directory for upload the way git would see it: .gitignore files (at every level, deeper
-// ones winning) and .git/info/exclude are honoured, and .git/, node_modules/ and .env* are left out
-// unless asked for. The result is a tar.gz that POST /api/workspaces accepts.
-import { lstat, readdir, readFile } from "node:fs/promises";
+// Packs a directory for upload the way git would see it, and the result is a tar.gz that POST
+// /api/workspaces accepts. Inside a git work tree git itself lists the files (`git ls-files
+// --cached --others --exclude-standard`: every .gitignore from the repository's root down,
+// info/exclude, worktrees and submodules as git reads them); elsewhere the directory is walked with
+// its .gitignore files and .git/info/exclude. Either way .git, node_modules/ and .env* are left out
+// unless asked for.
+import { execFile } from "node:child_process";
+import { constants } from "node:fs";
+import { access, lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { buffer } from "node:stream/consumers";
+import { pipeline } from "node:stream/promises";
+import { promisify } from "node:util";
 import { createGzip } from "node:zlib";
 import ignore from "ignore";
 import { packTar } from "modern-tar/fs";
 
-/** Never packed unless asked for: the repository's own data, installed dependencies, secrets. */
-export const DEFAULT_EXCLUDES = { git: ".git/", nodeModules: "node_modules/", env: ".env*" };
+const execFileAsync = promisify(execFile);
+
+/** Never packed unless asked for: the repository's own data (a directory, or a worktree's file), installed dependencies, secrets. */
+export const DEFAULT_EXCLUDES = { git: ".git", nodeModules: "node_modules/", env: ".env*" };
 
 /**
  * @typedef {object} PackOptions
  * @property {boolean} [includeEnv] pack .env* files too
  * @property {boolean} [includeNodeModules] pack node_modules/ too
+ * @property {boolean} [useGit] ask git for the list when the directory is in a work tree (default true)
  */
 
 /**
@@ -25,25 +34,119 @@ export const DEFAULT_EXCLUDES = { git: ".git/", nodeModules: "node_modules/", en
  * @property {number} mode permission bits
  */
 
+/** @typedef {{ path: string; reason: string }} Skipped */
+
 /**
  * The rules of one .gitignore: `dir` is where it sits, relative to the root ("" for the root).
  * @typedef {{ dir: string; ig: import("ignore").Ignore }} Rules
  */
 
 /**
- * The files to pack, in path order. Symbolic links and special files are left out (a workspace
- * holds regular files only) and reported in `skipped`.
+ * The files to pack, in path order. Symbolic links, special files, nested repositories, unreadable
+ * files and names the archive cannot carry are left out (a workspace holds regular files only) and
+ * reported in `skipped`.
  * @param {string} root
  * @param {PackOptions} [options]
- * @returns {Promise<{ files: PackedFile[]; skipped: { path: string; reason: string }[] }>}
+ * @returns {Promise<{ files: PackedFile[]; skipped: Skipped[] }>}
  */
 export async function listWorkspaceFiles(root, options = {}) {
-  const defaults = ignore().add(DEFAULT_EXCLUDES.git);
+  // Exactly these names, in their case, as the docs name them.
+  const defaults = ignore({ ignorecase: false }).add(DEFAULT_EXCLUDES.git);
   if (!options.includeNodeModules) defaults.add(DEFAULT_EXCLUDES.nodeModules);
   if (!options.includeEnv) defaults.add(DEFAULT_EXCLUDES.env);
+  const listed = options.useGit === false ? null : await gitListing(root);
+  // Nothing from git (not a work tree, or a directory git ignores as a whole, such as a build
+  // output the user named on purpose): the directory itself, walked with its own rules.
+  const found = listed && listed.length > 0 ? await fromGit(root, listed, defaults) : await walkTree(root, defaults);
   /** @type {PackedFile[]} */
   const files = [];
-  /** @type {{ path: string; reason: string }[]} */
+  const skipped = found.skipped;
+  for (const file of found.files) {
+    const unfit = unfitName(file.path) ?? (await unreadable(file.source));
+    if (unfit) skipped.push({ path: file.path, reason: unfit });
+    else files.push(file);
+  }
+  files.sort((a, b) => compare(a.path, b.path));
+  skipped.sort((a, b) => compare(a.path, b.path));
+  return { files, skipped };
+}
+
+/**
+ * Packs the directory as a tar.gz in memory.
+ * @param {string} root
+ * @param {PackOptions} [options]
+ * @returns {Promise<{ archive: Buffer; files: PackedFile[]; bytes: number; skipped: Skipped[] }>}
+ */
+export async function packWorkspace(root, options = {}) {
+  const { files, skipped } = await listWorkspaceFiles(root, options);
+  /** @type {import("modern-tar/fs").TarSource[]} */
+  const sources = files.map((f) => ({ type: "file", source: f.source, target: f.path, mode: f.mode, mtime: new Date(0) }));
+  /** @type {Buffer[]} */
+  const chunks = [];
+  // pipeline, not pipe: an error of either stream (a file that went away meanwhile) rejects here.
+  await pipeline(packTar(sources), createGzip(), async (/** @type {AsyncIterable<Buffer>} */ gzipped) => {
+    for await (const chunk of gzipped) chunks.push(chunk);
+  });
+  return { archive: Buffer.concat(chunks), files, bytes: files.reduce((sum, f) => sum + f.size, 0), skipped };
+}
+
+/**
+ * The paths git lists under `root`, relative to it, when `root` is inside a work tree; null when it is
+ * not, or git cannot be run.
+ * @param {string} root
+ * @returns {Promise<string[] | null>}
+ */
+async function gitListing(root) {
+  try {
+    const { stdout } = await execFileAsync("git", ["-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+      encoding: "buffer",
+      maxBuffer: 512 * 1024 * 1024,
+    });
+    return stdout
+      .toString("utf8")
+      .split("\0")
+      .filter((p) => p !== "");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Git's list, minus the default exclusions, as files on disk: a path git still has in its index but
+ * that is gone from the disk is left out; a directory (a submodule, a repository inside this one)
+ * is skipped, as git does not look inside it.
+ * @param {string} root
+ * @param {string[]} listed
+ * @param {import("ignore").Ignore} defaults
+ */
+async function fromGit(root, listed, defaults) {
+  /** @type {PackedFile[]} */
+  const files = [];
+  /** @type {Skipped[]} */
+  const skipped = [];
+  for (const entry of listed) {
+    const relPath = entry.endsWith("/") ? entry.slice(0, -1) : entry;
+    if (defaults.ignores(entry)) continue;
+    const source = path.join(root, relPath);
+    const stat = await lstat(source).catch(() => null);
+    if (stat === null) continue;
+    if (stat.isFile()) files.push({ path: relPath, source, size: stat.size, mode: stat.mode & 0o777 });
+    else skipped.push({ path: relPath, reason: kindOf(stat) });
+  }
+  return { files, skipped };
+}
+
+/**
+ * Outside a work tree: the directory walked with its .gitignore files (deeper ones winning) and
+ * .git/info/exclude. Known limit of this path (not of git's): a directory excluded at one level and
+ * re-included deeper is entered, but the `ignore` library judges its files by the outer exclusion.
+ * @param {string} root
+ * @param {import("ignore").Ignore} defaults
+ */
+async function walkTree(root, defaults) {
+  /** @type {PackedFile[]} */
+  const files = [];
+  /** @type {Skipped[]} */
   const skipped = [];
 
   /**
@@ -52,7 +155,14 @@ export async function listWorkspaceFiles(root, options = {}) {
    */
   async function walk(rel, chain) {
     const abs = path.join(root, rel);
-    const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) => compare(a.name, b.name));
+    let entries;
+    try {
+      entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) => compare(a.name, b.name));
+    } catch (err) {
+      // A directory git could not open either: it says so and goes on.
+      skipped.push({ path: rel, reason: `not readable (${/** @type {NodeJS.ErrnoException} */ (err).code})` });
+      return;
+    }
     for (const entry of entries) {
       const relPath = rel === "" ? entry.name : `${rel}/${entry.name}`;
       const isDir = entry.isDirectory();
@@ -65,7 +175,7 @@ export async function listWorkspaceFiles(root, options = {}) {
       const source = path.join(abs, entry.name);
       const stat = await lstat(source);
       if (stat.isFile()) files.push({ path: relPath, source, size: stat.size, mode: stat.mode & 0o777 });
-      else skipped.push({ path: relPath, reason: stat.isSymbolicLink() ? "symbolic link" : "not a regular file" });
+      else skipped.push({ path: relPath, reason: kindOf(stat) });
     }
   }
 
@@ -74,18 +184,32 @@ export async function listWorkspaceFiles(root, options = {}) {
   return { files, skipped };
 }
 
+/** @param {import("node:fs").Stats} stat */
+function kindOf(stat) {
+  if (stat.isSymbolicLink()) return "symbolic link";
+  if (stat.isDirectory()) return "a git submodule or a repository inside this one";
+  return "not a regular file";
+}
+
 /**
- * Packs the directory as a tar.gz in memory.
- * @param {string} root
- * @param {PackOptions} [options]
- * @returns {Promise<{ archive: Buffer; files: PackedFile[]; bytes: number; skipped: { path: string; reason: string }[] }>}
+ * Why the tar writer cannot carry a name as it is, or null: it reads `\` as a separator and drops a
+ * leading drive letter (`C:`), so such a name would land on another path, maybe another file's.
+ * @param {string} relPath
  */
-export async function packWorkspace(root, options = {}) {
-  const { files, skipped } = await listWorkspaceFiles(root, options);
-  /** @type {import("modern-tar/fs").TarSource[]} */
-  const sources = files.map((f) => ({ type: "file", source: f.source, target: f.path, mode: f.mode, mtime: new Date(0) }));
-  const archive = await buffer(packTar(sources).pipe(createGzip()));
-  return { archive, files, bytes: files.reduce((sum, f) => sum + f.size, 0), skipped };
+function unfitName(relPath) {
+  if (relPath.includes("\\")) return "a backslash in the name (the archive would read it as a directory separator)";
+  if (/^[A-Za-z]:/.test(relPath)) return "a drive letter at the start of the name (the archive would drop it)";
+  return null;
+}
+
+/** Why a file cannot be packed, or null when it can be read. @param {string} source */
+async function unreadable(source) {
+  try {
+    await access(source, constants.R_OK);
+    return null;
+  } catch (err) {
+    return `not readable (${/** @type {NodeJS.ErrnoException} */ (err).code})`;
+  }
 }
 
 /**
@@ -106,17 +230,18 @@ function ignoredBy(chain, relPath, isDir) {
 }
 
 /**
- * The lines of an ignore file, or none when it does not exist.
+ * The lines of an ignore file, or none when there is no readable one. As git: a leading BOM is not
+ * part of the first rule, and a symbolic link is not followed (it could point out of the tree).
  * @param {string} file
  * @returns {Promise<string[]>}
  */
 async function readRules(file) {
   try {
-    return (await readFile(file, "utf8")).split(/\r?\n/);
-  } catch (err) {
-    if (/** @type {NodeJS.ErrnoException} */ (err).code === "ENOENT" || /** @type {NodeJS.ErrnoException} */ (err).code === "ENOTDIR")
-      return [];
-    throw err;
+    if ((await lstat(file)).isSymbolicLink()) return [];
+    return (await readFile(file, "utf8")).replace(/^\uFEFF/, "").split(/\r?\n/);
+  } catch {
+    // Missing, a directory, unreadable: no rules, as git goes on without them.
+    return [];
   }
 }
 

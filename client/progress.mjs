@@ -65,7 +65,8 @@ export class RunProgress {
 
   /** @param {string} text a line for the user, before the run starts */
   note(text) {
-    this.print(`${this.p.dim(text)}\n`);
+    // Notes name files and echo the server's words: never a terminal escape from either.
+    this.print(`${this.p.dim(visible(text))}\n`);
   }
 
   /** @param {import("./event-stream.mjs").StreamedEvent} event */

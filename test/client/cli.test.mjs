@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -214,6 +215,82 @@ describe("pi-harness run", () => {
     assert.equal(again.code, 1);
     assert.match(again.stderr, /^error: workspace_not_found: /);
     assert.equal((await cli(["delete"])).code, 2);
+  });
+
+  it("Ctrl-C stops the run on the server and follows it to its end; abort ID stops a session's run", async () => {
+    let interrupt = () => {};
+    let stderr = "";
+    let stdout = "";
+    const running = main(["--url", dev.base, "run", "HANG"], {
+      stdout: { write: (s) => (stdout += s) },
+      stderr: { write: (s) => (stderr += s) },
+      env: { PI_HARNESS_TOKEN: TOKEN },
+      reconnectDelayMs: 100,
+      onInterrupt: (handler) => {
+        interrupt = handler;
+        return () => {
+          interrupt = () => {};
+        };
+      },
+    });
+    for (let i = 0; i < 100 && !stdout.includes("partial answer"); i++) await new Promise((r) => setTimeout(r, 100));
+    interrupt();
+    assert.equal(await running, 130);
+    assert.match(stderr, /^stopping the run \(Ctrl-C again to leave without waiting\)$/m);
+    const sessionId = sessionIdOf(stdout);
+    const info = await (await api(`/api/sessions/${sessionId}`)).json();
+    assert.equal(info.status, "idle");
+    const events = (await (await api(`/api/sessions/${sessionId}/events`)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.equal(events.at(-1).type, "agent_completed");
+    assert.equal(events.at(-1).stopReason, "ABORTED");
+    assert.deepEqual(await cli(["abort", sessionId]), { code: 0, stdout: "no run was active\n", stderr: "" });
+  });
+
+  it("changes on a terminal shows escape sequences as text; piped, the diff is raw for git apply", async () => {
+    const dir = workspaceDir();
+    const run = await cli([
+      "run",
+      "--workspace",
+      dir,
+      "--allow-write",
+      `TOOL write ${JSON.stringify({ path: "t.txt", content: "\u001b]0;PWNED\u0007\n" })}`,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const sessionId = sessionIdOf(run.stdout);
+    const piped = await cli(["changes", sessionId]);
+    assert.ok(piped.stdout.includes("+\u001b]0;PWNED\u0007"));
+    let tty = "";
+    const code = await main(["--url", dev.base, "changes", sessionId], {
+      stdout: { write: (s) => (tty += s), isTTY: true },
+      stderr: { write: () => {} },
+      env: { PI_HARNESS_TOKEN: TOKEN, NO_COLOR: "1" },
+    });
+    assert.equal(code, 0);
+    assert.ok(!tty.includes("\u001b") && tty.includes("+␛]0;PWNED␇"), JSON.stringify(tty));
+  });
+
+  it("a --url with a fragment exits 2; an answer that is not the harness's JSON is an error line, exit 1", async () => {
+    const fragment = await cli(["sessions"], { url: `${dev.base}/#/s/s_x` });
+    assert.equal(fragment.code, 2);
+    assert.match(fragment.stderr, /give the harness's address without a query or a fragment/);
+    const page = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html>\u001b]0;PWNED\u0007 a login page</html>");
+    });
+    await new Promise((r) => page.listen(0, "127.0.0.1", r));
+    try {
+      const html = await cli(["sessions"], { url: `http://127.0.0.1:${page.address().port}` });
+      assert.deepEqual(html, {
+        code: 1,
+        stdout: "",
+        stderr: "error: unexpected_answer: GET /api/sessions answered 200 with text/html, not JSON: is --url the harness?\n",
+      });
+    } finally {
+      page.close();
+    }
   });
 
   it("refusals: no token is 401 (exit 1); bad usage exits 2", async () => {

@@ -102,6 +102,93 @@ describe("listWorkspaceFiles", () => {
   });
 });
 
+/** A directory holding `files` (path -> text). */
+function tree(files) {
+  const root = mkdtempSync(path.join(os.tmpdir(), "pi-pack-"));
+  dirs.push(root);
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeFileSync(path.join(root, rel), content);
+  }
+  return root;
+}
+
+describe("listWorkspaceFiles: git's rules in and out of a repository", () => {
+  it("in a repository asks git, so a sub-directory keeps its parents' .gitignore and info/exclude (hunt 12)", async () => {
+    const repo = tree({
+      ".gitignore": "*.pem\nsecrets/\n",
+      "packages/app/index.js": "x\n",
+      "packages/app/server.pem": "key\n",
+      "packages/app/secrets/db.txt": "pw\n",
+      "packages/app/local-only.txt": "mine\n",
+    });
+    execFileSync("git", ["-C", repo, "init", "-q"]);
+    writeFileSync(path.join(repo, ".git", "info", "exclude"), "local-only.txt\n");
+    const { files } = await listWorkspaceFiles(path.join(repo, "packages", "app"));
+    assert.deepEqual(
+      files.map((f) => f.path),
+      ["index.js"],
+    );
+    // The walker alone (no git) reads no rule above the directory.
+    const walked = await listWorkspaceFiles(path.join(repo, "packages", "app"), { useGit: false });
+    assert.deepEqual(
+      walked.files.map((f) => f.path),
+      ["index.js", "local-only.txt", "secrets/db.txt", "server.pem"],
+    );
+  });
+
+  it("git's list and the walk agree on the fixture", async () => {
+    const root = fixture();
+    const walked = (await listWorkspaceFiles(root)).files.map((f) => f.path);
+    gitTracked(root);
+    assert.deepEqual(
+      (await listWorkspaceFiles(root)).files.map((f) => f.path),
+      walked,
+    );
+  });
+
+  it("without git: a BOM does not hide the first rule, a linked .gitignore is not followed, a .git file is not packed, the defaults keep their case", async () => {
+    const outside = tree({ rules: "a.txt\n" });
+    const root = tree({
+      ".gitignore": "\uFEFFsecret.txt\n",
+      "secret.txt": "s\n",
+      "a.txt": "a\n",
+      "sub/a.txt": "a\n",
+      ".git": "gitdir: /elsewhere/.git/worktrees/x\n",
+      "Node_Modules/x.js": "kept: not node_modules\n",
+      ".ENV.example": "kept: not .env*\n",
+    });
+    symlinkSync(path.join(outside, "rules"), path.join(root, "sub", ".gitignore"));
+    const { files, skipped } = await listWorkspaceFiles(root);
+    assert.deepEqual(
+      files.map((f) => f.path),
+      [".ENV.example", ".gitignore", "Node_Modules/x.js", "a.txt", "sub/a.txt"],
+    );
+    assert.deepEqual(skipped, [{ path: "sub/.gitignore", reason: "symbolic link" }]);
+  });
+
+  it("skips names the archive would put at another path (a backslash, a drive letter) instead of renaming them", async () => {
+    const root = tree({ "real\\f.txt": "fake\n", "real/f.txt": "real\n", "C:notes.txt": "fake\n", "notes.txt": "real\n" });
+    const packed = await packWorkspace(root, { useGit: false });
+    assert.deepEqual(
+      packed.files.map((f) => f.path),
+      ["notes.txt", "real/f.txt"],
+    );
+    assert.deepEqual(
+      packed.skipped.map((s) => s.path),
+      ["C:notes.txt", "real\\f.txt"],
+    );
+    const entries = await unpackTar(gunzipSync(packed.archive));
+    assert.deepEqual(
+      entries.map((e) => [e.header.name, new TextDecoder().decode(e.data)]),
+      [
+        ["notes.txt", "real\n"],
+        ["real/f.txt", "real\n"],
+      ],
+    );
+  });
+});
+
 describe("packWorkspace", () => {
   it("is a tar.gz of exactly those files, with their bytes and executable bits", async () => {
     const root = fixture();
