@@ -119,30 +119,28 @@ export const StreamTokenBody = z.strictObject({
     .default(DEFAULT_STREAM_TOKEN_TTL_SECONDS),
 });
 
-/** `GET /api/sessions?limit=&cursor=` (query strings, so the limit arrives as text). */
+/** `?limit=&cursor=` of a list route (query strings, so the limit arrives as text). */
+function pageQuery(max: number, fallback: number) {
+  return {
+    limit: z
+      .string()
+      .regex(/^\d{1,4}$/, { message: "must be a whole number" })
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(max))
+      .optional()
+      .meta({ description: `page size, 1-${max} (default ${fallback})` }),
+    cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
+  };
+}
+
+/** `GET /api/sessions?limit=&cursor=&projectId=`. */
 export const SessionListQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, { message: "must be a whole number" })
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(MAX_SESSION_PAGE))
-    .optional()
-    .meta({ description: `page size, 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})` }),
-  cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
+  ...pageQuery(MAX_SESSION_PAGE, DEFAULT_SESSION_PAGE),
   projectId: ProjectId.optional().meta({ description: "only the sessions of this project" }),
 });
 
 /** `GET /api/workspaces?limit=&cursor=`. */
-export const WorkspaceListQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, { message: "must be a whole number" })
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(MAX_WORKSPACE_PAGE))
-    .optional()
-    .meta({ description: `page size, 1-${MAX_WORKSPACE_PAGE} (default ${DEFAULT_WORKSPACE_PAGE})` }),
-  cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
-});
+export const WorkspaceListQuery = z.strictObject(pageQuery(MAX_WORKSPACE_PAGE, DEFAULT_WORKSPACE_PAGE));
 
 /** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
 export const ResumeSeq = z

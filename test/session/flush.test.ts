@@ -43,6 +43,21 @@ async function exported(stub: DurableObjectStub<SessionRpc>, stream: "messages" 
   return new Response(unwrap(await stub.exportJsonl(stream))).text();
 }
 
+/**
+ * A session with 4 MiB of events flushed to R2 (the threshold's 256 KiB segment, then segments of
+ * MAX_SEGMENT_BYTES), its R2 reads recorded from now on.
+ */
+async function longFlushedLog() {
+  const { id, stub } = await newSession();
+  await runInDurableObject(stub, (instance: SessionDO) => {
+    for (let i = 0; i < 500; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
+  });
+  expect(await stub.flush()).toMatchObject({ ok: true });
+  const { bucket, gets } = recordingBucket();
+  useSessionDeps(id, { bucket });
+  return { id, stub, gets };
+}
+
 /** Writes some of a session's history: messages and events interleaved. */
 async function seed(s: DurableSessionStore, id: string, from: number, count: number) {
   const messages: AgentMessage[] = [];
@@ -252,14 +267,7 @@ describe("flushing the log to R2", () => {
   });
 
   it("an export reads at most SEGMENT_PREFETCH_BYTES of segments ahead of its client", async () => {
-    const { id, stub } = await newSession();
-    // 4 MiB of events, flushed in one go: four segments of MAX_SEGMENT_BYTES (1 MiB).
-    await runInDurableObject(stub, (instance: SessionDO) => {
-      for (let i = 0; i < 500; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
-    });
-    expect(await stub.flush()).toMatchObject({ ok: true });
-    const { bucket, gets } = recordingBucket();
-    useSessionDeps(id, { bucket });
+    const { id, stub, gets } = await longFlushedLog();
     const segments = await runInDurableObject(stub, async (instance: SessionDO) => {
       const body = unwrap(await instance.exportJsonl("events"));
       // Nothing read yet: the first segment (the answer waits for it) and the next (1 MiB ahead).
@@ -275,13 +283,7 @@ describe("flushing the log to R2", () => {
   });
 
   it("an SSE replay reads the log's segments as its client reads, not all before the first frame", async () => {
-    const { id, stub } = await newSession();
-    await runInDurableObject(stub, (instance: SessionDO) => {
-      for (let i = 0; i < 500; i++) instance.appendEvents([deltaEvent(id, `e_${i}`, "z".repeat(8 * 1024))]);
-    });
-    expect(await stub.flush()).toMatchObject({ ok: true });
-    const { bucket, gets } = recordingBucket();
-    useSessionDeps(id, { bucket });
+    const { id, stub, gets } = await longFlushedLog();
     const replay = await runInDurableObject(stub, async (instance: SessionDO) => {
       const response = await instance.fetch(new Request("https://session/events?after=0"));
       const reader = response.body!.getReader();
