@@ -27,9 +27,11 @@ export const BASH_WORKSPACE_DIR = "/workspace";
 
 /**
  * Commands of the just-bash browser bundle we leave out: they fail in workerd (tar, gzip family
- * need Node modules; html-to-markdown needs a DOM) or need a database engine (sqlite3).
+ * need Node modules; html-to-markdown needs a DOM), need a database engine (sqlite3), or run
+ * without a bound on their work (diff: two 12,000-line files that differ everywhere held the isolate
+ * for 25 s; the session's /changes, bounded, shows what a run changed).
  */
-export const BASH_EXCLUDED_COMMANDS = ["tar", "gzip", "gunzip", "zcat", "sqlite3", "html-to-markdown"] as const;
+export const BASH_EXCLUDED_COMMANDS = ["tar", "gzip", "gunzip", "zcat", "sqlite3", "html-to-markdown", "diff"] as const;
 /** Common commands that do not exist in this shell (told to the model up front; a test checks each). */
 export const BASH_UNAVAILABLE_COMMANDS = [
   ...BASH_EXCLUDED_COMMANDS,
@@ -73,7 +75,7 @@ export const bashTool: Tool<BashParams> = {
   description:
     `Run a command in a simulated bash shell (just-bash) whose current directory ${BASH_WORKSPACE_DIR} is the workspace ` +
     "root, so relative paths match the other tools. Provides the usual text tools (ls, cat, head, tail, grep, rg, find, " +
-    "sed, awk, sort, uniq, wc, cut, tr, xargs, diff, jq, ...), pipes and redirects. No network and no real " +
+    "sed, awk, sort, uniq, wc, cut, tr, xargs, jq, ...), pipes and redirects. No network and no real " +
     `processes; not available: ${BASH_UNAVAILABLE_COMMANDS.join(", ")}. File writes go to this session's overlay and ` +
     `only when the run allows writes (otherwise they fail with EROFS); /tmp is scratch space (${formatSize(BASH_MAX_SCRATCH_BYTES)}) ` +
     `discarded after the command. Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000}s by default (timeoutMs, max ${BASH_MAX_TIMEOUT_MS / 1000}s). ` +

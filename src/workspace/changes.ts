@@ -1,4 +1,4 @@
-import { formatPatch, structuredPatch } from "diff";
+import { formatPatch, type StructuredPatch, structuredPatch } from "diff";
 import { gitBlobId, NULL_BLOB_ID, renderBinaryPatch } from "./git-binary-patch";
 import type { OverlayStore } from "./overlay";
 import { comparePaths } from "./paths";
@@ -7,6 +7,12 @@ import type { WorkspaceStat } from "./workspace-fs";
 
 /** Lines of context around each change, as `git diff` uses. */
 export const DIFF_CONTEXT_LINES = 3;
+/**
+ * The most lines a file's diff may add and remove before it is given as a whole replacement (every
+ * old line removed, every new one added). The line diff's time grows with the file's length times
+ * this, and without a bound a rewritten 12,000-line file held the isolate for 25 s.
+ */
+export const MAX_DIFF_EDIT_LINES = 1000;
 
 export interface FileVersion {
   bytes: Uint8Array;
@@ -75,7 +81,10 @@ async function renderFile({ path, before, after }: FileChange): Promise<string> 
   const oldText = before ? textOf(before.bytes) : "";
   const newText = after ? textOf(after.bytes) : "";
   if (oldText !== null && newText !== null) {
-    const patch = structuredPatch(oldName, newName, oldText, newText, undefined, undefined, { context: DIFF_CONTEXT_LINES });
+    const options = { context: DIFF_CONTEXT_LINES, maxEditLength: MAX_DIFF_EDIT_LINES };
+    const patch =
+      structuredPatch(oldName, newName, oldText, newText, undefined, undefined, options) ??
+      wholeReplacement(oldName, newName, oldText, newText);
     return formatPatch({ ...patch, ...modes });
   }
   const header = formatPatch({
@@ -92,6 +101,23 @@ async function renderFile({ path, before, after }: FileChange): Promise<string> 
   const newId = after ? await gitBlobId(after.bytes) : NULL_BLOB_ID;
   const index = `index ${oldId}..${newId}${sameMode ? ` ${oldMode}` : ""}\n`;
   return `${header}${index}${renderBinaryPatch(before?.bytes ?? null, after?.bytes ?? null)}`;
+}
+
+/**
+ * The patch that removes every line of `oldText` and adds every line of `newText`, in one hunk: each
+ * half is a diff against nothing (linear), so their "no newline at end of file" marks come right.
+ */
+function wholeReplacement(oldName: string, newName: string, oldText: string, newText: string): StructuredPatch {
+  const removed = structuredPatch(oldName, newName, oldText, "", undefined, undefined, { context: 0 }).hunks[0];
+  const added = structuredPatch(oldName, newName, "", newText, undefined, undefined, { context: 0 }).hunks[0];
+  const hunk = {
+    oldStart: removed?.oldStart ?? 0,
+    oldLines: removed?.oldLines ?? 0,
+    newStart: added?.newStart ?? 0,
+    newLines: added?.newLines ?? 0,
+    lines: [...(removed?.lines ?? []), ...(added?.lines ?? [])],
+  };
+  return { oldFileName: oldName, newFileName: newName, oldHeader: undefined, newHeader: undefined, hunks: [hunk] };
 }
 
 function gitMode(mode: number): string {

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { unzlibSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import { type FileChange, renderChanges, renderUnifiedDiff } from "../../src/workspace/changes";
+import { type FileChange, MAX_DIFF_EDIT_LINES, renderChanges, renderUnifiedDiff } from "../../src/workspace/changes";
 import { SqliteOverlay } from "../../src/workspace/overlay";
 import { openWorkspace } from "../../src/workspace/snapshot-workspace-fs";
 import { text } from "./archives";
@@ -175,6 +175,39 @@ describe("renderUnifiedDiff", () => {
     expect(reverseLines[0]).toBe("literal 60");
     expect(decodeLiteral(reverseLines.slice(1))).toEqual(before);
     expect(rest).toBe("");
+  });
+
+  it(`gives a file whose diff passes ${MAX_DIFF_EDIT_LINES} edited lines as one whole replacement, no-newline marks in place`, async () => {
+    const before = Array.from({ length: 600 }, (_, i) => `a${i}`).join("\n");
+    const after = `${Array.from({ length: 600 }, (_, i) => `b${i}`).join("\n")}\n`;
+    const diff = await renderUnifiedDiff([{ path: "big.txt", before: v(before), after: v(after) }]);
+    const removed = Array.from({ length: 600 }, (_, i) => `-a${i}`);
+    const added = Array.from({ length: 600 }, (_, i) => `+b${i}`);
+    expect(diff).toBe(
+      [
+        "diff --git a/big.txt b/big.txt",
+        "--- a/big.txt",
+        "+++ b/big.txt",
+        "@@ -1,600 +1,600 @@",
+        ...removed,
+        "\\ No newline at end of file",
+        ...added,
+        "",
+      ].join("\n"),
+    );
+    // Under the bound, the same file with one line changed is a normal 3-line-context hunk.
+    const small = await renderUnifiedDiff([{ path: "big.txt", before: v(before), after: v(before.replace("a300", "x300")) }]);
+    expect(small.split("\n").slice(3, 12)).toEqual([
+      "@@ -298,7 +298,7 @@",
+      " a297",
+      " a298",
+      " a299",
+      "-a300",
+      "+x300",
+      " a301",
+      " a302",
+      " a303",
+    ]);
   });
 
   it("renders nothing for no changes", async () => {
