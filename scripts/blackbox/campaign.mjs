@@ -893,6 +893,25 @@ const checks = {
       glob.events.at(-1)?.type === "agent_completed" && glob.finished?.error === true && /^invalid_glob/.test(glob.finished?.summary ?? ""),
       `find *a*a*a*a*b: ${glob.events.at(-1)?.type}, ${JSON.stringify(glob.finished?.summary?.slice(0, 60))}`,
     );
+    // A CPU-heavy shell command inside every just-bash limit (hunt 13: /healthz waited 9.6 s of its
+    // 10 s): while it runs, another request is answered, and it ends at its own timeout.
+    const command = "printf '%*s' 3000000 '' > /tmp/f; for i in $(seq 1 9000); do md5sum /tmp/f >/dev/null; done; echo ok";
+    const started = Date.now();
+    const heavy = promptEvents(ctx.base, new http.Agent(), await open(), {
+      text: `TOOL bash ${JSON.stringify({ command, timeoutMs: 4000 })}`,
+      allowBash: true,
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    const during = await request(ctx.base, agent, "GET", "/healthz");
+    const heavyEvents = await heavy;
+    const heavyMs = Date.now() - started;
+    const shell = heavyEvents.find((e) => e.type === "tool_call_finished");
+    record(
+      "stalls.bashCpu",
+      during.status === 200 && during.ms < 1000 && heavyEvents.at(-1)?.type === "agent_completed" && shell?.error === true,
+      `md5sum of 3 MB in a loop, timeoutMs 4000: /healthz meanwhile in ${during.ms} ms; the run ended ${heavyEvents.at(-1)?.type} after ${heavyMs} ms, the command ${JSON.stringify(shell?.summary?.slice(0, 60))}`,
+    );
+
     const word = await promptEvents(ctx.base, agent, await open(), { text: "z".repeat(45_000) });
     record(
       "stalls.longWord",

@@ -308,3 +308,32 @@ function errno(err: unknown, op: string, path: string): Error {
   }
   return err instanceof Error ? err : new Error(String(err));
 }
+
+/** Filesystem calls between two turns the shell gives the event loop (`yieldingFs`). */
+export const BASH_FS_CALLS_PER_TURN = 32;
+
+/**
+ * `fs` giving the event loop a turn every `every` asynchronous calls. In `wrangler dev` just-bash
+ * interprets a command without waiting on anything but its filesystem, whose promises resolve at
+ * once, so a long command held the isolate, and every session it serves, to its end (hunt 13:
+ * `/healthz` waited 9.6 s behind a loop of `md5sum`). A turn lets other requests, an abort and the
+ * command's own timer run. Work that never touches a file (one `sort` of a large pipe) still holds it.
+ */
+export function yieldingFs<T extends object>(fs: T, every = BASH_FS_CALLS_PER_TURN): T {
+  let calls = 0;
+  const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+  return new Proxy(fs, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        return result.then(async (settled) => {
+          if (++calls % every === 0) await turn();
+          return settled;
+        });
+      };
+    },
+  });
+}

@@ -7,7 +7,7 @@ import {
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
-import { WorkspaceBashFs } from "./bash-fs";
+import { WorkspaceBashFs, yieldingFs } from "./bash-fs";
 import { outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
 
@@ -94,7 +94,7 @@ export const bashTool: Tool<BashParams> = {
 
     const excluded: readonly string[] = BASH_EXCLUDED_COMMANDS;
     const shell = new Bash({
-      fs: root,
+      fs: yieldingFs(root),
       cwd: BASH_WORKSPACE_DIR,
       env: { HOME: BASH_WORKSPACE_DIR, PWD: BASH_WORKSPACE_DIR },
       commands: getCommandNames().filter((c) => !excluded.includes(c)) as CommandName[],
