@@ -218,7 +218,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "`bash`",
-    `simulated shell (just-bash), no network, ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); a directory made by \`mkdir\` lasts until the command ends unless a file is written in it, \`chmod\` changes nothing (\`cp\` and \`mv\` keep a file's mode)`,
+    `simulated shell (just-bash), no network, no \`diff\` (its work has no bound; \`GET .../changes\` shows a run's edits), ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); a directory made by \`mkdir\` lasts until the command ends unless a file is written in it, \`chmod\` changes nothing (\`cp\` and \`mv\` keep a file's mode)`,
   ],
   [
     "one model answer",
