@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { formatIssues, HarnessError, MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from "../domain";
+import { decodeCursor, type ListPosition } from "../tenant/session-index";
 import type { AppContext } from "./context";
 import { requestBody } from "./request-body";
 
@@ -120,6 +121,14 @@ export function readQuery<S extends z.ZodType>(c: AppContext, schema: S): z.outp
   const parsed = schema.safeParse(c.req.query());
   if (!parsed.success) throw new HarnessError("invalid_query", `invalid query: ${formatIssues(parsed.error.issues)}`);
   return parsed.data;
+}
+
+/** A list's `?cursor=` as the position it names (null: the first page); 400 `invalid_cursor` for one this API did not hand out. */
+export function readCursor(cursor: string | undefined): ListPosition | null {
+  if (cursor === undefined) return null;
+  const after = decodeCursor(cursor);
+  if (!after) throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
+  return after;
 }
 
 /** Routes that take a body of another type (JSONL): the media type must be one of `accepted`, else 415. */

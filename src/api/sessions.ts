@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { DEFAULT_SESSION_PAGE, HarnessError, MAX_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
-import { decodeCursor } from "../tenant/session-index";
-import { readBodyBytes, readJsonBody, readQuery, requireContentType } from "./body";
+import { readBodyBytes, readCursor, readJsonBody, readQuery, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
 import { claimIdempotencyKey, sha256HexOf } from "./idempotency";
@@ -16,9 +15,7 @@ export const sessionRoutes = new Hono<AppBindings>()
    */
   .get("/", async (c) => {
     const query = readQuery(c, SessionListQuery);
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    if (query.cursor !== undefined && !after)
-      throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
+    const after = readCursor(query.cursor);
     return c.json(await sessionStore(c).list(c.get("tenant"), query.limit ?? DEFAULT_SESSION_PAGE, after, query.projectId ?? null));
   })
   /** `{workspaceId?, projectId?, title?, requestId?}` -> 201 `{sessionId, workspaceId, projectId, createdAt}`; idempotent with a key. */

@@ -1,14 +1,15 @@
 import { Hono } from "hono";
 import { DEFAULT_WORKSPACE_PAGE, HarnessError, isId, randomIds } from "../domain";
-import { decodeCursor } from "../tenant/session-index";
+import type { WorkspaceListItem } from "../tenant/workspace-index";
 import { archiveInvalid, archiveTooLarge } from "../workspace/archive-errors";
 import { ingestWorkspace } from "../workspace/ingest";
 import { ingestSlots } from "../workspace/ingest-slots";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
+import type { WorkspaceMeta } from "../workspace/snapshot-layout";
 import { pacedUpload } from "../workspace/upload-pace";
-import { readQuery } from "./body";
+import { readCursor, readQuery } from "./body";
 import type { AppBindings } from "./context";
 import { idempotencyKeyOf } from "./idempotency";
 import { sessionStore } from "./lookup";
@@ -43,16 +44,13 @@ export const workspaceRoutes = new Hono<AppBindings>()
     const answer = key === null ? await ingest(body) : await uploadOnce(c, key, body, ingest);
     // Listed once stored (a repeat of a keyed upload lists the same snapshot again: a no-op).
     const meta = await readWorkspaceMeta(c.env.STORE, answer.workspaceId);
-    const listed = { workspaceId: meta.workspaceId, files: meta.files, bytes: meta.bytes, createdAt: meta.createdAt };
-    await sessionStore(c).tenantIndex(c.get("tenant")).addWorkspace(listed);
+    await sessionStore(c).tenantIndex(c.get("tenant")).addWorkspace(workspaceInfo(meta));
     return c.json(answer, 201);
   })
   /** `GET /?limit=&cursor=` -> `{items: [{workspaceId, files, bytes, createdAt}], nextCursor}`, newest first. */
   .get("/", async (c) => {
     const query = readQuery(c, WorkspaceListQuery);
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    if (query.cursor !== undefined && !after)
-      throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
+    const after = readCursor(query.cursor);
     return c.json(
       await sessionStore(c)
         .tenantIndex(c.get("tenant"))
@@ -61,8 +59,7 @@ export const workspaceRoutes = new Hono<AppBindings>()
   })
   /** `GET /:wid` -> `{workspaceId, files, bytes, createdAt}`. */
   .get("/:wid", async (c) => {
-    const meta = await readWorkspaceMeta(c.env.STORE, workspaceIdOf(c.req.param("wid")), c.get("tenant"));
-    return c.json({ workspaceId: meta.workspaceId, files: meta.files, bytes: meta.bytes, createdAt: meta.createdAt });
+    return c.json(workspaceInfo(await readWorkspaceMeta(c.env.STORE, workspaceIdOf(c.req.param("wid")), c.get("tenant"))));
   })
   /**
    * `DELETE /:wid` -> 204: removes the snapshot's objects (pack, index, search index, meta). 409
@@ -105,6 +102,11 @@ export const workspaceRoutes = new Hono<AppBindings>()
       headers: { "content-type": "application/octet-stream", "content-length": String(entry.size), "x-content-type-options": "nosniff" },
     });
   });
+
+/** What the API tells of a snapshot (`GET /:wid`, and each item of the list). */
+function workspaceInfo(meta: WorkspaceMeta): WorkspaceListItem {
+  return { workspaceId: meta.workspaceId, files: meta.files, bytes: meta.bytes, createdAt: meta.createdAt };
+}
 
 function workspaceIdOf(wid: string): string {
   if (isId("workspace", wid)) return wid;

@@ -267,7 +267,7 @@ describe("flushing the log to R2", () => {
   });
 
   it("an export reads at most SEGMENT_PREFETCH_BYTES of segments ahead of its client", async () => {
-    const { id, stub, gets } = await longFlushedLog();
+    const { stub, gets } = await longFlushedLog();
     const segments = await runInDurableObject(stub, async (instance: SessionDO) => {
       const body = unwrap(await instance.exportJsonl("events"));
       // Nothing read yet: the first segment (the answer waits for it) and the next (1 MiB ahead).
