@@ -36,21 +36,48 @@ export interface ChangeBase {
 export async function collectChanges(base: ChangeBase, overlay: OverlayStore, signal?: AbortSignal): Promise<FileChange[]> {
   const changes: FileChange[] = [];
   for (const entry of overlay.list()) {
-    const stat = base.stat(entry.path);
-    const before = stat?.type === "file" ? { bytes: await base.readFile(entry.path, signal), mode: stat.mode } : null;
-    const after = entry.deleted ? null : { bytes: overlay.get(entry.path) ?? new Uint8Array(0), mode: entry.mode };
-    if (!before && !after) continue;
-    // git records only whether a file is executable: 0664 and 0644 are the same to it, and a
-    // change it cannot express would leave a bare header that makes `git apply` refuse the patch.
-    if (before && after && gitMode(before.mode) === gitMode(after.mode) && sameBytes(before.bytes, after.bytes)) continue;
-    changes.push({ path: entry.path, before, after });
+    const change = await changeAt(base, overlay, entry.path, signal);
+    if (change) changes.push(change);
   }
   return changes;
 }
 
-/** `GET /changes`: the overlay against the snapshot as one git-style unified diff. */
+/** What the overlay changed at `path`, as it is now; null when nothing git would show. */
+async function changeAt(base: ChangeBase, overlay: OverlayStore, path: string, signal?: AbortSignal): Promise<FileChange | null> {
+  const entry = overlay.entry(path);
+  if (!entry) return null;
+  const stat = base.stat(path);
+  const before = stat?.type === "file" ? { bytes: await base.readFile(path, signal), mode: stat.mode } : null;
+  const after = entry.deleted ? null : { bytes: overlay.get(path) ?? new Uint8Array(0), mode: entry.mode };
+  if (!before && !after) return null;
+  // git records only whether a file is executable: 0664 and 0644 are the same to it, and a
+  // change it cannot express would leave a bare header that makes `git apply` refuse the patch.
+  if (before && after && gitMode(before.mode) === gitMode(after.mode) && sameBytes(before.bytes, after.bytes)) return null;
+  return { path, before, after };
+}
+
+/**
+ * `GET /changes`: the overlay against the snapshot as one git-style unified diff, one file's part at
+ * a time in path order, so that neither side of every changed file is held at once (deleting a
+ * large snapshot's files is a diff of all their lines). Each file is diffed as it is when its turn
+ * comes; the paths are those changed when the diff started.
+ */
+export async function* changedFileDiffs(base: ChangeBase, overlay: OverlayStore, signal?: AbortSignal): AsyncGenerator<string> {
+  const paths = overlay
+    .list()
+    .map((entry) => entry.path)
+    .sort(comparePaths);
+  for (const path of paths) {
+    const change = await changeAt(base, overlay, path, signal);
+    if (change) yield await renderFile(change);
+  }
+}
+
+/** The whole of `changedFileDiffs` as one string. */
 export async function renderChanges(base: ChangeBase, overlay: OverlayStore, signal?: AbortSignal): Promise<string> {
-  return renderUnifiedDiff(await collectChanges(base, overlay, signal));
+  let out = "";
+  for await (const part of changedFileDiffs(base, overlay, signal)) out += part;
+  return out;
 }
 
 /**
@@ -110,10 +137,11 @@ async function renderFile({ path, before, after }: FileChange): Promise<string> 
 function wholeReplacement(oldName: string, newName: string, oldText: string, newText: string): StructuredPatch {
   const removed = structuredPatch(oldName, newName, oldText, "", undefined, undefined, { context: 0 }).hunks[0];
   const added = structuredPatch(oldName, newName, "", newText, undefined, undefined, { context: 0 }).hunks[0];
+  // An empty side starts at 1 here: formatPatch writes a side of no lines one lower, as `-0,0`.
   const hunk = {
-    oldStart: removed?.oldStart ?? 0,
+    oldStart: removed?.oldStart ?? 1,
     oldLines: removed?.oldLines ?? 0,
-    newStart: added?.newStart ?? 0,
+    newStart: added?.newStart ?? 1,
     newLines: added?.newLines ?? 0,
     lines: [...(removed?.lines ?? []), ...(added?.lines ?? [])],
   };

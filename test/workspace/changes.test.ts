@@ -210,6 +210,44 @@ describe("renderUnifiedDiff", () => {
     ]);
   });
 
+  it(`gives a created, deleted, emptied or filled file of more than ${MAX_DIFF_EDIT_LINES} lines the hunk header git writes`, async () => {
+    const text = `${Array.from({ length: 1200 }, (_, i) => `line ${i}`).join("\n")}\n`;
+    const lines = text.slice(0, -1).split("\n");
+    const diff = await renderUnifiedDiff([
+      { path: "created.txt", before: null, after: v(text) },
+      { path: "deleted.txt", before: v(text), after: null },
+      { path: "emptied.txt", before: v(text), after: v("") },
+      { path: "filled.txt", before: v(""), after: v(text) },
+    ]);
+    expect(diff).toBe(
+      [
+        "diff --git a/created.txt b/created.txt",
+        "new file mode 100644",
+        "--- /dev/null",
+        "+++ b/created.txt",
+        "@@ -0,0 +1,1200 @@",
+        ...lines.map((l) => `+${l}`),
+        "diff --git a/deleted.txt b/deleted.txt",
+        "deleted file mode 100644",
+        "--- a/deleted.txt",
+        "+++ /dev/null",
+        "@@ -1,1200 +0,0 @@",
+        ...lines.map((l) => `-${l}`),
+        "diff --git a/emptied.txt b/emptied.txt",
+        "--- a/emptied.txt",
+        "+++ b/emptied.txt",
+        "@@ -1,1200 +0,0 @@",
+        ...lines.map((l) => `-${l}`),
+        "diff --git a/filled.txt b/filled.txt",
+        "--- a/filled.txt",
+        "+++ b/filled.txt",
+        "@@ -0,0 +1,1200 @@",
+        ...lines.map((l) => `+${l}`),
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("renders nothing for no changes", async () => {
     expect(await renderUnifiedDiff([])).toBe("");
   });
