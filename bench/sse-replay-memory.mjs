@@ -20,7 +20,7 @@ const post = (p, body) => fetch(base + p, { method: "POST", headers: { "content-
 const rss = () => {
   let kb = 0;
   for (const line of execFileSync("ps", ["-e", "-o", "pid=,pgid=,rss=,comm="]).toString().trim().split("\n")) {
-    const [pid, pgid, size, comm] = line.trim().split(/\s+/);
+    const [, pgid, size, comm] = line.trim().split(/\s+/);
     if (Number(pgid) === dev.child.pid && comm.startsWith("workerd")) kb += Number(size);
   }
   return (kb / 1024).toFixed(1);

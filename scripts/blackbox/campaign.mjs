@@ -114,7 +114,7 @@ async function uploadTree(base, agent, dir, files, mode = 0o644) {
     fs.writeFileSync(path.join(dir, name), text);
     fs.chmodSync(path.join(dir, name), mode);
   }
-  const tar = execFileSync("tar", ["-cf", "-", "-C", dir, "."]);
+  const tar = execFileSync("tar", ["-cf", "-", "-C", dir, "."], { maxBuffer: 1 << 30 });
   const upload = await request(base, agent, "POST", "/api/workspaces", { body: tar, headers: { "content-type": "application/x-tar" } });
   return { workspaceId: JSON.parse(upload.body).workspaceId, tar };
 }
@@ -851,6 +851,67 @@ const checks = {
       "edges.steerFollows",
       ends.length === 2 && ends[0].endsWith(":ABORTED") && ends[1].endsWith(":STOP") && modes.join() === "steer,followUp",
       `steer's stream: message_queued ${modes.join(" then ")}; runs ended ${ends.map((e) => e.split(":")[1]).join(", ")}`,
+    );
+    agent.destroy();
+  },
+
+  /**
+   * `/changes` and a fork of a session that copied 36 MB of snapshot files, deleted the originals and
+   * created a file of 1,500 lines: once one answer past the 32 MiB RPC limit (500 for both), and hunks
+   * of more than 1,000 lines had a header `git apply` refuses (`--1,0`). The diff must apply to the
+   * uploaded tree, and the fork's diff must be the source's.
+   */
+  async changesLarge(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const dir = path.join(ctx.tmp, "changes-large");
+    const lines = (c) => `${Array.from({ length: 12_000 }, (_, i) => String(i).padEnd(999, c)).join("\n")}\n`;
+    const { workspaceId } = await uploadTree(ctx.base, agent, dir, {
+      "a.txt": lines("a"),
+      "b.txt": lines("b"),
+      "c.txt": lines("c"),
+      "keep.md": "kept\n",
+    });
+    const sessionId = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const toolErrors = [];
+    // Two commands: one command may write at most 32 MiB.
+    for (const command of ["cp a.txt a2.txt && cp b.txt b2.txt", "cp c.txt c2.txt && rm a.txt b.txt c.txt && seq 1 1500 > new.txt"]) {
+      const run = await promptEvents(ctx.base, agent, sessionId, {
+        text: `TOOL bash ${JSON.stringify({ command })}`,
+        allowWrite: true,
+        allowBash: true,
+      });
+      toolErrors.push(run.find((e) => e.type === "tool_call_finished")?.error ?? "none");
+    }
+    const changes = await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/changes`, { timeoutMs: 60_000 });
+    const fork = await request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/fork`, { ...json({}), timeoutMs: 60_000 });
+    const forkId = fork.status === 201 ? JSON.parse(fork.body).sessionId : null;
+    const forkChanges = forkId
+      ? await request(ctx.base, agent, "GET", `/api/sessions/${forkId}/changes`, { timeoutMs: 60_000 })
+      : { status: "-", body: "" };
+    const next = await request(ctx.base, agent, "GET", "/healthz");
+    let applied = "not applied";
+    if (changes.status === 200) {
+      try {
+        execFileSync("git", ["apply", "-"], { cwd: dir, input: changes.body, stdio: ["pipe", "ignore", "pipe"], maxBuffer: 1 << 30 });
+        const left = fs.readdirSync(dir).sort().join(",");
+        const seq = `${Array.from({ length: 1500 }, (_, i) => i + 1).join("\n")}\n`;
+        const same = ["a", "b", "c"].every((c) => fs.readFileSync(path.join(dir, `${c}2.txt`), "utf8") === lines(c));
+        applied = `${left}; copies ${same ? "equal" : "differ"}; new.txt ${fs.readFileSync(path.join(dir, "new.txt"), "utf8") === seq ? "= seq 1 1500" : "differs"}`;
+      } catch (err) {
+        applied = `git apply failed: ${String(err.stderr ?? err)
+          .trim()
+          .slice(0, 120)}`;
+      }
+    }
+    const forkSame = forkChanges.status === 200 && forkChanges.body === changes.body;
+    record(
+      "changesLarge",
+      toolErrors.every((e) => e === false) &&
+        changes.status === 200 &&
+        applied === "a2.txt,b2.txt,c2.txt,keep.md,new.txt; copies equal; new.txt = seq 1 1500" &&
+        forkSame &&
+        next.status === 200,
+      `tools ${JSON.stringify(toolErrors)}; /changes ${changes.status}, ${(changes.body.length / 1e6).toFixed(1)} MB; git apply: ${applied}; fork ${fork.status}, its /changes ${forkChanges.status} ${forkSame ? "= the source's" : "differs"}; next request ${next.status}`,
     );
     agent.destroy();
   },

@@ -20,7 +20,7 @@ import { ErrorResponse } from "./schemas";
  * routes validate with (`z.toJSONSchema`), following the table of routes in route-docs.ts.
  */
 
-/** `/api/sessions/:id/files/:path{.+}` -> `/api/sessions/{id}/files/{path}`. */
+/** `/api/sessions/:id/files/:path{[\s\S]+}` -> `/api/sessions/{id}/files/{path}`. */
 export function openApiPath(honoPath: string): string {
   return honoPath.replace(/:([A-Za-z]+)(\{[^}]*\})?/g, "{$1}");
 }

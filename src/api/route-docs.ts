@@ -163,7 +163,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   },
   {
     method: "get",
-    path: "/api/workspaces/:wid/files/:path{.+}",
+    path: "/api/workspaces/:wid/files/:path{[\\s\\S]+}",
     summary: "A file of the snapshot, as uploaded.",
     auth: true,
     status: 200,
@@ -297,7 +297,16 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       createdAt: T,
       forkedFrom: { sessionId: SID, messageId: "m_01jd8x9a1b2c3d4e5f6g7h8j9k" },
     }),
-    errors: [...SESSION, ...JSON_BODY, ...KEY, "message_not_found", "history_unreadable", "session_exists", "record_too_large"],
+    errors: [
+      ...SESSION,
+      ...JSON_BODY,
+      ...KEY,
+      "message_not_found",
+      "history_unreadable",
+      "session_exists",
+      "record_too_large",
+      "fork_source_changed",
+    ],
   },
   {
     method: "post",
@@ -396,7 +405,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   },
   {
     method: "get",
-    path: "/api/sessions/:id/files/:path{.+}",
+    path: "/api/sessions/:id/files/:path{[\\s\\S]+}",
     summary: "A workspace file as the session sees it (its overlay first).",
     auth: true,
     status: 200,
@@ -406,7 +415,8 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/sessions/:id/changes",
-    summary: "Every change of the session as a unified diff (a/, b/) that git apply accepts on the snapshot.",
+    summary:
+      "Every change of the session as a unified diff (a/, b/) that git apply accepts on the snapshot, streamed file by file in path order (any size; a file written during the answer is diffed as it is when its turn comes).",
     auth: true,
     status: 200,
     answer: { type: "text/x-diff", description: "the diff; empty when nothing changed" },

@@ -124,7 +124,7 @@ export const sessionRoutes = new Hono<AppBindings>()
   /** The events as JSONL, each with its `seq` first. */
   .get("/:id/events", (c) => exportLog(c, "events"))
   /** A workspace file as the session's agent sees it: its overlay first, then the snapshot. */
-  .get("/:id/files/:path{.+}", async (c) => {
+  .get("/:id/files/:path{[\\s\\S]+}", async (c) => {
     const { store, meta } = await requireSession(c);
     const bytes = unwrapResult(await store.stub(meta.id).readFile(c.req.param("path")));
     return new Response(bytes, { headers: { "content-type": "application/octet-stream", "x-content-type-options": "nosniff" } });

@@ -93,7 +93,7 @@ export const workspaceRoutes = new Hono<AppBindings>()
     return c.body(null, 204);
   })
   /** `GET /:wid/files/<path>` -> the file's raw bytes as stored in the snapshot. */
-  .get("/:wid/files/:path{.+}", async (c) => {
+  .get("/:wid/files/:path{[\\s\\S]+}", async (c) => {
     const wid = workspaceIdOf(c.req.param("wid"));
     const path = resolveWorkspacePath(c.req.param("path"));
     const snapshot = await loadWorkspace(c.env.STORE, wid, c.get("tenant"));

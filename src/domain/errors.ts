@@ -90,6 +90,11 @@ export const ERROR_REGISTRY = {
     meaning: "the model could not summarise the history (the event's code says why); the session is unchanged",
   },
   message_not_found: { status: 404, in: ["api"], meaning: "no message with this id in the session (fork atMessageId)" },
+  fork_source_changed: {
+    status: 409,
+    in: ["api"],
+    meaning: "the source session's workspace changed while a fork copied it (a run rewrote a file); fork again",
+  },
   action_not_found: { status: 404, in: ["api"], meaning: "a judgement named a sourceActionId that the run's trace does not have" },
   // Projects and the failure-learning loop
   invalid_project_id: { status: 400, in: ["api"], meaning: "not a project id (p_ followed by 1-64 of [A-Za-z0-9_-])" },

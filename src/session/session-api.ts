@@ -1,7 +1,8 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import type { AgentEvent, AgentMessage, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
+import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import type { UsageTotals } from "./session-context";
-import type { ForkedChange, ForkOrigin, ForkSource } from "./session-fork";
+import type { ForkOrigin, ForkSource } from "./session-fork";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
 
 /**
@@ -74,14 +75,18 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   setTitle(title: string | null): Promise<SessionResult<SessionMeta>>;
   /** What a fork at `atMessageId` (default: the newest message) copies; `message_not_found` for an unknown id. */
   forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>>;
-  /** Fills a freshly created fork; a repeat changes nothing. */
-  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null>;
+  /** The bytes of the changes `forkSource` listed (`fork_source_changed` when one is no longer there as listed). */
+  forkChangeBytes(refs: OverlayVersionRef[]): SessionResult<Uint8Array[]>;
+  /** Keeps a part of a fresh fork's workspace changes, from position `from` on (0 starts again). */
+  stageForkChanges(from: number, changes: StagedChange[]): SessionResult<null>;
+  /** Fills a freshly created fork with its messages and the `staged` changes; a repeat changes nothing. */
+  importFork(origin: ForkOrigin, messages: ReadableStream<Uint8Array>, staged: number): Promise<SessionResult<null>>;
   /** Removes the session's SQLite data and R2 objects (aborting its run); repeatable. */
   destroy(): Promise<void>;
   /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */
   withdrawQueued(messageId: string): SessionResult<{ messageId: string }>;
   readFile(path: string): Promise<SessionResult<Uint8Array>>;
-  changes(): Promise<SessionResult<string>>;
+  changes(): Promise<SessionResult<ReadableStream<Uint8Array>>>;
 }
 
 export interface RunInfo {

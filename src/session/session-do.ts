@@ -2,11 +2,12 @@ import { DurableObject } from "cloudflare:workers";
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import { type AgentMessage, type AttributionRecord, failure, type JudgeResult, ok } from "../domain";
 import type { AppEnv } from "../env";
+import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
 import type { CreateSessionInput, FlushSummary, RunInfo, SessionInfo, SessionResult, SessionRpc } from "./session-api";
 import { productionSessionDeps, type SessionDeps } from "./session-deps";
-import type { ForkedChange, ForkOrigin, ForkSource } from "./session-fork";
+import type { ForkOrigin, ForkSource } from "./session-fork";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable, sessionTableExists } from "./session-meta";
 
 /**
@@ -117,8 +118,16 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session ? this.session.forkSource(atMessageId) : notFound();
   }
 
-  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null> {
-    return this.session ? this.session.importFork(origin, messages, changes) : notFound();
+  forkChangeBytes(refs: OverlayVersionRef[]): SessionResult<Uint8Array[]> {
+    return this.session ? this.session.forkChangeBytes(refs) : notFound();
+  }
+
+  stageForkChanges(from: number, changes: StagedChange[]): SessionResult<null> {
+    return this.session ? this.session.stageForkChanges(from, changes) : notFound();
+  }
+
+  async importFork(origin: ForkOrigin, messages: ReadableStream<Uint8Array>, staged: number): Promise<SessionResult<null>> {
+    return this.session ? this.session.importFork(origin, messages, staged) : notFound();
   }
 
   /** Removes the session and everything it stored; done when the object holds no session. */
@@ -137,7 +146,7 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session ? this.session.readFile(path) : notFound();
   }
 
-  async changes(): Promise<SessionResult<string>> {
+  async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
     return this.session ? this.session.changes() : notFound();
   }
 }

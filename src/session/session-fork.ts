@@ -1,5 +1,5 @@
 import type { AgentMessage } from "../domain";
-import type { OverlayVersion } from "../workspace/overlay";
+import type { OverlayVersionRef } from "../workspace/overlay";
 
 /** Where a fork came from. */
 export interface ForkOrigin {
@@ -7,20 +7,85 @@ export interface ForkOrigin {
   messageId: string | null;
 }
 
-/** A change of the source's workspace as a fork imports it: stamped by a message instead of a seq. */
-export interface ForkedChange extends Omit<OverlayVersion, "stamp"> {
+/**
+ * A change of the source's workspace as a fork copies it: stamped by a message instead of a seq,
+ * its bytes read from the source by `ref` in parts (a workspace's history can be far larger than
+ * one RPC call carries).
+ */
+export interface ForkedChange {
+  ref: OverlayVersionRef;
   /** The first copied message at or after the change (null: made before any message). */
   stampMessageId: string | null;
 }
 
+/** Bytes of the changes a fork copies per RPC call (one larger file goes alone; files are at most 16 MiB). */
+export const FORK_COPY_BATCH_BYTES = 8 * 1024 * 1024;
+
+/** The changes in order, grouped into runs of at most `FORK_COPY_BATCH_BYTES` (one change at least). */
+export function forkCopyBatches(changes: readonly ForkedChange[]): ForkedChange[][] {
+  const batches: ForkedChange[][] = [];
+  let batch: ForkedChange[] = [];
+  let bytes = 0;
+  for (const change of changes) {
+    if (batch.length > 0 && bytes + change.ref.size > FORK_COPY_BATCH_BYTES) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(change);
+    bytes += change.ref.size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
 /** What a fork copies from its source: committed messages up to one, and the workspace changes made up to it. */
-export interface ForkSource {
+export interface ForkPick {
   atMessageId: string | null;
   messages: AgentMessage[];
   changes: ForkedChange[];
+}
+
+/**
+ * A fork's source as its object hands it over: the messages as JSONL (one message per line; a long
+ * session's are more than one RPC call carries), the changes to be read in parts.
+ */
+export interface ForkSource extends Omit<ForkPick, "messages"> {
+  messages: ReadableStream<Uint8Array>;
   workspaceId: string | null;
   projectId: string | null;
   title: string | null;
+}
+
+/** Messages as JSONL text, about `FORK_COPY_BATCH_BYTES` characters per part. */
+export async function* messageLines(messages: readonly AgentMessage[]): AsyncGenerator<string> {
+  let part = "";
+  for (const message of messages) {
+    part += `${JSON.stringify(message)}\n`;
+    if (part.length >= FORK_COPY_BATCH_BYTES) {
+      yield part;
+      part = "";
+    }
+  }
+  if (part !== "") yield part;
+}
+
+/**
+ * The messages of a `ForkSource` stream, read a line at a time. They were validated when the source
+ * read them from its log, and come from an object of this service, so they are parsed, not checked again.
+ */
+export async function readMessageLines(stream: ReadableStream<Uint8Array>): Promise<AgentMessage[]> {
+  const messages: AgentMessage[] = [];
+  const decoder = new TextDecoder();
+  let rest = "";
+  for await (const chunk of stream) {
+    const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
+    rest = lines.pop()!;
+    for (const line of lines) if (line !== "") messages.push(JSON.parse(line) as AgentMessage);
+  }
+  rest += decoder.decode();
+  if (rest !== "") messages.push(JSON.parse(rest) as AgentMessage);
+  return messages;
 }
 
 /**
@@ -32,16 +97,16 @@ export interface ForkSource {
 export function forkSource(
   messages: { seq: number; message: AgentMessage }[],
   atMessageId: string | undefined,
-  versionsUpTo: (maxStamp: number) => OverlayVersion[],
+  versionRefsUpTo: (maxStamp: number) => OverlayVersionRef[],
   lastSeq: number,
-): { ok: true; source: Omit<ForkSource, "workspaceId" | "projectId" | "title"> } | { ok: false } {
+): { ok: true; source: ForkPick } | { ok: false } {
   const at = atMessageId === undefined ? messages.length - 1 : messages.findIndex((m) => m.message.id === atMessageId);
   if (atMessageId !== undefined && at < 0) return { ok: false };
   const copied = messages.slice(0, at + 1);
   const maxStamp = at < 0 ? lastSeq : copied[at]!.seq;
-  const changes = versionsUpTo(maxStamp).map(({ stamp, ...change }) => ({
-    ...change,
-    stampMessageId: stamp === 0 ? null : (copied.find((m) => m.seq >= stamp)?.message.id ?? copied.at(-1)?.message.id ?? null),
+  const changes = versionRefsUpTo(maxStamp).map((ref) => ({
+    ref,
+    stampMessageId: ref.stamp === 0 ? null : (copied.find((m) => m.seq >= ref.stamp)?.message.id ?? copied.at(-1)?.message.id ?? null),
   }));
   return { ok: true, source: { atMessageId: copied.at(-1)?.message.id ?? null, messages: copied.map((m) => m.message), changes } };
 }

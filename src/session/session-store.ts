@@ -5,6 +5,7 @@ import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
+import { forkCopyBatches } from "./session-fork";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta } from "./session-meta";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
@@ -164,7 +165,28 @@ export class DurableSessionStore {
     };
     const meta = await this.createObject(record, options.newId !== undefined);
     const forkedFrom = { sessionId: sourceId, messageId: source.atMessageId };
-    unwrapResult(await this.stub(meta.id).importFork(forkedFrom, source.messages, source.changes));
+    // The workspace's changes go over in parts (their history can exceed what one RPC call carries).
+    const target = this.stub(meta.id);
+    try {
+      let copied = 0;
+      for (const batch of forkCopyBatches(source.changes)) {
+        const bytes = unwrapResult(await this.stub(sourceId).forkChangeBytes(batch.map((change) => change.ref)));
+        const staged = batch.map(({ ref: { path, deleted, mode }, stampMessageId }, i) => ({
+          path,
+          deleted,
+          mode,
+          bytes: bytes[i]!,
+          stampKey: stampMessageId,
+        }));
+        unwrapResult(await target.stageForkChanges(copied, staged));
+        copied += batch.length;
+      }
+      unwrapResult(await target.importFork(forkedFrom, source.messages, copied));
+    } catch (err) {
+      // The source's message stream is still open when a part before it failed.
+      await source.messages.cancel().catch(() => {});
+      throw err;
+    }
     await this.listInIndex(owner, meta, await this.listedSummary(meta.id));
     return { ...meta, forkedFrom };
   }

@@ -1,7 +1,8 @@
-import { renderChanges } from "../workspace/changes";
-import { type OverlayVersion, SqliteOverlay } from "../workspace/overlay";
+import { changedFileDiffs } from "../workspace/changes";
+import { type OverlayVersionRef, SqliteOverlay, type StagedChange } from "../workspace/overlay";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../workspace/snapshot-workspace-fs";
+import { textStream } from "../workspace/streams";
 
 /**
  * The session's view of its workspace: the immutable snapshot plus this session's copy-on-write
@@ -21,17 +22,28 @@ export class SessionWorkspace {
     this.overlay = new SqliteOverlay(sql, { transaction: transactionSync, stamp });
   }
 
-  /** Every change stamped at or below `maxStamp` (a log seq), in the order made (see SqliteOverlay). */
-  versionsUpTo(maxStamp: number): OverlayVersion[] {
-    return this.overlay.versionsUpTo(maxStamp);
+  /** Every change stamped at or below `maxStamp` (a log seq), in the order made, without its bytes (see SqliteOverlay). */
+  versionRefsUpTo(maxStamp: number): OverlayVersionRef[] {
+    return this.overlay.versionRefsUpTo(maxStamp);
   }
 
-  /** Replays changes in order with the given stamps (a fork importing its source's workspace). */
-  importChanges(changes: OverlayVersion[]): void {
-    for (const change of changes) {
-      if (change.deleted) this.overlay.whiteout(change.path, change.stamp);
-      else this.overlay.put(change.path, change.bytes, change.mode, change.stamp);
-    }
+  /** The bytes of a listed change; null when it is no longer there as listed. */
+  versionBytes(ref: OverlayVersionRef): Uint8Array | null {
+    return this.overlay.versionBytes(ref);
+  }
+
+  /** Keeps a part of the changes a fork copies (see SqliteOverlay.stage). */
+  stageChanges(from: number, changes: readonly StagedChange[]): void {
+    this.overlay.stage(from, changes);
+  }
+
+  stagedChanges(): number {
+    return this.overlay.stagedCount();
+  }
+
+  /** Replays the staged changes in order, each stamped by `stampOf` its message. */
+  applyStagedChanges(stampOf: (stampKey: string | null) => number): void {
+    this.overlay.applyStaged(stampOf);
   }
 
   /** The merged view; throws WorkspaceError `workspace_not_found` when the snapshot is gone or not the owner's. */
@@ -49,9 +61,9 @@ export class SessionWorkspace {
     return fs.readFile(resolveWorkspacePath(path));
   }
 
-  /** Every change of this session as a unified diff against the snapshot. */
-  async changes(workspaceId: string, owner: string | null): Promise<string> {
+  /** Every change of this session as a unified diff against the snapshot, streamed file by file. */
+  async changes(workspaceId: string, owner: string | null): Promise<ReadableStream<Uint8Array>> {
     const fs = await this.open(workspaceId, owner);
-    return renderChanges(fs.snapshot, this.overlay);
+    return textStream(changedFileDiffs(fs.snapshot, this.overlay));
   }
 }

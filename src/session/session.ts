@@ -23,6 +23,8 @@ import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run
 import type { RunLog, RunRecord } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
 import { tenantObjectName } from "../tenant/tenant-api";
+import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
+import { textStream } from "../workspace/streams";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
@@ -37,7 +39,7 @@ import { SegmentFlusher } from "./segment-flusher";
 import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import { compactOnDemand, contextStatus, type SessionModelContext } from "./session-context";
 import type { SessionDeps } from "./session-deps";
-import { type ForkedChange, type ForkOrigin, ForkOriginTable, type ForkSource, forkSource } from "./session-fork";
+import { type ForkOrigin, ForkOriginTable, type ForkSource, forkSource, messageLines, readMessageLines } from "./session-fork";
 import { type JudgeOutcome, SessionLearning } from "./session-learning";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable } from "./session-meta";
@@ -330,30 +332,56 @@ export class Session {
   async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
     const lines = await readable(() => readLogLines(this.log, this.deps.bucket, "messages"));
     if (!lines.ok) return lines;
-    const messages = lines.value.map((line) => ({ seq: line.seq, message: decodeMessageLine(line.body, line.seq, this.id) }));
-    const picked = forkSource(messages, atMessageId, (max) => this.workspace.versionsUpTo(max), this.log.lastSeq());
+    const stored = lines.value.map((line) => ({ seq: line.seq, message: decodeMessageLine(line.body, line.seq, this.id) }));
+    const picked = forkSource(stored, atMessageId, (max) => this.workspace.versionRefsUpTo(max), this.log.lastSeq());
     if (!picked.ok) return failure("message_not_found", `session '${this.id}' has no message '${atMessageId}'`);
     const meta = this.describe();
-    return ok({ ...picked.source, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title });
+    const { messages: copied, ...source } = picked.source;
+    const messages = await textStream(messageLines(copied));
+    return ok({ ...source, messages, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title });
+  }
+
+  /** The bytes of changes `forkSource` listed, in their order. */
+  forkChangeBytes(refs: readonly OverlayVersionRef[]): SessionResult<Uint8Array[]> {
+    const out: Uint8Array[] = [];
+    for (const ref of refs) {
+      const bytes = this.workspace.versionBytes(ref);
+      if (!bytes) return failure("fork_source_changed", `'${ref.path}' of session '${this.id}' changed while it was copied; fork again`);
+      out.push(bytes);
+    }
+    return ok(out);
   }
 
   /**
-   * Fills a new fork in one synchronous step: its origin, the copied messages (same ids, so the
-   * parentId chain holds; this session's id) and the workspace changes, stamped with the new seqs of
-   * their messages. A repeat (an idempotent retry) finds the origin recorded and changes nothing.
+   * Keeps the changes at `from`, `from + 1`, ... of those a new fork copies, with their bytes, until
+   * `importFork` applies them (a fork's changes arrive in parts). A filled fork ignores them.
    */
-  importFork(origin: ForkOrigin, messages: AgentMessage[], changes: ForkedChange[]): SessionResult<null> {
+  stageForkChanges(from: number, changes: StagedChange[]): SessionResult<null> {
+    if (!this.forkedFrom()) this.workspace.stageChanges(from, changes);
+    return ok(null);
+  }
+
+  /**
+   * Fills a new fork in one synchronous step once its messages are read: its origin, the copied messages (same ids, so the
+   * parentId chain holds; this session's id) and the `staged` workspace changes, stamped with the new
+   * seqs of their messages. A repeat (an idempotent retry) finds the origin recorded and changes nothing.
+   */
+  async importFork(origin: ForkOrigin, lines: ReadableStream<Uint8Array>, staged: number): Promise<SessionResult<null>> {
+    if (this.forkedFrom()) {
+      await lines.cancel();
+      return ok(null);
+    }
+    const messages = await readMessageLines(lines);
+    // A repeat that arrived while this one read its messages may have filled the fork meanwhile.
     if (this.forkedFrom()) return ok(null);
+    const received = this.workspace.stagedChanges();
+    if (received !== staged) throw new Error(`fork ${this.id} received ${received} of ${staged} workspace changes`);
     this.forkOrigin.set(origin);
     const copied = messages.map((m) => ({ ...m, sessionId: this.id }));
     const seqs = copied.length > 0 ? this.appendValid("messages", copied) : ok([] as number[]);
     if (!seqs.ok) return seqs;
     const seqOf = new Map(copied.map((m, i) => [m.id, seqs.value[i]!]));
-    const stamped = changes.map(({ stampMessageId, ...change }) => ({
-      ...change,
-      stamp: stampMessageId === null ? 0 : (seqOf.get(stampMessageId) ?? 0),
-    }));
-    this.workspace.importChanges(stamped);
+    this.workspace.applyStagedChanges((messageId) => (messageId === null ? 0 : (seqOf.get(messageId) ?? 0)));
     return ok(null);
   }
 
@@ -487,7 +515,7 @@ export class Session {
     return this.withWorkspace((meta, wid) => this.workspace.readFile(wid, meta.owner, path));
   }
 
-  async changes(): Promise<SessionResult<string>> {
+  async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
     return this.withWorkspace((meta, wid) => this.workspace.changes(wid, meta.owner));
   }
 

@@ -27,14 +27,28 @@ export interface OverlayStore {
   whiteout(path: string): void;
 }
 
-/** One change of one path as it was made, with the stamp (the session's log seq) it was made at. */
-export interface OverlayVersion {
+/**
+ * A change as `versionRefsUpTo` lists it: all but its bytes, which `versionBytes` reads, so that a
+ * fork can copy a long history in parts.
+ */
+export interface OverlayVersionRef {
   path: string;
   deleted: boolean;
   mode: number;
-  /** The content (empty for a whiteout). */
-  bytes: Uint8Array;
+  size: number;
   stamp: number;
+  /** Its version in `overlay_history`, or null: the path's current change when listed. */
+  version: number | null;
+}
+
+/** A change given to `stage`: applied later, in order, by `applyStaged`. */
+export interface StagedChange {
+  path: string;
+  deleted: boolean;
+  mode: number;
+  bytes: Uint8Array;
+  /** What `applyStaged` turns into the change's stamp (a fork: the id of the change's message). */
+  stampKey: string | null;
 }
 
 /** Rows hold at most this many content bytes (Durable Object SQLite values are limited to 2 MB). */
@@ -92,6 +106,11 @@ export class SqliteOverlay implements OverlayStore {
       version INTEGER NOT NULL, chunk INTEGER NOT NULL, path TEXT NOT NULL, deleted INTEGER NOT NULL, size INTEGER NOT NULL,
       mode INTEGER NOT NULL, data BLOB, stamp INTEGER NOT NULL, PRIMARY KEY (version, chunk)
     )`);
+    // Changes received but not yet applied (a fork filled in parts), by their place in the order.
+    sql.exec(`CREATE TABLE IF NOT EXISTS overlay_staged (
+      position INTEGER NOT NULL, chunk INTEGER NOT NULL, path TEXT NOT NULL, deleted INTEGER NOT NULL, size INTEGER NOT NULL,
+      mode INTEGER NOT NULL, data BLOB, stamp_key TEXT, PRIMARY KEY (position, chunk)
+    )`);
   }
 
   list(): OverlayEntry[] {
@@ -143,16 +162,14 @@ export class SqliteOverlay implements OverlayStore {
     }
     this.transaction(() => {
       this.archive(path);
-      const chunks = Math.max(1, Math.ceil(bytes.byteLength / OVERLAY_CHUNK_BYTES));
-      for (let i = 0; i < chunks; i++) {
-        const data = bytes.slice(i * OVERLAY_CHUNK_BYTES, (i + 1) * OVERLAY_CHUNK_BYTES);
+      for (const [i, data] of chunksOf(bytes)) {
         this.sql.exec(
           "INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp) VALUES (?, ?, 0, ?, ?, ?, ?)",
           path,
           i,
           bytes.byteLength,
           mode,
-          data.buffer,
+          data,
           stamp,
         );
       }
@@ -168,38 +185,113 @@ export class SqliteOverlay implements OverlayStore {
 
   /**
    * Every change with a stamp at or below `maxStamp`, replaced ones included, in the order they were
-   * made: replaying them in order onto an empty overlay gives the overlay as it was at that stamp.
+   * made, without their bytes (`versionBytes` reads them): replaying them in order onto an empty
+   * overlay gives the overlay as it was at that stamp.
    */
-  versionsUpTo(maxStamp: number): OverlayVersion[] {
-    type Chunk = { path: string; deleted: number; mode: number; data: ArrayBuffer | null; stamp: number };
+  versionRefsUpTo(maxStamp: number): OverlayVersionRef[] {
+    type Row = { path: string; deleted: number; size: number; mode: number; stamp: number };
     const history = this.sql
-      .exec<Chunk & { version: number }>(
-        "SELECT version, path, deleted, mode, data, stamp FROM overlay_history WHERE stamp <= ? ORDER BY version, chunk",
+      .exec<Row & { version: number }>(
+        "SELECT version, path, deleted, size, mode, stamp FROM overlay_history WHERE stamp <= ? AND chunk = 0 ORDER BY version",
         maxStamp,
       )
-      .toArray();
+      .toArray()
+      .map((row) => toRef(row, row.version));
     const current = this.sql
-      .exec<Chunk>("SELECT path, deleted, mode, data, stamp FROM overlay WHERE stamp <= ? ORDER BY stamp, path, chunk", maxStamp)
-      .toArray();
-    const versions: OverlayVersion[] = [];
-    const add = (key: string, row: Chunk, last: Map<string, { version: OverlayVersion; parts: Uint8Array[] }>) => {
-      let entry = last.get(key);
-      if (!entry) {
-        entry = {
-          version: { path: row.path, deleted: row.deleted !== 0, mode: row.mode, bytes: new Uint8Array(), stamp: row.stamp },
-          parts: [],
-        };
-        last.set(key, entry);
-        versions.push(entry.version);
-      }
-      if (row.data) entry.parts.push(new Uint8Array(row.data));
+      .exec<Row>("SELECT path, deleted, size, mode, stamp FROM overlay WHERE stamp <= ? AND chunk = 0 ORDER BY stamp, path", maxStamp)
+      .toArray()
+      .map((row) => toRef(row, null));
+    // History rows were replaced before the current rows were written; among equal stamps that order holds (a stable sort).
+    return [...history, ...current].sort((a, b) => a.stamp - b.stamp);
+  }
+
+  /**
+   * The bytes of a listed change, or null when they are no longer there as listed. A current change
+   * replaced since it was listed is found in the history (the newest version of its path and stamp).
+   */
+  versionBytes(ref: OverlayVersionRef): Uint8Array | null {
+    if (ref.deleted) return new Uint8Array(0);
+    const read = (rows: { data: ArrayBuffer | null }[]) => {
+      const bytes = concat(rows.map((row) => new Uint8Array(row.data ?? new ArrayBuffer(0))));
+      return rows.length > 0 && bytes.byteLength === ref.size ? bytes : null;
     };
-    const groups = new Map<string, { version: OverlayVersion; parts: Uint8Array[] }>();
-    for (const row of history) add(`h${row.version}`, row, groups);
-    for (const row of current) add(`c${row.path}`, row, groups);
-    for (const { version, parts } of groups.values()) version.bytes = concat(parts);
-    // History rows were replaced before the current rows were written; among equal stamps that order holds.
-    return versions.sort((a, b) => a.stamp - b.stamp);
+    if (ref.version === null) {
+      const current = read(
+        this.sql
+          .exec<{ data: ArrayBuffer | null }>(
+            "SELECT data FROM overlay WHERE path = ? AND stamp = ? AND deleted = 0 ORDER BY chunk",
+            ref.path,
+            ref.stamp,
+          )
+          .toArray(),
+      );
+      if (current) return current;
+    }
+    const version =
+      ref.version ??
+      this.sql
+        .exec<{ v: number | null }>("SELECT MAX(version) AS v FROM overlay_history WHERE path = ? AND stamp = ?", ref.path, ref.stamp)
+        .one().v;
+    return read(
+      this.sql
+        .exec<{ data: ArrayBuffer | null }>("SELECT data FROM overlay_history WHERE version = ? AND deleted = 0 ORDER BY chunk", version)
+        .toArray(),
+    );
+  }
+
+  /**
+   * Keeps `changes` as the ones at `from`, `from + 1`, ... of a sequence received in parts; a sequence
+   * starting again at 0 (a retry) drops what an earlier attempt left.
+   */
+  stage(from: number, changes: readonly StagedChange[]): void {
+    this.transaction(() => {
+      if (from === 0) this.sql.exec("DELETE FROM overlay_staged");
+      changes.forEach((change, i) => {
+        this.sql.exec("DELETE FROM overlay_staged WHERE position = ?", from + i);
+        for (const [chunk, data] of chunksOf(change.bytes)) {
+          this.sql.exec(
+            "INSERT INTO overlay_staged (position, chunk, path, deleted, size, mode, data, stamp_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            from + i,
+            chunk,
+            change.path,
+            change.deleted ? 1 : 0,
+            change.bytes.byteLength,
+            change.mode,
+            change.deleted ? null : data,
+            change.stampKey,
+          );
+        }
+      });
+    });
+  }
+
+  /** How many changes are staged: those at 0 .. n-1 when every part arrived. */
+  stagedCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM overlay_staged WHERE chunk = 0").one().n;
+  }
+
+  /**
+   * Applies the staged changes in order, as `put` and `whiteout` would, each stamped with
+   * `stampOf(its stampKey)`, and empties the stage. The bytes move inside SQLite, never through memory.
+   */
+  applyStaged(stampOf: (stampKey: string | null) => number): void {
+    this.transaction(() => {
+      const staged = this.sql
+        .exec<{ position: number; path: string; stamp_key: string | null }>(
+          "SELECT position, path, stamp_key FROM overlay_staged WHERE chunk = 0 ORDER BY position",
+        )
+        .toArray();
+      for (const { position, path, stamp_key } of staged) {
+        this.archive(path);
+        this.sql.exec(
+          `INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp)
+           SELECT path, chunk, deleted, size, mode, data, ? FROM overlay_staged WHERE position = ?`,
+          stampOf(stamp_key),
+          position,
+        );
+      }
+      this.sql.exec("DELETE FROM overlay_staged");
+    });
   }
 
   /** Moves the change of `path`, if any, to the history. */
@@ -224,6 +316,19 @@ function concat(parts: Uint8Array[]): Uint8Array {
     offset += part.byteLength;
   }
   return out;
+}
+
+/** `bytes` in row-sized chunks, numbered from 0 (one empty chunk for no bytes). */
+function* chunksOf(bytes: Uint8Array): Generator<[number, ArrayBuffer]> {
+  const chunks = Math.max(1, Math.ceil(bytes.byteLength / OVERLAY_CHUNK_BYTES));
+  for (let i = 0; i < chunks; i++) yield [i, bytes.slice(i * OVERLAY_CHUNK_BYTES, (i + 1) * OVERLAY_CHUNK_BYTES).buffer];
+}
+
+function toRef(
+  row: { path: string; deleted: number; size: number; mode: number; stamp: number },
+  version: number | null,
+): OverlayVersionRef {
+  return { path: row.path, deleted: row.deleted !== 0, mode: row.mode, size: row.size, stamp: row.stamp, version };
 }
 
 function toEntry(row: { path: string; deleted: number; size: number; mode: number }): OverlayEntry {

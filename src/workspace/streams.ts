@@ -1,4 +1,4 @@
-/** Small Web-stream helpers shared by the archive readers. */
+/** Small Web-stream helpers shared by the archive readers and the routes that stream what they build. */
 
 /**
  * `stream.pipeThrough(pair)`, pumped by hand: workerd's native pipe reports an unhandled rejection
@@ -156,4 +156,37 @@ export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/** The most bytes one chunk of `textStream` carries (a part can be tens of MB; RPC answers are bounded). */
+const TEXT_STREAM_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The strings `parts` yields, UTF-8 encoded, as a byte stream that asks for the next part only when
+ * its reader wants more. The first part is made before this resolves, so a failure there rejects
+ * the call (an error answer) rather than breaking off a stream already answered 200.
+ */
+export async function textStream(parts: AsyncGenerator<string>): Promise<ReadableStream<Uint8Array>> {
+  const encoder = new TextEncoder();
+  let first: IteratorResult<string> | null = await parts.next();
+  let pending: Uint8Array = new Uint8Array(0);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        while (pending.byteLength === 0) {
+          const next = first ?? (await parts.next());
+          first = null;
+          if (next.done) return controller.close();
+          pending = encoder.encode(next.value);
+        }
+        const chunk = pending.subarray(0, TEXT_STREAM_CHUNK_BYTES);
+        pending = pending.subarray(chunk.byteLength);
+        controller.enqueue(chunk);
+      },
+      async cancel() {
+        await parts.return(undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }

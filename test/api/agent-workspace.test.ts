@@ -180,6 +180,19 @@ describe("an agent run over an uploaded workspace", () => {
     expect(((await none.json()) as { error: { code: string } }).error.code).toBe("no_workspace");
   });
 
+  it("serves files whose names hold a line break or a tab, from the snapshot and from the session", async () => {
+    const tar = await tarOf({ "new\nline.txt": "two\nlines\n", "tab\there.txt": "tab\n" });
+    const upload = await api("/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const { sessionId } = (await (await api("/api/sessions", json({ workspaceId }))).json()) as { sessionId: string };
+    for (const base of [`/api/workspaces/${workspaceId}`, `/api/sessions/${sessionId}`]) {
+      const newline = await api(`${base}/files/new%0Aline.txt`);
+      expect([newline.status, await newline.text()]).toEqual([200, "two\nlines\n"]);
+      const tab = await api(`${base}/files/tab%09here.txt`);
+      expect([tab.status, await tab.text()]).toEqual([200, "tab\n"]);
+    }
+  });
+
   it("a session cannot be opened on a workspace that does not exist", async () => {
     const res = await api("/api/sessions", json({ workspaceId: "w_doesnotexist" }));
     expect(res.status).toBe(404);

@@ -96,7 +96,7 @@ describe("SqliteOverlay", () => {
 });
 
 describe("SqliteOverlay history (the workspace at a message)", () => {
-  it("keeps replaced versions with their stamps; versionsUpTo(n) replays to the overlay as it was at n", async () => {
+  it("keeps replaced versions with their stamps; versionRefsUpTo(n) replays to the overlay as it was at n", async () => {
     await withSql("overlay-history", (sql) => {
       let seq = 1;
       const overlay = new SqliteOverlay(sql, { stamp: () => seq });
@@ -107,18 +107,82 @@ describe("SqliteOverlay history (the workspace at a message)", () => {
       seq = 5;
       overlay.whiteout("a.txt");
       const at = (n: number) =>
-        overlay.versionsUpTo(n).map((v) => [v.path, v.deleted ? "deleted" : new TextDecoder().decode(v.bytes), v.stamp]);
+        overlay
+          .versionRefsUpTo(n)
+          .map((v) => [v.path, v.deleted ? "deleted" : new TextDecoder().decode(overlay.versionBytes(v)!), v.stamp, v.version]);
       expect(at(0)).toEqual([]);
-      expect(at(2)).toEqual([["a.txt", "v1", 1]]);
+      expect(at(2)).toEqual([["a.txt", "v1", 1, 1]]);
       expect(at(4)).toEqual([
-        ["a.txt", "v1", 1],
-        ["a.txt", "v2", 3],
-        ["b.txt", "b", 3],
+        ["a.txt", "v1", 1, 1],
+        ["a.txt", "v2", 3, 2],
+        ["b.txt", "b", 3, null],
       ]);
-      expect(at(5).at(-1)).toEqual(["a.txt", "deleted", 5]);
+      expect(at(5).at(-1)).toEqual(["a.txt", "deleted", 5, null]);
       // The current view is unchanged by the history.
       expect(overlay.entry("a.txt")).toMatchObject({ deleted: true });
       expect(new TextDecoder().decode(overlay.get("b.txt")!)).toBe("b");
+    });
+  });
+
+  it("reads a listed change's bytes after it was replaced, from the history; null once they are gone", async () => {
+    await withSql("overlay-version-bytes", (sql) => {
+      const seq = 7;
+      const overlay = new SqliteOverlay(sql, { stamp: () => seq });
+      const big = new Uint8Array(OVERLAY_CHUNK_BYTES * 2 + 5).map((_, i) => i % 251);
+      overlay.put("big.bin", big, 0o644);
+      overlay.put("c.txt", text("first"), 0o644);
+      const [bigRef, cRef] = overlay.versionRefsUpTo(7);
+      expect([bigRef, cRef].map((r) => [r!.path, r!.size, r!.version])).toEqual([
+        ["big.bin", big.byteLength, null],
+        ["c.txt", 5, null],
+      ]);
+      expect(overlay.versionBytes(bigRef!)).toEqual(big);
+      // Replaced at the same stamp after the listing: the listed bytes are the newest history version's.
+      overlay.put("c.txt", text("second!"), 0o644);
+      expect(new TextDecoder().decode(overlay.versionBytes(cRef!)!)).toBe("first");
+      expect(overlay.versionBytes({ ...cRef!, path: "gone.txt" })).toBeNull();
+      expect(overlay.versionBytes({ ...cRef!, size: 4 })).toBeNull();
+    });
+  });
+
+  it("applies staged changes in order as put and whiteout would, stamped by key; staging from 0 again starts over", async () => {
+    await withSql("overlay-staged", (sql) => {
+      const overlay = new SqliteOverlay(sql, { stamp: () => 99 });
+      overlay.put("old.txt", text("before the fork"), 0o644);
+      const big = new Uint8Array(OVERLAY_CHUNK_BYTES + 10).fill(7);
+      const change = (path: string, body: string | Uint8Array | null, stampKey: string | null, mode = 0o644) => ({
+        path,
+        deleted: body === null,
+        mode: body === null ? 0 : mode,
+        bytes: body === null ? new Uint8Array(0) : typeof body === "string" ? text(body) : body,
+        stampKey,
+      });
+      // A first attempt that stopped after its first part.
+      overlay.stage(0, [change("stale.txt", "from an attempt that failed", "m1")]);
+      expect(overlay.stagedCount()).toBe(1);
+      overlay.stage(0, [change("a.txt", "v1", null), change("big.bin", big, "m1", 0o755)]);
+      overlay.stage(2, [change("a.txt", "v2", "m2"), change("a.txt", null, "m3")]);
+      expect(overlay.stagedCount()).toBe(4);
+      const stamps: Record<string, number> = { m1: 10, m2: 20, m3: 30 };
+      overlay.applyStaged((key) => (key === null ? 0 : stamps[key]!));
+      expect(overlay.stagedCount()).toBe(0);
+      expect(overlay.list()).toEqual([
+        { path: "a.txt", deleted: true, size: 0, mode: 0 },
+        { path: "big.bin", deleted: false, size: big.byteLength, mode: 0o755 },
+        { path: "old.txt", deleted: false, size: 15, mode: 0o644 },
+      ]);
+      expect(overlay.get("big.bin")).toEqual(big);
+      expect(overlay.get("stale.txt")).toBeNull();
+      const at = (n: number) =>
+        overlay
+          .versionRefsUpTo(n)
+          .map((v) => [v.path, v.deleted ? "deleted" : new TextDecoder().decode(overlay.versionBytes(v)!).slice(0, 2), v.stamp]);
+      expect(at(30)).toEqual([
+        ["a.txt", "v1", 0],
+        ["big.bin", "\x07\x07", 10],
+        ["a.txt", "v2", 20],
+        ["a.txt", "deleted", 30],
+      ]);
     });
   });
 });
