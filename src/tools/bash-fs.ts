@@ -65,7 +65,7 @@ export class WorkspaceBashFs implements IFileSystem {
     joined.set(before, 0);
     joined.set(added, before.byteLength);
     // Only what is appended counts against the command's writes: twenty `>>` to a 2 MiB file are 20 small writes.
-    await this.put(path, joined, "append", undefined, added.byteLength);
+    await this.put(path, joined, "append", undefined, false, added.byteLength);
   }
 
   async exists(path: string): Promise<boolean> {
@@ -159,13 +159,22 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
-    this.assertWritable("cp", dest);
+    await this.copy(src, dest, options, false);
+  }
+
+  /**
+   * cp, and the first half of mv. A copy onto an existing file keeps that file's mode, as cp does; a
+   * move (`replace`) puts the source's file there, mode included, as a rename does.
+   */
+  private async copy(src: string, dest: string, options: CpOptions | undefined, replace: boolean): Promise<void> {
+    const op = replace ? "mv" : "cp";
+    this.assertWritable(op, dest);
     const from = toWorkspace(src);
     const kind = this.kind(from);
     if (kind === null) throw new Error(`ENOENT: no such file or directory, cp '${src}'`);
     // A copy keeps its source's mode (an executable stays executable), as cp does for a new file.
     if (kind === "file") {
-      await this.put(dest, await this.readFileBuffer(src), "cp", this.fs.stat(from)?.mode);
+      await this.put(dest, await this.readFileBuffer(src), op, this.fs.stat(from)?.mode, replace);
       return;
     }
     if (!options?.recursive) throw new Error(`EISDIR: is a directory, cp '${src}'`);
@@ -173,7 +182,7 @@ export class WorkspaceBashFs implements IFileSystem {
     if (to === from || to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot copy '${src}' into itself, '${dest}'`);
     await this.mkdir(dest, { recursive: true });
     for (const file of this.filesUnder(from)) {
-      await this.put(`/${to}${file.slice(from.length)}`, await this.fs.readFile(file, this.signal), "cp", this.fs.stat(file)?.mode);
+      await this.put(`/${to}${file.slice(from.length)}`, await this.fs.readFile(file, this.signal), op, this.fs.stat(file)?.mode, replace);
     }
   }
 
@@ -184,7 +193,7 @@ export class WorkspaceBashFs implements IFileSystem {
     if (this.kind(from) === null) throw new Error(`ENOENT: no such file or directory, mv '${src}'`);
     if (from === to) return;
     if (to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot move '${src}' into itself, '${dest}'`);
-    await this.cp(src, dest, { recursive: true });
+    await this.copy(src, dest, { recursive: true }, true);
     await this.rm(src, { recursive: true });
   }
 
@@ -242,7 +251,15 @@ export class WorkspaceBashFs implements IFileSystem {
     }
   }
 
-  private async put(path: string, bytes: Uint8Array, op: string, mode?: number, counted = bytes.byteLength): Promise<void> {
+  /** Writes a file; `replace`: what is at `path` goes first, so the file takes `mode` even where one existed. */
+  private async put(
+    path: string,
+    bytes: Uint8Array,
+    op: string,
+    mode?: number,
+    replace = false,
+    counted = bytes.byteLength,
+  ): Promise<void> {
     this.assertWritable(op, path);
     const p = toWorkspace(path);
     const refusal = writeRefusal(p, (q) => this.kind(q));
@@ -254,6 +271,7 @@ export class WorkspaceBashFs implements IFileSystem {
       throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
     }
     this.bytesWritten += counted;
+    if (replace && this.kind(p) === "file") await this.fs.deleteFile(p);
     await this.fs.writeFile(p, bytes, mode);
     for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
   }

@@ -75,6 +75,24 @@ describe("bash", () => {
     ]);
   });
 
+  it("onto an existing file, cp keeps that file's mode and mv brings the source's, as on a real filesystem", async () => {
+    const fs = new MemoryWorkspaceFs({ "plain.txt": "p", "old.sh": "old", "copy.sh": "c" });
+    fs.put("tool.sh", "#!/bin/sh\n", 0o755);
+    fs.put("run.sh", "#!/bin/sh\n", 0o755);
+    fs.put("dir/x.sh", "#!/bin/sh\n", 0o755);
+    fs.put("other/x.sh", "plain", 0o644);
+    const out = await bash(fs, "cp tool.sh copy.sh && mv run.sh old.sh && mv plain.txt tool.sh && mv -f dir/x.sh other/x.sh", {
+      allowWrite: true,
+    });
+    expect(out.exitCode).toBe(0);
+    expect(fs.files().map((f) => [f, fs.stat(f)?.mode.toString(8), fs.text(f)])).toEqual([
+      ["copy.sh", "644", "#!/bin/sh\n"],
+      ["old.sh", "755", "#!/bin/sh\n"],
+      ["other/x.sh", "755", "#!/bin/sh\n"],
+      ["tool.sh", "644", "p"],
+    ]);
+  });
+
   it("cp and mv overwrite an existing file (the edit-to-temp-then-move idiom), and refuse a file onto itself", async () => {
     const fs = fixtureFs();
     const command = [
