@@ -42,10 +42,10 @@ export interface CompactionInput {
   assistantTurns?: number;
   /**
    * How an abort of `signal` is logged: the code of its `compaction_failed` (a run's abort or
-   * timeout). Without it an abort logs nothing (a manual compaction is aborted only when its session
-   * is deleted).
+   * timeout). Without it, or when it gives null (a manual compaction cut off by its session's
+   * deletion: nothing is left to log to), an abort logs nothing.
    */
-  abortedAs?: () => "run_aborted" | "run_timeout";
+  abortedAs?: () => "run_aborted" | "run_timeout" | null;
 }
 
 /** A compaction record without its envelope (id, session, parent, time), or why there is none. */
@@ -104,7 +104,7 @@ export interface CompactionLog {
 
 /**
  * One compaction with its events: `compaction_started`, then the record and `compaction_finished`, or
- * `compaction_failed` (for an abort only with `abortedAs`). The runtime and a manual compaction share it.
+ * `compaction_failed` (for an abort only as `abortedAs` says). The runtime and a manual compaction share it.
  */
 export async function compact(
   input: CompactionInput,
@@ -119,8 +119,9 @@ export async function compact(
   const result = await summarise(input, view, cut);
   if (!result.ok) {
     if (result.code !== "aborted") log.event({ type: "compaction_failed", code: result.code, message: result.message });
-    else if (input.abortedAs) {
-      const code = input.abortedAs();
+    else {
+      const code = input.abortedAs?.();
+      if (!code) return result;
       const why = code === "run_timeout" ? "the run timed out" : "the run was aborted";
       log.event({ type: "compaction_failed", code, message: `${why} during the compaction; nothing was compacted` });
     }

@@ -25,12 +25,14 @@ export interface RunLeftovers {
   started: ReadonlySet<string>;
   /** Text streamed as assistant_delta for a message that was never appended. */
   partial: { messageId: string; text: string } | null;
+  /** A compaction_started without its compaction_finished or compaction_failed: cut off while summarising. */
+  compacting: boolean;
 }
 
 /**
  * Reads a run's own records (everything it appended, in seq order) for what a crash left open: an
- * assistant message whose tool calls were not all answered, and deltas of an assistant message that
- * was still streaming.
+ * assistant message whose tool calls were not all answered, deltas of an assistant message that
+ * was still streaming, and a compaction still summarising.
  */
 export function runLeftovers(messages: readonly AgentMessage[], events: readonly AgentEvent[]): RunLeftovers {
   const pending = new Map<string, ToolCall>();
@@ -42,7 +44,10 @@ export function runLeftovers(messages: readonly AgentMessage[], events: readonly
   }
   const started = new Set<string>();
   let partial = null as RunLeftovers["partial"];
+  let compacting = false;
   for (const event of events) {
+    if (event.type === "compaction_started") compacting = true;
+    if (event.type === "compaction_finished" || event.type === "compaction_failed") compacting = false;
     if (event.type === "tool_call_started") started.add(event.callId);
     if (event.type === "tool_call_finished" || event.type === "tool_call_denied") started.delete(event.callId);
     if (event.type === "assistant_delta" && !messageIds.has(event.messageId)) {
@@ -53,7 +58,7 @@ export function runLeftovers(messages: readonly AgentMessage[], events: readonly
     }
   }
   const unanswered = [...pending.values()];
-  return { unanswered, started: new Set([...started].filter((id) => pending.has(id))), partial };
+  return { unanswered, started: new Set([...started].filter((id) => pending.has(id))), partial, compacting };
 }
 
 export interface ClosingInput {
@@ -70,7 +75,8 @@ export interface ClosingInput {
 
 /**
  * The records that end a run the agent loop could not end itself (the object died, or the run could
- * not start): an error tool_result for every unanswered call (providers reject a tool call without
+ * not start): `compaction_failed` for a compaction cut off (clients show it as running until it
+ * ends), an error tool_result for every unanswered call (providers reject a tool call without
  * its result), an ERROR assistant message that keeps whatever text was streamed, and `agent_error`.
  */
 export function closingRecords(input: ClosingInput): ClosingRecord[] {
@@ -85,6 +91,7 @@ export function closingRecords(input: ClosingInput): ClosingRecord[] {
     parentId = id;
     return id;
   };
+  if (leftovers.compacting) event({ type: "compaction_failed", code: input.code, message: `nothing was compacted: ${input.message}` });
   for (const call of leftovers.unanswered) {
     const resultId = input.ids.next("message");
     if (leftovers.started.has(call.id)) {

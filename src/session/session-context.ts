@@ -92,10 +92,13 @@ export async function compactOnDemand(
     signal?: AbortSignal;
     /** Assistant turns before `history` (it starts at the latest compaction): a replay aligns its summaries by them. */
     assistantsBefore?: number;
+    /** How long the summary may take (default: a run's default timeout). */
+    timeoutMs?: number;
   },
 ): Promise<{ ok: true; messageId: string; tokensBefore: number; tokensAfter: number } | { ok: false; code: ErrorCode; message: string }> {
   const { budget, price } = modelBudget(ctx.config, ctx.command ?? {});
   const model = createModelClient(ctx.config, ctx.command?.model, { loadMessages: ctx.loadRecording });
+  const timeout = AbortSignal.timeout(ctx.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS);
   const result = await compact(
     {
       history,
@@ -105,9 +108,10 @@ export async function compactOnDemand(
       fixedTokens: fixedTokensOf(ctx),
       assistantTurns: (ctx.assistantsBefore ?? 0) + history.filter((m) => m.kind === "assistant").length,
       ...(ctx.instructions ? { instructions: ctx.instructions } : {}),
-      signal: ctx.signal
-        ? AbortSignal.any([ctx.signal, AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS)])
-        : AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS),
+      signal: ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout,
+      // A summary that timed out ends with compaction_failed, as the answer says; one cut off by the
+      // session's deletion logs nothing.
+      abortedAs: () => (timeout.aborted && !ctx.signal?.aborted ? "run_timeout" : null),
     },
     "manual",
     ctx.log,

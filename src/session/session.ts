@@ -634,7 +634,7 @@ export class Session {
       // The run's own records cannot be read: close it with what is certain.
       records = closingRecords({
         ...this.closing(run.runId, code, message),
-        leftovers: { unanswered: [], started: new Set(), partial: null },
+        leftovers: { unanswered: [], started: new Set(), partial: null, compacting: false },
       });
     }
     for (const record of records) unwrapResult(this.appendValid(record.stream, [record.record]));

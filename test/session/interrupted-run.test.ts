@@ -211,4 +211,23 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       ["agent_error", "run_interrupted"],
     ]);
   });
+
+  it("during the run's compaction: compaction_failed run_interrupted closes it before the run's end; a finished one stays", async () => {
+    const id = await crashedSession([
+      ev({ type: "agent_started", runId: "r_dead" }, 1),
+      msg({ kind: "user", id: "m_u", parentId: null, text: "go" }),
+      ev({ type: "user_message_appended", messageId: "m_u" }, 2),
+      ev({ type: "compaction_started", reason: "threshold" }, 3),
+      ev({ type: "compaction_failed", code: "provider_error", message: "first try" }, 4),
+      ev({ type: "compaction_started", reason: "threshold" }, 5),
+    ]);
+    expect(shape((await store.loadEvents(id)).slice(-4))).toEqual([
+      ["compaction_started", ""],
+      ["compaction_failed", "run_interrupted"],
+      ["assistant_completed", expect.any(String)],
+      ["agent_error", "run_interrupted"],
+    ]);
+    const closed = (await store.loadEvents(id)).at(-3)!;
+    expect(closed.type === "compaction_failed" && closed.message).toMatch(/^nothing was compacted: /);
+  });
 });
