@@ -35,6 +35,9 @@ export class RunRegistry {
     if (!columns.some((c) => c.name === "command")) sql.exec(`ALTER TABLE runs ADD COLUMN command TEXT`);
     // The seq of the run's terminal event: a stream of the run resumed after it has nothing more to send.
     if (!columns.some((c) => c.name === "end_seq")) sql.exec(`ALTER TABLE runs ADD COLUMN end_seq INTEGER`);
+    // The id its prompt is stored under (announced by message_queued for a queued one): a run cut off
+    // before it logged its prompt logs it under this id when it is closed.
+    if (!columns.some((c) => c.name === "user_message_id")) sql.exec(`ALTER TABLE runs ADD COLUMN user_message_id TEXT`);
   }
 
   current(): ActiveRun | null {
@@ -46,29 +49,38 @@ export class RunRegistry {
     if (this.active) return null;
     this.active = { runId, controller: new AbortController(), startSeq, userMessageId };
     this.sql.exec(
-      `INSERT INTO runs (run_id, status, started_at, start_seq, command) VALUES (?, 'running', ?, ?, ?)`,
+      `INSERT INTO runs (run_id, status, started_at, start_seq, command, user_message_id) VALUES (?, 'running', ?, ?, ?, ?)`,
       runId,
       startedAt,
       startSeq,
       JSON.stringify(command),
+      userMessageId,
     );
     return this.active;
   }
 
   /**
    * A run of this session (running or finished), with the seq it started after, the seq of its
-   * terminal event (null while it runs, and for runs of older objects) and its prompt command.
+   * terminal event (null while it runs, and for runs of older objects), its prompt command and the
+   * id of its prompt's message.
    */
-  find(runId: string): { runId: string; startSeq: number; endSeq: number | null; command: AgentPromptCommand | null } | null {
+  find(runId: string): {
+    runId: string;
+    startSeq: number;
+    endSeq: number | null;
+    command: AgentPromptCommand | null;
+    /** Null for runs of older objects. */
+    userMessageId: string | null;
+  } | null {
     const row = this.sql
-      .exec<{ start_seq: number; end_seq: number | null; command: string | null }>(
-        `SELECT start_seq, end_seq, command FROM runs WHERE run_id = ?`,
+      .exec<{ start_seq: number; end_seq: number | null; command: string | null; user_message_id: string | null }>(
+        `SELECT start_seq, end_seq, command, user_message_id FROM runs WHERE run_id = ?`,
         runId,
       )
       .toArray()[0];
     if (!row) return null;
     const command = row.command ? AgentPromptCommand.parse(JSON.parse(row.command)) : null;
-    return { runId, startSeq: row.start_seq, endSeq: row.end_seq, command };
+    return { runId, startSeq: row.start_seq, endSeq: row.end_seq, command, userMessageId: row.user_message_id };
   }
 
   /** The run's terminal event was stored at `seq`. */

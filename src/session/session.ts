@@ -642,14 +642,16 @@ export class Session {
   }
 
   private logUnstartedRun(runId: string): void {
-    const command = this.registry.find(runId)?.command;
+    const run = this.registry.find(runId);
+    const command = run?.command;
     if (!command) return;
     const at = nowIso(this.deps.clock);
     const event = (body: Record<string, unknown>) => ({ eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: at, ...body });
     unwrapResult(this.appendValid("events", [event({ type: "agent_started", runId }) as AgentEvent]));
     const user = {
       kind: "user",
-      id: this.deps.ids.next("message"),
+      // The id a queued prompt was announced under (message_queued), so clients find it.
+      id: run.userMessageId ?? this.deps.ids.next("message"),
       sessionId: this.id,
       parentId: this.meta.lastMessageId(),
       createdAt: at,

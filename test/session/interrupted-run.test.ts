@@ -92,13 +92,13 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
     });
   });
 
-  it("accepted but stopped before it logged its start: the start and the prompt are logged, then it is closed", async () => {
+  it("accepted but stopped before it logged its start: the start and the prompt (under its announced id) are logged, then it is closed", async () => {
     const { id } = await store.create({});
     await store.appendMessage(id, userMessage(id, "m_u"));
     const command = { sessionId: id, userText: "fix the build", options: safeRunOptions() };
     await runInDurableObject(store.stub(id), (_instance, state) => {
       state.storage.sql.exec(
-        `INSERT INTO runs (run_id, status, started_at, start_seq, command) VALUES ('r_dead', 'running', ?, 1, ?)`,
+        `INSERT INTO runs (run_id, status, started_at, start_seq, command, user_message_id) VALUES ('r_dead', 'running', ?, 1, ?, 'm_queued')`,
         T0,
         JSON.stringify(command),
       );
@@ -109,8 +109,8 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
     expect((await store.info(id))!.status).toBe("idle");
     expect(shape(await store.loadEvents(id))).toEqual([
       ["agent_started", ""],
-      ["user_message_appended", "m_1"],
-      ["assistant_completed", "m_2"],
+      ["user_message_appended", "m_queued"],
+      ["assistant_completed", "m_1"],
       ["agent_error", "run_interrupted"],
     ]);
     const messages = await store.loadMessages(id);
@@ -118,8 +118,8 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       messages.map((m) => [m.kind, m.id, m.parentId, m.kind === "user" ? m.text : m.kind === "assistant" ? m.stopReason : ""]),
     ).toEqual([
       ["user", "m_u", null, "text of m_u"],
-      ["user", "m_1", "m_u", "fix the build"],
-      ["assistant", "m_2", "m_1", "ERROR"],
+      ["user", "m_queued", "m_u", "fix the build"],
+      ["assistant", "m_1", "m_queued", "ERROR"],
     ]);
   });
 
