@@ -9,6 +9,16 @@ import { tarOf } from "../workspace/archives";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 
+const post = (path: string, body: unknown) =>
+  api(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+
+/** Forks a session at its newest message: the fork's id. */
+async function forkOf(sessionId: string): Promise<string> {
+  const forked = await post(`/api/sessions/${sessionId}/fork`, {});
+  expect(forked.status).toBe(201);
+  return ((await forked.json()) as { sessionId: string }).sessionId;
+}
+
 /** `lines` lines of 999 characters and a newline: line i is its number padded with `c`. */
 function bigText(c: string, lines: number): string {
   const out: string[] = [];
@@ -25,11 +35,7 @@ async function sessionThatRan(commands: string[]): Promise<string> {
   const upload = await api("/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
   expect(upload.status).toBe(201);
   const { workspaceId } = (await upload.json()) as { workspaceId: string };
-  const created = await api("/api/sessions", {
-    method: "POST",
-    body: JSON.stringify({ workspaceId }),
-    headers: { "content-type": "application/json" },
-  });
+  const created = await post("/api/sessions", { workspaceId });
   const { sessionId } = (await created.json()) as { sessionId: string };
   const answers = [
     ...commands.map((command, i) =>
@@ -45,13 +51,7 @@ async function sessionThatRan(commands: string[]): Promise<string> {
   let turn = 0;
   useSessionDeps(sessionId, { ids: counterIds(), modelFetch: async () => sseResponse(answers[turn++]!) });
   const prompt = { text: "run them", allowBash: true, allowWrite: true };
-  const { frames } = await readSse(
-    await api(`/api/sessions/${sessionId}/messages/stream`, {
-      method: "POST",
-      body: JSON.stringify(prompt),
-      headers: { "content-type": "application/json" },
-    }),
-  );
+  const { frames } = await readSse(await post(`/api/sessions/${sessionId}/messages/stream`, prompt));
   expect(frames.filter((f) => f.data.type === "tool_call_finished").map((f) => f.data.error)).toEqual(commands.map(() => false));
   return sessionId;
 }
@@ -86,13 +86,7 @@ it("/changes streams a diff larger than one RPC answer (three deleted 12 MB file
 
 it("a fork copies more written bytes than one RPC call carries (36 MB of copies)", async () => {
   const sessionId = await sessionThatRan(["cp a.txt a2.txt && cp b.txt b2.txt", "cp c.txt c2.txt && rm a.txt"]);
-  const forked = await api(`/api/sessions/${sessionId}/fork`, {
-    method: "POST",
-    body: "{}",
-    headers: { "content-type": "application/json" },
-  });
-  expect(forked.status).toBe(201);
-  const { sessionId: forkId } = (await forked.json()) as { sessionId: string };
+  const forkId = await forkOf(sessionId);
   for (const name of ["a2.txt", "b2.txt", "c2.txt"]) {
     const copy = await api(`/api/sessions/${forkId}/files/${name}`);
     expect([copy.status, (await copy.text()) === files[name.replace("2", "") as keyof typeof files]]).toEqual([200, true]);
@@ -105,7 +99,7 @@ it("a fork copies more written bytes than one RPC call carries (36 MB of copies)
 }, 60_000);
 
 it("a fork copies more messages than one RPC call carries (9 answers of 4 MB)", async () => {
-  const created = await api("/api/sessions", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+  const created = await post("/api/sessions", {});
   const { sessionId } = (await created.json()) as { sessionId: string };
   const answer = (i: number) => String(i).repeat(MAX_MODEL_OUTPUT_CHARS);
   const deltas = (i: number) =>
@@ -119,20 +113,10 @@ it("a fork copies more messages than one RPC call carries (9 answers of 4 MB)", 
     },
   });
   for (let i = 0; i < 9; i++) {
-    const res = await api(`/api/sessions/${sessionId}/messages/stream`, {
-      method: "POST",
-      body: JSON.stringify({ text: `answer ${i}`, contextWindow: 10_000_000 }),
-      headers: { "content-type": "application/json" },
-    });
+    const res = await post(`/api/sessions/${sessionId}/messages/stream`, { text: `answer ${i}`, contextWindow: 10_000_000 });
     expect((await readSse(res)).frames.at(-1)?.data.type).toBe("agent_completed");
   }
-  const forked = await api(`/api/sessions/${sessionId}/fork`, {
-    method: "POST",
-    body: "{}",
-    headers: { "content-type": "application/json" },
-  });
-  expect(forked.status).toBe(201);
-  const { sessionId: forkId } = (await forked.json()) as { sessionId: string };
+  const forkId = await forkOf(sessionId);
   const exported = async (id: string) =>
     (await (await api(`/api/sessions/${id}/messages`)).text())
       .trim()
