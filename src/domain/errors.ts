@@ -117,6 +117,12 @@ export const ERROR_REGISTRY = {
   is_directory: { status: 400, in: ["api"], meaning: "the path is a directory, not a file" },
   not_a_directory: { status: 400, in: ["api"], meaning: "a parent of the path is a file" },
   file_too_large: { status: 413, in: ["api"], meaning: "the file is larger than the limit" },
+  // In tool results only (write, edit, bash): no route writes files.
+  workspace_full: {
+    status: null,
+    in: [],
+    meaning: "the session's workspace changes, replaced versions included, would pass their limit; the write is refused",
+  },
   path_escape: { status: 400, in: ["api", "tool"], meaning: "the path leaves the workspace root (.., absolute, drive letter, NUL)" },
   path_too_long: { status: 400, in: ["api", "tool"], meaning: "the path is longer than the limit" },
   archive_invalid: { status: 400, in: ["api"], meaning: "the archive is corrupt, truncated, an empty body, or fails its checksums" },

@@ -102,6 +102,12 @@ export const MAX_ARCHIVE_FILES = 50_000;
 export const MAX_FILE_BYTES = 16 * MiB;
 /** Most `*` wildcards in one segment of a glob (a `**` segment aside): picomatch's regex backtracks, each one multiplies the work. */
 export const GLOB_MAX_STARS_PER_SEGMENT = 3;
+/**
+ * Most bytes a session's workspace changes may hold: every file version its runs wrote, the replaced
+ * ones included (a fork at an earlier message and `/changes` read them). A write past it fails
+ * with `workspace_full`; the object's own storage (10 GB) and its log stay safe.
+ */
+export const MAX_SESSION_CHANGE_BYTES = 1024 * MiB;
 /** Largest file grep searches (bigger ones are named in a notice); the search index and its text cache leave them out. */
 export const SEARCH_MAX_FILE_BYTES = 8 * MiB;
 /** Most bytes of files in one snapshot. */
@@ -201,6 +207,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   [
     "one file (upload, overlay, `write`, `edit`, `bash`)",
     `${bytes(MAX_FILE_BYTES)} (bigger files in an upload are skipped with \`file_too_large\`)`,
+  ],
+  [
+    "a session's workspace changes",
+    `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written, replaced versions included (a write past it fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it)`,
   ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
   ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],

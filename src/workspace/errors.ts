@@ -8,6 +8,7 @@ export type WorkspaceErrorCode =
   | "is_directory"
   | "not_a_directory"
   | "file_too_large"
+  | "workspace_full"
   | "workspace_not_found";
 
 export class WorkspaceError extends HarnessError<WorkspaceErrorCode> {

@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES } from "../domain/limits";
+import { MAX_FILE_BYTES, MAX_SESSION_CHANGE_BYTES } from "../domain/limits";
 import { WorkspaceError } from "./errors";
 
 /** One path the session changed: new content (`deleted: false`) or a whiteout (`deleted: true`). */
@@ -58,6 +58,8 @@ export const OVERLAY_CHUNK_BYTES = 1024 * 1024;
 export interface SqliteOverlayOptions {
   /** Largest accepted file, in bytes (default `MAX_FILE_BYTES`). */
   maxFileBytes?: number;
+  /** Most content bytes stored, current and replaced versions together (default `MAX_SESSION_CHANGE_BYTES`). */
+  maxStoredBytes?: number;
   /**
    * Runs one change's statements as a transaction; pass `(fn) => ctx.storage.transactionSync(fn)`.
    * Without it the statements still run with no `await` in between, which the Durable Object's
@@ -79,6 +81,9 @@ export interface SqliteOverlayOptions {
  */
 export class SqliteOverlay implements OverlayStore {
   private readonly maxFileBytes: number;
+  private readonly maxStoredBytes: number;
+  /** Content bytes stored (overlay and history), counted when first needed. */
+  private stored: number | null = null;
   private readonly transaction: <T>(fn: () => T) => T;
   private readonly stamp: () => number;
 
@@ -87,6 +92,7 @@ export class SqliteOverlay implements OverlayStore {
     options: SqliteOverlayOptions = {},
   ) {
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
+    this.maxStoredBytes = options.maxStoredBytes ?? MAX_SESSION_CHANGE_BYTES;
     this.transaction = options.transaction ?? ((fn) => fn());
     this.stamp = options.stamp ?? (() => 0);
     sql.exec(`CREATE TABLE IF NOT EXISTS overlay (
@@ -160,6 +166,13 @@ export class SqliteOverlay implements OverlayStore {
         `'${path}' is ${bytes.byteLength} bytes; the limit for written files is ${this.maxFileBytes}`,
       );
     }
+    const stored = this.storedBytes();
+    if (stored + bytes.byteLength > this.maxStoredBytes) {
+      throw new WorkspaceError(
+        "workspace_full",
+        `writing '${path}' (${bytes.byteLength} bytes) would pass the ${this.maxStoredBytes} bytes this session's workspace changes may hold (${stored} held, replaced versions included)`,
+      );
+    }
     this.transaction(() => {
       this.archive(path);
       for (const [i, data] of chunksOf(bytes)) {
@@ -174,6 +187,7 @@ export class SqliteOverlay implements OverlayStore {
         );
       }
     });
+    this.stored = stored + bytes.byteLength;
   }
 
   whiteout(path: string, stamp = this.stamp()): void {
@@ -292,6 +306,17 @@ export class SqliteOverlay implements OverlayStore {
       }
       this.sql.exec("DELETE FROM overlay_staged");
     });
+    this.stored = null;
+  }
+
+  /** Content bytes of every version stored: the current ones and the replaced ones. */
+  storedBytes(): number {
+    this.stored ??= this.sql
+      .exec<{ n: number }>(
+        `SELECT (SELECT IFNULL(SUM(size), 0) FROM overlay WHERE chunk = 0) + (SELECT IFNULL(SUM(size), 0) FROM overlay_history WHERE chunk = 0) AS n`,
+      )
+      .one().n;
+    return this.stored;
   }
 
   /** Moves the change of `path`, if any, to the history. */

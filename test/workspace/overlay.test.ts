@@ -79,6 +79,35 @@ describe("SqliteOverlay", () => {
       expect(overlay.list()).toEqual([]);
     }));
 
+  it("refuses a write that would pass the bytes a session may hold, replaced versions counted, with workspace_full", () =>
+    withSql("overlay-budget", (sql) => {
+      const overlay = new SqliteOverlay(sql, { maxStoredBytes: 100 });
+      const refusal = (path: string, size: number) => {
+        try {
+          overlay.put(path, new Uint8Array(size), 0o644);
+          return null;
+        } catch (e) {
+          return e;
+        }
+      };
+      expect(refusal("a.bin", 60)).toBeNull();
+      // Rewriting keeps the old version (a fork at an earlier message needs it): 60 + 30 held.
+      expect(refusal("a.bin", 30)).toBeNull();
+      overlay.whiteout("a.bin");
+      expect(overlay.storedBytes()).toBe(90);
+      const error = refusal("b.bin", 11);
+      expect(error).toBeInstanceOf(WorkspaceError);
+      expect(error).toMatchObject({
+        code: "workspace_full",
+        message:
+          "writing 'b.bin' (11 bytes) would pass the 100 bytes this session's workspace changes may hold (90 held, replaced versions included)",
+      });
+      expect(overlay.entry("b.bin")).toBeNull();
+      expect(refusal("b.bin", 10)).toBeNull();
+      // A new instance over the same tables (the object restarted) counts what is stored.
+      expect(new SqliteOverlay(sql, { maxStoredBytes: 100 }).storedBytes()).toBe(100);
+    }));
+
   it("runs each change through the given transaction function", () =>
     withSql("overlay-5", (sql, storage) => {
       let transactions = 0;
