@@ -138,8 +138,8 @@ async function fromGit(root, listed, defaults) {
 
 /**
  * Outside a work tree: the directory walked with its .gitignore files (deeper ones winning) and
- * .git/info/exclude. Known limit of this path (not of git's): a directory excluded at one level and
- * re-included deeper is entered, but the `ignore` library judges its files by the outer exclusion.
+ * .git/info/exclude. A directory is entered only when not ignored, so each file judges the path
+ * itself, as git does (a directory excluded at one level and re-included deeper keeps its files).
  * @param {string} root
  * @param {import("ignore").Ignore} defaults
  */
@@ -213,6 +213,23 @@ async function unreadable(source) {
 }
 
 /**
+ * A .gitignore's rules applied to a path itself. The library's `test` also judges the path's
+ * parents by the same file, which overrides a deeper file's re-inclusion of a parent; the walk
+ * enters only directories that are not ignored. The rule list's own `test` is what the library
+ * calls per path (not in its types; the version is pinned and a test covers it).
+ * @param {import("ignore").Ignore} ig
+ * @returns {(path: string) => { ignored: boolean; unignored: boolean }}
+ */
+function ownRules(ig) {
+  const rules = /** @type {{ _rules?: { test?: (path: string, mode: string) => { ignored: boolean; unignored: boolean } } }} */ (
+    /** @type {unknown} */ (ig)
+  )._rules;
+  const test = rules?.test;
+  if (typeof test !== "function") throw new Error("the ignore library no longer exposes its rule list");
+  return (path) => test.call(rules, path, "regex");
+}
+
+/**
  * Git's precedence: the deepest .gitignore that says anything about the path decides.
  * @param {Rules[]} chain
  * @param {string} relPath
@@ -222,7 +239,7 @@ function ignoredBy(chain, relPath, isDir) {
   for (let i = chain.length - 1; i >= 0; i--) {
     const { dir, ig } = /** @type {Rules} */ (chain[i]);
     const inner = dir === "" ? relPath : relPath.slice(dir.length + 1);
-    const result = ig.test(isDir ? `${inner}/` : inner);
+    const result = ownRules(ig)(isDir ? `${inner}/` : inner);
     if (result.ignored) return true;
     if (result.unignored) return false;
   }

@@ -216,7 +216,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],
   [
     "a `grep` pattern",
-    "one that repeats a group holding a repetition or an alternation (such as `(a+)+`) runs on RE2, in linear time: a character is a code point, `\\s` and `\\w` are ASCII, look-arounds and back-references are refused (`invalid_regex`); plain texts joined by `.*` or `.+` (such as `import.*from.*react`) are found in order, in linear time; other patterns run on V8, which can take time growing with a power of a long line's length (`\\s+$` or `\\w+=.*x` on a minified line)",
+    "one that repeats a group holding a repetition or an alternation (such as `(a+)+`) runs on RE2, in linear time: a character is a code point, `\\s` and `\\w` are ASCII, `ignoreCase` folds as Unicode does (`k` also matches the Kelvin sign, `s` the long s), look-arounds and back-references are refused (`invalid_regex`); plain texts joined by `.*` or `.+` (such as `import.*from.*react`) are found in order, in linear time; other patterns run on V8, which can take time growing with a power of a long line's length (`\\s+$` or `\\w+=.*x` on a minified line)",
   ],
   [
     "a `find` or `grep` glob",

@@ -22,7 +22,9 @@ export function compileGlob(pattern: string): (relativePath: string) => boolean 
   try {
     // picomatch's own `basename` option breaks patterns that contain "/", so choose here. Its regex
     // reads `.` as "any character but a line break"; a file name may hold one, so `s` lets it match.
-    const source = picomatch.makeRe(pattern, { dot: true, windows: false });
+    // By default it reads `[!a]` as "! or a" and `[a]` as also the text "[a]"; `posix` and
+    // `literalBrackets: false` give brackets the meaning fd, rg and git give them.
+    const source = picomatch.makeRe(pattern, { dot: true, windows: false, posix: true, literalBrackets: false });
     const regex = new RegExp(source.source, `${source.flags.replace("s", "")}s`);
     const match = (path: string) => regex.test(path);
     if (pattern.includes("/")) return match;

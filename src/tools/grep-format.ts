@@ -30,8 +30,9 @@ export function formatFileMatches(
     let to = i + context;
     for (let j = from; j <= to; j++) {
       const line = text.line(j);
-      if (line === undefined || (j > i && isMatch.has(j))) {
-        // Past the end, or a later match: that one is printed when the loop reaches it.
+      if (line === undefined || (j > i && isMatch.has(j) && printed < options.limit)) {
+        // Past the end, or a later match: that one is printed when the loop reaches it (after the
+        // limit's last match none is, so its trailing context goes on over them, as GNU grep -m).
         to = j - 1;
         break;
       }

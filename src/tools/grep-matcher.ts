@@ -298,7 +298,7 @@ function linearTimeRegex(pattern: string, source: string, ignoreCase: boolean): 
   try {
     // RE2 reads \1 as an octal escape: a back-reference would silently mean something else.
     if (/(?:^|[^\\])(?:\\\\)*\\(?:[1-9]|k<)/.test(source)) throw new Error("back-references are not supported");
-    const re2 = RE2JS.compile(withJavaScriptDot(source), ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    const re2 = RE2JS.compile(re2Syntax(source), ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
     return { test: (line) => re2.matcher(line).find() };
   } catch (err) {
     throw new ToolError(
@@ -308,22 +308,69 @@ function linearTimeRegex(pattern: string, source: string, ignoreCase: boolean): 
   }
 }
 
-/** `.` as JavaScript reads it (no line terminator) for RE2, whose `.` is only "not \\n". */
-function withJavaScriptDot(source: string): string {
+/**
+ * A JavaScript pattern (no `u` flag) in RE2's syntax, with the same meaning: `.` excludes every line
+ * terminator (RE2's excludes only \n), and what RE2 spells differently or reads otherwise is
+ * rewritten: `\uXXXX`, `\xHH`, `\cX`, `\0`, `[\b]`, `[^]` and `[]`, and the escapes JavaScript takes
+ * as the character itself (`\e`, `\A`, `\z`, an incomplete `\x4` ...), which RE2 refuses or reads
+ * as anchors.
+ */
+export function re2Syntax(source: string): string {
   let out = "";
+  let inClass = false;
   for (let i = 0; i < source.length; i++) {
     const c = source[i]!;
     if (c === "\\") {
-      out += source.slice(i, i + 2);
-      i++;
-    } else if (c === "[") {
-      let end = i + (source[i + 1] === "^" ? 2 : 1);
-      while (end < source.length && source[end] !== "]") end += source[end] === "\\" ? 2 : 1;
-      out += source.slice(i, end + 1);
-      i = end;
-    } else out += c === "." ? "[^\\n\\r\\x{2028}\\x{2029}]" : c;
+      const [text, length] = re2Escape(source, i, inClass);
+      out += text;
+      i += length - 1;
+    } else if (!inClass && c === "[") {
+      if (source.startsWith("[^]", i)) {
+        out += "[\\s\\S]";
+        i += 2;
+      } else if (source.startsWith("[]", i)) {
+        out += "[^\\x{0}-\\x{10FFFF}]";
+        i += 1;
+      } else {
+        inClass = true;
+        out += source[i + 1] === "^" ? "[^" : "[";
+        if (source[i + 1] === "^") i++;
+      }
+    } else if (inClass && c === "]") {
+      inClass = false;
+      out += c;
+    } else out += !inClass && c === "." ? "[^\\n\\r\\x{2028}\\x{2029}]" : c;
   }
   return out;
+}
+
+/** Escapes both engines read alike. */
+const SHARED_ESCAPES = new Set([..."dDwWsSnrtfv123456789"]);
+
+/** The escape at `i` in RE2's syntax, and how many characters of `source` it took. */
+function re2Escape(source: string, i: number, inClass: boolean): [string, number] {
+  const next = source[i + 1] ?? "";
+  const hex = (n: number) => new RegExp(`^[0-9a-fA-F]{${n}}`).exec(source.slice(i + 2))?.[0];
+  const code = (n: number) => `\\x{${n.toString(16)}}`;
+  if (next === "u") {
+    const digits = hex(4);
+    return digits ? [code(Number.parseInt(digits, 16)), 6] : ["u", 2];
+  }
+  if (next === "x") {
+    const digits = hex(2);
+    return digits ? [code(Number.parseInt(digits, 16)), 4] : ["x", 2];
+  }
+  if (next === "c") {
+    const letter = /^[A-Za-z]/.exec(source.slice(i + 2))?.[0];
+    return letter ? [code(letter.charCodeAt(0) % 32), 3] : ["\\\\c", 2];
+  }
+  if (next === "0" && !/^[0-9]/.test(source.slice(i + 2))) return [code(0), 2];
+  if (next === "b") return [inClass ? code(8) : "\\b", 2];
+  if (next === "B") return [inClass ? "B" : "\\B", 2];
+  if (SHARED_ESCAPES.has(next) || next === "0") return [`\\${next}`, 2];
+  // Punctuation escaped stays escaped; any other character after a backslash is itself in JavaScript.
+  if (/^[!-/:-@[-`{-~]$/.test(next)) return [`\\${next}`, 2];
+  return [next, 2];
 }
 
 function escapeRegExp(text: string): string {

@@ -61,12 +61,27 @@ export class IgnoreRules {
     for (const base of ancestorsTopDown(parentOf(path))) {
       const matcher = this.matchers.get(base);
       if (!matcher) continue;
-      const result = matcher.test((base === "" ? path : path.slice(base.length + 1)) + (isDir ? "/" : ""));
+      const result = ownRules(matcher)((base === "" ? path : path.slice(base.length + 1)) + (isDir ? "/" : ""));
       if (result.ignored) ignored = true;
       else if (result.unignored) ignored = false;
     }
     return ignored;
   }
+}
+
+type Verdict = { ignored: boolean; unignored: boolean };
+
+/**
+ * A .gitignore's rules applied to a path itself. The library's `test` also judges the path's
+ * parents by the same file, so a directory excluded by the root file and re-included by a deeper
+ * one (`build/`, then `!build/` in sub/) kept its files excluded; as in git, the walk judges the
+ * parents itself, across every file (`ignoresDir`). Its rule list's own `test` is what the
+ * library calls per path; it is not in its types (the version is pinned, and a test covers it).
+ */
+function ownRules(matcher: Ignore): (path: string) => Verdict {
+  const rules = (matcher as unknown as { _rules?: { test?: (path: string, mode: "regex") => Verdict } })._rules;
+  if (typeof rules?.test !== "function") throw new Error("the ignore library no longer exposes its rule list");
+  return (path) => rules.test!(path, "regex");
 }
 
 /** "a/b" -> ["", "a", "a/b"]. */

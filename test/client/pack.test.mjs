@@ -167,6 +167,20 @@ describe("listWorkspaceFiles: git's rules in and out of a repository", () => {
     assert.deepEqual(skipped, [{ path: "sub/.gitignore", reason: "symbolic link" }]);
   });
 
+  it("without git: a directory excluded by one .gitignore and re-included by a deeper one keeps its files, as git lists them", async () => {
+    const root = tree({
+      ".gitignore": "build/\n*.tmp\n",
+      "build/out.js": "ignored\n",
+      "sub/.gitignore": "!build/\n",
+      "sub/build/f.txt": "kept\n",
+      "sub/build/x.tmp": "ignored by *.tmp\n",
+      "sub/build/deeper/g.txt": "kept\n",
+    });
+    const walked = (await listWorkspaceFiles(root)).files.map((f) => f.path);
+    assert.deepEqual(walked, [".gitignore", "sub/.gitignore", "sub/build/deeper/g.txt", "sub/build/f.txt"]);
+    assert.deepEqual(gitTracked(root), walked);
+  });
+
   it("skips names the archive would put at another path (a backslash, a drive letter) instead of renaming them", async () => {
     const root = tree({ "real\\f.txt": "fake\n", "real/f.txt": "real\n", "C:notes.txt": "fake\n", "notes.txt": "real\n" });
     const packed = await packWorkspace(root, { useGit: false });

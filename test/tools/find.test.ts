@@ -76,6 +76,29 @@ describe("find", () => {
     expect((await find(fs, { pattern: "*" })).text).toBe(".gitignore\nbuild/\nbuild/gen.c\ndebug.log\nreadme.md");
   });
 
+  it("lists the files of a directory excluded by one .gitignore and re-included by a deeper one, as git does", async () => {
+    const fs = new MemoryWorkspaceFs({
+      ".gitignore": "build/\n*.tmp\n",
+      "build/out.js": "x",
+      "sub/.gitignore": "!build/\n",
+      "sub/build/f.txt": "needle",
+      "sub/build/x.tmp": "x",
+      "sub/build/deeper/g.txt": "x",
+    });
+    expect((await find(fs, { pattern: "*" })).text).toBe(
+      [".gitignore", "sub/", "sub/.gitignore", "sub/build/", "sub/build/deeper/", "sub/build/deeper/g.txt", "sub/build/f.txt"].join("\n"),
+    );
+  });
+
+  it("reads brackets as fd, rg and git do: [!x] and [^x] are negated classes, [a] is a class and not the text", async () => {
+    const fs = new MemoryWorkspaceFs({ "_private.py": "x", "main.py": "x", "a.txt": "x", "[a].txt": "x", "!.txt": "x" });
+    expect((await find(fs, { pattern: "[!_]*.py" })).text).toBe("main.py");
+    expect((await find(fs, { pattern: "[^_]*.py" })).text).toBe("main.py");
+    expect((await find(fs, { pattern: "[a].txt" })).text).toBe("a.txt");
+    expect((await find(fs, { pattern: "[!a].txt" })).text).toBe("!.txt");
+    expect((await find(fs, { pattern: "\\[a\\].txt" })).text).toBe("[a].txt");
+  });
+
   it("matches a glob with '/' against the path relative to the search directory", async () => {
     expect((await find(fixtureFs(), { pattern: "lib/*.ts", path: "src" })).text).toBe("src/lib/greet.ts\nsrc/lib/math.ts");
     expect((await find(fixtureFs(), { pattern: "src/**/*.ts" })).text).toBe("src/index.ts\nsrc/lib/greet.ts\nsrc/lib/math.ts");

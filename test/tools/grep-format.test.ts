@@ -18,7 +18,8 @@ function reference(path: string, text: string, matcher: LineMatcher, context: nu
     if (context > 0 && (separate || out.length > 0) && (lastPrinted < 0 || from > lastPrinted + 1)) out.push("--");
     let to = Math.min(all.length - 1, i + context);
     for (let j = from; j <= to; j++) {
-      if (j > i && matcher.matches(all[j]!)) {
+      // A later match ends the context, unless the limit prints no more matches (then it is context).
+      if (j > i && remaining > 0 && matcher.matches(all[j]!)) {
         to = j - 1;
         break;
       }
@@ -31,6 +32,22 @@ function reference(path: string, text: string, matcher: LineMatcher, context: nu
 }
 
 describe("formatFileMatches", () => {
+  it("gives the limit's last match its trailing context, later matches in it shown as context, as GNU grep -m", () => {
+    const text = "a\nb\nx1\nx2\nx3\nc\nd\n";
+    const got = formatFileMatches("f.txt", searchTextOf(new TextEncoder().encode(text)), new LineMatcher("x", {}), {
+      context: 2,
+      limit: 1,
+      separate: false,
+    });
+    expect(got).toEqual({ lines: ["f.txt-1- a", "f.txt-2- b", "f.txt:3: x1", "f.txt-4- x2", "f.txt-5- x3"], matches: 1, linesCut: false });
+    const two = formatFileMatches("f.txt", searchTextOf(new TextEncoder().encode(text)), new LineMatcher("x", {}), {
+      context: 1,
+      limit: 2,
+      separate: false,
+    });
+    expect(two.lines).toEqual(["f.txt-2- b", "f.txt:3: x1", "f.txt:4: x2", "f.txt-5- x3"]);
+  });
+
   it("prints like splitting and testing every line, for generated patterns, files, contexts and limits", () => {
     const next = random(11);
     let compared = 0;
