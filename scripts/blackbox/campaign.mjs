@@ -856,6 +856,56 @@ const checks = {
   },
 
   /**
+   * Tools against what ripgrep and git do (hunt 16): a directory excluded by the root .gitignore and
+   * re-included by a deeper one keeps its files; `[!_]` in a glob is a negated class; a pattern that
+   * goes to RE2 takes JavaScript's `\u` escapes; the limit's last match keeps its trailing context.
+   */
+  async toolsLikeRg(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const { workspaceId } = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "tools-like-rg"), {
+      ".gitignore": "build/\n",
+      "sub/.gitignore": "!build/\n",
+      "sub/build/f.txt": "needle here\n",
+      "_private.py": "x = 1\n",
+      "main.py": "x = 2\n",
+      "q.txt": "\u2018quoted\u2019\n",
+      "ctx.txt": "a\nb\nx1\nx2\nc\n",
+    });
+    const sessionId = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const result = async (tool, args) => {
+      await promptEvents(ctx.base, agent, sessionId, { text: `TOOL ${tool} ${JSON.stringify(args)}` });
+      const jsonl = (await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/messages`)).body;
+      return (
+        jsonl
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line))
+          .filter((m) => m.kind === "tool_result")
+          .at(-1)?.resultText ?? ""
+      );
+    };
+    const got = {
+      reincluded: await result("grep", { pattern: "needle" }),
+      negatedGlob: await result("find", { pattern: "[!_]*.py" }),
+      re2Escape: await result("grep", { pattern: "(?:\\u2018|\\u2019)+" }),
+      limitContext: (await result("grep", { pattern: "x", path: "ctx.txt", context: 1, limit: 1 })).split("\n\n")[0],
+    };
+    const want = {
+      reincluded: "sub/build/f.txt:1: needle here",
+      negatedGlob: "main.py",
+      re2Escape: "q.txt:1: \u2018quoted\u2019",
+      limitContext: "ctx.txt-2- b\nctx.txt:3: x1\nctx.txt-4- x2",
+    };
+    const wrong = Object.keys(want).filter((k) => got[k] !== want[k]);
+    record(
+      "toolsLikeRg",
+      wrong.length === 0,
+      wrong.length === 0 ? "4/4 as rg and git" : wrong.map((k) => `${k}: ${JSON.stringify(got[k]).slice(0, 120)}`).join("; "),
+    );
+    agent.destroy();
+  },
+
+  /**
    * `/changes` and a fork of a session that copied 36 MB of snapshot files, deleted the originals and
    * created a file of 1,500 lines: once one answer past the 32 MiB RPC limit (500 for both), and hunks
    * of more than 1,000 lines had a header `git apply` refuses (`--1,0`). The diff must apply to the
