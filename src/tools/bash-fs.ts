@@ -251,7 +251,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
   }
 
-  /** Writes a file; `replace`: what is at `path` goes first, so the file takes `mode` even where one existed. */
+  /** Writes a file; `replace`: it takes `mode` even where one exists (one write: a failure leaves that file as it was). */
   private async put(
     path: string,
     bytes: Uint8Array,
@@ -271,8 +271,7 @@ export class WorkspaceBashFs implements IFileSystem {
       throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
     }
     this.bytesWritten += counted;
-    if (replace && this.kind(p) === "file") await this.fs.deleteFile(p);
-    await this.fs.writeFile(p, bytes, mode);
+    await this.fs.writeFile(p, bytes, mode, { replace });
     for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
   }
 }

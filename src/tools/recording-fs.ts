@@ -1,5 +1,12 @@
 import type { SearchQuery } from "../workspace/search/query";
-import type { SearchableText, SearchTextsOptions, WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../workspace/workspace-fs";
+import type {
+  SearchableText,
+  SearchTextsOptions,
+  WorkspaceDirent,
+  WorkspaceFs,
+  WorkspaceStat,
+  WriteOptions,
+} from "../workspace/workspace-fs";
 
 /** At most this many read and this many written paths are kept per tool call (a tree-wide grep reads hundreds). */
 export const MAX_TOUCHED_PATHS = 50;
@@ -70,9 +77,9 @@ export class RecordingFs implements WorkspaceFs {
     return this.inner.warmSearchTexts(paths, signal);
   }
 
-  writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void> {
+  writeFile(path: string, bytes: Uint8Array, mode?: number, options?: WriteOptions): Promise<void> {
     this.writes.add(path);
-    return this.inner.writeFile(path, bytes, mode);
+    return this.inner.writeFile(path, bytes, mode, options);
   }
 
   deleteFile(path: string): Promise<void> {

@@ -5,7 +5,7 @@ import type { SearchQuery } from "./search/query";
 import { searchTextOf } from "./search/search-text";
 import { loadWorkspace, type Snapshot } from "./snapshot";
 import { isBinary } from "./text";
-import type { SearchableText, SearchTextsOptions, WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "./workspace-fs";
+import type { SearchableText, SearchTextsOptions, WorkspaceDirent, WorkspaceFs, WorkspaceStat, WriteOptions } from "./workspace-fs";
 
 /** Mode of files created by the session (existing files keep theirs). */
 export const NEW_FILE_MODE = 0o644;
@@ -118,12 +118,13 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     return this.snapshot.warmSearchTexts(fromSnapshot, signal);
   }
 
-  async writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void> {
+  async writeFile(path: string, bytes: Uint8Array, mode?: number, options?: WriteOptions): Promise<void> {
     const canonical = resolveWorkspacePath(path);
     const view = this.current();
     const refusal = writeRefusal(canonical, (p) => this.stat(p)?.type ?? null);
     if (refusal) throw refusal;
-    this.overlay.put(canonical, bytes, view.info.get(canonical)?.mode ?? mode ?? NEW_FILE_MODE);
+    const existing = options?.replace ? undefined : view.info.get(canonical)?.mode;
+    this.overlay.put(canonical, bytes, existing ?? mode ?? NEW_FILE_MODE);
     this.view = null;
   }
 

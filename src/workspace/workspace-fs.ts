@@ -46,11 +46,16 @@ export interface WorkspaceFs {
   warmSearchTexts(paths: readonly string[], signal: AbortSignal): Promise<boolean>;
   /**
    * Creates or replaces a file in the overlay (parents are implied). A file that exists keeps its
-   * mode; a new one gets `mode` (a copy: its source's), else 0644.
+   * mode; a new one gets `mode` (a copy: its source's), else 0644. `replace`: the file takes `mode`
+   * even where one exists (a move onto it), in the same single write.
    */
-  writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void>;
+  writeFile(path: string, bytes: Uint8Array, mode?: number, options?: WriteOptions): Promise<void>;
   /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */
   deleteFile(path: string): Promise<void>;
+}
+
+export interface WriteOptions {
+  replace?: boolean;
 }
 
 export interface SearchTextsOptions {

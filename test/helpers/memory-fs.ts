@@ -2,7 +2,7 @@ import { WorkspaceError } from "../../src/workspace/errors";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
 import { searchTextOf } from "../../src/workspace/search/search-text";
 import { isBinary } from "../../src/workspace/text";
-import type { SearchableText, WorkspaceDirent, WorkspaceFs, WorkspaceStat } from "../../src/workspace/workspace-fs";
+import type { SearchableText, WorkspaceDirent, WorkspaceFs, WorkspaceStat, WriteOptions } from "../../src/workspace/workspace-fs";
 
 /**
  * A test fake of WorkspaceFs: every file lives in a Map. It follows the interface's contract
@@ -85,10 +85,10 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
     return true;
   }
 
-  async writeFile(path: string, bytes: Uint8Array, mode?: number): Promise<void> {
+  async writeFile(path: string, bytes: Uint8Array, mode?: number, options?: WriteOptions): Promise<void> {
     const refusal = writeRefusal(path, (p) => this.stat(p)?.type ?? null);
     if (refusal) throw refusal;
-    const existing = this.entries.get(path);
+    const existing = options?.replace ? undefined : this.entries.get(path);
     this.entries.set(path, { bytes: bytes.slice(), mode: existing?.mode ?? mode ?? 0o644 });
     this.mutations.push({ op: "write", path });
   }

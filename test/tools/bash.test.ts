@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BASH_MAX_OUTPUT_BYTES_PER_COMMAND } from "../../src/domain/limits";
 import { BASH_UNAVAILABLE_COMMANDS, bashTool } from "../../src/tools/bash";
+import { WorkspaceError } from "../../src/workspace/errors";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const bash = (fs: MemoryWorkspaceFs, command: string, opts: { allowWrite?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}) =>
@@ -91,6 +92,18 @@ describe("bash", () => {
       ["other/x.sh", "755", "#!/bin/sh\n"],
       ["tool.sh", "644", "p"],
     ]);
+  });
+
+  it("a mv whose write is refused leaves both files as they were", async () => {
+    class FullFs extends MemoryWorkspaceFs {
+      override async writeFile(): Promise<void> {
+        throw new WorkspaceError("workspace_full", "would pass the bytes this session may hold");
+      }
+    }
+    const fs = new FullFs({ "dest.txt": "old", "src.txt": "new" });
+    const out = await bash(fs, "mv src.txt dest.txt", { allowWrite: true });
+    expect(out.error).toBe(true);
+    expect([fs.text("dest.txt"), fs.text("src.txt")]).toEqual(["old", "new"]);
   });
 
   it("cp and mv overwrite an existing file (the edit-to-temp-then-move idiom), and refuse a file onto itself", async () => {
