@@ -77,10 +77,12 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>>;
   /** The bytes of the changes `forkSource` listed (`fork_source_changed` when one is no longer there as listed). */
   forkChangeBytes(refs: OverlayVersionRef[]): SessionResult<Uint8Array[]>;
-  /** Keeps a part of a fresh fork's workspace changes, from position `from` on (0 starts again). */
-  stageForkChanges(from: number, changes: StagedChange[]): SessionResult<null>;
-  /** Fills a freshly created fork with its messages and the `staged` changes; a repeat changes nothing. */
-  importFork(origin: ForkOrigin, messages: ReadableStream<Uint8Array>, staged: number): Promise<SessionResult<null>>;
+  /** Keeps a part of a fresh fork's workspace changes sent by `attempt`, from position `from` on. */
+  stageForkChanges(attempt: string, from: number, changes: StagedChange[]): SessionResult<null>;
+  /** Fills a freshly created fork with its messages and the `staged` changes of `attempt`; a repeat changes nothing. */
+  importFork(origin: ForkOrigin, messages: ReadableStream<Uint8Array>, attempt: string, staged: number): Promise<SessionResult<ForkOrigin>>;
+  /** Removes a fork that was never filled (a fork that failed half-way); a filled one stays. */
+  discardUnfilledFork(): Promise<void>;
   /** Removes the session's SQLite data and R2 objects (aborting its run); repeatable. */
   destroy(): Promise<void>;
   /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */

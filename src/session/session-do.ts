@@ -122,12 +122,23 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session ? this.session.forkChangeBytes(refs) : notFound();
   }
 
-  stageForkChanges(from: number, changes: StagedChange[]): SessionResult<null> {
-    return this.session ? this.session.stageForkChanges(from, changes) : notFound();
+  stageForkChanges(attempt: string, from: number, changes: StagedChange[]): SessionResult<null> {
+    return this.session ? this.session.stageForkChanges(attempt, from, changes) : notFound();
   }
 
-  async importFork(origin: ForkOrigin, messages: ReadableStream<Uint8Array>, staged: number): Promise<SessionResult<null>> {
-    return this.session ? this.session.importFork(origin, messages, staged) : notFound();
+  async importFork(
+    origin: ForkOrigin,
+    messages: ReadableStream<Uint8Array>,
+    attempt: string,
+    staged: number,
+  ): Promise<SessionResult<ForkOrigin>> {
+    if (this.session) return this.session.importFork(origin, messages, attempt, staged);
+    await messages.cancel();
+    return notFound();
+  }
+
+  async discardUnfilledFork(): Promise<void> {
+    if (this.session && !this.session.forkedFrom()) await this.destroy();
   }
 
   /** Removes the session and everything it stored; done when the object holds no session. */

@@ -18,16 +18,23 @@ export interface ForkedChange {
   stampMessageId: string | null;
 }
 
-/** Bytes of the changes a fork copies per RPC call (one larger file goes alone; files are at most 16 MiB). */
-export const FORK_COPY_BATCH_BYTES = 8 * 1024 * 1024;
+/** How much of a fork's changes one RPC call carries. */
+export interface ForkBatchLimits {
+  /** Content bytes (one larger file goes alone; files are at most 16 MiB). */
+  bytes: number;
+  /** Changes: each carries its path and fields too, so many small ones weigh as much as bytes. */
+  changes: number;
+}
 
-/** The changes in order, grouped into runs of at most `FORK_COPY_BATCH_BYTES` (one change at least). */
-export function forkCopyBatches(changes: readonly ForkedChange[]): ForkedChange[][] {
+export const FORK_COPY_BATCH: ForkBatchLimits = { bytes: 8 * 1024 * 1024, changes: 10_000 };
+
+/** The changes in order, grouped into runs within `limits` (one change at least). */
+export function forkCopyBatches(changes: readonly ForkedChange[], limits: ForkBatchLimits = FORK_COPY_BATCH): ForkedChange[][] {
   const batches: ForkedChange[][] = [];
   let batch: ForkedChange[] = [];
   let bytes = 0;
   for (const change of changes) {
-    if (batch.length > 0 && bytes + change.ref.size > FORK_COPY_BATCH_BYTES) {
+    if (batch.length > 0 && (bytes + change.ref.size > limits.bytes || batch.length === limits.changes)) {
       batches.push(batch);
       batch = [];
       bytes = 0;
@@ -57,12 +64,12 @@ export interface ForkSource extends Omit<ForkPick, "messages"> {
   title: string | null;
 }
 
-/** Messages as JSONL text, about `FORK_COPY_BATCH_BYTES` characters per part. */
+/** Messages as JSONL text, about `FORK_COPY_BATCH.bytes` characters per part. */
 export async function* messageLines(messages: readonly AgentMessage[]): AsyncGenerator<string> {
   let part = "";
   for (const message of messages) {
     part += `${JSON.stringify(message)}\n`;
-    if (part.length >= FORK_COPY_BATCH_BYTES) {
+    if (part.length >= FORK_COPY_BATCH.bytes) {
       yield part;
       part = "";
     }
@@ -77,14 +84,25 @@ export async function* messageLines(messages: readonly AgentMessage[]): AsyncGen
 export async function readMessageLines(stream: ReadableStream<Uint8Array>): Promise<AgentMessage[]> {
   const messages: AgentMessage[] = [];
   const decoder = new TextDecoder();
-  let rest = "";
+  // The unfinished line's pieces: a long message spans many chunks, and joining them only once its
+  // end arrives keeps the work linear (re-joining at every chunk made a 14 MB message take seconds).
+  let pending: string[] = [];
+  const add = (line: string) => {
+    if (line !== "") messages.push(JSON.parse(line) as AgentMessage);
+  };
   for await (const chunk of stream) {
-    const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
-    rest = lines.pop()!;
-    for (const line of lines) if (line !== "") messages.push(JSON.parse(line) as AgentMessage);
+    const text = decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", start)) {
+      pending.push(text.slice(start, end));
+      add(pending.join(""));
+      pending = [];
+      start = end + 1;
+    }
+    if (start < text.length) pending.push(text.slice(start));
   }
-  rest += decoder.decode();
-  if (rest !== "") messages.push(JSON.parse(rest) as AgentMessage);
+  pending.push(decoder.decode());
+  add(pending.join(""));
   return messages;
 }
 

@@ -5,7 +5,7 @@ import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
-import { forkCopyBatches } from "./session-fork";
+import { FORK_COPY_BATCH, type ForkBatchLimits, type ForkOrigin, forkCopyBatches } from "./session-fork";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta } from "./session-meta";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
@@ -34,6 +34,7 @@ export class DurableSessionStore {
     private readonly bindings: SessionBindings,
     private readonly ids: IdGenerator = randomIds,
     private readonly clock: () => number = Date.now,
+    private readonly forkBatch: ForkBatchLimits = FORK_COPY_BATCH,
   ) {}
 
   /** The session's Durable Object; the id is checked first so bad ids never reach storage. */
@@ -153,7 +154,10 @@ export class DurableSessionStore {
     sourceId: string,
     owner: string | null,
     options: { atMessageId?: string; title?: string | null; newId?: string },
-  ): Promise<SessionMeta & { forkedFrom: { sessionId: string; messageId: string | null } }> {
+  ): Promise<SessionMeta & { forkedFrom: ForkOrigin }> {
+    // A repeat of a fork that was filled answers as the first did, even when the source is gone since.
+    const done = options.newId === undefined ? null : await this.filledFork(options.newId, owner);
+    if (done) return done;
     const source = unwrapResult(await this.stub(sourceId).forkSource(options.atMessageId));
     const record: CreateSessionInput = {
       id: options.newId ?? this.ids.next("session"),
@@ -163,13 +167,21 @@ export class DurableSessionStore {
       owner,
       createdAt: nowIso(this.clock),
     };
-    const meta = await this.createObject(record, options.newId !== undefined);
-    const forkedFrom = { sessionId: sourceId, messageId: source.atMessageId };
-    // The workspace's changes go over in parts (their history can exceed what one RPC call carries).
+    // The source's message stream stays open until the fork reads it, or this cancels it.
+    const cancelMessages = () => source.messages.cancel().catch(() => {});
+    const meta = await this.createObject(record, options.newId !== undefined).catch(async (err: unknown) => {
+      await cancelMessages();
+      throw err;
+    });
+    const origin = { sessionId: sourceId, messageId: source.atMessageId };
+    let forkedFrom: ForkOrigin;
+    // The workspace's changes go over in parts (their history can exceed what one RPC call carries),
+    // tagged with this attempt: retries of one fork (same Idempotency-Key) may run at once.
     const target = this.stub(meta.id);
+    const attempt = crypto.randomUUID();
     try {
       let copied = 0;
-      for (const batch of forkCopyBatches(source.changes)) {
+      for (const batch of forkCopyBatches(source.changes, this.forkBatch)) {
         const bytes = unwrapResult(await this.stub(sourceId).forkChangeBytes(batch.map((change) => change.ref)));
         const staged = batch.map(({ ref: { path, deleted, mode }, stampMessageId }, i) => ({
           path,
@@ -178,17 +190,30 @@ export class DurableSessionStore {
           bytes: bytes[i]!,
           stampKey: stampMessageId,
         }));
-        unwrapResult(await target.stageForkChanges(copied, staged));
+        unwrapResult(await target.stageForkChanges(attempt, copied, staged));
         copied += batch.length;
       }
-      unwrapResult(await target.importFork(forkedFrom, source.messages, copied));
+      // Another attempt may have filled it first: its origin is the answer.
+      forkedFrom = unwrapResult(await target.importFork(origin, source.messages, attempt, copied));
     } catch (err) {
-      // The source's message stream is still open when a part before it failed.
-      await source.messages.cancel().catch(() => {});
+      await cancelMessages();
+      // Never listed, a fork left half-filled would keep its parts for ever: it is removed (unless
+      // another attempt filled it meanwhile), and a retry with the same key makes it again.
+      await target.discardUnfilledFork().catch(() => {});
       throw err;
     }
     await this.listInIndex(owner, meta, await this.listedSummary(meta.id));
     return { ...meta, forkedFrom };
+  }
+
+  /** A fork already filled under `id` (a repeat of a keyed fork), listed, with the origin it holds. */
+  private async filledFork(id: string, owner: string | null): Promise<(SessionMeta & { forkedFrom: ForkOrigin }) | null> {
+    const stub = this.stub(id);
+    const [owned, info] = await Promise.all([stub.describe(), stub.info()]);
+    if (!owned || !info?.forkedFrom || owned.owner !== owner) return null;
+    const meta = publicMeta(owned);
+    await this.listInIndex(owner, meta, await this.listedSummary(id));
+    return { ...meta, forkedFrom: info.forkedFrom };
   }
 
   /** The owner's sessions, newest first. */

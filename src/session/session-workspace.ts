@@ -32,18 +32,18 @@ export class SessionWorkspace {
     return this.overlay.versionBytes(ref);
   }
 
-  /** Keeps a part of the changes a fork copies (see SqliteOverlay.stage). */
-  stageChanges(from: number, changes: readonly StagedChange[]): void {
-    this.overlay.stage(from, changes);
+  /** Keeps a part of the changes a fork's attempt copies (see SqliteOverlay.stage). */
+  stageChanges(attempt: string, from: number, changes: readonly StagedChange[]): void {
+    this.overlay.stage(attempt, from, changes);
   }
 
-  stagedChanges(): number {
-    return this.overlay.stagedCount();
+  stagedComplete(attempt: string, count: number): boolean {
+    return this.overlay.stagedComplete(attempt, count);
   }
 
-  /** Replays the staged changes in order, each stamped by `stampOf` its message. */
-  applyStagedChanges(stampOf: (stampKey: string | null) => number): void {
-    this.overlay.applyStaged(stampOf);
+  /** Replays the attempt's staged changes in order, each stamped by `stampOf` its message. */
+  applyStagedChanges(attempt: string, stampOf: (stampKey: string | null) => number): void {
+    this.overlay.applyStaged(attempt, stampOf);
   }
 
   /** The merged view; throws WorkspaceError `workspace_not_found` when the snapshot is gone or not the owner's. */

@@ -77,6 +77,8 @@ export class Session {
   private readonly forkOrigin: ForkOriginTable;
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
+  /** A deletion has begun: nothing new starts. */
+  private deleting = false;
   private compacting = false;
   /** The manual compaction under way: a deletion cancels it (its model request too) and waits for it. */
   private compaction: { controller: AbortController; done: Promise<void> } | null = null;
@@ -205,6 +207,7 @@ export class Session {
    * `session_busy` while a run (or another compaction) is active; a prompt meanwhile is refused too.
    */
   async compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>> {
+    if (this.deleting) return failure("session_not_found", `session '${this.id}' is being deleted`);
     if (this.busy()) return failure("session_busy", "a run or a compaction is active in this session; wait for it or abort it");
     this.compacting = true;
     const controller = new AbortController();
@@ -246,9 +249,14 @@ export class Session {
       // Ended here, whether or not it got to write its end event (an abort writes none).
       this.storage.sql.exec(`DELETE FROM open_compaction`);
       this.compacting = false;
-      this.compaction = null;
-      if (!controller.signal.aborted) await this.flush();
-      finished();
+      // Still the session's compaction while its records go to R2: a deletion waits for that flush,
+      // or the segment it puts would land after the deletion listed the session's objects.
+      try {
+        if (!controller.signal.aborted) await this.flush();
+      } finally {
+        this.compaction = null;
+        finished();
+      }
     }
   }
 
@@ -353,36 +361,46 @@ export class Session {
   }
 
   /**
-   * Keeps the changes at `from`, `from + 1`, ... of those a new fork copies, with their bytes, until
-   * `importFork` applies them (a fork's changes arrive in parts). A filled fork ignores them.
+   * Keeps the changes at `from`, `from + 1`, ... of those a new fork's `attempt` copies, with their
+   * bytes, until `importFork` applies them (a fork's changes arrive in parts). A filled fork ignores them.
    */
-  stageForkChanges(from: number, changes: StagedChange[]): SessionResult<null> {
-    if (!this.forkedFrom()) this.workspace.stageChanges(from, changes);
+  stageForkChanges(attempt: string, from: number, changes: StagedChange[]): SessionResult<null> {
+    if (!this.forkedFrom()) this.workspace.stageChanges(attempt, from, changes);
     return ok(null);
   }
 
   /**
-   * Fills a new fork in one synchronous step once its messages are read: its origin, the copied messages (same ids, so the
-   * parentId chain holds; this session's id) and the `staged` workspace changes, stamped with the new
-   * seqs of their messages. A repeat (an idempotent retry) finds the origin recorded and changes nothing.
+   * Fills a new fork in one synchronous step once its messages are read: the copied messages (same
+   * ids, so the parentId chain holds; this session's id), the `staged` workspace changes of `attempt`
+   * stamped with the new seqs of their messages, and last its origin, which marks it filled. A
+   * repeat (an idempotent retry) finds the origin recorded and changes nothing. A fork that fails
+   * half-way is removed by the store (`discardUnfilledFork`), never filled twice. Answers the origin
+   * the fork holds.
    */
-  async importFork(origin: ForkOrigin, lines: ReadableStream<Uint8Array>, staged: number): Promise<SessionResult<null>> {
-    if (this.forkedFrom()) {
+  async importFork(
+    origin: ForkOrigin,
+    lines: ReadableStream<Uint8Array>,
+    attempt: string,
+    staged: number,
+  ): Promise<SessionResult<ForkOrigin>> {
+    const filled = this.forkedFrom();
+    if (filled) {
       await lines.cancel();
-      return ok(null);
+      return ok(filled);
     }
     const messages = await readMessageLines(lines);
     // A repeat that arrived while this one read its messages may have filled the fork meanwhile.
-    if (this.forkedFrom()) return ok(null);
-    const received = this.workspace.stagedChanges();
-    if (received !== staged) throw new Error(`fork ${this.id} received ${received} of ${staged} workspace changes`);
-    this.forkOrigin.set(origin);
+    const meanwhile = this.forkedFrom();
+    if (meanwhile) return ok(meanwhile);
+    if (!this.workspace.stagedComplete(attempt, staged)) throw new Error(`fork ${this.id} did not receive its ${staged} workspace changes`);
+    if (this.meta.lastMessageId() !== null) throw new Error(`fork ${this.id} already holds messages from an attempt that failed`);
     const copied = messages.map((m) => ({ ...m, sessionId: this.id }));
     const seqs = copied.length > 0 ? this.appendValid("messages", copied) : ok([] as number[]);
     if (!seqs.ok) return seqs;
     const seqOf = new Map(copied.map((m, i) => [m.id, seqs.value[i]!]));
-    this.workspace.applyStagedChanges((messageId) => (messageId === null ? 0 : (seqOf.get(messageId) ?? 0)));
-    return ok(null);
+    this.workspace.applyStagedChanges(attempt, (messageId) => (messageId === null ? 0 : (seqOf.get(messageId) ?? 0)));
+    this.forkOrigin.set(origin);
+    return ok(origin);
   }
 
   /** Renames the session (null clears the title); the R2 mirror and the tenant's list follow. */
@@ -399,6 +417,9 @@ export class Session {
    * so a deletion that failed half-way is finished by calling it again.
    */
   async destroy(): Promise<void> {
+    // From here a prompt or a compaction is refused: one accepted while the run winds down would
+    // start after it, on tables about to be dropped.
+    this.deleting = true;
     this.queue.clear();
     this.runs.abort();
     await this.runs.idle();
@@ -460,6 +481,10 @@ export class Session {
     if (request.method === "POST" && url.pathname === SESSION_STREAM_PATHS.run) {
       const delivery = PromptDelivery.parse(await request.json());
       const { retryOf } = delivery.command;
+      if (this.deleting) {
+        const message = `session '${this.id}' is being deleted`;
+        return Response.json({ error: { code: "session_not_found", message } }, { status: ERROR_REGISTRY.session_not_found.status });
+      }
       if (retryOf !== undefined && !this.registry.find(retryOf)) {
         const message = `retryOf: session '${this.id}' has no run '${retryOf}'`;
         return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });

@@ -112,10 +112,11 @@ export class SqliteOverlay implements OverlayStore {
       version INTEGER NOT NULL, chunk INTEGER NOT NULL, path TEXT NOT NULL, deleted INTEGER NOT NULL, size INTEGER NOT NULL,
       mode INTEGER NOT NULL, data BLOB, stamp INTEGER NOT NULL, PRIMARY KEY (version, chunk)
     )`);
-    // Changes received but not yet applied (a fork filled in parts), by their place in the order.
+    // Changes received but not yet applied (a fork filled in parts), by the attempt that sent them
+    // (retries of one fork may run at once) and their place in its order.
     sql.exec(`CREATE TABLE IF NOT EXISTS overlay_staged (
-      position INTEGER NOT NULL, chunk INTEGER NOT NULL, path TEXT NOT NULL, deleted INTEGER NOT NULL, size INTEGER NOT NULL,
-      mode INTEGER NOT NULL, data BLOB, stamp_key TEXT, PRIMARY KEY (position, chunk)
+      attempt TEXT NOT NULL, position INTEGER NOT NULL, chunk INTEGER NOT NULL, path TEXT NOT NULL, deleted INTEGER NOT NULL,
+      size INTEGER NOT NULL, mode INTEGER NOT NULL, data BLOB, stamp_key TEXT, PRIMARY KEY (attempt, position, chunk)
     )`);
   }
 
@@ -254,17 +255,17 @@ export class SqliteOverlay implements OverlayStore {
   }
 
   /**
-   * Keeps `changes` as the ones at `from`, `from + 1`, ... of a sequence received in parts; a sequence
-   * starting again at 0 (a retry) drops what an earlier attempt left.
+   * Keeps `changes` as the ones at `from`, `from + 1`, ... of the sequence `attempt` sends in parts.
+   * Attempts are kept apart: two retries of one fork may stage at once.
    */
-  stage(from: number, changes: readonly StagedChange[]): void {
+  stage(attempt: string, from: number, changes: readonly StagedChange[]): void {
     this.transaction(() => {
-      if (from === 0) this.sql.exec("DELETE FROM overlay_staged");
       changes.forEach((change, i) => {
-        this.sql.exec("DELETE FROM overlay_staged WHERE position = ?", from + i);
+        this.sql.exec("DELETE FROM overlay_staged WHERE attempt = ? AND position = ?", attempt, from + i);
         for (const [chunk, data] of chunksOf(change.bytes)) {
           this.sql.exec(
-            "INSERT INTO overlay_staged (position, chunk, path, deleted, size, mode, data, stamp_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO overlay_staged (attempt, position, chunk, path, deleted, size, mode, data, stamp_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            attempt,
             from + i,
             chunk,
             change.path,
@@ -279,28 +280,37 @@ export class SqliteOverlay implements OverlayStore {
     });
   }
 
-  /** How many changes are staged: those at 0 .. n-1 when every part arrived. */
-  stagedCount(): number {
-    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM overlay_staged WHERE chunk = 0").one().n;
+  /** Whether `attempt` staged exactly the changes at 0 .. count-1. */
+  stagedComplete(attempt: string, count: number): boolean {
+    const { n, last } = this.sql
+      .exec<{ n: number; last: number | null }>(
+        "SELECT COUNT(*) AS n, MAX(position) AS last FROM overlay_staged WHERE attempt = ? AND chunk = 0",
+        attempt,
+      )
+      .one();
+    return n === count && (count === 0 || last === count - 1);
   }
 
   /**
-   * Applies the staged changes in order, as `put` and `whiteout` would, each stamped with
-   * `stampOf(its stampKey)`, and empties the stage. The bytes move inside SQLite, never through memory.
+   * Applies the changes `attempt` staged, in order, as `put` and `whiteout` would, each stamped with
+   * `stampOf(its stampKey)`, and empties the stage (other attempts' parts included). The bytes move
+   * inside SQLite, never through memory.
    */
-  applyStaged(stampOf: (stampKey: string | null) => number): void {
+  applyStaged(attempt: string, stampOf: (stampKey: string | null) => number): void {
     this.transaction(() => {
       const staged = this.sql
         .exec<{ position: number; path: string; stamp_key: string | null }>(
-          "SELECT position, path, stamp_key FROM overlay_staged WHERE chunk = 0 ORDER BY position",
+          "SELECT position, path, stamp_key FROM overlay_staged WHERE attempt = ? AND chunk = 0 ORDER BY position",
+          attempt,
         )
         .toArray();
       for (const { position, path, stamp_key } of staged) {
         this.archive(path);
         this.sql.exec(
           `INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp)
-           SELECT path, chunk, deleted, size, mode, data, ? FROM overlay_staged WHERE position = ?`,
+           SELECT path, chunk, deleted, size, mode, data, ? FROM overlay_staged WHERE attempt = ? AND position = ?`,
           stampOf(stamp_key),
+          attempt,
           position,
         );
       }

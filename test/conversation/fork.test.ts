@@ -1,5 +1,7 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { counterIds } from "../../src/domain";
+import { counterIds, randomIds } from "../../src/domain";
+import { DurableSessionStore } from "../../src/session/session-store";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
 import { tarOf } from "../workspace/archives";
@@ -76,6 +78,45 @@ describe("POST /api/sessions/:id/fork", () => {
     expect(await store.loadMessages(source)).toEqual(sourceMessages);
   });
 
+  it("a fork that fails half-way is removed, and a retry with its id makes it whole; a change no longer there as listed is fork_source_changed", async () => {
+    const source = await workspaceSession([
+      toolCallAnswer("tc_1", "write", { path: "a.txt", content: "v1\n" }),
+      toolCallAnswer("tc_2", "write", { path: "b.txt", content: "b\n" }),
+      textAnswer("wrote"),
+    ]);
+    await readSse(await prompt(source, { text: "write", allowWrite: true }));
+    // The source answers the second batch's bytes with fork_source_changed (as when a run rewrote a
+    // listed file meanwhile): the fork stops after staging its first part.
+    // One change per RPC call, so the fork has two parts.
+    const failing = new DurableSessionStore(env, randomIds, Date.now, { bytes: 1024, changes: 1 });
+    const real = failing.stub.bind(failing);
+    let reads = 0;
+    failing.stub = (id: string) => {
+      const stub = real(id);
+      if (id !== source) return stub;
+      return new Proxy(stub, {
+        get: (target, name) =>
+          name === "forkChangeBytes"
+            ? async (refs: Parameters<typeof stub.forkChangeBytes>[0]) =>
+                ++reads === 1 ? target.forkChangeBytes(refs) : { ok: false, code: "fork_source_changed", message: "changed" }
+            : Reflect.get(target, name),
+      });
+    };
+    const changesBefore = await changes(source);
+    await expect(failing.fork(source, null, { newId: "s_forkretry" })).rejects.toMatchObject({ code: "fork_source_changed" });
+    expect(reads).toBe(2);
+    expect(await store.find("s_forkretry")).toBeNull();
+    const retried = await store.fork(source, null, { newId: "s_forkretry" });
+    expect(retried.id).toBe("s_forkretry");
+    expect(await changes("s_forkretry")).toBe(changesBefore);
+    expect((await store.loadMessages("s_forkretry")).map((m) => m.id)).toEqual((await store.loadMessages(source)).map((m) => m.id));
+
+    const missing = await store
+      .stub(source)
+      .forkChangeBytes([{ path: "gone.txt", deleted: false, mode: 0o644, size: 3, stamp: 1, version: null }]);
+    expect(missing).toMatchObject({ ok: false, code: "fork_source_changed" });
+  });
+
   it("the fork continues on its own: a prompt there does not touch the source", async () => {
     const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
     await readSse(await prompt(sessionId, { text: "one" }));
@@ -121,8 +162,10 @@ describe("POST /api/sessions/:id/fork", () => {
     expect(missing.status).toBe(404);
     expect(missing.body.error?.code).toBe("message_not_found");
     const a = await fork(sessionId, { title: "f" }, { "idempotency-key": "fork-1" });
+    // The source moves on; a repeat answers the fork as it was made (its origin is the older message).
+    await readSse(await prompt(sessionId, { text: "two" }));
     const b = await fork(sessionId, { title: "f" }, { "idempotency-key": "fork-1" });
-    expect(b.body.sessionId).toBe(a.body.sessionId);
+    expect(b).toEqual(a);
     expect(await store.loadMessages(a.body.sessionId)).toHaveLength(2);
     // Deleted, the fork stays deleted when its request is repeated.
     expect((await api(`/api/sessions/${a.body.sessionId}`, { method: "DELETE" })).status).toBe(204);

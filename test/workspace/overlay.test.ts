@@ -174,7 +174,7 @@ describe("SqliteOverlay history (the workspace at a message)", () => {
     });
   });
 
-  it("applies staged changes in order as put and whiteout would, stamped by key; staging from 0 again starts over", async () => {
+  it("applies one attempt's staged changes in order as put and whiteout would, stamped by key; other attempts' parts are dropped", async () => {
     await withSql("overlay-staged", (sql) => {
       const overlay = new SqliteOverlay(sql, { stamp: () => 99 });
       overlay.put("old.txt", text("before the fork"), 0o644);
@@ -186,15 +186,20 @@ describe("SqliteOverlay history (the workspace at a message)", () => {
         bytes: body === null ? new Uint8Array(0) : typeof body === "string" ? text(body) : body,
         stampKey,
       });
-      // A first attempt that stopped after its first part.
-      overlay.stage(0, [change("stale.txt", "from an attempt that failed", "m1")]);
-      expect(overlay.stagedCount()).toBe(1);
-      overlay.stage(0, [change("a.txt", "v1", null), change("big.bin", big, "m1", 0o755)]);
-      overlay.stage(2, [change("a.txt", "v2", "m2"), change("a.txt", null, "m3")]);
-      expect(overlay.stagedCount()).toBe(4);
+      // Another attempt of the same fork, staging at the same time (and never finishing).
+      overlay.stage("other", 0, [change("stale.txt", "from an attempt that failed", "m1"), change("a.txt", "other's", "m1")]);
+      overlay.stage("mine", 0, [change("a.txt", "v1", null), change("big.bin", big, "m1", 0o755)]);
+      expect(overlay.stagedComplete("mine", 4)).toBe(false);
+      overlay.stage("mine", 2, [change("a.txt", "v2", "m2"), change("a.txt", null, "m3")]);
+      expect([overlay.stagedComplete("mine", 4), overlay.stagedComplete("mine", 3), overlay.stagedComplete("other", 2)]).toEqual([
+        true,
+        false,
+        true,
+      ]);
       const stamps: Record<string, number> = { m1: 10, m2: 20, m3: 30 };
-      overlay.applyStaged((key) => (key === null ? 0 : stamps[key]!));
-      expect(overlay.stagedCount()).toBe(0);
+      overlay.applyStaged("mine", (key) => (key === null ? 0 : stamps[key]!));
+      expect(overlay.stagedComplete("other", 0)).toBe(true);
+      expect(sql.exec("SELECT COUNT(*) AS n FROM overlay_staged").one().n).toBe(0);
       expect(overlay.list()).toEqual([
         { path: "a.txt", deleted: true, size: 0, mode: 0 },
         { path: "big.bin", deleted: false, size: big.byteLength, mode: 0o755 },
