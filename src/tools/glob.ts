@@ -24,7 +24,7 @@ export function compileGlob(pattern: string): (relativePath: string) => boolean 
     // reads `.` as "any character but a line break"; a file name may hold one, so `s` lets it match.
     // By default it reads `[!a]` as "! or a" and `[a]` as also the text "[a]"; `posix` and
     // `literalBrackets: false` give brackets the meaning fd, rg and git give them.
-    const source = picomatch.makeRe(pattern, { dot: true, windows: false, posix: true, literalBrackets: false });
+    const source = picomatch.makeRe(literalUnclosedBrackets(pattern), { dot: true, windows: false, posix: true, literalBrackets: false });
     const regex = new RegExp(source.source, `${source.flags.replace("s", "")}s`);
     const match = (path: string) => regex.test(path);
     if (pattern.includes("/")) return match;
@@ -32,6 +32,41 @@ export function compileGlob(pattern: string): (relativePath: string) => boolean 
   } catch (err) {
     throw new ToolError("invalid_glob", `invalid glob ${JSON.stringify(pattern)}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A `[` that no `]` closes is the character itself, as git and fd read it (picomatch, with `posix`,
+ * would still turn a `[!` there into `[^`, so `a[!]b` matched the name `a[^]b`).
+ */
+function literalUnclosedBrackets(pattern: string): string {
+  let out = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\") {
+      out += pattern.slice(i, i + 2);
+      i++;
+    } else if (c === "[") {
+      const end = classEnd(pattern, i);
+      if (end === -1) out += "\\[";
+      else {
+        out += pattern.slice(i, end + 1);
+        i = end;
+      }
+    } else out += c;
+  }
+  return out;
+}
+
+/** Where the bracket expression opened at `open` ends, or -1 when nothing closes it (a `]` first is a member). */
+function classEnd(pattern: string, open: number): number {
+  let i = open + 1;
+  if (pattern[i] === "!" || pattern[i] === "^") i++;
+  if (pattern[i] === "]") i++;
+  for (; i < pattern.length; i++) {
+    if (pattern[i] === "\\") i++;
+    else if (pattern[i] === "]") return i;
+  }
+  return -1;
 }
 
 /** `path` relative to the search root `root` (both canonical; `root` may be "" or the path itself). */

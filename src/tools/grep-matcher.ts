@@ -311,9 +311,10 @@ function linearTimeRegex(pattern: string, source: string, ignoreCase: boolean): 
 /**
  * A JavaScript pattern (no `u` flag) in RE2's syntax, with the same meaning: `.` excludes every line
  * terminator (RE2's excludes only \n), and what RE2 spells differently or reads otherwise is
- * rewritten: `\uXXXX`, `\xHH`, `\cX`, `\0`, `[\b]`, `[^]` and `[]`, and the escapes JavaScript takes
- * as the character itself (`\e`, `\A`, `\z`, an incomplete `\x4` ...), which RE2 refuses or reads
- * as anchors.
+ * rewritten: `\uXXXX` (a surrogate pair as one code point), `\xHH`, `\cX`, `\0`, `[\b]`, `[^]` and
+ * `[]`, a `[` inside a class (RE2 would start a POSIX class), `\s` (RE2's is ASCII and leaves out
+ * `\v`), and the escapes JavaScript takes as the character itself (`\e`, `\A`, `\z`, an incomplete
+ * `\x4` ...), which RE2 refuses or reads as anchors.
  */
 export function re2Syntax(source: string): string {
   let out = "";
@@ -339,13 +340,16 @@ export function re2Syntax(source: string): string {
     } else if (inClass && c === "]") {
       inClass = false;
       out += c;
-    } else out += !inClass && c === "." ? "[^\\n\\r\\x{2028}\\x{2029}]" : c;
+    } else if (inClass && c === "[") out += "\\[";
+    else out += !inClass && c === "." ? "[^\\n\\r\\x{2028}\\x{2029}]" : c;
   }
   return out;
 }
 
 /** Escapes both engines read alike. */
-const SHARED_ESCAPES = new Set([..."dDwWsSnrtfv123456789"]);
+const SHARED_ESCAPES = new Set([..."dDwWnrtfv123456789"]);
+/** What JavaScript's `\s` matches, listed for RE2. */
+const JS_SPACES = "\\t\\n\\x{b}\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}";
 
 /** The escape at `i` in RE2's syntax, and how many characters of `source` it took. */
 function re2Escape(source: string, i: number, inClass: boolean): [string, number] {
@@ -354,16 +358,25 @@ function re2Escape(source: string, i: number, inClass: boolean): [string, number
   const code = (n: number) => `\\x{${n.toString(16)}}`;
   if (next === "u") {
     const digits = hex(4);
-    return digits ? [code(Number.parseInt(digits, 16)), 6] : ["u", 2];
+    if (!digits) return ["u", 2];
+    const unit = Number.parseInt(digits, 16);
+    // A surrogate pair written as two escapes is one character to RE2, which has no halves.
+    const low = unit >= 0xd800 && unit < 0xdc00 ? /^\\u(d[c-f][0-9a-f]{2})/i.exec(source.slice(i + 6))?.[1] : undefined;
+    if (low) return [code(0x10000 + ((unit - 0xd800) << 10) + (Number.parseInt(low, 16) - 0xdc00)), 12];
+    return [code(unit), 6];
   }
   if (next === "x") {
     const digits = hex(2);
     return digits ? [code(Number.parseInt(digits, 16)), 4] : ["x", 2];
   }
   if (next === "c") {
-    const letter = /^[A-Za-z]/.exec(source.slice(i + 2))?.[0];
-    return letter ? [code(letter.charCodeAt(0) % 32), 3] : ["\\\\c", 2];
+    // Inside a class JavaScript also takes a digit or _ after \c.
+    const control = (inClass ? /^[A-Za-z0-9_]/ : /^[A-Za-z]/).exec(source.slice(i + 2))?.[0];
+    return control ? [code(control.charCodeAt(0) % 32), 3] : ["\\\\c", 2];
   }
+  if (next === "s") return [inClass ? JS_SPACES : `[${JS_SPACES}]`, 2];
+  // Inside a class RE2 cannot subtract JavaScript's set: its own (ASCII) \S stands there.
+  if (next === "S") return [inClass ? "\\S" : `[^${JS_SPACES}]`, 2];
   if (next === "0" && !/^[0-9]/.test(source.slice(i + 2))) return [code(0), 2];
   if (next === "b") return [inClass ? code(8) : "\\b", 2];
   if (next === "B") return [inClass ? "B" : "\\B", 2];

@@ -44,10 +44,13 @@ export async function collectChanges(base: ChangeBase, overlay: OverlayStore, si
 
 /** What the overlay changed at `path`, as it is now; null when nothing git would show. */
 async function changeAt(base: ChangeBase, overlay: OverlayStore, path: string, signal?: AbortSignal): Promise<FileChange | null> {
-  const entry = overlay.entry(path);
-  if (!entry) return null;
+  if (!overlay.entry(path)) return null;
   const stat = base.stat(path);
   const before = stat?.type === "file" ? { bytes: await base.readFile(path, signal), mode: stat.mode } : null;
+  // The overlay's side is read after the await, entry and bytes together: a write meanwhile gives
+  // one state of the file, never its old mode with new bytes.
+  const entry = overlay.entry(path);
+  if (!entry) return null;
   const after = entry.deleted ? null : { bytes: overlay.get(path) ?? new Uint8Array(0), mode: entry.mode };
   if (!before && !after) return null;
   // git records only whether a file is executable: 0664 and 0644 are the same to it, and a

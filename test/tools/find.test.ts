@@ -97,6 +97,10 @@ describe("find", () => {
     expect((await find(fs, { pattern: "[a].txt" })).text).toBe("a.txt");
     expect((await find(fs, { pattern: "[!a].txt" })).text).toBe("!.txt");
     expect((await find(fs, { pattern: "\\[a\\].txt" })).text).toBe("[a].txt");
+    // A bracket nothing closes is the character itself.
+    const odd = new MemoryWorkspaceFs({ "a[!]b": "x", "a[^]b": "x", "x[y": "x" });
+    expect((await find(odd, { pattern: "a[!]b" })).text).toBe("a[!]b");
+    expect((await find(odd, { pattern: "x[y" })).text).toBe("x[y");
   });
 
   it("matches a glob with '/' against the path relative to the search directory", async () => {

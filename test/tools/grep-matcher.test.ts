@@ -133,6 +133,14 @@ describe("JavaScript patterns on RE2", () => {
       "tab\there",
       "p{L}",
       "plain",
+      "hello",
+      "[:a]]",
+      "\u0011",
+      "😀",
+      "\v",
+      "\u2028",
+      "\ufeff",
+      " ",
     ];
     const patterns = [
       "(?:\\u2018|\\u2019)+",
@@ -156,6 +164,15 @@ describe("JavaScript patterns on RE2", () => {
       "(?:\\t|q)+h",
       "(?:\\p|q)+\\{L\\}",
       "(?:.|q)+",
+      "(?:[[:alpha:]]+)+",
+      "(?:[^[:alpha:]]|q)+",
+      "(?:[\\c1]|x)+",
+      "(?:[\\c_]|x)+",
+      "(?:\\ud83d\\ude00|x)+",
+      "(?:\\s|x)+$",
+      "^(?:\\S|x)+$",
+      "(?:[\\s]|x)+",
+      "(?:[^\\s]|x)+",
     ];
     for (const pattern of patterns) {
       const matcher = new LineMatcher(pattern, {});

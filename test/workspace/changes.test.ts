@@ -254,6 +254,25 @@ describe("renderUnifiedDiff", () => {
 });
 
 describe("renderChanges", () => {
+  it("diffs a file changed while its snapshot side is read as it is afterwards, not half old, half new", async () => {
+    await runInDurableObject(env.SESSIONS.getByName("changes-midway"), async (_i, state) => {
+      const overlay = new SqliteOverlay(state.storage.sql);
+      overlay.put("a.sh", text("new\n"), 0o644);
+      // The snapshot's read of a.sh is where a run's write lands: it deletes the file meanwhile.
+      const base = {
+        stat: (path: string) => (path === "a.sh" ? { type: "file" as const, size: 4, mode: 0o644 } : null),
+        readFile: async () => {
+          await new Promise((r) => setTimeout(r, 5));
+          overlay.whiteout("a.sh");
+          return text("old\n");
+        },
+      };
+      expect(await renderChanges(base, overlay)).toBe(
+        ["diff --git a/a.sh b/a.sh", "deleted file mode 100644", "--- a/a.sh", "+++ /dev/null", "@@ -1,1 +0,0 @@", "-old", ""].join("\n"),
+      );
+    });
+  });
+
   it("diffs the overlay against the snapshot, dropping no-op writes and deletions of files that never existed", async () => {
     await seedWorkspace("w_changes1", { "keep.txt": "same\n", "edit.txt": "one\ntwo\n", "gone.txt": "bye\n" });
     const diff = await runInDurableObject(env.SESSIONS.getByName("changes-1"), async (_i, state) => {
