@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { IDEMPOTENCY_TTL_MS, isoTime, nonBlank } from "../domain";
+import { RowOrder } from "./row-order";
 
 /** One session as its tenant's index lists it. */
 export const SessionIndexEntry = z.strictObject({
@@ -62,7 +63,10 @@ type Row = {
  * DELETE, so a deletion that failed half-way can be finished by calling DELETE again.
  */
 export class SessionIndex {
+  private readonly order: RowOrder;
+
   constructor(private readonly sql: SqlStorage) {
+    this.order = new RowOrder(sql);
     sql.exec(`CREATE TABLE IF NOT EXISTS sessions (
       id TEXT PRIMARY KEY, workspace_id TEXT, project_id TEXT, title TEXT, created_at TEXT NOT NULL
     )`);
@@ -92,9 +96,11 @@ export class SessionIndex {
   /** Lists a session; `summary` when it starts with content (a fork). An entry already there is kept. */
   add(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): void {
     if (entry.projectId) this.sql.exec(`INSERT OR IGNORE INTO projects (id, created_at) VALUES (?, ?)`, entry.projectId, entry.createdAt);
+    if (this.sql.exec(`SELECT 1 FROM sessions WHERE id = ?`, entry.id).toArray().length > 0) return;
     this.sql.exec(
-      `INSERT INTO sessions (id, workspace_id, project_id, title, created_at, updated_at, status, counts)
-       VALUES (?, ?, ?, ?, ?, ?, 'idle', ?) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO sessions (rowid, id, workspace_id, project_id, title, created_at, updated_at, status, counts)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?)`,
+      this.order.next("sessions"),
       entry.id,
       entry.workspaceId,
       entry.projectId,

@@ -1,4 +1,5 @@
 import { IDEMPOTENCY_TTL_MS } from "../domain";
+import { RowOrder } from "./row-order";
 import { encodeCursor, type ListPosition } from "./session-index";
 
 /** One workspace as its tenant's index lists it (what `GET /api/workspaces/:wid` answers). */
@@ -32,7 +33,10 @@ type Row = { position: number; id: string; files: number; bytes: number; created
  * Idempotency-Key's lifetime after it ends. Workspaces uploaded before the list existed are not in it.
  */
 export class WorkspaceIndex {
+  private readonly order: RowOrder;
+
   constructor(private readonly sql: SqlStorage) {
+    this.order = new RowOrder(sql);
     sql.exec(
       `CREATE TABLE IF NOT EXISTS workspaces (id TEXT PRIMARY KEY, files INTEGER NOT NULL, bytes INTEGER NOT NULL, created_at TEXT NOT NULL)`,
     );
@@ -43,8 +47,10 @@ export class WorkspaceIndex {
   /** Lists a stored snapshot (an entry already there is kept; a deleted one is not listed again). */
   add(item: WorkspaceListItem): void {
     if (this.deleted(item.workspaceId)) return;
+    if (this.sql.exec(`SELECT 1 FROM workspaces WHERE id = ?`, item.workspaceId).toArray().length > 0) return;
     this.sql.exec(
-      `INSERT INTO workspaces (id, files, bytes, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO workspaces (rowid, id, files, bytes, created_at) VALUES (?, ?, ?, ?, ?)`,
+      this.order.next("workspaces"),
       item.workspaceId,
       item.files,
       item.bytes,

@@ -1,7 +1,11 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { safeRunOptions } from "../../src/domain";
+import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../../src/session/session-api";
 import { client, post } from "../awtl/harness";
 import { readSse } from "../helpers/sse-client";
+import type { SessionDO } from "../helpers/test-worker";
 import { useSessionDeps } from "../helpers/test-worker";
 import { api, echoAnswer, gate, postJson, prompt, sessionWithHeldRun, sessionWithModel, store, until } from "./helpers";
 
@@ -76,6 +80,18 @@ describe("GET /api/sessions", () => {
     } while (cursor);
     expect(pages).toBe(3);
     expect(seen).toEqual([...first].reverse());
+  });
+
+  it("a session created after the newest ones were deleted does not show on a later page", async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await create({ projectId: "p_reuse" })).body.sessionId);
+    const first: Page = await list("projectId=p_reuse&limit=2");
+    expect(first.items.map((s) => s.id)).toEqual([made[4], made[3]]);
+    for (const id of made.slice(2)) expect((await api(`/api/sessions/${id}`, { method: "DELETE" })).status).toBe(204);
+    const late = (await create({ projectId: "p_reuse" })).body.sessionId;
+    const second: Page = await list(`projectId=p_reuse&limit=2&cursor=${first.nextCursor}`);
+    expect(second.items.map((s) => s.id)).toEqual([made[1], made[0]]);
+    expect((await list("projectId=p_reuse&limit=10")).items.map((s) => s.id)).toEqual([late, made[1], made[0]]);
   });
 
   it("lists only the caller's tenant; another tenant's session is 404 for PATCH and DELETE", async () => {
@@ -175,6 +191,22 @@ describe("DELETE /api/sessions/:id", () => {
       expect([method, path, r.status]).toEqual([method, path, 404]);
       await r.body?.cancel();
     }
+  });
+
+  it("a prompt that reaches the object once its deletion has begun is refused, not run after it", async () => {
+    const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
+    await readSse(await prompt(sessionId, { text: "one" }));
+    // The route had let it through before the session was unlisted; the object gets it mid-deletion.
+    const delivery = JSON.stringify({ command: { sessionId, userText: "two", options: safeRunOptions() }, whenBusy: "followUp" });
+    const [status, code] = await runInDurableObject(store.stub(sessionId), async (instance: SessionDO) => {
+      const request = new Request(`${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.run}`, { method: "POST", body: delivery });
+      const deletion = instance.destroy();
+      const late = await instance.fetch(request);
+      await deletion;
+      return [late.status, await errorCode(late)];
+    });
+    expect([status, code]).toEqual([404, "session_not_found"]);
+    expect(await store.stub(sessionId).describe()).toBeNull();
   });
 
   it("a deletion that failed half-way is unlisted and unreadable, and DELETE again finishes it", async () => {
