@@ -40,6 +40,14 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return { ok: true, value: publicMeta(meta) };
   }
 
+  /**
+   * The session, unless its deletion has begun: from then on its calls answer as if it were gone
+   * (its R2 segments go first, so a read meanwhile would fail half-way, or end early).
+   */
+  private get open(): Session | null {
+    return this.session && !this.session.isDeleting() ? this.session : null;
+  }
+
   describe(): OwnedSessionMeta | null {
     return this.session?.describe() ?? null;
   }
@@ -49,31 +57,31 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   async compact(instructions?: string): Promise<SessionResult<{ messageId: string; tokensBefore: number; tokensAfter: number }>> {
-    return this.session ? this.session.compact(instructions) : notFound();
+    return this.open ? this.open.compact(instructions) : notFound();
   }
 
   appendMessages(records: unknown[]): SessionResult<number[]> {
-    return this.session ? this.session.append("messages", records) : notFound();
+    return this.open ? this.open.append("messages", records) : notFound();
   }
 
   fillMessages(records: unknown[]): SessionResult<{ filled: boolean }> {
-    return this.session ? this.session.fill(records) : notFound();
+    return this.open ? this.open.fill(records) : notFound();
   }
 
   appendEvents(records: unknown[]): SessionResult<number[]> {
-    return this.session ? this.session.append("events", records) : notFound();
+    return this.open ? this.open.append("events", records) : notFound();
   }
 
   async loadMessages(): Promise<SessionResult<AgentMessage[]>> {
-    return this.session ? this.session.loadMessages() : notFound();
+    return this.open ? this.open.loadMessages() : notFound();
   }
 
   async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {
-    return this.session ? this.session.loadEvents(afterSeq) : notFound();
+    return this.open ? this.open.loadEvents(afterSeq) : notFound();
   }
 
   async exportJsonl(stream: "messages" | "events" | "trace"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.session ? this.session.exportJsonl(stream) : notFound();
+    return this.open ? this.open.exportJsonl(stream) : notFound();
   }
 
   async judge(
@@ -81,19 +89,19 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     verdict: ExternalVerdict,
     idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
-    return this.session ? this.session.judge(runId, verdict, idempotencyKey) : notFound();
+    return this.open ? this.open.judge(runId, verdict, idempotencyKey) : notFound();
   }
 
   async attributions(): Promise<SessionResult<AttributionRecord[]>> {
-    return this.session ? this.session.attributions() : notFound();
+    return this.open ? this.open.attributions() : notFound();
   }
 
   async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
-    return this.session ? this.session.runInfo(runId) : notFound();
+    return this.open ? this.open.runInfo(runId) : notFound();
   }
 
   async flush(): Promise<SessionResult<FlushSummary>> {
-    return this.session ? this.session.flush() : notFound();
+    return this.open ? this.open.flush() : notFound();
   }
 
   override async alarm(): Promise<void> {
@@ -111,19 +119,19 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   async setTitle(title: string | null): Promise<SessionResult<SessionMeta>> {
-    return this.session ? ok(await this.session.setTitle(title)) : notFound();
+    return this.open ? ok(await this.open.setTitle(title)) : notFound();
   }
 
   async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
-    return this.session ? this.session.forkSource(atMessageId) : notFound();
+    return this.open ? this.open.forkSource(atMessageId) : notFound();
   }
 
   forkChangeBytes(refs: OverlayVersionRef[]): SessionResult<Uint8Array[]> {
-    return this.session ? this.session.forkChangeBytes(refs) : notFound();
+    return this.open ? this.open.forkChangeBytes(refs) : notFound();
   }
 
   stageForkChanges(attempt: string, from: number, changes: StagedChange[]): SessionResult<null> {
-    return this.session ? this.session.stageForkChanges(attempt, from, changes) : notFound();
+    return this.open ? this.open.stageForkChanges(attempt, from, changes) : notFound();
   }
 
   async importFork(
@@ -132,7 +140,7 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     attempt: string,
     staged: number,
   ): Promise<SessionResult<ForkOrigin>> {
-    if (this.session) return this.session.importFork(origin, messages, attempt, staged);
+    if (this.open) return this.open.importFork(origin, messages, attempt, staged);
     await messages.cancel();
     return notFound();
   }
@@ -150,15 +158,15 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   withdrawQueued(messageId: string): SessionResult<{ messageId: string }> {
-    return this.session ? this.session.withdrawQueued(messageId) : notFound();
+    return this.open ? this.open.withdrawQueued(messageId) : notFound();
   }
 
   async readFile(path: string): Promise<SessionResult<Uint8Array>> {
-    return this.session ? this.session.readFile(path) : notFound();
+    return this.open ? this.open.readFile(path) : notFound();
   }
 
   async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.session ? this.session.changes() : notFound();
+    return this.open ? this.open.changes() : notFound();
   }
 }
 

@@ -61,9 +61,21 @@ export class SessionWorkspace {
     return fs.readFile(resolveWorkspacePath(path));
   }
 
-  /** Every change of this session as a unified diff against the snapshot, streamed file by file. */
-  async changes(workspaceId: string, owner: string | null): Promise<ReadableStream<Uint8Array>> {
+  /**
+   * Every change of this session as a unified diff against the snapshot, streamed file by file.
+   * Once `deleted` says so the stream breaks off with an error: the overlay's rows are going, and the
+   * files left would be skipped as unchanged, ending a diff that never was as if it were whole.
+   */
+  async changes(workspaceId: string, owner: string | null, deleted: () => boolean): Promise<ReadableStream<Uint8Array>> {
     const fs = await this.open(workspaceId, owner);
-    return textStream(changedFileDiffs(fs.snapshot, this.overlay));
+    return textStream(untilDeleted(changedFileDiffs(fs.snapshot, this.overlay), deleted));
   }
+}
+
+async function* untilDeleted(parts: AsyncGenerator<string>, deleted: () => boolean): AsyncGenerator<string> {
+  for await (const part of parts) {
+    if (deleted()) throw new Error("the session was deleted while its changes were read");
+    yield part;
+  }
+  if (deleted()) throw new Error("the session was deleted while its changes were read");
 }

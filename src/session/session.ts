@@ -79,6 +79,10 @@ export class Session {
   private destroyed = false;
   /** A deletion has begun: nothing new starts. */
   private deleting = false;
+
+  isDeleting(): boolean {
+    return this.deleting;
+  }
   private compacting = false;
   /** The manual compaction under way: a deletion cancels it (its model request too) and waits for it. */
   private compaction: { controller: AbortController; done: Promise<void> } | null = null;
@@ -541,7 +545,7 @@ export class Session {
   }
 
   async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.withWorkspace((meta, wid) => this.workspace.changes(wid, meta.owner));
+    return this.withWorkspace((meta, wid) => this.workspace.changes(wid, meta.owner, () => this.deleting));
   }
 
   /**

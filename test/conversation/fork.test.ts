@@ -1,8 +1,10 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { counterIds, randomIds } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { readSse } from "../helpers/sse-client";
+import type { SessionDO } from "../helpers/test-worker";
 import { useSessionDeps } from "../helpers/test-worker";
 import { tarOf } from "../workspace/archives";
 import {
@@ -115,6 +117,29 @@ describe("POST /api/sessions/:id/fork", () => {
       .stub(source)
       .forkChangeBytes([{ path: "gone.txt", deleted: false, mode: 0o644, size: 3, stamp: 1, version: null }]);
     expect(missing).toMatchObject({ ok: false, code: "fork_source_changed" });
+  });
+
+  it("once the source's deletion has begun, a fork's read is session_not_found and a /changes stream breaks off", async () => {
+    const source = await workspaceSession([
+      toolCallAnswer("tc_1", "write", { path: "a.txt", content: "v1\n" }),
+      toolCallAnswer("tc_2", "write", { path: "b.txt", content: "b\n" }),
+      textAnswer("wrote"),
+    ]);
+    await readSse(await prompt(source, { text: "write", allowWrite: true }));
+    const outcome = await runInDurableObject(store.stub(source), async (instance: SessionDO) => {
+      const changes = await instance.changes();
+      const deletion = instance.destroy();
+      const forkRead = await instance.forkSource();
+      const diff = changes.ok
+        ? await new Response(changes.value).text().then(
+            () => "whole",
+            (e: Error) => e.message,
+          )
+        : "refused";
+      await deletion;
+      return { forkRead: forkRead.ok ? "read" : forkRead.code, diff };
+    });
+    expect(outcome).toEqual({ forkRead: "session_not_found", diff: "the session was deleted while its changes were read" });
   });
 
   it("the fork continues on its own: a prompt there does not touch the source", async () => {
