@@ -156,6 +156,8 @@ export class WorkspaceBashFs implements IFileSystem {
     for (const file of inside) await this.fs.deleteFile(file);
     for (const dir of madeInside) this.madeDirs.delete(dir);
     this.madeDirs.delete(p);
+    // A directory that came empty in the upload is still listed: it goes too (it stayed, rm said 0).
+    await this.fs.removeDir(p);
   }
 
   async cp(src: string, dest: string, options?: CpOptions): Promise<void> {

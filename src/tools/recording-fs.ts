@@ -82,6 +82,10 @@ export class RecordingFs implements WorkspaceFs {
     return this.inner.writeFile(path, bytes, mode, options);
   }
 
+  removeDir(path: string): Promise<void> {
+    return this.inner.removeDir(path);
+  }
+
   deleteFile(path: string): Promise<void> {
     this.writes.add(path);
     return this.inner.deleteFile(path);

@@ -128,6 +128,16 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     this.view = null;
   }
 
+  async removeDir(path: string): Promise<void> {
+    const canonical = resolveWorkspacePath(path);
+    const stat = this.stat(canonical);
+    if (stat?.type === "file") throw new WorkspaceError("not_a_directory", `'${canonical}' is a file`);
+    if (stat === null || canonical === "") return;
+    if (this.current().files.some((file) => file.startsWith(`${canonical}/`))) throw new Error(`'${canonical}' still holds files`);
+    this.overlay.whiteout(canonical);
+    this.view = null;
+  }
+
   async deleteFile(path: string): Promise<void> {
     const canonical = resolveWorkspacePath(path);
     this.requireFile(canonical);
@@ -154,25 +164,28 @@ function buildView(snapshot: Snapshot, overlay: OverlayStore): View {
   for (const entry of snapshot.index.files) info.set(entry.path, { size: entry.size, mode: entry.mode, inOverlay: false });
   const dirSet = new Set(snapshot.index.dirs);
   let deletions = false;
+  const removedDirs = new Set<string>();
   for (const change of overlay.list()) {
     if (change.deleted) {
       info.delete(change.path);
+      if (dirSet.has(change.path)) removedDirs.add(change.path);
       deletions = true;
       continue;
     }
     info.set(change.path, { size: change.size, mode: change.mode, inOverlay: true });
     for (let dir = parentOf(change.path); dir !== "" && !dirSet.has(dir); dir = parentOf(dir)) dirSet.add(dir);
   }
-  if (deletions) dropEmptiedDirs(snapshot, info, dirSet);
+  if (deletions) dropEmptiedDirs(snapshot, info, dirSet, removedDirs);
   return { files: [...info.keys()].sort(comparePaths), info, dirs: [...dirSet].sort(comparePaths), dirSet };
 }
 
 /**
  * A directory whose files were all deleted (`rm -r`) is gone, with what is under it: otherwise it
  * was still listed, and `cp x old` copied into it instead of making a file. The overlay has no
- * directory entries, so like git it keeps no emptied directory; one uploaded empty stays.
+ * directory entries, so like git it keeps no emptied directory; one uploaded empty stays until it
+ * is removed itself (`removed`: its whiteout), and comes back with a file written under it.
  */
-function dropEmptiedDirs(snapshot: Snapshot, info: Map<string, FileInfo>, dirSet: Set<string>): void {
+function dropEmptiedDirs(snapshot: Snapshot, info: Map<string, FileInfo>, dirSet: Set<string>, removed: ReadonlySet<string>): void {
   const ancestors = (paths: Iterable<string>) => {
     const dirs = new Set<string>();
     for (const path of paths) for (let dir = parentOf(path); dir !== "" && !dirs.has(dir); dir = parentOf(dir)) dirs.add(dir);
@@ -180,7 +193,7 @@ function dropEmptiedDirs(snapshot: Snapshot, info: Map<string, FileInfo>, dirSet
   };
   const hadFiles = ancestors(snapshot.index.files.map((f) => f.path));
   const hasFiles = ancestors(info.keys());
-  const dropped = new Set([...dirSet].filter((dir) => hadFiles.has(dir) && !hasFiles.has(dir)));
+  const dropped = new Set([...dirSet].filter((dir) => (hadFiles.has(dir) || removed.has(dir)) && !hasFiles.has(dir)));
   if (dropped.size === 0) return;
   for (const dir of [...dirSet]) {
     for (let at = dir; at !== ""; at = parentOf(at)) {

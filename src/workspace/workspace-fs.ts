@@ -52,6 +52,12 @@ export interface WorkspaceFs {
   writeFile(path: string, bytes: Uint8Array, mode?: number, options?: WriteOptions): Promise<void>;
   /** Deletes a file: records a whiteout in the overlay; throws `not_found` when absent. */
   deleteFile(path: string): Promise<void>;
+  /**
+   * Removes a directory the view still lists once no file is under it (one uploaded empty, or
+   * holding only such): a whiteout of it in the overlay; a file written under it later brings it
+   * back. Nothing when it is not listed; throws `not_a_directory` for a file.
+   */
+  removeDir(path: string): Promise<void>;
 }
 
 export interface WriteOptions {

@@ -93,6 +93,11 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
     this.mutations.push({ op: "write", path });
   }
 
+  /** Directories here are only those files imply: one with no file under it is already gone. */
+  async removeDir(path: string): Promise<void> {
+    if (this.entries.has(path)) throw new WorkspaceError("not_a_directory", `'${path}' is a file`);
+  }
+
   async deleteFile(path: string): Promise<void> {
     if (!this.entries.delete(path)) throw new WorkspaceError("not_found", `'${path}' does not exist`);
     this.mutations.push({ op: "delete", path });

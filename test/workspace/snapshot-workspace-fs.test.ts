@@ -120,6 +120,29 @@ describe("SnapshotWorkspaceFs", () => {
     });
   });
 
+  it("removes a directory that came empty in the upload, with empty ones under it; a file written there brings it back", async () => {
+    const tar = await tarOf({ "keep/x": "x" }, [
+      entry("empty", "directory"),
+      entry("empty/inner", "directory"),
+      entry("other", "directory"),
+    ]);
+    await ingestWorkspace(env.STORE, streamOf(tar), { workspaceId: "w_fs_rmdir", owner: "alice" });
+    await withFs("fs-rmdir", "w_fs_rmdir", async (fs, overlay) => {
+      expect(fs.dirs()).toEqual(["empty", "empty/inner", "keep", "other"]);
+      expect(await asyncCodeOf(fs.removeDir("keep/x"))).toBe("not_a_directory");
+      await fs.removeDir("empty");
+      expect([fs.dirs(), fs.stat("empty"), fs.stat("empty/inner")]).toEqual([["keep", "other"], null, null]);
+      await fs.removeDir("empty"); // gone already: nothing
+      await fs.writeFile("empty/inner/new.txt", text("back"));
+      expect(fs.dirs()).toEqual(["empty", "empty/inner", "keep", "other"]);
+      // git keeps no directory: nothing of it in the overlay's diff but the file.
+      expect(overlay.list().map((e) => [e.path, e.deleted])).toEqual([
+        ["empty", true],
+        ["empty/inner/new.txt", false],
+      ]);
+    });
+  });
+
   it("refuses writes onto directories, under files and outside the root", async () => {
     await seedWorkspace("w_fs3", FILES);
     await withFs("fs-3", "w_fs3", async (fs) => {
