@@ -5,7 +5,7 @@ import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
-import { FORK_COPY_BATCH, type ForkBatchLimits, type ForkOrigin, forkCopyBatches } from "./session-fork";
+import { FORK_COPY_BATCH, type ForkBatchLimits, type ForkedChange, type ForkOrigin, forkCopyBatches } from "./session-fork";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta } from "./session-meta";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
@@ -175,24 +175,11 @@ export class DurableSessionStore {
     });
     const origin = { sessionId: sourceId, messageId: source.atMessageId };
     let forkedFrom: ForkOrigin;
-    // The workspace's changes go over in parts (their history can exceed what one RPC call carries),
-    // tagged with this attempt: retries of one fork (same Idempotency-Key) may run at once.
     const target = this.stub(meta.id);
+    // Retries of one fork (same Idempotency-Key) may run at once: each stages its own parts.
     const attempt = crypto.randomUUID();
     try {
-      let copied = 0;
-      for (const batch of forkCopyBatches(source.changes, this.forkBatch)) {
-        const bytes = unwrapResult(await this.stub(sourceId).forkChangeBytes(batch.map((change) => change.ref)));
-        const staged = batch.map(({ ref: { path, deleted, mode }, stampMessageId }, i) => ({
-          path,
-          deleted,
-          mode,
-          bytes: bytes[i]!,
-          stampKey: stampMessageId,
-        }));
-        unwrapResult(await target.stageForkChanges(attempt, copied, staged));
-        copied += batch.length;
-      }
+      const copied = await this.copyChanges(this.stub(sourceId), target, attempt, source.changes);
       // Another attempt may have filled it first: its origin is the answer.
       forkedFrom = unwrapResult(await target.importFork(origin, source.messages, attempt, copied));
     } catch (err) {
@@ -204,6 +191,32 @@ export class DurableSessionStore {
     }
     await this.listInIndex(owner, meta, await this.listedSummary(meta.id));
     return { ...meta, forkedFrom };
+  }
+
+  /**
+   * Stages a fork's workspace changes in the fork, in parts (their history can exceed what one RPC
+   * call carries): the bytes of each batch read from the source, then handed over. Returns how many.
+   */
+  private async copyChanges(
+    source: DurableObjectStub<SessionRpc>,
+    target: DurableObjectStub<SessionRpc>,
+    attempt: string,
+    changes: readonly ForkedChange[],
+  ): Promise<number> {
+    let copied = 0;
+    for (const batch of forkCopyBatches(changes, this.forkBatch)) {
+      const bytes = unwrapResult(await source.forkChangeBytes(batch.map((change) => change.ref)));
+      const staged = batch.map(({ ref: { path, deleted, mode }, stampMessageId }, i) => ({
+        path,
+        deleted,
+        mode,
+        bytes: bytes[i]!,
+        stampKey: stampMessageId,
+      }));
+      unwrapResult(await target.stageForkChanges(attempt, copied, staged));
+      copied += batch.length;
+    }
+    return copied;
   }
 
   /** A fork already filled under `id` (a repeat of a keyed fork), listed, with the origin it holds. */

@@ -4,7 +4,7 @@ import { counterIds } from "../../src/domain";
 import { MAX_MODEL_OUTPUT_CHARS } from "../../src/domain/limits";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
-import { chunk, sse, sseResponse } from "../model/helpers";
+import { bashTurns, chunk, sse, sseResponse } from "../model/helpers";
 import { tarOf } from "../workspace/archives";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
@@ -37,17 +37,7 @@ async function sessionThatRan(commands: string[]): Promise<string> {
   const { workspaceId } = (await upload.json()) as { workspaceId: string };
   const created = await post("/api/sessions", { workspaceId });
   const { sessionId } = (await created.json()) as { sessionId: string };
-  const answers = [
-    ...commands.map((command, i) =>
-      sse([
-        chunk({
-          tool_calls: [{ index: 0, id: `call_${i}`, type: "function", function: { name: "bash", arguments: JSON.stringify({ command }) } }],
-        }),
-        chunk({}, "tool_calls"),
-      ]),
-    ),
-    sse([chunk({ content: "done" }), chunk({}, "stop")]),
-  ];
+  const answers = bashTurns(commands);
   let turn = 0;
   useSessionDeps(sessionId, { ids: counterIds(), modelFetch: async () => sseResponse(answers[turn++]!) });
   const prompt = { text: "run them", allowBash: true, allowWrite: true };

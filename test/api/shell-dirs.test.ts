@@ -4,7 +4,7 @@ import { counterIds } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { readSse } from "../helpers/sse-client";
 import { useSessionDeps } from "../helpers/test-worker";
-import { chunk, sse, sseResponse } from "../model/helpers";
+import { bashTurns, sseResponse } from "../model/helpers";
 import { entry, tarOf } from "../workspace/archives";
 
 const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
@@ -21,17 +21,7 @@ it("the shell removes directories that came empty in the upload (rmdir, rm -r), 
   const { workspaceId } = (await upload.json()) as { workspaceId: string };
   const { sessionId } = (await (await post("/api/sessions", { workspaceId })).json()) as { sessionId: string };
   const commands = ["rmdir empty && rm -r vacant && ls", "ls; ls empty vacant 2>&1; echo rc=$?"];
-  const answers = [
-    ...commands.map((command, i) =>
-      sse([
-        chunk({
-          tool_calls: [{ index: 0, id: `call_${i}`, type: "function", function: { name: "bash", arguments: JSON.stringify({ command }) } }],
-        }),
-        chunk({}, "tool_calls"),
-      ]),
-    ),
-    sse([chunk({ content: "done" }), chunk({}, "stop")]),
-  ];
+  const answers = bashTurns(commands);
   let turn = 0;
   useSessionDeps(sessionId, { ids: counterIds(), modelFetch: async () => sseResponse(answers[turn++]!) });
   await readSse(await post(`/api/sessions/${sessionId}/messages/stream`, { text: "tidy", allowBash: true, allowWrite: true }));

@@ -46,6 +46,21 @@ export function bodyOf(parts: (string | Uint8Array)[], opts: { errorAfter?: Erro
   });
 }
 
+/** A model's answers for a run that calls bash once per command, a turn each, then says "done". */
+export function bashTurns(commands: readonly string[]): string[] {
+  return [
+    ...commands.map((command, i) =>
+      sse([
+        chunk({
+          tool_calls: [{ index: 0, id: `call_${i}`, type: "function", function: { name: "bash", arguments: JSON.stringify({ command }) } }],
+        }),
+        chunk({}, "tool_calls"),
+      ]),
+    ),
+    sse([chunk({ content: "done" }), chunk({}, "stop")]),
+  ];
+}
+
 export function sseResponse(body: string | ReadableStream<Uint8Array>, status = 200): Response {
   return new Response(body, { status, headers: { "content-type": "text/event-stream" } });
 }
