@@ -60,12 +60,17 @@ export const sessionRoutes = new Hono<AppBindings>()
    * `atMessageId` (default: the newest committed one) and the workspace as it was at that message.
    */
   .post("/:id/fork", async (c) => {
-    const { store, meta } = await requireSession(c);
+    const sourceId = c.req.param("id");
     const { requestId, ...body } = await readJsonBody(c, ForkBody);
-    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/fork", meta.id, body], {
+    const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/fork", sourceId, body], {
       sessionId: randomIds.next("session"),
     });
-    const fork = await store.fork(meta.id, c.get("tenant"), { ...body, newId: claimed?.proposal.sessionId });
+    const store = sessionStore(c);
+    const tenant = c.get("tenant");
+    // A repeat answers the fork it made, also once its source is deleted; a first request needs the source.
+    const fork =
+      (claimed && (await store.filledFork(claimed.proposal.sessionId!, tenant))) ??
+      (await store.fork((await requireSession(c)).meta.id, tenant, { ...body, newId: claimed?.proposal.sessionId }));
     return c.json(
       {
         sessionId: fork.id,

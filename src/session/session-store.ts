@@ -155,9 +155,6 @@ export class DurableSessionStore {
     owner: string | null,
     options: { atMessageId?: string; title?: string | null; newId?: string },
   ): Promise<SessionMeta & { forkedFrom: ForkOrigin }> {
-    // A repeat of a fork that was filled answers as the first did, even when the source is gone since.
-    const done = options.newId === undefined ? null : await this.filledFork(options.newId, owner);
-    if (done) return done;
     const source = unwrapResult(await this.stub(sourceId).forkSource(options.atMessageId));
     const record: CreateSessionInput = {
       id: options.newId ?? this.ids.next("session"),
@@ -220,7 +217,7 @@ export class DurableSessionStore {
   }
 
   /** A fork already filled under `id` (a repeat of a keyed fork), listed, with the origin it holds. */
-  private async filledFork(id: string, owner: string | null): Promise<(SessionMeta & { forkedFrom: ForkOrigin }) | null> {
+  async filledFork(id: string, owner: string | null): Promise<(SessionMeta & { forkedFrom: ForkOrigin }) | null> {
     const stub = this.stub(id);
     const [owned, info] = await Promise.all([stub.describe(), stub.info()]);
     if (!owned || !info?.forkedFrom || owned.owner !== owner) return null;

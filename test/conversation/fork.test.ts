@@ -197,5 +197,12 @@ describe("POST /api/sessions/:id/fork", () => {
     const c = await fork(sessionId, { title: "f" }, { "idempotency-key": "fork-1" });
     expect([c.status, c.body.error?.code]).toEqual([404, "session_not_found"]);
     expect((await api(`/api/sessions/${a.body.sessionId}`)).status).toBe(404);
+    // Once the source is deleted, a repeat still answers the fork it made; a new key finds no source.
+    const other = await fork(sessionId, {}, { "idempotency-key": "fork-2" });
+    expect(other.status).toBe(201);
+    expect((await api(`/api/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(204);
+    expect(await fork(sessionId, {}, { "idempotency-key": "fork-2" })).toEqual(other);
+    const fresh = await fork(sessionId, {}, { "idempotency-key": "fork-3" });
+    expect([fresh.status, fresh.body.error?.code]).toEqual([404, "session_not_found"]);
   });
 });
