@@ -154,6 +154,13 @@ export const BASH_MAX_WRITTEN_BYTES = 2 * MAX_FILE_BYTES;
  * the shell's output is JS strings held in the isolate. `cp` and `mv` copy bytes and are not output.
  */
 export const BASH_MAX_OUTPUT_BYTES_PER_COMMAND = 4 * MiB;
+/** Simple commands one call may run, each pass of a loop's body counted: the hardened profile's, fixed. */
+export const BASH_MAX_COMMANDS = 10_000;
+/**
+ * Passes of one loop, numbers one `seq` prints, iterations of an awk, sed or jq loop: the hardened
+ * profile's, fixed. Both are stated here, not left to the profile, so the description names them.
+ */
+export const BASH_MAX_LOOP_ITERATIONS = 10_000;
 
 /** `n` bytes as the README writes them: `256 KiB`, `16 MiB`, `50 KB`... */
 function bytes(n: number): string {
@@ -228,7 +235,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "`bash`",
-    `simulated shell (just-bash), no network, no \`diff\` (its work has no bound; \`GET .../changes\` shows a run's edits), ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); a directory made by \`mkdir\` lasts until the command ends unless a file is written in it, \`chmod\` changes nothing (\`cp\` and \`mv\` keep a file's mode)`,
+    `simulated shell (just-bash), no network, no \`diff\` (its work has no bound; \`GET .../changes\` shows a run's edits), ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); at most ${count(BASH_MAX_COMMANDS)} commands per call (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop (numbers from \`seq\`, awk, sed and jq loops too), fixed (exit 126, with advice to work in batches); a directory made by \`mkdir\`, or emptied by \`rm\` or \`mv\`, lasts until the command ends unless a file is written in it; \`chmod\` sets a file's permission bits (it writes the file again, which counts against the session's workspace changes), a directory keeps no mode; \`cp\` and \`mv\` give a new file its source's mode, \`mv\` onto an existing file too, \`cp\` keeps the existing file's; \`/dev/null\` reads empty and keeps nothing (what is written to it still counts as output)`,
   ],
   [
     "one model answer",

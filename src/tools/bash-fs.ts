@@ -15,12 +15,15 @@ const EPOCH = new Date(0);
  * just-bash's IFileSystem over a WorkspaceFs, mounted at the shell's workspace directory. Paths it
  * receives are absolute within the mount ("/src/a.ts"); `..` cannot climb above "/". Reads see the
  * snapshot plus the overlay. Writes reach the overlay only when `allowWrite`; otherwise they fail
- * with EROFS, as on a read-only mount. WorkspaceFs has no empty directories, and sets no modes but
- * a copy's, so `mkdir` and `chmod` last only for the command (a directory persists once a file is
- * written in it); `cp` and `mv` give a new file its source's mode.
+ * with EROFS, as on a read-only mount. WorkspaceFs has no empty directories, so one `mkdir` made,
+ * or a deletion or move emptied, lasts only for the command (a directory persists once a file is
+ * written in it); `cp` and `mv` give a new file its source's mode, `chmod` sets a file's.
  */
 export class WorkspaceBashFs implements IFileSystem {
+  /** Empty directories of this command: made by `mkdir`, or emptied by `rm` / `mv`. */
   private readonly madeDirs = new Set<string>();
+  /** Files this command wrote: their bytes already count against its writes. */
+  private readonly written = new Set<string>();
   private bytesWritten = 0;
 
   /**
@@ -145,6 +148,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
     if (kind === "file") {
       await this.fs.deleteFile(p);
+      this.keepEmptied(parentOf(p));
       return;
     }
     if (p === "") throw new Error(`EBUSY: mount point, cannot remove '${path}'`);
@@ -158,6 +162,7 @@ export class WorkspaceBashFs implements IFileSystem {
     this.madeDirs.delete(p);
     // A directory that came empty in the upload is still listed: it goes too (it stayed, rm said 0).
     await this.fs.removeDir(p);
+    this.keepEmptied(parentOf(p));
   }
 
   async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
@@ -183,6 +188,8 @@ export class WorkspaceBashFs implements IFileSystem {
     const to = toWorkspace(dest);
     if (to === from || to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot copy '${src}' into itself, '${dest}'`);
     await this.mkdir(dest, { recursive: true });
+    // Empty directories inside go along, as they would on a disk.
+    for (const dir of [...this.madeDirs]) if (dir.startsWith(`${from}/`)) this.madeDirs.add(normalize(`${to}${dir.slice(from.length)}`));
     for (const file of this.filesUnder(from)) {
       await this.put(`/${to}${file.slice(from.length)}`, await this.fs.readFile(file, this.signal), op, this.fs.stat(file)?.mode, replace);
     }
@@ -207,9 +214,21 @@ export class WorkspaceBashFs implements IFileSystem {
     return ["/", ...this.fs.dirs().map((d) => `/${d}`), ...[...this.madeDirs].map((d) => `/${d}`), ...this.fs.files().map((f) => `/${f}`)];
   }
 
-  async chmod(path: string, _mode: number): Promise<void> {
+  /**
+   * Sets a file's permission bits: its bytes are written back with the new mode, which wins as in a
+   * move. just-bash's copy from /tmp (another mount) writes the file, then calls this with the
+   * source's mode. A directory keeps no mode: nothing to do.
+   */
+  async chmod(path: string, mode: number): Promise<void> {
     this.assertWritable("chmod", path);
-    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, chmod '${path}'`);
+    const p = toWorkspace(path);
+    const kind = this.kind(p);
+    if (kind === null) throw new Error(`ENOENT: no such file or directory, chmod '${path}'`);
+    const bits = mode & 0o777;
+    const before = this.fs.stat(p);
+    if (kind === "dir" || before === null || (before.mode & 0o777) === bits) return;
+    // The bytes count once against the command's writes: not again right after that copy wrote them.
+    await this.put(path, await this.readFileBuffer(path), "chmod", bits, true, this.written.has(p) ? 0 : before.size);
   }
 
   async symlink(_target: string, linkPath: string): Promise<void> {
@@ -240,6 +259,11 @@ export class WorkspaceBashFs implements IFileSystem {
     const stat = this.fs.stat(p);
     if (stat) return stat.type;
     return this.madeDirs.has(p) ? "dir" : null;
+  }
+
+  /** `dir` and the directories above it stay while the command runs, though a deletion left them no file. */
+  private keepEmptied(dir: string): void {
+    for (; dir !== "" && this.kind(dir) === null; dir = parentOf(dir)) this.madeDirs.add(dir);
   }
 
   private filesUnder(dir: string): string[] {
@@ -274,8 +298,131 @@ export class WorkspaceBashFs implements IFileSystem {
     }
     this.bytesWritten += counted;
     await this.fs.writeFile(p, bytes, mode, { replace });
+    this.written.add(p);
     for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
   }
+}
+
+/**
+ * The shell's /dev: only /dev/null, which reads as empty and keeps nothing written to it (a file in
+ * the scratch space kept `grep ... > /dev/null` for a later `cat /dev/null`). Other changes here are
+ * refused; a process substitution (`<(...)`) then routes /dev/fd to a filesystem of its own.
+ */
+export class DeviceFs implements IFileSystem {
+  async readFile(path: string): Promise<string> {
+    this.nullDevice(path, "open");
+    return "";
+  }
+
+  async readFileBuffer(path: string): Promise<Uint8Array> {
+    this.nullDevice(path, "open");
+    return new Uint8Array();
+  }
+
+  async writeFile(path: string): Promise<void> {
+    this.nullDevice(path, "write");
+  }
+
+  async appendFile(path: string): Promise<void> {
+    this.nullDevice(path, "append");
+  }
+
+  async exists(path: string): Promise<boolean> {
+    return ["", "null"].includes(normalize(path));
+  }
+
+  async stat(path: string): Promise<FsStat> {
+    const isDirectory = this.entry(path, "stat") === "";
+    // 0644, not 0666: a copy of /dev/null takes this mode (just-bash's cp across mounts), and a real cp would apply umask 022.
+    return {
+      isFile: !isDirectory,
+      isDirectory,
+      isSymbolicLink: false,
+      mode: isDirectory ? 0o755 : 0o644,
+      size: 0,
+      mtime: EPOCH,
+      identity: `dev:/${normalize(path)}`,
+    };
+  }
+
+  lstat(path: string): Promise<FsStat> {
+    return this.stat(path);
+  }
+
+  async mkdir(path: string, options?: MkdirOptions): Promise<void> {
+    if (!(options?.recursive && normalize(path) === "")) throw denied("mkdir", path);
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    if (this.entry(path, "scandir") !== "") throw new Error(`ENOTDIR: not a directory, scandir '/dev${path}'`);
+    return ["null"];
+  }
+
+  async readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
+    return (await this.readdir(path)).map((name) => dirent(name, false));
+  }
+
+  async rm(path: string): Promise<void> {
+    throw denied("rm", path);
+  }
+
+  async cp(src: string, dest: string): Promise<void> {
+    this.entry(src, "cp");
+    this.nullDevice(dest, "cp");
+  }
+
+  async mv(_src: string, dest: string): Promise<void> {
+    throw denied("mv", dest);
+  }
+
+  resolvePath(base: string, path: string): string {
+    return `/${normalize(path.startsWith("/") ? path : `${base}/${path}`)}`;
+  }
+
+  getAllPaths(): string[] {
+    return ["/", "/null"];
+  }
+
+  /** Nothing to keep; allowed, as just-bash's `cp file /dev/null` sets the mode after it writes. */
+  async chmod(path: string): Promise<void> {
+    this.entry(path, "chmod");
+  }
+
+  async symlink(_target: string, linkPath: string): Promise<void> {
+    throw denied("symlink", linkPath);
+  }
+
+  async link(_existingPath: string, newPath: string): Promise<void> {
+    throw denied("link", newPath);
+  }
+
+  async readlink(path: string): Promise<string> {
+    this.entry(path, "readlink");
+    throw new Error(`EINVAL: invalid argument, readlink '/dev${path}'`);
+  }
+
+  async realpath(path: string): Promise<string> {
+    return this.entry(path, "realpath") === "" ? "/" : "/null";
+  }
+
+  async utimes(path: string): Promise<void> {
+    this.entry(path, "utimes");
+  }
+
+  /** "" for /dev itself, "null" for /dev/null; ENOENT for anything else. */
+  private entry(path: string, op: string): "" | "null" {
+    const p = normalize(path);
+    if (p === "" || p === "null") return p;
+    throw new Error(`ENOENT: no such file or directory, ${op} '/dev${path}'`);
+  }
+
+  private nullDevice(path: string, op: string): void {
+    if (this.entry(path, op) === "") throw new Error(`EISDIR: illegal operation on a directory, ${op} '/dev${path}'`);
+  }
+}
+
+function denied(op: string, path: string): Error {
+  return new Error(`EACCES: permission denied, ${op} '/dev${path}'`);
 }
 
 /** "/a/./b/../c" -> "a/c"; never above the root. NUL bytes are refused like a missing file. */

@@ -2,12 +2,14 @@ import type { CommandName } from "just-bash";
 import { z } from "zod";
 import {
   BASH_DEFAULT_TIMEOUT_MS,
+  BASH_MAX_COMMANDS,
+  BASH_MAX_LOOP_ITERATIONS,
   BASH_MAX_OUTPUT_BYTES_PER_COMMAND,
   BASH_MAX_TIMEOUT_MS,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
-import { WorkspaceBashFs, yieldingFs } from "./bash-fs";
+import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
 import { outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
 
@@ -79,6 +81,9 @@ export const bashTool: Tool<BashParams> = {
     `processes; not available: ${BASH_UNAVAILABLE_COMMANDS.join(", ")}. File writes go to this session's overlay and ` +
     `only when the run allows writes (otherwise they fail with EROFS); /tmp is scratch space (${formatSize(BASH_MAX_SCRATCH_BYTES)}) ` +
     `discarded after the command. Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000}s by default (timeoutMs, max ${BASH_MAX_TIMEOUT_MS / 1000}s). ` +
+    `One call runs at most ${count(BASH_MAX_COMMANDS)} commands (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes ` +
+    "of a loop or numbers from seq; for more, work in batches over several calls or use one command over many files " +
+    "(grep -r, sed -i on several files, xargs) instead of a loop per item. " +
     `Output (stdout, then stderr) is truncated to the last ${BASH_MAX_OUTPUT_LINES} lines or ${formatSize(BASH_MAX_OUTPUT_BYTES)}.`,
   parameters: BashParams,
   mutates: false,
@@ -87,10 +92,12 @@ export const bashTool: Tool<BashParams> = {
     const { fs, signal, allowWrite } = ctx;
     const timeoutMs = args.timeoutMs ?? BASH_DEFAULT_TIMEOUT_MS;
     const { Bash, InMemoryFs, MountableFs, getCommandNames } = await loadJustBash();
-    const scratch = new InMemoryFs({ "/dev/null": "" }, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
+    const scratch = new InMemoryFs({}, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
     scratch.mkdirSync("/tmp", { recursive: true });
     const root = new MountableFs({ base: scratch });
     root.mount(BASH_WORKSPACE_DIR, new WorkspaceBashFs(fs, allowWrite, signal, BASH_WORKSPACE_DIR));
+    root.mount("/dev", new DeviceFs());
+    copiesKeepDestinationModes(root);
 
     const excluded: readonly string[] = BASH_EXCLUDED_COMMANDS;
     const shell = new Bash({
@@ -100,6 +107,11 @@ export const bashTool: Tool<BashParams> = {
       commands: getCommandNames().filter((c) => !excluded.includes(c)) as CommandName[],
       executionLimitProfile: "hardened",
       executionLimits: {
+        maxCommandCount: BASH_MAX_COMMANDS,
+        maxLoopIterations: BASH_MAX_LOOP_ITERATIONS,
+        maxAwkIterations: BASH_MAX_LOOP_ITERATIONS,
+        maxSedIterations: BASH_MAX_LOOP_ITERATIONS,
+        maxJqIterations: BASH_MAX_LOOP_ITERATIONS,
         maxExecutionTimeMs: timeoutMs + BASH_DEADLINE_GRACE_MS,
         maxOutputSize: BASH_MAX_CAPTURED_OUTPUT_BYTES,
         maxLiveBytes: BASH_MAX_LIVE_BYTES,
@@ -122,7 +134,8 @@ export const bashTool: Tool<BashParams> = {
     }
     if (signal.aborted) throw new ToolError("aborted", "Command aborted");
 
-    const output = result.stdout + result.stderr;
+    const stderr = fixedLimits(result.stderr);
+    const output = result.stdout + stderr;
     const shown = truncateTail(output.endsWith("\n") ? output.slice(0, -1) : output, {
       maxLines: BASH_MAX_OUTPUT_LINES,
       maxBytes: outputLimit(BASH_MAX_OUTPUT_BYTES, ctx),
@@ -139,12 +152,35 @@ export const bashTool: Tool<BashParams> = {
     }
     if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
+    if (result.exitCode === BASH_LIMIT_EXIT_CODE && WORK_LIMIT_ERROR.test(result.stderr)) notices.push(WORK_LIMIT_ADVICE);
     const body = output === "" ? "(no output)" : shown.content;
     const failed = timeout.signal.aborted || result.exitCode !== 0;
     const code = timeout.signal.aborted ? "bash_timeout" : "exit_status";
     return { text: withNotices(body, notices), error: failed, exitCode: result.exitCode, ...(failed ? { code } : {}) };
   },
 };
+
+/** The exit status just-bash gives a command it stopped at one of its execution limits. */
+const BASH_LIMIT_EXIT_CODE = 126;
+/** just-bash's errors for the command and iteration limits (`seq: iteration limit exceeded (10000)`, ...). */
+const WORK_LIMIT_ERROR = /too many commands executed|too many iterations|iteration limit exceeded|exceeded maximum iterations/;
+const WORK_LIMIT_ADVICE =
+  `This shell stops a call at ${count(BASH_MAX_COMMANDS)} commands or ${count(BASH_MAX_LOOP_ITERATIONS)} loop iterations, a fixed limit that ` +
+  "cannot be raised: process the items in batches over several calls, or use fewer commands per item (one grep, sed or awk " +
+  "over many files, xargs) instead of a loop per item";
+
+/**
+ * just-bash's limit errors end in ", increase executionLimits.maxCommandCount": a setting neither
+ * the model nor the user can change, so it names the limit as fixed instead.
+ */
+function fixedLimits(stderr: string): string {
+  return stderr.replace(/, increase executionLimits\.\w+/g, ", this shell's fixed limit");
+}
+
+/** 10000 -> "10,000". */
+function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
 
 let justBash: Promise<typeof import("just-bash")> | null = null;
 
@@ -155,4 +191,40 @@ function loadJustBash(): Promise<typeof import("just-bash")> {
     throw new ToolError("bash_unavailable", `the shell could not be loaded: ${(err as Error).message}`);
   });
   return justBash;
+}
+
+type Mounts = InstanceType<Awaited<ReturnType<typeof loadJustBash>>["MountableFs"]>;
+
+/**
+ * A `cp` from another mount (`/tmp`) onto an existing file keeps that file's mode, as cp does:
+ * just-bash's copy between mounts writes the bytes and then sets the source's mode, which is right
+ * for a move (`mv` replaces the file) but made `cp /tmp/x run.sh` take an executable's bit away.
+ */
+function copiesKeepDestinationModes(root: Mounts): void {
+  const { cp, mv, chmod } = root;
+  const keep = new Set<string>();
+  let moving = 0;
+  root.mv = async (src, dest) => {
+    moving++;
+    try {
+      return await mv.call(root, src, dest);
+    } finally {
+      moving--;
+    }
+  };
+  root.cp = async (src, dest, options) => {
+    const onto =
+      moving === 0 &&
+      (await root.stat(dest).then(
+        (s) => s.isFile,
+        () => false,
+      ));
+    if (onto) keep.add(dest);
+    try {
+      return await cp.call(root, src, dest, options);
+    } finally {
+      keep.delete(dest);
+    }
+  };
+  root.chmod = (path, mode) => (keep.has(path) ? Promise.resolve() : chmod.call(root, path, mode));
 }

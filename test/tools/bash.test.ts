@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BASH_MAX_OUTPUT_BYTES_PER_COMMAND } from "../../src/domain/limits";
+import { BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS, BASH_MAX_OUTPUT_BYTES_PER_COMMAND } from "../../src/domain/limits";
 import { BASH_UNAVAILABLE_COMMANDS, bashTool } from "../../src/tools/bash";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
@@ -225,14 +225,33 @@ describe("bash", () => {
     expect(out).toMatchObject({ error: true, text: "bash: execution aborted\n\n[Command timed out after 300 ms]", code: "bash_timeout" });
   });
 
-  it("stops runaway loops with the hardened command limit", async () => {
+  const limitAdvice =
+    "This shell stops a call at 10,000 commands or 10,000 loop iterations, a fixed limit that cannot be raised: process the items " +
+    "in batches over several calls, or use fewer commands per item (one grep, sed or awk over many files, xargs) instead of a loop per item";
+
+  it("stops runaway loops at the command limit, and says the limit is fixed and what to do instead", async () => {
     const out = await bash(fixtureFs(), "while true; do :; done");
     expect(out).toEqual({
       error: true,
-      text: "bash: too many commands executed (>10000), increase executionLimits.maxCommandCount\n\n[Command exited with code 126]",
+      text: `bash: too many commands executed (>10000), this shell's fixed limit\n\n[Command exited with code 126. ${limitAdvice}]`,
       exitCode: 126,
       code: "exit_status",
     });
+  });
+
+  it("stops seq at the iteration limit with the same advice", async () => {
+    const out = await bash(fixtureFs(), "seq 1 20000 | wc -l");
+    expect([out.exitCode, out.text]).toEqual([
+      126,
+      `bash: seq: iteration limit exceeded (10000)\n\n[Command exited with code 126. ${limitAdvice}]`,
+    ]);
+  });
+
+  it("tells the model its command and iteration limits up front", () => {
+    expect([BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS]).toEqual([10_000, 10_000]);
+    expect(bashTool.description).toContain(
+      "One call runs at most 10,000 commands (each pass of a loop body counts) and 10,000 passes of a loop or numbers from seq",
+    );
   });
 
   it("throws aborted when the run is cancelled", async () => {

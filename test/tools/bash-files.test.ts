@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { bashTool } from "../../src/tools/bash";
+import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
+
+const bash = (fs: MemoryWorkspaceFs, command: string, allowWrite = true) => bashTool.execute({ command }, toolContext(fs, { allowWrite }));
+
+/** Every file with its mode in octal and its text. */
+const tree = (fs: MemoryWorkspaceFs) => fs.files().map((f) => [f, fs.stat(f)?.mode.toString(8), fs.text(f)]);
+
+const project = () =>
+  new MemoryWorkspaceFs({
+    "src/index.ts": "export const a = 1;\n",
+    "src/utils/log.ts": "export const log = 1;\n",
+    "tests/unit/a.test.ts": "test\n",
+  });
+
+describe("bash: a directory a command empties", () => {
+  it("stays for the rest of the command: a file moved back or copied in lands inside it", async () => {
+    const fs = project();
+    const out = await bash(
+      fs,
+      "mv src/utils/log.ts src/log.ts && mv src/log.ts src/utils/ && rm tests/unit/*.ts && cp src/index.ts tests/unit/ && ls src/utils tests/unit",
+    );
+    expect([out.exitCode, out.text]).toEqual([0, "src/utils:\nlog.ts\n\ntests/unit:\nindex.ts"]);
+    expect(tree(fs)).toEqual([
+      ["src/index.ts", "644", "export const a = 1;\n"],
+      ["src/utils/log.ts", "644", "export const log = 1;\n"],
+      ["tests/unit/index.ts", "644", "export const a = 1;\n"],
+    ]);
+  });
+
+  it("can be removed with rmdir, its emptied parent too, and is still the current directory after cd", async () => {
+    const fs = project();
+    const removed = await bash(fs, "rm tests/unit/a.test.ts && rmdir tests/unit && ls tests && rmdir tests && echo removed");
+    expect([removed.exitCode, removed.text]).toEqual([0, "removed"]);
+    const cd = await bash(project(), "cd src/utils && rm *.ts && ls && pwd");
+    expect([cd.exitCode, cd.text]).toEqual([0, "/workspace/src/utils"]);
+  });
+
+  it("lets a directory be renamed by moving its contents, and rmdir the old one", async () => {
+    const fs = project();
+    const out = await bash(fs, "mv src src.old && mkdir src && mv src.old/* src/ && rmdir src.old && echo moved && ls");
+    expect([out.exitCode, out.text]).toEqual([0, "moved\nsrc\ntests"]);
+    expect(fs.files()).toEqual(["src/index.ts", "src/utils/log.ts", "tests/unit/a.test.ts"]);
+  });
+
+  it("goes along when its parent is moved", async () => {
+    const out = await bash(project(), "rm src/utils/log.ts && mv src lib && ls lib && test -d lib/utils && echo kept");
+    expect([out.exitCode, out.text]).toEqual([0, "index.ts\nutils\nkept"]);
+  });
+
+  it("goes with rm -r, rmdir refuses one that holds files, and it does not outlast the command", async () => {
+    const fs = project();
+    const out = await bash(fs, "rm src/utils/log.ts; rmdir src; echo rmdir=$?; rm -r src/utils; ls src; rm -r src; ls -d src");
+    expect([out.exitCode, out.text]).toEqual([
+      2,
+      "rmdir=1\nindex.ts\nrmdir: failed to remove 'src': Directory not empty\nls: cannot access 'src': No such file or directory\n\n[Command exited with code 2]",
+    ]);
+    const emptied = await bash(fs, "rm tests/unit/a.test.ts && ls tests/unit");
+    expect([emptied.exitCode, emptied.text]).toEqual([0, "(no output)"]);
+    const next = await bash(fs, "ls tests");
+    expect([next.exitCode, next.text]).toEqual([2, "ls: tests: No such file or directory\n\n[Command exited with code 2]"]);
+  });
+});
+
+describe("bash: modes", () => {
+  it("keeps an executable executable through /tmp: mv, cp and cp -r out and back", async () => {
+    const fs = new MemoryWorkspaceFs();
+    fs.put("scripts/run.sh", "#!/bin/sh\n", 0o755);
+    fs.put("scripts/lib/env.sh", "#!/bin/sh\n", 0o755);
+    fs.put("x.sh", "#!/bin/sh\necho x\n", 0o755);
+    const out = await bash(
+      fs,
+      "mv scripts/run.sh /tmp/ && mv /tmp/run.sh scripts/run.sh && cp x.sh /tmp/r && cp /tmp/r new.sh && " +
+        "cp -r scripts /tmp/bk && rm -rf scripts && cp -r /tmp/bk scripts",
+    );
+    expect(out.exitCode).toBe(0);
+    expect(tree(fs)).toEqual([
+      ["new.sh", "755", "#!/bin/sh\necho x\n"],
+      ["scripts/lib/env.sh", "755", "#!/bin/sh\n"],
+      ["scripts/run.sh", "755", "#!/bin/sh\n"],
+      ["x.sh", "755", "#!/bin/sh\necho x\n"],
+    ]);
+  });
+
+  it("a cp from /tmp onto an existing file keeps its mode, a mv gives it the source's, as in bash", async () => {
+    const fs = new MemoryWorkspaceFs();
+    fs.put("run.sh", "#!/bin/sh\necho old\n", 0o755);
+    fs.put("go.sh", "#!/bin/sh\necho old\n", 0o755);
+    const out = await bash(fs, "sed s/old/new/ run.sh > /tmp/r && cp /tmp/r run.sh && sed s/old/new/ go.sh > /tmp/g && mv /tmp/g go.sh");
+    expect(out.exitCode).toBe(0);
+    expect(tree(fs)).toEqual([
+      ["go.sh", "644", "#!/bin/sh\necho new\n"],
+      ["run.sh", "755", "#!/bin/sh\necho new\n"],
+    ]);
+  });
+
+  it("chmod sets a file's permission bits and keeps its bytes; a directory's or an unchanged mode writes nothing", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.sh": "#!/bin/sh\n", "b.txt": "b", "c.txt": "c", "dir/d.txt": "d" });
+    const out = await bash(fs, "chmod +x a.sh && chmod 4600 b.txt && chmod 644 c.txt && chmod 700 dir && stat -c %a a.sh b.txt");
+    expect([out.exitCode, out.text]).toEqual([0, "755\n600"]);
+    expect(tree(fs)).toEqual([
+      ["a.sh", "755", "#!/bin/sh\n"],
+      ["b.txt", "600", "b"],
+      ["c.txt", "644", "c"],
+      ["dir/d.txt", "644", "d"],
+    ]);
+    expect(fs.mutations).toEqual([
+      { op: "write", path: "a.sh" },
+      { op: "write", path: "b.txt" },
+    ]);
+  });
+
+  it("chmod changes nothing when the run does not allow writes", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.sh": "#!/bin/sh\n" });
+    const out = await bash(fs, "chmod +x a.sh", false);
+    // just-bash's chmod words every failure so.
+    expect([out.exitCode, out.text]).toEqual([1, "chmod: cannot access 'a.sh': No such file or directory\n\n[Command exited with code 1]"]);
+    expect([fs.stat("a.sh")?.mode.toString(8), fs.mutations]).toEqual(["644", []]);
+  });
+
+  it("counts a file copied from /tmp once against the command's writes, though its mode is set after", async () => {
+    const fs = new MemoryWorkspaceFs();
+    fs.put("big.sh", new Uint8Array(6 * 1024 * 1024).fill(0x61), 0o755);
+    // Five 6 MiB copies are 30 MiB of the command's 32 MiB; counted twice they would pass it at the third.
+    const out = await bash(fs, "cp big.sh /tmp/b && for i in 1 2 3 4 5; do cp /tmp/b c$i.sh; done");
+    expect(out.exitCode).toBe(0);
+    expect(fs.files().map((f) => [f, fs.stat(f)?.mode.toString(8), fs.stat(f)?.size])).toEqual([
+      ["big.sh", "755", 6 * 1024 * 1024],
+      ...[1, 2, 3, 4, 5].map((i) => [`c${i}.sh`, "755", 6 * 1024 * 1024]),
+    ]);
+  });
+});
+
+describe("bash: /dev/null", () => {
+  it("reads as empty and keeps nothing written to it", async () => {
+    const fs = new MemoryWorkspaceFs({ "app.log": "old log\n", "src/a.ts": "TODO: x\n" });
+    const out = await bash(
+      fs,
+      "grep -r TODO src > /dev/null; ls missing 2> /dev/null; echo more >> /dev/null; cp /dev/null app.log; " +
+        "cat /dev/null > cleared.txt; cp src/a.ts /dev/null; wc -c < /dev/null; cat /dev/null | wc -c; ls /dev",
+    );
+    expect([out.exitCode, out.text]).toEqual([0, "0\n0\nnull"]);
+    expect(tree(fs)).toEqual([
+      ["app.log", "644", ""],
+      ["cleared.txt", "644", ""],
+      ["src/a.ts", "644", "TODO: x\n"],
+    ]);
+  });
+
+  it("takes writes when the run does not allow them, and leaves process substitution working", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.txt": "b\na\n" });
+    const out = await bash(fs, "sort a.txt > /dev/null && cat <(sort a.txt) && while read l; do echo [$l]; done < <(echo x)", false);
+    expect([out.exitCode, out.text]).toEqual([0, "a\nb\n[x]"]);
+    expect(fs.mutations).toEqual([]);
+  });
+});
