@@ -18,7 +18,18 @@ const ZIP64_EOCD_SIGNATURE = 0x06064b50;
 const CENTRAL_SIGNATURE = 0x02014b50;
 const LOCAL_SIGNATURE = 0x04034b50;
 const LOCAL_HEADER_BYTES = 30;
+const CENTRAL_HEADER_BYTES = 46;
+const ZIP64_EOCD_BYTES = 56;
+const ZIP64_EXTRA = 0x0001;
+const UNICODE_PATH_EXTRA = 0x7075;
 const UNIX_HOSTS = new Set([3, 19]); // Unix, macOS (OS X)
+/** Hosts whose path separator is `\` (MS-DOS/FAT, OS/2 HPFS, Windows NTFS, VFAT): their tools write it into names. */
+const BACKSLASH_HOSTS = new Set([0, 6, 10, 14]);
+
+/** Names and link targets exactly as their bytes say: a leading U+FEFF is kept, bytes that are not UTF-8 throw. */
+const exactUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** The same bytes for messages and skip lists, where a name that is not UTF-8 shows U+FFFD. */
+const shownUtf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
 interface CentralEntry {
   entry: ArchiveEntry;
@@ -55,7 +66,11 @@ export async function* readZipEntries(bucket: R2Bucket, key: string, size: numbe
       const dataEnd = reader.position + central.compressedSize;
       const { entry } = central;
       if (entry.type === "symlink") {
-        entry.linkTarget = new TextDecoder().decode(await readAll(contentOf(reader, central, limits), MAX_LINK_TARGET_BYTES));
+        const target = decodeExactly(await readAll(contentOf(reader, central, limits), MAX_LINK_TARGET_BYTES));
+        // A target that is not UTF-8 names no file of the snapshot (such names are skipped), and must not
+        // become one that is (U+FFFD in a real name).
+        if (target === null) Object.assign(entry, { type: "unreadable", unreadableReason: "symlink_unresolved" });
+        else entry.linkTarget = target;
         yield {
           entry,
           open: () => {
@@ -144,18 +159,30 @@ async function readCentralDirectory(bucket: R2Bucket, key: string, size: number,
     const locator = eocd - 20;
     if (locator < 0 || view.getUint32(locator, true) !== ZIP64_LOCATOR_SIGNATURE) throw archiveInvalid("zip64 locator missing");
     const zip64At = safeNumber(view.getBigUint64(locator + 8, true));
-    const zip64 = new DataView((await rangeBytes(bucket, key, zip64At, 56)).buffer);
+    if (!(zip64At + ZIP64_EOCD_BYTES <= size)) throw archiveInvalid("zip64 end-of-central-directory record lies outside the archive");
+    const zip64 = new DataView((await rangeBytes(bucket, key, zip64At, ZIP64_EOCD_BYTES)).buffer);
     if (zip64.getUint32(0, true) !== ZIP64_EOCD_SIGNATURE) throw archiveInvalid("zip64 end-of-central-directory record missing");
     count = safeNumber(zip64.getBigUint64(32, true));
     length = safeNumber(zip64.getBigUint64(40, true));
     offset = safeNumber(zip64.getBigUint64(48, true));
   }
+  if (!Number.isFinite(count)) throw archiveInvalid("zip64 end-of-central-directory record is corrupt");
   if (count > limits.maxArchiveFiles) throw archiveTooManyFiles(limits.maxArchiveFiles);
-  if (offset + length > size) throw archiveInvalid("zip central directory lies outside the archive");
+  // Negated so that a zip64 value past 2^53 (NaN) fails too: no range read may start or end outside the archive.
+  if (!(offset + length <= size)) throw archiveInvalid("zip central directory lies outside the archive");
   if (length > MAX_ZIP_DIRECTORY_BYTES) throw archiveInvalid(`zip central directory is larger than ${MAX_ZIP_DIRECTORY_BYTES} bytes`);
   if (count === 0) return { offset, entries: [] };
+  if (length < count * CENTRAL_HEADER_BYTES) throw archiveInvalid("not a valid zip archive: corrupt central directory");
   const bytes = await rangeBytes(bucket, key, offset, length);
-  return { offset, entries: parseCentralDirectory(bytes, count, limits) };
+  const entries = parseCentralDirectory(bytes, count, limits);
+  for (const { entry, localOffset, compressedSize } of entries) {
+    // Every entry's local header and data lie before the central directory (the read of the data ends there).
+    if (localOffset + LOCAL_HEADER_BYTES + compressedSize > offset)
+      throw archiveInvalid(
+        `zip entry '${entry.name}' lies outside the archive's data (local header at ${localOffset}, ${compressedSize} bytes; central directory at ${offset})`,
+      );
+  }
+  return { offset, entries };
 }
 
 function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestLimits): CentralEntry[] {
@@ -163,7 +190,7 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
   const entries: CentralEntry[] = [];
   let at = 0;
   for (let i = 0; i < count; i++) {
-    if (at + 46 > bytes.byteLength || view.getUint32(at, true) !== CENTRAL_SIGNATURE) {
+    if (at + CENTRAL_HEADER_BYTES > bytes.byteLength || view.getUint32(at, true) !== CENTRAL_SIGNATURE) {
       throw archiveInvalid("not a valid zip archive: corrupt central directory");
     }
     const madeBy = view.getUint16(at + 4, true) >> 8;
@@ -177,18 +204,19 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
     const commentLength = view.getUint16(at + 32, true);
     const attributes = view.getUint32(at + 38, true);
     let localOffset = view.getUint32(at + 42, true);
-    const name = new TextDecoder().decode(bytes.subarray(at + 46, at + 46 + nameLength));
+    const nameAt = at + CENTRAL_HEADER_BYTES;
+    const rawName = bytes.subarray(nameAt, nameAt + nameLength);
+    const extras = extraFields(bytes.subarray(nameAt + nameLength, nameAt + nameLength + extraLength));
+    const nameBytes = unicodePath(extras, rawName) ?? rawName;
+    const exactName = decodeExactly(nameBytes);
+    const name = exactName ?? shownUtf8.decode(nameBytes);
     // Zip64 extended information: the 64-bit values, in this order, for each field saturated at 0xffffffff.
-    const extra = new DataView(
-      bytes.buffer,
-      bytes.byteOffset + at + 46 + nameLength,
-      Math.min(extraLength, bytes.byteLength - at - 46 - nameLength),
-    );
-    for (let e = 0; e + 4 <= extra.byteLength; e += 4 + extra.getUint16(e + 2, true)) {
-      if (extra.getUint16(e, true) !== 0x0001) continue;
-      let field = e + 4;
+    const zip64 = extras.find((field) => field.id === ZIP64_EXTRA)?.data;
+    if (zip64) {
+      const values = new DataView(zip64.buffer, zip64.byteOffset, zip64.byteLength);
+      let field = 0;
       const next = () => {
-        const value = field + 8 <= extra.byteLength ? safeNumber(extra.getBigUint64(field, true)) : NaN;
+        const value = field + 8 <= values.byteLength ? safeNumber(values.getBigUint64(field, true)) : NaN;
         field += 8;
         return value;
       };
@@ -201,8 +229,10 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
     const entry = classify(name, unixMode, attributes, size);
     if (entry.type === "symlink" && size > MAX_LINK_TARGET_BYTES)
       throw archiveInvalid(`zip symlink '${name}' has a target longer than ${MAX_LINK_TARGET_BYTES} bytes`);
-    // U+FFFD stands for a name that was not UTF-8 (CP437 without the UTF-8 flag): two such names would become one.
-    if (name.includes("\uFFFD") && entry.type !== "directory")
+    // A name that is not UTF-8 (CP437 without the UTF-8 flag) has no exact string: two such names would
+    // become one. Outside DOS and Windows a backslash is a character of the name, not a separator: stored
+    // under another path it would collide with a real one (as in a tar).
+    if ((exactName === null && entry.type !== "directory") || (name.includes("\\") && !BACKSLASH_HOSTS.has(madeBy)))
       Object.assign(entry, { type: "unreadable", unreadableReason: "path_invalid", size: 0 });
     else if (entry.type === "file" || entry.type === "symlink") {
       if (flags & 1) Object.assign(entry, { type: "unreadable", unreadableReason: "encrypted", size: 0 });
@@ -216,9 +246,44 @@ function parseCentralDirectory(bytes: Uint8Array, count: number, limits: IngestL
       }
     }
     entries.push({ entry, method, compressedSize, localOffset, crc32: crc });
-    at += 46 + nameLength + extraLength + commentLength;
+    at += CENTRAL_HEADER_BYTES + nameLength + extraLength + commentLength;
   }
   return entries;
+}
+
+interface ExtraField {
+  id: number;
+  data: Uint8Array;
+}
+
+/** The extra fields of a header (id, then a 16-bit length), each cut to the bytes that are there. */
+function extraFields(bytes: Uint8Array): ExtraField[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const fields: ExtraField[] = [];
+  for (let at = 0; at + 4 <= bytes.byteLength; at += 4 + view.getUint16(at + 2, true)) {
+    fields.push({ id: view.getUint16(at, true), data: bytes.subarray(at + 4, at + 4 + view.getUint16(at + 2, true)) });
+  }
+  return fields;
+}
+
+/**
+ * The UTF-8 name of an Info-ZIP Unicode Path field (0x7075: version 1, the CRC-32 of the name field it
+ * stands for, the name), which Windows tools add to a name stored in the OEM code page; null when there is
+ * none or it was written for another name (the name field was changed since).
+ */
+function unicodePath(extras: ExtraField[], rawName: Uint8Array): Uint8Array | null {
+  const field = extras.find((f) => f.id === UNICODE_PATH_EXTRA)?.data;
+  if (!field || field.byteLength < 5 || field[0] !== 1) return null;
+  const crc = new DataView(field.buffer, field.byteOffset + 1, 4).getUint32(0, true);
+  return crc === crc32(rawName) ? field.subarray(5) : null;
+}
+
+function decodeExactly(bytes: Uint8Array): string | null {
+  try {
+    return exactUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
 }
 
 function classify(name: string, unixMode: number, attributes: number, size: number): ArchiveEntry {

@@ -4,6 +4,7 @@ import { httpStatus } from "../../src/domain";
 import { ArchiveError } from "../../src/workspace/archive-errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import type { IngestLimits } from "../../src/workspace/limits";
+import { concatBytes } from "../../src/workspace/streams";
 import {
   centralDirectory,
   decode,
@@ -11,8 +12,10 @@ import {
   fileEntry,
   gzip,
   keysUnder,
+  latin1,
   rawTar,
   rawTarEntry,
+  rawZip,
   streamOf,
   tarOf,
   text,
@@ -109,16 +112,15 @@ describe("ingestWorkspace: tar", () => {
       "GNU.sparse.name": "disk.img",
       "GNU.sparse.realsize": "1048576",
     };
-    const tar = await tarOf({}, [
-      fileEntry("a\\b.txt", "backslash file"),
-      fileEntry("a/b.txt", "real nested file"),
-      fileEntry("caf\uFFFD.txt", "x"),
-      sparse,
+    const tar = concatBytes([
+      // Latin-1 é: a name that is not UTF-8 (modern-tar shows it as "caf\uFFFD.txt").
+      rawTarEntry(latin1("caf\u00e9.txt"), "0", text("x")),
+      await tarOf({}, [fileEntry("a\\b.txt", "backslash file"), fileEntry("a/b.txt", "real nested file"), sparse]),
     ]);
     const { workspaceId, result } = await ingest(tar);
     expect(result.skipped).toEqual([
-      { path: "a\\b.txt", reason: "path_invalid" },
       { path: "caf\uFFFD.txt", reason: "path_invalid" },
+      { path: "a\\b.txt", reason: "path_invalid" },
       { path: "disk.img", reason: "sparse_file" },
     ]);
     const index = (await json(`workspaces/${workspaceId}/index.json`)) as { files: { path: string; size: number }[] };
@@ -436,6 +438,54 @@ describe("ingestWorkspace: tar.gz and zip", () => {
       status: 400,
       code: "archive_invalid",
       message: "zip entry 'run.sh' fails its CRC-32 check (content 0xca7161a8, archive says 0x4a7161a8)",
+      left: [],
+    });
+  });
+
+  it("refuses a zip whose local header offset is at or past its central directory with 400 archive_invalid (not a 500)", async () => {
+    const entry = { name: "a.txt", data: "a\n" };
+    // 37 bytes of local header, name and data: the central directory starts at 37.
+    expect(await refusal(rawZip([{ ...entry, localOffsetDelta: 200 }]))).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "zip entry 'a.txt' lies outside the archive's data (local header at 200, 2 bytes; central directory at 37)",
+      left: [],
+    });
+    expect(await refusal(rawZip([{ ...entry, localOffsetDelta: 38 }]))).toMatchObject({ status: 400, code: "archive_invalid", left: [] });
+    // Data that would run into the central directory.
+    expect(await refusal(rawZip([{ ...entry, localOffsetDelta: 6 }]))).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "zip entry 'a.txt' lies outside the archive's data (local header at 6, 2 bytes; central directory at 37)",
+      left: [],
+    });
+  });
+
+  it("refuses a zip whose end records point outside it with 400 archive_invalid", async () => {
+    const archive = rawZip([{ name: "a.txt", data: "a\n" }]);
+    const eocd = archive.byteLength - 22;
+    const withEocd = (edit: (view: DataView) => void) => {
+      const copy = archive.slice();
+      edit(new DataView(copy.buffer, eocd));
+      return copy;
+    };
+    // A central directory shorter than one record.
+    expect(await refusal(withEocd((v) => v.setUint32(12, 0, true)))).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "not a valid zip archive: corrupt central directory",
+      left: [],
+    });
+    // A zip64 end record (count 0xffff) whose locator points past the end.
+    const locator = new DataView(new ArrayBuffer(20));
+    locator.setUint32(0, 0x07064b50, true);
+    locator.setBigUint64(8, 1n << 40n, true);
+    const zip64 = concatBytes([archive.subarray(0, eocd), new Uint8Array(locator.buffer), archive.subarray(eocd)]);
+    new DataView(zip64.buffer, zip64.byteLength - 22).setUint16(10, 0xffff, true);
+    expect(await refusal(zip64)).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "zip64 end-of-central-directory record lies outside the archive",
       left: [],
     });
   });
