@@ -79,7 +79,8 @@ const IDEMPOTENCY_HEADER = {
   name: "Idempotency-Key",
   schema: IdempotencyKey.meta({ description: "the same key from the same tenant within 24 h returns the original outcome" }),
 };
-const FILE: readonly ApiErrorCode[] = ["not_found", "is_directory", "not_a_directory", "path_escape", "path_too_long", "file_too_large"];
+// A path under a file reads as not_found (not_a_directory is for writes).
+const FILE: readonly ApiErrorCode[] = ["not_found", "is_directory", "path_escape", "path_too_long", "file_too_large"];
 const JSONL = "application/x-ndjson";
 
 const json = (schema: z.ZodType, name: string, example?: unknown): Content => ({ type: "application/json", schema, name, example });

@@ -68,7 +68,12 @@ export const ERROR_REGISTRY = {
     in: ["api"],
     meaning: "this Idempotency-Key (or requestId) was used within 24 h for a different request",
   },
-  invalid_idempotency_key: { status: 400, in: ["api"], meaning: "an Idempotency-Key must be 1-200 printable ASCII characters" },
+  invalid_idempotency_key: {
+    status: 400,
+    in: ["api"],
+    meaning:
+      "an Idempotency-Key header must be 1-200 printable ASCII characters without spaces (a `requestId` in a body that breaks this is `invalid_body`)",
+  },
   invalid_record: { status: 400, in: ["api"], meaning: "a record does not fit its schema or belongs to another session" },
   record_too_large: { status: 413, in: ["api"], meaning: "one record is larger than the per-record limit" },
   import_invalid: {
@@ -115,7 +120,8 @@ export const ERROR_REGISTRY = {
   no_workspace: { status: 404, in: ["api"], meaning: "the session was opened without a workspace" },
   not_found: { status: 404, in: ["api"], meaning: "no file at this path" },
   is_directory: { status: 400, in: ["api"], meaning: "the path is a directory, not a file" },
-  not_a_directory: { status: 400, in: ["api"], meaning: "a parent of the path is a file" },
+  // In tool results only (a write under a file, `ls` of a file); a route reading a path under a file answers not_found.
+  not_a_directory: { status: 400, in: [], meaning: "a parent of the path is a file" },
   file_too_large: { status: 413, in: ["api"], meaning: "the file is larger than the limit" },
   // In tool results only (write, edit, bash): no route writes files.
   workspace_full: {

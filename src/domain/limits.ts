@@ -183,7 +183,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
     "Idempotency-Key / requestId",
-    `${count(MAX_IDEMPOTENCY_KEY_CHARS)} characters, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
+    `${count(MAX_IDEMPOTENCY_KEY_CHARS)} printable ASCII characters without spaces, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
   ],
   ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
   ["workspace list page", `\`limit\` 1-${MAX_WORKSPACE_PAGE} (default ${DEFAULT_WORKSPACE_PAGE})`],

@@ -43,6 +43,12 @@ describe("README error tables match the registry, row for row", () => {
   });
 });
 
+describe("README names every code of the registry", () => {
+  it("in a table or in the text", () => {
+    expect(Object.keys(ERROR_REGISTRY).filter((code) => !README.includes(`\`${code}\``))).toEqual([]);
+  });
+});
+
 describe("README limits table matches src/domain/limits.ts", () => {
   it("row for row", () => {
     expect(tableAfter("### Limits")).toEqual(LIMITS_TABLE.map(([what, limit]) => [what, limit]));
