@@ -1,6 +1,6 @@
 // Follows one run's events over SSE: the prompt's own stream first, then, whenever the connection
-// drops, GET .../events/stream with Last-Event-ID until the run's terminal event. Each event is
-// delivered once, in seq order.
+// drops, GET .../events/stream?runId=<the prompt's run> with Last-Event-ID until that run's terminal
+// event. Each event is delivered once, in seq order.
 import { createParser } from "eventsource-parser";
 import { ApiError } from "./api.mjs";
 
@@ -28,7 +28,11 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
   const path = `/api/sessions/${encodeURIComponent(sessionId)}`;
   const state = { lastSeq: 0, retryMs: hooks.reconnectDelayMs ?? 2000, ended: false };
   const first = await api.request("POST", `${path}/messages/stream`, { body: JSON.stringify(prompt), type: "application/json" });
-  hooks.onRunId?.(first.headers.get("x-run-id"));
+  // The run that carries the prompt: a resume asks for its stream, not the session's (which replays
+  // the runs before it, terminal events and all).
+  const runId = first.headers.get("x-run-id");
+  hooks.onRunId?.(runId);
+  const resumePath = `${path}/events/stream${runId ? `?runId=${encodeURIComponent(runId)}` : ""}`;
   let response = /** @type {Response | null} */ (first);
   let failures = 0;
   let reason = "";
@@ -38,7 +42,7 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
         for await (const event of readEvents(response, state, hooks.reconnectDelayMs === undefined)) {
           failures = 0;
           yield event;
-          if (TERMINAL_EVENTS.has(event.type)) return;
+          if (endsRun(event, runId)) return;
         }
         reason = "the stream ended before the run did";
       } catch (err) {
@@ -49,7 +53,7 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
     hooks.onReconnect?.({ attempt: failures, lastSeq: state.lastSeq, delayMs: state.retryMs, reason });
     await new Promise((r) => setTimeout(r, state.retryMs));
     try {
-      response = await api.request("GET", `${path}/events/stream`, { headers: { "last-event-id": String(state.lastSeq) } });
+      response = await api.request("GET", resumePath, { headers: { "last-event-id": String(state.lastSeq) } });
     } catch (err) {
       if (err instanceof ApiError && err.status !== 0 && err.status < 500) throw err;
       response = null;
@@ -59,6 +63,18 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
     // 204: the run has ended and nothing is after lastSeq.
     if (response.status === 204) return;
   }
+}
+
+/**
+ * Whether an event ends the followed run: its terminal event, or the withdrawal of its queued prompt
+ * (a follow-up that will never run). Another run's terminal event does not. Without a run id (no
+ * `x-run-id` header) any terminal event does.
+ * @param {StreamedEvent} event
+ * @param {string | null} runId
+ */
+function endsRun(event, runId) {
+  if (runId === null) return TERMINAL_EVENTS.has(event.type);
+  return event.runId === runId && (TERMINAL_EVENTS.has(event.type) || event.type === "queued_message_withdrawn");
 }
 
 /**

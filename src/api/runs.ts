@@ -49,7 +49,8 @@ export const runRoutes = new Hono<AppBindings>()
    * Replays every event after `Last-Event-ID` (or `?after=`), tails the active run live, then ends.
    * 204 when no run is active and nothing is after it, so an EventSource stops reconnecting.
    * `?runId=` resumes the stream of one run instead: it waits through the runs before it (a queued
-   * follow-up's) and ends at that run's terminal event.
+   * follow-up's) and ends at that run's terminal event, or at the `queued_message_withdrawn` of a
+   * follow-up withdrawn before it started. An id past the session's newest event is refused.
    */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);

@@ -27,7 +27,11 @@ export const ERROR_REGISTRY = {
   body_too_large: { status: 413, in: ["api"], meaning: "the request body is larger than the route's limit" },
   invalid_session_id: { status: 400, in: ["api"], meaning: "not a session id (s_ followed by 1-64 of [A-Za-z0-9_-])" },
   invalid_workspace_id: { status: 400, in: ["api"], meaning: "not a workspace id (w_ followed by 1-64 of [A-Za-z0-9_-])" },
-  invalid_last_event_id: { status: 400, in: ["api"], meaning: "Last-Event-ID / after is not a non-negative integer seq" },
+  invalid_last_event_id: {
+    status: 400,
+    in: ["api"],
+    meaning: "Last-Event-ID / after is not a non-negative integer seq, or is past the session's newest event id",
+  },
   invalid_query: { status: 400, in: ["api"], meaning: "a query parameter does not fit the route; the message names it" },
   invalid_cursor: { status: 400, in: ["api"], meaning: "the cursor is not one this API handed out" },
   host_not_allowed: {

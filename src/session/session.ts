@@ -506,27 +506,72 @@ export class Session {
       return sseResponse(this.openEventStream(afterSeq, scope), scope.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
-      const runId = url.searchParams.get("runId");
-      const started = runId === null ? null : this.registry.find(runId);
-      if (runId !== null && !started && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
-        const message = `session '${this.id}' has no run '${runId}'`;
-        return Response.json({ error: { code: "run_not_found", message } }, { status: ERROR_REGISTRY.run_not_found.status });
-      }
-      // A run that has started: its stream begins where it did, not with the runs before it.
-      const after = Math.max(Number(url.searchParams.get("after") ?? "0"), started?.startSeq ?? 0);
-      // Resumed after its terminal event: nothing of the run is left (the runs after it are not its).
-      if (started && started.endSeq !== null && after >= started.endSeq) return new Response(null, { status: 204 });
-      // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
-      if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= after) return new Response(null, { status: 204 });
-      if (runId === null) return sseResponse(this.openEventStream(after), this.runs.active?.runId ?? null);
-      // A follow-up not started yet: skip the runs before it, as its first stream did.
-      const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? after : null };
-      return sseResponse(this.openEventStream(after, scope), runId);
+      return this.resumeStream(Number(url.searchParams.get("after") ?? "0"), url.searchParams.get("runId"));
     }
     return Response.json(
       { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },
       { status: 404 },
     );
+  }
+
+  /**
+   * `GET .../events/stream`: the events after `after`, then the active run live; with `runId`, that
+   * run's stream, from its start at the earliest, to its end (a queued follow-up's skips the runs
+   * before it; a withdrawn one's ends at its `queued_message_withdrawn`). 204 when nothing is left.
+   */
+  private async resumeStream(after: number, runId: string | null): Promise<Response> {
+    // An id this session never handed out (another session's, say) would otherwise wait on a stream it can never match.
+    const newest = this.log.lastSeq();
+    if (after > newest) {
+      return refusal(
+        "invalid_last_event_id",
+        `Last-Event-ID / after ${after} is past the newest event id of session '${this.id}' (${newest}); resume from an id its streams sent`,
+      );
+    }
+    const started = runId === null ? null : this.registry.find(runId);
+    if (runId !== null && !started && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
+      return this.resumeWithdrawn(runId, after);
+    }
+    // A run that has started: its stream begins where it did, not with the runs before it.
+    const from = Math.max(after, started?.startSeq ?? 0);
+    // Resumed after its terminal event: nothing of the run is left (the runs after it are not its).
+    if (started && started.endSeq !== null && from >= started.endSeq) return new Response(null, { status: 204 });
+    // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
+    if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= from) return new Response(null, { status: 204 });
+    if (runId === null) return sseResponse(this.openEventStream(from), this.runs.active?.runId ?? null);
+    // A follow-up not started yet: skip the runs before it, as its first stream did.
+    const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? from : null };
+    return sseResponse(this.openEventStream(from, scope), runId);
+  }
+
+  /**
+   * The stream of a run that never started because its queued message was withdrawn: it ends at the
+   * `queued_message_withdrawn` that names the run, as its first stream did. A run id the log does not
+   * name there is unknown (404).
+   */
+  private async resumeWithdrawn(runId: string, after: number): Promise<Response> {
+    let withdrawnSeq: number | null;
+    try {
+      withdrawnSeq = await this.withdrawalOf(runId);
+    } catch (err) {
+      return refusal("history_unreadable", unreadableMessage(err));
+    }
+    if (withdrawnSeq === null) return refusal("run_not_found", `session '${this.id}' has no run '${runId}'`);
+    if (after >= withdrawnSeq) return new Response(null, { status: 204 });
+    return sseResponse(this.openEventStream(after, { runId, skipFromSeq: after }), runId);
+  }
+
+  /** The seq of the `queued_message_withdrawn` naming `runId` (a follow-up withdrawn before its run started), or null. */
+  private async withdrawalOf(runId: string): Promise<number | null> {
+    for await (const lines of readLog(this.log, this.deps.bucket, "events")) {
+      for (const line of lines) {
+        // Only lines that mention the run are decoded: the whole log may be read.
+        if (!line.body.includes(runId)) continue;
+        const event = decodeEventLine(line.body, line.seq, this.id);
+        if (event.type === "queued_message_withdrawn" && event.runId === runId) return line.seq;
+      }
+    }
+    return null;
   }
 
   abortRun(): { aborted: boolean; runId: string | null } {
@@ -782,4 +827,9 @@ export class Session {
       httpMetadata: { contentType: "application/json" },
     });
   }
+}
+
+/** A coded refusal of the session object; the Worker answers it as the API's error. */
+function refusal(code: "invalid_last_event_id" | "run_not_found" | "history_unreadable", message: string): Response {
+  return Response.json({ error: { code, message } }, { status: ERROR_REGISTRY[code].status });
 }

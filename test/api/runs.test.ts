@@ -339,8 +339,9 @@ describe("busy, abort, disconnect and resume", () => {
     expect(caughtUp.status).toBe(204);
     expect(await caughtUp.text()).toBe("");
     expect(caughtUp.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
-    // The final assistant message takes a seq after the last event; resuming from it is also caught up.
-    expect((await api(`/api/sessions/${sessionId}/events/stream?after=${last + 5}`)).status).toBe(204);
+    // An id past the session's newest seq was never sent by it: refused, not answered as caught up.
+    const past = await api(`/api/sessions/${sessionId}/events/stream?after=${last + 5}`);
+    expect([past.status, ((await past.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_last_event_id"]);
     // A session that never ran has nothing to send either.
     const { sessionId: idle } = await sessionWithModel([]);
     expect((await api(`/api/sessions/${idle}/events/stream`)).status).toBe(204);

@@ -287,6 +287,63 @@ describe("whenBusy: a prompt while a run is active", () => {
     await readSse(await running);
   });
 
+  it("a withdrawn follow-up's stream resumes by Last-Event-ID and runId to its queued_message_withdrawn; after it, 204", async () => {
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
+    const follow = await prompt(sessionId, { text: "never mind", whenBusy: "followUp" });
+    const runId = follow.headers.get("x-run-id")!;
+    const head = await readSse(follow, 2); // the client drops after message_queued and queue_updated
+    expect(types(head.frames)).toEqual(["message_queued", "queue_updated"]);
+    const messageId = head.frames[0]!.data.messageId as string;
+    expect((await api(`/api/sessions/${sessionId}/queue/${messageId}`, { method: "DELETE" })).status).toBe(200);
+    const withdrawnSeq = (await store.loadEventsAfter(sessionId, 0)).find(({ event }) => event.type === "queued_message_withdrawn")!.seq;
+    const resume = (lastEventId: number, id = runId) =>
+      api(`/api/sessions/${sessionId}/events/stream?runId=${id}`, { headers: { "last-event-id": String(lastEventId) } });
+
+    const resumed = await resume(head.frames[1]!.id);
+    expect([resumed.status, resumed.headers.get("x-run-id")]).toEqual([200, runId]);
+    const { frames, ended } = await readSse(resumed);
+    expect(ended).toBe(true);
+    expect(frames.map((f) => [f.id, f.data.type, f.data.runId, f.data.messageId, f.data.reason])).toEqual([
+      [withdrawnSeq, "queued_message_withdrawn", runId, messageId, "withdrawn_by_client"],
+    ]);
+    // Resumed after the event that ended it (an EventSource reconnecting): nothing is left.
+    expect((await resume(withdrawnSeq)).status).toBe(204);
+    // A run id the session never had is still unknown.
+    const unknown = await resume(head.frames[1]!.id, "r_01jd8x9a1b2c3d4e5f6g7h8j9k");
+    expect([unknown.status, ((await unknown.json()) as { error: { code: string } }).error.code]).toEqual([404, "run_not_found"]);
+    first.open();
+    await readSse(await running);
+  });
+
+  it("a follow-up withdrawn at recovery (the run before it was interrupted) resumes to its queued_message_withdrawn", async () => {
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) await new Promise(() => {}); // the object dies while this request is open
+      return echoAnswer(body);
+    });
+    void prompt(sessionId, { text: "doomed" }).then((r) => r.body?.cancel());
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const follow = await prompt(sessionId, { text: "only after a success", whenBusy: "followUp", afterFailedRun: "withdraw" });
+    const runId = follow.headers.get("x-run-id")!;
+    const head = await readSse(follow, 1); // the client drops after message_queued
+    await abortAllDurableObjects();
+    await until(
+      async () => (await store.loadEvents(sessionId)).some((e) => e.type === "queued_message_withdrawn"),
+      "the recovery's withdrawal",
+    );
+    const events = await store.loadEventsAfter(sessionId, 0);
+    const withdrawnSeq = events.find(({ event }) => event.type === "queued_message_withdrawn")!.seq;
+    const resumed = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`, {
+      headers: { "last-event-id": String(head.frames[0]!.id) },
+    });
+    expect(resumed.status).toBe(200);
+    const { frames, ended } = await readSse(resumed);
+    expect(ended).toBe(true);
+    // The interrupted run's closing records lie between; they belong to the run before it and are skipped.
+    expect(frames.map((f) => [f.id, f.data.type, f.data.runId, f.data.reason])).toEqual([
+      [withdrawnSeq, "queued_message_withdrawn", runId, "previous_run_failed"],
+    ]);
+  });
+
   it("a stream asked for a run the session does not have is 404 run_not_found, while a run is active and after", async () => {
     const { sessionId, first, running } = await sessionWithHeldRun("one");
     const runId = (await running).headers.get("x-run-id")!;
