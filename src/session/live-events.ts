@@ -24,6 +24,10 @@ export const SSE_REPLAY_AHEAD_BYTES = 256 * 1024;
  * from its Last-Event-ID): frames nobody reads would otherwise pile up in the isolate.
  */
 export const SSE_MAX_UNREAD_BYTES = 4 * 1024 * 1024;
+/** The size counted for a live event held behind a replay when its JSON is not at hand. */
+const BUFFERED_EVENT_CHARS_GUESS = 256;
+
+const unreadError = () => new Error(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`);
 
 /**
  * Fans committed events out to live SSE streams. A stream opens with its `retry:` delay, replays the log after its
@@ -91,6 +95,7 @@ class LiveEventStream {
 
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private buffered: SeqEvent[] | null = [];
+  private bufferedChars = 0;
   private lastSent: number;
   private ping: ReturnType<typeof setInterval> | null = null;
   private closed = false;
@@ -137,8 +142,12 @@ class LiveEventStream {
   }
 
   deliver(item: SeqEvent): void {
-    if (this.buffered) this.buffered.push(item);
-    else this.send(item);
+    if (!this.buffered) return this.send(item);
+    // Held until the replay reaches them: a client that stopped reading mid-replay would otherwise
+    // keep every event of the runs after it in the isolate, for as long as it stays connected.
+    this.buffered.push(item);
+    this.bufferedChars += item.json?.length ?? BUFFERED_EVENT_CHARS_GUESS;
+    if (this.bufferedChars > SSE_MAX_UNREAD_BYTES) this.fail(unreadError());
   }
 
   endIfLive(): void {
@@ -157,8 +166,7 @@ class LiveEventStream {
         if (this.closed) break;
       }
     } catch (err) {
-      this.controller.error(err);
-      return this.close(false);
+      return this.fail(err as Error);
     }
     const live = this.buffered ?? [];
     this.buffered = null;
@@ -219,10 +227,14 @@ class LiveEventStream {
     if (this.pending === "") return;
     this.controller.enqueue(encoder.encode(this.pending));
     this.pending = "";
-    if (!this.ending && (this.controller.desiredSize ?? 0) < SSE_REPLAY_AHEAD_BYTES - SSE_MAX_UNREAD_BYTES) {
-      this.controller.error(new Error(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`));
-      this.close(false);
-    }
+    if (!this.ending && (this.controller.desiredSize ?? 0) < SSE_REPLAY_AHEAD_BYTES - SSE_MAX_UNREAD_BYTES) this.fail(unreadError());
+  }
+
+  private fail(error: Error): void {
+    if (this.closed) return;
+    this.buffered = null;
+    this.controller.error(error);
+    this.close(false);
   }
 
   private makeRoom(): void {

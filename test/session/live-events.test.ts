@@ -235,6 +235,31 @@ describe("EventHub", () => {
     );
   });
 
+  it("ends a stream whose client stopped reading mid-replay once the live events held behind it pass SSE_MAX_UNREAD_BYTES", async () => {
+    const hub = new EventHub();
+    // A replay of 2 MB, more than the stream sends ahead of its client: it waits for a read that never comes.
+    const old = Array.from({ length: 250 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "o".repeat(8 * 1024)) }));
+    const reader = hub
+      .open(
+        0,
+        () => batches(old, 10),
+        () => true,
+      )
+      .getReader();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(hub.size).toBe(1);
+    // The next run streams 5 MB meanwhile.
+    for (let i = 0; i < 600; i++) {
+      const event = deltaEvent("s_1", `e_live_${i}`, "z".repeat(8 * 1024));
+      hub.publish({ seq: 251 + i, event, json: JSON.stringify(event) });
+    }
+    expect(hub.size).toBe(0);
+    const error = await (async () => {
+      for (;;) await reader.read();
+    })().catch((err: Error) => err.message);
+    expect(error).toBe(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`);
+  });
+
   it("a cancelled reader is detached", async () => {
     const hub = new EventHub();
     const reader = hub
