@@ -50,7 +50,8 @@ export const runRoutes = new Hono<AppBindings>()
    * 204 when no run is active and nothing is after it, so an EventSource stops reconnecting.
    * `?runId=` resumes the stream of one run instead: it waits through the runs before it (a queued
    * follow-up's) and ends at that run's terminal event, or at the `queued_message_withdrawn` of a
-   * follow-up withdrawn before it started. An id past the session's newest event is refused.
+   * follow-up withdrawn before it started; with `&messageId=` (a steer's), it follows that message
+   * as the steer's own stream did. An id past the session's newest event is refused.
    */
   .get("/:id/events/stream", async (c) => {
     const { store, meta } = await requireSession(c);
@@ -62,8 +63,10 @@ export const runRoutes = new Hono<AppBindings>()
         `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
       );
     }
-    const runId = query.runId;
-    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${runId ? `&runId=${runId}` : ""}`;
+    const { runId, messageId } = query;
+    if (messageId && !runId) throw new HarnessError("invalid_query", "messageId names a steer of a run: give runId with it");
+    const scope = `${runId ? `&runId=${runId}` : ""}${messageId ? `&messageId=${messageId}` : ""}`;
+    const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${scope}`;
     return fromSession(await store.stub(meta.id).fetch(new Request(url)));
   })
   /** `{ttlSeconds?}` -> `{token, expiresAt}`: a token for `?token=` on this session's event stream (for EventSource). */

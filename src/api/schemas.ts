@@ -25,6 +25,7 @@ import {
   MAX_STREAM_TOKEN_TTL_SECONDS,
   MAX_TITLE_CHARS,
   MAX_WORKSPACE_PAGE,
+  MessageId,
   MIN_STREAM_TOKEN_TTL_SECONDS,
   nonBlank,
   ProjectId,
@@ -156,6 +157,9 @@ export const EventStreamQuery = z.strictObject({
   after: ResumeSeq.optional(),
   token: z.string().optional().meta({ description: "a stream token (POST /api/sessions/{id}/stream-token), for EventSource" }),
   runId: RunId.optional().meta({ description: "resume this run's stream (a queued follow-up's: the runs before it are skipped)" }),
+  messageId: MessageId.optional().meta({
+    description: "with runId: the steer that stream carries (its message_queued); the stream follows the message as the steer's own did",
+  }),
 });
 
 /** `POST /api/sessions/import?workspaceId=&projectId=&title=`; the body is the conversation as JSONL. */

@@ -40,6 +40,7 @@ export const SessionId = idSchema("session");
 export const WorkspaceId = idSchema("workspace");
 export const ProjectId = idSchema("project");
 export const RunId = idSchema("run");
+export const MessageId = idSchema("message");
 
 /** True when `value` is a well-formed id of `kind`; used to refuse ids before touching storage. */
 export function isId(kind: IdKind, value: unknown): value is string {

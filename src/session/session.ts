@@ -506,7 +506,8 @@ export class Session {
       return sseResponse(this.openEventStream(afterSeq, scope), scope.runId);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
-      return this.resumeStream(Number(url.searchParams.get("after") ?? "0"), url.searchParams.get("runId"));
+      const { searchParams: q } = url;
+      return this.resumeStream(Number(q.get("after") ?? "0"), q.get("runId"), q.get("messageId"));
     }
     return Response.json(
       { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },
@@ -519,7 +520,7 @@ export class Session {
    * run's stream, from its start at the earliest, to its end (a queued follow-up's skips the runs
    * before it; a withdrawn one's ends at its `queued_message_withdrawn`). 204 when nothing is left.
    */
-  private async resumeStream(after: number, runId: string | null): Promise<Response> {
+  private async resumeStream(after: number, asked: string | null, steerMessageId: string | null): Promise<Response> {
     // An id this session never handed out (another session's, say) would otherwise wait on a stream it can never match.
     const newest = this.log.lastSeq();
     if (after > newest) {
@@ -527,6 +528,24 @@ export class Session {
         "invalid_last_event_id",
         `Last-Event-ID / after ${after} is past the newest event id of session '${this.id}' (${newest}); resume from an id its streams sent`,
       );
+    }
+    let runId = asked;
+    if (asked !== null && steerMessageId !== null) {
+      let fate: SteerFate | null;
+      try {
+        fate = await this.steerFate(asked, steerMessageId, after);
+      } catch (err) {
+        return refusal("history_unreadable", unreadableMessage(err));
+      }
+      if (!fate) return refusal("message_not_found", `run '${asked}' of session '${this.id}' took no steer '${steerMessageId}'`);
+      // Not decided by what the client has: the stream learns it as the steer's own did.
+      if (fate.kind === "pending")
+        return sseResponse(this.openEventStream(after, { runId: asked, skipFromSeq: null, steerMessageId }), asked);
+      if (fate.kind === "followUp") {
+        // Re-queued, its run not begun for the client: what comes before that run is skipped, as it was.
+        if (!fate.started) return sseResponse(this.openEventStream(after, { runId: fate.runId, skipFromSeq: after }), fate.runId);
+        runId = fate.runId;
+      }
     }
     const started = runId === null ? null : this.registry.find(runId);
     if (runId !== null && !started && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
@@ -559,6 +578,37 @@ export class Session {
     if (withdrawnSeq === null) return refusal("run_not_found", `session '${this.id}' has no run '${runId}'`);
     if (after >= withdrawnSeq) return new Response(null, { status: 204 });
     return sseResponse(this.openEventStream(after, { runId, skipFromSeq: after }), runId);
+  }
+
+  /**
+   * What became of a steer by `after` (what the resuming client has seen): still undecided, taken by
+   * its run or withdrawn, or re-queued as a follow-up (and whether that run's start is seen). Null
+   * when `runId` was never sent it.
+   */
+  private async steerFate(runId: string, messageId: string, after: number): Promise<SteerFate | null> {
+    let sent = false;
+    let followUp: string | null = null;
+    for await (const lines of readLog(this.log, this.deps.bucket, "events")) {
+      for (const line of lines) {
+        // Past what the client has, only whether the steer was sent to the run still matters.
+        if (line.seq > after && sent) return followUp ? { kind: "followUp", runId: followUp, started: false } : { kind: "pending" };
+        if (!line.body.includes(messageId) && !(followUp && line.body.includes(followUp))) continue;
+        const event = decodeEventLine(line.body, line.seq, this.id);
+        if (followUp) {
+          if (event.type === "agent_started" && event.runId === followUp) return { kind: "followUp", runId: followUp, started: true };
+          continue;
+        }
+        if (event.type === "message_queued" && event.messageId === messageId) {
+          if (event.mode === "steer") sent = event.runId === runId;
+          else if (sent) followUp = event.runId;
+          if (line.seq > after) return sent ? { kind: "pending" } : null;
+          continue;
+        }
+        const taken = event.type === "user_message_appended" || event.type === "queued_message_withdrawn";
+        if (sent && taken && event.messageId === messageId) return { kind: "taken" };
+      }
+    }
+    return sent ? (followUp ? { kind: "followUp", runId: followUp, started: false } : { kind: "pending" }) : null;
   }
 
   /** The seq of the `queued_message_withdrawn` naming `runId` (a follow-up withdrawn before its run started), or null. */
@@ -829,7 +879,10 @@ export class Session {
   }
 }
 
+/** What became of a steer, as far as a resuming client has seen. */
+type SteerFate = { kind: "pending" } | { kind: "taken" } | { kind: "followUp"; runId: string; started: boolean };
+
 /** A coded refusal of the session object; the Worker answers it as the API's error. */
-function refusal(code: "invalid_last_event_id" | "run_not_found" | "history_unreadable", message: string): Response {
+function refusal(code: "invalid_last_event_id" | "run_not_found" | "message_not_found" | "history_unreadable", message: string): Response {
   return Response.json({ error: { code, message } }, { status: ERROR_REGISTRY[code].status });
 }

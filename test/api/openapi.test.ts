@@ -102,6 +102,7 @@ describe("GET /openapi.json", () => {
       "query:after",
       "query:token",
       "query:runId",
+      "query:messageId",
       "header:Last-Event-ID",
     ]);
     expect(Object.keys((stream.responses["200"] as { headers: Json }).headers)).toEqual(["x-request-id", "x-run-id"]);

@@ -160,6 +160,39 @@ describe("whenBusy: a prompt while a run is active", () => {
     expect(await userTexts(sessionId)).toEqual(["long task", "two"]);
   });
 
+  it("a steer's stream resumed with runId and messageId from any of its events goes on as the uncut one did", async () => {
+    const { sessionId, running } = await sessionWithHeldRun("long task");
+    const oldRun = (await running).headers.get("x-run-id")!;
+    const steer = await prompt(sessionId, { text: "two", whenBusy: "steer" });
+    await api(`/api/sessions/${sessionId}/abort`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    await readSse(await running);
+    const uncut = (await readSse(steer)).frames;
+    const messageId = uncut[0]!.data.messageId as string;
+    expect([uncut[0]!.data.type, uncut[0]!.data.mode]).toEqual(["message_queued", "steer"]);
+    const resume = (after: number, query = `runId=${oldRun}&messageId=${messageId}`) =>
+      api(`/api/sessions/${sessionId}/events/stream?${query}`, { headers: { "last-event-id": String(after) } });
+    // From before its first event, from each event, and from the last: the rest of the uncut stream, then 204.
+    for (const [i, cut] of [uncut[0]!.id - 1, ...uncut.map((f) => f.id)].entries()) {
+      const res = await resume(cut);
+      if (i === uncut.length) {
+        expect(res.status).toBe(204);
+        continue;
+      }
+      expect(
+        (await readSse(res)).frames.map((f) => f.id),
+        `after ${cut}`,
+      ).toEqual(uncut.slice(i).map((f) => f.id));
+    }
+    // Without the message it is the old run's stream, which ends with that run.
+    const oldEnd = uncut.find((f) => f.data.type === "agent_completed" && f.data.runId === oldRun)!;
+    const plain = await readSse(await resume(uncut[0]!.id, `runId=${oldRun}`));
+    expect(plain.frames.at(-1)!.id).toBe(oldEnd.id);
+    const other = await resume(uncut[0]!.id, `runId=${oldRun}&messageId=m_unknown`);
+    expect([other.status, ((await other.json()) as { error: { code: string } }).error.code]).toEqual([404, "message_not_found"]);
+    const alone = await resume(uncut[0]!.id, `messageId=${messageId}`);
+    expect([alone.status, ((await alone.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_query"]);
+  });
+
   it("a steer the run takes ends its stream with that run", async () => {
     const first = gate();
     const { sessionId } = await sessionWithModel(async (body, n) => {
@@ -178,6 +211,12 @@ describe("whenBusy: a prompt while a run is active", () => {
     const { frames, ended } = await readSse(steer);
     expect([ended, frames.at(-1)!.data.type, frames.at(-1)!.data.runId]).toEqual([true, "agent_completed", runId]);
     expect(frames.filter((f) => f.data.type === "message_queued").map((f) => f.data.mode)).toEqual(["steer"]);
+    // Resumed with its message from any of its events: the rest of it.
+    const query = `runId=${runId}&messageId=${frames[0]!.data.messageId}`;
+    for (const [i, frame] of frames.slice(0, -1).entries()) {
+      const res = await api(`/api/sessions/${sessionId}/events/stream?${query}`, { headers: { "last-event-id": String(frame.id) } });
+      expect((await readSse(res)).frames.map((f) => f.id)).toEqual(frames.slice(i + 1).map((f) => f.id));
+    }
     expect(await userTexts(sessionId)).toEqual(["one", "also this"]);
   });
 
