@@ -22,8 +22,11 @@ const EPOCH = new Date(0);
 export class WorkspaceBashFs implements IFileSystem {
   /** Empty directories of this command: made by `mkdir`, or emptied by `rm` / `mv`. */
   private readonly madeDirs = new Set<string>();
-  /** Files this command wrote: their bytes already count against its writes. */
-  private readonly written = new Set<string>();
+  /**
+   * The file the last write put whole, until the next write or chmod: a chmod right after it (what a
+   * copy from /tmp does) rewrites bytes that already counted. Any other chmod counts them again.
+   */
+  private lastWritten: string | null = null;
   private bytesWritten = 0;
 
   /**
@@ -227,8 +230,10 @@ export class WorkspaceBashFs implements IFileSystem {
     const bits = mode & 0o777;
     const before = this.fs.stat(p);
     if (kind === "dir" || before === null || (before.mode & 0o777) === bits) return;
-    // The bytes count once against the command's writes: not again right after that copy wrote them.
-    await this.put(path, await this.readFileBuffer(path), "chmod", bits, true, this.written.has(p) ? 0 : before.size);
+    const justWritten = this.lastWritten === p;
+    this.lastWritten = null;
+    await this.put(path, await this.readFileBuffer(path), "chmod", bits, true, justWritten ? 0 : before.size);
+    this.lastWritten = null;
   }
 
   async symlink(_target: string, linkPath: string): Promise<void> {
@@ -298,7 +303,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
     this.bytesWritten += counted;
     await this.fs.writeFile(p, bytes, mode, { replace });
-    this.written.add(p);
+    this.lastWritten = counted === bytes.byteLength ? p : null;
     for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
   }
 }

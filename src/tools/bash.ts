@@ -196,15 +196,23 @@ function loadJustBash(): Promise<typeof import("just-bash")> {
 type Mounts = InstanceType<Awaited<ReturnType<typeof loadJustBash>>["MountableFs"]>;
 
 /**
- * A `cp` from another mount (`/tmp`) onto an existing file keeps that file's mode, as cp does:
- * just-bash's copy between mounts writes the bytes and then sets the source's mode, which is right
- * for a move (`mv` replaces the file) but made `cp /tmp/x run.sh` take an executable's bit away.
+ * A `cp` from another mount (`/tmp`) onto existing files keeps their modes, as cp does: just-bash's
+ * copy between mounts writes each file and then sets its source's mode, which is right for a move
+ * (`mv` replaces the file) but made `cp /tmp/x run.sh` take an executable's bit away. A move to or
+ * from /dev is refused: across mounts it is a copy and a removal, so `mv f /dev/null` deleted `f`.
  */
 function copiesKeepDestinationModes(root: Mounts): void {
-  const { cp, mv, chmod } = root;
+  const { cp, mv, chmod, writeFile } = root;
   const keep = new Set<string>();
   let moving = 0;
+  let copying = 0;
+  const isFile = (path: string) =>
+    root.stat(path).then(
+      (s) => s.isFile,
+      () => false,
+    );
   root.mv = async (src, dest) => {
+    if ([src, dest].some(inDev)) throw new Error(`EACCES: permission denied, mv '${src}' -> '${dest}'`);
     moving++;
     try {
       return await mv.call(root, src, dest);
@@ -213,18 +221,20 @@ function copiesKeepDestinationModes(root: Mounts): void {
     }
   };
   root.cp = async (src, dest, options) => {
-    const onto =
-      moving === 0 &&
-      (await root.stat(dest).then(
-        (s) => s.isFile,
-        () => false,
-      ));
-    if (onto) keep.add(dest);
+    if (moving > 0) return cp.call(root, src, dest, options);
+    copying++;
     try {
       return await cp.call(root, src, dest, options);
     } finally {
-      keep.delete(dest);
+      if (--copying === 0) keep.clear();
     }
+  };
+  // A copy writes each file before it sets the mode: the files that were there keep theirs.
+  root.writeFile = async (path, content, options) => {
+    if (copying > 0 && (await isFile(path))) keep.add(path);
+    return writeFile.call(root, path, content, options);
   };
   root.chmod = (path, mode) => (keep.has(path) ? Promise.resolve() : chmod.call(root, path, mode));
 }
+
+const inDev = (path: string) => path === "/dev" || path.startsWith("/dev/");

@@ -95,6 +95,28 @@ describe("bash: modes", () => {
     ]);
   });
 
+  it("a cp -r from /tmp keeps the modes of the files it overwrites and gives new ones their source's", async () => {
+    const fs = new MemoryWorkspaceFs();
+    fs.put("d/run.sh", "#!/bin/sh\necho old\n", 0o755);
+    const out = await bash(
+      fs,
+      "mkdir -p /tmp/d && echo new > /tmp/d/run.sh && echo x > /tmp/d/x.sh && chmod +x /tmp/d/x.sh && cp -r /tmp/d .",
+    );
+    expect(out.exitCode).toBe(0);
+    expect(tree(fs)).toEqual([
+      ["d/run.sh", "755", "new\n"],
+      ["d/x.sh", "755", "x\n"],
+    ]);
+  });
+
+  it("counts every chmod's rewrite against the command's writes but one right after a write", async () => {
+    const fs = new MemoryWorkspaceFs();
+    fs.put("big.bin", new Uint8Array(10 * 1024 * 1024).fill(0x61));
+    const out = await bash(fs, "chmod 755 big.bin && chmod 644 big.bin && chmod 755 big.bin && chmod 644 big.bin");
+    // 10 MiB each: the fourth would pass the 32 MiB a command may write.
+    expect([out.exitCode, fs.mutations.length, fs.stat("big.bin")?.mode.toString(8)]).toEqual([1, 3, "755"]);
+  });
+
   it("chmod sets a file's permission bits and keeps its bytes; a directory's or an unchanged mode writes nothing", async () => {
     const fs = new MemoryWorkspaceFs({ "a.sh": "#!/bin/sh\n", "b.txt": "b", "c.txt": "c", "dir/d.txt": "d" });
     const out = await bash(fs, "chmod +x a.sh && chmod 4600 b.txt && chmod 644 c.txt && chmod 700 dir && stat -c %a a.sh b.txt");
@@ -133,6 +155,14 @@ describe("bash: modes", () => {
 });
 
 describe("bash: /dev/null", () => {
+  it("refuses moves to and from it (across mounts a move is a copy and a removal)", async () => {
+    const fs = new MemoryWorkspaceFs({ "notes.txt": "keep me\n" });
+    const into = await bash(fs, "mv notes.txt /dev/null");
+    const from = await bash(fs, "mv /dev/null empty.txt");
+    expect([into.exitCode, from.exitCode, fs.files(), fs.mutations]).toEqual([1, 1, ["notes.txt"], []]);
+    expect(into.text).toContain("EACCES: permission denied, mv '/workspace/notes.txt' -> '/dev/null'");
+  });
+
   it("reads as empty and keeps nothing written to it", async () => {
     const fs = new MemoryWorkspaceFs({ "app.log": "old log\n", "src/a.ts": "TODO: x\n" });
     const out = await bash(
