@@ -29,7 +29,11 @@ export class TreeView {
   readonly dirSet: Set<string>;
   private sortedFiles: string[] | null = null;
   private sortedDirs: string[] | null = null;
-  private childLists: Map<string, WorkspaceDirent[]> | null = null;
+  /** Each directory's entries by name (made when first asked for); sorted per directory on demand. */
+  private entries: Map<string, Map<string, WorkspaceDirent["type"]>> | null = null;
+  private readonly sortedChildren = new Map<string, WorkspaceDirent[]>();
+  /** The uploaded directories under each one, for bringing them back. */
+  private uploadedSubdirs: Map<string, string[]> | null = null;
   /** Files under each directory, at any depth; made at the first deletion (before one, nothing is emptied). */
   private counts: Map<string, number> | null = null;
   /** Directories that held uploaded files: emptied, they go (with what is under them). */
@@ -76,8 +80,12 @@ export class TreeView {
 
   /** The entries of a directory, sorted by name (`[]` for one without any). */
   children(dir: string): readonly WorkspaceDirent[] {
-    this.childLists ??= this.makeChildLists();
-    return this.childLists.get(dir) ?? [];
+    let sorted = this.sortedChildren.get(dir);
+    if (!sorted) {
+      sorted = [...(this.tree().get(dir) ?? [])].map(([name, type]) => ({ name, type })).sort((a, b) => comparePaths(a.name, b.name));
+      this.sortedChildren.set(dir, sorted);
+    }
+    return sorted;
   }
 
   /** A file was written (created, or replaced with new content or mode). */
@@ -111,11 +119,7 @@ export class TreeView {
   }
 
   private addParents(path: string): void {
-    for (let dir = parentOf(path); dir !== "" && !this.dirSet.has(dir); dir = parentOf(dir)) {
-      this.dirSet.add(dir);
-      this.sortedDirs = null;
-      this.addChild(dir, "dir");
-    }
+    for (let dir = parentOf(path); dir !== "" && !this.dirSet.has(dir); dir = parentOf(dir)) this.addDirEntry(dir);
   }
 
   /** Moves the file counts of `path`'s directories by `delta`; returns those that were empty and now are not. */
@@ -134,13 +138,21 @@ export class TreeView {
   /** A directory holds files again: the uploaded ones under it that only its emptiness dropped come back. */
   private reviveUnder(dir: string): void {
     if (!this.uploadedParentSet().has(dir) && !this.removed.has(dir)) return;
-    const prefix = `${dir}/`;
-    for (const candidate of this.uploaded.dirs) {
-      if (candidate.startsWith(prefix) && !this.dirSet.has(candidate) && !this.dropped(candidate)) {
-        this.dirSet.add(candidate);
-        this.sortedDirs = null;
-        this.addChild(candidate, "dir");
+    if (!this.uploadedSubdirs) {
+      this.uploadedSubdirs = new Map();
+      for (const uploaded of this.uploaded.dirs) {
+        const parent = parentOf(uploaded);
+        const list = this.uploadedSubdirs.get(parent) ?? [];
+        if (list.length === 0) this.uploadedSubdirs.set(parent, list);
+        list.push(uploaded);
       }
+    }
+    // Below a directory still dropped, everything is too.
+    const pending = [...(this.uploadedSubdirs.get(dir) ?? [])];
+    for (let candidate = pending.pop(); candidate !== undefined; candidate = pending.pop()) {
+      if (this.dropped(candidate)) continue;
+      if (!this.dirSet.has(candidate)) this.addDirEntry(candidate);
+      pending.push(...(this.uploadedSubdirs.get(candidate) ?? []));
     }
   }
 
@@ -159,16 +171,26 @@ export class TreeView {
   }
 
   private dropWithDescendants(dir: string): void {
-    const prefix = `${dir}/`;
-    for (const other of [...this.dirSet]) if (other.startsWith(prefix)) this.removeDirEntry(other);
-    this.removeDirEntry(dir);
+    const tree = this.tree();
+    const found = [dir];
+    for (let i = 0; i < found.length; i++) {
+      for (const [name, type] of tree.get(found[i]!) ?? []) if (type === "dir") found.push(`${found[i]}/${name}`);
+    }
+    for (const gone of found.reverse()) this.removeDirEntry(gone);
+  }
+
+  private addDirEntry(dir: string): void {
+    this.dirSet.add(dir);
+    this.sortedDirs = null;
+    this.addChild(dir, "dir");
   }
 
   private removeDirEntry(dir: string): void {
     if (!this.dirSet.delete(dir)) return;
     this.sortedDirs = null;
     this.removeChild(dir);
-    this.childLists?.delete(dir);
+    this.entries?.delete(dir);
+    this.sortedChildren.delete(dir);
   }
 
   private uploadedParentSet(): Set<string> {
@@ -189,51 +211,31 @@ export class TreeView {
     return counts;
   }
 
-  private makeChildLists(): Map<string, WorkspaceDirent[]> {
-    const lists = new Map<string, WorkspaceDirent[]>();
-    const add = (path: string, type: WorkspaceDirent["type"]) => {
-      const parent = parentOf(path);
-      const list = lists.get(parent) ?? [];
-      if (list.length === 0) lists.set(parent, list);
-      list.push({ name: nameOf(path, parent), type });
-    };
-    for (const dir of this.dirSet) add(dir, "dir");
-    for (const file of this.info.keys()) add(file, "file");
-    for (const list of lists.values()) list.sort((a, b) => comparePaths(a.name, b.name));
-    return lists;
+  private tree(): Map<string, Map<string, WorkspaceDirent["type"]>> {
+    if (!this.entries) {
+      this.entries = new Map();
+      for (const dir of this.dirSet) this.addChild(dir, "dir");
+      for (const file of this.info.keys()) this.addChild(file, "file");
+    }
+    return this.entries;
   }
 
   private addChild(path: string, type: WorkspaceDirent["type"]): void {
-    if (!this.childLists) return;
+    if (!this.entries) return;
     const parent = parentOf(path);
-    const name = nameOf(path, parent);
-    const list = this.childLists.get(parent) ?? [];
-    if (list.length === 0) this.childLists.set(parent, list);
-    list.splice(insertionPoint(list, name), 0, { name, type });
+    const names = this.entries.get(parent) ?? new Map<string, WorkspaceDirent["type"]>();
+    if (names.size === 0) this.entries.set(parent, names);
+    names.set(nameOf(path, parent), type);
+    this.sortedChildren.delete(parent);
   }
 
   private removeChild(path: string): void {
     const parent = parentOf(path);
-    const list = this.childLists?.get(parent);
-    if (!list) return;
-    const name = nameOf(path, parent);
-    const at = insertionPoint(list, name);
-    if (list[at]?.name === name) list.splice(at, 1);
+    this.entries?.get(parent)?.delete(nameOf(path, parent));
+    this.sortedChildren.delete(parent);
   }
 }
 
 function nameOf(path: string, parent: string): string {
   return parent === "" ? path : path.slice(parent.length + 1);
-}
-
-/** The first index whose name is not below `name` (lists are sorted by name). */
-function insertionPoint(list: readonly WorkspaceDirent[], name: string): number {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (comparePaths(list[mid]!.name, name) < 0) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
