@@ -3,6 +3,7 @@ import { archiveInvalid, archiveTooLarge, archiveUnsupported, asArchiveInvalid }
 import { type ArchiveFormat, detectArchiveFormat, FORMAT_SNIFF_BYTES } from "./archive-format";
 import { EventLoopTurns } from "./event-loop-turns";
 import { expansionLimits, guardExpansion } from "./expansion-guard";
+import { paddedGunzip } from "./gunzip";
 import { type IngestLimits, resolveLimits } from "./limits";
 import { PackWriter } from "./pack";
 import { R2ObjectWriter } from "./r2-writer";
@@ -99,7 +100,7 @@ async function archiveItems(
     case "tar":
       return readTarEntries(source);
     case "tar.gz": {
-      const tar = guardExpansion(source, new DecompressionStream("gzip"), expansionLimits(limits, "the gzip stream"));
+      const tar = guardExpansion(source, paddedGunzip(), expansionLimits(limits, "the gzip stream"));
       // Named here: the tar reader would call a broken gzip stream a broken tar.
       return readTarEntries(mapStreamErrors(tar, (error) => asArchiveInvalid(error, "not a valid gzip stream")));
     }

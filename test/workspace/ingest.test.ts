@@ -27,9 +27,12 @@ const NOW = () => new Date("2026-05-01T12:00:00.000Z");
 let counter = 0;
 const nextId = () => `w_ingest${++counter}`;
 
-async function ingest(bytes: Uint8Array, opts: { contentType?: string; limits?: Partial<IngestLimits>; id?: string } = {}) {
+async function ingest(
+  bytes: Uint8Array,
+  opts: { contentType?: string; limits?: Partial<IngestLimits>; id?: string; chunkBytes?: number } = {},
+) {
   const workspaceId = opts.id ?? nextId();
-  const result = await ingestWorkspace(env.STORE, streamOf(bytes), {
+  const result = await ingestWorkspace(env.STORE, streamOf(bytes, opts.chunkBytes), {
     workspaceId,
     owner: "alice",
     contentType: opts.contentType,
@@ -282,6 +285,27 @@ describe("ingestWorkspace: refusals leave nothing behind", () => {
     const tar = await tarOf({ "a.txt": "hello" });
     tar[0] = "Z".charCodeAt(0); // breaks the header checksum
     expect(await refusal(tar, { contentType: "application/x-tar" })).toMatchObject({ status: 400, code: "archive_invalid", left: [] });
+  });
+
+  it("takes zeros after a tar.gz's gzip data as padding (GNU tar does), in any chunking; a second gzip member stays refused", async () => {
+    const tar = await tarOf({ "a.txt": "hello".repeat(1000), "b/c.txt": "c\n" });
+    const gz = gzip(tar);
+    const padded = new Uint8Array(gz.byteLength + 10_240);
+    padded.set(gz);
+    for (const chunkBytes of [64 * 1024, 1000, 7]) {
+      const { result } = await ingest(padded, { chunkBytes });
+      expect([result.files, result.bytes, result.skipped]).toEqual([2, 5002, []]);
+    }
+    const twoMembers = new Uint8Array([...gz, ...gzip(await tarOf({ "d.txt": "d" }))]);
+    expect(await refusal(twoMembers)).toMatchObject({
+      status: 400,
+      code: "archive_invalid",
+      message: "not a valid gzip stream: Trailing bytes after end of compressed data",
+    });
+    // Zeros past what padding may be are refused as before.
+    const long = new Uint8Array(gz.byteLength + 2 * 1024 * 1024);
+    long.set(gz);
+    expect(await refusal(long)).toMatchObject({ status: 400, code: "archive_invalid" });
   });
 
   it("refuses a truncated tar.gz with 400 archive_invalid", async () => {
