@@ -46,6 +46,13 @@ export class PromptIntake {
     )`);
     const columns = deps.sql.exec<{ name: string }>(`PRAGMA table_info(prompt_requests)`).toArray();
     if (!columns.some((c) => c.name === "steer_message_id")) deps.sql.exec(`ALTER TABLE prompt_requests ADD COLUMN steer_message_id TEXT`);
+    // Follow-ups withdrawn before their run began: a resume of such a run's stream ends at the event.
+    deps.sql.exec(`CREATE TABLE IF NOT EXISTS withdrawn_runs (run_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)`);
+  }
+
+  /** The seq of the `queued_message_withdrawn` of a follow-up's run that never began, or null. */
+  withdrawnAt(runId: string): number | null {
+    return this.deps.sql.exec<{ seq: number }>(`SELECT seq FROM withdrawn_runs WHERE run_id = ?`, runId).toArray()[0]?.seq ?? null;
   }
 
   accept(delivery: PromptDelivery): SessionResult<PromptStream> {
@@ -81,7 +88,7 @@ export class PromptIntake {
     const queued = this.deps.queue.find(messageId);
     if (!queued) return failure("queued_message_not_found", `no undelivered queued message '${messageId}' in this session`);
     this.deps.queue.remove(messageId);
-    this.deps.appendEvent({ type: "queued_message_withdrawn", messageId, runId: queued.runId, reason: "withdrawn_by_client" });
+    this.withdrawn(messageId, queued.runId, "withdrawn_by_client");
     this.queueUpdated();
     return ok({ messageId });
   }
@@ -119,12 +126,7 @@ export class PromptIntake {
     if (outcome.error !== undefined || FAILED.has(outcome.stopReason)) {
       for (const next of queue.list("followUp").filter((f) => f.afterFailedRun === "withdraw")) {
         queue.remove(next.messageId);
-        this.deps.appendEvent({
-          type: "queued_message_withdrawn",
-          messageId: next.messageId,
-          runId: next.runId,
-          reason: "previous_run_failed",
-        });
+        this.withdrawn(next.messageId, next.runId, "previous_run_failed");
         changed = true;
       }
     }
@@ -165,6 +167,11 @@ export class PromptIntake {
     return mode === "steer"
       ? { runId, afterSeq, skipFromSeq: null, steerMessageId: messageId }
       : { runId, afterSeq, skipFromSeq: updatedSeq };
+  }
+
+  private withdrawn(messageId: string, runId: string, reason: "withdrawn_by_client" | "previous_run_failed"): void {
+    const seq = this.deps.appendEvent({ type: "queued_message_withdrawn", messageId, runId, reason });
+    this.deps.sql.exec(`INSERT OR REPLACE INTO withdrawn_runs (run_id, seq) VALUES (?, ?)`, runId, seq);
   }
 
   private queueUpdated(): number {

@@ -539,8 +539,9 @@ export class Session {
       }
       if (!fate) return refusal("message_not_found", `run '${asked}' of session '${this.id}' took no steer '${steerMessageId}'`);
       // Not decided by what the client has: the stream learns it as the steer's own did.
-      if (fate.kind === "pending")
+      if (fate.kind === "pending") {
         return sseResponse(this.openEventStream(after, { runId: asked, skipFromSeq: null, steerMessageId }), asked);
+      }
       if (fate.kind === "followUp") {
         // Re-queued, its run not begun for the client: what comes before that run is skipped, as it was.
         if (!fate.started) return sseResponse(this.openEventStream(after, { runId: fate.runId, skipFromSeq: after }), fate.runId);
@@ -568,13 +569,8 @@ export class Session {
    * `queued_message_withdrawn` that names the run, as its first stream did. A run id the log does not
    * name there is unknown (404).
    */
-  private async resumeWithdrawn(runId: string, after: number): Promise<Response> {
-    let withdrawnSeq: number | null;
-    try {
-      withdrawnSeq = await this.withdrawalOf(runId);
-    } catch (err) {
-      return refusal("history_unreadable", unreadableMessage(err));
-    }
+  private resumeWithdrawn(runId: string, after: number): Response {
+    const withdrawnSeq = this.intake.withdrawnAt(runId);
     if (withdrawnSeq === null) return refusal("run_not_found", `session '${this.id}' has no run '${runId}'`);
     if (after >= withdrawnSeq) return new Response(null, { status: 204 });
     return sseResponse(this.openEventStream(after, { runId, skipFromSeq: after }), runId);
@@ -609,19 +605,6 @@ export class Session {
       }
     }
     return sent ? (followUp ? { kind: "followUp", runId: followUp, started: false } : { kind: "pending" }) : null;
-  }
-
-  /** The seq of the `queued_message_withdrawn` naming `runId` (a follow-up withdrawn before its run started), or null. */
-  private async withdrawalOf(runId: string): Promise<number | null> {
-    for await (const lines of readLog(this.log, this.deps.bucket, "events")) {
-      for (const line of lines) {
-        // Only lines that mention the run are decoded: the whole log may be read.
-        if (!line.body.includes(runId)) continue;
-        const event = decodeEventLine(line.body, line.seq, this.id);
-        if (event.type === "queued_message_withdrawn" && event.runId === runId) return line.seq;
-      }
-    }
-    return null;
   }
 
   abortRun(): { aborted: boolean; runId: string | null } {
