@@ -2,7 +2,7 @@
 // checks what in-workerd tests cannot see: connections that stay usable after refusals and large
 // runs, many concurrent clients, a kill -9 in the middle of a run, storage left by lookups and by
 // refused uploads. Usage: npm run test:blackbox [-- only=<check>,<check>]. Exits 1 on any failure.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
@@ -106,13 +106,13 @@ function makeTar(dir, files, bytes) {
 
 /**
  * Writes `files` (path -> text) under `dir`, tars them and uploads the tar: the workspace id and the
- * tar's bytes. `mode` is every file's mode (`git archive` writes 0664).
+ * tar's bytes. `mode` is every file's mode (`git archive` writes 0664) but those `modes` names.
  */
-async function uploadTree(base, agent, dir, files, mode = 0o644) {
+async function uploadTree(base, agent, dir, files, mode = 0o644, modes = {}) {
   for (const [name, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     fs.writeFileSync(path.join(dir, name), text);
-    fs.chmodSync(path.join(dir, name), mode);
+    fs.chmodSync(path.join(dir, name), modes[name] ?? mode);
   }
   const tar = execFileSync("tar", ["-cf", "-", "-C", dir, "."], { maxBuffer: 1 << 30 });
   const upload = await request(base, agent, "POST", "/api/workspaces", { body: tar, headers: { "content-type": "application/x-tar" } });
@@ -851,6 +851,98 @@ const checks = {
       "edges.steerFollows",
       ends.length === 2 && ends[0].endsWith(":ABORTED") && ends[1].endsWith(":STOP") && modes.join() === "steer,followUp",
       `steer's stream: message_queued ${modes.join(" then ")}; runs ended ${ends.map((e) => e.split(":")[1]).join(", ")}`,
+    );
+    // Cut off at the old run's end, it resumes with its message to the end of the run that took it.
+    const sent = frames.find((e) => e.type === "message_queued");
+    const oldEnd = frames.find((e) => e.type === "agent_completed");
+    const resumed = await request(
+      ctx.base,
+      agent,
+      "GET",
+      `/api/sessions/${steered}/events/stream?runId=${sent?.runId}&messageId=${sent?.messageId}`,
+      {
+        headers: { "last-event-id": String(oldEnd?.seq) },
+        timeoutMs: 30_000,
+      },
+    );
+    const rest = sseEvents(resumed.body).map((e) => e.seq);
+    const want = frames.filter((e) => e.seq > oldEnd?.seq).map((e) => e.seq);
+    record(
+      "edges.steerResume",
+      resumed.status === 200 && rest.length > 0 && rest.join() === want.join(),
+      `resumed after ${oldEnd?.seq} with runId and messageId: ${resumed.status}, seqs ${rest.join(",")} (the uncut stream: ${want.join(",")})`,
+    );
+    agent.destroy();
+  },
+
+  /**
+   * The shell against real bash (hunt 22) over a 3,000-file upload: a file moved out of its directory
+   * and back lands in it (the emptied directory stays for the command), an executable keeps its bit
+   * through /tmp, /dev/null keeps nothing, and loops that write and delete thousands of files finish
+   * (each write rebuilt the whole tree before). The session's /changes, applied with `git apply` to
+   * the upload, equals the tree real bash leaves from the same command.
+   */
+  async shellLikeBash(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const files = { "src/utils/log.ts": "export const log = 1;\n", "scripts/run.sh": "#!/bin/sh\necho run\n", "README.md": "# r\n" };
+    for (let i = 0; i < 3000; i++) files[`many/d${i % 30}/f${i}.txt`] = `line ${i}\n`;
+    const dir = path.join(ctx.tmp, "shell-like-bash");
+    const { workspaceId } = await uploadTree(ctx.base, agent, dir, files, 0o644, { "scripts/run.sh": 0o755 });
+    const sessionId = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const scratch = `/tmp/run-${process.pid}-${Date.now()}.sh`;
+    const command = [
+      "mv src/utils/log.ts src/log.ts && mv src/log.ts src/utils/",
+      `mv scripts/run.sh ${scratch} && mv ${scratch} scripts/run.sh`,
+      "grep -r line many > /dev/null; cp /dev/null empty.log",
+      "mkdir -p new && for a in $(seq 1 20); do for b in $(seq 1 100); do : > new/a$a-$b; done; done",
+      "rm -r many/d1 && rm new/a1-* && sed -i s/line/LINE/ many/d2/*.txt",
+      "wc -c < /dev/null",
+    ].join(" && ");
+    const events = await promptEvents(ctx.base, agent, sessionId, {
+      text: `TOOL bash ${JSON.stringify({ command, timeoutMs: 60_000 })}`,
+      allowWrite: true,
+      allowBash: true,
+    });
+    const finished = events.find((e) => e.type === "tool_call_finished");
+    const patch = (await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/changes`, { timeoutMs: 60_000 })).body;
+    const copy = (name) => {
+      const to = path.join(ctx.tmp, name);
+      execFileSync("cp", ["-a", dir, to]);
+      execFileSync("sh", ["-c", "git init -q && git add -A && git -c user.email=a@b -c user.name=a commit -qm up"], { cwd: to });
+      return to;
+    };
+    const applied = copy("shell-applied");
+    const real = copy("shell-real");
+    fs.writeFileSync(path.join(ctx.tmp, "shell.patch"), patch);
+    const applies = spawnSync("git", ["apply", path.join(ctx.tmp, "shell.patch")], { cwd: applied, encoding: "utf8" });
+    execFileSync("bash", ["-c", command], { cwd: real, stdio: "ignore" });
+    const tree = (root) =>
+      execFileSync(
+        "sh",
+        [
+          "-c",
+          'find . -path ./.git -prune -o -type f -printf \'%P %m\\n\' | LC_ALL=C sort | while read p m; do echo "$p $m $(md5sum < "$p" | cut -c1-8)"; done',
+        ],
+        {
+          cwd: root,
+          encoding: "utf8",
+          maxBuffer: 1 << 26,
+        },
+      ).replace(/ (7\d\d|6\d\d) /g, (_, m) => (m.startsWith("7") ? " x " : " - "));
+    const [got, want] = [tree(applied), tree(real)];
+    const ok = finished?.error === false && applies.status === 0 && got === want;
+    record(
+      "shellLikeBash",
+      ok,
+      `bash: ${finished?.error === false ? "ok" : JSON.stringify(finished?.summary)}; git apply: ${applies.status === 0 ? "ok" : applies.stderr.slice(0, 200)}; tree ${
+        got === want
+          ? `equals real bash's (${want.split("\n").length - 1} files)`
+          : `differs: ${got
+              .split("\n")
+              .filter((l) => !want.includes(l))
+              .slice(0, 3)
+              .join(" | ")}`
+      }`,
     );
     agent.destroy();
   },
