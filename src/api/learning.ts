@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { unwrapResult } from "../domain";
+import { withoutEndMark } from "../workspace/streams";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
 import { claimIdempotencyKey } from "./idempotency";
@@ -13,7 +14,7 @@ export const learningRoutes = new Hono<AppBindings>()
   /** The session's trace records (spans, actions, observations, verdicts, attributions) in `writerSeq` order. */
   .get("/:id/trace", async (c) => {
     const { store, meta } = await requireSession(c);
-    return new Response(unwrapResult(await store.stub(meta.id).exportJsonl("trace")), { headers: NDJSON });
+    return new Response(withoutEndMark(unwrapResult(await store.stub(meta.id).exportJsonl("trace"))), { headers: NDJSON });
   })
   /** Records a verdict; a `fail` is attributed at once. 201 `{judgeResult, attribution}` (attribution null unless fail). */
   .post("/:id/judgements", async (c) => {

@@ -1,10 +1,12 @@
 import { Hono } from "hono";
 import { DEFAULT_SESSION_PAGE, HarnessError, MAX_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
+import { withoutEndMark } from "../workspace/streams";
 import { readBodyBytes, readCursor, readJsonBody, readQuery, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
 import { claimIdempotencyKey, sha256HexOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
+import { logLine } from "./request-context";
 import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
@@ -137,12 +139,18 @@ export const sessionRoutes = new Hono<AppBindings>()
   /** Every change this session made, as a unified diff that `git apply` accepts on the snapshot. */
   .get("/:id/changes", async (c) => {
     const { store, meta } = await requireSession(c);
-    const diff = unwrapResult(await store.stub(meta.id).changes());
+    const diff = withoutEndMark(unwrapResult(await store.stub(meta.id).changes()), brokenOff(c, meta.id));
     return new Response(diff, { headers: { "content-type": "text/x-diff; charset=utf-8", "cache-control": "no-store" } });
   });
 
 async function exportLog(c: AppContext, stream: "messages" | "events"): Promise<Response> {
   const { store, meta } = await requireSession(c);
-  const body = unwrapResult(await store.stub(meta.id).exportJsonl(stream));
+  const body = withoutEndMark(unwrapResult(await store.stub(meta.id).exportJsonl(stream)), brokenOff(c, meta.id));
   return new Response(body, { headers: { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" } });
+}
+
+/** Logs a download that broke off after its answer began: the client may see it end as if whole (workerd#6818). */
+function brokenOff(c: AppContext, sessionId: string): () => void {
+  return () =>
+    logLine(c.env, "error", "download broke off", { requestId: c.get("requestId"), sessionId, path: new URL(c.req.url).pathname });
 }

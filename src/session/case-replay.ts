@@ -13,6 +13,7 @@ import {
   unwrapResult,
 } from "../domain";
 import { REPLAY_MODEL_PREFIX } from "../model";
+import { withoutEndMark } from "../workspace/streams";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "./session-api";
 import type { DurableSessionStore } from "./session-store";
 
@@ -146,7 +147,7 @@ async function runToEnd(
 }
 
 async function traceOf(store: DurableSessionStore, sessionId: string, runId: string): Promise<TraceRecord[]> {
-  const body = unwrapResult(await store.stub(sessionId).exportJsonl("trace"));
+  const body = withoutEndMark(unwrapResult(await store.stub(sessionId).exportJsonl("trace")));
   const text = await new Response(body).text();
   return text
     .split("\n")

@@ -3,6 +3,7 @@ import type { ExternalVerdict } from "../awtl/trace-sink";
 import { type AgentMessage, type AttributionRecord, failure, type JudgeResult, ok } from "../domain";
 import type { AppEnv } from "../env";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
+import { withEndMark } from "../workspace/streams";
 import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
 import type { CreateSessionInput, FlushSummary, RunInfo, SessionInfo, SessionResult, SessionRpc } from "./session-api";
@@ -80,8 +81,9 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.open ? this.open.loadEvents(afterSeq) : notFound();
   }
 
+  /** Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
   async exportJsonl(stream: "messages" | "events" | "trace"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.open ? this.open.exportJsonl(stream) : notFound();
+    return this.open ? marked(await this.open.exportJsonl(stream)) : notFound();
   }
 
   async judge(
@@ -165,11 +167,17 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.open ? this.open.readFile(path) : notFound();
   }
 
+  /** Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
   async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.open ? this.open.changes() : notFound();
+    return this.open ? marked(await this.open.changes()) : notFound();
   }
 }
 
 function notFound(): { ok: false; code: "session_not_found"; message: string } {
   return failure("session_not_found", "session not found");
+}
+
+/** A stream answered over RPC, with its end marked: an error there would reach the caller as an end. */
+function marked(result: SessionResult<ReadableStream<Uint8Array>>): SessionResult<ReadableStream<Uint8Array>> {
+  return result.ok ? { ...result, value: withEndMark(result.value) } : result;
 }

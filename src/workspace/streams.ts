@@ -190,3 +190,68 @@ export async function textStream(parts: AsyncGenerator<string>): Promise<Readabl
     { highWaterMark: 0 },
   );
 }
+
+/**
+ * Marks the end of a byte stream a Durable Object answers over RPC: an error there reaches the
+ * Worker as a normal end (a `/changes` download cut off by the session's deletion ended 200, a
+ * shorter patch that still applied). The stream's own bytes never hold a NUL (diffs and JSONL).
+ */
+const STREAM_END_MARK = new TextEncoder().encode("\0end of stream\0");
+
+/** The stream, then the end mark once it has ended well (nothing after an error). Reads on demand. */
+export function withEndMark(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        controller.enqueue(STREAM_END_MARK);
+        controller.close();
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * The stream of `withEndMark` without its mark; it errors when the stream ends without one or fails,
+ * after telling `onBroken` (an HTTP client may not learn of it: see docs/architecture.md). Reads on demand.
+ */
+export function withoutEndMark(stream: ReadableStream<Uint8Array>, onBroken?: () => void): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  const size = STREAM_END_MARK.byteLength;
+  // The last bytes read may be the mark: held back until more come or the stream ends.
+  let held = new Uint8Array(0);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        for (;;) {
+          const { done, value } = await reader.read().catch((error: unknown) => {
+            onBroken?.();
+            throw error;
+          });
+          if (done) {
+            const whole = held.byteLength === size && held.every((b, i) => b === STREAM_END_MARK[i]);
+            if (!whole) {
+              onBroken?.();
+              throw new Error("the stream broke off before its end");
+            }
+            return controller.close();
+          }
+          const bytes = concatBytes([held, value]);
+          const keep = Math.min(size, bytes.byteLength);
+          held = bytes.slice(bytes.byteLength - keep);
+          if (bytes.byteLength > keep) return controller.enqueue(bytes.subarray(0, bytes.byteLength - keep));
+        }
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

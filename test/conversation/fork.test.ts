@@ -142,6 +142,31 @@ describe("POST /api/sessions/:id/fork", () => {
     expect(outcome).toEqual({ forkRead: "session_not_found", diff: "the session was deleted while its changes were read" });
   });
 
+  it("a /changes download the session's deletion cuts off fails; it does not end as if the diff were whole", async () => {
+    const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`f${i}.txt`, `${"x".repeat(2000)}\n`.repeat(20)]));
+    const upload = await api("/api/workspaces", {
+      method: "POST",
+      body: await tarOf(files),
+      headers: { "content-type": "application/x-tar" },
+    });
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const { sessionId } = (await (await postJson("/api/sessions", { workspaceId })).json()) as { sessionId: string };
+    const answers = [toolCallAnswer("tc_1", "bash", { command: "rm f*.txt" }), textAnswer("removed")];
+    let n = 0;
+    useSessionDeps(sessionId, { ids: counterIds(), modelFetch: async (_i, init) => answers[n++]!(JSON.parse(String(init?.body))) });
+    await readSse(await prompt(sessionId, { text: "remove", allowWrite: true, allowBash: true }));
+    const whole = await (await api(`/api/sessions/${sessionId}/changes`)).text();
+    expect(whole.split("\ndiff --git ").length).toBe(300);
+    const reader = (await api(`/api/sessions/${sessionId}/changes`)).body!.getReader();
+    await reader.read();
+    expect((await api(`/api/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(204);
+    const outcome = await (async () => {
+      for (;;) if ((await reader.read()).done) return "ended";
+    })().catch((e: Error) => e.message);
+    // The Worker reads an error of the object's stream as an end or as a lost connection: either way not "ended".
+    expect(outcome).not.toBe("ended");
+  });
+
   it("the fork continues on its own: a prompt there does not touch the source", async () => {
     const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
     await readSse(await prompt(sessionId, { text: "one" }));

@@ -9,6 +9,7 @@ import { MAX_SEGMENT_BYTES } from "../../src/session/segment-flusher";
 import type { SessionRpc } from "../../src/session/session-api";
 import { MAX_RECORD_BYTES, ROW_PART_CHARS } from "../../src/session/session-log";
 import { DurableSessionStore } from "../../src/session/session-store";
+import { withoutEndMark } from "../../src/workspace/streams";
 import { deltaEvent, eventsJsonl, userMessage } from "../helpers/records";
 import { type SessionDO, useSessionDeps } from "../helpers/test-worker";
 import { recordingBucket } from "../workspace/helpers";
@@ -40,7 +41,7 @@ async function keys(prefix: string): Promise<string[]> {
 }
 
 async function exported(stub: DurableObjectStub<SessionRpc>, stream: "messages" | "events"): Promise<string> {
-  return new Response(unwrap(await stub.exportJsonl(stream))).text();
+  return new Response(withoutEndMark(unwrap(await stub.exportJsonl(stream)))).text();
 }
 
 /**
@@ -269,7 +270,7 @@ describe("flushing the log to R2", () => {
   it("an export reads at most SEGMENT_PREFETCH_BYTES of segments ahead of its client", async () => {
     const { stub, gets } = await longFlushedLog();
     const segments = await runInDurableObject(stub, async (instance: SessionDO) => {
-      const body = unwrap(await instance.exportJsonl("events"));
+      const body = withoutEndMark(unwrap(await instance.exportJsonl("events")));
       // Nothing read yet: the first segment (the answer waits for it) and the next (1 MiB ahead).
       await new Promise((r) => setTimeout(r, 50));
       const early = [...gets];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pipeThroughOnDemand } from "../../src/workspace/streams";
+import { pipeThroughOnDemand, withEndMark, withoutEndMark } from "../../src/workspace/streams";
 import { gzip } from "./archives";
 
 const MIB = 1024 * 1024;
@@ -62,5 +62,46 @@ describe("pipeThroughOnDemand", () => {
       (e: unknown) => e,
     );
     expect(error).toEqual(new RangeError("source broke"));
+  });
+});
+
+describe("withEndMark / withoutEndMark", () => {
+  const streamOf = (chunks: Uint8Array[], error?: Error) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        if (error) controller.error(error);
+        else controller.close();
+      },
+    });
+  const text = (s: string) => new TextEncoder().encode(s);
+  /** A stream's bytes cut into pieces of `size` (the mark may arrive split). */
+  const rechunk = async (stream: ReadableStream<Uint8Array>, size: number) => {
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    return streamOf(Array.from({ length: Math.ceil(bytes.byteLength / size) }, (_, i) => bytes.slice(i * size, (i + 1) * size)));
+  };
+
+  it("gives back exactly the marked stream's bytes, however the mark arrives cut", async () => {
+    for (const size of [1, 3, 7, 16, 1000]) {
+      const marked = await rechunk(withEndMark(streamOf([text("diff --git a/x b/x\n"), text("+y\n")])), size);
+      expect(await new Response(withoutEndMark(marked)).text()).toBe("diff --git a/x b/x\n+y\n");
+    }
+    expect(await new Response(withoutEndMark(withEndMark(streamOf([])))).text()).toBe("");
+  });
+
+  it("errors when the stream ends without its mark: cut off, or an error that reached the reader as an end", async () => {
+    const cut = async (size: number) => {
+      const bytes = new Uint8Array(await new Response(withEndMark(streamOf([text("abc\n".repeat(10))]))).arrayBuffer());
+      return streamOf([bytes.slice(0, bytes.byteLength - size)]);
+    };
+    let told = 0;
+    for (const missing of [1, 5, 15, 40]) {
+      await expect(new Response(withoutEndMark(await cut(missing), () => told++)).text()).rejects.toThrow(
+        "the stream broke off before its end",
+      );
+    }
+    await expect(new Response(withoutEndMark(streamOf([text("a")], new Error("lost")), () => told++)).text()).rejects.toThrow("lost");
+    expect(told).toBe(5);
+    await expect(new Response(withEndMark(streamOf([text("a")], new Error("read failed")))).text()).rejects.toThrow("read failed");
   });
 });
