@@ -150,6 +150,18 @@ class LiveEventStream {
     if (this.bufferedChars > SSE_MAX_UNREAD_BYTES) this.fail(unreadError());
   }
 
+  /** Live events the replay has sent meanwhile are held no longer: only those past it count. */
+  private dropReplayed(): void {
+    const buffered = this.buffered;
+    if (!buffered) return;
+    let sent = 0;
+    while (sent < buffered.length && buffered[sent]!.seq <= this.lastSent) {
+      this.bufferedChars -= buffered[sent]!.json?.length ?? BUFFERED_EVENT_CHARS_GUESS;
+      sent++;
+    }
+    if (sent > 0) buffered.splice(0, sent);
+  }
+
   endIfLive(): void {
     if (this.buffered === null) this.close(true);
   }
@@ -164,6 +176,7 @@ class LiveEventStream {
           if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (this.room = resolve));
         }
         if (this.closed) break;
+        this.dropReplayed();
       }
     } catch (err) {
       return this.fail(err as Error);

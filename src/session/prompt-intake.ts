@@ -88,7 +88,7 @@ export class PromptIntake {
     const queued = this.deps.queue.find(messageId);
     if (!queued) return failure("queued_message_not_found", `no undelivered queued message '${messageId}' in this session`);
     this.deps.queue.remove(messageId);
-    this.withdrawn(messageId, queued.runId, "withdrawn_by_client");
+    this.withdrawn(messageId, queued.runId, "withdrawn_by_client", queued.mode === "followUp");
     this.queueUpdated();
     return ok({ messageId });
   }
@@ -126,7 +126,7 @@ export class PromptIntake {
     if (outcome.error !== undefined || FAILED.has(outcome.stopReason)) {
       for (const next of queue.list("followUp").filter((f) => f.afterFailedRun === "withdraw")) {
         queue.remove(next.messageId);
-        this.withdrawn(next.messageId, next.runId, "previous_run_failed");
+        this.withdrawn(next.messageId, next.runId, "previous_run_failed", true);
         changed = true;
       }
     }
@@ -169,9 +169,10 @@ export class PromptIntake {
       : { runId, afterSeq, skipFromSeq: updatedSeq };
   }
 
-  private withdrawn(messageId: string, runId: string, reason: "withdrawn_by_client" | "previous_run_failed"): void {
+  /** `followUp`: the message had a run of its own, which will now never begin (a steer's is the active run). */
+  private withdrawn(messageId: string, runId: string, reason: "withdrawn_by_client" | "previous_run_failed", followUp: boolean): void {
     const seq = this.deps.appendEvent({ type: "queued_message_withdrawn", messageId, runId, reason });
-    this.deps.sql.exec(`INSERT OR REPLACE INTO withdrawn_runs (run_id, seq) VALUES (?, ?)`, runId, seq);
+    if (followUp) this.deps.sql.exec(`INSERT OR REPLACE INTO withdrawn_runs (run_id, seq) VALUES (?, ?)`, runId, seq);
   }
 
   private queueUpdated(): number {

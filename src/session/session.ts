@@ -543,8 +543,12 @@ export class Session {
         return sseResponse(this.openEventStream(after, { runId: asked, skipFromSeq: null, steerMessageId }), asked);
       }
       if (fate.kind === "followUp") {
-        // Re-queued, its run not begun for the client: what comes before that run is skipped, as it was.
-        if (!fate.started) return sseResponse(this.openEventStream(after, { runId: fate.runId, skipFromSeq: after }), fate.runId);
+        // Re-queued, its run not begun for the client: what comes before that run is skipped, as it
+        // was. A withdrawn one's stream is answered as that run's (ending at the withdrawal, or 204).
+        const withdrawn = this.intake.withdrawnAt(fate.runId) !== null;
+        if (!fate.started && !withdrawn) {
+          return sseResponse(this.openEventStream(after, { runId: fate.runId, skipFromSeq: after }), fate.runId);
+        }
         runId = fate.runId;
       }
     }
@@ -582,9 +586,12 @@ export class Session {
    * when `runId` was never sent it.
    */
   private async steerFate(runId: string, messageId: string, after: number): Promise<SteerFate | null> {
+    // A steer is sent to a run that has begun: its events are all after the run's start.
+    const run = this.registry.find(runId);
+    if (!run) return null;
     let sent = false;
     let followUp: string | null = null;
-    for await (const lines of readLog(this.log, this.deps.bucket, "events")) {
+    for await (const lines of readLog(this.log, this.deps.bucket, "events", run.startSeq)) {
       for (const line of lines) {
         // Past what the client has, only whether the steer was sent to the run still matters.
         if (line.seq > after && sent) return followUp ? { kind: "followUp", runId: followUp, started: false } : { kind: "pending" };

@@ -226,21 +226,24 @@ export function withoutEndMark(stream: ReadableStream<Uint8Array>, onBroken?: ()
   const size = STREAM_END_MARK.byteLength;
   // The last bytes read may be the mark: held back until more come or the stream ends.
   let held = new Uint8Array(0);
+  // A reader that hung up ends the read under way: that is no break.
+  let cancelled = false;
+  const broken = () => {
+    if (!cancelled) onBroken?.();
+  };
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         for (;;) {
           const { done, value } = await reader.read().catch((error: unknown) => {
-            onBroken?.();
+            broken();
             throw error;
           });
           if (done) {
             const whole = held.byteLength === size && held.every((b, i) => b === STREAM_END_MARK[i]);
-            if (!whole) {
-              onBroken?.();
-              throw new Error("the stream broke off before its end");
-            }
-            return controller.close();
+            if (whole || cancelled) return controller.close();
+            broken();
+            throw new Error("the stream broke off before its end");
           }
           const bytes = concatBytes([held, value]);
           const keep = Math.min(size, bytes.byteLength);
@@ -249,6 +252,7 @@ export function withoutEndMark(stream: ReadableStream<Uint8Array>, onBroken?: ()
         }
       },
       cancel(reason) {
+        cancelled = true;
         return reader.cancel(reason);
       },
     },

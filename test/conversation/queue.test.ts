@@ -434,3 +434,86 @@ describe("whenBusy: a prompt while a run is active", () => {
     expect(String(last.message)).toContain("retry after 600 s");
   });
 });
+
+/** Resumes the steer's stream after each of its frames (and before the first): the rest of the uncut stream; after the last, 204. */
+async function compareResumes(sessionId: string, runId: string, uncut: SseFrame[]) {
+  const messageId = uncut[0]!.data.messageId as string;
+  const results: { after: number; status: number; ids: number[]; expected: number[] | "204" }[] = [];
+  for (const [i, cut] of [uncut[0]!.id - 1, ...uncut.map((f) => f.id)].entries()) {
+    const res = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}&messageId=${messageId}`, {
+      headers: { "last-event-id": String(cut) },
+    });
+    const ids = res.status === 200 ? (await readSse(res)).frames.map((f) => f.id) : [];
+    results.push({ after: cut, status: res.status, ids, expected: i === uncut.length ? "204" : uncut.slice(i).map((f) => f.id) });
+  }
+  return results;
+}
+
+describe("a steer's stream resumed with its message, when its re-queued follow-up was withdrawn", () => {
+  it("after the queued_message_withdrawn that ended it (re-queued, then withdrawn: afterFailedRun withdraw) is 204, as the uncut stream ended", async () => {
+    const first = gate();
+    const { sessionId } = await sessionWithModel(async (body, n) => {
+      if (n === 1) {
+        await first.wait();
+        return jsonResponse(400, { error: { message: "bad things" } });
+      }
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "fails" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const runId = (await running).headers.get("x-run-id")!;
+    const steer = await prompt(sessionId, { text: "steer me", whenBusy: "steer", afterFailedRun: "withdraw" });
+    first.open();
+    await readSse(await running);
+    const { frames: uncut, ended } = await readSse(steer);
+    expect(ended).toBe(true);
+    expect(uncut.at(-1)!.data.type).toBe("queued_message_withdrawn");
+    const results = await compareResumes(sessionId, runId, uncut);
+    expect(results.slice(0, -1).map((r) => [r.after, r.status, r.ids])).toEqual(
+      results.slice(0, -1).map((r) => [r.after, 200, r.expected]),
+    );
+    const last = results.at(-1)!;
+    // From the withdrawal that ended it: 204 (an empty 200 made an EventSource reconnect for ever).
+    expect([last.status, last.ids]).toEqual([204, []]);
+  });
+
+  it("after the queued_message_withdrawn of its re-queued message (DELETE /queue/:id while a follow-up runs ahead) is 204", async () => {
+    const first = gate();
+    const second = gate();
+    const { sessionId } = await sessionWithModel(async (body, n, signal) => {
+      if (n === 1) await first.wait(signal);
+      if (n === 2) await second.wait(signal);
+      return echoAnswer(body);
+    });
+    const running = prompt(sessionId, { text: "long task" });
+    await until(async () => (await store.info(sessionId))!.status === "running", "the run");
+    const runId = (await running).headers.get("x-run-id")!;
+    const ahead = await prompt(sessionId, { text: "ahead", whenBusy: "followUp" });
+    const steer = await prompt(sessionId, { text: "steer me", whenBusy: "steer" });
+    await api(`/api/sessions/${sessionId}/abort`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    await readSse(await running);
+    // The steer is a follow-up now, behind "ahead" (whose run is held by `second`).
+    const head = await readSse(steer, 1);
+    const messageId = head.frames[0]!.data.messageId as string;
+    await until(
+      async () =>
+        (await store.loadEvents(sessionId)).some((e) => e.type === "message_queued" && e.mode === "followUp" && e.messageId === messageId),
+      "re-queued",
+    );
+    expect((await api(`/api/sessions/${sessionId}/queue/${messageId}`, { method: "DELETE" })).status).toBe(200);
+    second.open();
+    await readSse(ahead);
+    // The uncut stream, as a fresh one from before the steer's message_queued.
+    const res = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}&messageId=${messageId}`, {
+      headers: { "last-event-id": String(head.frames[0]!.id - 1) },
+    });
+    const { frames: uncut } = await readSse(res);
+    expect(uncut.at(-1)!.data.type).toBe("queued_message_withdrawn");
+    const results = await compareResumes(sessionId, runId, uncut);
+    expect(results.slice(0, -1).map((r) => [r.after, r.status, r.ids])).toEqual(
+      results.slice(0, -1).map((r) => [r.after, 200, r.expected]),
+    );
+    const last = results.at(-1)!;
+    expect([last.status, last.ids]).toEqual([204, []]);
+  });
+});

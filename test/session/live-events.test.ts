@@ -260,6 +260,32 @@ describe("EventHub", () => {
     expect(error).toBe(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`);
   });
 
+  it("does not end a stream that reads promptly through a replay of what the live run appends meanwhile", async () => {
+    const hub = new EventHub();
+    const events = Array.from({ length: 700 }, (_, i) => {
+      const event = deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024));
+      return { seq: i + 1, event, json: JSON.stringify(event) };
+    });
+    // 5.6 MB a run appends while the replay reads it from the log: each batch is published live first.
+    const replay = async function* () {
+      for (let i = 0; i < events.length; i += 50) {
+        for (const item of events.slice(i, i + 50)) hub.publish(item);
+        yield events.slice(i, i + 50);
+      }
+    };
+    const reader = hub.open(0, replay, () => true).getReader();
+    let text = "";
+    const decoder = new TextDecoder();
+    while (!text.includes("id: 700\n")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(events.map((e) => e.seq));
+    expect(hub.size).toBe(1);
+    await reader.cancel();
+  });
+
   it("a cancelled reader is detached", async () => {
     const hub = new EventHub();
     const reader = hub

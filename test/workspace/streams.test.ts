@@ -105,3 +105,45 @@ describe("withEndMark / withoutEndMark", () => {
     await expect(new Response(withEndMark(streamOf([text("a")], new Error("read failed")))).text()).rejects.toThrow("read failed");
   });
 });
+
+/** A body that sends one chunk, then waits (a slow export): the client is reading when it hangs up. */
+function slowBody(): { stream: ReadableStream<Uint8Array>; cancelled: Promise<unknown> } {
+  let cancelled!: (reason: unknown) => void;
+  const done = new Promise<unknown>((resolve) => (cancelled = resolve));
+  let sent = false;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (!sent) {
+          sent = true;
+          return controller.enqueue(new TextEncoder().encode('{"a":1}\n'.repeat(10)));
+        }
+        await new Promise(() => {}); // the next segment is slow to come
+      },
+      cancel(reason) {
+        cancelled(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, cancelled: done };
+}
+
+describe("withoutEndMark and a client that hangs up", () => {
+  it("a download the client cancels mid-way is not logged as broken off", async () => {
+    const { stream, cancelled } = slowBody();
+    let broken = 0;
+    const body = withoutEndMark(withEndMark(stream), () => broken++);
+    const reader = body.getReader();
+    const first = await reader.read();
+    expect(first.done).toBe(false);
+    // The HTTP sink reads on; the client disconnects while that read waits.
+    const pending = reader.read().catch(() => null);
+    await new Promise((r) => setTimeout(r, 10));
+    await reader.cancel(new Error("client disconnected"));
+    await cancelled;
+    await pending;
+    await new Promise((r) => setTimeout(r, 10));
+    expect(broken).toBe(0);
+  });
+});
