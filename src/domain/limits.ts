@@ -108,6 +108,11 @@ export const GLOB_MAX_STARS_PER_SEGMENT = 3;
  * with `workspace_full`; the object's own storage (10 GB) and its log stay safe.
  */
 export const MAX_SESSION_CHANGE_BYTES = 1024 * MiB;
+/**
+ * File versions a session's workspace changes may hold, replaced ones and deletions included: a fork
+ * lists them in one RPC answer (32 MiB; about 150 bytes each), and shell loops write thousands fast.
+ */
+export const MAX_SESSION_CHANGE_VERSIONS = 100_000;
 /** Largest file grep searches (bigger ones are named in a notice); the search index and its text cache leave them out. */
 export const SEARCH_MAX_FILE_BYTES = 8 * MiB;
 /** Most bytes of files in one snapshot. */
@@ -217,7 +222,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "a session's workspace changes",
-    `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written, replaced versions included (a write past it fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it)`,
+    `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written and ${count(MAX_SESSION_CHANGE_VERSIONS)} file versions, replaced versions and deletions included (a write or deletion past either fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it)`,
   ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
   ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],

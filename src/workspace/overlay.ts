@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, MAX_SESSION_CHANGE_BYTES } from "../domain/limits";
+import { MAX_FILE_BYTES, MAX_SESSION_CHANGE_BYTES, MAX_SESSION_CHANGE_VERSIONS } from "../domain/limits";
 import { WorkspaceError } from "./errors";
 
 /** One path the session changed: new content (`deleted: false`) or a whiteout (`deleted: true`). */
@@ -60,6 +60,8 @@ export interface SqliteOverlayOptions {
   maxFileBytes?: number;
   /** Most content bytes stored, current and replaced versions together (default `MAX_SESSION_CHANGE_BYTES`). */
   maxStoredBytes?: number;
+  /** Most versions stored, current and replaced, whiteouts included (default `MAX_SESSION_CHANGE_VERSIONS`). */
+  maxVersions?: number;
   /**
    * Runs one change's statements as a transaction; pass `(fn) => ctx.storage.transactionSync(fn)`.
    * Without it the statements still run with no `await` in between, which the Durable Object's
@@ -82,8 +84,11 @@ export interface SqliteOverlayOptions {
 export class SqliteOverlay implements OverlayStore {
   private readonly maxFileBytes: number;
   private readonly maxStoredBytes: number;
+  private readonly maxVersions: number;
   /** Content bytes stored (overlay and history), counted when first needed. */
   private stored: number | null = null;
+  /** Versions stored (overlay and history), counted when first needed. */
+  private versions: number | null = null;
   private readonly transaction: <T>(fn: () => T) => T;
   private readonly stamp: () => number;
 
@@ -93,6 +98,7 @@ export class SqliteOverlay implements OverlayStore {
   ) {
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
     this.maxStoredBytes = options.maxStoredBytes ?? MAX_SESSION_CHANGE_BYTES;
+    this.maxVersions = options.maxVersions ?? MAX_SESSION_CHANGE_VERSIONS;
     this.transaction = options.transaction ?? ((fn) => fn());
     this.stamp = options.stamp ?? (() => 0);
     sql.exec(`CREATE TABLE IF NOT EXISTS overlay (
@@ -167,6 +173,7 @@ export class SqliteOverlay implements OverlayStore {
         `'${path}' is ${bytes.byteLength} bytes; the limit for written files is ${this.maxFileBytes}`,
       );
     }
+    this.roomForVersion(`writing '${path}'`);
     const stored = this.storedBytes();
     if (stored + bytes.byteLength > this.maxStoredBytes) {
       throw new WorkspaceError(
@@ -189,13 +196,34 @@ export class SqliteOverlay implements OverlayStore {
       }
     });
     this.stored = stored + bytes.byteLength;
+    this.versions! += 1;
   }
 
   whiteout(path: string, stamp = this.stamp()): void {
+    this.roomForVersion(`deleting '${path}'`);
     this.transaction(() => {
       this.archive(path);
       this.sql.exec("INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp) VALUES (?, 0, 1, 0, 0, NULL, ?)", path, stamp);
     });
+    this.versions! += 1;
+  }
+
+  /** Versions of every path stored: the current ones and the replaced ones, whiteouts included. */
+  storedVersions(): number {
+    this.versions ??= this.sql
+      .exec<{ n: number }>(
+        `SELECT (SELECT COUNT(*) FROM overlay WHERE chunk = 0) + (SELECT COUNT(*) FROM overlay_history WHERE chunk = 0) AS n`,
+      )
+      .one().n;
+    return this.versions;
+  }
+
+  private roomForVersion(change: string): void {
+    if (this.storedVersions() < this.maxVersions) return;
+    throw new WorkspaceError(
+      "workspace_full",
+      `${change} would pass the ${this.maxVersions} file versions this session's workspace changes may hold (replaced versions and deletions included)`,
+    );
   }
 
   /**
@@ -317,6 +345,7 @@ export class SqliteOverlay implements OverlayStore {
       this.sql.exec("DELETE FROM overlay_staged");
     });
     this.stored = null;
+    this.versions = null;
   }
 
   /** Content bytes of every version stored: the current ones and the replaced ones. */

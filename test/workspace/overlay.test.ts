@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { MAX_SESSION_CHANGE_VERSIONS } from "../../src/domain/limits";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { OVERLAY_CHUNK_BYTES, SqliteOverlay } from "../../src/workspace/overlay";
 import { text } from "./archives";
@@ -77,6 +78,38 @@ describe("SqliteOverlay", () => {
       expect(error).toBeInstanceOf(WorkspaceError);
       expect(error).toMatchObject({ code: "file_too_large", message: "'huge.bin' is 1001 bytes; the limit for written files is 1000" });
       expect(overlay.list()).toEqual([]);
+    }));
+
+  it("refuses a write or a deletion that would pass the versions a session may hold, replaced ones and deletions counted", () =>
+    withSql("overlay-versions", (sql) => {
+      const overlay = new SqliteOverlay(sql, { maxVersions: 4 });
+      const refusal = (change: () => void) => {
+        try {
+          change();
+          return null;
+        } catch (e) {
+          return e;
+        }
+      };
+      overlay.put("a.txt", new Uint8Array(1), 0o644);
+      overlay.put("a.txt", new Uint8Array(2), 0o644);
+      overlay.whiteout("a.txt");
+      overlay.put("b.txt", new Uint8Array(1), 0o644);
+      expect(overlay.storedVersions()).toBe(4);
+      expect(refusal(() => overlay.put("c.txt", new Uint8Array(1), 0o644))).toMatchObject({
+        code: "workspace_full",
+        message:
+          "writing 'c.txt' would pass the 4 file versions this session's workspace changes may hold (replaced versions and deletions included)",
+      });
+      expect(refusal(() => overlay.whiteout("b.txt"))).toMatchObject({
+        code: "workspace_full",
+        message:
+          "deleting 'b.txt' would pass the 4 file versions this session's workspace changes may hold (replaced versions and deletions included)",
+      });
+      expect([overlay.entry("c.txt"), overlay.entry("b.txt")?.deleted]).toEqual([null, false]);
+      // A new instance over the same tables (the object restarted) counts what is stored.
+      expect(new SqliteOverlay(sql, { maxVersions: 4 }).storedVersions()).toBe(4);
+      expect(MAX_SESSION_CHANGE_VERSIONS).toBe(100_000);
     }));
 
   it("refuses a write that would pass the bytes a session may hold, replaced versions counted, with workspace_full", () =>
