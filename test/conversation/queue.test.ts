@@ -169,20 +169,9 @@ describe("whenBusy: a prompt while a run is active", () => {
     const uncut = (await readSse(steer)).frames;
     const messageId = uncut[0]!.data.messageId as string;
     expect([uncut[0]!.data.type, uncut[0]!.data.mode]).toEqual(["message_queued", "steer"]);
-    const resume = (after: number, query = `runId=${oldRun}&messageId=${messageId}`) =>
+    await expectResumesLikeUncut(sessionId, oldRun, uncut);
+    const resume = (after: number, query: string) =>
       api(`/api/sessions/${sessionId}/events/stream?${query}`, { headers: { "last-event-id": String(after) } });
-    // From before its first event, from each event, and from the last: the rest of the uncut stream, then 204.
-    for (const [i, cut] of [uncut[0]!.id - 1, ...uncut.map((f) => f.id)].entries()) {
-      const res = await resume(cut);
-      if (i === uncut.length) {
-        expect(res.status).toBe(204);
-        continue;
-      }
-      expect(
-        (await readSse(res)).frames.map((f) => f.id),
-        `after ${cut}`,
-      ).toEqual(uncut.slice(i).map((f) => f.id));
-    }
     // Without the message it is the old run's stream, which ends with that run.
     const oldEnd = uncut.find((f) => f.data.type === "agent_completed" && f.data.runId === oldRun)!;
     const plain = await readSse(await resume(uncut[0]!.id, `runId=${oldRun}`));
@@ -211,12 +200,7 @@ describe("whenBusy: a prompt while a run is active", () => {
     const { frames, ended } = await readSse(steer);
     expect([ended, frames.at(-1)!.data.type, frames.at(-1)!.data.runId]).toEqual([true, "agent_completed", runId]);
     expect(frames.filter((f) => f.data.type === "message_queued").map((f) => f.data.mode)).toEqual(["steer"]);
-    // Resumed with its message from any of its events: the rest of it.
-    const query = `runId=${runId}&messageId=${frames[0]!.data.messageId}`;
-    for (const [i, frame] of frames.slice(0, -1).entries()) {
-      const res = await api(`/api/sessions/${sessionId}/events/stream?${query}`, { headers: { "last-event-id": String(frame.id) } });
-      expect((await readSse(res)).frames.map((f) => f.id)).toEqual(frames.slice(i + 1).map((f) => f.id));
-    }
+    await expectResumesLikeUncut(sessionId, runId, frames);
     expect(await userTexts(sessionId)).toEqual(["one", "also this"]);
   });
 
@@ -262,14 +246,7 @@ describe("whenBusy: a prompt while a run is active", () => {
   });
 
   it("afterFailedRun: withdraw drops a follow-up when the run before it fails; keep runs it", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n) => {
-      if (n === 1) {
-        await first.wait();
-        return jsonResponse(400, { error: { message: "bad things" } });
-      }
-      return echoAnswer(body);
-    });
+    const { sessionId, first } = await sessionWhoseFirstRunFails();
     const running = prompt(sessionId, { text: "fails" });
     await until(async () => (await store.info(sessionId))!.status === "running", "the run");
     const dropped = await prompt(sessionId, { text: "drop me", whenBusy: "followUp", afterFailedRun: "withdraw" });
@@ -435,30 +412,41 @@ describe("whenBusy: a prompt while a run is active", () => {
   });
 });
 
-/** Resumes the steer's stream after each of its frames (and before the first): the rest of the uncut stream; after the last, 204. */
-async function compareResumes(sessionId: string, runId: string, uncut: SseFrame[]) {
+/**
+ * Resumes a steer's stream (`runId` and its `messageId`) before its first frame and after each one:
+ * each gives the rest of the uncut stream exactly, and after the last it is 204.
+ */
+async function expectResumesLikeUncut(sessionId: string, runId: string, uncut: SseFrame[]) {
   const messageId = uncut[0]!.data.messageId as string;
-  const results: { after: number; status: number; ids: number[]; expected: number[] | "204" }[] = [];
-  for (const [i, cut] of [uncut[0]!.id - 1, ...uncut.map((f) => f.id)].entries()) {
+  const got: [number, number, number[]][] = [];
+  for (const cut of [uncut[0]!.id - 1, ...uncut.map((f) => f.id)]) {
     const res = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}&messageId=${messageId}`, {
       headers: { "last-event-id": String(cut) },
     });
-    const ids = res.status === 200 ? (await readSse(res)).frames.map((f) => f.id) : [];
-    results.push({ after: cut, status: res.status, ids, expected: i === uncut.length ? "204" : uncut.slice(i).map((f) => f.id) });
+    got.push([cut, res.status, res.status === 200 ? (await readSse(res)).frames.map((f) => f.id) : []]);
   }
-  return results;
+  const want = got.map(([cut], i): [number, number, number[]] =>
+    i === uncut.length ? [cut, 204, []] : [cut, 200, uncut.slice(i).map((f) => f.id)],
+  );
+  expect(got).toEqual(want);
+}
+
+/** A session whose first model call fails (400) once `first` opens; later calls echo. */
+async function sessionWhoseFirstRunFails() {
+  const first = gate();
+  const { sessionId } = await sessionWithModel(async (body, n) => {
+    if (n === 1) {
+      await first.wait();
+      return jsonResponse(400, { error: { message: "bad things" } });
+    }
+    return echoAnswer(body);
+  });
+  return { sessionId, first };
 }
 
 describe("a steer's stream resumed with its message, when its re-queued follow-up was withdrawn", () => {
   it("after the queued_message_withdrawn that ended it (re-queued, then withdrawn: afterFailedRun withdraw) is 204, as the uncut stream ended", async () => {
-    const first = gate();
-    const { sessionId } = await sessionWithModel(async (body, n) => {
-      if (n === 1) {
-        await first.wait();
-        return jsonResponse(400, { error: { message: "bad things" } });
-      }
-      return echoAnswer(body);
-    });
+    const { sessionId, first } = await sessionWhoseFirstRunFails();
     const running = prompt(sessionId, { text: "fails" });
     await until(async () => (await store.info(sessionId))!.status === "running", "the run");
     const runId = (await running).headers.get("x-run-id")!;
@@ -468,13 +456,8 @@ describe("a steer's stream resumed with its message, when its re-queued follow-u
     const { frames: uncut, ended } = await readSse(steer);
     expect(ended).toBe(true);
     expect(uncut.at(-1)!.data.type).toBe("queued_message_withdrawn");
-    const results = await compareResumes(sessionId, runId, uncut);
-    expect(results.slice(0, -1).map((r) => [r.after, r.status, r.ids])).toEqual(
-      results.slice(0, -1).map((r) => [r.after, 200, r.expected]),
-    );
-    const last = results.at(-1)!;
     // From the withdrawal that ended it: 204 (an empty 200 made an EventSource reconnect for ever).
-    expect([last.status, last.ids]).toEqual([204, []]);
+    await expectResumesLikeUncut(sessionId, runId, uncut);
   });
 
   it("after the queued_message_withdrawn of its re-queued message (DELETE /queue/:id while a follow-up runs ahead) is 204", async () => {
@@ -509,11 +492,6 @@ describe("a steer's stream resumed with its message, when its re-queued follow-u
     });
     const { frames: uncut } = await readSse(res);
     expect(uncut.at(-1)!.data.type).toBe("queued_message_withdrawn");
-    const results = await compareResumes(sessionId, runId, uncut);
-    expect(results.slice(0, -1).map((r) => [r.after, r.status, r.ids])).toEqual(
-      results.slice(0, -1).map((r) => [r.after, 200, r.expected]),
-    );
-    const last = results.at(-1)!;
-    expect([last.status, last.ids]).toEqual([204, []]);
+    await expectResumesLikeUncut(sessionId, runId, uncut);
   });
 });
