@@ -82,7 +82,8 @@ function setConnection(state) {
 async function openSession(id) {
   feed?.stop();
   feed = null;
-  current = { id, info: null };
+  const opening = { id, info: null };
+  current = opening;
   if (!document.querySelector(`#session-list a[data-session-id="${id}"]`)) loadSessions(false).catch(() => {});
   markCurrent();
   $("empty").hidden = true;
@@ -97,11 +98,13 @@ async function openSession(id) {
   try {
     [info, messages, events] = await authed(() => Promise.all([getJson(path), getJsonl(`${path}/messages`), getJsonl(`${path}/events`)]));
   } catch (err) {
+    if (current !== opening) return;
     $("session-title").textContent = id;
     $("session-meta").textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
     return;
   }
-  if (current?.id !== id) return;
+  // A later route (another session, or this one again) took over while this one loaded.
+  if (current !== opening) return;
   current.info = info;
   showInfo(info);
   for (const m of messages) timeline.messages.set(m.id, m);
@@ -109,6 +112,7 @@ async function openSession(id) {
   for (const event of events) timeline.apply(event);
   for (const m of messages) timeline.setMessage(m);
   await Promise.all([refreshChanges(), refreshLearning()]);
+  if (current !== opening) return;
   const view = timeline;
   feed = new LiveFeed(id, {
     lastSeq: events.at(-1)?.seq ?? 0,

@@ -68,7 +68,8 @@ export class LiveFeed {
       this.timer = setTimeout(() => this.openStream(), POLL_INTERVAL_MS);
       return;
     }
-    if (this.stopped) return;
+    // Another path (the idle poll, a prompt sent from this page) opened one meanwhile: one stream only.
+    if (this.stopped || this.source) return;
     const source = new EventSource(url);
     this.source = source;
     this.onState("connecting");

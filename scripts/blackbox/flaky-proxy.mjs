@@ -3,9 +3,9 @@
 import http from "node:http";
 
 /**
- * Forwards every request to `target`. `dropStreams()` cuts every event stream open right now (the
- * client sees its connection reset mid-stream); `dropNextStreamAfter(n)` cuts the next event stream
- * once it has passed `n` SSE frames with an id.
+ * Forwards every request to `target`. `dropStreams(which)` cuts the event streams open right now
+ * that `which` picks, by default all (the client sees its connection reset mid-stream);
+ * `dropNextStreamAfter(n)` cuts the next event stream once it has passed `n` SSE frames with an id.
  * @param {string} target e.g. http://127.0.0.1:8787
  */
 export function startFlakyProxy(target) {
@@ -17,7 +17,7 @@ export function startFlakyProxy(target) {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       const isStream = String(answer.headers["content-type"] ?? "").startsWith("text/event-stream");
       if (!isStream) return answer.pipe(res);
-      const stream = { req, res, answer };
+      const stream = { method: req.method, url: req.url, req, res, answer };
       streams.add(stream);
       const limit = dropAfter;
       dropAfter = null;
@@ -54,11 +54,18 @@ export function startFlakyProxy(target) {
       const { port } = server.address();
       resolve({
         base: `http://127.0.0.1:${port}`,
-        /** Cuts every open event stream; returns how many. */
-        dropStreams() {
-          const open = [...streams];
+        /**
+         * Cuts the open event streams `which` picks (all by default); returns how many.
+         * @param {(stream: { method: string; url: string }) => boolean} [which]
+         */
+        dropStreams(which = () => true) {
+          const open = [...streams].filter(which);
           for (const s of open) cut(s);
           return open.length;
+        },
+        /** The event streams open right now, as method and path (no query: it may hold a token). */
+        get openStreams() {
+          return [...streams].map((s) => `${s.method} ${s.url.split("?")[0]}`);
         },
         /** @param {number} n */
         dropNextStreamAfter(n) {
