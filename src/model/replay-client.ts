@@ -4,6 +4,9 @@ import { ABORTED_MESSAGE, type ModelClient, type ModelEvent, type ModelRequest, 
 /** Loads the messages of a recorded session, in order. */
 export type MessageLoader = (sessionId: string) => Promise<AgentMessage[]>;
 
+/** What a replay plays back of a recording: its assistant turns and compaction summaries. */
+export const isRecordedTurn = (message: AgentMessage): boolean => message.kind === "assistant" || message.kind === "compaction";
+
 /** The model name prefix that selects replay: `replay:<sessionId>`. */
 export const REPLAY_MODEL_PREFIX = "replay:";
 

@@ -1,5 +1,5 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
-import type { AgentEvent, AgentMessage, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
+import type { AgentEvent, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import type { UsageTotals } from "./session-context";
 import type { ForkOrigin, ForkSource } from "./session-fork";
@@ -57,7 +57,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   /** An import's messages, only into a session with none yet (a repeated import fills it once). */
   fillMessages(records: unknown[]): SessionResult<{ filled: boolean }>;
   appendEvents(records: unknown[]): SessionResult<number[]>;
-  loadMessages(): Promise<SessionResult<AgentMessage[]>>;
+  /** Every message as JSONL, marked at its end. */
+  loadMessages(): Promise<SessionResult<ReadableStream<Uint8Array>>>;
   loadEvents(afterSeq?: number): Promise<SessionResult<{ seq: number; event: AgentEvent }[]>>;
   exportJsonl(stream: "messages" | "events" | "trace"): Promise<SessionResult<ReadableStream<Uint8Array>>>;
   /** An external judge's verdict on one of the session's runs (AWTL). */

@@ -1,5 +1,5 @@
 import { type AgentMessage, type AgentPromptCommand, DEFAULT_RUN_TIMEOUT_MS, type ErrorCode, safeRunOptions, type Usage } from "../domain";
-import { createModelClient, type FetchLike, type MessageLoader, type ModelConfig } from "../model";
+import { createModelClient, type FetchLike, type MessageLoader, type ModelConfig, REPLAY_MODEL_PREFIX } from "../model";
 import { type CompactionLog, compact } from "../runtime/compaction";
 import { estimateContextTokens, estimateFixedTokens, modelView } from "../runtime/context-window";
 import { modelBudget } from "../runtime/run-setup";
@@ -80,14 +80,15 @@ export function contextStatus(history: RunHistory, ctx: SessionModelContext): Co
 }
 
 /**
- * A compaction a client asked for (`POST .../compact`), with the model the session runs on now. The
- * caller holds the session's run slot meanwhile.
+ * A compaction a client asked for (`POST .../compact`), with the model the session runs on now, or
+ * the deployment's model when that is a replay: a recording holds summaries only for the points where
+ * it compacted, so a replay has no summary to give for one asked for now (it answered with a
+ * placeholder that dropped the history). The caller holds the session's run slot meanwhile.
  */
 export async function compactOnDemand(
   history: readonly AgentMessage[],
   ctx: SessionModelContext & {
     instructions?: string;
-    loadRecording: MessageLoader;
     log: CompactionLog;
     signal?: AbortSignal;
     /** Assistant turns before `history` (it starts at the latest compaction): a replay aligns its summaries by them. */
@@ -96,8 +97,9 @@ export async function compactOnDemand(
     timeoutMs?: number;
   },
 ): Promise<{ ok: true; messageId: string; tokensBefore: number; tokensAfter: number } | { ok: false; code: ErrorCode; message: string }> {
-  const { budget, price } = modelBudget(ctx.config, ctx.command ?? {});
-  const model = createModelClient(ctx.config, ctx.command?.model, { loadMessages: ctx.loadRecording });
+  const requested = ctx.command?.model?.trim().startsWith(REPLAY_MODEL_PREFIX) ? undefined : ctx.command?.model;
+  const { budget, price } = modelBudget(ctx.config, { ...ctx.command, model: requested });
+  const model = createModelClient(ctx.config, requested, { loadMessages: noRecording });
   const timeout = AbortSignal.timeout(ctx.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS);
   const result = await compact(
     {
@@ -122,3 +124,6 @@ export async function compactOnDemand(
   }
   return { ok: false, code: result.code === "aborted" ? "run_timeout" : result.code, message: result.message };
 }
+
+/** A manual compaction never replays (see compactOnDemand). */
+const noRecording: MessageLoader = () => Promise.reject(new Error("a manual compaction does not replay"));

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ExternalVerdict } from "../awtl/trace-sink";
-import { type AgentMessage, type AttributionRecord, failure, type JudgeResult, ok } from "../domain";
+import { type AttributionRecord, failure, type JudgeResult, ok } from "../domain";
 import type { AppEnv } from "../env";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import { withEndMark } from "../workspace/streams";
@@ -73,8 +73,9 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.open ? this.open.append("events", records) : notFound();
   }
 
-  async loadMessages(): Promise<SessionResult<AgentMessage[]>> {
-    return this.open ? this.open.loadMessages() : notFound();
+  /** Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
+  async loadMessages(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    return this.open ? marked(await this.open.loadMessages()) : notFound();
   }
 
   async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {

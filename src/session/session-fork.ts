@@ -78,17 +78,23 @@ export async function* messageLines(messages: readonly AgentMessage[]): AsyncGen
 }
 
 /**
- * The messages of a `ForkSource` stream, read a line at a time. They were validated when the source
- * read them from its log, and come from an object of this service, so they are parsed, not checked again.
+ * The messages of a `ForkSource` stream or a messages export, read a line at a time, those `keep`
+ * picks. They were validated when their object stored them, and come from an object of this service,
+ * so they are parsed, not checked again.
  */
-export async function readMessageLines(stream: ReadableStream<Uint8Array>): Promise<AgentMessage[]> {
+export async function readMessageLines(
+  stream: ReadableStream<Uint8Array>,
+  keep: (message: AgentMessage) => boolean = () => true,
+): Promise<AgentMessage[]> {
   const messages: AgentMessage[] = [];
   const decoder = new TextDecoder();
   // The unfinished line's pieces: a long message spans many chunks, and joining them only once its
   // end arrives keeps the work linear (re-joining at every chunk made a 14 MB message take seconds).
   let pending: string[] = [];
   const add = (line: string) => {
-    if (line !== "") messages.push(JSON.parse(line) as AgentMessage);
+    if (line === "") return;
+    const message = JSON.parse(line) as AgentMessage;
+    if (keep(message)) messages.push(message);
   };
   for await (const chunk of stream) {
     const text = decoder.decode(chunk, { stream: true });

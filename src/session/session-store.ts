@@ -3,9 +3,17 @@ import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isI
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
+import { withoutEndMark } from "../workspace/streams";
 import type { SeqEvent } from "./live-events";
 import type { CreateSessionInput, SessionInfo, SessionRpc } from "./session-api";
-import { FORK_COPY_BATCH, type ForkBatchLimits, type ForkedChange, type ForkOrigin, forkCopyBatches } from "./session-fork";
+import {
+  FORK_COPY_BATCH,
+  type ForkBatchLimits,
+  type ForkedChange,
+  type ForkOrigin,
+  forkCopyBatches,
+  readMessageLines,
+} from "./session-fork";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta } from "./session-meta";
 
 /** The bindings the store uses: the session objects and the tenants' indexes. */
@@ -267,8 +275,12 @@ export class DurableSessionStore {
     return unwrapResult(await this.stub(sessionId).appendEvents([event]))[0]!;
   }
 
-  async loadMessages(sessionId: string): Promise<AgentMessage[]> {
-    return unwrapResult(await this.stub(sessionId).loadMessages());
+  /**
+   * A session's messages, streamed as JSONL and read a line at a time (a long session's are more
+   * than one RPC answer carries); `keep` drops the others as they are read.
+   */
+  async loadMessages(sessionId: string, keep?: (message: AgentMessage) => boolean): Promise<AgentMessage[]> {
+    return readMessageLines(withoutEndMark(unwrapResult(await this.stub(sessionId).loadMessages())), keep);
   }
 
   async loadEvents(sessionId: string): Promise<AgentEvent[]> {

@@ -17,7 +17,7 @@ import {
   unwrapResult,
 } from "../domain";
 import type { AppEnv } from "../env";
-import { modelConfigFromEnv } from "../model";
+import { isRecordedTurn, modelConfigFromEnv } from "../model";
 import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog, RunRecord } from "../runtime/run-log";
@@ -220,13 +220,11 @@ export class Session {
     const deleted = () => failure("session_not_found" as const, `session '${this.id}' was deleted during the compaction`);
     try {
       const history = await this.history.load();
-      const meta = this.describe();
       const result = await compactOnDemand(history.messages, {
         ...this.modelContext(),
         signal: controller.signal,
         assistantsBefore: history.before.assistants,
         ...(instructions ? { instructions } : {}),
-        loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
         log: {
           event: (body) => {
             // Marked in the same step as the event is stored, so a restart finds what it has to close.
@@ -295,9 +293,13 @@ export class Session {
     return this.appendValid(stream, parsed);
   }
 
-  async loadMessages(): Promise<SessionResult<AgentMessage[]>> {
-    // The whole log (the history in memory starts at the latest compaction).
-    return readable(() => loadStoredMessages(this.log, this.deps.bucket, this.id));
+  /**
+   * The whole log's messages (read through the kept copy where it holds them) as JSONL: a long
+   * session's are more than one RPC answer carries.
+   */
+  async loadMessages(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    const messages = await readable(() => loadStoredMessages(this.log, this.deps.bucket, this.id));
+    return messages.ok ? ok(await textStream(messageLines(messages.value))) : messages;
   }
 
   async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {
@@ -723,7 +725,7 @@ export class Session {
     if (sessionId === this.id) return loadStoredMessages(this.log, this.deps.bucket, this.id);
     const store = new DurableSessionStore(this.env);
     if (!(await store.findOwned(sessionId, meta.owner))) throw new Error(`session '${sessionId}' does not exist`);
-    return store.loadMessages(sessionId);
+    return store.loadMessages(sessionId, isRecordedTurn);
   }
 
   /** Appends the records that end a run the runtime could not end itself. */

@@ -1,8 +1,9 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readConversation } from "../../src/api/conversation-import";
 import { type AgentMessage, MAX_IMPORTED_COST, MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_JSON_DEPTH } from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
+import { DurableSessionStore } from "../../src/session/session-store";
 import { client, model, openSession, prompt, traceOf, uploadWorkspace } from "../awtl/harness";
 import { readSse } from "../helpers/sse-client";
 import { tarOf } from "../workspace/archives";
@@ -134,6 +135,45 @@ describe("POST /api/sessions/import", () => {
       "agent_completed",
     ]);
     expect(frames[5]!.data).toMatchObject({ tool: "read", error: false, summary: expect.stringContaining("hello") });
+  });
+
+  it("replays a recording larger than one RPC answer carries (32 MiB)", async () => {
+    // Imports stop at 16 MiB: the first part is imported, the rest appended, 11 MiB prompts each.
+    const prompts = (from: number) => "x".repeat(11 * 1024 * 1024) + from;
+    const turn = (n: number, text: string): AgentMessage[] => [
+      { ...base, kind: "user", id: `m_u${n}`, parentId: n === 1 ? null : `m_a${n - 1}`, text },
+      { ...base, kind: "assistant", id: `m_a${n}`, parentId: `m_u${n}`, text: `answer ${n}`, stopReason: "STOP" },
+    ];
+    const imported = await importJsonl(encodeJsonl([...turn(1, "first"), ...turn(2, prompts(2))]));
+    expect(imported.status).toBe(201);
+    const { sessionId: recorded } = (await imported.json()) as { sessionId: string };
+    const store = new DurableSessionStore(env);
+    for (const n of [3, 4]) for (const m of turn(n, prompts(n))) await store.appendMessage(recorded, { ...m, sessionId: recorded });
+    const exported = await (await api(`/api/sessions/${recorded}/messages`)).text();
+    expect(exported.length).toBeGreaterThan(33 * 1024 * 1024);
+
+    const { sessionId } = (await (
+      await api("/api/sessions", { method: "POST", body: "{}", headers: { "content-type": "application/json" } })
+    ).json()) as {
+      sessionId: string;
+    };
+    const answers: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const run = await api(`/api/sessions/${sessionId}/messages/stream`, {
+        method: "POST",
+        body: JSON.stringify({ text: "again", model: `replay:${recorded}` }),
+        headers: { "content-type": "application/json" },
+      });
+      const { frames } = await readSse(run);
+      expect(frames.at(-1)!.data.type).toBe("agent_completed");
+      answers.push(
+        frames
+          .filter((f) => f.data.type === "assistant_delta")
+          .map((f) => f.data.text)
+          .join(""),
+      );
+    }
+    expect(answers).toEqual(["answer 1", "answer 2"]);
   });
 
   it("a message with an id as long as an import allows can be a fork point", async () => {

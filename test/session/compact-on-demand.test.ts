@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { AgentEvent } from "../../src/domain";
+import { type AgentEvent, type CompactionMessage, safeRunOptions } from "../../src/domain";
 import type { FetchLike } from "../../src/model";
 import { compactOnDemand } from "../../src/session/session-context";
 import { userMessage } from "../helpers/records";
+import { chunk, sse, sseResponse } from "../model/helpers";
 
 /** Three user messages of about 40,000 tokens each: more than enough to compact. */
 const history = ["u1", "u2", "u3"].map((id, i) => userMessage("s_compact", id, `${id} `.repeat(40_000), i === 0 ? null : `u${i}`));
@@ -17,7 +18,6 @@ function compactWith(options: { timeoutMs: number; signal?: AbortSignal }) {
     config: { apiKey: "sk-test", baseURL: "https://llm.example.test/v1", model: "m", fetch: hanging },
     workspaceId: null,
     command: null,
-    loadRecording: async () => [],
     log: {
       event: (event) => events.push(event),
       append: () => {
@@ -46,5 +46,39 @@ describe("a manual compaction that does not finish", () => {
     deletion.abort();
     expect((await result).ok).toBe(false);
     expect(events).toEqual([{ type: "compaction_started", reason: "manual" }]);
+  });
+});
+
+describe("a manual compaction after a replayed run", () => {
+  it("is summarised by the deployment's model, not by the recording (which has no summary for it)", async () => {
+    const models: string[] = [];
+    const provider: FetchLike = async (_input, init) => {
+      models.push((JSON.parse(String(init?.body)) as { model: string }).model);
+      return sseResponse(sse([chunk({ content: "## Goal\nthe provider's summary" }), chunk({}, "stop")]));
+    };
+    const summaries: string[] = [];
+    const result = await compactOnDemand(history, {
+      config: { apiKey: "sk-test", baseURL: "https://llm.example.test/v1", model: "m", fetch: provider },
+      workspaceId: null,
+      command: { sessionId: "s_compact", userText: "again", model: "replay:s_recorded", options: safeRunOptions() },
+      log: {
+        event: () => {},
+        append: (record) => {
+          summaries.push(record.summary);
+          return {
+            ...record,
+            kind: "compaction",
+            id: "m_c",
+            sessionId: "s_compact",
+            parentId: "u3",
+            createdAt: "2026-12-02T00:00:00.000Z",
+          } as CompactionMessage;
+        },
+      },
+      timeoutMs: 60_000,
+    });
+    expect(result).toMatchObject({ ok: true, messageId: "m_c" });
+    expect(models).toEqual(["m"]);
+    expect(summaries).toEqual(["## Goal\nthe provider's summary"]);
   });
 });
