@@ -6,6 +6,7 @@ import {
   MAX_IMPORTED_ID_CHARS,
   MAX_IMPORTED_TOKENS,
   MAX_JSON_DEPTH,
+  MAX_PROMPT_CHARS,
 } from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
 import { jsonTextProblem } from "./body";
@@ -15,8 +16,9 @@ const invalid = (line: number, why: string) => new HarnessError("import_invalid"
 /**
  * Reads an exported conversation (`GET /api/sessions/:id/messages`, JSONL) for import: every line a
  * strict message record, all of one session, ids unique, each message's parent the one before it
- * (the first has none), and every tool result answering an earlier, unanswered tool call. Returns
- * the messages as read; the store gives them their new session id.
+ * (the first has none), user text as a prompt takes it, and every tool result answering a call of
+ * the assistant message just before it (its results come before anything else, as a provider takes
+ * them). Returns the messages as read; the store gives them their new session id.
  */
 export function readConversation(text: string): AgentMessage[] {
   const messages: AgentMessage[] = [];
@@ -53,6 +55,11 @@ export function readConversation(text: string): AgentMessage[] {
       );
     const tooLarge = oversized(message);
     if (tooLarge) throw invalid(n, tooLarge);
+    const badText = message.kind === "user" ? promptTextProblem(message.text) : null;
+    if (badText) throw invalid(n, badText);
+    // Anything but a result ends the wait for the calls before it: a provider is sent them as
+    // unanswered, and a result that came later would never reach it.
+    if (message.kind !== "tool_result") openCalls.clear();
     if (message.kind === "assistant")
       for (const call of message.toolCalls ?? []) {
         // Providers refuse a tool call id that is already waiting for its result.
@@ -61,7 +68,10 @@ export function readConversation(text: string): AgentMessage[] {
       }
     if (message.kind === "tool_result") {
       if (!openCalls.has(message.toolCallId))
-        throw invalid(n, `tool result for '${message.toolCallId}', which no earlier message called or which was answered`);
+        throw invalid(
+          n,
+          `tool result for '${message.toolCallId}', which is not waiting for its result: no earlier message called it, it was answered, or another message came after its call`,
+        );
       openCalls.delete(message.toolCallId);
     }
     ids.add(message.id);
@@ -69,6 +79,13 @@ export function readConversation(text: string): AgentMessage[] {
   }
   if (messages.length === 0) throw new HarnessError("import_invalid", "the conversation holds no messages");
   return messages;
+}
+
+/** Why a user message's text is not one a prompt could have sent (blank, or too long), or null. */
+function promptTextProblem(text: string): string | null {
+  if (!/\S/.test(text)) return "a user message's text is blank (a prompt's text is not)";
+  if (text.length > MAX_PROMPT_CHARS) return `a user message's text has ${text.length} characters (a prompt's at most ${MAX_PROMPT_CHARS})`;
+  return null;
 }
 
 /** Why a message's id, tool call ids, usage or cost is past what an import takes, or null. */

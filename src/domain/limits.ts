@@ -194,7 +194,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["workspace list page", `\`limit\` 1-${MAX_WORKSPACE_PAGE} (default ${DEFAULT_WORKSPACE_PAGE})`],
   [
     "imported conversation",
-    `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages; ids (message, tool call) up to ${MAX_IMPORTED_ID_CHARS} characters, usage up to ${count(MAX_IMPORTED_TOKENS)} tokens per count and a cost up to $${count(MAX_IMPORTED_COST)} per message`,
+    `${bytes(MAX_IMPORT_BYTES)} of JSONL, ${count(MAX_IMPORT_MESSAGES)} messages; ids (message, tool call) up to ${MAX_IMPORTED_ID_CHARS} characters, usage up to ${count(MAX_IMPORTED_TOKENS)} tokens per count and a cost up to $${count(MAX_IMPORTED_COST)} per message, user text as a prompt's (not blank, at most ${count(MAX_PROMPT_CHARS)} characters); the size is of the body as sent: every line then gets the new session's id, so the export of an import of a body at the limit can be a little over it`,
   ],
   [
     "stream token lifetime",

@@ -495,12 +495,15 @@ class AgentRun {
   }
 
   private messageRecord(body: MessageBody, id: string): AgentMessage {
+    // `kind` first, then the envelope, then the body: the order of a message in every log and export.
+    const { kind, ...rest } = body;
     return {
+      kind,
       id,
       sessionId: this.ctx.sessionId,
       parentId: this.lastMessageId(),
       createdAt: nowIso(this.ctx.clock),
-      ...body,
+      ...rest,
     } as AgentMessage;
   }
 

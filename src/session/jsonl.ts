@@ -18,7 +18,7 @@ export class JsonlDecodeError extends Error {
   }
 }
 
-/** One record as a JSONL line (no trailing newline). Field order follows the schema. */
+/** One record as a JSONL line (no trailing newline), its fields in the record's own order. */
 export function encodeLine(record: AgentMessage | AgentEvent | TraceRecord): string {
   return JSON.stringify(record);
 }
@@ -95,12 +95,15 @@ function decodeLine<T>(family: RecordFamily<T>, line: string, lineNumber: number
   const tag = value[family.discriminator] as string;
   const parsed = family.schema.safeParse(value);
   if (!parsed.success) throw new JsonlDecodeError(lineNumber, `invalid ${tag} ${family.noun}: ${formatIssues(parsed.error.issues)}`);
-  const data = parsed.data as { sessionId?: string; taskId?: string };
+  // A message is kept as it came once its schema accepts it (the message schemas have no defaults or
+  // transforms): zod's output would reorder its fields and leave out a `__proto__` key of tool-call
+  // arguments, so an import or a fork would not be the same conversation byte for byte.
+  const data = (family === MESSAGES ? value : parsed.data) as { sessionId?: string; taskId?: string };
   const owner = data.sessionId ?? data.taskId;
   if (sessionId !== undefined && owner !== sessionId) {
     throw new JsonlDecodeError(lineNumber, `record belongs to session '${owner}', not '${sessionId}'`);
   }
-  return parsed.data;
+  return data as T;
 }
 
 /** A line parsed into a JSON object whose discriminator is a known string; no schema check yet. */

@@ -233,7 +233,8 @@ export class Session {
             unwrapResult(this.appendValid("events", [this.envelope("event", body) as AgentEvent]));
           },
           append: (record) => {
-            const message = { ...this.envelope("message", record), parentId: this.meta.lastMessageId() } as CompactionMessage;
+            const { kind, ...body } = record;
+            const message = { kind, ...this.envelope("message", body) } as CompactionMessage;
             unwrapResult(this.appendValid("messages", [message]));
             return message;
           },
@@ -266,7 +267,7 @@ export class Session {
   private envelope<T extends object>(kind: "message" | "event", body: T) {
     const at = nowIso(this.deps.clock);
     return kind === "message"
-      ? { id: this.deps.ids.next("message"), sessionId: this.id, createdAt: at, ...body }
+      ? { id: this.deps.ids.next("message"), sessionId: this.id, parentId: this.meta.lastMessageId(), createdAt: at, ...body }
       : { eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: at, ...body };
   }
 

@@ -1,7 +1,14 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readConversation } from "../../src/api/conversation-import";
-import { type AgentMessage, MAX_IMPORTED_COST, MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_JSON_DEPTH } from "../../src/domain";
+import {
+  type AgentMessage,
+  MAX_IMPORTED_COST,
+  MAX_IMPORTED_ID_CHARS,
+  MAX_IMPORTED_TOKENS,
+  MAX_JSON_DEPTH,
+  MAX_PROMPT_CHARS,
+} from "../../src/domain";
 import { encodeJsonl } from "../../src/session/jsonl";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { client, model, openSession, prompt, traceOf, uploadWorkspace } from "../awtl/harness";
@@ -85,6 +92,19 @@ describe("readConversation", () => {
     expect(refusal([m1, { ...m2, usage: { inputTokens: 10, outputTokens: MAX_IMPORTED_TOKENS + 1, totalTokens: 15 } }])).toBe(
       `import_invalid: line 2: usage.outputTokens is ${MAX_IMPORTED_TOKENS + 1} (at most ${MAX_IMPORTED_TOKENS})`,
     );
+    // A result after another message: a provider is sent the call as unanswered and never this result.
+    const late = { ...m1, id: "m_u2", parentId: "m_2", text: "meanwhile" };
+    expect(refusal([m1, m2, late, { ...m3, parentId: "m_u2" }])).toBe(
+      "import_invalid: line 4: tool result for 'call_1', which is not waiting for its result: no earlier message called it, it was answered, or another message came after its call",
+    );
+    expect(refusal([m1, m2, late])).toBe("accepted");
+    // User text as a prompt takes it.
+    expect(refusal([{ ...m1, text: " \n " }])).toBe("import_invalid: line 1: a user message's text is blank (a prompt's text is not)");
+    expect(refusal([{ ...m1, text: "" }])).toBe("import_invalid: line 1: a user message's text is blank (a prompt's text is not)");
+    expect(refusal([{ ...m1, text: "x".repeat(MAX_PROMPT_CHARS + 1) }])).toBe(
+      `import_invalid: line 1: a user message's text has ${MAX_PROMPT_CHARS + 1} characters (a prompt's at most ${MAX_PROMPT_CHARS})`,
+    );
+    expect(refusal([{ ...m1, text: "x".repeat(MAX_PROMPT_CHARS) }])).toBe("accepted");
   });
 });
 
@@ -135,20 +155,33 @@ describe("POST /api/sessions/import", () => {
       "agent_completed",
     ]);
     expect(frames[5]!.data).toMatchObject({ tool: "read", error: false, summary: expect.stringContaining("hello") });
+
+    // The run's own messages (kind first, then the envelope) survive an export and an import byte for byte.
+    const exported = await (await api(`/api/sessions/${sessionId}/messages`)).text();
+    expect(
+      exported
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => Object.keys(JSON.parse(line)).slice(0, 5)),
+    ).toEqual(Array(4).fill(["kind", "id", "sessionId", "parentId", "createdAt"]));
+    const again = (await (await importJsonl(exported)).json()) as { sessionId: string };
+    const reexported = await (await api(`/api/sessions/${again.sessionId}/messages`)).text();
+    expect(reexported).toBe(exported.replaceAll(`"sessionId":"${sessionId}"`, `"sessionId":"${again.sessionId}"`));
   });
 
   it("replays a recording larger than one RPC answer carries (32 MiB)", async () => {
-    // Imports stop at 16 MiB: the first part is imported, the rest appended, 11 MiB prompts each.
-    const prompts = (from: number) => "x".repeat(11 * 1024 * 1024) + from;
-    const turn = (n: number, text: string): AgentMessage[] => [
-      { ...base, kind: "user", id: `m_u${n}`, parentId: n === 1 ? null : `m_a${n - 1}`, text },
+    // Imports stop at 16 MiB: the first 150 turns are imported, 200 more appended (prompts of 99,000 characters).
+    const prompt = (n: number) => `${n} ${"x".repeat(99_000)}`;
+    const turn = (n: number): AgentMessage[] => [
+      { ...base, kind: "user", id: `m_u${n}`, parentId: n === 1 ? null : `m_a${n - 1}`, text: prompt(n) },
       { ...base, kind: "assistant", id: `m_a${n}`, parentId: `m_u${n}`, text: `answer ${n}`, stopReason: "STOP" },
     ];
-    const imported = await importJsonl(encodeJsonl([...turn(1, "first"), ...turn(2, prompts(2))]));
+    const turns = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => turn(from + i)).flat();
+    const imported = await importJsonl(encodeJsonl(turns(1, 150)));
     expect(imported.status).toBe(201);
     const { sessionId: recorded } = (await imported.json()) as { sessionId: string };
     const store = new DurableSessionStore(env);
-    for (const n of [3, 4]) for (const m of turn(n, prompts(n))) await store.appendMessage(recorded, { ...m, sessionId: recorded });
+    for (const m of turns(151, 350)) await store.appendMessage(recorded, { ...m, sessionId: recorded });
     const exported = await (await api(`/api/sessions/${recorded}/messages`)).text();
     expect(exported.length).toBeGreaterThan(33 * 1024 * 1024);
 

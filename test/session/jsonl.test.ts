@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AgentEvent, AgentMessage } from "../../src/domain";
-import { decodeEvents, decodeMessages, encodeJsonl, JsonlDecodeError } from "../../src/session/jsonl";
+import { type AgentEvent, AgentMessage } from "../../src/domain";
+import { decodeEvents, decodeMessageLine, decodeMessages, encodeJsonl, encodeLine, JsonlDecodeError } from "../../src/session/jsonl";
 
 const T = "2026-11-30T02:51:00.000Z";
 const user: AgentMessage = { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: T, text: "read the README" };
@@ -58,6 +58,42 @@ describe("JSONL codec", () => {
       const keys = Object.keys(JSON.parse(line));
       expect(keys).not.toContain("payload");
       expect(keys).not.toContain("json");
+    }
+  });
+
+  it("decodes a message as it came, byte for byte: its own field order, and a __proto__ key in tool-call arguments", () => {
+    const lines = [
+      '{"id":"m_2","kind":"assistant","sessionId":"s_1","parentId":"m_1","createdAt":"2026-11-30T02:51:00.000Z","text":"","stopReason":"TOOL_CALLS","toolCalls":[{"id":"tc_1","name":"read","arguments":{"path":"a.txt","__proto__":{"x":1}}}]}',
+      '{"parentId":"m_2","kind":"compaction","id":"m_5","sessionId":"s_1","createdAt":"2026-11-30T02:51:00.000Z","summary":"s","firstKeptMessageId":"m_2","tokensBefore":9,"tokensAfter":3}',
+    ];
+    for (const line of lines) expect(encodeLine(decodeMessageLine(line))).toBe(line);
+    // Still checked: a top-level __proto__ is an unknown field.
+    expect(() => decodeMessageLine(lines[0]!.replace('{"id"', '{"__proto__":{},"id"'))).toThrow(/invalid assistant message/);
+  });
+
+  it("has message schemas that add nothing (decoding keeps the input, so a default would be lost)", () => {
+    const compaction: AgentMessage = {
+      kind: "compaction",
+      id: "m_4",
+      sessionId: "s_1",
+      parentId: "m_3",
+      createdAt: T,
+      summary: "s",
+      firstKeptMessageId: "m_3",
+      tokensBefore: 9,
+      tokensAfter: 3,
+    };
+    const minimalAssistant: AgentMessage = {
+      kind: "assistant",
+      id: "m_2",
+      sessionId: "s_1",
+      parentId: "m_1",
+      createdAt: T,
+      text: "",
+      stopReason: "STOP",
+    };
+    for (const message of [user, minimalAssistant, assistant, result, compaction]) {
+      expect(Object.keys(AgentMessage.parse(message))).toEqual(Object.keys(message));
     }
   });
 
