@@ -16,11 +16,14 @@ function sha256(text: string): Promise<ArrayBuffer> {
 }
 
 /**
- * Parses `AUTH_TOKENS` (`name:token,name2:token2`). A malformed entry is a configuration error, and
- * the API then fails closed rather than quietly opening up.
+ * Parses `AUTH_TOKENS` (`name:token,name2:token2`; a name may have several tokens, for rotation). A
+ * malformed entry is a configuration error, and the API then fails closed rather than quietly opening
+ * up: so is a token no request could present (with whitespace) and one token given to two tenants
+ * (every request with it would be the first's). Errors name tenants, never tokens.
  */
 export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
   const entries: TokenEntry[] = [];
+  const owners = new Map<string, string>();
   for (const pair of config.split(",")) {
     const trimmed = pair.trim();
     if (trimmed === "") continue;
@@ -29,6 +32,18 @@ export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
     const token = trimmed.slice(colon + 1).trim();
     if (colon <= 0 || name === "" || token === "")
       throw new HarnessError("auth_misconfigured", "AUTH_TOKENS must be 'name:token' pairs separated by commas");
+    if (/\s/.test(token))
+      throw new HarnessError(
+        "auth_misconfigured",
+        `AUTH_TOKENS: the token of '${name}' holds whitespace, which 'Authorization: Bearer' cannot carry`,
+      );
+    const owner = owners.get(token);
+    if (owner !== undefined && owner !== name)
+      throw new HarnessError(
+        "auth_misconfigured",
+        `AUTH_TOKENS gives one token to both '${owner}' and '${name}': each tenant needs its own`,
+      );
+    owners.set(token, name);
     entries.push({ name, digest: await sha256(token) });
   }
   if (entries.length === 0) throw new HarnessError("auth_misconfigured", "AUTH_TOKENS is set but holds no 'name:token' pair");

@@ -14,7 +14,12 @@ interface ErrorSpec {
 export const ERROR_REGISTRY = {
   // Requests
   unauthorized: { status: 401, in: ["api"], meaning: "no bearer token, or not a configured one" },
-  auth_misconfigured: { status: 500, in: ["api"], meaning: "AUTH_TOKENS is set but malformed; the API fails closed" },
+  auth_misconfigured: {
+    status: 500,
+    in: ["api"],
+    meaning:
+      "AUTH_TOKENS is set but malformed (not name:token pairs, a token with whitespace, one token for two tenants); the API fails closed",
+  },
   route_not_found: { status: 404, in: ["api"], meaning: "no route for this method and path" },
   unsupported_media_type: {
     status: 415,

@@ -187,4 +187,27 @@ describe("auth with AUTH_TOKENS", () => {
     const res = await app.fetch(new Request("http://localhost/api/sessions", { method: "POST" }), { ...env, AUTH_TOKENS: "justatoken" });
     await expectError(res, 500, "auth_misconfigured");
   });
+
+  it("fails closed on one token given to two tenants, and on a token with whitespace; names tenants, never tokens", async () => {
+    const attempt = async (config: string) => {
+      const res = await app.fetch(
+        new Request("http://localhost/api/sessions", { headers: { authorization: "Bearer shared-token-0123" } }),
+        { ...env, AUTH_TOKENS: config },
+      );
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      return [res.status, body.error?.code ?? null, body.error?.message ?? null];
+    };
+    expect(await attempt("teamA:shared-token-0123,teamB:shared-token-0123")).toEqual([
+      500,
+      "auth_misconfigured",
+      "AUTH_TOKENS gives one token to both 'teamA' and 'teamB': each tenant needs its own",
+    ]);
+    expect(await attempt("teamA:shared-token-0123,teamS:tok with space")).toEqual([
+      500,
+      "auth_misconfigured",
+      "AUTH_TOKENS: the token of 'teamS' holds whitespace, which 'Authorization: Bearer' cannot carry",
+    ]);
+    // Two tokens of one tenant (a rotation) stay allowed, even the same one twice.
+    expect((await attempt("teamA:shared-token-0123,teamA:next-token-4567,teamA:shared-token-0123"))[0]).toBe(200);
+  });
 });
