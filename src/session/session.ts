@@ -289,7 +289,9 @@ export class Session {
       if (!result.success) return failure("invalid_record", `record ${i}: ${formatIssues(result.error.issues)}`);
       if (result.data.sessionId !== this.id)
         return failure("invalid_record", `record ${i} belongs to session '${result.data.sessionId}', not '${this.id}'`);
-      parsed.push(result.data);
+      // A message is stored as it came, as decodeLine keeps it (zod's output reorders its fields and
+      // drops a `__proto__` key of tool-call arguments); the message schemas add nothing to it.
+      parsed.push(stream === "messages" ? (record as AgentMessage) : result.data);
     }
     return this.appendValid(stream, parsed);
   }

@@ -169,6 +169,18 @@ describe("POST /api/sessions/import", () => {
     expect(reexported).toBe(exported.replaceAll(`"sessionId":"${sessionId}"`, `"sessionId":"${again.sessionId}"`));
   });
 
+  it("stores the lines as sent: their field order, and a __proto__ key in tool-call arguments", async () => {
+    const lines = [
+      '{"id":"m_1","kind":"user","sessionId":"s_rec","parentId":null,"createdAt":"2026-11-30T03:00:00.000Z","text":"go"}',
+      '{"kind":"assistant","id":"m_2","sessionId":"s_rec","parentId":"m_1","createdAt":"2026-11-30T03:00:00.000Z","text":"","stopReason":"TOOL_CALLS","toolCalls":[{"id":"c_1","name":"read","arguments":{"path":"a.txt","__proto__":{"x":1}}}]}',
+    ];
+    const imported = await importJsonl(`${lines.join("\n")}\n`);
+    expect(imported.status).toBe(201);
+    const { sessionId } = (await imported.json()) as { sessionId: string };
+    const exported = await (await api(`/api/sessions/${sessionId}/messages`)).text();
+    expect(exported).toBe(`${lines.join("\n").replaceAll('"sessionId":"s_rec"', `"sessionId":"${sessionId}"`)}\n`);
+  });
+
   it("replays a recording larger than one RPC answer carries (32 MiB)", async () => {
     // Imports stop at 16 MiB: the first 150 turns are imported, 200 more appended (prompts of 99,000 characters).
     const prompt = (n: number) => `${n} ${"x".repeat(99_000)}`;
