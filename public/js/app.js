@@ -12,28 +12,34 @@ let feed = null;
 let timeline = null;
 let current = null; // { id, info }
 let nextCursor = null;
+let moreSessions = null; // the next page of the list while it loads
+/** The token prompt while it is shown: every request that got 401 meanwhile waits for its answer. */
+let pendingToken = null;
+/** The events that announce a stored message (read from /messages once they are stored). */
+const MESSAGE_EVENTS = new Set(["user_message_appended", "assistant_completed"]);
 
 /** Runs `work`; a 401 asks for a token and runs it again once one is given. */
 async function authed(work) {
+  const used = token.get();
   try {
     return await work();
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) {
-      await askForToken(token.get() ? "That token was not accepted." : "");
-      return authed(work);
-    }
-    throw err;
+    if (!(err instanceof ApiError && err.status === 401)) throw err;
+    // A token entered since this request was sent is tried before asking again.
+    if (pendingToken || token.get() === used) await askForToken(used ? "That token was not accepted." : "");
+    return authed(work);
   }
 }
 
+/** Shows the token prompt once; every caller gets the same promise, settled when a token is entered. */
 function askForToken(problem) {
-  const form = $("auth");
-  form.hidden = false;
-  $("layout").hidden = true;
-  $("auth-error").hidden = problem === "";
-  $("auth-error").textContent = problem;
-  token.clear();
-  return new Promise((resolve) => {
+  pendingToken ??= new Promise((resolve) => {
+    const form = $("auth");
+    form.hidden = false;
+    $("layout").hidden = true;
+    $("auth-error").hidden = problem === "";
+    $("auth-error").textContent = problem;
+    token.clear();
     form.onsubmit = (e) => {
       e.preventDefault();
       token.set($("auth-token").value.trim());
@@ -41,9 +47,21 @@ function askForToken(problem) {
       form.hidden = true;
       $("layout").hidden = false;
       $("sign-out").hidden = false;
+      pendingToken = null;
       resolve();
     };
   });
+  return pendingToken;
+}
+
+/** "more…": one page at a time; a second click while it loads waits for the same page. */
+function loadMoreSessions() {
+  moreSessions ??= loadSessions(true).finally(() => {
+    moreSessions = null;
+    $("more-sessions").disabled = false;
+  });
+  $("more-sessions").disabled = true;
+  return moreSessions;
 }
 
 async function loadSessions(append) {
@@ -52,7 +70,9 @@ async function loadSessions(append) {
   const page = await authed(() => getJson(`/api/sessions?${query}`));
   const list = $("session-list");
   if (!append) list.replaceChildren();
+  const listed = new Set([...list.querySelectorAll("a")].map((a) => a.dataset.sessionId));
   for (const s of page.items) {
+    if (listed.has(s.id)) continue; // a page read twice (a reload of page 1 while "more…" loaded)
     const li = document.createElement("li");
     const a = document.createElement("a");
     a.href = `#/s/${s.id}`;
@@ -72,11 +92,23 @@ function markCurrent() {
   for (const a of document.querySelectorAll("#session-list a")) a.classList.toggle("current", a.dataset.sessionId === current?.id);
 }
 
+const errorText = (err) => (err instanceof ApiError ? `${err.code}: ${err.message}` : String(err));
+
 function setConnection(state) {
   const badge = $("connection");
   badge.dataset.state = state;
   badge.textContent =
-    { live: "live", connecting: "connecting…", reconnecting: "reconnecting…", idle: "", offline: "offline" }[state] ?? state;
+    { live: "live", connecting: "connecting…", reconnecting: "reconnecting…", idle: "", offline: "offline", deleted: "session deleted" }[
+      state
+    ] ?? state;
+}
+
+/** The live feed's state; a deleted session also says so in its header (its feed has stopped). */
+function onFeedState(state) {
+  setConnection(state);
+  if (state !== "deleted") return;
+  $("session").dataset.status = "deleted";
+  $("session-meta").textContent = `${current?.id} · deleted: this session no longer exists`;
 }
 
 async function openSession(id) {
@@ -89,6 +121,7 @@ async function openSession(id) {
   $("empty").hidden = true;
   $("session").hidden = false;
   $("changes").hidden = true;
+  $("changes-error").hidden = true;
   $("learning").hidden = true;
   timeline = new Timeline($("timeline"), { describeCases: (caseIds) => describeCases(id, caseIds) });
   const path = `/api/sessions/${encodeURIComponent(id)}`;
@@ -96,11 +129,14 @@ async function openSession(id) {
   let messages;
   let events;
   try {
-    [info, messages, events] = await authed(() => Promise.all([getJson(path), getJsonl(`${path}/messages`), getJsonl(`${path}/events`)]));
+    // The messages before the events: every message in this read was announced by an event in the
+    // next one, so none shows as unreferenced; events of messages stored after it are caught up below.
+    [info, messages] = await authed(() => Promise.all([getJson(path), getJsonl(`${path}/messages`)]));
+    events = await authed(() => getJsonl(`${path}/events`));
   } catch (err) {
     if (current !== opening) return;
     $("session-title").textContent = id;
-    $("session-meta").textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+    $("session-meta").textContent = errorText(err);
     return;
   }
   // A later route (another session, or this one again) took over while this one loaded.
@@ -111,6 +147,7 @@ async function openSession(id) {
   timeline.showUnreferenced(messages, events);
   for (const event of events) timeline.apply(event);
   for (const m of messages) timeline.setMessage(m);
+  timeline.showStaleUsage();
   await Promise.all([refreshChanges(), refreshLearning()]);
   if (current !== opening) return;
   const view = timeline;
@@ -118,9 +155,12 @@ async function openSession(id) {
     lastSeq: events.at(-1)?.seq ?? 0,
     eventCount: events.length,
     onEvent: (event) => onLiveEvent(view, event),
-    onState: setConnection,
+    onState: onFeedState,
+    call: authed,
   });
   feed.start(info.status === "running");
+  // A run that ended between the two reads: its events are here, its messages not yet.
+  if (events.some((e) => MESSAGE_EVENTS.has(e.type) && !view.messages.has(e.messageId))) scheduleRefresh(view);
 }
 
 function showInfo(info) {
@@ -134,7 +174,7 @@ function showInfo(info) {
 function onLiveEvent(view, event) {
   if (view !== timeline) return;
   view.apply(event);
-  if (["user_message_appended", "assistant_completed", "agent_completed", "agent_error"].includes(event.type)) scheduleRefresh(view);
+  if (MESSAGE_EVENTS.has(event.type) || event.type === "agent_completed" || event.type === "agent_error") scheduleRefresh(view);
   if (event.type === "agent_completed" || event.type === "agent_error") {
     refreshChanges();
     refreshInfo();
@@ -148,7 +188,10 @@ function scheduleRefresh(view) {
   refreshTimer = setTimeout(async () => {
     try {
       const messages = await authed(() => getJsonl(`/api/sessions/${encodeURIComponent(current.id)}/messages`));
-      if (view === timeline) for (const m of messages) view.setMessage(m);
+      if (view !== timeline) return;
+      // Stored messages never change: only the new ones need showing.
+      for (const m of messages) if (!view.messages.has(m.id)) view.setMessage(m);
+      view.showStaleUsage();
     } catch {
       // shown on the next refresh
     }
@@ -171,10 +214,15 @@ async function refreshChanges() {
   try {
     const diff = await (await authed(() => request("GET", `/api/sessions/${encodeURIComponent(id)}/changes`))).text();
     if (current?.id !== id) return;
-    $("changes").hidden = diff === "";
     renderDiff($("diff"), diff);
-  } catch {
-    // keep what is shown
+    $("changes-error").hidden = true;
+    $("changes").hidden = diff === "";
+  } catch (err) {
+    if (current?.id !== id) return;
+    // The diff shown before (if any) stays, under the reason it could not be brought up to date.
+    $("changes-error").textContent = `The changes could not be shown: ${errorText(err)}`;
+    $("changes-error").hidden = false;
+    $("changes").hidden = false;
   }
 }
 
@@ -219,7 +267,7 @@ async function sendPrompt(e) {
     feed?.follow();
   } catch (err) {
     error.hidden = false;
-    error.textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+    error.textContent = errorText(err);
   }
 }
 
@@ -237,7 +285,7 @@ function route() {
   }
 }
 
-$("more-sessions").onclick = () => loadSessions(true);
+$("more-sessions").onclick = loadMoreSessions;
 $("prompt").onsubmit = sendPrompt;
 $("sign-out").hidden = !token.get();
 $("sign-out").onclick = () => {

@@ -48,46 +48,59 @@ export function renderLearning(section, { trace, attributions }) {
   const actions = new Map(trace.filter((r) => r.type === "action").map((r) => [r.actionId, r]));
   section.hidden = trace.length === 0 && attributions.length === 0;
 
-  const list = section.querySelector("#attribution-list");
   section.querySelector("#attributions-count").textContent = String(attributions.length);
-  list.replaceChildren(
-    ...attributions.map((a) => {
-      const li = el("li", "attribution");
-      li.dataset.classification = a.classification;
-      li.append(el("strong", "", `${a.judgeName}: ${a.failureKind}`), el("span", "badge", a.classification));
-      const facts = el("ul", "facts");
-      const fact = (label, value) => value && facts.append(el("li", "", `${label}: ${value}`));
-      fact("source", a.sourceActionIds.map((id) => actionText(id, actions)).join("; ") || "none");
-      fact("chosen by", a.rule);
-      fact("verified by", a.verifierActionId && actionText(a.verifierActionId, actions));
-      fact("artifacts", a.artifactRefs.join(", "));
-      fact("brief cases active", a.memoryReadNodeIds.join(", "));
-      fact("case", a.caseId);
-      li.append(facts);
-      return li;
-    }),
-  );
+  section.querySelector("#attribution-list").replaceChildren(listOf(attributions, (a) => attributionItem(a, actions)));
 
   const runs = new Map();
   for (const record of trace) {
     if (!runs.has(record.runId)) runs.set(record.runId, []);
     runs.get(record.runId).push(record);
   }
+  const list = section.querySelector("#trace-list");
+  // Rebuilt at every run end: the runs the reader opened stay open.
+  const open = new Set([...list.querySelectorAll("details.trace-run[open]")].map((d) => d.dataset.runId));
   section.querySelector("#trace-count").textContent = String(trace.length);
-  section.querySelector("#trace-list").replaceChildren(
-    ...[...runs].map(([runId, records]) => {
-      const details = el("details", "trace-run");
-      details.append(el("summary", "", `run ${runId} · ${records.length} records`));
-      const ol = el("ol", "trace-records");
-      for (const record of records) {
-        const li = el("li", `trace-${record.type}`, describe(record, actions));
-        li.dataset.traceType = record.type;
-        if ((record.type === "observation" && record.status === "error") || (record.type === "judge_result" && record.result === "fail"))
-          li.classList.add("failed");
-        ol.append(li);
-      }
-      details.append(ol);
-      return details;
-    }),
-  );
+  list.replaceChildren(listOf(runs, ([runId, records]) => traceRun(runId, records, actions, open.has(runId))));
+}
+
+/** The nodes of `items` in one fragment, appended one by one (a spread would cap how many there can be). */
+function listOf(items, node) {
+  const fragment = document.createDocumentFragment();
+  for (const item of items) fragment.append(node(item));
+  return fragment;
+}
+
+/** One attribution: the failure, its class, and the facts it rests on. */
+function attributionItem(a, actions) {
+  const li = el("li", "attribution");
+  li.dataset.classification = a.classification;
+  li.append(el("strong", "", `${a.judgeName}: ${a.failureKind}`), el("span", "badge", a.classification));
+  const facts = el("ul", "facts");
+  const fact = (label, value) => value && facts.append(el("li", "", `${label}: ${value}`));
+  fact("source", a.sourceActionIds.map((id) => actionText(id, actions)).join("; ") || "none");
+  fact("chosen by", a.rule);
+  fact("verified by", a.verifierActionId && actionText(a.verifierActionId, actions));
+  fact("artifacts", a.artifactRefs.join(", "));
+  fact("brief cases active", a.memoryReadNodeIds.join(", "));
+  fact("case", a.caseId);
+  li.append(facts);
+  return li;
+}
+
+/** A run's trace records under one summary line; `open` as the reader left it. */
+function traceRun(runId, records, actions, open) {
+  const details = el("details", "trace-run");
+  details.dataset.runId = runId;
+  details.open = open;
+  details.append(el("summary", "", `run ${runId} · ${records.length} records`));
+  const ol = el("ol", "trace-records");
+  for (const record of records) {
+    const li = el("li", `trace-${record.type}`, describe(record, actions));
+    li.dataset.traceType = record.type;
+    if ((record.type === "observation" && record.status === "error") || (record.type === "judge_result" && record.result === "fail"))
+      li.classList.add("failed");
+    ol.append(li);
+  }
+  details.append(ol);
+  return details;
 }

@@ -2,32 +2,46 @@
 // stream (the browser reconnects by itself, sending Last-Event-ID). When the stream closes for good
 // (the run ended and the server answered 204, or a stream token expired): catch up from the stored
 // events, then either reopen (a run is still active) or poll for the next run.
-import { eventStreamUrl, getJson, getJsonl } from "./api.js";
+// A failed look is retried later and later (a server that is down, a network that is gone); a deleted
+// session ends the feed; a 401 goes through `call`, which asks for a token.
+import { ApiError, eventStreamUrl, getJson, getJsonl } from "./api.js";
 
 const POLL_INTERVAL_MS = 3000;
+const MAX_POLL_INTERVAL_MS = 60_000;
 const REOPEN_DELAY_MS = 1000;
 const TERMINAL_EVENTS = new Set(["agent_completed", "agent_error"]);
+
+/** The wait before the next look after `failures` failed ones in a row: doubling, up to a minute. */
+const pollDelay = (failures) => Math.min(POLL_INTERVAL_MS * 2 ** Math.max(failures - 1, 0), MAX_POLL_INTERVAL_MS);
 
 export class LiveFeed {
   /**
    * @param {string} sessionId
-   * @param {{ lastSeq: number; eventCount: number; onEvent: (event: object) => void; onState: (state: string) => void }} options
+   * @param {{ lastSeq: number; eventCount: number; onEvent: (event: object) => void; onState: (state: string) => void; call?: <T>(work: () => Promise<T>) => Promise<T> }} options
+   *   `onState` gets live, connecting, reconnecting, idle, offline or deleted; `call` runs each request (the page's passes a 401 to its token prompt)
    */
-  constructor(sessionId, { lastSeq, eventCount, onEvent, onState }) {
+  constructor(sessionId, { lastSeq, eventCount, onEvent, onState, call = (work) => work() }) {
     this.sessionId = sessionId;
     this.lastSeq = lastSeq;
     this.eventCount = eventCount;
     this.onEvent = onEvent;
     this.onState = onState;
+    this.call = call;
     this.source = null;
     this.timer = null;
     this.stopped = false;
+    /** Looks at the session that failed in a row. */
+    this.failures = 0;
+  }
+
+  get path() {
+    return `/api/sessions/${encodeURIComponent(this.sessionId)}`;
   }
 
   /** Starts following: a stream when a run is active, else polling for one. */
   start(running) {
     if (running) this.openStream();
-    else this.poll();
+    else this.idle();
   }
 
   stop() {
@@ -62,10 +76,9 @@ export class LiveFeed {
     clearTimeout(this.timer);
     let url;
     try {
-      url = await eventStreamUrl(this.sessionId, this.lastSeq);
-    } catch {
-      this.onState("offline");
-      this.timer = setTimeout(() => this.openStream(), POLL_INTERVAL_MS);
+      url = await this.call(() => eventStreamUrl(this.sessionId, this.lastSeq));
+    } catch (err) {
+      this.failed(err);
       return;
     }
     // Another path (the idle poll, a prompt sent from this page) opened one meanwhile: one stream only.
@@ -73,7 +86,10 @@ export class LiveFeed {
     const source = new EventSource(url);
     this.source = source;
     this.onState("connecting");
-    source.onopen = () => this.onState("live");
+    source.onopen = () => {
+      this.failures = 0;
+      this.onState("live");
+    };
     source.addEventListener("agent_event", (message) => this.deliver(JSON.parse(message.data)));
     source.onerror = () => {
       if (source.readyState === EventSource.CONNECTING) {
@@ -90,39 +106,63 @@ export class LiveFeed {
   async afterClose() {
     if (this.stopped) return;
     try {
-      const info = await getJson(`/api/sessions/${encodeURIComponent(this.sessionId)}`);
+      const info = await this.call(() => getJson(this.path));
       await this.catchUp();
       if (info.status === "running") {
         this.onState("reconnecting");
         this.timer = setTimeout(() => this.openStream(), REOPEN_DELAY_MS);
         return;
       }
-    } catch {
-      this.onState("offline");
+    } catch (err) {
+      this.failed(err);
+      return;
     }
-    this.poll();
+    this.idle();
   }
 
   async catchUp() {
-    const events = await getJsonl(`/api/sessions/${encodeURIComponent(this.sessionId)}/events`);
+    const events = await this.call(() => getJsonl(`${this.path}/events`));
     for (const event of events) this.deliver(event);
   }
 
-  /** Idle: look every few seconds for a new run (started from a terminal, say) or missed events. */
-  poll() {
-    if (this.stopped) return;
+  /** The session answered and no run is active: say so, and look again in a while. */
+  idle() {
+    if (this.stopped || this.source) return;
+    this.failures = 0;
     this.onState("idle");
+    this.poll(POLL_INTERVAL_MS);
+  }
+
+  /** A look failed: a deleted session ends the feed; anything else is shown and tried again, later each time. */
+  failed(err) {
+    if (this.stopped || this.source) return; // a stream opened meanwhile: it says how things are
+    if (err instanceof ApiError && err.status === 404) {
+      this.stop();
+      this.onState("deleted");
+      return;
+    }
+    this.failures++;
+    this.onState("offline");
+    this.poll(pollDelay(this.failures));
+  }
+
+  /** Look for a new run (started from a terminal, say) or missed events after `delay`. */
+  poll(delay) {
+    if (this.stopped) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(async () => {
-      if (this.stopped) return;
-      try {
-        const info = await getJson(`/api/sessions/${encodeURIComponent(this.sessionId)}`);
-        if (info.status === "running") return this.openStream();
-        if (info.counts.events > this.eventCount) await this.catchUp();
-      } catch {
-        this.onState("offline");
-      }
-      this.poll();
-    }, POLL_INTERVAL_MS);
+    this.timer = setTimeout(() => this.look(), delay);
+  }
+
+  async look() {
+    if (this.stopped || this.source) return;
+    try {
+      const info = await this.call(() => getJson(this.path));
+      if (info.status === "running") return this.openStream();
+      if (info.counts.events > this.eventCount) await this.catchUp();
+    } catch (err) {
+      this.failed(err);
+      return;
+    }
+    this.idle();
   }
 }

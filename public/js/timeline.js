@@ -1,7 +1,9 @@
 // A session as a timeline: one entry per user message, assistant message, tool call and run end,
 // each keyed (m:<messageId>, c:<callId>, run:<runId>, end:<runId>), so applying an event or a message
 // twice changes nothing. Events drive the order and the live text; messages fill in what events
-// do not carry (the user's text, full tool results, token usage).
+// do not carry (the user's text, full tool results, token usage). A message belongs to the run whose
+// events (between its agent_started and its end) announced it; a run's token usage is summed from its
+// own messages, and only for the runs whose messages changed.
 
 /** Arguments or results longer than this start collapsed. */
 const COLLAPSE_CHARS = 240;
@@ -22,8 +24,13 @@ function collapsible(label, text) {
   return details;
 }
 
+/** One formatter for every count: toLocaleString builds a new one at each call. */
+const count = new Intl.NumberFormat("en-US");
 const formatTokens = (usage) =>
-  `${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total`;
+  `${count.format(usage.inputTokens)} in · ${count.format(usage.outputTokens)} out · ${count.format(usage.totalTokens)} total`;
+
+const QUEUE_MODES = { steer: "to steer", followUp: "as a follow-up" };
+const WITHDRAWN_BECAUSE = { withdrawn_by_client: "by the client", previous_run_failed: "because the run before it failed" };
 
 export class Timeline {
   /**
@@ -38,9 +45,14 @@ export class Timeline {
     this.entries = new Map();
     /** @type {Map<string, object>} messages by id */
     this.messages = new Map();
-    /** @type {Map<string, { userMessageId: string | null; ended: boolean }>} */
+    /** @type {Map<string, { messageIds: Set<string>; ended: boolean }>} */
     this.runs = new Map();
+    /** @type {Map<string, string>} the run each user and assistant message was announced in */
+    this.runOf = new Map();
+    /** The run between its agent_started and its end, or null. */
     this.currentRun = null;
+    /** Ended runs whose messages changed since their usage was last shown. */
+    this.staleUsage = new Set();
   }
 
   /** The entry for `key`, created at the end of the list the first time. */
@@ -97,26 +109,45 @@ export class Timeline {
         result.dataset.full = "true";
       }
     }
-    for (const [runId, run] of this.runs) if (run.ended) this.runUsage(runId);
+    this.markUsageStale(m.id);
+  }
+
+  /** Shows the usage of the runs whose messages changed: once after a batch of setMessage. */
+  showStaleUsage() {
+    for (const runId of this.staleUsage) this.runUsage(runId);
+    this.staleUsage.clear();
+  }
+
+  markUsageStale(messageId) {
+    const runId = this.runOf.get(messageId);
+    if (runId !== undefined && this.runs.get(runId)?.ended) this.staleUsage.add(runId);
+  }
+
+  /** Records that `messageId` was announced by the open run (a steer's message joins the run that took it). */
+  claim(messageId) {
+    const run = this.runs.get(this.currentRun);
+    if (!run || this.runOf.has(messageId)) return;
+    this.runOf.set(messageId, this.currentRun);
+    run.messageIds.add(messageId);
   }
 
   /** Applies one event (with its seq). */
   apply(event) {
     switch (event.type) {
       case "agent_started": {
-        this.runs.set(event.runId, { userMessageId: null, ended: false });
+        if (!this.runs.has(event.runId)) this.runs.set(event.runId, { messageIds: new Set(), ended: false });
         this.currentRun = event.runId;
         const li = this.entry(`run:${event.runId}`, "run");
         li.textContent = `run ${event.runId} · ${new Date(event.createdAt).toLocaleString()}`;
         break;
       }
       case "user_message_appended": {
-        const run = this.runs.get(this.currentRun);
-        if (run && run.userMessageId === null) run.userMessageId = event.messageId;
+        this.claim(event.messageId);
         this.userEntry(event.messageId);
         break;
       }
       case "assistant_delta": {
+        this.claim(event.messageId);
         const li = this.assistantEntry(event.messageId);
         li.dataset.streamed = "true";
         li.querySelector(".text").textContent += event.text;
@@ -124,6 +155,7 @@ export class Timeline {
         break;
       }
       case "assistant_completed": {
+        this.claim(event.messageId);
         const li = this.assistantEntry(event.messageId);
         li.dataset.state = "done";
         this.stopReason(li, event.stopReason);
@@ -147,9 +179,10 @@ export class Timeline {
       }
       case "agent_error":
       case "agent_completed": {
-        const run = this.runs.get(event.runId) ?? { userMessageId: null, ended: true };
+        const run = this.runs.get(event.runId) ?? { messageIds: new Set(), ended: true };
         run.ended = true;
         this.runs.set(event.runId, run);
+        if (this.currentRun === event.runId) this.currentRun = null;
         const li = this.entry(`end:${event.runId}`, event.type === "agent_error" ? "run-error" : "run-end");
         li.replaceChildren();
         if (event.type === "agent_error") li.append(el("strong", "", `agent_error ${event.code}`), el("span", "", ` ${event.message}`));
@@ -191,12 +224,32 @@ export class Timeline {
               : `compaction failed: ${event.code}`;
         break;
       }
+      case "message_queued":
+        this.note(event, `prompt queued ${QUEUE_MODES[event.mode] ?? event.mode} (run ${event.runId})`);
+        break;
+      case "queued_message_withdrawn":
+        this.note(event, `queued prompt withdrawn ${WITHDRAWN_BECAUSE[event.reason] ?? event.reason} (run ${event.runId})`);
+        break;
+      case "model_retry":
+        this.note(
+          event,
+          `model call failed (${event.code}), attempt ${event.attempt} of ${event.maxAttempts}: retrying in ${event.delayMs / 1000} s`,
+        );
+        break;
+      case "queue_updated":
+        // The queue after a change: message_queued, user_message_appended and the withdrawals already say it.
+        break;
       default: {
         // Event types this viewer does not know yet are shown plainly rather than dropped.
         const li = this.entry(`e:${event.seq}`, "other");
         li.textContent = `${event.type} ${JSON.stringify(event)}`;
       }
     }
+  }
+
+  /** A one-line entry for an event that changes no message. */
+  note(event, text) {
+    this.entry(`e:${event.seq}`, "other").textContent = text;
   }
 
   userEntry(id) {
@@ -231,39 +284,40 @@ export class Timeline {
   /** The tokens of a run: the usage of its assistant messages, summed. */
   runUsage(runId) {
     const run = this.runs.get(runId);
-    const li = this.entries.get(`end:${runId}`);
-    if (!run || !li || run.userMessageId === null) return;
-    const ids = [...this.messages.keys()];
+    const usage = this.entries.get(`end:${runId}`)?.querySelector(".usage");
+    if (!run || !usage) return;
     const total = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
     let calls = 0;
-    for (const id of ids.slice(ids.indexOf(run.userMessageId) + 1)) {
+    for (const id of run.messageIds) {
       const m = this.messages.get(id);
-      if (m.kind === "user") break;
-      if (m.kind !== "assistant" || !m.usage) continue;
+      if (m?.kind !== "assistant" || !m.usage) continue;
       total.inputTokens += m.usage.inputTokens;
       total.outputTokens += m.usage.outputTokens;
       total.totalTokens += m.usage.totalTokens;
       calls++;
     }
-    if (calls > 0)
-      li.querySelector(".usage").textContent = ` · tokens ${formatTokens(total)} (${calls} model call${calls === 1 ? "" : "s"})`;
+    const text = calls > 0 ? ` · tokens ${formatTokens(total)} (${calls} model call${calls === 1 ? "" : "s"})` : "";
+    if (usage.textContent !== text) usage.textContent = text;
   }
 }
 
-/** A unified diff as a <pre> with one span per line, coloured by kind. */
+const lineKind = (line) =>
+  /^(diff |index |--- |\+\+\+ )/.test(line)
+    ? "meta"
+    : line.startsWith("@@")
+      ? "hunk"
+      : line.startsWith("+")
+        ? "add"
+        : line.startsWith("-")
+          ? "del"
+          : "context";
+
+/**
+ * A unified diff as a <pre> with one span per line, coloured by kind. Appended one by one: a diff
+ * can have more lines than a call can take arguments.
+ */
 export function renderDiff(pre, diff) {
-  pre.replaceChildren(
-    ...diff.split("\n").map((line) => {
-      const kind = /^(diff |index |--- |\+\+\+ )/.test(line)
-        ? "meta"
-        : line.startsWith("@@")
-          ? "hunk"
-          : line.startsWith("+")
-            ? "add"
-            : line.startsWith("-")
-              ? "del"
-              : "context";
-      return el("span", `line ${kind}`, `${line}\n`);
-    }),
-  );
+  const lines = document.createDocumentFragment();
+  for (const line of diff.split("\n")) lines.append(el("span", `line ${lineKind(line)}`, `${line}\n`));
+  pre.replaceChildren(lines);
 }

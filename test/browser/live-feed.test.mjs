@@ -1,13 +1,17 @@
 // The viewer's LiveFeed in Node, with the browser's fetch, sessionStorage and EventSource stood in
 // for: the orderings a real browser shows only now and then (the idle poll and a prompt sent from the
-// page both opening the stream while a stream token is on its way).
+// page both opening the stream while a stream token is on its way), and the idle poll's failures
+// (a server that is down, a deleted session) on a mocked clock.
 import assert from "node:assert/strict";
-import { beforeEach, describe, it } from "node:test";
+import { afterEach, beforeEach, describe, it, mock } from "node:test";
 
 /** Every EventSource the feed made, open or closed. */
 let sources = [];
 /** Stream-token answers held back until the test lets them through. */
 let pendingTokens = [];
+/** The answer to GET /api/sessions/s_1 (the idle poll's look), and when each look was made. */
+let sessionAnswer = null;
+let looks = [];
 
 class FakeEventSource {
   static CONNECTING = 0;
@@ -32,6 +36,10 @@ globalThis.sessionStorage = {
   removeItem: (k) => storage.delete(k),
 };
 globalThis.fetch = (path) => {
+  if (path === "/api/sessions/s_1") {
+    looks.push(Date.now());
+    return sessionAnswer();
+  }
   assert.match(path, /\/stream-token$/);
   const token = `t${pendingTokens.length + 1}`;
   return new Promise((resolve) => pendingTokens.push(() => resolve(Response.json({ token }))));
@@ -41,6 +49,11 @@ const { LiveFeed } = await import("../../public/js/live.js");
 
 const feed = () => new LiveFeed("s_1", { lastSeq: 3, eventCount: 3, onEvent: () => {}, onState: () => {} });
 const settle = () => new Promise((r) => setTimeout(r, 0));
+/** Lets the feed's pending answers through (setImmediate: the mocked clock does not hold it). */
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
+const idleInfo = () => Promise.resolve(Response.json({ status: "idle", counts: { events: 3 } }));
 
 describe("LiveFeed", () => {
   beforeEach(() => {
@@ -72,5 +85,78 @@ describe("LiveFeed", () => {
     pendingTokens[0]();
     await opening;
     assert.deepEqual(sources, []);
+  });
+});
+
+describe("LiveFeed while idle", () => {
+  beforeEach(() => {
+    looks = [];
+    mock.timers.enable({ apis: ["setTimeout", "Date"] });
+  });
+  afterEach(() => mock.timers.reset());
+
+  /** A feed on an idle session; its states and the clock after `ms` of polling. */
+  async function idleFeed(ms) {
+    const states = [];
+    const live = new LiveFeed("s_1", { lastSeq: 3, eventCount: 3, onEvent: () => {}, onState: (s) => states.push(s) });
+    live.start(false);
+    for (let t = 0; t < ms; t += 1000) {
+      mock.timers.tick(1000);
+      await flush();
+    }
+    return { live, states };
+  }
+
+  it("shows a server that is down as offline, and looks again later and later until it answers", async () => {
+    sessionAnswer = () => Promise.reject(new TypeError("Failed to fetch"));
+    const { live, states } = await idleFeed(100_000);
+    // Looks at 3, 6, 12, 24, 48 s, then every minute (the first one 3 s after the start).
+    assert.deepEqual(looks, [3000, 6000, 12_000, 24_000, 48_000, 96_000]);
+    assert.deepEqual(states, ["idle", "offline", "offline", "offline", "offline", "offline", "offline"]);
+    sessionAnswer = idleInfo;
+    for (let t = 0; t < 70_000; t += 1000) {
+      mock.timers.tick(1000);
+      await flush();
+    }
+    // Answered at 156 s: idle again, and every 3 s.
+    assert.deepEqual(looks.slice(6), [156_000, 159_000, 162_000, 165_000, 168_000]);
+    assert.deepEqual(states.slice(7), ["idle", "idle", "idle", "idle", "idle"]);
+    live.stop();
+  });
+
+  it("stops at a deleted session (404) and says so", async () => {
+    sessionAnswer = () =>
+      Promise.resolve(Response.json({ error: { code: "session_not_found", message: "no such session" } }, { status: 404 }));
+    const { live, states } = await idleFeed(20_000);
+    assert.deepEqual(looks, [3000]);
+    assert.deepEqual(states, ["idle", "deleted"]);
+    assert.equal(live.stopped, true);
+  });
+
+  it("sends its requests through `call` (the page's token prompt takes a 401 there)", async () => {
+    let refusals = 0;
+    sessionAnswer = () =>
+      Promise.resolve(
+        refusals++ === 0
+          ? Response.json({ error: { code: "unauthorized", message: "no" } }, { status: 401 })
+          : Response.json({ status: "idle", counts: { events: 3 } }),
+      );
+    const asked = [];
+    const call = async (work) => {
+      try {
+        return await work();
+      } catch (err) {
+        asked.push(err.status);
+        return work();
+      }
+    };
+    const states = [];
+    const live = new LiveFeed("s_1", { lastSeq: 3, eventCount: 3, onEvent: () => {}, onState: (s) => states.push(s), call });
+    live.start(false);
+    mock.timers.tick(3000);
+    await flush();
+    assert.deepEqual(asked, [401]);
+    assert.deepEqual(states, ["idle", "idle"]);
+    live.stop();
   });
 });

@@ -60,7 +60,7 @@ async function api(method, urlPath, body, type = "application/json") {
     headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { "content-type": type }) },
     body: body === undefined ? undefined : type === "application/json" ? JSON.stringify(body) : body,
   });
-  assert.ok(res.ok, `${method} ${urlPath}: ${res.status}`);
+  if (!res.ok) assert.fail(`${method} ${urlPath}: ${res.status} ${await res.text()}`);
   return res;
 }
 const jsonl = async (urlPath) =>
@@ -84,6 +84,19 @@ async function runToEnd(sessionId, body) {
   await (await api("POST", `/api/sessions/${sessionId}/messages/stream`, body)).text();
 }
 
+/** Opens an idle session in the page; waits until its own header is shown (not the last session's). */
+async function openIdle(sessionId) {
+  await page.goto(`${proxy.base}/#/s/${sessionId}`);
+  await page.waitForFunction((id) => document.getElementById("session-meta").textContent.startsWith(`${id} · idle`), sessionId);
+}
+
+/** Sends a prompt from the page's box and waits until its answer streams in. */
+async function sendFromPage(text) {
+  await page.fill("#prompt-text", text);
+  await page.click("#prompt button[type=submit]");
+  await page.waitForSelector("#timeline .assistant[data-state=streaming]", { timeout: 10_000 });
+}
+
 /** The timeline as the page shows it. */
 const timelineOf = () =>
   page.$$eval("#timeline > li", (items) =>
@@ -96,6 +109,27 @@ const timelineOf = () =>
       content: li.textContent,
     })),
   );
+
+/** The timeline entry an event shows in (null: not shown). */
+function entryKey(e) {
+  switch (e.type) {
+    case "agent_started":
+      return `run:${e.runId}`;
+    case "agent_completed":
+    case "agent_error":
+      return `end:${e.runId}`;
+    case "brief_injected":
+      return `brief:${e.runId}`;
+    case "message_queued":
+    case "queued_message_withdrawn":
+    case "model_retry":
+      return `e:${e.seq}`;
+    case "queue_updated":
+      return null; // the other queue events say it
+    default:
+      return e.type.startsWith("tool_call_") ? `c:${e.callId}` : `m:${e.messageId}`;
+  }
+}
 
 /** The page's timeline matches the stored log: one entry per message and call, texts exact. */
 async function expectMatchesLog(sessionId) {
@@ -118,20 +152,59 @@ async function expectMatchesLog(sessionId) {
   // In the log's order: each run, message and tool call once, where it first appears.
   const expectedKeys = [];
   for (const e of events) {
-    const key =
-      e.type === "agent_started"
-        ? `run:${e.runId}`
-        : e.type === "agent_completed" || e.type === "agent_error"
-          ? `end:${e.runId}`
-          : e.type === "brief_injected"
-            ? `brief:${e.runId}`
-            : e.type.startsWith("tool_call_")
-              ? `c:${e.callId}`
-              : `m:${e.messageId}`;
-    if (!expectedKeys.includes(key)) expectedKeys.push(key);
+    const key = entryKey(e);
+    if (key !== null && !expectedKeys.includes(key)) expectedKeys.push(key);
   }
   assert.deepEqual(keys, expectedKeys);
   return entries;
+}
+
+/**
+ * A session of `runs` one-call runs as the API serves it (info, messages, events; no trace), for
+ * page.route. The usage of run i is 1000 + i tokens in, 5 out. `addRun` appends one more run.
+ */
+function syntheticSession(sessionId, runs) {
+  const messages = [];
+  const events = [];
+  let seq = 0;
+  const createdAt = new Date().toISOString();
+  const base = () => ({ sessionId, createdAt });
+  const event = (body) => events.push({ seq: ++seq, eventId: `ev_${seq}`, ...base(), ...body });
+  const message = (body) => {
+    const id = `m_${++seq}`;
+    messages.push({ id, ...base(), parentId: messages.at(-1)?.id ?? null, ...body });
+    return id;
+  };
+  const addRun = () => {
+    const i = events.filter((e) => e.type === "agent_started").length;
+    const runId = `r_${i}`;
+    event({ type: "agent_started", runId });
+    event({ type: "user_message_appended", messageId: message({ kind: "user", text: `prompt ${i}` }) });
+    const usage = { inputTokens: 1000 + i, outputTokens: 5, totalTokens: 1005 + i };
+    const answer = message({ kind: "assistant", text: `answer ${i}`, stopReason: "STOP", usage });
+    event({ type: "assistant_completed", messageId: answer, stopReason: "STOP" });
+    event({ type: "agent_completed", runId, stopReason: "STOP" });
+  };
+  for (let i = 0; i < runs; i++) addRun();
+  const ndjson = (records) => ({
+    status: 200,
+    contentType: "application/x-ndjson",
+    body: records.map((r) => `${JSON.stringify(r)}\n`).join(""),
+  });
+  const answer = (url) => {
+    const part = new URL(url).pathname.split("/")[4];
+    if (part === "messages") return ndjson(messages);
+    if (part === "events") return ndjson(events);
+    if (part === "trace") return ndjson([]);
+    if (part === "attributions") return { status: 200, contentType: "application/json", body: JSON.stringify({ attributions: [] }) };
+    const info = { id: sessionId, title: "300 runs", workspaceId: null, projectId: null, createdAt, status: "idle" };
+    return {
+      status: 200,
+      contentType: "application/json",
+      body: JSON.stringify({ ...info, counts: { messages: messages.length, events: events.length } }),
+    };
+  };
+  return { answer, addRun };
 }
 
 describe("session viewer", () => {
@@ -288,6 +361,324 @@ describe("session viewer", () => {
     await run;
     await page.waitForSelector("#timeline .run-end", { timeout: 10_000 });
     await expectMatchesLog(sessionId);
+  });
+
+  it("opens a 300-run session at once; a new run recomputes its own token usage only", async () => {
+    // The log of a long session, served to the page as the API would (building 300 real runs takes minutes).
+    const sessionId = "s_synthetic300";
+    const log = syntheticSession(sessionId, 300);
+    await page.route(new RegExp(`/api/sessions/${sessionId}(/[a-z]+)?$`), (route) => route.fulfill(log.answer(route.request().url())));
+    try {
+      await page.goto(`${proxy.base}/#/`);
+      await page.waitForSelector("#session-list a");
+      // Every write of a run's token line, from here on.
+      await page.evaluate(() => {
+        window.usageWrites = 0;
+        new MutationObserver((records) => {
+          for (const r of records) if (r.target.matches?.(".run-end .usage")) window.usageWrites++;
+        }).observe(document.getElementById("timeline"), { subtree: true, childList: true, characterData: true });
+      });
+      const opened = Date.now();
+      await page.evaluate((id) => {
+        location.hash = `#/s/${id}`;
+      }, sessionId);
+      await page.waitForFunction(() => document.querySelectorAll("#timeline .run-end").length === 300, null, { timeout: 60_000 });
+      await page.waitForSelector("#session[data-status=idle]");
+      const openMs = Date.now() - opened;
+      const usage = () => page.$$eval("#timeline .run-end .usage", (all) => all.map((u) => u.textContent));
+      const shown = await usage();
+      assert.equal(shown[0], " · tokens 1,000 in · 5 out · 1,005 total (1 model call)");
+      assert.equal(shown[299], " · tokens 1,299 in · 5 out · 1,304 total (1 model call)");
+      assert.equal(await page.evaluate(() => window.usageWrites), 300);
+
+      // One more run, found by the idle poll; the page must not stall while it is shown.
+      await page.evaluate(() => {
+        window.maxGap = 0;
+        let last = performance.now();
+        const tick = () => {
+          const now = performance.now();
+          window.maxGap = Math.max(window.maxGap, now - last);
+          last = now;
+          window.ticker = setTimeout(tick, 20);
+        };
+        tick();
+      });
+      log.addRun();
+      await page.waitForFunction(() => document.querySelector("#timeline > li:last-child .usage")?.textContent.includes("1,300 in"), null, {
+        timeout: 60_000,
+      });
+      await page.waitForTimeout(500);
+      assert.equal((await usage())[300], " · tokens 1,300 in · 5 out · 1,305 total (1 model call)");
+      assert.equal(await page.evaluate(() => window.usageWrites), 301);
+      const stall = await page.evaluate(() => {
+        clearTimeout(window.ticker);
+        return Math.round(window.maxGap);
+      });
+      console.log(`# 300-run session: shown after ${openMs} ms; the 301st run stalled the page ${stall} ms at most`);
+    } finally {
+      await page.unroute(new RegExp(`/api/sessions/${sessionId}(/[a-z]+)?$`));
+    }
+  });
+
+  it("counts a steer message's model call in the run that took it", async () => {
+    const sessionId = await sessionOnWorkspace("steered");
+    await openIdle(sessionId);
+    await sendFromPage("SLOW 15 200");
+    await runToEnd(sessionId, { text: "and also this", whenBusy: "steer" });
+    const expected = " · tokens 20 in · 10 out · 30 total (2 model calls)";
+    await page.waitForFunction((text) => document.querySelector("#timeline .run-end .usage")?.textContent === text, expected, {
+      timeout: 10_000,
+    });
+    await page.reload();
+    await page.waitForSelector("#session[data-status=idle]");
+    assert.equal(await page.textContent("#timeline .run-end .usage"), expected);
+    const entries = await expectMatchesLog(sessionId);
+    assert.deepEqual(
+      entries.filter((e) => e.kind === "user").map((e) => e.text),
+      ["SLOW 15 200", "and also this"],
+    );
+  });
+
+  it("shows a diff of 150,000 lines, and says so when the changes cannot be read", async () => {
+    const sessionId = await sessionOnWorkspace("huge diff");
+    const lines = Array.from({ length: 150_000 }, (_, i) => `-line ${i}`);
+    const diff = `diff --git a/big.txt b/big.txt\n--- a/big.txt\n+++ b/big.txt\n@@ -1,150000 +1,1 @@\n${lines.join("\n")}\n+short\n`;
+    const changes = new RegExp(`/api/sessions/${sessionId}/changes$`);
+    await page.route(changes, (route) => route.fulfill({ status: 200, contentType: "text/plain", body: diff }));
+    await openIdle(sessionId);
+    await page.waitForSelector("#changes:not([hidden])");
+    const shown = await page.$eval("#diff", (pre) => ({
+      lines: pre.querySelectorAll(".line").length,
+      dels: pre.querySelectorAll(".del").length,
+      chars: pre.textContent.length,
+    }));
+    assert.deepEqual(shown, { lines: 150_006, dels: 150_000, chars: diff.length + 1 });
+    assert.equal(await page.isVisible("#changes-error"), false);
+
+    await page.unroute(changes);
+    await page.route(changes, (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "internal", message: "boom" } }),
+      }),
+    );
+    await page.reload();
+    await page.waitForSelector("#changes-error:not([hidden])");
+    assert.equal(await page.textContent("#changes-error"), "The changes could not be shown: internal: boom");
+    assert.equal(await page.isVisible("#changes h2"), true);
+    await page.unroute(changes);
+  });
+
+  it("renders 130,000 attributions and trace runs (more than one call can take arguments)", async () => {
+    const shown = await page.evaluate(async () => {
+      const { renderLearning } = await import("/js/learning.js");
+      const section = document.getElementById("learning").cloneNode(true);
+      const n = 130_000;
+      const attributions = Array.from({ length: n }, (_, i) => ({
+        judgeName: "j",
+        failureKind: `k${i}`,
+        classification: "policy",
+        sourceActionIds: [],
+        rule: "r",
+        artifactRefs: [],
+        memoryReadNodeIds: [],
+      }));
+      const trace = Array.from({ length: n }, (_, i) => ({ type: "span_start", kind: "run", runId: `r_${i}` }));
+      renderLearning(section, { trace, attributions });
+      return [section.querySelectorAll(".attribution").length, section.querySelectorAll("details.trace-run").length];
+    });
+    assert.deepEqual(shown, [130_000, 130_000]);
+  });
+
+  it("shows the prompt and usage of a run that ended while the page was loading", async () => {
+    const sessionId = await sessionOnWorkspace("load race");
+    await runToEnd(sessionId, { text: "first" });
+    const events = new RegExp(`/api/sessions/${sessionId}/events$`);
+    // A slow /events answer: a terminal runs a prompt meanwhile.
+    let held = false;
+    await page.route(events, async (route) => {
+      if (!held) {
+        held = true;
+        await runToEnd(sessionId, { text: "second prompt from a terminal" });
+      }
+      await route.continue();
+    });
+    await openIdle(sessionId);
+    await page.waitForFunction(() => document.querySelectorAll("#timeline .run-end").length === 2);
+    await page.waitForFunction(() => [...document.querySelectorAll("#timeline .user .text")].every((t) => t.textContent !== "…"), null, {
+      timeout: 5000,
+    });
+    const entries = await expectMatchesLog(sessionId);
+    assert.deepEqual(
+      entries.filter((e) => e.kind === "user").map((e) => e.text),
+      ["first", "second prompt from a terminal"],
+    );
+    await page.waitForFunction(() => document.querySelectorAll("#timeline .run-end .usage:not(:empty)").length === 2);
+    assert.deepEqual(await page.$$eval("#timeline .run-end .usage", (all) => all.map((u) => u.textContent)), [
+      " · tokens 10 in · 5 out · 15 total (1 model call)",
+      " · tokens 10 in · 5 out · 15 total (1 model call)",
+    ]);
+    await page.unroute(events);
+  });
+
+  it("after a token stops working mid-run, one prompt resumes every request that was refused", async () => {
+    const sessionId = await sessionOnWorkspace("token revoked");
+    await openIdle(sessionId);
+    assert.match(await page.textContent("#session-meta"), / · idle · 0 messages · /);
+    await page.check("#allow-write");
+    await sendFromPage("SLOW 20 100");
+    await page.uncheck("#allow-write");
+    // The stream goes on with its stream token; every read the run's events cause is refused (401).
+    await page.evaluate(() => sessionStorage.setItem("pi-harness-token", "tok-revoked"));
+    // A steer from a terminal makes the run write a file, so its changes are read too.
+    await runToEnd(sessionId, { text: 'TOOL write {"path":"a.txt","content":"steered\\n"}', whenBusy: "steer" });
+    let info;
+    do info = await (await api("GET", `/api/sessions/${sessionId}`)).json();
+    while (info.status !== "idle");
+    await page.waitForSelector("#auth:not([hidden])", { timeout: 10_000 });
+    assert.equal(await page.textContent("#auth-error"), "That token was not accepted.");
+    await page.fill("#auth-token", TOKEN);
+    await page.click("#auth button[type=submit]");
+    // Each refused read ran again: the messages (the run's tokens), the header, the changes, the trace.
+    const usage = " · tokens 30 in · 15 out · 45 total (3 model calls)";
+    await page.waitForFunction((text) => document.querySelector("#timeline .run-end .usage")?.textContent === text, usage);
+    await page.waitForFunction(
+      (meta) => document.getElementById("session-meta").textContent.includes(meta),
+      ` · idle · ${info.counts.messages} messages · `,
+    );
+    await page.waitForFunction(() => document.querySelector("#diff .add")?.textContent === "+steered\n");
+    const trace = await jsonl(`/api/sessions/${sessionId}/trace`);
+    await page.waitForFunction((n) => document.getElementById("trace-count").textContent === String(n), trace.length);
+    // The feed's own refused look ran again too: it found the run over.
+    await page.waitForSelector("#connection[data-state=idle]", { state: "attached" });
+    assert.equal(await page.isVisible("#auth"), false);
+  });
+
+  it("while idle: a revoked token asks for a new one, and a deleted session stops the feed and says so", async () => {
+    const sessionId = await sessionOnWorkspace("deleted elsewhere");
+    await runToEnd(sessionId, { text: "hi" });
+    await openIdle(sessionId);
+    await page.evaluate(() => sessionStorage.setItem("pi-harness-token", "tok-revoked"));
+    await page.waitForSelector("#auth:not([hidden])", { timeout: 10_000 });
+    await page.fill("#auth-token", TOKEN);
+    await page.click("#auth button[type=submit]");
+
+    const looks = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith(`/api/sessions/${sessionId}`)) looks.push(r.method());
+    });
+    await api("DELETE", `/api/sessions/${sessionId}`);
+    await page.waitForSelector("#connection[data-state=deleted]", { timeout: 10_000 });
+    assert.equal(await page.textContent("#connection"), "session deleted");
+    assert.equal(await page.textContent("#session-meta"), `${sessionId} · deleted: this session no longer exists`);
+    // The feed stopped: no more looks after the one that was told 404.
+    await page.waitForTimeout(4000);
+    assert.deepEqual(looks, ["GET"]);
+    assert.equal(await page.isVisible("#auth"), false);
+  });
+
+  it("wraps a long title without a space instead of widening the page", async () => {
+    const sessionId = await sessionOnWorkspace("build_".repeat(33));
+    await openIdle(sessionId);
+    const sizes = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      titleRight: Math.ceil(document.getElementById("session-title").getBoundingClientRect().right) <= innerWidth,
+      title: document.getElementById("session-title").textContent.length,
+    }));
+    assert.deepEqual(sizes, { page: 1280, titleRight: true, title: 198 });
+  });
+
+  it("keeps a trace run open when another run ends", async () => {
+    const sessionId = await sessionOnWorkspace("trace open");
+    await runToEnd(sessionId, { text: 'TOOL read {"path":"missing.txt"}' });
+    await openIdle(sessionId);
+    await page.waitForSelector("#learning:not([hidden])");
+    await page.click("#trace-panel > summary");
+    await page.click("#trace-list details.trace-run > summary");
+    await runToEnd(sessionId, { text: "another run from a terminal" });
+    await page.waitForFunction(() => document.querySelectorAll("#trace-list details.trace-run").length === 2, null, { timeout: 10_000 });
+    const runs = (await jsonl(`/api/sessions/${sessionId}/events`)).filter((e) => e.type === "agent_started").map((e) => e.runId);
+    const open = await page.$$eval("#trace-list details.trace-run", (all) =>
+      all.map((d) => [d.querySelector("summary").textContent.split(" ")[1], d.open]),
+    );
+    assert.deepEqual(open, [
+      [runs[0], true],
+      [runs[1], false],
+    ]);
+  });
+
+  it("shows queue and retry events as short lines, not raw JSON", async () => {
+    const sessionId = await sessionOnWorkspace("follow-up");
+    await openIdle(sessionId);
+    await sendFromPage("SLOW 10 100");
+    await runToEnd(sessionId, { text: "then this", whenBusy: "followUp" });
+    await page.waitForTimeout(5000);
+    console.log("DEBUG", JSON.stringify(await timelineOf()), await page.textContent("#connection"));
+    await page.waitForFunction(() => document.querySelectorAll("#timeline .run-end .usage:not(:empty)").length === 2, null, {
+      timeout: 10_000,
+    });
+    await expectMatchesLog(sessionId);
+    const queued = (await jsonl(`/api/sessions/${sessionId}/events`)).find((e) => e.type === "message_queued");
+    assert.deepEqual(await page.$$eval("#timeline .other", (all) => all.map((li) => li.textContent)), [
+      `prompt queued as a follow-up (run ${queued.runId})`,
+    ]);
+    assert.deepEqual(await page.$$eval("#timeline .run-end .usage", (all) => all.map((u) => u.textContent)), [
+      " · tokens 10 in · 5 out · 15 total (1 model call)",
+      " · tokens 10 in · 5 out · 15 total (1 model call)",
+    ]);
+    // The kinds no fake model run produces, applied as events.
+    const lines = await page.evaluate(async () => {
+      const { Timeline } = await import("/js/timeline.js");
+      const timeline = new Timeline(document.createElement("ol"));
+      const base = { eventId: "ev", sessionId: "s_1", createdAt: "2025-01-01T00:00:00.000Z" };
+      timeline.apply({ ...base, seq: 1, type: "message_queued", messageId: "m_2", mode: "steer", runId: "r_1", afterFailedRun: "keep" });
+      timeline.apply({ ...base, seq: 2, type: "queue_updated", steering: ["m_2"], followUp: [] });
+      timeline.apply({ ...base, seq: 3, type: "queued_message_withdrawn", messageId: "m_3", runId: "r_2", reason: "previous_run_failed" });
+      timeline.apply({ ...base, seq: 4, type: "queued_message_withdrawn", messageId: "m_4", runId: "r_3", reason: "withdrawn_by_client" });
+      timeline.apply({
+        ...base,
+        seq: 5,
+        type: "model_retry",
+        runId: "r_1",
+        attempt: 1,
+        maxAttempts: 3,
+        delayMs: 1500,
+        code: "rate_limited",
+      });
+      return [...timeline.list.children].map((li) => [li.dataset.key, li.textContent]);
+    });
+    assert.deepEqual(lines, [
+      ["e:1", "prompt queued to steer (run r_1)"],
+      ["e:3", "queued prompt withdrawn because the run before it failed (run r_2)"],
+      ["e:4", "queued prompt withdrawn by the client (run r_3)"],
+      ["e:5", "model call failed (rate_limited), attempt 1 of 3: retrying in 1.5 s"],
+    ]);
+  });
+
+  it("lists each session once when 'more…' is clicked twice", async () => {
+    // Sent again when wrangler dev cut it (it reloads the Worker when files in the tree change): a second copy of a session does no harm here.
+    const create = (title) => api("POST", "/api/sessions", { title }).catch(() => api("POST", "/api/sessions", { title }));
+    for (let i = 0; i < 60; i += 5) await Promise.all(Array.from({ length: 5 }, (_, j) => create(`listed ${i + j}`)));
+    let total = 0;
+    for (let cursor = null, first = true; first || cursor; first = false) {
+      const listing = await (await api("GET", `/api/sessions?limit=100${cursor ? `&cursor=${cursor}` : ""}`)).json();
+      total += listing.items.length;
+      cursor = listing.nextCursor;
+    }
+    assert.ok(total > 60 && total <= 100, `${total} sessions`);
+    // The second page answers slowly, so both clicks land while it loads.
+    await page.route(/\/api\/sessions\?.*cursor=/, async (route) => {
+      await new Promise((r) => setTimeout(r, 300));
+      await route.continue();
+    });
+    await page.goto(`${proxy.base}/`);
+    await page.waitForSelector("#more-sessions:not([hidden])");
+    await page.dblclick("#more-sessions");
+    await page.waitForSelector("#more-sessions[hidden]", { state: "attached" });
+    const ids = await page.$$eval("#session-list a", (links) => links.map((a) => a.dataset.sessionId));
+    assert.deepEqual([ids.length, new Set(ids).size], [total, total]);
+    await page.unroute(/\/api\/sessions\?.*cursor=/);
   });
 
   it("nothing the pages did was refused by the Content-Security-Policy", () => {
