@@ -151,13 +151,15 @@ async function openSession(id) {
   await Promise.all([refreshChanges(), refreshLearning()]);
   if (current !== opening) return;
   const view = timeline;
-  feed = new LiveFeed(id, {
+  const live = new LiveFeed(id, {
     lastSeq: events.at(-1)?.seq ?? 0,
     eventCount: events.length,
     onEvent: (event) => onLiveEvent(view, event),
-    onState: onFeedState,
+    // A feed the page has left may still be finishing a request: only the current one sets the badge.
+    onState: (state) => feed === live && onFeedState(state),
     call: authed,
   });
+  feed = live;
   feed.start(info.status === "running");
   // A run that ended between the two reads: its events are here, its messages not yet.
   if (events.some((e) => MESSAGE_EVENTS.has(e.type) && !view.messages.has(e.messageId))) scheduleRefresh(view);

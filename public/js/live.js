@@ -108,6 +108,7 @@ export class LiveFeed {
     try {
       const info = await this.call(() => getJson(this.path));
       await this.catchUp();
+      if (this.stopped) return; // the page moved on meanwhile: its next feed owns the badge
       if (info.status === "running") {
         this.onState("reconnecting");
         this.timer = setTimeout(() => this.openStream(), REOPEN_DELAY_MS);
@@ -136,7 +137,7 @@ export class LiveFeed {
   /** A look failed: a deleted session ends the feed; anything else is shown and tried again, later each time. */
   failed(err) {
     if (this.stopped || this.source) return; // a stream opened meanwhile: it says how things are
-    if (err instanceof ApiError && err.status === 404) {
+    if (err instanceof ApiError && err.code === "session_not_found") {
       this.stop();
       this.onState("deleted");
       return;

@@ -95,7 +95,10 @@ export class Timeline {
       const li = this.entries.get(`m:${m.id}`);
       const text = li.querySelector(".text");
       // Streamed text stays as streamed; a message shown without deltas gets its stored text.
-      if (li.dataset.streamed !== "true") text.textContent = m.text;
+      if (li.dataset.streamed !== "true") {
+        text.textContent = m.text;
+        li.dataset.textFrom = "message";
+      }
       li.dataset.empty = String(text.textContent === "");
       if (m.usage) li.querySelector(".usage").textContent = formatTokens(m.usage);
       this.stopReason(li, m.stopReason);
@@ -149,6 +152,8 @@ export class Timeline {
       case "assistant_delta": {
         this.claim(event.messageId);
         const li = this.assistantEntry(event.messageId);
+        // Its stored text is shown whole already (the message came before its replayed deltas).
+        if (li.dataset.textFrom === "message") break;
         li.dataset.streamed = "true";
         li.querySelector(".text").textContent += event.text;
         li.dataset.state = "streaming";
@@ -260,7 +265,11 @@ export class Timeline {
 
   assistantEntry(id) {
     const li = this.entry(`m:${id}`, "assistant");
-    if (!li.firstChild) li.append(el("div", "text"), el("div", "footer"), el("span", "usage"));
+    if (li.firstChild) return li;
+    li.append(el("div", "text"), el("div", "footer"), el("span", "usage"));
+    // Its stored message may have come before its events (a refresh that overtook a slow stream).
+    const stored = this.messages.get(id);
+    if (stored) this.setMessage(stored);
     return li;
   }
 

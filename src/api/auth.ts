@@ -19,12 +19,14 @@ function sha256(text: string): Promise<ArrayBuffer> {
  * Parses `AUTH_TOKENS` (`name:token,name2:token2`; a name may have several tokens, for rotation). A
  * malformed entry is a configuration error, and the API then fails closed rather than quietly opening
  * up: so is a token no request could present (with whitespace) and one token given to two tenants
- * (every request with it would be the first's). Errors name tenants, never tokens.
+ * (every request with it would be the first's). The answer goes to anyone, so errors name entries
+ * by position, never by their text (pairs written the wrong way round would put tokens in names).
  */
 export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
   const entries: TokenEntry[] = [];
-  const owners = new Map<string, string>();
-  for (const pair of config.split(",")) {
+  const owners = new Map<string, { name: string; position: number }>();
+  for (const [i, pair] of config.split(",").entries()) {
+    const position = i + 1;
     const trimmed = pair.trim();
     if (trimmed === "") continue;
     const colon = trimmed.indexOf(":");
@@ -35,15 +37,15 @@ export async function parseAuthTokens(config: string): Promise<TokenEntry[]> {
     if (/\s/.test(token))
       throw new HarnessError(
         "auth_misconfigured",
-        `AUTH_TOKENS: the token of '${name}' holds whitespace, which 'Authorization: Bearer' cannot carry`,
+        `AUTH_TOKENS: the token of entry ${position} holds whitespace, which 'Authorization: Bearer' cannot carry`,
       );
     const owner = owners.get(token);
-    if (owner !== undefined && owner !== name)
+    if (owner !== undefined && owner.name !== name)
       throw new HarnessError(
         "auth_misconfigured",
-        `AUTH_TOKENS gives one token to both '${owner}' and '${name}': each tenant needs its own`,
+        `AUTH_TOKENS gives entries ${owner.position} and ${position} the same token under two names: each tenant needs its own`,
       );
-    owners.set(token, name);
+    owners.set(token, { name, position });
     entries.push({ name, digest: await sha256(token) });
   }
   if (entries.length === 0) throw new HarnessError("auth_misconfigured", "AUTH_TOKENS is set but holds no 'name:token' pair");

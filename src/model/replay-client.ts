@@ -95,6 +95,20 @@ export class ReplayModelClient implements ModelClient {
     return (summaries.find((s) => s.assistantsBefore >= at) ?? summaries.at(-1))?.record;
   }
 
+  /**
+   * Whether the recording compacted after exactly `assistantTurns` turns (shifted by the offset), so a
+   * summary request there plays back its own summary; false when the recording cannot be read.
+   */
+  async hasSummaryAt(assistantTurns: number): Promise<boolean> {
+    try {
+      const { summaries } = await this.loadTurns();
+      return summaries.some((s) => s.assistantsBefore === assistantTurns + this.offset);
+    } catch {
+      this.turns = undefined;
+      return false;
+    }
+  }
+
   private loadTurns(): Promise<{ turns: AssistantMessage[]; summaries: RecordedSummary[] }> {
     this.turns ??= (Array.isArray(this.source) ? Promise.resolve(this.source) : this.source.load(this.source.sessionId)).then(
       (messages) => {

@@ -87,7 +87,7 @@ export function closingRecords(input: ClosingInput): ClosingRecord[] {
   const event = (body: Record<string, unknown>) =>
     records.push({ stream: "events", record: { eventId: input.ids.next("event"), sessionId, createdAt, ...body } as AgentEvent });
   const message = (body: Record<string, unknown>, id = input.ids.next("message")) => {
-    records.push({ stream: "messages", record: { id, sessionId, parentId, createdAt, ...body } as AgentMessage });
+    records.push({ stream: "messages", record: { kind: body.kind, id, sessionId, parentId, createdAt, ...body } as AgentMessage });
     parentId = id;
     return id;
   };

@@ -1,5 +1,5 @@
 import { type AgentMessage, type AgentPromptCommand, DEFAULT_RUN_TIMEOUT_MS, type ErrorCode, safeRunOptions, type Usage } from "../domain";
-import { createModelClient, type FetchLike, type MessageLoader, type ModelConfig, REPLAY_MODEL_PREFIX } from "../model";
+import { createModelClient, type FetchLike, type MessageLoader, type ModelClient, type ModelConfig, ReplayModelClient } from "../model";
 import { type CompactionLog, compact } from "../runtime/compaction";
 import { estimateContextTokens, estimateFixedTokens, modelView } from "../runtime/context-window";
 import { modelBudget } from "../runtime/run-setup";
@@ -80,15 +80,16 @@ export function contextStatus(history: RunHistory, ctx: SessionModelContext): Co
 }
 
 /**
- * A compaction a client asked for (`POST .../compact`), with the model the session runs on now, or
- * the deployment's model when that is a replay: a recording holds summaries only for the points where
- * it compacted, so a replay has no summary to give for one asked for now (it answered with a
- * placeholder that dropped the history). The caller holds the session's run slot meanwhile.
+ * A compaction a client asked for (`POST .../compact`), with the model the session runs on now. After
+ * a replayed run that is the recording only where the recording compacted at this very point (its
+ * summary is played back); anywhere else the deployment's model summarises (a replay would answer
+ * with a placeholder that drops the history). The caller holds the session's run slot meanwhile.
  */
 export async function compactOnDemand(
   history: readonly AgentMessage[],
   ctx: SessionModelContext & {
     instructions?: string;
+    loadRecording: MessageLoader;
     log: CompactionLog;
     signal?: AbortSignal;
     /** Assistant turns before `history` (it starts at the latest compaction): a replay aligns its summaries by them. */
@@ -97,9 +98,9 @@ export async function compactOnDemand(
     timeoutMs?: number;
   },
 ): Promise<{ ok: true; messageId: string; tokensBefore: number; tokensAfter: number } | { ok: false; code: ErrorCode; message: string }> {
-  const requested = ctx.command?.model?.trim().startsWith(REPLAY_MODEL_PREFIX) ? undefined : ctx.command?.model;
+  const assistantTurns = (ctx.assistantsBefore ?? 0) + history.filter((m) => m.kind === "assistant").length;
+  const { model, requested } = await summaryModel(ctx, assistantTurns);
   const { budget, price } = modelBudget(ctx.config, { ...ctx.command, model: requested });
-  const model = createModelClient(ctx.config, requested, { loadMessages: noRecording });
   const timeout = AbortSignal.timeout(ctx.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS);
   const result = await compact(
     {
@@ -108,7 +109,7 @@ export async function compactOnDemand(
       budget,
       price,
       fixedTokens: fixedTokensOf(ctx),
-      assistantTurns: (ctx.assistantsBefore ?? 0) + history.filter((m) => m.kind === "assistant").length,
+      assistantTurns,
       ...(ctx.instructions ? { instructions: ctx.instructions } : {}),
       signal: ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout,
       // A summary that timed out ends with compaction_failed, as the answer says; one cut off by the
@@ -125,5 +126,14 @@ export async function compactOnDemand(
   return { ok: false, code: result.code === "aborted" ? "run_timeout" : result.code, message: result.message };
 }
 
-/** A manual compaction never replays (see compactOnDemand). */
-const noRecording: MessageLoader = () => Promise.reject(new Error("a manual compaction does not replay"));
+/** The model for a manual compaction, and the name it was asked for by (undefined: the deployment's). */
+async function summaryModel(
+  ctx: SessionModelContext & { loadRecording: MessageLoader },
+  assistantTurns: number,
+): Promise<{ model: ModelClient; requested: string | undefined }> {
+  const requested = ctx.command?.model;
+  const deps = { loadMessages: ctx.loadRecording, replayOffset: ctx.command?.replayOffset };
+  const model = createModelClient(ctx.config, requested, deps);
+  if (!(model instanceof ReplayModelClient) || (await model.hasSummaryAt(assistantTurns))) return { model, requested };
+  return { model: createModelClient(ctx.config, undefined, deps), requested: undefined };
+}

@@ -220,11 +220,13 @@ export class Session {
     const deleted = () => failure("session_not_found" as const, `session '${this.id}' was deleted during the compaction`);
     try {
       const history = await this.history.load();
+      const meta = this.describe();
       const result = await compactOnDemand(history.messages, {
         ...this.modelContext(),
         signal: controller.signal,
         assistantsBefore: history.before.assistants,
         ...(instructions ? { instructions } : {}),
+        loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
         log: {
           event: (body) => {
             // Marked in the same step as the event is stored, so a restart finds what it has to close.

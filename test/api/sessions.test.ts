@@ -188,7 +188,7 @@ describe("auth with AUTH_TOKENS", () => {
     await expectError(res, 500, "auth_misconfigured");
   });
 
-  it("fails closed on one token given to two tenants, and on a token with whitespace; names tenants, never tokens", async () => {
+  it("fails closed on one token given to two tenants, and on a token with whitespace; names entries by position only", async () => {
     const attempt = async (config: string) => {
       const res = await app.fetch(
         new Request("http://localhost/api/sessions", { headers: { authorization: "Bearer shared-token-0123" } }),
@@ -200,12 +200,19 @@ describe("auth with AUTH_TOKENS", () => {
     expect(await attempt("teamA:shared-token-0123,teamB:shared-token-0123")).toEqual([
       500,
       "auth_misconfigured",
-      "AUTH_TOKENS gives one token to both 'teamA' and 'teamB': each tenant needs its own",
+      "AUTH_TOKENS gives entries 1 and 2 the same token under two names: each tenant needs its own",
     ]);
     expect(await attempt("teamA:shared-token-0123,teamS:tok with space")).toEqual([
       500,
       "auth_misconfigured",
-      "AUTH_TOKENS: the token of 'teamS' holds whitespace, which 'Authorization: Bearer' cannot carry",
+      "AUTH_TOKENS: the token of entry 2 holds whitespace, which 'Authorization: Bearer' cannot carry",
+    ]);
+    // Pairs written the wrong way round: the "names" are tokens, and the answer (to anyone) shows neither.
+    const swapped = await attempt("tokOLD-9f8e7d:alice,tokNEW-1a2b3c:alice");
+    expect(swapped).toEqual([
+      500,
+      "auth_misconfigured",
+      "AUTH_TOKENS gives entries 1 and 2 the same token under two names: each tenant needs its own",
     ]);
     // Two tokens of one tenant (a rotation) stay allowed, even the same one twice.
     expect((await attempt("teamA:shared-token-0123,teamA:next-token-4567,teamA:shared-token-0123"))[0]).toBe(200);

@@ -613,8 +613,6 @@ describe("session viewer", () => {
     await openIdle(sessionId);
     await sendFromPage("SLOW 10 100");
     await runToEnd(sessionId, { text: "then this", whenBusy: "followUp" });
-    await page.waitForTimeout(5000);
-    console.log("DEBUG", JSON.stringify(await timelineOf()), await page.textContent("#connection"));
     await page.waitForFunction(() => document.querySelectorAll("#timeline .run-end .usage:not(:empty)").length === 2, null, {
       timeout: 10_000,
     });
@@ -679,6 +677,27 @@ describe("session viewer", () => {
     const ids = await page.$$eval("#session-list a", (links) => links.map((a) => a.dataset.sessionId));
     assert.deepEqual([ids.length, new Set(ids).size], [total, total]);
     await page.unroute(/\/api\/sessions\?.*cursor=/);
+  });
+
+  it("fills an assistant entry from a message stored before its events, and does not double the replayed deltas", async () => {
+    const shown = await page.evaluate(async () => {
+      const { Timeline } = await import("/js/timeline.js");
+      const list = document.createElement("ol");
+      const view = new Timeline(list);
+      const base = { sessionId: "s_x", createdAt: "2026-12-02T00:00:00.000Z" };
+      view.apply({ ...base, type: "agent_started", runId: "r_1", seq: 1 });
+      view.apply({ ...base, type: "user_message_appended", messageId: "m_u", seq: 2 });
+      // A refresh overtook the stream (it was reconnecting): the answer is stored before its events arrive.
+      view.setMessage({ ...base, kind: "user", id: "m_u", parentId: null, text: "hi" });
+      const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5 };
+      view.setMessage({ ...base, kind: "assistant", id: "m_a", parentId: "m_u", text: "hello there", stopReason: "STOP", usage });
+      view.apply({ ...base, type: "assistant_delta", messageId: "m_a", text: "hello ", seq: 3 });
+      view.apply({ ...base, type: "assistant_delta", messageId: "m_a", text: "there", seq: 4 });
+      view.apply({ ...base, type: "assistant_completed", messageId: "m_a", stopReason: "STOP", seq: 5 });
+      const li = list.querySelector(".entry.assistant");
+      return [li.querySelector(".text").textContent, li.querySelector(".usage").textContent, li.dataset.empty];
+    });
+    assert.deepEqual(shown, ["hello there", "3 in · 2 out · 5 total", "false"]);
   });
 
   it("nothing the pages did was refused by the Content-Security-Policy", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AgentEvent, type CompactionMessage, safeRunOptions } from "../../src/domain";
+import { type AgentEvent, type AgentMessage, type CompactionMessage, safeRunOptions } from "../../src/domain";
 import type { FetchLike } from "../../src/model";
 import { compactOnDemand } from "../../src/session/session-context";
 import { userMessage } from "../helpers/records";
@@ -18,6 +18,7 @@ function compactWith(options: { timeoutMs: number; signal?: AbortSignal }) {
     config: { apiKey: "sk-test", baseURL: "https://llm.example.test/v1", model: "m", fetch: hanging },
     workspaceId: null,
     command: null,
+    loadRecording: async () => [],
     log: {
       event: (event) => events.push(event),
       append: () => {
@@ -50,7 +51,24 @@ describe("a manual compaction that does not finish", () => {
 });
 
 describe("a manual compaction after a replayed run", () => {
-  it("is summarised by the deployment's model, not by the recording (which has no summary for it)", async () => {
+  const T = "2026-12-02T00:00:00.000Z";
+  /** A recording that compacted before its first assistant turn (where this history is). */
+  const recording = [
+    userMessage("s_recorded", "r1", "first", null),
+    {
+      kind: "compaction",
+      id: "r2",
+      sessionId: "s_recorded",
+      parentId: "r1",
+      createdAt: T,
+      summary: "## Goal\nthe RECORDED summary",
+      firstKeptMessageId: "r1",
+      tokensBefore: 9,
+      tokensAfter: 3,
+    },
+  ] as AgentMessage[];
+
+  async function compactAfterReplay(recorded: AgentMessage[]) {
     const models: string[] = [];
     const provider: FetchLike = async (_input, init) => {
       models.push((JSON.parse(String(init?.body)) as { model: string }).model);
@@ -61,22 +79,34 @@ describe("a manual compaction after a replayed run", () => {
       config: { apiKey: "sk-test", baseURL: "https://llm.example.test/v1", model: "m", fetch: provider },
       workspaceId: null,
       command: { sessionId: "s_compact", userText: "again", model: "replay:s_recorded", options: safeRunOptions() },
+      loadRecording: async () => recorded,
       log: {
         event: () => {},
         append: (record) => {
           summaries.push(record.summary);
-          return {
-            ...record,
-            kind: "compaction",
-            id: "m_c",
-            sessionId: "s_compact",
-            parentId: "u3",
-            createdAt: "2026-12-02T00:00:00.000Z",
-          } as CompactionMessage;
+          return { ...record, id: "m_c", sessionId: "s_compact", parentId: "u3", createdAt: T } as CompactionMessage;
         },
       },
       timeoutMs: 60_000,
     });
+    return { result, models, summaries };
+  }
+
+  it("plays back the recording's summary where the recording compacted at this very point", async () => {
+    const { result, models, summaries } = await compactAfterReplay(recording);
+    expect(result).toMatchObject({ ok: true, messageId: "m_c" });
+    expect(models).toEqual([]);
+    expect(summaries).toEqual(["## Goal\nthe RECORDED summary"]);
+  });
+
+  it("is summarised by the deployment's model anywhere else (a replay has no summary to give there)", async () => {
+    // The recording compacted after its first assistant turn; this history has none.
+    const answer = { kind: "assistant", id: "r1a", sessionId: "s_recorded", parentId: "r1", createdAt: T, text: "a", stopReason: "STOP" };
+    const { result, models, summaries } = await compactAfterReplay([
+      recording[0]!,
+      answer as AgentMessage,
+      { ...recording[1]!, parentId: "r1a" },
+    ]);
     expect(result).toMatchObject({ ok: true, messageId: "m_c" });
     expect(models).toEqual(["m"]);
     expect(summaries).toEqual(["## Goal\nthe provider's summary"]);

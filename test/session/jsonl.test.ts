@@ -92,8 +92,15 @@ describe("JSONL codec", () => {
       text: "",
       stopReason: "STOP",
     };
-    for (const message of [user, minimalAssistant, assistant, result, compaction]) {
-      expect(Object.keys(AgentMessage.parse(message))).toEqual(Object.keys(message));
+    const fullAssistant: AgentMessage = {
+      ...assistant,
+      text: "  padded  ",
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, cachedInputTokens: 4, reasoningTokens: 2 },
+      cost: 0.25,
+      thinking: " why ",
+    };
+    for (const message of [user, minimalAssistant, assistant, fullAssistant, result, compaction]) {
+      expect(JSON.stringify(AgentMessage.parse(message))).toBe(JSON.stringify(message));
     }
   });
 
