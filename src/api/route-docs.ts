@@ -94,11 +94,12 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/healthz",
-    summary: "Liveness: answers without auth and without touching storage.",
+    summary:
+      "Liveness: answers without auth and without touching storage; a misconfigured CORS_ORIGINS fails it too (500 cors_misconfigured), as it fails every route closed.",
     auth: false,
     status: 200,
     answer: json(HealthResponse, "Health", { status: "ok" }),
-    errors: [],
+    errors: ["cors_misconfigured"],
   },
   {
     method: "get",
@@ -107,7 +108,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     auth: false,
     status: 200,
     answer: { type: "application/json", description: "the OpenAPI 3.1 document" },
-    errors: [],
+    errors: ["cors_misconfigured"],
   },
   {
     method: "post",

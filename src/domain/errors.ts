@@ -90,7 +90,12 @@ export const ERROR_REGISTRY = {
     in: ["api"],
     meaning: "the imported JSONL is not one well-formed conversation (strict records, one parent chain); the message names the line",
   },
-  flush_failed: { status: 503, in: ["api"], meaning: "writing the log to R2 failed; nothing is lost and it is retried" },
+  flush_failed: {
+    status: 503,
+    in: ["api"],
+    meaning:
+      "writing the log to R2 failed; nothing is lost and it is retried (an answer of the session object's own flush call; no route answers it)",
+  },
   history_unreadable: { status: 500, in: ["api", "run"], meaning: "the session's stored log could not be read back" },
   run_not_found: { status: 404, in: ["api"], meaning: "no run with this id in the session" },
   nothing_to_compact: {

@@ -63,6 +63,13 @@ describe("GET /openapi.json", () => {
     for (const code of [...RUN_ERROR_CODES, ...DENIAL_CODES]) expect(events).toContain(`"${code}"`);
   });
 
+  it("documents on every route, /healthz and /openapi.json included, the 500 a malformed CORS_ORIGINS answers", () => {
+    for (const [method, path, op] of operations) {
+      const codes = ((op.responses as Record<string, Json>)["500"]?.["x-error-codes"] as string[] | undefined) ?? [];
+      expect([method, path, codes.includes("cors_misconfigured")]).toEqual([method, path, true]);
+    }
+  });
+
   it("describes every SSE event type, with its seq", () => {
     const variants = (doc.components.schemas.SeqAgentEvent as { oneOf: { properties: { type: { const: string } }; required: string[] }[] })
       .oneOf;
