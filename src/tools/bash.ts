@@ -10,7 +10,7 @@ import {
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
 import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
-import { outputLimit, type Tool, ToolError } from "./tool";
+import { type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
 
 /** Output shown to the model: the last 2000 lines / 50 KB of stdout followed by stderr. */
@@ -68,13 +68,9 @@ export const BashParams = z.strictObject({
 });
 export type BashParams = z.infer<typeof BashParams>;
 
-/**
- * Runs a command in just-bash, a simulated bash (a TypeScript interpreter, no processes, no
- * network) over the same workspace view as the other tools. Output is tail-truncated like pi's.
- */
-export const bashTool: Tool<BashParams> = {
-  name: "bash",
-  description:
+/** bash's description for a run whose results are cut at `maxOutputBytes` (see outputLimit). */
+function bashDescription(budget: OutputBudget): string {
+  return (
     `Run a command in a simulated bash shell (just-bash) whose current directory ${BASH_WORKSPACE_DIR} is the workspace ` +
     "root, so relative paths match the other tools. Provides the usual text tools (ls, cat, head, tail, grep, rg, find, " +
     "sed, awk, sort, uniq, wc, cut, tr, xargs, jq, ...), pipes and redirects. No network and no real " +
@@ -84,7 +80,18 @@ export const bashTool: Tool<BashParams> = {
     `One call runs at most ${count(BASH_MAX_COMMANDS)} commands (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes ` +
     "of a loop or numbers from seq; for more, work in batches over several calls or use one command over many files " +
     "(grep -r, sed -i on several files, xargs) instead of a loop per item. " +
-    `Output (stdout, then stderr) is truncated to the last ${BASH_MAX_OUTPUT_LINES} lines or ${formatSize(BASH_MAX_OUTPUT_BYTES)}.`,
+    `Output (stdout, then stderr) is truncated to the last ${BASH_MAX_OUTPUT_LINES} lines or ${formatSize(outputLimit(BASH_MAX_OUTPUT_BYTES, budget))}.`
+  );
+}
+
+/**
+ * Runs a command in just-bash, a simulated bash (a TypeScript interpreter, no processes, no
+ * network) over the same workspace view as the other tools. Output is tail-truncated like pi's.
+ */
+export const bashTool: Tool<BashParams> = {
+  name: "bash",
+  description: bashDescription({}),
+  describe: bashDescription,
   parameters: BashParams,
   mutates: false,
   needsBash: true,
@@ -134,8 +141,10 @@ export const bashTool: Tool<BashParams> = {
     }
     if (signal.aborted) throw new ToolError("aborted", "Command aborted");
 
-    const stderr = fixedLimits(result.stderr);
-    const output = result.stdout + stderr;
+    const stderr = commandsNotFound(fixedLimits(result.stderr));
+    // stdout's last line without its newline would run into stderr's first ("count=3ls: missing...").
+    const seam = result.stdout !== "" && stderr !== "" && !result.stdout.endsWith("\n") ? "\n" : "";
+    const output = result.stdout + seam + stderr;
     const shown = truncateTail(output.endsWith("\n") ? output.slice(0, -1) : output, {
       maxLines: BASH_MAX_OUTPUT_LINES,
       maxBytes: outputLimit(BASH_MAX_OUTPUT_BYTES, ctx),
@@ -175,6 +184,18 @@ const WORK_LIMIT_ADVICE =
  */
 function fixedLimits(stderr: string): string {
   return stderr.replace(/, increase executionLimits\.\w+/g, ", this shell's fixed limit");
+}
+
+/**
+ * just-bash's browser bundle answers a command it leaves out (python3, node, ...) with "bash: python3:
+ * command not available in browser environments. Exclude 'python3' from your commands or use the
+ * Node.js bundle.": advice for the host's developer, not for the model. It reads as what it is here.
+ */
+function commandsNotFound(stderr: string): string {
+  return stderr.replace(
+    /(\S+): command not available in browser environments\. Exclude '[^'\n]*' from your commands or use the Node\.js bundle\./g,
+    "$1: command not found (this shell is a simulated bash with built-in commands only; see the tool description)",
+  );
 }
 
 /** 10000 -> "10,000". */

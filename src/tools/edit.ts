@@ -2,6 +2,7 @@ import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { z } from "zod";
 import { MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { encodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
+import { listed, locate } from "./edit-match";
 import { filePathArg, type Tool, ToolError } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { writeChecked } from "./write";
@@ -44,27 +45,15 @@ export const editTool: Tool<EditParams> = {
     const oldText = args.oldText.replaceAll("\r\n", "\n");
     const newText = args.newText.replaceAll("\r\n", "\n");
 
-    const at = occurrences(content, oldText);
-    if (at.length === 0) {
-      throw new ToolError(
-        "no_match",
-        `Could not find oldText in ${path}. It must match the file exactly, including whitespace and indentation; read the file and copy the text to replace.`,
-      );
-    }
-    if (at.length > 1) {
-      const lines = at.map((i) => lineOf(content, i)).join(", ");
-      throw new ToolError(
-        "ambiguous_match",
-        `Found ${at.length} occurrences of oldText in ${path} (at lines ${lines}). It must occur exactly once: add surrounding lines to oldText to make it unique.`,
-      );
-    }
+    const found = locate(content, oldText, path);
     if (oldText === newText) throw new ToolError("no_change", `oldText and newText are identical; nothing to change in ${path}`);
 
-    const start = at[0] ?? 0;
-    const updated = content.slice(0, start) + newText + content.slice(start + oldText.length);
+    const { start, end } = found;
+    const updated = content.slice(0, start) + newText + content.slice(end);
+    if (updated === content) throw new ToolError("no_change", `newText is the text already there; nothing to change in ${path}`);
     // Only the replaced text changes in the file: its other lines keep their own endings.
     const rawStart = rawOffset(raw, start);
-    const rawEnd = rawOffset(raw, start + oldText.length);
+    const rawEnd = rawOffset(raw, end);
     const eol = lineEnding(raw, rawStart, rawEnd);
     const written = raw.slice(0, rawStart) + newText.replaceAll("\n", eol) + raw.slice(rawEnd);
     await writeChecked(fs, path, encodeText(written, bom));
@@ -75,7 +64,11 @@ export const editTool: Tool<EditParams> = {
     });
     const diff = truncateHead(patch.trimEnd(), { maxBytes: EDIT_MAX_DIFF_BYTES });
     const notices = diff.truncated ? ["Diff truncated; read the file to see the result"] : [];
-    return { text: withNotices(`Successfully replaced 1 block in ${path}.\n\n${diff.content}`, notices), error: false };
+    const how =
+      found.normalised.length > 0
+        ? ` oldText matched only after normalising ${listed(found.normalised)}; the rest of the file is unchanged.`
+        : "";
+    return { text: withNotices(`Successfully replaced 1 block in ${path}.${how}\n\n${diff.content}`, notices), error: false };
   },
 };
 
@@ -97,17 +90,4 @@ function lineEnding(raw: string, start: number, end: number): string {
   const next = raw.indexOf("\n", end);
   if (next >= 0) return raw.charCodeAt(next - 1) === 13 ? "\r\n" : "\n";
   return raw.includes("\r\n") && !/(^|[^\r])\n/.test(raw) ? "\r\n" : "\n";
-}
-
-/** Start offsets of the non-overlapping occurrences of `needle`. */
-function occurrences(haystack: string, needle: string): number[] {
-  const out: number[] = [];
-  for (let i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + needle.length)) out.push(i);
-  return out;
-}
-
-function lineOf(text: string, offset: number): number {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i >= 0 && i < offset; i = text.indexOf("\n", i + 1)) line++;
-  return line;
 }

@@ -4,8 +4,9 @@ import type { AgentRunOptions } from "../domain/run";
 import { formatIssues } from "../domain/schema";
 import type { ToolDefinition } from "../domain/tool-definition";
 import { WorkspaceError } from "../workspace/errors";
-import { resolveWorkspacePath } from "../workspace/paths";
+import { resolveMountedPath, unmounted } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { BASH_WORKSPACE_DIR } from "./bash";
 import { grepTool, warmGrep } from "./grep";
 import { checkBudget, checkPermission, type Denial, type DenialReason } from "./policy";
 import { RecordingFs, type Touched } from "./recording-fs";
@@ -24,6 +25,8 @@ export type ToolExecution =
 /** The tools of a run behind their policy, as the runtime uses them; tests fake it. */
 export interface ToolRunner {
   definitions(): ToolDefinition[];
+  /** Calls made so far in this run (executed or denied): the runtime stops offering calls at the budget. */
+  readonly callCount?: number;
   execute(call: ToolCall, signal: AbortSignal): Promise<ToolExecution>;
   /** The workspace paths a call's arguments name, split into reads and writes (for the trace). */
   plannedPaths?(call: ToolCall): Touched;
@@ -74,9 +77,12 @@ export class ToolExecutionService implements ToolRunner {
     this.options = options;
   }
 
-  /** The tools offered to the model: none without a workspace, else the ones this run allows. */
+  /**
+   * The tools offered to the model: none without a workspace, else the ones this run allows, their
+   * descriptions stating the run's byte limit.
+   */
   definitions(): ToolDefinition[] {
-    return toolDefinitions([...this.tools.values()], this.options);
+    return toolDefinitions([...this.tools.values()], this.options, { maxOutputBytes: this.maxOutputBytes });
   }
 
   /** Number of calls made so far in this run (executed or denied). */
@@ -122,16 +128,20 @@ export class ToolExecutionService implements ToolRunner {
       const value = args[name];
       if (typeof value !== "string") continue;
       try {
-        resolveWorkspacePath(value);
+        resolveMountedPath(value, BASH_WORKSPACE_DIR);
       } catch (err) {
         const reason = err instanceof WorkspaceError && err.code === "path_too_long" ? "path_too_long" : "path_escape";
-        return deny({ reason, message: `${name}: ${(err as Error).message}` });
+        // The message starts with `path "<value>"`: another argument name goes in front of it.
+        const message = (err as Error).message;
+        return deny({ reason, message: name === "path" ? message : `${name}: ${message}` });
       }
+      // Models copy `/workspace/...` paths from bash's output; the tools take them relative to the root.
+      args[name] = unmounted(value, BASH_WORKSPACE_DIR);
     }
 
     const fs = new RecordingFs(this.fs);
     const run = async (): Promise<ToolExecution> => {
-      const ctx = { fs, signal, allowWrite: this.options.allowWrite };
+      const ctx = { fs, signal, allowWrite: this.options.allowWrite, allowBash: this.options.allowBash };
       const finished = await runTool(tool, args, this.maxOutputBytes === undefined ? ctx : { ...ctx, maxOutputBytes: this.maxOutputBytes });
       return { ...finished, touched: fs.touched() };
     };
@@ -148,7 +158,7 @@ export class ToolExecutionService implements ToolRunner {
       const value = call.arguments[name];
       if (typeof value !== "string") continue;
       try {
-        paths.push(resolveWorkspacePath(value));
+        paths.push(resolveMountedPath(value, BASH_WORKSPACE_DIR));
       } catch {
         // An escaping path is denied before it runs; it names nothing in the workspace.
       }

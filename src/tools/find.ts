@@ -2,9 +2,10 @@ import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
-import { compileGlob, relativeTo } from "./glob";
-import { outputLimit, type Tool, throwIfAborted } from "./tool";
-import { formatSize, truncateHead, withNotices } from "./truncate";
+import { globFilter } from "./glob";
+import { listPage } from "./ls";
+import { type OutputBudget, outputLimit, type Tool, throwIfAborted } from "./tool";
+import { formatSize } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
 
 export const FIND_DEFAULT_LIMIT = 1000;
@@ -12,21 +13,35 @@ export const FIND_MAX_LIMIT = 20_000;
 export const FIND_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const FindParams = z.strictObject({
-  pattern: z.string().min(1).describe("Glob, e.g. '*.ts', 'src/**/*.test.ts' or '**/README*'"),
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      "Glob, e.g. '*.ts', 'src/**/*.test.ts' or '**/README*'. Without '/' it matches names; with '/' the path relative to path or to the workspace root",
+    ),
   path: z.string().optional().describe("Directory to search in, relative to the workspace root (default: the root)"),
+  offset: z.number().int().min(1).optional().describe("Number of the first result to show (1-based), to continue a cut list"),
   limit: z.number().int().min(1).max(FIND_MAX_LIMIT).default(FIND_DEFAULT_LIMIT).describe("Maximum number of results"),
 });
 export type FindParams = z.infer<typeof FindParams>;
 
+/** find's description for a run whose results are cut at `maxOutputBytes` (see outputLimit). */
+function findDescription(budget: OutputBudget): string {
+  return (
+    "Find files and directories by glob. A pattern without '/' matches names at any depth ('*.ts'); a pattern " +
+    "with '/' matches the path relative to the search directory or to the workspace root ('src/**/*.test.ts' " +
+    "finds the same with path 'src' or without). Results are paths relative to the workspace root, sorted, " +
+    "directories suffixed with '/'. Skips .git/ and paths ignored by .gitignore (unless the search path itself is " +
+    `ignored); includes dotfiles. At most ${FIND_DEFAULT_LIMIT} results by default (raise with limit, max ${FIND_MAX_LIMIT}) ` +
+    `and ${formatSize(outputLimit(FIND_MAX_BYTES, budget))} of output; offset continues a cut list.`
+  );
+}
+
 /** Finds files and directories by glob, like pi's find (fd --glob --hidden, .gitignore honoured). */
 export const findTool: Tool<FindParams> = {
   name: "find",
-  description:
-    "Find files and directories by glob. A pattern without '/' matches names at any depth ('*.ts'); a pattern " +
-    "with '/' matches the path relative to the search directory ('src/**/*.test.ts'). Results are paths relative " +
-    "to the workspace root, sorted, directories suffixed with '/'. Skips .git/ and paths ignored by .gitignore " +
-    `(unless the search path itself is ignored); includes dotfiles. At most ${FIND_DEFAULT_LIMIT} results by default ` +
-    `(raise with limit) and ${formatSize(FIND_MAX_BYTES)} of output.`,
+  description: findDescription({}),
+  describe: findDescription,
   parameters: FindParams,
   mutates: false,
   pathArgs: ["path"],
@@ -34,24 +49,29 @@ export const findTool: Tool<FindParams> = {
     const { fs, signal } = ctx;
     const root = resolveWorkspacePath(args.path ?? ".");
     if (!fs.stat(root)) throw new WorkspaceError("not_found", `path '${args.path}' does not exist`);
-    const matches = compileGlob(args.pattern);
+    const matches = globFilter(args.pattern, root);
     const rules = await IgnoreRules.load(fs, signal);
     throwIfAborted(signal);
     const { files, dirs } = walkWorkspace(fs, root, rules);
 
     const found = [
-      ...files.filter((p) => matches(relativeTo(root, p))).map((p) => ({ key: p, shown: p })),
-      ...dirs.filter((p) => matches(relativeTo(root, p))).map((p) => ({ key: p, shown: `${p}/` })),
+      ...files.filter(matches).map((p) => ({ key: p, shown: p })),
+      ...dirs.filter(matches).map((p) => ({ key: p, shown: `${p}/` })),
     ].sort((a, b) => comparePaths(a.key, b.key));
     if (found.length === 0) return { text: "No files found matching pattern", error: false };
-
-    const notices: string[] = [];
-    if (found.length > args.limit) {
-      notices.push(`${args.limit} results limit reached. Use limit=${args.limit * 2} for more, or refine pattern`);
-    }
-    const listed = found.slice(0, args.limit).map((f) => f.shown);
-    const shown = truncateHead(listed.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: outputLimit(FIND_MAX_BYTES, ctx) });
-    if (shown.truncated) notices.push(`${formatSize(outputLimit(FIND_MAX_BYTES, ctx))} limit reached`);
-    return { text: withNotices(shown.content, notices), error: false };
+    const options = {
+      maxBytes: outputLimit(FIND_MAX_BYTES, ctx),
+      maxLimit: FIND_MAX_LIMIT,
+      noun: "results",
+      narrow: "narrow path or pattern",
+    };
+    return {
+      text: listPage(
+        found.map((f) => f.shown),
+        args,
+        options,
+      ),
+      error: false,
+    };
   },
 };

@@ -35,6 +35,19 @@ export function compileGlob(pattern: string): (relativePath: string) => boolean 
 }
 
 /**
+ * Which paths under the search root `root` a grep glob or find pattern takes. A pattern without `/`
+ * matches names; one with `/` may name the path relative to the search root (as fd reads it:
+ * `lib/*.ts` under `src`) or relative to the workspace root (as rg reads it from there:
+ * `src/**\/*.ts` under `src`). A negated pattern (`!src/**`) leaves out what either names.
+ */
+export function globFilter(pattern: string, root: string): (path: string) => boolean {
+  const matches = compileGlob(pattern);
+  if (root === "" || !pattern.includes("/")) return (path) => matches(relativeTo(root, path));
+  if (pattern.startsWith("!")) return (path) => matches(relativeTo(root, path)) && matches(path);
+  return (path) => matches(relativeTo(root, path)) || matches(path);
+}
+
+/**
  * A `[` that no `]` closes is the character itself, as git and fd read it (picomatch, with `posix`,
  * would still turn a `[!` there into `[^`, so `a[!]b` matched the name `a[^]b`).
  */

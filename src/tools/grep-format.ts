@@ -4,25 +4,29 @@ import { truncateLine } from "./truncate";
 
 /**
  * Prints one file's matching lines (`path:N: text`) with `context` lines around them
- * (`path-N- text`), at most `limit` matches; blocks that do not touch are separated by "--"
- * (also from the previous file's, when `separate`). Only the lines it prints are cut out of the
- * text: the matcher jumps from match to match, so a large file costs little when few lines match.
+ * (`path-N- text`), at most `limit` matches after the first `skip`; blocks that do not touch are
+ * separated by "--" (also from the previous file's, when `separate`). A skipped match is not shown,
+ * not even as context: the page before showed it. `matchLines` are the indexes of the match lines
+ * in `lines`. Only the lines it prints are cut out of the text: the matcher jumps from match to
+ * match, so a large file costs little when few lines match.
  */
 export function formatFileMatches(
   path: string,
   text: SearchText,
   matcher: LineMatcher,
-  options: { context: number; limit: number; separate: boolean; pieces?: PieceSet },
-): { lines: string[]; matches: number; linesCut: boolean } {
+  options: { context: number; limit: number; separate: boolean; pieces?: PieceSet; skip?: number },
+): { lines: string[]; matches: number; matchLines: number[]; linesCut: boolean } {
   const { context } = options;
+  const skip = options.skip ?? 0;
   // Matches after the last one printed matter only inside its trailing context.
-  const matching = matchingLineNumbers(text, options.pieces ?? "all", matcher, options.limit + context);
+  const matching = matchingLineNumbers(text, options.pieces ?? "all", matcher, skip + options.limit + context);
   const isMatch = new Set(matching);
   const out: string[] = [];
+  const matchLines: number[] = [];
   let linesCut = false;
-  let lastPrinted = -1; // number of the last line printed for this file
+  let lastPrinted = skip > 0 ? (matching[skip - 1] ?? -1) : -1; // number of the last line printed (or skipped) for this file
   let printed = 0;
-  for (const i of matching) {
+  for (const i of matching.slice(skip)) {
     if (printed === options.limit) break;
     printed++;
     const from = Math.max(0, i - context, lastPrinted + 1);
@@ -38,11 +42,12 @@ export function formatFileMatches(
       }
       const cut = truncateLine(line);
       linesCut ||= cut.truncated;
+      if (j === i) matchLines.push(out.length);
       out.push(j === i ? `${path}:${j + 1}: ${cut.text}` : `${path}-${j + 1}- ${cut.text}`);
     }
     lastPrinted = to;
   }
-  return { lines: out, matches: printed, linesCut };
+  return { lines: out, matches: printed, matchLines, linesCut };
 }
 
 /** 0-based numbers of the first `limit` matching lines, looking in `pieces` only (the others cannot match). */

@@ -1,6 +1,7 @@
 import { RE2JS } from "re2js";
 import type { SearchQuery } from "../workspace/search/query";
 import { regexQuery } from "../workspace/search/regex-query";
+import { javaScriptSyntax, refusalAdvice } from "./rg-syntax";
 import { ToolError } from "./tool";
 
 /**
@@ -29,27 +30,30 @@ export class LineMatcher {
   private readonly chain: TextChain | null = null;
 
   constructor(pattern: string, options: { literal?: boolean; ignoreCase?: boolean }) {
-    const source = options.literal ? escapeRegExp(pattern) : pattern;
-    const flags = options.ignoreCase ? "i" : "";
+    // Every engine and the index's query get the same JavaScript source.
+    const { source, ignoreCase } = options.literal
+      ? { source: escapeRegExp(pattern), ignoreCase: options.ignoreCase === true }
+      : javaScriptSyntax(pattern, options.ignoreCase === true);
+    const flags = ignoreCase ? "i" : "";
     try {
       this.line = new RegExp(source, flags);
     } catch (err) {
       throw new ToolError(
         "invalid_regex",
-        `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}. Fix the pattern, or pass literal=true to search for the text as written`,
+        `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}. ${refusalAdvice(source)}`,
       );
     }
-    this.query = regexQuery(source, { ignoreCase: options.ignoreCase });
+    this.query = regexQuery(source, { ignoreCase });
     if (repeatsAmbiguousGroup(source)) {
       // V8 backtracks: (a|aa)+c on a line of 60 a's would hold the isolate for minutes. RE2 runs in
       // linear time; its syntax is JavaScript's but for look-arounds and back-references.
       this.engine = "re2";
-      this.line = linearTimeRegex(pattern, source, options.ignoreCase === true);
+      this.line = linearTimeRegex(pattern, source, ignoreCase);
       this.scan = null;
       this.needle = null;
       return;
     }
-    const chain = options.literal ? null : textChain(source, options.ignoreCase === true);
+    const chain = options.literal ? null : textChain(source, ignoreCase);
     if (chain) {
       // V8 backtracks on these in time that grows with the square of the line: `.*foo.*bar` took
       // 5 s on a 40 KB minified line. Found in order they take time linear in the line.
@@ -63,7 +67,7 @@ export class LineMatcher {
     this.engine = "regexp";
     this.scan = /\(\?<?[=!]/.test(source) ? null : new RegExp(source, `${flags}gm`);
     const plain = options.literal || !/[\\^$.*+?()[\]{}|]/.test(pattern);
-    this.needle = plain && !options.ignoreCase && !/[\r\n]/.test(pattern) ? pattern : null;
+    this.needle = plain && !ignoreCase && !/[\r\n]/.test(pattern) ? pattern : null;
   }
 
   matches(line: string): boolean {

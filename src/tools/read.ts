@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
-import { decodeText, isBinary } from "../workspace/text";
-import { filePathArg, outputLimit, type Tool, ToolError } from "./tool";
-import { formatSize, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
+import { WorkspaceError } from "../workspace/errors";
+import { decodeText, isBinary, textOf } from "../workspace/text";
+import { filePathArg, type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
+import { CUT_MARK, formatSize, headBytes, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
 
 export const READ_MAX_LINES = TOOL_OUTPUT_MAX_LINES;
 export const READ_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
@@ -14,28 +15,38 @@ export const ReadParams = z.strictObject({
 });
 export type ReadParams = z.infer<typeof ReadParams>;
 
+/** read's description for a run whose results are cut at `maxOutputBytes` (see outputLimit). */
+function readDescription(budget: OutputBudget): string {
+  return (
+    `Read the contents of a text file in the workspace. Output is truncated to ${READ_MAX_LINES} lines or ` +
+    `${formatSize(outputLimit(READ_MAX_BYTES, budget))} (whichever is hit first); the notice at the end says which offset to continue from. ` +
+    "Use offset/limit for large files. Binary files are refused."
+  );
+}
+
 /**
  * Reads a text file, as pi's read does: raw text without line numbers, head-truncated with a notice
  * that names the offset to continue from. CRLF is shown as LF and a BOM is dropped.
  */
 export const readTool: Tool<ReadParams> = {
   name: "read",
-  description:
-    `Read the contents of a text file in the workspace. Output is truncated to ${READ_MAX_LINES} lines or ` +
-    `${formatSize(READ_MAX_BYTES)} (whichever is hit first); the notice at the end says which offset to continue from. ` +
-    "Use offset/limit for large files. Binary files are refused.",
+  description: readDescription({}),
+  describe: readDescription,
   parameters: ReadParams,
   mutates: false,
   pathArgs: ["path"],
   async execute(args, ctx) {
     const { fs, signal } = ctx;
     const maxBytes = outputLimit(READ_MAX_BYTES, ctx);
-    const path = filePathArg(args.path, "read");
-    const bytes = await fs.readFile(path, signal);
+    const path = await withListHint(() => filePathArg(args.path, "read"));
+    const bytes = await withListHint(() => fs.readFile(path, signal));
     if (isBinary(bytes)) {
       throw new ToolError("binary_file", `${path} is a binary file (${formatSize(bytes.byteLength)}); read shows text files only`);
     }
-    const lines = splitLines(decodeText(bytes).replaceAll("\r\n", "\n"));
+    const text = decodeText(bytes);
+    // The model would write U+FFFD back where the file has other bytes; edit refuses such a file.
+    const notUtf8 = textOf(bytes) === null ? [invalidUtf8Notice(path, text, bytes)] : [];
+    const lines = splitLines(text.replaceAll("\r\n", "\n"));
     const total = lines.length;
     const start = (args.offset ?? 1) - 1;
     if (total === 0 && start === 0) return { text: "(empty file)", error: false };
@@ -47,20 +58,58 @@ export const readTool: Tool<ReadParams> = {
     const first = start + 1;
 
     if (shown.firstLineExceedsLimit) {
-      const size = formatSize(utf8Length(lines[start] ?? ""));
-      const text = `[Line ${first} is ${size}, exceeds ${formatSize(maxBytes)} limit. Use bash: sed -n '${first}p' ${path} | head -c ${maxBytes}]`;
-      return { text, error: false };
+      const line = lines[start] ?? "";
+      const head = headBytes(line, maxBytes);
+      const rest = ctx.allowBash ? `, bash can: ${restOfLineCommand(path, first, head, maxBytes)}` : "";
+      const next = first < total ? ` Use offset=${first + 1} to continue.` : "";
+      const notice =
+        `Line ${first} is ${formatSize(utf8Length(line))}, over the ${formatSize(maxBytes)} limit: showing its first ` +
+        `${formatSize(utf8Length(head))}; read cannot show the rest of this line${rest}.${next}`;
+      return { text: withNotices(`${head}${CUT_MARK}`, [...notUtf8, notice]), error: false };
     }
     if (shown.truncated) {
       const last = start + shown.outputLines;
       const limit = shown.truncatedBy === "bytes" ? ` (${formatSize(maxBytes)} limit)` : "";
       const notice = `Showing lines ${first}-${last} of ${total}${limit}. Use offset=${last + 1} to continue.`;
-      return { text: withNotices(shown.content, [notice]), error: false };
+      return { text: withNotices(shown.content, [...notUtf8, notice]), error: false };
     }
     if (end < total) {
       const notice = `${total - end} more lines in file. Use offset=${end + 1} to continue.`;
-      return { text: withNotices(shown.content, [notice]), error: false };
+      return { text: withNotices(shown.content, [...notUtf8, notice]), error: false };
     }
-    return { text: shown.content, error: false };
+    return { text: withNotices(shown.content, notUtf8), error: false };
   },
 };
+
+/** A directory given to read gets the tool that lists it named in the error. */
+async function withListHint<T>(step: () => T | Promise<T>): Promise<Awaited<T>> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof WorkspaceError && err.code === "is_directory")
+      throw new WorkspaceError("is_directory", `${err.message}; use ls to list it`);
+    throw err;
+  }
+}
+
+/** The next `maxBytes` of line `lineNumber` after `head`, in the shell's words (its `cut -c` counts characters). */
+function restOfLineCommand(path: string, lineNumber: number, head: string, maxBytes: number): string {
+  const from = [...head].length + 1;
+  return `sed -n '${lineNumber}p' ${shellQuote(path)} | cut -c ${from}- | head -c ${maxBytes}`;
+}
+
+/** `path` as one shell word: single-quoted, a `'` inside written as `'\''`. */
+export function shellQuote(path: string): string {
+  return `'${path.replaceAll("'", "'\\''")}'`;
+}
+
+/** Says how many invalid sequences `text` shows as U+FFFD (a valid EF BF BD in the file is U+FFFD itself). */
+function invalidUtf8Notice(path: string, text: string, bytes: Uint8Array): string {
+  let replaced = 0;
+  for (let i = text.indexOf("\ufffd"); i >= 0; i = text.indexOf("\ufffd", i + 1)) replaced++;
+  for (let i = bytes.indexOf(0xef); i >= 0 && i + 2 < bytes.byteLength; i = bytes.indexOf(0xef, i + 1)) {
+    if (bytes[i + 1] === 0xbf && bytes[i + 2] === 0xbd) replaced--;
+  }
+  const what = replaced === 1 ? "1 invalid byte sequence is" : `${replaced} invalid byte sequences are`;
+  return `${path} is not valid UTF-8: ${what} shown as U+FFFD; writing this text back would replace them, and edit refuses this file`;
+}

@@ -9,6 +9,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** False means every file write (including ones made from bash) must fail. */
   allowWrite: boolean;
+  /** True when the run offers bash, so a tool's notice may suggest a command; absent means it does not. */
+  allowBash?: boolean;
   /**
    * The run's per-result budget in bytes (from its context window): output is cut to the smaller of
    * this and the tool's own limit, with the tool's continuation notice. Absent: the tool's own limit.
@@ -25,6 +27,11 @@ export function outputLimit(own: number, ctx: { maxOutputBytes?: number }): numb
 
 /** What a tool leaves of the run's per-result budget for the notices after its output. */
 export const NOTICE_ROOM_BYTES = 1024;
+
+/** The run's per-result budget in bytes (see ToolContext.maxOutputBytes); absent: each tool's own limit. */
+export interface OutputBudget {
+  maxOutputBytes?: number;
+}
 
 /** The result handed back to the model as a tool_result message. */
 export interface ToolOutput {
@@ -45,6 +52,8 @@ export interface Tool<P = unknown> {
   name: string;
   /** Shown to the model; states the tool's limits and notices. */
   description: string;
+  /** The description for a run whose results are cut at its budget (see outputLimit), when it states that limit. */
+  describe?(budget: OutputBudget): string;
   /** Validates the model's arguments; also the source of the JSON Schema offered to the model. */
   parameters: z.ZodType<P>;
   /** True for tools that change files (write, edit): denied unless the run allows writes. */

@@ -137,7 +137,7 @@ export function truncateTail(content: string, limits: TruncationLimits = {}): Tr
 /** Cuts one line to `maxChars` characters, marking the cut. */
 export function truncateLine(line: string, maxChars = GREP_MAX_LINE_CHARS): { text: string; truncated: boolean } {
   if (line.length <= maxChars) return { text: line, truncated: false };
-  return { text: `${line.slice(0, maxChars)}... [truncated]`, truncated: true };
+  return { text: `${line.slice(0, maxChars)}${CUT_MARK}`, truncated: true };
 }
 
 /** 512B, 50.0KB, 1.5MB: the sizes the notices show. */
@@ -151,6 +151,21 @@ export function formatSize(bytes: number): string {
 export function withNotices(body: string, notices: readonly string[]): string {
   if (notices.length === 0) return body;
   return `${body}\n\n[${notices.join(". ")}]`;
+}
+
+/** The start of `text` that fits in `maxBytes` of UTF-8, cut on a character boundary. */
+export function headBytes(text: string, maxBytes: number): string {
+  // encodeInto writes whole characters only, so `read` ends on a boundary (a surrogate pair included).
+  const { read } = encoder.encodeInto(text, new Uint8Array(maxBytes));
+  return text.slice(0, read);
+}
+
+/** Marks a line shown cut (grep's long lines, read's and a page's lines longer than the budget). */
+export const CUT_MARK = "... [truncated]";
+
+/** `line` in at most `maxBytes` of UTF-8 with CUT_MARK, for one line longer than a whole budget. */
+export function cutToFit(line: string, maxBytes: number): string {
+  return `${headBytes(line, Math.max(0, maxBytes - CUT_MARK.length))}${CUT_MARK}`;
 }
 
 /** The end of `text` that fits in `maxBytes` of UTF-8, cut on a character boundary. */

@@ -12,12 +12,28 @@ import type { EntryType } from "./workspace-fs";
  * `MAX_PATH_CHARS` are refused with `path_too_long`: they escape nothing, so they are not called escapes.
  */
 export function resolveWorkspacePath(input: string): string {
+  return resolvePath(input, undefined);
+}
+
+/**
+ * `resolveWorkspacePath` for a root also seen at `mountPoint` (the tools pass the shell's
+ * `/workspace`): a path at or under it names the same place as in the shell, `/workspace/src/a.ts`
+ * is `src/a.ts`. Other absolute paths are refused as ever.
+ */
+export function resolveMountedPath(input: string, mountPoint: string): string {
+  return resolvePath(input, mountPoint);
+}
+
+function resolvePath(input: string, mountPoint: string | undefined): string {
   if (input.includes("\0")) throw escapeError(input, "contains a NUL byte");
   if (input.length > MAX_PATH_CHARS) {
     throw new WorkspaceError("path_too_long", `path ${shown(input)} is ${input.length} characters long; the limit is ${MAX_PATH_CHARS}`);
   }
-  const slashed = input.replaceAll("\\", "/");
-  if (slashed.startsWith("/")) throw escapeError(input, "is absolute; use a path relative to the workspace root");
+  const slashed = unmounted(input, mountPoint).replaceAll("\\", "/");
+  if (slashed.startsWith("/")) {
+    const outside = mountPoint === undefined ? "" : ` and not under ${mountPoint}`;
+    throw escapeError(input, `is absolute${outside}; use a path relative to the workspace root`);
+  }
   if (/^[A-Za-z]:/.test(slashed)) throw escapeError(input, "has a drive letter; use a path relative to the workspace root");
   const parts: string[] = [];
   for (const segment of slashed.split("/")) {
@@ -30,6 +46,15 @@ export function resolveWorkspacePath(input: string): string {
     parts.push(segment);
   }
   return parts.join("/");
+}
+
+/**
+ * `path` relative to the workspace root when it is `mountPoint` or under it (`/workspace/src/` is
+ * `./src/`, a trailing `/` kept), else `path` as it is.
+ */
+export function unmounted(path: string, mountPoint: string | undefined): string {
+  if (mountPoint === undefined || (path !== mountPoint && !path.startsWith(`${mountPoint}/`))) return path;
+  return `.${path.slice(mountPoint.length)}`;
 }
 
 function escapeError(input: string, why: string): WorkspaceError {

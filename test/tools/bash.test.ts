@@ -186,6 +186,24 @@ describe("bash", () => {
     });
   });
 
+  it("starts stderr on a line of its own when stdout does not end with a newline", async () => {
+    expect((await bash(fixtureFs(), "printf 'count=3'; ls missing-dir")).text).toBe(
+      "count=3\nls: missing-dir: No such file or directory\n\n[Command exited with code 2]",
+    );
+    expect((await bash(fixtureFs(), "printf 'a\\n'; ls missing-dir")).text).toBe(
+      "a\nls: missing-dir: No such file or directory\n\n[Command exited with code 2]",
+    );
+    expect((await bash(fixtureFs(), "printf 'no newline'")).text).toBe("no newline");
+  });
+
+  it("says a command the browser bundle leaves out is not found here, not to use the Node.js bundle", async () => {
+    expect(await bash(fixtureFs(), "python3 -c 'print(1)'; echo after")).toEqual({
+      error: false,
+      text: "after\nbash: python3: command not found (this shell is a simulated bash with built-in commands only; see the tool description)",
+      exitCode: 0,
+    });
+  });
+
   it("reports a non-zero exit code as an error with the output", async () => {
     expect(await bash(fixtureFs(), "echo before; ls missing")).toEqual({
       error: true,

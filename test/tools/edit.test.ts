@@ -76,6 +76,86 @@ describe("edit", () => {
     expect(new TextDecoder().decode(await fs.readFile("mixed.txt"))).toBe("first\r\nsecond\nline3\r\nversion = 2\nrelease = 3\nend\nmore");
   });
 
+  it("falls back to a match that ignores trailing whitespace and typographic quotes, and says so", async () => {
+    const fs = new MemoryWorkspaceFs({ "app.py": "def greet():\n    msg = \u201chello\u201d   \n    return msg\n" });
+    const out = await edit(fs, "app.py", '    msg = "hello"\n    return msg', '    msg = "hi"\n    return msg');
+    expect(out).toEqual({
+      error: false,
+      text: [
+        "Successfully replaced 1 block in app.py. oldText matched only after normalising trailing whitespace and typographic quotes; the rest of the file is unchanged.",
+        "",
+        "--- a/app.py",
+        "+++ b/app.py",
+        "@@ -1,3 +1,3 @@",
+        " def greet():",
+        "-    msg = \u201chello\u201d   ",
+        '+    msg = "hi"',
+        "     return msg",
+      ].join("\n"),
+    });
+    expect(fs.text("app.py")).toBe('def greet():\n    msg = "hi"\n    return msg\n');
+  });
+
+  it("replaces only the matched span: lookalikes elsewhere, blanks after the match and CRLF stay as they were", async () => {
+    const fs = new MemoryWorkspaceFs({ "w.txt": "title = \u2018A\u2019\r\nx = a \u2013 b  \r\ny\u00a0= \u201cz\u201d\r\n" });
+    const out = await edit(fs, "w.txt", "x = a - b", "x = a + b");
+    expect(out.text.split("\n")[0]).toBe(
+      "Successfully replaced 1 block in w.txt. oldText matched only after normalising Unicode dashes; the rest of the file is unchanged.",
+    );
+    expect(fs.text("w.txt")).toBe("title = \u2018A\u2019\r\nx = a + b  \r\ny\u00a0= \u201cz\u201d\r\n");
+    await edit(fs, "w.txt", 'x = a + b\ny = "z"', 'x = 1\ny = "2"');
+    expect(fs.text("w.txt")).toBe('title = \u2018A\u2019\r\nx = 1\r\ny = "2"\r\n');
+  });
+
+  it("refuses a normalised match that occurs more than once, naming its lines", async () => {
+    const fs = new MemoryWorkspaceFs({ "s.js": "say(\u201chi\u201d);\nwait();\nsay(\u201chi\u201d);  \n" });
+    await expect(edit(fs, "s.js", 'say("hi");', 'say("bye");')).rejects.toMatchObject({
+      code: "ambiguous_match",
+      message:
+        "Found 2 occurrences of oldText in s.js (at lines 1, 3), ignoring trailing whitespace, typographic quotes, Unicode dashes and Unicode spaces; " +
+        "none matches exactly. It must occur exactly once: add surrounding lines to oldText to make it unique.",
+    });
+    expect(fs.mutations).toEqual([]);
+  });
+
+  it("refuses a normalised match whose newText is what the file already has", async () => {
+    const fs = new MemoryWorkspaceFs({ "q.txt": "a = \u201cx\u201d\n" });
+    await expect(edit(fs, "q.txt", 'a = "x"', "a = \u201cx\u201d")).rejects.toMatchObject({
+      code: "no_change",
+      message: "newText is the text already there; nothing to change in q.txt",
+    });
+    await expect(edit(fs, "q.txt", 'a = "x"', 'a = "x"')).rejects.toMatchObject({ code: "no_change" });
+    expect(fs.mutations).toEqual([]);
+  });
+
+  it("names the nearest line and what differs when nothing matches", async () => {
+    const fs = new MemoryWorkspaceFs({ "f.py": "def f():\n\tx = 1\n\treturn x\n\ndef g():\n    return   1\n" });
+    const noMatch =
+      "Could not find oldText in f.py. It must match the file exactly, including whitespace and indentation; read the file and copy the text to replace.";
+    await expect(edit(fs, "f.py", "def f():\n    x = 1", "")).rejects.toMatchObject({
+      code: "no_match",
+      message: `${noMatch} Nearest: line 2 of the file is "\\tx = 1"; oldText has "    x = 1" (they differ in indentation).`,
+    });
+    await expect(edit(fs, "f.py", "def g():\n    return 1", "")).rejects.toMatchObject({
+      message: `${noMatch} Nearest: line 6 of the file is "    return   1"; oldText has "    return 1" (they differ in spaces inside the line).`,
+    });
+    await expect(edit(fs, "f.py", "\tx = 1\n\tretrun x", "")).rejects.toMatchObject({
+      message: `${noMatch} Nearest: line 3 of the file is "\\treturn x"; oldText has "\\tretrun x".`,
+    });
+    await expect(edit(fs, "f.py", "\u00a0return\u00a0x", "")).rejects.toMatchObject({
+      message: `${noMatch} Nearest: line 3 of the file is "\\treturn x"; oldText has "\\u00a0return\\u00a0x" (they differ in indentation and Unicode spaces).`,
+    });
+    await expect(edit(fs, "f.py", "class Unrelated:", "")).rejects.toMatchObject({ message: noMatch });
+    expect(fs.mutations).toEqual([]);
+  });
+
+  it("follows the nearest candidate whose next lines agree with oldText longest", async () => {
+    const fs = new MemoryWorkspaceFs({ "c.ts": "if (a) {\n  run();\n}\nif (b) {\n  stop();\n  done = true;\n}\n" });
+    await expect(edit(fs, "c.ts", "}\nif (b) {\n  stop();\n  done = 1;", "")).rejects.toMatchObject({
+      message: expect.stringMatching(/ Nearest: line 6 of the file is " {2}done = true;"; oldText has " {2}done = 1;"\.$/),
+    });
+  });
+
   it("refuses a file that is not UTF-8 (a Latin-1 file): written back, its other bytes would change", async () => {
     const latin1 = new Uint8Array([...new TextEncoder().encode("# caf"), 0xe9, ...new TextEncoder().encode("\nversion = 1\n")]);
     const fs = new MemoryWorkspaceFs({ "latin1.txt": latin1 });

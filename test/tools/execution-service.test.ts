@@ -41,6 +41,21 @@ describe("ToolExecutionService: definitions", () => {
     ).toEqual(["read", "ls", "grep", "find", "bash"]);
   });
 
+  it("describes the tools with the run's byte limit, which their results are cut at", async () => {
+    const fs = fixtureFs();
+    const run = new ToolExecutionService({ tools: BUILTIN_TOOLS, fs, options: AgentRunOptions.parse({}), maxOutputBytes: 25_600 });
+    const read = run.definitions().find((d) => d.name === "read")!;
+    expect(read.description).toContain("Output is truncated to 2000 lines or 24.0KB (whichever is hit first)");
+    await fs.writeFile("data.csv", new TextEncoder().encode(`${"v".repeat(49)}\n`.repeat(1000)));
+    const result = await run.execute(call("read", { path: "data.csv", limit: 1000 }), signal);
+    expect(result.text.endsWith("\n\n[Showing lines 1-491 of 1000 (24.0KB limit). Use offset=492 to continue.]")).toBe(true);
+    expect(
+      service()
+        .definitions()
+        .find((d) => d.name === "read")!.description,
+    ).toContain("2000 lines or 50.0KB");
+  });
+
   it("offers nothing without a workspace", () => {
     expect(service({ allowWrite: true, allowBash: true }, null).definitions()).toEqual([]);
   });
@@ -135,16 +150,18 @@ describe("ToolExecutionService: denials", () => {
   });
 
   it.each([
-    ["read", { path: "../outside.txt" }, 'path_escape: path: path "../outside.txt" leaves the workspace root'],
-    ["ls", { path: "/etc" }, 'path_escape: path: path "/etc" is absolute; use a path relative to the workspace root'],
-    ["grep", { pattern: "x", path: "src/../../.." }, 'path_escape: path: path "src/../../.." leaves the workspace root'],
-    ["find", { pattern: "*", path: "a\0b" }, 'path_escape: path: path "a\\\\0b" contains a NUL byte'],
+    ["read", { path: "../outside.txt" }, 'path_escape: path "../outside.txt" leaves the workspace root'],
+    ["ls", { path: "/etc" }, 'path_escape: path "/etc" is absolute and not under /workspace; use a path relative to the workspace root'],
+    ["grep", { pattern: "x", path: "src/../../.." }, 'path_escape: path "src/../../.." leaves the workspace root'],
+    ["find", { pattern: "*", path: "a\0b" }, 'path_escape: path "a\\\\0b" contains a NUL byte'],
+    ["write", { path: "C:/x", content: "" }, 'path_escape: path "C:/x" has a drive letter; use a path relative to the workspace root'],
+    ["edit", { path: "../x", oldText: "a", newText: "b" }, 'path_escape: path "../x" leaves the workspace root'],
+    ["read", { path: "/workspace/../x" }, 'path_escape: path "/workspace/../x" leaves the workspace root'],
     [
-      "write",
-      { path: "C:/x", content: "" },
-      'path_escape: path: path "C:/x" has a drive letter; use a path relative to the workspace root',
+      "read",
+      { path: "/workspaces/x" },
+      'path_escape: path "/workspaces/x" is absolute and not under /workspace; use a path relative to the workspace root',
     ],
-    ["edit", { path: "../x", oldText: "a", newText: "b" }, 'path_escape: path: path "../x" leaves the workspace root'],
   ])("denies a path escape in %s before running it", async (name, args, text) => {
     const fs = fixtureFs();
     expect(await service({ allowWrite: true }, fs).execute(call(name, args), signal)).toEqual({
@@ -165,13 +182,40 @@ describe("ToolExecutionService: denials", () => {
     expect(await service({ allowWrite: true }, fs).execute(call(name, args), signal)).toEqual({
       outcome: "denied",
       reason: "path_too_long",
-      text: `path_too_long: path: path "${path.slice(0, 200)}" is 5000 characters long; the limit is 4096`,
+      text: `path_too_long: path "${path.slice(0, 200)}" is 5000 characters long; the limit is 4096`,
     });
     expect(fs.mutations).toEqual([]);
   });
 });
 
 describe("ToolExecutionService: execution", () => {
+  it("takes /workspace paths (bash's cwd) as paths from the workspace root in every file tool", async () => {
+    const fs = fixtureFs();
+    const s = service({ allowWrite: true, maxToolCalls: 50 }, fs);
+    const text = async (name: string, args: Record<string, unknown>) => (await s.execute(call(name, args), signal)).text;
+    expect(await text("read", { path: "/workspace/src/lib/math.ts", limit: 1 })).toBe(
+      "export const add = (a: number, b: number) => a + b;\n\n[2 more lines in file. Use offset=2 to continue.]",
+    );
+    expect(await text("ls", { path: "/workspace" })).toBe(await text("ls", { path: "." }));
+    expect(await text("ls", { path: "/workspace/src/" })).toBe(await text("ls", { path: "src" }));
+    expect(await text("grep", { pattern: "TODO", path: "/workspace/src/lib" })).toBe(
+      await text("grep", { pattern: "TODO", path: "src/lib" }),
+    );
+    expect(await text("find", { pattern: "*.ts", path: "/workspace/src" })).toBe(await text("find", { pattern: "*.ts", path: "src" }));
+    expect(await text("edit", { path: "/workspace/src/lib/math.ts", oldText: "a - b;", newText: "b - a;" })).toContain(
+      "Successfully replaced 1 block in src/lib/math.ts.",
+    );
+    expect(await text("write", { path: "/workspace/out/new.txt", content: "x" })).toContain("out/new.txt");
+    expect(fs.text("out/new.txt")).toBe("x");
+    expect(await text("read", { path: "/workspace" })).toBe(
+      'is_directory: "." names a directory; read takes a file path; use ls to list it',
+    );
+    expect(await text("write", { path: "/workspace/src/", content: "x" })).toBe(
+      'is_directory: "./src/" names a directory; write takes a file path',
+    );
+    expect(s.plannedPaths(call("read", { path: "/workspace/src/x.ts" }))).toEqual({ reads: ["src/x.ts"], writes: [] });
+  });
+
   it("runs an allowed call", async () => {
     expect(await service().execute(call("read", { path: "src/lib/math.ts", limit: 1 }), signal)).toEqual({
       outcome: "finished",

@@ -2,8 +2,11 @@ import { describe, expect, it } from "vitest";
 import { findTool } from "../../src/tools/find";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
-const find = (fs: MemoryWorkspaceFs, args: { pattern: string; path?: string; limit?: number }) =>
-  findTool.execute(findTool.parameters.parse(args), toolContext(fs));
+const find = (fs: MemoryWorkspaceFs, args: { pattern: string; path?: string; offset?: number; limit?: number }, maxOutputBytes?: number) =>
+  findTool.execute(
+    findTool.parameters.parse(args),
+    maxOutputBytes === undefined ? toolContext(fs) : { ...toolContext(fs), maxOutputBytes },
+  );
 
 describe("find", () => {
   it("matches a slash-free glob against names at any depth, skipping ignored files", async () => {
@@ -103,9 +106,19 @@ describe("find", () => {
     expect((await find(odd, { pattern: "x[y" })).text).toBe("x[y");
   });
 
-  it("matches a glob with '/' against the path relative to the search directory", async () => {
+  it("matches a glob with '/' against the path relative to the search directory or to the workspace root", async () => {
     expect((await find(fixtureFs(), { pattern: "lib/*.ts", path: "src" })).text).toBe("src/lib/greet.ts\nsrc/lib/math.ts");
     expect((await find(fixtureFs(), { pattern: "src/**/*.ts" })).text).toBe("src/index.ts\nsrc/lib/greet.ts\nsrc/lib/math.ts");
+    expect((await find(fixtureFs(), { pattern: "src/**/*.ts", path: "src" })).text).toBe("src/index.ts\nsrc/lib/greet.ts\nsrc/lib/math.ts");
+    expect((await find(fixtureFs(), { pattern: "src/lib/*", path: "src/lib" })).text).toBe(
+      "src/lib/.gitignore\nsrc/lib/greet.ts\nsrc/lib/math.ts",
+    );
+    expect((await find(fixtureFs(), { pattern: "docs/*", path: "src" })).text).toBe("No files found matching pattern");
+    // A negated pattern leaves out what it names either way.
+    expect((await find(fixtureFs(), { pattern: "!src/lib/**", path: "src" })).text).toBe(
+      "src/index.ts\nsrc/long-line.txt\nsrc/windows.txt",
+    );
+    expect((await find(fixtureFs(), { pattern: "!lib/**", path: "src" })).text).toBe("src/index.ts\nsrc/long-line.txt\nsrc/windows.txt");
   });
 
   it("finds directories by name", async () => {
@@ -118,21 +131,81 @@ describe("find", () => {
 
   it("stops at the result limit with a notice", async () => {
     expect((await find(fixtureFs(), { pattern: "*", limit: 3 })).text).toBe(
-      ".env.example\n.gitignore\nREADME.md\n\n[3 results limit reached. Use limit=6 for more, or refine pattern]",
+      ".env.example\n.gitignore\nREADME.md\n\n[Showing results 1-3 of 19 (limit=3). Use offset=4 to continue, limit=6 for more, or narrow path or pattern]",
     );
   });
 
   it("defaults to 1000 results", async () => {
     const files = Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${String(i).padStart(4, "0")}.txt`, ""]));
     const out = await find(new MemoryWorkspaceFs(files), { pattern: "*.txt" });
-    expect(out.text.endsWith("f0999.txt\n\n[1000 results limit reached. Use limit=2000 for more, or refine pattern]")).toBe(true);
+    expect(
+      out.text.endsWith(
+        "f0999.txt\n\n[Showing results 1-1000 of 1001 (limit=1000). Use offset=1001 to continue, limit=2000 for more, or narrow path or pattern]",
+      ),
+    ).toBe(true);
   });
 
   it("stops at 50 KB of output", async () => {
     const files = Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`${String(i).padStart(4, "0")}${"n".repeat(96)}`, ""]));
     const out = await find(new MemoryWorkspaceFs(files), { pattern: "*" });
     expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(506);
-    expect(out.text.endsWith("\n\n[50.0KB limit reached]")).toBe(true);
+    expect(
+      out.text.endsWith("\n\n[Showing results 1-506 of 600 (50.0KB limit). Use offset=507 to continue, or narrow path or pattern]"),
+    ).toBe(true);
+  });
+
+  it("when the byte cap cut the list, says how much it showed and offers the offset, not a larger limit", async () => {
+    // The hunt's case: 1,600 long paths, cut at a 32k-token window's 24 KB.
+    const files = Object.fromEntries(
+      Array.from({ length: 1600 }, (_, i) => [
+        `packages/some-long-package-name/src/components/file-${String(i).padStart(4, "0")}.tsx`,
+        "x\n",
+      ]),
+    );
+    const fs = new MemoryWorkspaceFs(files);
+    for (const limit of [1000, 2000]) {
+      const out = await find(fs, { pattern: "*.tsx", limit }, 25_600);
+      expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(402);
+      expect(
+        out.text.endsWith(
+          "file-0401.tsx\n\n[Showing results 1-402 of 1600 (24.0KB limit). Use offset=403 to continue, or narrow path or pattern]",
+        ),
+      ).toBe(true);
+    }
+    const next = await find(fs, { pattern: "*.tsx", offset: 403 }, 25_600);
+    expect(next.text.startsWith("packages/some-long-package-name/src/components/file-0402.tsx\n")).toBe(true);
+    expect(
+      next.text.endsWith("\n\n[Showing results 403-804 of 1600 (24.0KB limit). Use offset=805 to continue, or narrow path or pattern]"),
+    ).toBe(true);
+  });
+
+  it("pages through every result with offset, no gap and no overlap, whether the limit or the byte cap ends a page", async () => {
+    const fs = fixtureFs();
+    await fs.writeFile("odd/a\nb.txt", new TextEncoder().encode("x"));
+    for (let i = 0; i < 40; i++) await fs.writeFile(`pad/${String(i).padStart(2, "0")}-${"n".repeat(60)}`, new Uint8Array());
+    const all = (await find(fs, { pattern: "*" })).text;
+    expect(all.split("\n")).toHaveLength(63); // 62 results, one name holding a line break
+    for (const [limit, maxOutputBytes] of [
+      [4, undefined],
+      [1000, 1064],
+      [20, 1050],
+    ] as const) {
+      const pages: string[] = [];
+      let offset: number | undefined = 1;
+      while (offset !== undefined) {
+        const { text } = await find(fs, { pattern: "*", limit, offset }, maxOutputBytes);
+        pages.push(text.split("\n\n[")[0]!);
+        const next = /Use offset=(\d+) to continue/.exec(text)?.[1];
+        offset = next === undefined ? undefined : Number(next);
+      }
+      expect(pages.length).toBeGreaterThan(1);
+      expect(pages.join("\n"), `limit ${limit}, budget ${maxOutputBytes}`).toBe(all);
+    }
+    await expect(find(fs, { pattern: "*", offset: 62 })).resolves.toEqual({ text: "src/windows.txt", error: false });
+    await expect(find(fs, { pattern: "*", offset: 63 })).rejects.toMatchObject({
+      code: "offset_out_of_range",
+      message: "Offset 63 is beyond the last of the 62 results",
+    });
   });
 
   it("says so when nothing matches", async () => {

@@ -30,6 +30,8 @@ interface Case {
   path?: string;
   glob?: string;
   context?: number;
+  /** For a pattern in grep's and rg's habits: the same search in JavaScript's syntax (the reference). */
+  javaScript?: { pattern: string; ignoreCase?: boolean };
 }
 
 const CASES: Case[] = [
@@ -105,10 +107,17 @@ const CASES: Case[] = [
   { pattern: "ФАЙЛ", ignoreCase: true },
   { pattern: "σ|Σ", ignoreCase: true },
   { pattern: "function\\s+\\w+\\s*\\(", ignoreCase: true },
+  // ripgrep's habits: POSIX classes in brackets, a leading (?i)
+  { pattern: "^[[:space:]]+return", javaScript: { pattern: "^[\\t\\n\\v\\f\\r ]+return" } },
+  { pattern: "[[:upper:]][[:lower:]]+Error", javaScript: { pattern: "[A-Z][a-z]+Error" } },
+  { pattern: "[[:blank:]]return[^[:alnum:]_]", javaScript: { pattern: "[\\t ]return[^0-9A-Za-z_]" } },
+  { pattern: "(?i)TYPEERROR", javaScript: { pattern: "TYPEERROR", ignoreCase: true } },
+  { pattern: "(?i)return [[:digit:]]+", javaScript: { pattern: "return [0-9]+", ignoreCase: true } },
   // Path, glob and context
   { pattern: "return", path: "crafted" },
   { pattern: "return", glob: "*.js" },
   { pattern: "Hono", glob: "**/*.js", context: 2 },
+  { pattern: "return", path: "crafted", glob: "crafted/*.js" },
   { pattern: "ファイル", context: 1 },
 ];
 
@@ -153,7 +162,8 @@ async function applyChanges(fs: WorkspaceFs): Promise<void> {
   }
 }
 
-const grep = (fs: WorkspaceFs, c: Case) => grepTool.execute(grepTool.parameters.parse({ ...c, limit: 1000 }), toolContext(fs));
+const grep = (fs: WorkspaceFs, { javaScript: _reference, ...c }: Case) =>
+  grepTool.execute(grepTool.parameters.parse({ ...c, limit: 1000 }), toolContext(fs));
 
 beforeAll(async () => {
   await ingest("w_exact_indexed", true);
@@ -198,8 +208,12 @@ describe("grep over the search index equals a full scan", () => {
       expect(afterWarmUp[i], label).toBe(inMemory[i]);
       expect(plain[i], label).toBe(inMemory[i]);
     });
+    // A pattern in grep's and rg's habits prints what the same search in JavaScript's syntax prints.
+    for (const [i, c] of CASES.entries()) {
+      if (c.javaScript) expect(inMemory[i], c.pattern).toBe((await grep(memory, { ...c, ...c.javaScript })).text);
+    }
     // The cases are not vacuous: most find something, some find nothing.
-    expect(inMemory.filter((text) => text !== "No matches found").length).toBeGreaterThan(45);
+    expect(inMemory.filter((text) => text !== "No matches found").length).toBeGreaterThan(50);
   });
 
   it("counts the same matching lines per file as testing every line of every file, while reading fewer files", async () => {
@@ -215,12 +229,13 @@ describe("grep over the search index equals a full scan", () => {
     await withSnapshot("w_exact_indexed", async (fs) => {
       for (const c of CASES.filter((k) => !k.path && !k.glob)) {
         const matcher = new LineMatcher(c.pattern, c);
-        const regex = new RegExp(c.literal ? c.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : c.pattern, c.ignoreCase ? "i" : "");
+        const js = c.javaScript ?? c;
+        const regex = new RegExp(c.literal ? c.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : js.pattern, js.ignoreCase ? "i" : "");
         // V8 would take hours on crafted/long-line.min.js for a chain (4,000 "return" and "(" on
         // one line): RE2 is the reference there, with JavaScript's `.`.
         const re2 =
           matcher.engine === "chain"
-            ? RE2JS.compile(c.pattern.replaceAll(".", "[^\\n\\r\\x{2028}\\x{2029}]"), c.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0)
+            ? RE2JS.compile(js.pattern.replaceAll(".", "[^\\n\\r\\x{2028}\\x{2029}]"), js.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0)
             : null;
         const reference = (line: string) => (re2 ? re2.matcher(line).find() : regex.test(line));
         const expected = new Map<string, number>();

@@ -39,13 +39,37 @@ describe("formatFileMatches", () => {
       limit: 1,
       separate: false,
     });
-    expect(got).toEqual({ lines: ["f.txt-1- a", "f.txt-2- b", "f.txt:3: x1", "f.txt-4- x2", "f.txt-5- x3"], matches: 1, linesCut: false });
+    expect(got).toEqual({
+      lines: ["f.txt-1- a", "f.txt-2- b", "f.txt:3: x1", "f.txt-4- x2", "f.txt-5- x3"],
+      matches: 1,
+      matchLines: [2],
+      linesCut: false,
+    });
     const two = formatFileMatches("f.txt", searchTextOf(new TextEncoder().encode(text)), new LineMatcher("x", {}), {
       context: 1,
       limit: 2,
       separate: false,
     });
     expect(two.lines).toEqual(["f.txt-2- b", "f.txt:3: x1", "f.txt:4: x2", "f.txt-5- x3"]);
+  });
+
+  it("leaves out the first `skip` matches, and their lines even as context: the page before showed them", () => {
+    const text = searchTextOf(new TextEncoder().encode("a\nx1\nb\nx2\nx3\nc\nd\nx4\ne\n"));
+    const page = (skip: number, limit: number) =>
+      formatFileMatches("f.txt", text, new LineMatcher("x", {}), { context: 1, limit, separate: false, skip });
+    expect(page(0, 2)).toEqual({
+      lines: ["f.txt-1- a", "f.txt:2: x1", "f.txt-3- b", "f.txt:4: x2", "f.txt-5- x3"],
+      matches: 2,
+      matchLines: [1, 3],
+      linesCut: false,
+    });
+    expect(page(2, 2)).toEqual({
+      lines: ["f.txt:5: x3", "f.txt-6- c", "f.txt-7- d", "f.txt:8: x4", "f.txt-9- e"],
+      matches: 2,
+      matchLines: [0, 3],
+      linesCut: false,
+    });
+    expect(page(3, 5).lines).toEqual(["f.txt-7- d", "f.txt:8: x4", "f.txt-9- e"]);
   });
 
   it("prints like splitting and testing every line, for generated patterns, files, contexts and limits", () => {

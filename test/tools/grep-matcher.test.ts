@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { LineMatcher, lines, repeatsAmbiguousGroup } from "../../src/tools/grep-matcher";
+import { regexQuery } from "../../src/workspace/search/regex-query";
 import { decodeText } from "../../src/workspace/text";
-import { random, randomFile, randomPattern } from "../workspace/search/helpers";
+import { random, randomFile, randomPattern, show } from "../workspace/search/helpers";
 
 const count = (pattern: string, text: string, options: { ignoreCase?: boolean; literal?: boolean } = {}) =>
   new LineMatcher(pattern, options).countMatchingLines(text);
@@ -164,8 +165,6 @@ describe("JavaScript patterns on RE2", () => {
       "(?:\\t|q)+h",
       "(?:\\p|q)+\\{L\\}",
       "(?:.|q)+",
-      "(?:[[:alpha:]]+)+",
-      "(?:[^[:alpha:]]|q)+",
       "(?:[\\c1]|x)+",
       "(?:[\\c_]|x)+",
       "(?:\\ud83d\\ude00|x)+",
@@ -228,5 +227,108 @@ describe("plain texts joined by .* or .+, found in order", () => {
     expect(count("A.*B.*C", `${abab}\n${abab}c\n`, { ignoreCase: true })).toBe(1);
     // `.` stops at \r and U+2028 inside a line: the texts must lie in one stretch.
     expect(count("a.*b", "a\rb\na\u2028b\nab\r\n")).toBe(1);
+  });
+});
+
+/**
+ * What ripgrep 13.0.0 matched with `rg -a '^[[:name:]]$'` over lines of one character each: U+0000 to
+ * U+007F but "\n", then "é", U+00A0 and "😀" (pasted from its output). With -i, [[:lower:]] and
+ * [[:upper:]] matched both cases; the others the same characters.
+ */
+const RG_POSIX_MEMBERS: Record<string, string> = {
+  alnum: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+  alpha: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+  ascii:
+    "\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\u000b\f\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\u007f",
+  blank: "\t ",
+  cntrl:
+    "\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\u000b\f\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f\u007f",
+  digit: "0123456789",
+  graph: "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+  lower: "abcdefghijklmnopqrstuvwxyz",
+  print: " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+  punct: "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",
+  space: "\t\u000b\f\r ",
+  upper: "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+  word: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
+  xdigit: "0123456789ABCDEFabcdef",
+};
+const ONE_CHARACTER_LINES = [
+  ...Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).filter((c) => c !== "\n"),
+  "é",
+  "\u00a0",
+  "😀",
+];
+
+describe("grep and ripgrep habits", () => {
+  it("reads a POSIX class inside brackets as ripgrep does, on V8 and on RE2, in either case", () => {
+    const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    for (const [name, members] of Object.entries(RG_POSIX_MEMBERS)) {
+      const folded = name === "lower" || name === "upper" ? letters : members;
+      for (const [pattern, engine] of [
+        [`^[[:${name}:]]$`, "regexp"],
+        [`^(?:[[:${name}:]]|qq)+$`, "re2"],
+      ] as const) {
+        const exact = new LineMatcher(pattern, {});
+        const caseless = new LineMatcher(pattern, { ignoreCase: true });
+        expect([pattern, exact.engine, caseless.engine]).toEqual([pattern, engine, engine]);
+        expect([pattern, ONE_CHARACTER_LINES.filter((c) => exact.matches(c)).join("")]).toEqual([pattern, members]);
+        expect([pattern, ONE_CHARACTER_LINES.filter((c) => caseless.matches(c)).join("")]).toEqual([pattern, folded]);
+      }
+    }
+    // Negated, with other members, with the class escapes JavaScript has.
+    const matching = (pattern: string, text: string) => new LineMatcher(pattern, {}).countMatchingLines(text);
+    expect(matching("^[^[:space:]]+$", "a b\nab\n\t\n")).toBe(1);
+    expect(matching("^[[:upper:][:digit:]_]{3}$", "A1_\na1_\n")).toBe(1);
+    expect(matching("[[:punct:]\\s]x", "-x\n x\nax\n")).toBe(2);
+    expect(matching("^[[:space:]]+return", "int main(void) {\n\treturn 0;\n}\n")).toBe(1);
+    // Outside brackets it is a class of its letters, in ripgrep too.
+    expect(matching("^[:space:]$", "s\n:\nx\n")).toBe(2);
+  });
+
+  it("reads a leading (?i) as ignoreCase", () => {
+    const text = "int main(void) {\n\treturn 0;\n}\nRETURN\n";
+    expect(new LineMatcher("(?i)RETURN", {}).countMatchingLines(text)).toBe(2);
+    expect(new LineMatcher("(?i)(A|AA)+RETURN", {}).engine).toBe("re2");
+    expect(new LineMatcher("(?i)MAIN.*VOID", {}).engine).toBe("chain");
+    expect(new LineMatcher("(?i)MAIN.*VOID", {}).countMatchingLines(text)).toBe(1);
+    expect(new LineMatcher("(?i)", { literal: true }).countMatchingLines("(?i)\n(?I)\n")).toBe(1);
+  });
+
+  it("gives the search index the same pattern, so that the query stays exact", () => {
+    expect(show(new LineMatcher("[[:blank:]]foo[[:digit:]]", {}).query)).toBe(show(regexQuery("[\\t ]foo[0-9]")));
+    expect(show(new LineMatcher("(?i)FOOBAR", {}).query)).toBe(show(regexQuery("foobar", { ignoreCase: true })));
+    expect(show(new LineMatcher("(?i)FOOBAR", {}).query)).not.toBe("ALL");
+  });
+
+  it("refuses other inline flags, naming ignoreCase, and negated or unknown POSIX classes, naming what to write", () => {
+    const flags =
+      "Inline flags such as (?s) are not supported, only a leading (?i), which means ignoreCase=true: for a case-insensitive " +
+      "search pass ignoreCase=true; (?s) and (?m) are not needed, as every line is matched on its own";
+    expect(() => new LineMatcher("(?s)a.b", {})).toThrow(
+      expect.objectContaining({
+        code: "invalid_regex",
+        message: `invalid regular expression "(?s)a.b": Invalid regular expression: /(?s)a.b/: Invalid group. ${flags}`,
+      }),
+    );
+    expect(() => new LineMatcher("a(?i)b", {})).toThrow(/Inline flags such as \(\?i\) are not supported, only a leading \(\?i\)/);
+    expect(() => new LineMatcher("(?-i)b", {})).toThrow(/Inline flags such as \(\?-i\) are not supported/);
+    expect(() => new LineMatcher("(unclosed", {})).toThrow(/Unterminated group\. Fix the pattern, or pass literal=true/);
+    expect(() => new LineMatcher("[[:^space:]]", {})).toThrow(
+      expect.objectContaining({
+        code: "invalid_regex",
+        message:
+          'invalid regular expression "[[:^space:]]": negated POSIX classes such as [:^space:] are not supported; write [^[:space:]] instead',
+      }),
+    );
+    expect(() => new LineMatcher("[[:spaces:]]", {})).toThrow(
+      expect.objectContaining({
+        message:
+          'invalid regular expression "[[:spaces:]]": [:spaces:] is not a POSIX class; the known ones are [:alnum:], [:alpha:], ' +
+          "[:ascii:], [:blank:], [:cntrl:], [:digit:], [:graph:], [:lower:], [:print:], [:punct:], [:space:], [:upper:], [:word:], [:xdigit:]",
+      }),
+    );
+    // Scoped modifiers are JavaScript's own.
+    expect(new LineMatcher("(?i:abc)d", {}).countMatchingLines("ABCd\nABCD\n")).toBe(1);
   });
 });

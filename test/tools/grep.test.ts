@@ -1,9 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { fitToolResult } from "../../src/runtime/result-budget";
 import { GREP_MAX_FILE_BYTES, grepTool } from "../../src/tools/grep";
+import { readTool } from "../../src/tools/read";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
-type Args = { pattern: string; path?: string; glob?: string; ignoreCase?: boolean; literal?: boolean; context?: number; limit?: number };
+type Args = {
+  pattern: string;
+  path?: string;
+  glob?: string;
+  ignoreCase?: boolean;
+  literal?: boolean;
+  context?: number;
+  offset?: number;
+  limit?: number;
+};
 const grep = (fs: MemoryWorkspaceFs, args: Args, signal?: AbortSignal) =>
   grepTool.execute(grepTool.parameters.parse(args), toolContext(fs, { signal }));
 
@@ -22,7 +32,7 @@ describe("grep", () => {
     // assets/logo.bin (binary, though its bytes contain "TODO").
     expect(await grep(fixtureFs(), { pattern: "TODO" })).toEqual({
       error: false,
-      text: `${TODO_LINES.join("\n")}\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]`,
+      text: `${TODO_LINES.join("\n")}\n\n[Some lines truncated to 500 chars. Use read tool to see lines of up to 50.0KB in full]`,
     });
   });
 
@@ -91,7 +101,7 @@ describe("grep", () => {
   it("stops at the match limit and says how many there are", async () => {
     expect((await grep(fixtureFs(), { pattern: "^line", limit: 3 })).text).toBe(
       "docs/big.txt:1: line 1\ndocs/big.txt:2: line 2\ndocs/big.txt:3: line 3\n\n" +
-        "[3 matches limit reached (3000 in total). Use limit=6 for more, or refine pattern]",
+        "[Showing matches 1-3 of 3000 (limit=3). Use offset=4 to continue, limit=6 for more, or narrow pattern, path or glob]",
     );
   });
 
@@ -100,7 +110,7 @@ describe("grep", () => {
     expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(100);
     expect(
       out.text.endsWith(
-        "docs/big.txt:100: line 100\n\n[100 matches limit reached (3000 in total). Use limit=200 for more, or refine pattern]",
+        "docs/big.txt:100: line 100\n\n[Showing matches 1-100 of 3000 (limit=100). Use offset=101 to continue, limit=200 for more, or narrow pattern, path or glob]",
       ),
     ).toBe(true);
   });
@@ -111,7 +121,22 @@ describe("grep", () => {
     const body = out.text.split("\n\n")[0] ?? "";
     expect(new TextEncoder().encode(body).byteLength).toBeLessThanOrEqual(51_200);
     expect(body.split("\n")).toHaveLength(124); // "w.txt:N: " + 400 chars: lines of 409-411 bytes
-    expect(out.text.endsWith("\n\n[50.0KB limit reached]")).toBe(true);
+    expect(
+      out.text.endsWith("\n\n[Showing matches 1-124 of 200 (50.0KB limit). Use offset=125 to continue, or narrow pattern, path or glob]"),
+    ).toBe(true);
+  });
+
+  it("says how long a line read shows in full, by the run's budget: a line cut here is read whole within it", async () => {
+    const line = "x".repeat(24_000);
+    const fs = new MemoryWorkspaceFs({ "a.txt": `head\n${line}\n` });
+    const args = grepTool.parameters.parse({ pattern: "x" });
+    const out = await grepTool.execute(args, { ...toolContext(fs), maxOutputBytes: 25_600 });
+    expect(out.text.split("\n\n").at(-1)).toBe("[Some lines truncated to 500 chars. Use read tool to see lines of up to 24.0KB in full]");
+    const read = await readTool.execute(readTool.parameters.parse({ path: "a.txt", offset: 2 }), {
+      ...toolContext(fs),
+      maxOutputBytes: 25_600,
+    });
+    expect(read.text).toBe(line);
   });
 
   it("leaves room in the run's result budget for its notices: the last guard never cuts them off", async () => {
@@ -121,8 +146,101 @@ describe("grep", () => {
       const out = await grepTool.execute(args, { ...toolContext(fs), maxOutputBytes: budget });
       expect(fitToolResult(out.text, budget / 4)).toBe(out.text);
       expect(out.text).toMatch(
-        /\n\n\[1000 matches limit reached \(3000 in total\)\. Use limit=1000 for more, or refine pattern\. \d+\.\dKB limit reached\]$/,
+        /\n\n\[Showing matches 1-\d+ of 3000 \(\d+\.\dKB limit\)\. Use offset=\d+ to continue, or narrow pattern, path or glob\]$/,
       );
+    }
+  });
+
+  it("takes a glob with '/' relative to the search path or to the workspace root (fd's and rg's readings)", async () => {
+    const fs = new MemoryWorkspaceFs({
+      "src/server.ts": "app.listen(3000);\n",
+      "src/lib/util.ts": "export function listen() {}\n",
+      "test/listen.ts": "listen\n",
+    });
+    const both = "src/lib/util.ts:1: export function listen() {}\nsrc/server.ts:1: app.listen(3000);";
+    expect((await grep(fs, { pattern: "listen", path: "src", glob: "src/**/*.ts" })).text).toBe(both);
+    expect((await grep(fs, { pattern: "listen", path: "src", glob: "**/*.ts" })).text).toBe(both);
+    expect((await grep(fs, { pattern: "listen", glob: "src/**/*.ts" })).text).toBe(both);
+    expect((await grep(fs, { pattern: "listen", path: "src", glob: "lib/*.ts" })).text).toBe(
+      "src/lib/util.ts:1: export function listen() {}",
+    );
+    expect((await grep(fs, { pattern: "listen", path: "src", glob: "test/*.ts" })).text).toBe("No matches found");
+    expect((await grep(fs, { pattern: "listen", path: "src/server.ts", glob: "src/*.ts" })).text).toBe(
+      "src/server.ts:1: app.listen(3000);",
+    );
+    // A negated glob leaves out what it names either way.
+    expect((await grep(fs, { pattern: "listen", path: "src", glob: "!src/lib/**" })).text).toBe("src/server.ts:1: app.listen(3000);");
+    expect((await grep(fs, { pattern: "listen", path: "src", glob: "!lib/**" })).text).toBe("src/server.ts:1: app.listen(3000);");
+  });
+
+  it("takes the grep and rg habits models bring: POSIX classes in brackets and a leading (?i)", async () => {
+    const fs = new MemoryWorkspaceFs({ "src/a.c": "int main(void) {\n\treturn 0;\n}\n" });
+    expect((await grep(fs, { pattern: "^[[:space:]]+return" })).text).toBe("src/a.c:2: \treturn 0;");
+    expect((await grep(fs, { pattern: "(?i)RETURN" })).text).toBe("src/a.c:2: \treturn 0;");
+    await expect(grep(fs, { pattern: "(?m)^return" })).rejects.toMatchObject({
+      code: "invalid_regex",
+      message: expect.stringContaining("Inline flags such as (?m) are not supported, only a leading (?i), which means ignoreCase=true"),
+    });
+  });
+
+  it("suggests a larger limit only when it would show more: below the maximum, and room left under the byte cap", async () => {
+    const fs = new MemoryWorkspaceFs({ "many.txt": `${Array.from({ length: 1500 }, (_, i) => `hit ${i}`).join("\n")}\n` });
+    const notice = async (args: Args, maxOutputBytes?: number) => {
+      const ctx = maxOutputBytes === undefined ? toolContext(fs) : { ...toolContext(fs), maxOutputBytes };
+      const { text } = await grepTool.execute(grepTool.parameters.parse(args), ctx);
+      return text.slice(text.lastIndexOf("\n\n") + 2);
+    };
+    expect(await notice({ pattern: "hit", limit: 1000 })).toBe(
+      "[Showing matches 1-1000 of 1500 (limit=1000). Use offset=1001 to continue, or narrow pattern, path or glob]",
+    );
+    expect(await notice({ pattern: "hit", limit: 600 })).toBe(
+      "[Showing matches 1-600 of 1500 (limit=600). Use offset=601 to continue, limit=1000 for more, or narrow pattern, path or glob]",
+    );
+    // "many.txt:N: hit M" lines: 100 take 1,981 bytes of the 2,048 the budget leaves, 103 take 2,047.
+    expect(await notice({ pattern: "hit", limit: 100 }, 3072)).toBe(
+      "[Showing matches 1-100 of 1500 (limit=100). Use offset=101 to continue, limit=200 for more, or narrow pattern, path or glob]",
+    );
+    expect(await notice({ pattern: "hit", limit: 103 }, 3072)).toBe(
+      "[Showing matches 1-103 of 1500 (limit=103). Use offset=104 to continue, or narrow pattern, path or glob]",
+    );
+    expect(await notice({ pattern: "hit", limit: 1000 }, 3072)).toBe(
+      "[Showing matches 1-103 of 1500 (2.0KB limit). Use offset=104 to continue, or narrow pattern, path or glob]",
+    );
+    await expect(grep(fs, { pattern: "hit", offset: 1501 })).rejects.toMatchObject({
+      code: "offset_out_of_range",
+      message: "Offset 1501 is beyond the last of the 1500 matches",
+    });
+  });
+
+  it("pages through every match with offset, no gap and no overlap, whether the limit or the byte cap ends a page", async () => {
+    const fs = fixtureFs();
+    const pattern = "TODO|export|^line 2[0-9]$|^line 1[0-9]{2}$";
+    const matchLines = (text: string) =>
+      text
+        .split("\n\n[")[0]!
+        .split("\n")
+        .filter((line) => /^[^\n]+?:\d+: /.test(line));
+    const all = matchLines((await grep(fs, { pattern, limit: 1000 })).text);
+    expect(all).toHaveLength(121);
+    for (const [limit, maxOutputBytes, context] of [
+      [7, undefined, 0],
+      [1000, 2048, 0],
+      [13, 2048, 2],
+      [40, 3072, 1],
+    ] as const) {
+      const pages: string[][] = [];
+      let offset: number | undefined = 1;
+      while (offset !== undefined) {
+        const args = grepTool.parameters.parse({ pattern, limit, context, offset });
+        const ctx = maxOutputBytes === undefined ? toolContext(fs) : { ...toolContext(fs), maxOutputBytes };
+        const { text } = await grepTool.execute(args, ctx);
+        pages.push(matchLines(text));
+        const next = /Use offset=(\d+) to continue/.exec(text)?.[1];
+        expect(next === undefined || Number(next) === offset + pages.at(-1)!.length, text).toBe(true);
+        offset = next === undefined ? undefined : Number(next);
+      }
+      expect(pages.length, `limit ${limit}`).toBeGreaterThan(2);
+      expect(pages.flat(), `limit ${limit}, budget ${maxOutputBytes}, context ${context}`).toEqual(all);
     }
   });
 
@@ -147,5 +265,22 @@ describe("grep", () => {
     const controller = new AbortController();
     controller.abort();
     await expect(grep(fixtureFs(), { pattern: "x" }, controller.signal)).rejects.toMatchObject({ code: "aborted" });
+  });
+  it("a match line longer than the whole budget is shown cut, and the page still moves on", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.txt": `x\n${"漢".repeat(400)}hit\nhit two\n` });
+    const first = await grepTool.execute(grepTool.parameters.parse({ pattern: "hit", limit: 1 }), {
+      ...toolContext(fs),
+      maxOutputBytes: 2048,
+    });
+    const [body, notice] = first.text.split("\n\n[");
+    expect([body!.endsWith("... [truncated]"), new TextEncoder().encode(body).byteLength <= 1024, body!.startsWith("a.txt:2: 漢")]).toEqual(
+      [true, true, true],
+    );
+    expect(notice).toMatch(/^Showing matches 1-1 of 2 .*Use offset=2 to continue/);
+    const second = await grepTool.execute(grepTool.parameters.parse({ pattern: "hit", offset: 2 }), {
+      ...toolContext(fs),
+      maxOutputBytes: 2048,
+    });
+    expect(second.text).toBe("a.txt:3: hit two");
   });
 });

@@ -1,10 +1,16 @@
 import { describe, expect, it } from "vitest";
+import { bashTool } from "../../src/tools/bash";
 import { readTool } from "../../src/tools/read";
 import { ToolError } from "../../src/tools/tool";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { fixtureFs, MemoryWorkspaceFs, numberedLines, toolContext } from "../helpers/memory-fs";
 
 const read = (fs: MemoryWorkspaceFs, args: Parameters<typeof readTool.execute>[0]) => readTool.execute(args, toolContext(fs));
+const readWith = (
+  fs: MemoryWorkspaceFs,
+  args: Parameters<typeof readTool.execute>[0],
+  run: { maxOutputBytes?: number; allowBash?: boolean },
+) => readTool.execute(args, { ...toolContext(fs), ...run });
 
 describe("read", () => {
   it("returns a small file as raw text without line numbers", async () => {
@@ -40,10 +46,91 @@ describe("read", () => {
     expect(out.text.endsWith("\n\n[Showing lines 1-512 of 1000 (50.0KB limit). Use offset=513 to continue.]")).toBe(true);
   });
 
-  it("explains how to see a single line longer than 50 KB", async () => {
+  it("shows the start of a line longer than 50 KB, marked as cut, and how to get past it", async () => {
     const fs = new MemoryWorkspaceFs({ "min.js": `${"m".repeat(60 * 1024)}\nnext\n` });
     const out = await read(fs, { path: "min.js" });
-    expect(out.text).toBe("[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]");
+    expect(out.text).toBe(
+      `${"m".repeat(50 * 1024)}... [truncated]\n\n` +
+        "[Line 1 is 60.0KB, over the 50.0KB limit: showing its first 50.0KB; read cannot show the rest of this line. Use offset=2 to continue.]",
+    );
+    expect((await read(fs, { path: "min.js", offset: 2 })).text).toBe("next");
+  });
+
+  it("names no next offset when the long line is the file's last", async () => {
+    const fs = new MemoryWorkspaceFs({ "data.json": `{\n${"d".repeat(3000)}\n` });
+    const out = await readWith(fs, { path: "data.json", offset: 2 }, { maxOutputBytes: 2048 });
+    expect(out.text).toBe(
+      `${"d".repeat(1024)}... [truncated]\n\n` +
+        "[Line 2 is 2.9KB, over the 1.0KB limit: showing its first 1.0KB; read cannot show the rest of this line.]",
+    );
+  });
+
+  it("cuts a long line on a character boundary, never inside a UTF-8 sequence", async () => {
+    const fs = new MemoryWorkspaceFs({ "euro.txt": `${"€".repeat(1000)}\n` });
+    const out = await readWith(fs, { path: "euro.txt" }, { maxOutputBytes: 2048 });
+    // 1024 bytes hold 341 three-byte characters (1023 bytes); the 342nd would need 1026.
+    expect(out.text.split("... [truncated]")[0]).toBe("€".repeat(341));
+    expect(out.text).toContain("[Line 1 is 2.9KB, over the 1.0KB limit: showing its first 1023B;");
+  });
+
+  it("suggests a shell command for the rest of a long line only when the run offers bash, with the path quoted", async () => {
+    const path = "dist/it's my app.min.js";
+    const fs = new MemoryWorkspaceFs({ [path]: `// header\n${"é".repeat(600)}${"x".repeat(2000)}\n// after\n` });
+    const withBash = await readWith(fs, { path, offset: 2 }, { maxOutputBytes: 2048, allowBash: true });
+    expect(withBash.text.split("\n\n")[1]).toBe(
+      "[Line 2 is 3.1KB, over the 1.0KB limit: showing its first 1.0KB; read cannot show the rest of this line, bash can: " +
+        "sed -n '2p' 'dist/it'\\''s my app.min.js' | cut -c 513- | head -c 1024. Use offset=3 to continue.]",
+    );
+    const withoutBash = await readWith(fs, { path, offset: 2 }, { maxOutputBytes: 2048 });
+    expect(withoutBash.text.split("\n\n")[1]).toBe(
+      "[Line 2 is 3.1KB, over the 1.0KB limit: showing its first 1.0KB; read cannot show the rest of this line. Use offset=3 to continue.]",
+    );
+  });
+
+  it("suggests a shell command that prints the line's next part", async () => {
+    const path = "it's a.min.js";
+    const line = `${"é".repeat(600)}${"0123456789".repeat(300)}`;
+    const fs = new MemoryWorkspaceFs({ [path]: `${line}\n` });
+    const out = await readWith(fs, { path }, { maxOutputBytes: 2048, allowBash: true });
+    const command = /bash can: (.*)\.\]$/.exec(out.text)?.[1] ?? "";
+    const shown = out.text.split("... [truncated]")[0] ?? "";
+    const next = await bashTool.execute({ command }, { ...toolContext(fs), maxOutputBytes: 4096 });
+    // 512 two-byte characters shown; the next 1024 bytes are the other 88 and 848 digits.
+    expect(shown).toBe("é".repeat(512));
+    expect(next.text).toBe(`${"é".repeat(88)}${"0123456789".repeat(300).slice(0, 848)}`);
+  });
+
+  it("says when a file is not valid UTF-8, counting only the bytes shown as U+FFFD", async () => {
+    const latin1 = new Uint8Array([
+      ...new TextEncoder().encode("title=Caf"),
+      0xe9,
+      ...new TextEncoder().encode(" cr"),
+      0xe8,
+      0x6d,
+      0x65,
+      0x0a,
+    ]);
+    const fs = new MemoryWorkspaceFs({ "messages_fr.properties": latin1 });
+    expect((await read(fs, { path: "messages_fr.properties" })).text).toBe(
+      "title=Caf\ufffd cr\ufffdme\n\n[messages_fr.properties is not valid UTF-8: 2 invalid byte sequences are shown as U+FFFD; " +
+        "writing this text back would replace them, and edit refuses this file]",
+    );
+    // A U+FFFD the file really holds (EF BF BD) is text like any other: only the stray 0xFF is counted.
+    const mixed = new MemoryWorkspaceFs({ "m.txt": new Uint8Array([0xef, 0xbf, 0xbd, 0x0a, 0xff, 0x0a, 0x61, 0x0a]) });
+    expect((await read(mixed, { path: "m.txt", limit: 2 })).text).toBe(
+      "\ufffd\n\ufffd\n\n[m.txt is not valid UTF-8: 1 invalid byte sequence is shown as U+FFFD; writing this text back would " +
+        "replace them, and edit refuses this file. 1 more lines in file. Use offset=3 to continue.]",
+    );
+    expect((await read(new MemoryWorkspaceFs({ "u.txt": "caf\u00e9 \ufffd\n" }), { path: "u.txt" })).text).toBe("caf\u00e9 \ufffd");
+  });
+
+  it("names ls when given a directory", async () => {
+    await expect(read(fixtureFs(), { path: "src" })).rejects.toEqual(
+      new WorkspaceError("is_directory", "'src' is a directory; use ls to list it"),
+    );
+    await expect(read(fixtureFs(), { path: "src/" })).rejects.toEqual(
+      new WorkspaceError("is_directory", '"src/" names a directory; read takes a file path; use ls to list it'),
+    );
   });
 
   it("shows CRLF as LF and drops the BOM", async () => {

@@ -1,0 +1,291 @@
+import { ToolError } from "./tool";
+
+// How edit finds the text to replace: exactly, else after normalising (with a map back to the
+// file's offsets); and, when nothing matches, the file line nearest to what the model sent.
+
+/** Where oldText is in the file, and what the match had to overlook (nothing for an exact match). */
+export interface Located {
+  start: number;
+  end: number;
+  normalised: readonly Normalisation[];
+}
+
+/**
+ * Finds the one place oldText names: exactly, else (as pi's edit does) after normalising both
+ * texts, with whitespace at line ends dropped and typographic quotes, Unicode dashes and spaces
+ * read as their ASCII lookalikes. Unlike pi, only the matched span of the file is replaced; the
+ * rest keeps its characters.
+ */
+export function locate(content: string, oldText: string, path: string): Located {
+  const exact = occurrences(content, oldText);
+  const first = exact[0];
+  if (exact.length === 1 && first !== undefined) return { start: first, end: first + oldText.length, normalised: [] };
+  if (exact.length > 1)
+    throw ambiguous(
+      path,
+      exact.map((i) => lineOf(content, i)),
+      ".",
+    );
+
+  const needle = normalise(oldText);
+  const haystack = normalise(content);
+  const near = needle === "" ? [] : occurrences(haystack, needle);
+  const at = near[0];
+  if (near.length > 1) {
+    const how = `, ignoring ${listed(NORMALISATIONS)}; none matches exactly.`;
+    throw ambiguous(
+      path,
+      near.map((i) => lineOf(haystack, i)),
+      how,
+    );
+  }
+  if (at === undefined) {
+    throw new ToolError(
+      "no_match",
+      `Could not find oldText in ${path}. It must match the file exactly, including whitespace and indentation; read the file and copy the text to replace.${nearMissHint(content, haystack, oldText)}`,
+    );
+  }
+  const [start = 0, last = 0] = originalOffsets(content, [at, at + needle.length - 1]);
+  return { start, end: last + 1, normalised: overlooked(content.slice(start, last + 1), oldText) };
+}
+
+function ambiguous(path: string, lines: number[], how: string): ToolError {
+  return new ToolError(
+    "ambiguous_match",
+    `Found ${lines.length} occurrences of oldText in ${path} (at lines ${lines.join(", ")})${how} It must occur exactly once: add surrounding lines to oldText to make it unique.`,
+  );
+}
+
+/** What the fallback match overlooks, in the order messages name them. */
+export type Normalisation = "trailing whitespace" | "typographic quotes" | "Unicode dashes" | "Unicode spaces";
+const NORMALISATIONS: readonly Normalisation[] = ["trailing whitespace", "typographic quotes", "Unicode dashes", "Unicode spaces"];
+
+/** Non-breaking and other Unicode spaces. */
+const UNICODE_SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000";
+const UNICODE_SPACE = new RegExp(`[${UNICODE_SPACES}]`, "g");
+
+/** Characters the fallback match reads as an ASCII one, by kind. */
+const LOOKALIKES = [
+  { kind: "typographic quotes", ascii: "'", chars: "‘’‚‛′" },
+  { kind: "typographic quotes", ascii: '"', chars: "“”„‟″" },
+  { kind: "Unicode dashes", ascii: "-", chars: "‐‑‒–—―−" },
+  { kind: "Unicode spaces", ascii: " ", chars: UNICODE_SPACES },
+].map((l) => ({ ...l, kind: l.kind as Normalisation, pattern: new RegExp(`[${l.chars}]`, "g") }));
+
+/** The kind of a lookalike character, else undefined. */
+function lookalikeKind(c: string): Normalisation | undefined {
+  return c.length === 1 ? LOOKALIKES.find((l) => l.chars.includes(c))?.kind : undefined;
+}
+
+function asciiLookalikes(text: string): string {
+  let out = text;
+  for (const { ascii, pattern } of LOOKALIKES) out = out.replace(pattern, ascii);
+  return out;
+}
+
+/** A space, a tab, or a Unicode space (read as a space). */
+function isBlank(c: string | undefined): boolean {
+  return c === " " || c === "\t" || (c?.length === 1 && UNICODE_SPACES.includes(c));
+}
+
+/** `line` without its trailing blanks. */
+function trimBlanksEnd(line: string): string {
+  let end = line.length;
+  while (end > 0 && isBlank(line[end - 1])) end--;
+  return line.slice(0, end);
+}
+
+/** The text the fallback match compares: blanks at line ends dropped, lookalikes made ASCII. */
+function normalise(text: string): string {
+  return asciiLookalikes(text.split("\n").map(trimBlanksEnd).join("\n"));
+}
+
+/** The offsets in `text` of the characters at the ascending offsets `at` of `normalise(text)`. */
+function originalOffsets(text: string, at: readonly number[]): number[] {
+  const out: number[] = [];
+  let original = 0;
+  let normalised = 0;
+  for (const line of text.split("\n")) {
+    const kept = trimBlanksEnd(line).length;
+    // The line's kept characters keep their places; its "\n" is at the end of its blanks.
+    for (let n = at[out.length]; n !== undefined && n <= normalised + kept; n = at[out.length]) {
+      out.push(n < normalised + kept ? original + (n - normalised) : original + line.length);
+    }
+    if (out.length === at.length) break;
+    original += line.length + 1;
+    normalised += kept + 1;
+  }
+  return out;
+}
+
+/** What differs between the matched span of the file and oldText (both normalise to the same text). */
+function overlooked(span: string, oldText: string): Normalisation[] {
+  const kinds = new Set<Normalisation>();
+  // Lookalikes are one character for one: what is left after mapping them is the line ends' blanks.
+  if (asciiLookalikes(span) !== asciiLookalikes(oldText)) kinds.add("trailing whitespace");
+  const a = span.split("\n").map(trimBlanksEnd).join("\n");
+  const b = oldText.split("\n").map(trimBlanksEnd).join("\n");
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i] ?? "";
+    const y = b[i] ?? "";
+    if (x === y) continue;
+    const kind = lookalikeKind(x) ?? lookalikeKind(y);
+    if (kind) kinds.add(kind);
+  }
+  return NORMALISATIONS.filter((k) => kinds.has(k));
+}
+
+/** "a", "a and b", "a, b and c". */
+export function listed(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
+/** Below this similarity (Dice coefficient of character pairs) no file line is named as the nearest. */
+const NEAR_MISS_MIN_SIMILARITY = 0.5;
+/** Of the lines equally similar to oldText's first line, at most this many are followed further. */
+const NEAR_MISS_MAX_CANDIDATES = 50;
+/** A line a hint quotes is cut to this many characters. */
+const NEAR_MISS_SHOWN_CHARS = 120;
+
+/**
+ * For a failed match: the file line nearest to oldText's first non-blank line (the one whose
+ * following lines agree with oldText longest, the first of those), then the first line from
+ * there on that differs from oldText, quoted, with what differs when it is only whitespace or
+ * lookalike characters. Empty when no line is similar enough.
+ */
+function nearMissHint(content: string, haystack: string, oldText: string): string {
+  const wanted = oldText.split("\n");
+  const k = wanted.findIndex((line) => line.trim() !== "");
+  const lines = content.split("\n");
+  const anchor = k < 0 ? null : nearestLine(haystack.split("\n"), wanted, k);
+  if (anchor === null) return "";
+  for (let j = k; j < wanted.length; j++) {
+    const want = wanted[j] ?? "";
+    const have = lines[anchor + j - k];
+    if (have === undefined)
+      return ` oldText's line ${k + 1} is nearest to line ${anchor + 1} of the file, but oldText goes on past the file's end.`;
+    if (sameLine(have, want, j === k, j === wanted.length - 1)) continue;
+    const differs = lineDifferences(have, want);
+    const how = differs.length > 0 ? ` (they differ in ${listed(differs)})` : "";
+    return ` Nearest: line ${anchor + j - k + 1} of the file is ${quoted(have)}; oldText has ${quoted(want)}${how}.`;
+  }
+  return "";
+}
+
+/** Whether a file line holds oldText's line: its first line may start mid-line, its last end mid-line. */
+function sameLine(have: string, want: string, first: boolean, last: boolean): boolean {
+  if (first && last) return have.includes(want);
+  if (first) return have.endsWith(want);
+  if (last) return have.startsWith(want);
+  return have === want;
+}
+
+/** `lines`: the file's lines normalised (they keep their places). */
+function nearestLine(lines: readonly string[], wanted: readonly string[], k: number): number | null {
+  const target = new PairCounts(loose(wanted[k] ?? ""));
+  let best = NEAR_MISS_MIN_SIMILARITY;
+  let candidates: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const score = target.similarity(collapsed(lines[i] ?? ""), best);
+    if (score > best) [best, candidates] = [score, []];
+    if (score >= best && candidates.length < NEAR_MISS_MAX_CANDIDATES) candidates.push(i);
+  }
+  let nearest: number | null = null;
+  let longest = -1;
+  for (const i of candidates) {
+    let agree = 0;
+    while (k + agree + 1 < wanted.length && loose(lines[i + agree + 1] ?? "") === loose(wanted[k + agree + 1] ?? "")) agree++;
+    if (agree > longest) [nearest, longest] = [i, agree];
+  }
+  return nearest;
+}
+
+/** A line as the near-miss search compares it: lookalikes made ASCII, whitespace runs as one space, trimmed. */
+function loose(line: string): string {
+  return collapsed(asciiLookalikes(line));
+}
+
+function collapsed(line: string): string {
+  return line.replace(/\s+/g, " ").trim();
+}
+
+/** The pairs of adjacent characters of a text, to score other texts against it (Dice coefficient). */
+class PairCounts {
+  /** Each distinct pair (as one number) and its slot in `counts`. */
+  private readonly slots = new Map<number, number>();
+  private readonly counts: number[] = [];
+  /** Per slot, how many of its pairs the text being scored has used, valid where `seen` is `round`. */
+  private readonly used: number[] = [];
+  private readonly seen: number[] = [];
+  private round = 0;
+
+  constructor(readonly text: string) {
+    for (let i = 0; i + 1 < text.length; i++) {
+      const pair = text.charCodeAt(i) * 0x10000 + text.charCodeAt(i + 1);
+      const slot = this.slots.get(pair) ?? this.slots.set(pair, this.counts.push(0) - 1).get(pair) ?? 0;
+      this.counts[slot] = (this.counts[slot] ?? 0) + 1;
+    }
+  }
+
+  /** 0 to 1, 1 for the same text; 0 as soon as it cannot reach `atLeast` (the shorter text bounds it). */
+  similarity(other: string, atLeast: number): number {
+    if (other === this.text) return 1;
+    const mine = Math.max(0, this.text.length - 1);
+    const theirs = Math.max(0, other.length - 1);
+    if (mine + theirs === 0 || (2 * Math.min(mine, theirs)) / (mine + theirs) < atLeast) return 0;
+    this.round++;
+    let common = 0;
+    for (let i = 0; i + 1 < other.length; i++) {
+      const slot = this.slots.get(other.charCodeAt(i) * 0x10000 + other.charCodeAt(i + 1));
+      if (slot === undefined) continue;
+      if (this.seen[slot] !== this.round) [this.seen[slot], this.used[slot]] = [this.round, 0];
+      if ((this.used[slot] ?? 0) < (this.counts[slot] ?? 0)) {
+        this.used[slot] = (this.used[slot] ?? 0) + 1;
+        common++;
+      }
+    }
+    return (2 * common) / (mine + theirs);
+  }
+}
+
+/** What differs between two lines that are the same but for whitespace and lookalikes; else nothing. */
+function lineDifferences(have: string, want: string): string[] {
+  if (loose(have) !== loose(want)) return [];
+  const lead = (s: string) => s.slice(0, s.length - s.trimStart().length);
+  const trail = (s: string) => s.slice(s.trimEnd().length);
+  const innerRuns = (s: string) => asciiLookalikes(s.trim()).match(/\s+/g)?.join("|") ?? "";
+  const unicodeSpaces = (s: string) => s.match(UNICODE_SPACE)?.join("") ?? "";
+  const out: string[] = [];
+  if (lead(have) !== lead(want)) out.push("indentation");
+  if (trail(have) !== trail(want)) out.push("trailing whitespace");
+  if (innerRuns(have) !== innerRuns(want)) out.push("spaces inside the line");
+  // With whitespace runs made one space, the lines line up character for character.
+  const a = have.trim().replace(/\s+/g, " ");
+  const b = want.trim().replace(/\s+/g, " ");
+  const kinds = new Set<Normalisation>();
+  for (let i = 0; i < a.length; i++) {
+    const kind = a[i] === b[i] ? undefined : (lookalikeKind(a[i] ?? "") ?? lookalikeKind(b[i] ?? ""));
+    if (kind) kinds.add(kind);
+  }
+  if (unicodeSpaces(have) !== unicodeSpaces(want)) kinds.add("Unicode spaces");
+  return [...out, ...NORMALISATIONS.filter((k) => k !== "trailing whitespace" && kinds.has(k))];
+}
+
+/** A line for a hint: JSON-quoted (tabs show as \t), Unicode spaces as \u escapes, cut when long. */
+function quoted(line: string): string {
+  const cut = line.length > NEAR_MISS_SHOWN_CHARS ? `${line.slice(0, NEAR_MISS_SHOWN_CHARS)}...` : line;
+  return JSON.stringify(cut).replace(UNICODE_SPACE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Start offsets of the non-overlapping occurrences of `needle`. */
+function occurrences(haystack: string, needle: string): number[] {
+  const out: number[] = [];
+  for (let i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + needle.length)) out.push(i);
+  return out;
+}
+
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i >= 0 && i < offset; i = text.indexOf("\n", i + 1)) line++;
+  return line;
+}
