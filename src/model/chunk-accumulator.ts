@@ -238,9 +238,14 @@ export function parseArguments(raw: string): { arguments: Record<string, unknown
     value = JSON.parse(raw);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
+    // The call goes back to the model with `{}` for arguments, so the error quotes what it sent.
     return {
       arguments: {},
-      invalid: { code: "invalid_arguments", message: `tool call arguments are not valid JSON (${reason})`, rawArguments: raw },
+      invalid: {
+        code: "invalid_arguments",
+        message: `tool call arguments are not valid JSON (${reason}); they were ${quoteStart(raw)}`,
+        rawArguments: raw,
+      },
     };
   }
   if (!isRecord(value)) {
@@ -252,3 +257,11 @@ export function parseArguments(raw: string): { arguments: Record<string, unknown
   }
   return { arguments: value };
 }
+
+/** The first RAW_ARGUMENTS_QUOTED characters of `raw` as a JSON string, marked when cut. */
+function quoteStart(raw: string): string {
+  if (raw.length <= RAW_ARGUMENTS_QUOTED) return JSON.stringify(raw);
+  return `${JSON.stringify(raw.slice(0, RAW_ARGUMENTS_QUOTED))} (first ${RAW_ARGUMENTS_QUOTED} of ${raw.length} characters)`;
+}
+
+const RAW_ARGUMENTS_QUOTED = 200;

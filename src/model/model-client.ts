@@ -8,6 +8,12 @@ export interface ModelRequest {
   messages: AgentMessage[];
   tools: ToolDefinition[];
   /**
+   * `none`: the tools are described but may not be called this turn (the run's last turn, or its
+   * tool calls are used up). They stay in the request because the history may hold tool calls,
+   * which some providers refuse without tool definitions.
+   */
+  toolChoice?: "none";
+  /**
    * `compaction`: a request to summarise the history, not an agent turn (a replay answers it from the
    * recording's compaction records and does not count it as a turn).
    */

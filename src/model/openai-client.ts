@@ -151,7 +151,10 @@ export class OpenAIModelClient implements ModelClient {
       stream_options: { include_usage: true },
     };
     // Some servers reject an empty `tools` array.
-    if (request.tools.length > 0) body.tools = toOpenAITools(request.tools);
+    if (request.tools.length > 0) {
+      body.tools = toOpenAITools(request.tools);
+      if (request.toolChoice) body.tool_choice = request.toolChoice;
+    }
     return body;
   }
 

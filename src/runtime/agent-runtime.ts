@@ -181,19 +181,22 @@ class AgentRun {
       if (this.signal.aborted) return this.end(this.abortReason(), "");
       if (turn > 1) this.deliverSteering();
       this.turn = this.tracer.turnStarted();
-      const offered = this.toolBudgetLeft ? definitions : [];
+      // The last turn, or one after the tool calls are used up, is for the answer: the tools stay
+      // described (the history may hold calls) but may not be called.
+      const mayCall = this.toolBudgetLeft && (this.tools?.callCount ?? 0) < this.options.maxToolCalls && turn < this.options.maxTurns;
+      const offered = definitions;
       const fixedTokens = estimateFixedTokens(system, offered);
       // Compact before a call the estimate says would not leave room for the answer.
       if (estimateContextTokens(modelView(this.messages), fixedTokens) > this.budget.contextWindow - this.budget.reserveTokens) {
         const compacted = await this.compact("threshold", fixedTokens);
         if (compacted !== "compacted" && compacted !== "nothing_to_compact") return compacted;
       }
-      const modelAction = this.tracer.modelCalled(this.turn, modelView(this.messages).messages.length, offered.length);
-      let { messageId, reply } = await this.turnCall(system, offered);
+      const modelAction = this.tracer.modelCalled(this.turn, modelView(this.messages).messages.length, mayCall ? offered.length : 0);
+      let { messageId, reply } = await this.turnCall(system, offered, mayCall);
       if (reply.end.type === "error" && reply.end.code === "context_overflow") {
         // The provider says it does not fit: compact, then try the same call once more.
         const compacted = await this.compact("overflow", fixedTokens);
-        if (compacted === "compacted") ({ messageId, reply } = await this.turnCall(system, offered));
+        if (compacted === "compacted") ({ messageId, reply } = await this.turnCall(system, offered, mayCall));
         else if (compacted !== "nothing_to_compact") return compacted;
       }
       const modelError = reply.end.type === "error" ? reply.end.code : null;
@@ -244,7 +247,7 @@ class AgentRun {
   }
 
   /** One model call with the history as the model sees it (the latest summary plus the kept messages). */
-  private async turnCall(system: string, tools: ReturnType<ToolRunner["definitions"]>) {
+  private async turnCall(system: string, tools: ReturnType<ToolRunner["definitions"]>, mayCall: boolean) {
     const messageId = this.ctx.ids.next("message");
     const text = new DeltaCoalescer((delta) => this.event({ type: "assistant_delta", messageId, text: delta }), this.ctx.clock);
     const thinking = new DeltaCoalescer((delta) => this.event({ type: "thinking_delta", messageId, text: delta }), this.ctx.clock);
@@ -253,6 +256,7 @@ class AgentRun {
       system,
       messages: modelView(this.messages).messages,
       tools,
+      ...(mayCall ? {} : { toolChoice: "none" as const }),
       assistantTurns,
       deadlineAt: this.deadlineAt,
     };
@@ -262,7 +266,7 @@ class AgentRun {
     // warm-up just after its first reads had started, and those reads would be wasted.
     const warming = new AbortController();
     const warmUp = () => this.tools?.warmUp?.(AbortSignal.any([warming.signal, this.signal])).catch(() => {});
-    const warmUpTimer = tools.length > 0 && this.tools?.warmUp ? setTimeout(warmUp, WARM_UP_AFTER_MS) : null;
+    const warmUpTimer = mayCall && tools.length > 0 && this.tools?.warmUp ? setTimeout(warmUp, WARM_UP_AFTER_MS) : null;
     let reply: Awaited<ReturnType<AgentRun["callModel"]>>;
     try {
       reply = await this.callModel(request, text, thinking);

@@ -26,6 +26,9 @@ export function buildSystemPrompt({ workspaceId, tools, options }: SystemPromptI
     lines.push("Prefer read, grep and find over bash for looking at files.");
   }
   lines.push(`Budget for this run: at most ${options.maxTurns} model turns and ${options.maxToolCalls} tool calls.`);
+  if (workspaceId !== null && tools.length > 0) {
+    lines.push("On the last turn, and once the tool calls are used up, tools cannot be called: then answer with what you have.");
+  }
   return lines.join("\n");
 }
 

@@ -41,6 +41,10 @@ export class FakeToolRunner implements ToolRunner {
   definitions(): ToolDefinition[] {
     return this.defs;
   }
+  /** Like the real runner's: every call that reached it, denied ones included. */
+  get callCount(): number {
+    return this.executed.length;
+  }
   async execute(call: ToolCall): Promise<ToolExecution> {
     this.executed.push(call);
     return this.answer(call);

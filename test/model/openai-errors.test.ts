@@ -421,6 +421,17 @@ describe("OpenAIModelClient request", () => {
     });
   });
 
+  it("sends tool_choice none with the tools on a turn that may not call them, and never without tools", async () => {
+    const { client, calls } = testClient([sseResponse(okBody()), sseResponse(okBody())]);
+    await collect(client.stream({ system: "Answer now.", messages: history, tools, toolChoice: "none" }, new AbortController().signal));
+    expect(calls[0]!.body.tool_choice).toBe("none");
+    expect(calls[0]!.body.tools).toEqual([
+      { type: "function", function: { name: "ls", description: "List a directory.", parameters: tools[0]!.parameters } },
+    ]);
+    await collect(client.stream({ system: "s", messages: [], tools: [], toolChoice: "none" }, new AbortController().signal));
+    expect(["tools" in calls[1]!.body, "tool_choice" in calls[1]!.body]).toEqual([false, false]);
+  });
+
   it("uses the configured model and omits tools when none are offered", async () => {
     const { client, calls } = testClient([sseResponse(okBody())]);
     await run(client);

@@ -322,8 +322,19 @@ describe("OpenAIModelClient stream assembly", () => {
       call: { id: "call_bad", name: "read", arguments: {} },
       invalid: { code: "invalid_arguments", rawArguments: '{"path": "a"' },
     });
-    expect(events[0]!.type === "tool_call" && events[0]!.invalid?.message).toMatch(/^tool call arguments are not valid JSON \(/);
+    // The model sees its call again with {} for arguments: the error quotes what it sent.
+    expect(events[0]!.type === "tool_call" && events[0]!.invalid?.message).toBe(
+      `tool call arguments are not valid JSON (${jsonError('{"path": "a"')}); they were "{\\"path\\": \\"a\\""`,
+    );
     expect(events[1]).toEqual({ type: "done", stopReason: "TOOL_CALLS" });
+  });
+
+  it("quotes only the first 200 characters of long unparseable arguments", async () => {
+    const raw = `{"content": "${"x".repeat(300)}`;
+    const events = await play(sse([tc({ index: 0, id: "call_long", function: { name: "write", arguments: raw } }), chunk({}, "length")]));
+    expect(events[0]!.type === "tool_call" && events[0]!.invalid?.message).toBe(
+      `tool call arguments are not valid JSON (${jsonError(raw)}); they were ${JSON.stringify(raw.slice(0, 200))} (first 200 of 313 characters)`,
+    );
   });
 
   it("delivers a call whose arguments are JSON but not an object as {} plus invalid_arguments", async () => {
@@ -455,3 +466,13 @@ describe("OpenAIModelClient stream assembly", () => {
     expect(texts(await play(sse([twoChoices, chunk({}, "stop")])))).toEqual(["zero"]);
   });
 });
+
+/** V8's own message for `raw`, so the tests do not depend on its wording. */
+function jsonError(raw: string): string {
+  try {
+    JSON.parse(raw);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error(`${raw} parsed`);
+}

@@ -256,11 +256,42 @@ describe("AgentRuntime", () => {
       error: { code: "max_turns_reached", message: "the run used all 2 model turns" },
     });
     expect(model.calls).toBe(2);
+    // The last turn describes the tools but may not call them (a model that does anyway still ends the run).
+    expect(model.requests.map((r) => [r.tools.map((t) => t.name), r.toolChoice])).toEqual([
+      [["read"], undefined],
+      [["read"], "none"],
+    ]);
     expect(log.types().slice(-3)).toEqual(["tool_call_finished", "assistant_completed", "agent_error"]);
     expect(log.messages.at(-1)).toMatchObject({ kind: "assistant", text: "", stopReason: "MAX_TURNS", parentId: log.messages.at(-2)!.id });
   });
 
-  it("an exhausted tool budget gives the model one turn without tools", async () => {
+  it("the last turn is for the answer: a model that honours tool_choice none answers instead of ending the run with max_turns_reached", async () => {
+    const { log, model, ctx } = setup([{ toolCalls: [{ name: "read", arguments: { path: "a" } }] }, { text: "the answer" }]);
+    expect(await run("go", ctx, { maxTurns: 2 })).toEqual({ stopReason: "STOP" });
+    expect(model.requests.map((r) => r.toolChoice)).toEqual([undefined, "none"]);
+    expect(model.requests[1]!.system).toContain(
+      "On the last turn, and once the tool calls are used up, tools cannot be called: then answer with what you have.",
+    );
+    expect(log.messages.at(-1)).toMatchObject({ kind: "assistant", text: "the answer", stopReason: "STOP" });
+  });
+
+  it("a run whose tool calls are used up asks for the answer on the next turn, before any call is denied", async () => {
+    const { log, model, ctx } = setup([{ toolCalls: [{ name: "read", arguments: { path: "a" } }] }, { text: "summary" }]);
+    expect(await run("go", ctx, { maxToolCalls: 1 })).toEqual({ stopReason: "STOP" });
+    expect(model.requests.map((r) => [r.tools.map((t) => t.name), r.toolChoice])).toEqual([
+      [["read"], undefined],
+      [["read"], "none"],
+    ]);
+    expect(log.events.filter((e) => e.type === "tool_call_denied")).toEqual([]);
+  });
+
+  it("maxToolCalls 0 describes the tools and forbids calling them from the first turn", async () => {
+    const { model, ctx } = setup([{ text: "from memory" }]);
+    expect(await run("go", ctx, { maxToolCalls: 0 })).toEqual({ stopReason: "STOP" });
+    expect(model.requests.map((r) => [r.tools.map((t) => t.name), r.toolChoice])).toEqual([[["read"], "none"]]);
+  });
+
+  it("a call past the tool budget is denied and the next turn may not call tools", async () => {
     let calls = 0;
     const tools = new FakeToolRunner(() =>
       ++calls > 1
@@ -269,7 +300,11 @@ describe("AgentRuntime", () => {
     );
     const { log, model, ctx } = setup([{ toolCalls: [{ name: "read" }, { name: "read" }] }, { text: "summary" }], { tools });
     expect(await run("go", ctx, { maxToolCalls: 1 })).toEqual({ stopReason: "STOP" });
-    expect(model.requests[1]!.tools).toEqual([]);
+    // Described (the history holds calls, and some providers refuse that without tools), not callable.
+    expect(model.requests.map((r) => [r.tools.map((t) => t.name), r.toolChoice])).toEqual([
+      [["read"], undefined],
+      [["read"], "none"],
+    ]);
     expect(log.events.filter((e) => e.type === "tool_call_denied").map((e) => e.type === "tool_call_denied" && e.reason)).toEqual([
       "tool_budget_exhausted",
     ]);
