@@ -1,12 +1,13 @@
 import { Hono } from "hono";
 import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName } from "../awtl/project-api";
-import { HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
+import { DEFAULT_CASE_PAGE, HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { replayCase } from "../session/case-replay";
-import { readBodyBytes, readJsonBody } from "./body";
+import { encodeCursor } from "../tenant/session-index";
+import { readBodyBytes, readCursor, readJsonBody, readQuery } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { claimIdempotencyKey, idempotencyKeyOf, sha256HexOf } from "./idempotency";
 import { sessionStore } from "./lookup";
-import { ApproveBody, EmptyBody, PromoteBody } from "./schemas";
+import { ApproveBody, CaseListQuery, EmptyBody, PromoteBody } from "./schemas";
 
 /** Media types a trace import is taken in (a cross-site form cannot send these without a preflight). */
 const JSONL_TYPES = new Set(["application/x-ndjson", "application/jsonl", "application/x-jsonlines"]);
@@ -17,23 +18,49 @@ const JSONL_TYPES = new Set(["application/x-ndjson", "application/jsonl", "appli
  * one of the tenant's sessions names it (`p_default` always does); another tenant gets 404.
  */
 export const projectRoutes = new Hono<AppBindings>()
+  /**
+   * `?limit=&cursor=` -> `{cases, nextCursor}`: newest first (by each case's first sighting), so a
+   * case added meanwhile never shows on a later page.
+   */
   .get("/:pid/cases", async (c) => {
     const { project } = await requireProject(c);
-    return c.json({ cases: await project.listCases() });
+    const query = readQuery(c, CaseListQuery);
+    const after = readCursor(query.cursor);
+    const page = await project.listCases(query.limit ?? DEFAULT_CASE_PAGE, after?.position ?? null);
+    return c.json({ cases: page.cases, nextCursor: page.next === null ? null : encodeCursor({ position: page.next }) });
   })
   .get("/:pid/cases/:caseId", async (c) => {
     const { project } = await requireProject(c);
     const caseId = c.req.param("caseId");
     const found = await project.getCase(caseId);
-    if (!found) throw new HarnessError("case_not_found", `case '${caseId.slice(0, 100)}' does not exist in this project`);
+    if (!found) throw notFound(caseId);
     return c.json({ case: found, scorecard: await project.scorecard(caseId), judgedScorecard: await project.judgedScorecard(caseId) });
+  })
+  /**
+   * -> 204: removes the case, its scorecards and approvals, and its memory rule if it was promoted.
+   * A case deleted is 404 afterwards; the same failure in a later run makes it again.
+   */
+  .delete("/:pid/cases/:caseId", async (c) => {
+    const { ref, project } = await requireProject(c);
+    const caseId = c.req.param("caseId");
+    if (!(await project.deleteCase(ref, caseId))) throw notFound(caseId);
+    return c.body(null, 204);
   })
   /** Re-runs the case's failing run with the replay model; 201 with the scorecard. */
   .post("/:pid/cases/:caseId/replay", async (c) => {
-    const { ref } = await requireProject(c);
+    const { ref, project } = await requireProject(c);
     await readJsonBody(c, EmptyBody);
-    const scorecard = await replayCase({ store: sessionStore(c), projects: c.env.PROJECTS }, ref, c.req.param("caseId"));
-    return c.json({ scorecard }, 201);
+    const caseId = c.req.param("caseId");
+    // The case is not evicted while its replay runs (it may take a run's whole timeout).
+    const lease = await project.replayStarted(caseId);
+    try {
+      const scorecard = await replayCase({ store: sessionStore(c), projects: c.env.PROJECTS }, ref, caseId);
+      if (!(await project.getCase(caseId))) throw notFound(caseId, "was deleted while it was replayed; its scorecard was not kept");
+      return c.json({ scorecard }, 201);
+    } finally {
+      // A lease not ended here ends by itself; that must not replace the replay's own answer.
+      await Promise.resolve(project.replayEnded(lease)).catch(() => undefined);
+    }
   })
   .post("/:pid/cases/:caseId/approve", async (c) => {
     const { ref, project } = await requireProject(c);
@@ -75,6 +102,10 @@ export const projectRoutes = new Hono<AppBindings>()
     const { project } = await requireProject(c);
     return c.json({ quarantine: await project.quarantine() });
   });
+
+function notFound(caseId: string, why = "does not exist in this project"): HarnessError {
+  return new HarnessError("case_not_found", `case '${caseId.slice(0, 100)}' ${why}`);
+}
 
 /** The project named in the route, if the caller's tenant has it. */
 async function requireProject(c: AppContext): Promise<{ ref: ProjectRef; project: DurableObjectStub<ProjectRpc> }> {

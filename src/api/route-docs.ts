@@ -7,6 +7,7 @@ import {
   AttributionList,
   CaseDetail,
   CaseList,
+  CaseListQuery,
   CompactBody,
   CompactionResult,
   CreateSessionBody,
@@ -455,7 +456,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     headers: [IDEMPOTENCY_HEADER],
     status: 201,
     answer: json(JudgementResult, "JudgementResult"),
-    errors: [...SESSION, ...JSON_BODY, ...KEY, "run_not_found", "action_not_found", "history_unreadable"],
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "run_not_found", "run_in_progress", "action_not_found", "history_unreadable"],
   },
   {
     method: "get",
@@ -469,11 +470,13 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/projects/:pid/cases",
-    summary: "The project's failed-turn cases.",
+    summary:
+      "The project's failed-turn cases, newest first (by each case's first sighting), a page at a time; a case added meanwhile never shows on a later page.",
     auth: true,
+    query: CaseListQuery,
     status: 200,
-    answer: json(CaseList, "CaseList", { cases: [] }),
-    errors: PROJECT,
+    answer: json(CaseList, "CaseList", { cases: [], nextCursor: null }),
+    errors: [...PROJECT, "invalid_query", "invalid_cursor"],
   },
   {
     method: "get",
@@ -482,6 +485,16 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     auth: true,
     status: 200,
     answer: json(CaseDetail, "CaseDetail"),
+    errors: [...PROJECT, "case_not_found"],
+  },
+  {
+    method: "delete",
+    path: "/api/projects/:pid/cases/:caseId",
+    summary:
+      "Deletes a case with its scorecards and approvals; its rule leaves project memory if it was promoted. Then it is 404, until the same failure happens again in a run.",
+    auth: true,
+    status: 204,
+    answer: null,
     errors: [...PROJECT, "case_not_found"],
   },
   {
@@ -535,12 +548,19 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     method: "post",
     path: "/api/projects/:pid/traces",
     summary:
-      "Imports foreign traces (this project's field names or seed 003's snake_case); corrupt lines go to the quarantine. With an Idempotency-Key, a repeat of the same file gets the first import's answer.",
+      "Imports foreign traces (this project's field names or seed 003's snake_case); corrupt lines go to the quarantine. With an Idempotency-Key, a repeat of the same file gets the first import's answer. At the project's case bound an import evicts only earlier imported cases; casesNotKept counts the new cases it could not keep.",
     auth: true,
     headers: [IDEMPOTENCY_HEADER],
     body: { type: JSONL, description: "one trace record per line" },
     status: 201,
-    answer: json(TraceImportSummary, "TraceImportSummary", { importId: "i_1", imported: 12, quarantined: 1, caseIds: [] }),
+    answer: json(TraceImportSummary, "TraceImportSummary", {
+      importId: "im_1",
+      imported: 12,
+      quarantined: 1,
+      caseIds: [],
+      casesNotKept: 0,
+      casesEvicted: 0,
+    }),
     errors: [...PROJECT, ...KEY, "unsupported_media_type", "body_too_large"],
   },
   {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { artifactPath, isSchemeRef } from "../awtl/artifacts";
-import { BUILT_IN_JUDGES } from "../awtl/builtin-judges";
+import { BUILT_IN_JUDGES, isBuiltInLookalike, JUDGE_NAME, JUDGE_NAME_RULE } from "../awtl/builtin-judges";
 import { FailedTurnCase } from "../awtl/failed-turn-case";
 import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
 import { Scorecard } from "../awtl/scorecard";
@@ -11,12 +11,14 @@ import {
   API_ERROR_CODES,
   AttributionRecord,
   ContextWindow,
+  DEFAULT_CASE_PAGE,
   DEFAULT_SESSION_PAGE,
   DEFAULT_STREAM_TOKEN_TTL_SECONDS,
   DEFAULT_WORKSPACE_PAGE,
   isoTime,
   JudgeResult,
   JudgeVerdict,
+  MAX_CASE_PAGE,
   MAX_COMPACTION_INSTRUCTIONS_CHARS,
   MAX_IDEMPOTENCY_KEY_CHARS,
   MAX_IMPORTED_ID_CHARS,
@@ -143,6 +145,9 @@ export const SessionListQuery = z.strictObject({
 /** `GET /api/workspaces?limit=&cursor=`. */
 export const WorkspaceListQuery = z.strictObject(pageQuery(MAX_WORKSPACE_PAGE, DEFAULT_WORKSPACE_PAGE));
 
+/** `GET /api/projects/:pid/cases?limit=&cursor=`. */
+export const CaseListQuery = z.strictObject(pageQuery(MAX_CASE_PAGE, DEFAULT_CASE_PAGE));
+
 /** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
 export const ResumeSeq = z
   .string()
@@ -177,11 +182,12 @@ export const JudgementBody = z.strictObject({
   runId: nonBlank.max(100),
   judgeName: nonBlank
     .max(100)
-    .regex(/^[^\p{Cc}\u2028\u2029]*$/u, { message: "must be one line without control characters" })
+    .regex(JUDGE_NAME, { message: JUDGE_NAME_RULE })
     // The harness's own judges' names: an external verdict under one would pass for the harness's.
     .regex(new RegExp(`^(?!(?:${Object.values(BUILT_IN_JUDGES).join("|")})$)`), {
       message: "is the name of one of the harness's own judges",
-    }),
+    })
+    .refine((name) => !isBuiltInLookalike(name), { message: "reads as the name of one of the harness's own judges" }),
   result: JudgeVerdict,
   sourceActionId: nonBlank.max(100).optional(),
   artifactRefs: z
@@ -335,7 +341,10 @@ export const MessageLine = AgentMessage;
 
 export const JudgementResult = z.strictObject({ judgeResult: JudgeResult, attribution: AttributionRecord.nullable() });
 export const AttributionList = z.strictObject({ attributions: z.array(AttributionRecord) });
-export const CaseList = z.strictObject({ cases: z.array(FailedTurnCase) });
+export const CaseList = z.strictObject({
+  cases: z.array(FailedTurnCase),
+  nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),
+});
 export const CaseDetail = z.strictObject({
   case: FailedTurnCase,
   /** The latest replay's. */

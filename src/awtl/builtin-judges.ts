@@ -1,4 +1,5 @@
-import type { JudgeResult, TraceObservation, TraceRecord } from "../domain";
+import type { JudgeResult, TraceAction, TraceObservation, TraceRecord } from "../domain";
+import { artifactPath } from "./artifacts";
 import { isPolicyCode, LIMIT_CODES } from "./failure-classes";
 import type { RunTraceView } from "./run-view";
 
@@ -9,6 +10,24 @@ export const BUILT_IN_JUDGES = {
   limit: "run-limit",
   model: "model-error",
 } as const;
+
+/**
+ * What a judge may be called (a verdict's or an imported trace's `judgeName`): one line without
+ * control or format characters (zero-width, bidi), no space at either end, and no look-alike of the
+ * harness's own judges' names (`isBuiltInLookalike`). Names judges were given before (`unit tests`,
+ * `GitHub Actions`) stay valid: a replay is settled by its case's judge, under the same name. Briefs
+ * quote a name only when it is a `JUDGE_IDENTIFIER`, and describe any other in words.
+ */
+export const JUDGE_NAME = /^(?!\s)[^\p{Cc}\p{Cf}\u2028\u2029]*(?<!\s)$/u;
+export const JUDGE_NAME_RULE = "must be one line without control or format characters, and not start or end with a space";
+/** A judge name a brief shows as it is (in backticks): a short identifier such as `ci`, `pytest`, `github/ci:unit`. */
+export const JUDGE_IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,99}$/;
+
+/** True for a name that is not one of the harness's own judges' names but reads as one (`Tool-Error`, full-width letters). */
+export function isBuiltInLookalike(name: string): boolean {
+  const folded = name.normalize("NFKC").toLowerCase();
+  return folded !== name && (Object.values(BUILT_IN_JUDGES) as string[]).includes(folded);
+}
 
 /** A verdict before the log gives it its seq. */
 export type JudgeDraft = Omit<JudgeResult, "writerSeq" | "judgeId" | "taskId" | "attemptId" | "createdAt" | "type">;
@@ -41,6 +60,9 @@ function judgeObservation(observation: TraceObservation, run: RunTraceView): Jud
   const action = run.action(observation.actionId);
   if (!action || observation.code === null || observation.code === "aborted") return null;
   const kind = observation.code;
+  const bashExit = kind === "exit_status" && action.tool === "bash";
+  const command = bashExit ? commandOf(action) : null;
+  if (command !== null && observation.exitCode === 1 && answersWithExitOne(command)) return null;
   const judgeName =
     action.actor === "model"
       ? BUILT_IN_JUDGES.model
@@ -50,6 +72,7 @@ function judgeObservation(observation: TraceObservation, run: RunTraceView): Jud
           ? BUILT_IN_JUDGES.policy
           : BUILT_IN_JUDGES.toolError;
   const touched = run.touches(action);
+  const refs = bashExit ? commandArtifacts(command, touched, run) : [...touched.writes, ...touched.reads];
   return {
     runId: observation.runId,
     judgeName,
@@ -58,9 +81,114 @@ function judgeObservation(observation: TraceObservation, run: RunTraceView): Jud
     sourceActionId: action.actionId,
     verifierActionId: action.actionId,
     // The workspace root ("", as `read .` names it) is no artifact: a case about it would warn of nothing.
-    artifactRefs: [...new Set([...touched.writes, ...touched.reads])].filter((ref) => ref !== ""),
+    artifactRefs: [...new Set(refs)].filter((ref) => ref !== ""),
     failureKind: kind,
+    // Summaries only: the observation's summary says how the call ended, never what it printed.
     detail: `${action.tool} ${action.argsSummary}: ${observation.summary}`.slice(0, 2000),
     turnId: action.turnId,
   };
+}
+
+/**
+ * The artifacts of a bash command that exited with an error: the files it wrote; else the words of
+ * its command line that name a file it read (`cat .env; exit 3` names `.env`); else none, and the
+ * case reaches only a retry of the run. A word counts when it looks like a file name (`a.ts`, `.env`)
+ * and nothing the run touched lies under it: a directory a command walked (`grep -r TODO src`) or
+ * every file it happened to read would make a case about a whole tree.
+ */
+function commandArtifacts(command: string | null, touched: { reads: string[]; writes: string[] }, run: RunTraceView): string[] {
+  if (touched.writes.length > 0) return touched.writes;
+  if (command === null) return [];
+  const read = new Set(touched.reads);
+  const seen = run.actions.flatMap((a) => {
+    const t = run.touches(a);
+    return [...t.reads, ...t.writes];
+  });
+  const named = shellSegments(command).flatMap((segment) => segment.words.slice(1));
+  return named
+    .map((word) => artifactPath(word))
+    .filter(
+      (path): path is string => path !== null && read.has(path) && FILE_NAME.test(path) && !seen.some((p) => p.startsWith(`${path}/`)),
+    );
+}
+
+/** A last path segment with an extension (`a.ts`) or a dot file (`.env`). */
+const FILE_NAME = /(?:^|\/)[^/]*\.[^/.]+$/;
+
+/** The command of a bash action, as its argument summary quotes it (a long one is summarised away: null). */
+function commandOf(action: TraceAction): string | null {
+  const quoted = /(?:^| )command=("(?:[^"\\]|\\.)*")/.exec(action.argsSummary)?.[1];
+  if (quoted === undefined) return null;
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return null;
+  }
+}
+
+/** Commands whose exit code 1 is an answer ("no match", "differs", "false"), not a failure. */
+const ANSWERS_WITH_EXIT_ONE: ReadonlySet<string> = new Set(["grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "["]);
+
+/**
+ * Whether exit code 1 is the command line's answer: the line is one command or one pipeline (a bash
+ * pipeline exits with its last command's code) and its last command is grep, rg, diff, cmp, test or
+ * `[`. A list (`;`, `&&`, `||`) or a subshell could have exited with another command's 1: judged.
+ */
+function answersWithExitOne(command: string): boolean {
+  const segments = shellSegments(command);
+  if (segments.length === 0 || segments.some((s, i) => (i < segments.length - 1 ? s.end !== "|" : s.end !== null))) return false;
+  const words = segments.at(-1)!.words;
+  const name = words.find((w) => !/^[A-Za-z_]\w*=/.test(w));
+  return name !== undefined && ANSWERS_WITH_EXIT_ONE.has(name.slice(name.lastIndexOf("/") + 1));
+}
+
+/**
+ * A command line cut into simple commands: each one's words (quotes and backslashes removed) and the
+ * operator that ends it (`|`, `||`, `&&`, `;`, `&`, a newline, a parenthesis; null at the end).
+ * Redirections end a word (`>out.txt` gives `out.txt`). Enough to find file arguments and the last
+ * command, not a shell parser: expansions stay as written.
+ */
+function shellSegments(command: string): { words: string[]; end: string | null }[] {
+  const segments: { words: string[]; end: string | null }[] = [];
+  let words: string[] = [];
+  let word: string | null = null;
+  const endWord = () => {
+    if (word !== null) words.push(word);
+    word = null;
+  };
+  const endSegment = (op: string | null) => {
+    endWord();
+    if (words.length > 0 || op !== null) segments.push({ words, end: op });
+    words = [];
+  };
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (c === "'") {
+      const close = command.indexOf("'", i + 1);
+      const to = close < 0 ? command.length : close;
+      word = (word ?? "") + command.slice(i + 1, to);
+      i = to;
+    } else if (c === '"') {
+      word ??= "";
+      for (i++; i < command.length && command[i] !== '"'; i++) {
+        if (command[i] === "\\" && '"\\$`'.includes(command[i + 1] ?? "")) i++;
+        word += command[i] ?? "";
+      }
+    } else if (c === "\\") {
+      word = (word ?? "") + (command[++i] ?? "");
+    } else if (c === " " || c === "\t") {
+      endWord();
+    } else if (c === "<" || c === ">" || (c === "&" && (command[i - 1] === ">" || command[i + 1] === ">"))) {
+      endWord(); // a redirection (`>&2` and `&>` included): its target is the next word
+    } else if ("|&;\n()".includes(c)) {
+      const two = command.slice(i, i + 2);
+      const op = two === "||" || two === "&&" ? two : c;
+      i += op.length - 1;
+      endSegment(op);
+    } else {
+      word = (word ?? "") + c;
+    }
+  }
+  endSegment(null);
+  return segments;
 }

@@ -1,6 +1,7 @@
 import type { JudgeResult } from "../domain";
 import { artifactPath } from "./artifacts";
 import type { AttributionDraft } from "./attribution";
+import { caseIdentityHint } from "./case-identity";
 import { type CaseApplicability, contentHash, type FailedTurnCase } from "./failed-turn-case";
 import { becomesCase, isPolicyCode, LIMIT_CODES } from "./failure-classes";
 import { preventionHint } from "./prevention-hints";
@@ -25,17 +26,13 @@ export function buildCase(
   const tools = [...new Set(sources.filter((a) => a.actor === "tool").map((a) => a.tool))].sort();
   const paths = [...new Set(attribution.artifactRefs.map(artifactPath).filter((p): p is string => p !== null && p !== ""))].sort();
   const opaque = attribution.artifactRefs.filter((ref) => artifactPath(ref) === null);
-  const hint = preventionHint({
-    judgeName: judge.judgeName,
-    builtIn: judge.builtIn,
-    failureKind: judge.failureKind,
-    tool: tools[0] ?? null,
-    paths,
-  });
+  const facts = { judgeName: judge.judgeName, builtIn: judge.builtIn, failureKind: judge.failureKind, tool: tools[0] ?? null, paths };
+  const hint = preventionHint(facts);
   const applicability = applicabilityOf(judge.failureKind, tools, paths, attribution.classification);
   const artifactRefs = [...paths, ...opaque].length > 0 ? [...paths, ...opaque] : tools.map((t) => `tool:${t}`);
   if (artifactRefs.length === 0) artifactRefs.push(`run:${judge.failureKind}`);
-  const identity = JSON.stringify([judge.judgeName, judge.failureKind, applicability.tools, artifactRefs, hint]);
+  // The frozen form of the hint, so that ids stay those of the cases already stored.
+  const identity = JSON.stringify([judge.judgeName, judge.failureKind, applicability.tools, artifactRefs, caseIdentityHint(facts)]);
   return {
     schemaVersion: 1,
     caseId: `cs_${contentHash(identity)}`,

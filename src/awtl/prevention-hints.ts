@@ -1,4 +1,5 @@
 import { clipText, MAX_PREVENTION_HINT_CHARS } from "../domain";
+import { JUDGE_IDENTIFIER } from "./builtin-judges";
 
 /**
  * One imperative sentence per failure kind, filled from the case's facts (tool, paths, judge) and
@@ -14,59 +15,106 @@ export interface HintFacts {
 }
 
 /**
- * `text` on one line: line breaks and other control characters become `\uXXXX`. A hint is one
- * bullet of the brief, and what fills it (a judge's name, a path: a file name may hold a line
- * break) must not add lines to a system prompt.
+ * `text` on one line: line breaks, other control characters and format characters (zero-width,
+ * bidi overrides) become `\uXXXX`. A hint is one bullet of the brief, and what fills it must not
+ * add lines to a system prompt or hide text in it.
  */
 export function oneLine(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (c) => {
+    const code = c.codePointAt(0)!;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
-const list = (paths: string[]) =>
-  paths.length === 0 ? "the files it names" : paths.slice(0, 3).join(", ") + (paths.length > 3 ? ", ..." : "");
+/**
+ * Characters a path segment is shown with as it is: letters, marks and digits of any script and
+ * `_ . - @ + ~ ( ) [ ]`. A segment with any other (a space, a quote, a backtick, `|`, `;`, `$`,
+ * `!`, `<`, a control or format character) is shown as `…`, keeping a plain extension: a file name
+ * is workspace data, and such a name could read as a sentence of the prompt.
+ */
+const PLAIN_SEGMENT = /^[\p{L}\p{M}\p{N}_.@+~()[\]-]+$/u;
+const PLAIN_EXTENSION = /\.[\p{L}\p{N}]{1,10}$/u;
 
-const TEMPLATES: Record<string, (f: HintFacts) => string> = {
-  not_found: (f) => `Check that ${list(f.paths)} exists (with ls or find) before calling ${f.tool ?? "a tool"} on it.`,
-  is_directory: (f) => `Treat ${list(f.paths)} as a directory: list it with ls instead of calling ${f.tool ?? "read"} on it.`,
-  not_a_directory: (f) => `Do not put files under ${list(f.paths)}: part of that path is a file.`,
-  no_match: (f) => `Read ${list(f.paths)} again right before editing it, and copy the text to replace exactly.`,
-  ambiguous_match: (f) => `Give edit a longer oldText that occurs exactly once in ${list(f.paths)}.`,
-  no_change: (f) => `Make sure an edit of ${list(f.paths)} actually changes the text.`,
-  binary_file: (f) => `Do not read ${list(f.paths)} as text: it is a binary file.`,
-  file_too_large: (f) => `Keep ${list(f.paths)} under the file size limit.`,
-  content_too_large: (f) => `Keep what you write to ${list(f.paths)} under the file size limit.`,
-  invalid_regex: () => "Escape regular-expression characters in grep patterns, or search for a literal.",
-  invalid_glob: () => "Use a valid glob pattern with find.",
-  offset_out_of_range: (f) => `Read ${list(f.paths)} from an offset inside the file (check its length first).`,
-  exit_status: (f) =>
-    `Check the command's output before relying on it: it exited with an error${f.paths.length ? ` on ${list(f.paths)}` : ""}.`,
-  bash_timeout: () => "Keep bash commands short: avoid commands that run longer than the bash timeout.",
-  write_not_allowed: () => "Do not call write or edit in a read-only run: describe the change instead.",
-  bash_not_allowed: () => "Do not call bash unless the run allows it: use read, grep, find and ls.",
-  path_escape: () => "Use paths relative to the workspace root: never absolute paths or .. that leave it.",
-  path_too_long: () => "Use paths shorter than the path length limit.",
-  unknown_tool: () => "Call only the tools this run offers.",
-  invalid_arguments: (f) => `Call ${f.tool ?? "tools"} with exactly the arguments its schema describes.`,
-  tool_budget_exhausted: () => "Plan your tool calls: batch searches and read only what you need, within the tool budget.",
-  max_turns_reached: () => "Answer within the turn budget: plan the steps first and stop when the question is answered.",
-  run_timeout: () => "Finish within the run's time budget: avoid long searches and commands.",
-  output_too_large: () => "Keep answers and written files under the output limit; split large files into several writes.",
-  context_overflow: () => "Read only the parts of files you need (use offset and limit), to keep the conversation small.",
-};
-
-/** Widths long paths are shortened to, in turn, until the hint fits (a judge's name is at most 100 characters). */
+/** Widths paths are shortened to, in turn, until the hint fits: at most the first even when it does. */
 const PATH_WIDTHS = [80, 40, 20];
 
+/** Data in a hint: in backticks, which what is shown can never hold (see PLAIN_SEGMENT and JUDGE_IDENTIFIER). */
+const data = (text: string) => `\`${text}\``;
+
+/** A path as a hint shows it: plain segments as they are, others as `…`, at most `width` characters (its end kept). */
+function shownPath(path: string, width: number): string {
+  const segments = path.split("/").map((s) => (PLAIN_SEGMENT.test(s) ? s : `…${PLAIN_EXTENSION.exec(s)?.[0] ?? ""}`));
+  return data(keepEnd(segments.join("/"), width));
+}
+
+/** A name (a judge's, a tool's, a failure kind) in backticks when it is a plain identifier, else `otherwise`. */
+function shownName(name: string | null, otherwise: string): string {
+  return name !== null && JUDGE_IDENTIFIER.test(name) ? data(name) : otherwise;
+}
+
+/** The paths of a hint: the first three, then how many more. */
+function list(paths: string[], width: number): string {
+  if (paths.length === 0) return "the files it names";
+  const shown = paths.slice(0, 3).map((p) => shownPath(p, width));
+  return paths.length > 3 ? `${shown.join(", ")} and ${paths.length - 3} more` : shown.join(", ");
+}
+
+/** A hint's facts as they are shown: every one of them quoted as data or replaced by plain words. */
+interface Shown {
+  paths: string;
+  count: number;
+  tool: (otherwise: string) => string;
+  /** Whether the tool is one of `names`: it picks the sentence, and is never shown itself. */
+  toolIn: (...names: string[]) => boolean;
+  judge: string;
+  kind: string;
+}
+
+const TEMPLATES: ReadonlyMap<string, (f: Shown) => string> = new Map([
+  ["not_found", (f) => `Check that ${f.paths} exists (with ls or find) before calling ${f.tool("a tool")} on it.`],
+  ["is_directory", (f) => `Treat ${f.paths} as a directory: list it with ls instead of calling ${f.tool("read")} on it.`],
+  ["not_a_directory", (f) => `Do not put files under ${f.paths}: part of that path is a file.`],
+  ["no_match", (f) => `Read ${f.paths} again right before editing it, and copy the text to replace exactly.`],
+  ["ambiguous_match", (f) => `Give edit a longer oldText that occurs exactly once in ${f.paths}.`],
+  ["no_change", (f) => `Make sure an edit of ${f.paths} actually changes the text.`],
+  ["binary_file", (f) => `Do not read ${f.paths} as text: it is a binary file.`],
+  ["file_too_large", (f) => `Keep ${f.paths} under the file size limit.`],
+  ["content_too_large", (f) => `Keep what you write to ${f.paths} under the file size limit.`],
+  ["invalid_regex", () => "Escape regular-expression characters in grep patterns, or search for a literal."],
+  ["invalid_glob", () => "Use a valid glob pattern with find."],
+  [
+    "offset_out_of_range",
+    (f) =>
+      f.toolIn("grep", "find", "ls")
+        ? `Call ${f.tool("it")} with an offset within the results it reported${f.count > 0 ? ` on ${f.paths}` : ""}: its notice names the offset to continue from.`
+        : `Read ${f.paths} from an offset inside the file (check its length first).`,
+  ],
+  ["exit_status", (f) => `Check the command's output before relying on it: it exited with an error${f.count > 0 ? ` on ${f.paths}` : ""}.`],
+  ["bash_timeout", () => "Keep bash commands short: avoid commands that run longer than the bash timeout."],
+  ["write_not_allowed", () => "Do not call write or edit in a read-only run: describe the change instead."],
+  ["bash_not_allowed", () => "Do not call bash unless the run allows it: use read, grep, find and ls."],
+  ["path_escape", () => "Use paths relative to the workspace root: never absolute paths or .. that leave it."],
+  ["path_too_long", () => "Use paths shorter than the path length limit."],
+  ["unknown_tool", () => "Call only the tools this run offers."],
+  ["invalid_arguments", (f) => `Call ${f.tool("tools")} with exactly the arguments its schema describes.`],
+  ["tool_budget_exhausted", () => "Plan your tool calls: batch searches and read only what you need, within the tool budget."],
+  ["max_turns_reached", () => "Answer within the turn budget: plan the steps first and stop when the question is answered."],
+  ["run_timeout", () => "Finish within the run's time budget: avoid long searches and commands."],
+  ["output_too_large", () => "Keep answers and written files under the output limit; split large files into several writes."],
+  ["context_overflow", () => "Read only the parts of files you need (use offset and limit), to keep the conversation small."],
+]);
+
 /**
- * The hint for a failure; a verdict from an external judge names the judge and the artifacts. At
- * most MAX_PREVENTION_HINT_CHARS: long paths keep their end (the file name) until it fits; past that
- * (paths full of escaped control characters) it is cut.
+ * The hint for a failure; a verdict from an external judge names the judge and the artifacts. Every
+ * fact in it is data from a past run, shown in backticks (a path at most 80 characters, its end kept;
+ * a name only when it is a plain identifier), or replaced by plain words. At most
+ * MAX_PREVENTION_HINT_CHARS: long paths are shortened further until it fits, and past that it is cut.
  */
 export function preventionHint(facts: HintFacts): string {
-  let hint = oneLine(hintOf(facts));
+  let hint = "";
   for (const width of PATH_WIDTHS) {
+    hint = oneLine(hintOf(facts, width));
     if (hint.length <= MAX_PREVENTION_HINT_CHARS) return hint;
-    hint = oneLine(hintOf({ ...facts, paths: facts.paths.map((p) => keepEnd(p, width)) }));
   }
   return clipText(hint, MAX_PREVENTION_HINT_CHARS);
 }
@@ -86,12 +134,20 @@ function keepEnd(text: string, width: number): string {
   return `…/${slash >= 0 && slash < kept.length - 1 ? kept.slice(slash + 1) : kept}`;
 }
 
-function hintOf(facts: HintFacts): string {
-  const template = TEMPLATES[facts.failureKind];
-  if (template) return template(facts);
+function hintOf(facts: HintFacts, width: number): string {
+  const shown: Shown = {
+    paths: list(facts.paths, width),
+    count: facts.paths.length,
+    tool: (otherwise) => shownName(facts.tool, otherwise),
+    toolIn: (...names) => facts.tool !== null && names.includes(facts.tool),
+    judge: shownName(facts.judgeName, "the check that failed"),
+    kind: shownName(facts.failureKind, ""),
+  };
+  const template = TEMPLATES.get(facts.failureKind);
+  if (template) return template(shown);
   if (facts.failureKind === "external" || !facts.builtIn) {
-    return `Run ${facts.judgeName} again on ${list(facts.paths)} after changing ${facts.paths.length === 1 ? "it" : "them"}: it failed after such a change.`;
+    return `Run ${shown.judge} again on ${shown.paths} after changing ${shown.count === 1 ? "it" : "them"}: it failed after such a change.`;
   }
-  const where = facts.paths.length > 0 ? ` on ${list(facts.paths)}` : "";
-  return `Avoid the failure ${facts.failureKind} seen when calling ${facts.tool ?? "tools"}${where}.`;
+  const where = shown.count > 0 ? ` on ${shown.paths}` : "";
+  return `Avoid the failure${shown.kind && ` ${shown.kind}`} seen when calling ${shown.tool("tools")}${where}.`;
 }

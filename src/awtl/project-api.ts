@@ -37,7 +37,16 @@ export const ImportSummary = z.strictObject({
   importId: z.string(),
   imported: z.number().int().nonnegative(),
   quarantined: z.number().int().nonnegative(),
+  /** The cases the import added or saw again, all kept. */
   caseIds: z.array(z.string()),
+  // Defaults: the summaries of imports stored before the bound have neither.
+  casesNotKept: z.number().int().nonnegative().default(0).meta({
+    description:
+      "new cases the import found but did not keep: the project was full of its own runs' cases and cases it relies on (promoted, approved, verified or being replayed)",
+  }),
+  casesEvicted: z.number().int().nonnegative().default(0).meta({
+    description: "imported cases of earlier imports, least recently seen first, that made room for this import's",
+  }),
 });
 export type ImportSummary = z.infer<typeof ImportSummary>;
 
@@ -49,11 +58,23 @@ export interface VerdictNotice {
   result: JudgeVerdict;
 }
 
+/** A page of a project's cases, newest first; `next` is the listing position to continue after (null on the last page). */
+export interface CasePage {
+  cases: FailedTurnCase[];
+  next: number | null;
+}
+
 /** The RPC methods of ProjectDO (types only). */
 export interface ProjectRpc extends Rpc.DurableObjectBranded {
   recordAttribution(ref: ProjectRef, attribution: AttributionRecord, found: FailedTurnCase | null): Promise<void>;
-  listCases(): FailedTurnCase[];
+  /** `after`: the `next` of the previous page. */
+  listCases(limit: number, after: number | null): CasePage;
   getCase(caseId: string): FailedTurnCase | null;
+  /** Removes the case, its scorecards, approvals and memory rule; false when there is no such case. */
+  deleteCase(ref: ProjectRef, caseId: string): Promise<boolean>;
+  /** Holds the case from eviction while a replay of it runs: the lease to end with `replayEnded`. */
+  replayStarted(caseId: string): string;
+  replayEnded(leaseId: string): void;
   brief(context: BriefContext): Brief | null;
   replayPassed(runId: string, judgeName: string): boolean;
   recordScorecard(

@@ -13,36 +13,42 @@ import {
 import type { AppEnv } from "../env";
 import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
+import type { CaseRoom, EvictionScope } from "./case-bound";
 import { buildCase } from "./case-builder";
+import { CaseStore } from "./case-store";
 import { FailedTurnCase } from "./failed-turn-case";
 import { becomesCase } from "./failure-classes";
-import type { Approval, MemoryRule, ProjectRef, ProjectRpc, QuarantineEntry, VerdictNotice } from "./project-api";
-import { ImportSummary, projectObjectName } from "./project-api";
+import type { Approval, CasePage, MemoryRule, ProjectRef, ProjectRpc, QuarantineEntry, VerdictNotice } from "./project-api";
+import { ImportSummary } from "./project-api";
+import { type MirrorFile, ProjectMirror } from "./project-mirror";
 import { promotionRefusal } from "./promotion";
 import { RunTraceView } from "./run-view";
 import { Scorecard, verdictOf } from "./scorecard";
 import { parseTraceImport } from "./trace-import";
 
-/** Evidence refs kept per case (a case seen many times keeps its first and latest ones). */
-const MAX_EVIDENCE_REFS = 20;
+export { projectPrefix } from "./project-mirror";
+
+/** A case of the project's own runs may push out any case nothing relies on (`CaseBound`). */
+const LIVE: EvictionScope = { importedOnly: false, keep: new Set() };
 
 /**
  * One per project: its failed-turn cases, their replay scorecards, human approvals, promoted memory
  * and imported traces. One object serialises every change to a project's cases (a recurrence is one
- * case with a count). Cases, scorecards and memory are mirrored to R2 as JSONL after each change.
+ * case with a count). Cases are kept in `CaseStore`: bounded, listed a page at a time by the position
+ * of their first sighting, indexed for briefs. Cases, scorecards and memory are mirrored to R2 as
+ * JSONL (`ProjectMirror`).
  */
 export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   private readonly sql: SqlStorage;
+  private readonly cases: CaseStore;
+  private readonly mirror: ProjectMirror;
+  /** Set when a change removed or added a memory rule: the mirror's memory.jsonl is then written at once. */
+  private memoryChanged = false;
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS cases (case_id TEXT PRIMARY KEY, body TEXT NOT NULL, last_seen_at TEXT NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS attributions_seen (attribution_id TEXT PRIMARY KEY)`);
-    // The runs each case was seen in: an occurrence is a run (a run that repeats a failure 50 times,
-    // or the same foreign run imported again, counts once).
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS case_runs (case_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (case_id, run_id))`);
-    this.sql.exec(`CREATE INDEX IF NOT EXISTS case_runs_by_run ON case_runs (run_id)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS scorecards (case_id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
     // The latest scorecard a judge settled (passed or stale): a later replay that is pending, or that
     // could not be played, does not take back what a judge already found.
@@ -70,6 +76,13 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS quarantine (import_id TEXT NOT NULL, line INTEGER NOT NULL, sha256 TEXT NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL)`,
     );
+    this.cases = new CaseStore(this.sql, (caseId) => this.forgetCase(caseId));
+    this.mirror = new ProjectMirror(ctx.storage, env.STORE, (file) => this.mirrorRows(file));
+  }
+
+  /** Writes the mirror's cases and scorecards when a change is due (`ProjectMirror`). */
+  override async alarm(): Promise<void> {
+    await this.mirror.flush();
   }
 
   /** A failure attributed in one of the project's sessions; `found` is the case it became, if any. Idempotent per attribution. */
@@ -78,33 +91,64 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       .exec(`INSERT OR IGNORE INTO attributions_seen (attribution_id) VALUES (?) RETURNING attribution_id`, attribution.attributionId)
       .toArray();
     if (fresh.length === 0 || !found) return;
-    this.upsertCase(FailedTurnCase.parse(found));
-    await this.mirror(ref);
+    const parsed = FailedTurnCase.parse(found);
+    if (!this.upsertCase(parsed, () => this.cases.bound.room(LIVE)).kept) {
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          msg: "case not kept: the project is full of cases it relies on (promoted, approved, verified or being replayed)",
+          caseId: parsed.caseId,
+        }),
+      );
+    }
+    await this.settle(ref);
   }
 
-  listCases(): FailedTurnCase[] {
-    return this.sql
-      .exec<{ body: string }>(`SELECT body FROM cases ORDER BY last_seen_at DESC, case_id`)
-      .toArray()
-      .map((r) => FailedTurnCase.parse(JSON.parse(r.body)));
+  /** Newest first, by the position of each case's first sighting: a case added meanwhile never shows on a later page. */
+  listCases(limit: number, after: number | null): CasePage {
+    return this.cases.page(limit, after);
   }
 
   getCase(caseId: string): FailedTurnCase | null {
-    const row = this.sql.exec<{ body: string }>(`SELECT body FROM cases WHERE case_id = ?`, caseId).toArray()[0];
-    return row ? FailedTurnCase.parse(JSON.parse(row.body)) : null;
+    return this.cases.get(caseId);
   }
 
+  /**
+   * Removes a case with its runs, scorecards, approvals and replay leases. Its memory rule goes too:
+   * memory follows its case (as when a case is found flaky), and a deleted case must stop reaching briefs.
+   */
+  async deleteCase(ref: ProjectRef, caseId: string): Promise<boolean> {
+    if (!this.cases.remove(caseId)) return false;
+    await this.settle(ref);
+    return true;
+  }
+
+  replayStarted(caseId: string): string {
+    return this.cases.bound.lease(caseId);
+  }
+
+  replayEnded(leaseId: string): void {
+    this.cases.bound.release(leaseId);
+  }
+
+  /** Parses only the cases the run's context may apply to (`CaseIndex`), never every case. */
   brief(context: BriefContext): Brief | null {
-    const promoted = new Set(this.memory().map((m) => m.caseId));
     // A retry of any occurrence of a case, not only its latest (the case's origin).
-    const retriedCaseIds =
-      context.retryOf === null
-        ? []
-        : this.sql
-            .exec<{ case_id: string }>(`SELECT case_id FROM case_runs WHERE run_id = ?`, context.retryOf)
-            .toArray()
-            .map((r) => r.case_id);
-    return buildBrief(this.listCases(), this.briefScorecards(), promoted, { ...context, retriedCaseIds });
+    const retriedCaseIds = context.retryOf === null ? [] : this.cases.seenIn(context.retryOf);
+    const cases = this.cases.briefCandidates(context, retriedCaseIds);
+    if (cases.length === 0) return null;
+    const ids = JSON.stringify(cases.map((c) => c.caseId));
+    const promoted = new Set(
+      this.sql
+        .exec<{ case_id: string }>(`SELECT case_id FROM memory`)
+        .toArray()
+        .map((r) => r.case_id),
+    );
+    const approvedCaseIds = this.sql
+      .exec<{ case_id: string }>(`SELECT DISTINCT case_id FROM approvals WHERE case_id IN (SELECT value FROM json_each(?))`, ids)
+      .toArray()
+      .map((r) => r.case_id);
+    return buildBrief(cases, this.briefScorecards(ids), promoted, { ...context, retriedCaseIds, approvedCaseIds });
   }
 
   /** Whether the same judge passed on a replay of this run (its failure is then `flaky`). */
@@ -120,6 +164,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     card: Scorecard,
     outcome: { originRunId: string; judgeName: string; reproduced: boolean } | null,
   ): Promise<void> {
+    // The case was deleted (or evicted) while it was replayed: nothing to keep a scorecard for.
+    if (!this.cases.has(card.caseId)) return;
     const body = JSON.stringify(Scorecard.parse(card));
     this.sql.exec(
       `INSERT INTO scorecards (case_id, body, judged) VALUES (?, ?, ?)
@@ -131,7 +177,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     if (outcome) this.recordOutcome(outcome.originRunId, outcome.judgeName, outcome.reproduced);
     // The same judge passed on an identical replay: the failure was flaky, whatever it looked like.
     if (outcome && !outcome.reproduced) this.reclassify(card.caseId, "flaky");
-    await this.mirror(ref);
+    await this.settle(ref);
   }
 
   scorecard(caseId: string): Scorecard | null {
@@ -150,7 +196,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
    * scorecard becomes `unavailable` (a judged one before it still stands). Nothing for other sessions.
    */
   async replaySessionDeleted(ref: ProjectRef, sessionId: string): Promise<void> {
-    const pending = this.scorecards().filter((c) => c.status === "pending" && c.replay?.sessionId === sessionId);
+    const pending = this.pendingScorecards(sessionId);
     for (const card of pending) {
       const gone: Scorecard = {
         ...card,
@@ -171,9 +217,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
    */
   async verdict(ref: ProjectRef, notice: VerdictNotice): Promise<Scorecard | null> {
     if (notice.result === "warn") return null;
-    const pending = this.scorecards().find(
-      (c) => c.status === "pending" && c.replay?.sessionId === notice.sessionId && c.replay.runId === notice.runId,
-    );
+    const pending = this.pendingScorecards(notice.sessionId).find((c) => c.replay?.runId === notice.runId);
     if (!pending) return null;
     const found = this.getCase(pending.caseId);
     if (!found || found.origin.judgeName !== notice.judgeName) return null;
@@ -188,7 +232,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     return settled;
   }
 
-  async approve(ref: ProjectRef, caseId: string, approvedBy: string, note: string): Promise<Result<Approval>> {
+  async approve(_ref: ProjectRef, caseId: string, approvedBy: string, note: string): Promise<Result<Approval>> {
     if (!this.getCase(caseId)) return failure("case_not_found", `case '${caseId}' does not exist in this project`);
     const approval: Approval = { caseId, approvedBy, note, approvedAt: nowIso() };
     this.sql.exec(
@@ -198,7 +242,6 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       note,
       approval.approvedAt,
     );
-    await this.mirror(ref);
     return ok(approval);
   }
 
@@ -224,7 +267,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       JSON.stringify(rule),
       rule.promotedAt,
     );
-    await this.mirror(ref);
+    this.memoryChanged = true;
+    await this.settle(ref);
     return ok(rule);
   }
 
@@ -238,7 +282,9 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   /**
    * Foreign traces (this project's field names or seed 003's snake_case ones). Corrupt lines go to
    * quarantine; good ones are kept, marked imported, and their failed verdicts attributed: cases
-   * that come of them are marked imported and can never be promoted.
+   * that come of them are marked imported and can never be promoted. At the bound an import evicts
+   * only earlier imported cases; once nothing more can go, its further new cases are not kept, and
+   * the summary counts them (the records are stored all the same).
    */
   async importTraces(ref: ProjectRef, body: Uint8Array, importId = randomIds.next("import")): Promise<ImportSummary> {
     const done = this.importSummary(importId);
@@ -249,6 +295,9 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     const meanwhile = this.importSummary(importId);
     if (meanwhile) return meanwhile;
     const caseIds = new Set<string>();
+    const notKept = new Set<string>();
+    let evicted = 0;
+    let room: CaseRoom | null = null;
     this.ctx.storage.transactionSync(() => {
       for (const { line, record } of parsed.records) {
         this.sql.exec(
@@ -288,8 +337,15 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
             );
             continue;
           }
-          this.upsertCase(found.data);
-          caseIds.add(found.data.caseId);
+          // Full once: nothing this import can evict frees up while it runs.
+          if (notKept.size > 0 && !caseIds.has(found.data.caseId) && !this.cases.has(found.data.caseId)) {
+            notKept.add(found.data.caseId);
+            continue;
+          }
+          const upserted = this.upsertCase(found.data, () => (room ??= this.cases.bound.room({ importedOnly: true, keep: caseIds })));
+          evicted += upserted.evicted;
+          if (upserted.kept) caseIds.add(found.data.caseId);
+          else notKept.add(found.data.caseId);
         }
       }
       const summary: ImportSummary = {
@@ -297,6 +353,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
         imported: parsed.records.length,
         quarantined: parsed.quarantined.length,
         caseIds: [...caseIds].sort(),
+        casesNotKept: notKept.size,
+        casesEvicted: evicted,
       };
       this.sql.exec(
         `INSERT INTO imports (import_id, at, imported, quarantined, summary) VALUES (?, ?, ?, ?, ?)`,
@@ -307,7 +365,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
         JSON.stringify(summary),
       );
     });
-    await this.mirror(ref);
+    await this.settle(ref);
     return this.importSummary(importId)!;
   }
 
@@ -326,17 +384,30 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       .map((r) => ({ importId: r.import_id, line: r.line, sha256: r.sha256, reason: r.reason, quarantinedAt: r.at }));
   }
 
-  private scorecards(): Scorecard[] {
+  /** The scorecards whose replay in `sessionId` awaits a verdict. */
+  private pendingScorecards(sessionId: string): Scorecard[] {
     return this.sql
-      .exec<{ body: string }>(`SELECT body FROM scorecards ORDER BY case_id`)
+      .exec<{ body: string }>(
+        `SELECT body FROM scorecards WHERE json_extract(body, '$.status') = 'pending' AND json_extract(body, '$.replay.sessionId') = ? ORDER BY case_id`,
+        sessionId,
+      )
       .toArray()
       .map((r) => Scorecard.parse(JSON.parse(r.body)));
   }
 
-  /** What the brief judges each case by: its scorecard, or the judged one before a replay that could not be played. */
-  private briefScorecards(): Map<string, Scorecard> {
+  /**
+   * What the brief judges each case by (`ids`: a JSON array of case ids): its scorecard, or the
+   * judged one before a replay that could not be played.
+   */
+  private briefScorecards(ids: string): Map<string, Scorecard> {
     const cards = new Map<string, Scorecard>();
-    for (const row of this.sql.exec<{ body: string; judged: string | null }>(`SELECT body, judged FROM scorecards`).toArray()) {
+    const rows = this.sql
+      .exec<{ body: string; judged: string | null }>(
+        `SELECT body, judged FROM scorecards WHERE case_id IN (SELECT value FROM json_each(?))`,
+        ids,
+      )
+      .toArray();
+    for (const row of rows) {
       const card = Scorecard.parse(JSON.parse(row.body));
       const shown = card.status === "unavailable" && row.judged ? Scorecard.parse(JSON.parse(row.judged)) : card;
       cards.set(card.caseId, shown);
@@ -358,70 +429,51 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     const found = this.getCase(caseId);
     if (!found) return;
     const changed: FailedTurnCase = { ...found, applicability: { ...found.applicability, failureClass } };
-    this.sql.exec(`UPDATE cases SET body = ? WHERE case_id = ?`, JSON.stringify(FailedTurnCase.parse(changed)), caseId);
+    this.cases.replace(changed);
     this.withdrawIfUnpromotable(changed);
   }
 
   /** Memory holds only cases that could be promoted now: a case found flaky (or otherwise reclassified) leaves it. */
   private withdrawIfUnpromotable(c: FailedTurnCase): void {
-    if (!becomesCase(c.applicability.failureClass)) this.sql.exec(`DELETE FROM memory WHERE case_id = ?`, c.caseId);
+    if (becomesCase(c.applicability.failureClass)) return;
+    if (this.sql.exec(`DELETE FROM memory WHERE case_id = ? RETURNING case_id`, c.caseId).toArray().length > 0) this.memoryChanged = true;
   }
 
-  /**
-   * A recurrence in a new run counts, keeps the first sighting, moves the origin to the latest run and
-   * loses the imported mark once seen for real. A sighting of a run already counted (the harness's
-   * own trace imported back), or an imported one of a case seen for real, only adds its evidence: the
-   * live case keeps its origin, so its replays still settle as before. A case found flaky stays flaky.
-   */
-  private upsertCase(found: FailedTurnCase): void {
-    const existing = this.getCase(found.caseId);
-    const newRun =
-      this.sql
-        .exec(`INSERT OR IGNORE INTO case_runs (case_id, run_id) VALUES (?, ?) RETURNING run_id`, found.caseId, found.origin.runId)
-        .toArray().length > 0;
-    let merged: FailedTurnCase = found;
-    if (existing) {
-      const evidence = {
-        occurrences: existing.occurrences + (newRun ? 1 : 0),
-        firstSeenAt: existing.firstSeenAt,
-        memoryReadNodeIds: [...new Set([...existing.memoryReadNodeIds, ...found.memoryReadNodeIds])],
-        evidenceRefs: mergeEvidence(existing.evidenceRefs, found.evidenceRefs),
-      };
-      const keepsOrigin = !newRun || (found.imported && !existing.imported);
-      merged = keepsOrigin ? { ...existing, ...evidence } : { ...found, ...evidence, imported: existing.imported && found.imported };
-      if (existing.applicability.failureClass === "flaky")
-        merged = { ...merged, applicability: { ...merged.applicability, failureClass: "flaky" } };
-    }
-    this.sql.exec(
-      `INSERT OR REPLACE INTO cases (case_id, body, last_seen_at) VALUES (?, ?, ?)`,
-      merged.caseId,
-      JSON.stringify(FailedTurnCase.parse(merged)),
-      merged.lastSeenAt,
-    );
-    this.withdrawIfUnpromotable(merged);
+  /** A case deleted or evicted: what the project kept about it goes too, its memory rule included. */
+  private forgetCase(caseId: string): void {
+    this.sql.exec(`DELETE FROM scorecards WHERE case_id = ?`, caseId);
+    this.sql.exec(`DELETE FROM approvals WHERE case_id = ?`, caseId);
+    if (this.sql.exec(`DELETE FROM memory WHERE case_id = ? RETURNING case_id`, caseId).toArray().length > 0) this.memoryChanged = true;
   }
 
-  /** cases.jsonl, scorecards.jsonl and memory.jsonl under the project's prefix; keys come from validated ids only. */
-  private async mirror(ref: ProjectRef): Promise<void> {
-    const prefix = projectPrefix(ref);
-    const jsonl = (rows: unknown[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join("");
-    const put = (name: string, rows: unknown[]) =>
-      this.env.STORE.put(`${prefix}/${name}.jsonl`, jsonl(rows), { httpMetadata: { contentType: "application/x-ndjson" } });
-    await Promise.all([put("cases", this.listCases()), put("scorecards", this.scorecards()), put("memory", this.memory())]);
+  /** After a change: the mirror is due, and memory.jsonl is written now if memory changed. */
+  private async settle(ref: ProjectRef): Promise<void> {
+    await this.mirror.changed(ref);
+    if (!this.memoryChanged) return;
+    this.memoryChanged = false;
+    await this.mirror.memoryChanged(ref);
   }
-}
 
-/** Where a project's mirror lives in R2. */
-export function projectPrefix(ref: ProjectRef): string {
-  return `projects/${encodeURIComponent(projectObjectName(ref))}`;
+  /** The stored JSON of each row of a mirror file (validated when it was written). */
+  private mirrorRows(file: MirrorFile): string[] {
+    if (file === "cases") return this.cases.bodies();
+    const query =
+      file === "scorecards" ? `SELECT body FROM scorecards ORDER BY case_id` : `SELECT body FROM memory ORDER BY promoted_at, case_id`;
+    return this.sql
+      .exec<{ body: string }>(query)
+      .toArray()
+      .map((r) => r.body);
+  }
+
+  /** A sighting of a case (`CaseStore.upsert`); memory follows it. */
+  private upsertCase(found: FailedTurnCase, room: () => CaseRoom): { kept: boolean; evicted: number } {
+    const { stored, evicted } = this.cases.upsert(found, room);
+    if (stored) this.withdrawIfUnpromotable(stored);
+    return { kept: stored !== null, evicted };
+  }
 }
 
 /** A scorecard a judge settled: the failure reproduced or it did not. */
 function isJudged(card: Scorecard): boolean {
   return card.status === "passed" || card.status === "stale";
-}
-
-function mergeEvidence(old: string[], added: string[]): string[] {
-  const all = [...new Set([...old, ...added])];
-  return all.length <= MAX_EVIDENCE_REFS ? all : [...all.slice(0, MAX_EVIDENCE_REFS / 2), ...all.slice(-MAX_EVIDENCE_REFS / 2)];
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AttributionRecord, formatIssues, type JudgeResult, type TraceAction, type TraceObservation, type TraceRecord } from "../domain";
 import { artifactPath, isSchemeRef } from "./artifacts";
+import { isBuiltInLookalike, JUDGE_NAME, JUDGE_NAME_RULE } from "./builtin-judges";
 
 /** Seed 003's snake_case field names and ours. */
 const FIELD_NAMES: Record<string, string> = {
@@ -61,7 +62,12 @@ const ImportedLine = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("judge_result"),
     runId: text,
-    judgeName: text,
+    // As a judgement takes it: a judge's name is shown in briefs. (The harness's own judges' names are
+    // kept: its own export imports whole; an imported verdict is never built in.)
+    // A foreign trace may use the harness's own judges' names (its export does); never a look-alike.
+    judgeName: text
+      .regex(JUDGE_NAME, { message: JUDGE_NAME_RULE })
+      .refine((name) => !isBuiltInLookalike(name), { message: "reads as the name of one of the harness's own judges" }),
     result: z.enum(["pass", "fail", "warn", "failed", "passed"]),
     sourceActionId: text.nullable().optional(),
     spanId: text.optional(),

@@ -98,6 +98,11 @@ export const ERROR_REGISTRY = {
   },
   history_unreadable: { status: 500, in: ["api", "run"], meaning: "the session's stored log could not be read back" },
   run_not_found: { status: 404, in: ["api"], meaning: "no run with this id in the session" },
+  run_in_progress: {
+    status: 409,
+    in: ["api"],
+    meaning: "the run is still going: a verdict would be attributed to part of what it does; post it once the run has ended",
+  },
   nothing_to_compact: {
     status: 409,
     in: ["api"],

@@ -84,6 +84,18 @@ export const CHARS_PER_TOKEN = 4;
 // Failure learning
 /** Largest JSONL body of foreign traces one import takes. */
 export const MAX_TRACE_IMPORT_BYTES = 4 * MiB;
+/**
+ * Cases a project keeps, and the JSON they may take together. A run's brief parses the cases whose
+ * paths it names (at worst all of them: 1,000 added ~11 ms to a run under wrangler dev) and the R2
+ * mirror rewrites them all in one object (~1 MB for 1,000 typical cases); the byte budget keeps a few
+ * cases of hundreds of long paths each from making that a hundred times more. A new case past either
+ * evicts the least recently seen one that nothing relies on (awtl/case-bound.ts).
+ */
+export const MAX_PROJECT_CASES = 1_000;
+export const MAX_PROJECT_CASE_BYTES = 8 * MiB;
+/** `GET /api/projects/:pid/cases` page size: the default and the most a client may ask for. */
+export const DEFAULT_CASE_PAGE = 50;
+export const MAX_CASE_PAGE = 200;
 /** Most cases one Failure Prevention Brief names... */
 export const MAX_BRIEF_CASES = 5;
 /** ...and the most characters it may take in the system prompt (header included). */
@@ -260,6 +272,11 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${TOOL_RESULT_MAX_WINDOW_SHARE * 100} % of the context window (at ${CHARS_PER_TOKEN} characters a token), within the tool output limit`,
   ],
   ["trace import", `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`)`],
+  [
+    "failed-turn cases per project",
+    `${count(MAX_PROJECT_CASES)} cases in ${bytes(MAX_PROJECT_CASE_BYTES)} of JSON; a new case past either evicts the least recently seen case that is not promoted, approved, verified by a replay or being replayed (imported cases first; an import evicts only imported ones, and says how many of its cases it could not keep)`,
+  ],
+  ["case list page", `\`limit\` 1-${MAX_CASE_PAGE} (default ${DEFAULT_CASE_PAGE})`],
   [
     "Failure Prevention Brief",
     `at most ${MAX_BRIEF_CASES} cases in ${count(MAX_BRIEF_CHARS)} characters, a case's hint at most ${MAX_PREVENTION_HINT_CHARS} (long paths shortened from the start); a case's replay validation holds ${CASE_VALIDATION_MAX_AGE_MS / 86_400_000} days`,

@@ -150,6 +150,10 @@ export class SessionLearning {
   private async judgeOnce(runId: string, verdict: ExternalVerdict): Promise<SessionResult<JudgeOutcome>> {
     const run = this.deps.registry.find(runId);
     if (!run) return failure("run_not_found", `session '${this.id}' has no run '${runId}'`);
+    // Attributed now, the verdict would blame what the run has done so far, and nothing revisits it.
+    if (this.deps.registry.current()?.runId === runId) {
+      return failure("run_in_progress", `run '${runId}' is still going; post the verdict once it has ended`);
+    }
     try {
       const { judge, attribution } = await this.loop.judge(runId, run.startSeq, verdict);
       return ok({ judgeResult: judge, attribution });

@@ -7,6 +7,7 @@ import {
   echoAnswer,
   gate,
   lastUser,
+  postJson,
   prompt,
   sessionWithHeldRun,
   sessionWithModel,
@@ -358,6 +359,29 @@ describe("whenBusy: a prompt while a run is active", () => {
     expect(frames.map((f) => [f.id, f.data.type, f.data.runId, f.data.reason])).toEqual([
       [withdrawnSeq, "queued_message_withdrawn", runId, "previous_run_failed"],
     ]);
+  });
+
+  it("a verdict on a run still going is 409 run_in_progress and stores nothing; once the run has ended it is recorded", async () => {
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
+    const runId = (await running).headers.get("x-run-id")!;
+    const verdict = { runId, judgeName: "ci", result: "fail", artifactRefs: ["a.txt"] };
+    const early = await postJson(`/api/sessions/${sessionId}/judgements`, verdict);
+    expect([early.status, ((await early.json()) as { error: { code: string; message: string } }).error]).toEqual([
+      409,
+      {
+        code: "run_in_progress",
+        message: `run '${runId}' is still going; post the verdict once it has ended`,
+        requestId: expect.any(String),
+      },
+    ]);
+    first.open();
+    await readSse(await running);
+    expect(await (await api(`/api/sessions/${sessionId}/attributions`)).json()).toEqual({ attributions: [] });
+    const late = await postJson(`/api/sessions/${sessionId}/judgements`, verdict);
+    expect(late.status).toBe(201);
+    expect(
+      ((await (await api(`/api/sessions/${sessionId}/attributions`)).json()) as { attributions: unknown[] }).attributions,
+    ).toHaveLength(1);
   });
 
   it("a stream asked for a run the session does not have is 404 run_not_found, while a run is active and after", async () => {
