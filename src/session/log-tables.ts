@@ -73,3 +73,47 @@ function migrateLogTable(sql: SqlStorage): void {
   sql.exec(`INSERT INTO log (seq, stream, body, parts, bytes) SELECT seq, stream, body, ${parts}, ${bytes} FROM log_old`);
   sql.exec(`DROP TABLE log_old`);
 }
+
+/**
+ * Data a later version stores that objects written before it lack: a table or column added later
+ * starts empty (or NULL) for them. Each backfill is registered the first time code that knows it
+ * opens the object, with the log's last seq then (`until_seq`): records up to it may lack the data,
+ * later ones were written with it. The owner fills it from the log (lazily, where the log may lie in
+ * R2) and marks it done (`until_seq` 0). An object opened with an empty log has nothing to fill.
+ * A future table or column adds its name here and its fill where it is read.
+ */
+export type BackfillName =
+  /** `runs.end_seq` of runs finished before it existed: looked up per run when a stream asks. */
+  | "runs.end_seq"
+  /** `withdrawn_runs` rows of follow-ups withdrawn before it existed: one scan, on the first unknown run id. */
+  | "withdrawn_runs"
+  /** A manual compaction cut off before the `open_compaction` mark existed: checked once at recovery. */
+  | "open_compaction"
+  /** The tenant's list row, last told by older code (a run closed by recovery stayed "running"): reported once. */
+  | "tenant_summary";
+
+const BACKFILLS: readonly BackfillName[] = ["runs.end_seq", "withdrawn_runs", "open_compaction", "tenant_summary"];
+
+export class Backfills {
+  /** `kept`: data this object already has (a version that knew it kept it up to date), registered as done. */
+  constructor(
+    private readonly sql: SqlStorage,
+    lastSeq: number,
+    kept: readonly BackfillName[] = [],
+  ) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS backfills (name TEXT PRIMARY KEY, until_seq INTEGER NOT NULL)`);
+    sql.exec(
+      `INSERT OR IGNORE INTO backfills (name, until_seq) VALUES ${BACKFILLS.map(() => "(?, ?)").join(", ")}`,
+      ...BACKFILLS.flatMap((name) => [name, kept.includes(name) ? 0 : lastSeq]),
+    );
+  }
+
+  /** The seq up to which records may lack `name`'s data; 0 when nothing is left to fill. */
+  pending(name: BackfillName): number {
+    return this.sql.exec<{ until_seq: number }>(`SELECT until_seq FROM backfills WHERE name = ?`, name).one().until_seq;
+  }
+
+  done(name: BackfillName): void {
+    this.sql.exec(`UPDATE backfills SET until_seq = 0 WHERE name = ?`, name);
+  }
+}

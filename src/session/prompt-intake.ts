@@ -1,6 +1,6 @@
 import { type AgentEvent, failure, type IdGenerator, MAX_QUEUED_MESSAGES, ok, type PromptDelivery } from "../domain";
 import type { RunOutcome } from "../runtime/agent-runtime";
-import type { StreamScope } from "./live-events";
+import type { SeqEvent, StreamScope } from "./live-events";
 import type { PromptQueue } from "./prompt-queue";
 import type { RunSupervisor } from "./run-supervisor";
 import type { SessionResult } from "./session-api";
@@ -53,6 +53,21 @@ export class PromptIntake {
   /** The seq of the `queued_message_withdrawn` of a follow-up's run that never began, or null. */
   withdrawnAt(runId: string): number | null {
     return this.deps.sql.exec<{ seq: number }>(`SELECT seq FROM withdrawn_runs WHERE run_id = ?`, runId).toArray()[0]?.seq ?? null;
+  }
+
+  /**
+   * Fills `withdrawn_runs` from a log written before the table existed: every `queued_message_withdrawn`
+   * of a run that a `message_queued` announced as a follow-up's (a steer's names the run it steered).
+   * `events` holds at least those two kinds, in seq order.
+   */
+  async fillWithdrawn(events: AsyncIterable<SeqEvent>): Promise<void> {
+    const followUps = new Set<string>();
+    for await (const { seq, event } of events) {
+      if (event.type === "message_queued" && event.mode === "followUp") followUps.add(event.runId);
+      if (event.type === "queued_message_withdrawn" && followUps.has(event.runId)) {
+        this.deps.sql.exec(`INSERT OR IGNORE INTO withdrawn_runs (run_id, seq) VALUES (?, ?)`, event.runId, seq);
+      }
+    }
   }
 
   accept(delivery: PromptDelivery): SessionResult<PromptStream> {

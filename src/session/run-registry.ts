@@ -14,6 +14,18 @@ export interface ActiveRun {
   userMessageId: string;
 }
 
+/** A run as the `runs` table remembers it. */
+export interface StoredRun {
+  runId: string;
+  /** Its end was recorded (it may still lack `endSeq`: see `find`). */
+  finished: boolean;
+  startSeq: number;
+  endSeq: number | null;
+  command: AgentPromptCommand | null;
+  /** Null for runs of older objects. */
+  userMessageId: string | null;
+}
+
 /** A run the table says is running but no live object executes. */
 export interface OrphanedRun {
   runId: string;
@@ -61,26 +73,39 @@ export class RunRegistry {
 
   /**
    * A run of this session (running or finished), with the seq it started after, the seq of its
-   * terminal event (null while it runs, and for runs of older objects), its prompt command and the
-   * id of its prompt's message.
+   * terminal event (null while it runs, and for runs of older objects until the log is read for it),
+   * its prompt command and the id of its prompt's message.
    */
-  find(runId: string): {
-    runId: string;
-    startSeq: number;
-    endSeq: number | null;
-    command: AgentPromptCommand | null;
-    /** Null for runs of older objects. */
-    userMessageId: string | null;
-  } | null {
+  find(runId: string): StoredRun | null {
     const row = this.sql
-      .exec<{ start_seq: number; end_seq: number | null; command: string | null; user_message_id: string | null }>(
-        `SELECT start_seq, end_seq, command, user_message_id FROM runs WHERE run_id = ?`,
+      .exec<{ status: string; start_seq: number; end_seq: number | null; command: string | null; user_message_id: string | null }>(
+        `SELECT status, start_seq, end_seq, command, user_message_id FROM runs WHERE run_id = ?`,
         runId,
       )
       .toArray()[0];
     if (!row) return null;
     const command = row.command ? AgentPromptCommand.parse(JSON.parse(row.command)) : null;
-    return { runId, startSeq: row.start_seq, endSeq: row.end_seq, command, userMessageId: row.user_message_id };
+    return {
+      runId,
+      finished: row.status === "finished",
+      startSeq: row.start_seq,
+      endSeq: row.end_seq,
+      command,
+      userMessageId: row.user_message_id,
+    };
+  }
+
+  /**
+   * The start of the first run that started after `startSeq`, or null. Runs do not overlap, so a
+   * run's terminal event lies at or before it: the bound of a lookup of an older run's end.
+   */
+  nextStartSeq(startSeq: number): number | null {
+    return this.sql.exec<{ seq: number | null }>(`SELECT MIN(start_seq) AS seq FROM runs WHERE start_seq > ?`, startSeq).one().seq;
+  }
+
+  /** The start of the newest run (0 when there is none): what follows it lies outside any earlier run. */
+  lastStartSeq(): number {
+    return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(start_seq), 0) AS seq FROM runs`).one().seq;
   }
 
   /** The run's terminal event was stored at `seq`. */

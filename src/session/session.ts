@@ -29,7 +29,9 @@ import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
 import { readable, readLog, readLogLines, type SeqLine, unreadableMessage } from "./log-reader";
+import { Backfills } from "./log-tables";
 import { HistoryStartRow, loadMessagesAfter, loadStoredMessages, MessageHistory, type RunHistory } from "./message-history";
+import { OlderObjects } from "./older-objects";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
 import { deleteSessionObjects, sessionKeys } from "./r2-layout";
@@ -61,6 +63,8 @@ export class Session {
   readonly id: string;
   private readonly meta: SessionMetaTable;
   private readonly log: SessionLog;
+  /** Lookups in the log for what objects of older versions lack. */
+  private readonly older: OlderObjects;
   private readonly flusher: SegmentFlusher;
   private readonly flushes: FlushScheduler;
   private readonly hub = new EventHub();
@@ -94,6 +98,13 @@ export class Session {
     meta: OwnedSessionMeta,
   ) {
     const sql = ctx.storage.sql;
+    // Tables a version that had them kept up to date: nothing to fill from the log for them.
+    const kept = new Set(
+      sql
+        .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('open_compaction', 'withdrawn_runs')`)
+        .toArray()
+        .map((r) => r.name),
+    );
     // A manual compaction between its compaction_started and its end: a restart closes it (recovery).
     sql.exec(`CREATE TABLE IF NOT EXISTS open_compaction (id INTEGER PRIMARY KEY CHECK (id = 1))`);
     this.id = meta.id;
@@ -102,6 +113,10 @@ export class Session {
     this.storage = ctx.storage;
     this.meta = new SessionMetaTable(sql);
     this.log = new SessionLog(sql);
+    const backfills = new Backfills(sql, this.log.lastSeq(), [
+      ...(kept.has("open_compaction") ? (["open_compaction"] as const) : []),
+      ...(kept.has("withdrawn_runs") ? (["withdrawn_runs"] as const) : []),
+    ]);
     // After a restart the newest message comes from the log (the session row is only brought up to date at flushes).
     this.meta.restoreHead(this.log.newestMessage());
     this.flusher = new SegmentFlusher(meta.id, this.log, this.transactionSync, deps.bucket);
@@ -160,6 +175,14 @@ export class Session {
       ids: deps.ids,
       lastSeq: () => this.log.lastSeq(),
       appendEvent: (event) => this.appendEvent(event),
+    });
+    this.older = new OlderObjects({
+      sessionId: meta.id,
+      log: this.log,
+      bucket: deps.bucket,
+      backfills,
+      registry: this.registry,
+      intake: this.intake,
     });
   }
 
@@ -446,8 +469,9 @@ export class Session {
 
   /**
    * Tells the tenant's index what the list shows: status, counts, updatedAt and title. Sent at the
-   * start and end of every run and on a rename, in the background; `version` (the log's last seq)
-   * keeps a late report from overwriting a newer one. A lost report is corrected by the next one.
+   * start and end of every run, on a rename, after recovery closed something, and once to an object
+   * older code wrote, in the background; `version` (the log's last seq) keeps a late report from
+   * overwriting a newer one. A lost report is corrected by the next one.
    */
   private reportSummary(): void {
     if (this.destroyed) return;
@@ -552,7 +576,12 @@ export class Session {
       if (fate.kind === "followUp") {
         // Re-queued, its run not begun for the client: what comes before that run is skipped, as it
         // was. A withdrawn one's stream is answered as that run's (ending at the withdrawal, or 204).
-        const withdrawn = this.intake.withdrawnAt(fate.runId) !== null;
+        let withdrawn: boolean;
+        try {
+          withdrawn = (await this.older.withdrawnAt(fate.runId)) !== null;
+        } catch (err) {
+          return refusal("history_unreadable", unreadableMessage(err));
+        }
         if (!fate.started && !withdrawn) {
           return sseResponse(this.openEventStream(after, { runId: fate.runId, skipFromSeq: after }), fate.runId);
         }
@@ -560,13 +589,19 @@ export class Session {
       }
     }
     const started = runId === null ? null : this.registry.find(runId);
-    if (runId !== null && !started && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
-      return this.resumeWithdrawn(runId, after);
+    let endSeq: number | null = null;
+    try {
+      if (runId !== null && !started && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
+        return await this.resumeWithdrawn(runId, after);
+      }
+      if (started) endSeq = await this.older.endSeqOf(started);
+    } catch (err) {
+      return refusal("history_unreadable", unreadableMessage(err));
     }
     // A run that has started: its stream begins where it did, not with the runs before it.
     const from = Math.max(after, started?.startSeq ?? 0);
     // Resumed after its terminal event: nothing of the run is left (the runs after it are not its).
-    if (started && started.endSeq !== null && from >= started.endSeq) return new Response(null, { status: 204 });
+    if (endSeq !== null && from >= endSeq) return new Response(null, { status: 204 });
     // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
     if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= from) return new Response(null, { status: 204 });
     if (runId === null) return sseResponse(this.openEventStream(from), this.runs.active?.runId ?? null);
@@ -580,8 +615,8 @@ export class Session {
    * `queued_message_withdrawn` that names the run, as its first stream did. A run id the log does not
    * name there is unknown (404).
    */
-  private resumeWithdrawn(runId: string, after: number): Response {
-    const withdrawnSeq = this.intake.withdrawnAt(runId);
+  private async resumeWithdrawn(runId: string, after: number): Promise<Response> {
+    const withdrawnSeq = await this.older.withdrawnAt(runId);
     if (withdrawnSeq === null) return refusal("run_not_found", `session '${this.id}' has no run '${runId}'`);
     if (after >= withdrawnSeq) return new Response(null, { status: 204 });
     return sseResponse(this.openEventStream(after, { runId, skipFromSeq: after }), runId);
@@ -643,25 +678,38 @@ export class Session {
   /**
    * Closes runs that were active when the object died: every unanswered tool call gets an error
    * result, the text streamed so far is kept in an ERROR message, and `agent_error run_interrupted`
-   * ends the run, so the history stays one that providers accept and live streams end.
+   * ends the run, so the history stays one that providers accept and live streams end. A manual
+   * compaction cut off gets `compaction_failed run_interrupted`. The tenant's list is then told.
    */
   async recoverInterruptedRuns(): Promise<void> {
+    let closed = false;
     if (this.storage.sql.exec(`SELECT 1 FROM open_compaction`).toArray().length > 0) {
       // A manual compaction the restart cut off: its compaction_started gets its end, nothing was compacted.
-      this.storage.sql.exec(`DELETE FROM open_compaction`);
-      this.appendEvent({
-        type: "compaction_failed",
-        code: "run_interrupted",
-        message: "the server restarted during the compaction; nothing was compacted",
-      });
+      this.closeCompaction();
+      closed = true;
     }
     const orphaned = this.registry.orphaned();
     for (const run of orphaned) {
       await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
       this.registry.finish(run.runId, "ERROR", nowIso(this.deps.clock));
+      closed = true;
     }
+    // Before a follow-up starts: its records must not come between.
+    if (await this.older.closeLegacyCompaction(() => this.closeCompaction())) closed = true;
     // The queue outlives the object: the next follow-up starts now (an interrupted run counts as failed).
     if (orphaned.length > 0 || this.queue.size() > 0) this.intake.runEnded({ stopReason: orphaned.length > 0 ? "ERROR" : "STOP" });
+    // The tenant's list last heard "running" from the run (or from older code): it is told what is left.
+    if (closed || this.older.summaryUntold()) this.reportSummary();
+    this.older.summaryTold();
+  }
+
+  private closeCompaction(): void {
+    this.storage.sql.exec(`DELETE FROM open_compaction`);
+    this.appendEvent({
+      type: "compaction_failed",
+      code: "run_interrupted",
+      message: "the server restarted during the compaction; nothing was compacted",
+    });
   }
 
   private async execute(run: ActiveRun, command: PromptCommand): Promise<RunOutcome> {
