@@ -15,7 +15,19 @@ export default defineConfig({
       wrangler: { configPath: "./wrangler.toml" },
       main: "./test/helpers/test-worker.ts",
       // The model is a local stand-in answered by the benchmarks; the key only satisfies the client.
-      miniflare: { bindings: { OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: "https://llm.example.test/v1", MODEL: "bench-model" } },
+      // Optional settings pinned (empty = unset): a developer's .dev.vars must not change the figures.
+      miniflare: {
+        bindings: {
+          OPENAI_API_KEY: "sk-bench",
+          OPENAI_BASE_URL: "https://llm.example.test/v1",
+          MODEL: "bench-model",
+          MODEL_CONTEXT_WINDOW: "",
+          AUTH_TOKENS: "",
+          STREAM_TOKEN_SECRET: "",
+          CORS_ORIGINS: "",
+          OPEN_HOSTS: "",
+        },
+      },
     }),
   ],
   test: {

@@ -8,12 +8,19 @@ export default defineConfig({
       // The production app plus a SessionDO built with injectable test dependencies.
       main: "./test/helpers/test-worker.ts",
       // A fake key and base URL so the real OpenAI client is built; tests answer its fetch themselves.
+      // Every optional setting is pinned (empty = unset) so that a developer's .dev.vars, which
+      // wrangler reads for tests too, cannot change what they see; tests that need one set it.
       miniflare: {
         bindings: {
           OPENAI_API_KEY: "sk-test-SECRET-0123456789",
           OPENAI_BASE_URL: "https://llm.example.test/v1",
           MODEL: "test-model",
           LOG_LEVEL: "warn",
+          MODEL_CONTEXT_WINDOW: "",
+          AUTH_TOKENS: "",
+          STREAM_TOKEN_SECRET: "",
+          CORS_ORIGINS: "",
+          OPEN_HOSTS: "",
         },
       },
     }),

@@ -2,6 +2,7 @@
 // `workspaces`, `show <id>`, `changes <id>`, `abort <id>`, `delete <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage,
 // 130 a run stopped with Ctrl-C.
 import { statSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { ApiError, HarnessApi } from "./api.mjs";
 import { followRun } from "./event-stream.mjs";
@@ -40,6 +41,7 @@ Options:
  * @property {Output} stdout
  * @property {Output} stderr
  * @property {Record<string, string | undefined>} env
+ * @property {string} [cwd] the working directory (default: process.cwd())
  * @property {number} [reconnectDelayMs]
  * @property {(handler: () => void) => () => void} [onInterrupt] calls `handler` on Ctrl-C; returns the unsubscribe (default: SIGINT)
  * @property {(code: number) => void} [exit] leaves at once (default: process.exit)
@@ -54,6 +56,18 @@ function onSigint(handler) {
 }
 
 class UsageError extends Error {}
+
+/**
+ * The directory the user typed the command in, which relative paths are taken from. `npm run agent`
+ * starts the client in this repository's root and keeps the caller's directory in INIT_CWD. Only
+ * under that script: everything an npm script starts inherits INIT_CWD, wherever it then runs.
+ * @param {Record<string, string | undefined>} env
+ * @param {string} cwd
+ */
+export function callerDirectory(env, cwd) {
+  const byNpmRunAgent = env.npm_lifecycle_event === "agent" && env.npm_package_name === "pi-harness" && env.INIT_CWD;
+  return byNpmRunAgent ? /** @type {string} */ (env.INIT_CWD) : cwd;
+}
 
 /**
  * Runs one command line; resolves to the exit code.
@@ -161,9 +175,11 @@ function oneId(rest, usage = "give exactly one session id") {
 async function run(api, values, text, io) {
   if (text.trim() === "") throw new UsageError('give the prompt, e.g. pi-harness run --workspace . "Where is the server started?"');
   if (values.session && values.workspace) throw new UsageError("a session keeps its workspace: give --session or --workspace, not both");
-  if (values.workspace) {
-    const stat = statSync(values.workspace, { throwIfNoEntry: false });
-    if (!stat) throw new UsageError(`--workspace ${values.workspace}: no such directory`);
+  const workspace = values.workspace && path.resolve(callerDirectory(io.env, io.cwd ?? process.cwd()), values.workspace);
+  if (workspace) {
+    const stat = statSync(workspace, { throwIfNoEntry: false });
+    const where = workspace === values.workspace ? "" : ` (looked for ${workspace})`;
+    if (!stat) throw new UsageError(`--workspace ${values.workspace}: no such directory${where}`);
     if (!stat.isDirectory())
       throw new UsageError(`--workspace ${values.workspace}: not a directory (give the project's directory; it is packed for you)`);
   }
@@ -178,8 +194,8 @@ async function run(api, values, text, io) {
     hasWorkspace = (await api.session(sessionId)).workspaceId !== null;
   } else {
     let workspaceId;
-    if (values.workspace) {
-      const packed = await packWorkspace(values.workspace, {
+    if (workspace) {
+      const packed = await packWorkspace(workspace, {
         includeEnv: values["include-env"],
         includeNodeModules: values["include-node-modules"],
       });

@@ -139,7 +139,8 @@ async function fromGit(root, listed, defaults) {
 /**
  * Outside a work tree: the directory walked with its .gitignore files (deeper ones winning) and
  * .git/info/exclude. A directory is entered only when not ignored, so each file judges the path
- * itself, as git does (a directory excluded at one level and re-included deeper keeps its files).
+ * itself, as git does (a directory excluded at one level and re-included deeper keeps its files);
+ * a repository inside it is skipped, as `fromGit` skips it.
  * @param {string} root
  * @param {import("ignore").Ignore} defaults
  */
@@ -168,6 +169,12 @@ async function walkTree(root, defaults) {
       const isDir = entry.isDirectory();
       if (defaults.ignores(isDir ? `${relPath}/` : relPath) || ignoredBy(chain, relPath, isDir)) continue;
       if (isDir) {
+        // A repository of its own (a `.git` directory, or a submodule's `.git` file): git stages it
+        // as one entry and never looks inside, so its files stay home, listed as the git mode lists them.
+        if (await holdsRepository(path.join(root, relPath))) {
+          skipped.push({ path: relPath, reason: NESTED_REPOSITORY });
+          continue;
+        }
         const rules = await readRules(path.join(root, relPath, ".gitignore"));
         await walk(relPath, rules.length > 0 ? [...chain, { dir: relPath, ig: ignore({ ignorecase: false }).add(rules) }] : chain);
         continue;
@@ -184,10 +191,17 @@ async function walkTree(root, defaults) {
   return { files, skipped };
 }
 
+const NESTED_REPOSITORY = "a git submodule or a repository inside this one";
+
+/** Whether a directory has a `.git` of its own (a directory, or the file a submodule or worktree has). @param {string} dir */
+async function holdsRepository(dir) {
+  return (await lstat(path.join(dir, ".git")).catch(() => null)) !== null;
+}
+
 /** @param {import("node:fs").Stats} stat */
 function kindOf(stat) {
   if (stat.isSymbolicLink()) return "symbolic link";
-  if (stat.isDirectory()) return "a git submodule or a repository inside this one";
+  if (stat.isDirectory()) return NESTED_REPOSITORY;
   return "not a regular file";
 }
 

@@ -3,6 +3,9 @@
 
 const TOKEN_KEY = "pi-harness-token";
 
+/** The code of an answer that is not the harness's own error (no JSON `error` in it: a proxy's page, say). */
+export const UNEXPECTED_ANSWER = "unexpected_answer";
+
 /** An error answer: `{"error":{"code","message","requestId"}}`. */
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -18,15 +21,19 @@ export const token = {
   clear: () => sessionStorage.removeItem(TOKEN_KEY),
 };
 
+/** The stored token as an Authorization header (none when there is no token). */
+export function authHeaders() {
+  const bearer = token.get();
+  return bearer ? { authorization: `Bearer ${bearer}` } : {};
+}
+
 /** A request with the stored token; non-2xx answers throw ApiError. */
 export async function request(method, path, { body, headers = {} } = {}) {
-  const all = { ...headers };
-  const bearer = token.get();
-  if (bearer) all.authorization = `Bearer ${bearer}`;
+  const all = { ...headers, ...authHeaders() };
   if (body !== undefined) all["content-type"] = "application/json";
   const res = await fetch(path, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
   if (res.ok) return res;
-  let error = { code: "unexpected_answer", message: `${method} ${path} answered ${res.status}` };
+  let error = { code: UNEXPECTED_ANSWER, message: `${method} ${path} answered ${res.status}` };
   try {
     error = (await res.json()).error ?? error;
   } catch {
@@ -46,12 +53,15 @@ export async function getJsonl(path) {
     .map((line) => JSON.parse(line));
 }
 
+/** A session's event stream, from the event after `afterSeq`. */
+export const eventStreamPath = (sessionId, afterSeq) => `/api/sessions/${encodeURIComponent(sessionId)}/events/stream?after=${afterSeq}`;
+
 /**
  * The URL of a session's event stream for EventSource, which cannot send Authorization: with auth
  * on, a short-lived stream token (`?token=`) stands in for the bearer token.
  */
 export async function eventStreamUrl(sessionId, afterSeq) {
-  const url = `/api/sessions/${encodeURIComponent(sessionId)}/events/stream?after=${afterSeq}`;
+  const url = eventStreamPath(sessionId, afterSeq);
   if (!token.get()) return url;
   const res = await request("POST", `/api/sessions/${encodeURIComponent(sessionId)}/stream-token`, { body: {} });
   const { token: streamToken } = await res.json();

@@ -94,18 +94,28 @@ function markCurrent() {
 
 const errorText = (err) => (err instanceof ApiError ? `${err.code}: ${err.message}` : String(err));
 
-function setConnection(state) {
+/** The connection badge, and the feed's note under the session's header (an error answer, say). */
+function setConnection(state, note = "") {
   const badge = $("connection");
   badge.dataset.state = state;
   badge.textContent =
-    { live: "live", connecting: "connecting…", reconnecting: "reconnecting…", idle: "", offline: "offline", deleted: "session deleted" }[
-      state
-    ] ?? state;
+    {
+      live: "live",
+      connecting: "connecting…",
+      reconnecting: "reconnecting…",
+      idle: "",
+      offline: "offline",
+      error: "server error",
+      deleted: "session deleted",
+    }[state] ?? state;
+  badge.title = note;
+  $("feed-note").textContent = note;
+  $("feed-note").hidden = note === "";
 }
 
 /** The live feed's state; a deleted session also says so in its header (its feed has stopped). */
-function onFeedState(state) {
-  setConnection(state);
+function onFeedState(state, note) {
+  setConnection(state, note);
   if (state !== "deleted") return;
   $("session").dataset.status = "deleted";
   $("session-meta").textContent = `${current?.id} · deleted: this session no longer exists`;
@@ -123,6 +133,7 @@ async function openSession(id) {
   $("changes").hidden = true;
   $("changes-error").hidden = true;
   $("learning").hidden = true;
+  $("feed-note").hidden = true; // the last session's; this one's feed says its own
   timeline = new Timeline($("timeline"), { describeCases: (caseIds) => describeCases(id, caseIds) });
   const path = `/api/sessions/${encodeURIComponent(id)}`;
   let info;
@@ -156,7 +167,7 @@ async function openSession(id) {
     eventCount: events.length,
     onEvent: (event) => onLiveEvent(view, event),
     // A feed the page has left may still be finishing a request: only the current one sets the badge.
-    onState: (state) => feed === live && onFeedState(state),
+    onState: (state, note) => feed === live && onFeedState(state, note),
     call: authed,
   });
   feed = live;

@@ -24,6 +24,8 @@ let page;
 
 /** @type {string[]} */
 const cspViolations = [];
+/** Loads of the icon the browser asks for by itself when the page declares none (a 404 on every load). */
+const faviconLoads = [];
 
 before(async () => {
   model = await startFakeModel();
@@ -41,6 +43,7 @@ before(async () => {
   // Anything the page's Content-Security-Policy refused (public/_headers): checked by the last test.
   page.on("console", (msg) => {
     if (msg.type() === "error" && /Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
+    if (new URL(msg.location().url || "about:blank").pathname === "/favicon.ico") faviconLoads.push(msg.text());
   });
   mkdirSync(RESULTS, { recursive: true });
 });
@@ -700,7 +703,61 @@ describe("session viewer", () => {
     assert.deepEqual(shown, ["hello there", "3 in · 2 out · 5 total", "false"]);
   });
 
-  it("nothing the pages did was refused by the Content-Security-Policy", () => {
+  it("a server without STREAM_TOKEN_SECRET: a run sent from the page streams in over the bearer token, and the page says why (hunt 28)", async () => {
+    // What such a server answers (this one has the secret, so its answer is stood in for).
+    const tokens = /\/stream-token$/;
+    const unconfigured = {
+      error: {
+        code: "stream_token_unconfigured",
+        message: "stream tokens need STREAM_TOKEN_SECRET, a secret of at least 32 characters",
+      },
+    };
+    await page.route(tokens, (route) =>
+      route.fulfill({ status: 500, contentType: "application/json", body: JSON.stringify(unconfigured) }),
+    );
+    let onRequest = () => {};
+    try {
+      const sessionId = await sessionOnWorkspace("no stream secret");
+      await openIdle(sessionId);
+      await page.evaluate(() => {
+        window.connectionStates = [];
+        new MutationObserver(() => window.connectionStates.push(document.getElementById("connection").dataset.state)).observe(
+          document.getElementById("connection"),
+          { attributes: true },
+        );
+      });
+      const streams = [];
+      onRequest = (r) => {
+        if (r.url().includes("/events/stream")) streams.push(new URL(r.url()).search);
+      };
+      page.on("request", onRequest);
+      await sendFromPage("SLOW 30 100");
+      // The prompt just sent, and the answer growing while the run streams.
+      assert.equal(await page.$$eval("#timeline .user", (all) => all.length), 1);
+      const seen = [];
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && seen.length < 3) {
+        const text = (await page.textContent("#timeline .assistant .text").catch(() => null)) ?? "";
+        if (text !== "" && text !== seen.at(-1)) seen.push(text);
+        await page.waitForTimeout(150);
+      }
+      assert.ok(seen.length >= 3, `the text did not grow step by step: ${JSON.stringify(seen)}`);
+      await page.waitForSelector("#timeline .run-end", { timeout: 30_000 });
+      await expectMatchesLog(sessionId);
+      const states = await page.evaluate(() => window.connectionStates);
+      assert.ok(states.includes("live"), `states: ${states}`);
+      assert.ok(!states.includes("offline") && !states.includes("error"), `states: ${states}`);
+      assert.match(await page.textContent("#feed-note"), /^Live updates need STREAM_TOKEN_SECRET on the server/);
+      assert.equal(await page.isVisible("#feed-note"), true);
+      assert.ok(streams.length > 0 && streams.every((q) => !q.includes("token=")), `streams: ${streams}`);
+    } finally {
+      page.off("request", onRequest);
+      await page.unroute(tokens);
+    }
+  });
+
+  it("nothing the pages did was refused by the Content-Security-Policy, and no load asked for a missing icon", () => {
     assert.deepEqual(cspViolations, []);
+    assert.deepEqual(faviconLoads, []);
   });
 });

@@ -9,6 +9,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { main } from "../../client/cli.mjs";
+import { listWorkspaceFiles } from "../../client/pack.mjs";
 import { freePort, startDevServer } from "../../scripts/blackbox/dev-server.mjs";
 import { startFakeModel } from "../../scripts/blackbox/fake-model.mjs";
 import { startFlakyProxy } from "../../scripts/blackbox/flaky-proxy.mjs";
@@ -39,13 +40,14 @@ after(async () => {
 });
 
 /** Runs the client in-process; output is captured. */
-async function cli(args, { token = TOKEN, url = dev.base } = {}) {
+async function cli(args, { token = TOKEN, url = dev.base, env = {}, cwd } = {}) {
   let stdout = "";
   let stderr = "";
   const code = await main(["--url", url, ...args], {
     stdout: { write: (s) => (stdout += s) },
     stderr: { write: (s) => (stderr += s) },
-    env: token ? { PI_HARNESS_TOKEN: token } : {},
+    env: { ...env, ...(token ? { PI_HARNESS_TOKEN: token } : {}) },
+    cwd,
     reconnectDelayMs: 100,
   });
   return { code, stdout, stderr };
@@ -311,6 +313,31 @@ describe("pi-harness run", () => {
     const unknown = await cli(["show", "s_doesnotexist"]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /^error: session_not_found: /);
+  });
+
+  it("npm run agent takes --workspace from the directory npm was called in, not the repository's root (hunt 28)", async () => {
+    // Nothing listens on port 9: the client packs, then fails to upload; the pack is what is checked.
+    const unreachable = ["--url", "http://127.0.0.1:9"];
+    const sub = path.resolve("examples");
+    const viaNpm = (dir) =>
+      promisify(execFile)("npm", ["run", "-s", "agent", "--", "run", "--workspace", dir, ...unreachable, "hi"], { cwd: sub }).then(
+        () => assert.fail("the upload cannot succeed"),
+        (err) => `${err.stdout}${err.stderr}`,
+      );
+    for (const dir of [".", "./demo-workspace"]) {
+      const expected = (await listWorkspaceFiles(path.join(sub, dir))).files.length;
+      assert.match(await viaNpm(dir), new RegExp(`^packed ${expected} files `, "m"), dir);
+    }
+    const missing = await viaNpm("./nowhere");
+    assert.match(missing, new RegExp(`^--workspace ./nowhere: no such directory \\(looked for ${sub}/nowhere\\)$`, "m"));
+    // A client started by some other npm script (which passes INIT_CWD on to everything it starts)
+    // takes paths from its own working directory.
+    const dir = workspaceDir();
+    const started = await cli(["run", "--workspace", path.basename(dir), ...unreachable, "hi"], {
+      cwd: path.dirname(dir),
+      env: { INIT_CWD: "/", npm_lifecycle_event: "test", npm_package_name: "pi-harness" },
+    });
+    assert.match(started.stdout, /^packed 3 files /m);
   });
 });
 

@@ -181,6 +181,33 @@ describe("listWorkspaceFiles: git's rules in and out of a repository", () => {
     assert.deepEqual(gitTracked(root), walked);
   });
 
+  it("without git: a repository inside the directory (a .git directory or file) is left out and listed, as git lists it (hunt 28)", async () => {
+    const root = tree({
+      "main.js": "1\n",
+      "vendor/lib/inner.js": "a repository of its own\n",
+      "vendor/sub/inner.js": "a submodule's checkout\n",
+      "vendor/plain/kept.js": "kept\n",
+    });
+    execFileSync("git", ["-C", path.join(root, "vendor", "lib"), "init", "-q"]);
+    // A submodule's checkout has a .git file naming its repository, which lives elsewhere.
+    const elsewhere = tree({});
+    execFileSync("git", ["-C", elsewhere, "init", "-q"]);
+    writeFileSync(path.join(root, "vendor", "sub", ".git"), `gitdir: ${path.join(elsewhere, ".git")}\n`);
+    const walked = await listWorkspaceFiles(root);
+    assert.deepEqual(
+      walked.files.map((f) => f.path),
+      ["main.js", "vendor/plain/kept.js"],
+    );
+    const reason = "a git submodule or a repository inside this one";
+    assert.deepEqual(walked.skipped, [
+      { path: "vendor/lib", reason },
+      { path: "vendor/sub", reason },
+    ]);
+    // The same directory as a work tree: git's own list gives the same answer.
+    execFileSync("git", ["-C", root, "init", "-q"]);
+    assert.deepEqual(await listWorkspaceFiles(root), walked);
+  });
+
   it("skips names the archive would put at another path (a backslash, a drive letter) instead of renaming them", async () => {
     const root = tree({ "real\\f.txt": "fake\n", "real/f.txt": "real\n", "C:notes.txt": "fake\n", "notes.txt": "real\n" });
     const packed = await packWorkspace(root, { useGit: false });
