@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName } from "../awtl/project-api";
-import { DEFAULT_CASE_PAGE, HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
+import { DEFAULT_CASE_PAGE, DEFAULT_QUARANTINE_PAGE, HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { replayCase } from "../session/case-replay";
 import { encodeCursor } from "../tenant/session-index";
 import { readBodyBytes, readCursor, readJsonBody, readQuery } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { claimIdempotencyKey, idempotencyKeyOf, sha256HexOf } from "./idempotency";
 import { sessionStore } from "./lookup";
-import { ApproveBody, CaseListQuery, EmptyBody, PromoteBody } from "./schemas";
+import { ApproveBody, CaseListQuery, EmptyBody, PromoteBody, QuarantineListQuery } from "./schemas";
 
 /** Media types a trace import is taken in (a cross-site form cannot send these without a preflight). */
 const JSONL_TYPES = new Set(["application/x-ndjson", "application/jsonl", "application/x-jsonlines"]);
@@ -98,9 +98,16 @@ export const projectRoutes = new Hono<AppBindings>()
           });
     return c.json(await project.importTraces(ref, bytes, claimed?.proposal.importId), 201);
   })
+  /**
+   * `?limit=&cursor=` -> `{quarantine, nextCursor}`: refused lines, oldest first (by import, then
+   * line); a line added meanwhile shows on a later page. An import's first lines only (`ImportStore`).
+   */
   .get("/:pid/quarantine", async (c) => {
     const { project } = await requireProject(c);
-    return c.json({ quarantine: await project.quarantine() });
+    const query = readQuery(c, QuarantineListQuery);
+    const after = readCursor(query.cursor);
+    const page = await project.quarantine(query.limit ?? DEFAULT_QUARANTINE_PAGE, after?.position ?? null);
+    return c.json({ quarantine: page.quarantine, nextCursor: page.next === null ? null : encodeCursor({ position: page.next }) });
   });
 
 function notFound(caseId: string, why = "does not exist in this project"): HarnessError {

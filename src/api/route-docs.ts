@@ -1,5 +1,13 @@
 import type { z } from "zod";
-import { AgentMessage, type ApiErrorCode, EVENT_TYPES, SeqAgentEvent, TraceRecord } from "../domain";
+import {
+  AgentMessage,
+  type ApiErrorCode,
+  EVENT_TYPES,
+  MAX_PROJECT_QUARANTINE_LINES,
+  MAX_QUARANTINED_LINES_PER_IMPORT,
+  SeqAgentEvent,
+  TraceRecord,
+} from "../domain";
 import {
   AbortResult,
   ApprovalAnswer,
@@ -26,6 +34,7 @@ import {
   PromotionAnswer,
   PromptBody,
   QuarantineList,
+  QuarantineListQuery,
   QueueWithdrawn,
   ResumeSeq,
   ScorecardAnswer,
@@ -566,11 +575,12 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/projects/:pid/quarantine",
-    summary: "Lines of trace imports that were refused, with their line number, SHA-256 and reason.",
+    summary: `Lines of trace imports that were refused, with their line number, SHA-256 and reason, oldest first (by import, then line), a page at a time. An import keeps its first ${MAX_QUARANTINED_LINES_PER_IMPORT.toLocaleString("en-US")} refused lines (its answer's quarantined counts them all); past ${MAX_PROJECT_QUARANTINE_LINES.toLocaleString("en-US")} lines in the project, the oldest imports' lines go.`,
     auth: true,
+    query: QuarantineListQuery,
     status: 200,
-    answer: json(QuarantineList, "QuarantineList", { quarantine: [] }),
-    errors: PROJECT,
+    answer: json(QuarantineList, "QuarantineList", { quarantine: [], nextCursor: null }),
+    errors: [...PROJECT, "invalid_query", "invalid_cursor"],
   },
 ];
 

@@ -12,6 +12,7 @@ import {
   AttributionRecord,
   ContextWindow,
   DEFAULT_CASE_PAGE,
+  DEFAULT_QUARANTINE_PAGE,
   DEFAULT_SESSION_PAGE,
   DEFAULT_STREAM_TOKEN_TTL_SECONDS,
   DEFAULT_WORKSPACE_PAGE,
@@ -23,6 +24,7 @@ import {
   MAX_IDEMPOTENCY_KEY_CHARS,
   MAX_IMPORTED_ID_CHARS,
   MAX_PROMPT_CHARS,
+  MAX_QUARANTINE_PAGE,
   MAX_SESSION_PAGE,
   MAX_STREAM_TOKEN_TTL_SECONDS,
   MAX_TITLE_CHARS,
@@ -147,6 +149,9 @@ export const WorkspaceListQuery = z.strictObject(pageQuery(MAX_WORKSPACE_PAGE, D
 
 /** `GET /api/projects/:pid/cases?limit=&cursor=`. */
 export const CaseListQuery = z.strictObject(pageQuery(MAX_CASE_PAGE, DEFAULT_CASE_PAGE));
+
+/** `GET /api/projects/:pid/quarantine?limit=&cursor=`. */
+export const QuarantineListQuery = z.strictObject(pageQuery(MAX_QUARANTINE_PAGE, DEFAULT_QUARANTINE_PAGE));
 
 /** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
 export const ResumeSeq = z
@@ -356,5 +361,8 @@ export const ScorecardAnswer = z.strictObject({ scorecard: Scorecard });
 export const ApprovalAnswer = z.strictObject({ approval: Approval });
 export const PromotionAnswer = z.strictObject({ rule: MemoryRule });
 export const MemoryList = z.strictObject({ rules: z.array(MemoryRule) });
-export const QuarantineList = z.strictObject({ quarantine: z.array(QuarantineEntry) });
+export const QuarantineList = z.strictObject({
+  quarantine: z.array(QuarantineEntry),
+  nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),
+});
 export const TraceImportSummary = ImportSummary;

@@ -64,6 +64,12 @@ export interface CasePage {
   next: number | null;
 }
 
+/** A page of a project's quarantine, oldest first; `next` is the position to continue after (null on the last page). */
+export interface QuarantinePage {
+  quarantine: QuarantineEntry[];
+  next: number | null;
+}
+
 /** The RPC methods of ProjectDO (types only). */
 export interface ProjectRpc extends Rpc.DurableObjectBranded {
   recordAttribution(ref: ProjectRef, attribution: AttributionRecord, found: FailedTurnCase | null): Promise<void>;
@@ -91,7 +97,8 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
   memory(): MemoryRule[];
   /** `importId`: the id an Idempotency-Key allocated; an import already stored under it answers as it did. */
   importTraces(ref: ProjectRef, body: Uint8Array, importId?: string): Promise<ImportSummary>;
-  quarantine(): QuarantineEntry[];
+  /** `after`: the `next` of the previous page. */
+  quarantine(limit: number, after: number | null): QuarantinePage;
 }
 
 /** The object name of a project: tenant and project id (project ids are only unique within a tenant). */

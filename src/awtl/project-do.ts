@@ -4,6 +4,9 @@ import {
   type FailureClass,
   failure,
   formatIssues,
+  MAX_PROJECT_ATTRIBUTIONS_REMEMBERED,
+  MAX_PROJECT_REPLAY_OUTCOMES,
+  MAX_QUARANTINED_LINES_PER_IMPORT,
   nowIso,
   ok,
   type Result,
@@ -18,8 +21,8 @@ import { buildCase } from "./case-builder";
 import { CaseStore } from "./case-store";
 import { FailedTurnCase } from "./failed-turn-case";
 import { becomesCase } from "./failure-classes";
-import type { Approval, CasePage, MemoryRule, ProjectRef, ProjectRpc, QuarantineEntry, VerdictNotice } from "./project-api";
-import { ImportSummary } from "./project-api";
+import { ImportStore } from "./import-store";
+import type { Approval, CasePage, ImportSummary, MemoryRule, ProjectRef, ProjectRpc, QuarantinePage, VerdictNotice } from "./project-api";
 import { type MirrorFile, ProjectMirror } from "./project-mirror";
 import { promotionRefusal } from "./promotion";
 import { RunTraceView } from "./run-view";
@@ -35,12 +38,13 @@ const LIVE: EvictionScope = { importedOnly: false, keep: new Set() };
  * One per project: its failed-turn cases, their replay scorecards, human approvals, promoted memory
  * and imported traces. One object serialises every change to a project's cases (a recurrence is one
  * case with a count). Cases are kept in `CaseStore`: bounded, listed a page at a time by the position
- * of their first sighting, indexed for briefs. Cases, scorecards and memory are mirrored to R2 as
- * JSONL (`ProjectMirror`).
+ * of their first sighting, indexed for briefs; imports in `ImportStore`, bounded too. Cases,
+ * scorecards and memory are mirrored to R2 as JSONL (`ProjectMirror`).
  */
 export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   private readonly sql: SqlStorage;
   private readonly cases: CaseStore;
+  private readonly imports: ImportStore;
   private readonly mirror: ProjectMirror;
   /** Set when a change removed or added a memory rule: the mirror's memory.jsonl is then written at once. */
   private memoryChanged = false;
@@ -48,6 +52,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    // Attributions handed over, so a session's outbox delivering one again counts it once (the latest MAX_PROJECT_ATTRIBUTIONS_REMEMBERED).
     this.sql.exec(`CREATE TABLE IF NOT EXISTS attributions_seen (attribution_id TEXT PRIMARY KEY)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS scorecards (case_id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
     // The latest scorecard a judge settled (passed or stale): a later replay that is pending, or that
@@ -57,6 +62,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       this.sql.exec(`ALTER TABLE scorecards ADD COLUMN judged TEXT`);
       this.sql.exec(`UPDATE scorecards SET judged = body WHERE json_extract(body, '$.status') IN ('passed', 'stale')`);
     }
+    // What judges ruled on replays of a run (`replayPassed`: a pass makes its failure flaky); the latest MAX_PROJECT_REPLAY_OUTCOMES.
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS replay_outcomes (run_id TEXT NOT NULL, judge_name TEXT NOT NULL, reproduced INTEGER NOT NULL, at TEXT NOT NULL)`,
     );
@@ -64,18 +70,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       `CREATE TABLE IF NOT EXISTS approvals (case_id TEXT NOT NULL, approved_by TEXT NOT NULL, note TEXT NOT NULL, approved_at TEXT NOT NULL)`,
     );
     this.sql.exec(`CREATE TABLE IF NOT EXISTS memory (case_id TEXT PRIMARY KEY, body TEXT NOT NULL, promoted_at TEXT NOT NULL)`);
-    this.sql.exec(
-      `CREATE TABLE IF NOT EXISTS imports (import_id TEXT PRIMARY KEY, at TEXT NOT NULL, imported INTEGER NOT NULL, quarantined INTEGER NOT NULL)`,
-    );
-    // The summary answered, so a repeated import (same Idempotency-Key) gets it again instead of counting twice.
-    const importColumns = this.sql.exec<{ name: string }>(`PRAGMA table_info(imports)`).toArray();
-    if (!importColumns.some((c) => c.name === "summary")) this.sql.exec(`ALTER TABLE imports ADD COLUMN summary TEXT`);
-    this.sql.exec(
-      `CREATE TABLE IF NOT EXISTS imported_records (import_id TEXT NOT NULL, line INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (import_id, line))`,
-    );
-    this.sql.exec(
-      `CREATE TABLE IF NOT EXISTS quarantine (import_id TEXT NOT NULL, line INTEGER NOT NULL, sha256 TEXT NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL)`,
-    );
+    this.imports = new ImportStore(this.sql);
     this.cases = new CaseStore(this.sql, (caseId) => this.forgetCase(caseId));
     this.mirror = new ProjectMirror(ctx.storage, env.STORE, (file) => this.mirrorRows(file));
   }
@@ -90,7 +85,9 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     const fresh = this.sql
       .exec(`INSERT OR IGNORE INTO attributions_seen (attribution_id) VALUES (?) RETURNING attribution_id`, attribution.attributionId)
       .toArray();
-    if (fresh.length === 0 || !found) return;
+    if (fresh.length === 0) return;
+    keepNewest(this.sql, "attributions_seen", MAX_PROJECT_ATTRIBUTIONS_REMEMBERED);
+    if (!found) return;
     const parsed = FailedTurnCase.parse(found);
     if (!this.upsertCase(parsed, () => this.cases.bound.room(LIVE)).kept) {
       console.error(
@@ -284,38 +281,22 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
    * quarantine; good ones are kept, marked imported, and their failed verdicts attributed: cases
    * that come of them are marked imported and can never be promoted. At the bound an import evicts
    * only earlier imported cases; once nothing more can go, its further new cases are not kept, and
-   * the summary counts them (the records are stored all the same).
+   * the summary counts them. What the import keeps of its records and refused lines is bounded
+   * (`ImportStore`); the summary counts them all.
    */
   async importTraces(ref: ProjectRef, body: Uint8Array, importId = randomIds.next("import")): Promise<ImportSummary> {
-    const done = this.importSummary(importId);
+    const done = this.imports.summary(importId);
     if (done) return done;
     const now = nowIso();
-    const parsed = await parseTraceImport(body, { projectTask: `import:${importId}`, now });
+    const parsed = await parseTraceImport(body, { projectTask: `import:${importId}`, now }, MAX_QUARANTINED_LINES_PER_IMPORT);
     // A repeat that arrived while this one was parsing: it has been stored meanwhile.
-    const meanwhile = this.importSummary(importId);
+    const meanwhile = this.imports.summary(importId);
     if (meanwhile) return meanwhile;
     const caseIds = new Set<string>();
     const notKept = new Set<string>();
     let evicted = 0;
     let room: CaseRoom | null = null;
     this.ctx.storage.transactionSync(() => {
-      for (const { line, record } of parsed.records) {
-        this.sql.exec(
-          `INSERT INTO imported_records (import_id, line, body) VALUES (?, ?, ?)`,
-          importId,
-          line,
-          JSON.stringify({ ...record, imported: true }),
-        );
-      }
-      for (const q of parsed.quarantined)
-        this.sql.exec(
-          `INSERT INTO quarantine (import_id, line, sha256, reason, at) VALUES (?, ?, ?, ?, ?)`,
-          importId,
-          q.line,
-          q.sha256,
-          q.reason,
-          now,
-        );
       // Each run's view from its own records: one pass over the import, not one per run.
       const byRun = new Map<string, TraceRecord[]>();
       for (const { record } of parsed.records) {
@@ -351,37 +332,20 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       const summary: ImportSummary = {
         importId,
         imported: parsed.records.length,
-        quarantined: parsed.quarantined.length,
+        quarantined: parsed.quarantinedLines,
         caseIds: [...caseIds].sort(),
         casesNotKept: notKept.size,
         casesEvicted: evicted,
       };
-      this.sql.exec(
-        `INSERT INTO imports (import_id, at, imported, quarantined, summary) VALUES (?, ?, ?, ?, ?)`,
-        importId,
-        now,
-        summary.imported,
-        summary.quarantined,
-        JSON.stringify(summary),
-      );
+      this.imports.add({ summary, at: now, records: parsed.records, quarantined: parsed.quarantined });
     });
     await this.settle(ref);
-    return this.importSummary(importId)!;
+    return this.imports.summary(importId)!;
   }
 
-  /** The answer of an import already stored (null for one stored before summaries were kept: counted as new). */
-  private importSummary(importId: string): ImportSummary | null {
-    const row = this.sql.exec<{ summary: string | null }>(`SELECT summary FROM imports WHERE import_id = ?`, importId).toArray()[0];
-    return row?.summary ? ImportSummary.parse(JSON.parse(row.summary)) : null;
-  }
-
-  quarantine(): QuarantineEntry[] {
-    return this.sql
-      .exec<{ import_id: string; line: number; sha256: string; reason: string; at: string }>(
-        `SELECT * FROM quarantine ORDER BY at, import_id, line`,
-      )
-      .toArray()
-      .map((r) => ({ importId: r.import_id, line: r.line, sha256: r.sha256, reason: r.reason, quarantinedAt: r.at }));
+  /** Refused lines of the project's imports, oldest first, a page at a time (an import's first ones: `ImportStore`). */
+  quarantine(limit: number, after: number | null): QuarantinePage {
+    return this.imports.quarantinePage(limit, after);
   }
 
   /** The scorecards whose replay in `sessionId` awaits a verdict. */
@@ -423,6 +387,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       reproduced ? 1 : 0,
       nowIso(),
     );
+    keepNewest(this.sql, "replay_outcomes", MAX_PROJECT_REPLAY_OUTCOMES);
   }
 
   private reclassify(caseId: string, failureClass: FailureClass): void {
@@ -471,6 +436,14 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     if (stored) this.withdrawIfUnpromotable(stored);
     return { kept: stored !== null, evicted };
   }
+}
+
+/**
+ * Forgets a table's oldest rows past `keep`. Rows are only added (rowid one above the largest) and
+ * removed here, oldest first, so the newest `keep` are those within `keep` of the largest rowid.
+ */
+function keepNewest(sql: SqlStorage, table: "attributions_seen" | "replay_outcomes", keep: number): void {
+  sql.exec(`DELETE FROM ${table} WHERE rowid <= (SELECT MAX(rowid) FROM ${table}) - ?`, keep);
 }
 
 /** A scorecard a judge settled: the failure reproduced or it did not. */

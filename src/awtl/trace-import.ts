@@ -97,20 +97,31 @@ export interface QuarantinedLine {
 
 export interface ParsedImport {
   records: { line: number; record: TraceRecord }[];
+  /** The first `maxQuarantined` refused lines, in line order... */
   quarantined: QuarantinedLine[];
+  /** ...and how many lines were refused in all. */
+  quarantinedLines: number;
 }
 
 /**
  * Reads a JSONL body of foreign traces line by line. A line that is not UTF-8, not JSON, not an
  * object, of an unknown type or missing what its type needs goes to quarantine with its line number,
- * the SHA-256 of its bytes and the reason; every good line is kept, normalised to this project's records.
+ * the SHA-256 of its bytes and the reason (the first `maxQuarantined` of them; the rest are counted);
+ * every good line is kept, normalised to this project's records.
  */
-export async function parseTraceImport(body: Uint8Array, ids: { projectTask: string; now: string }): Promise<ParsedImport> {
+export async function parseTraceImport(
+  body: Uint8Array,
+  ids: { projectTask: string; now: string },
+  maxQuarantined = Number.POSITIVE_INFINITY,
+): Promise<ParsedImport> {
   const records: ParsedImport["records"] = [];
   const quarantined: QuarantinedLine[] = [];
+  let quarantinedLines = 0;
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   let seq = 0;
-  for (const [index, raw] of splitLines(body).entries()) {
+  let index = -1;
+  for (const raw of splitLines(body)) {
+    index++;
     const bytes = raw.at(-1) === 0x0d ? raw.subarray(0, -1) : raw;
     const reason = (() => {
       let line: string;
@@ -142,21 +153,22 @@ export async function parseTraceImport(body: Uint8Array, ids: { projectTask: str
       records.push({ line: index + 1, record: normalise(parsed.data, ++seq, renamed, ids) });
       return null;
     })();
-    if (reason !== null) quarantined.push({ line: index + 1, sha256: await sha256Hex(bytes), reason: reason.slice(0, 500) });
+    if (reason === null) continue;
+    quarantinedLines++;
+    if (quarantined.length < maxQuarantined)
+      quarantined.push({ line: index + 1, sha256: await sha256Hex(bytes), reason: reason.slice(0, 500) });
   }
-  return { records, quarantined };
+  return { records, quarantined, quarantinedLines };
 }
 
-/** The lines of a body, split at LF (a last line without one counts). */
-function splitLines(body: Uint8Array): Uint8Array[] {
-  const lines: Uint8Array[] = [];
+/** The lines of a body, split at LF (a last line without one counts), one at a time: a body may hold millions. */
+function* splitLines(body: Uint8Array): Generator<Uint8Array> {
   let start = 0;
   for (let i = body.indexOf(0x0a); i !== -1; i = body.indexOf(0x0a, start)) {
-    lines.push(body.subarray(start, i));
+    yield body.subarray(start, i);
     start = i + 1;
   }
-  if (start < body.length) lines.push(body.subarray(start));
-  return lines;
+  if (start < body.length) yield body.subarray(start);
 }
 
 function normalise(

@@ -85,6 +85,34 @@ export const CHARS_PER_TOKEN = 4;
 /** Largest JSONL body of foreign traces one import takes. */
 export const MAX_TRACE_IMPORT_BYTES = 4 * MiB;
 /**
+ * Refused lines of one import kept in the quarantine with their reasons (its first ones; the import's
+ * answer counts them all). A 4 MiB body of `x\n` is two million refused lines: kept whole, they took
+ * 411 MB of the project's storage and GET /quarantine failed with 500.
+ */
+export const MAX_QUARANTINED_LINES_PER_IMPORT = 1_000;
+/** Refused lines a project keeps: past it, the oldest imports' lines go (whole imports; the newest stays). */
+export const MAX_PROJECT_QUARANTINE_LINES = 10_000;
+/** `GET /api/projects/:pid/quarantine` page size: the default and the most a client may ask for. */
+export const DEFAULT_QUARANTINE_PAGE = 100;
+export const MAX_QUARANTINE_PAGE = 1_000;
+/**
+ * The JSON of imported trace records a project keeps (normalised, so a terse line takes several times
+ * its bytes): the newest imports' records, an import's first ones when it alone is larger; the older
+ * imports' records go. Cases are made from an import's records as it runs, never read back from these.
+ */
+export const MAX_PROJECT_IMPORTED_RECORD_BYTES = 16 * MiB;
+/**
+ * Attributions a project remembers having been handed, so a session's outbox delivering one again
+ * (after a restart between delivery and its acknowledgement) does not count it twice. A redelivery
+ * follows within an alarm's retry; the oldest are forgotten past this.
+ */
+export const MAX_PROJECT_ATTRIBUTIONS_REMEMBERED = 10_000;
+/**
+ * Replay outcomes a project remembers (a run's failure, replayed, that the same judge then passed is
+ * flaky when judged again); the oldest are forgotten past this. One comes of each judged replay.
+ */
+export const MAX_PROJECT_REPLAY_OUTCOMES = 10_000;
+/**
  * Cases a project keeps, and the JSON they may take together. A run's brief parses the cases whose
  * paths it names (at worst all of them: 1,000 added ~11 ms to a run under wrangler dev) and the R2
  * mirror rewrites them all in one object (~1 MB for 1,000 typical cases); the byte budget keeps a few
@@ -272,6 +300,19 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${TOOL_RESULT_MAX_WINDOW_SHARE * 100} % of the context window (at ${CHARS_PER_TOKEN} characters a token), within the tool output limit`,
   ],
   ["trace import", `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`)`],
+  [
+    "quarantine",
+    `an import's first ${count(MAX_QUARANTINED_LINES_PER_IMPORT)} refused lines with their reasons (its answer's \`quarantined\` counts them all); ${count(MAX_PROJECT_QUARANTINE_LINES)} per project, the oldest imports' lines going first`,
+  ],
+  ["quarantine list page", `\`limit\` 1-${count(MAX_QUARANTINE_PAGE)} (default ${DEFAULT_QUARANTINE_PAGE})`],
+  [
+    "imported trace records per project",
+    `${bytes(MAX_PROJECT_IMPORTED_RECORD_BYTES)} of JSON: the newest imports' records (an import's first ones if it alone is larger), the oldest imports' going first`,
+  ],
+  [
+    "replay outcomes per project",
+    `the latest ${count(MAX_PROJECT_REPLAY_OUTCOMES)} (a failure whose replay the same judge passed is \`flaky\` when judged again)`,
+  ],
   [
     "failed-turn cases per project",
     `${count(MAX_PROJECT_CASES)} cases in ${bytes(MAX_PROJECT_CASE_BYTES)} of JSON; a new case past either evicts the least recently seen case that is not promoted, approved, verified by a replay or being replayed (imported cases first; an import evicts only imported ones, and says how many of its cases it could not keep)`,

@@ -662,7 +662,7 @@ describe("importing foreign traces", () => {
         }),
       ),
     ).toEqual([400, "invalid_project_id"]);
-    expect(await (await api("/api/projects/p_import2/quarantine")).json()).toEqual({ quarantine: [] });
+    expect(await (await api("/api/projects/p_import2/quarantine")).json()).toEqual({ quarantine: [], nextCursor: null });
   });
 
   it("a repeated import with the same Idempotency-Key gets the first answer and counts nothing twice; another key counts again", async () => {
