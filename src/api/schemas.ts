@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { artifactPath, isSchemeRef } from "../awtl/artifacts";
-import { BUILT_IN_JUDGES, isBuiltInLookalike, JUDGE_NAME, JUDGE_NAME_RULE } from "../awtl/builtin-judges";
+import { BUILT_IN_JUDGES, judgeNameSchema } from "../awtl/builtin-judges";
 import { FailedTurnCase } from "../awtl/failed-turn-case";
 import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
 import { Scorecard } from "../awtl/scorecard";
@@ -185,14 +185,11 @@ const ARTIFACT_REF_RULE =
 /** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
 export const JudgementBody = z.strictObject({
   runId: nonBlank.max(100),
-  judgeName: nonBlank
-    .max(100)
-    .regex(JUDGE_NAME, { message: JUDGE_NAME_RULE })
+  judgeName: judgeNameSchema(100)
     // The harness's own judges' names: an external verdict under one would pass for the harness's.
-    .regex(new RegExp(`^(?!(?:${Object.values(BUILT_IN_JUDGES).join("|")})$)`), {
+    .refine((name) => !(Object.values(BUILT_IN_JUDGES) as string[]).includes(name), {
       message: "is the name of one of the harness's own judges",
-    })
-    .refine((name) => !isBuiltInLookalike(name), { message: "reads as the name of one of the harness's own judges" }),
+    }),
   result: JudgeVerdict,
   sourceActionId: nonBlank.max(100).optional(),
   artifactRefs: z

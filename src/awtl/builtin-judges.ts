@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { JudgeResult, TraceAction, TraceObservation, TraceRecord } from "../domain";
 import { artifactPath } from "./artifacts";
 import { isPolicyCode, LIMIT_CODES } from "./failure-classes";
@@ -20,6 +21,19 @@ export const BUILT_IN_JUDGES = {
  */
 export const JUDGE_NAME = /^(?!\s)[^\p{Cc}\p{Cf}\u2028\u2029]*(?<!\s)$/u;
 export const JUDGE_NAME_RULE = "must be one line without control or format characters, and not start or end with a space";
+/** A judge's name of at most `maxChars`, checked as JUDGE_NAME and isBuiltInLookalike say (a verdict's, an imported trace's). */
+export function judgeNameSchema(maxChars: number) {
+  return (
+    z
+      .string()
+      .min(1)
+      .max(maxChars)
+      // A refinement, not a `pattern`: JSON Schema validators read `\p{...}` differently (without the u flag).
+      .refine((name) => JUDGE_NAME.test(name), { message: JUDGE_NAME_RULE })
+      .refine((name) => !isBuiltInLookalike(name), { message: "reads as the name of one of the harness's own judges" })
+  );
+}
+
 /** A judge name a brief shows as it is (in backticks): a short identifier such as `ci`, `pytest`, `github/ci:unit`. */
 export const JUDGE_IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,99}$/;
 

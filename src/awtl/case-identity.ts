@@ -1,5 +1,5 @@
 import { clipText, MAX_PREVENTION_HINT_CHARS } from "../domain";
-import type { HintFacts } from "./prevention-hints";
+import { type HintFacts, keepEnd } from "./prevention-hints";
 
 /**
  * `text` on one line: line breaks and other control characters become `\uXXXX`. A hint is one
@@ -57,21 +57,6 @@ export function caseIdentityHint(facts: HintFacts): string {
     hint = oneLine(hintOf({ ...facts, paths: facts.paths.map((p) => keepEnd(p, width)) }));
   }
   return clipText(hint, MAX_PREVENTION_HINT_CHARS);
-}
-
-/** `text` in at most `width` UTF-16 units, its end kept after "…/" (from a directory boundary when one is near); pairs stay whole. */
-function keepEnd(text: string, width: number): string {
-  if (text.length <= width) return text;
-  const chars = Array.from(text);
-  const tail: string[] = [];
-  let units = 2;
-  for (let i = chars.length - 1; i >= 0 && units + chars[i]!.length <= width; i--) {
-    tail.unshift(chars[i]!);
-    units += chars[i]!.length;
-  }
-  const kept = tail.join("");
-  const slash = kept.indexOf("/");
-  return `…/${slash >= 0 && slash < kept.length - 1 ? kept.slice(slash + 1) : kept}`;
 }
 
 function hintOf(facts: HintFacts): string {

@@ -120,7 +120,7 @@ export function preventionHint(facts: HintFacts): string {
 }
 
 /** `text` in at most `width` UTF-16 units, its end kept after "…/" (from a directory boundary when one is near); pairs stay whole. */
-function keepEnd(text: string, width: number): string {
+export function keepEnd(text: string, width: number): string {
   if (text.length <= width) return text;
   const chars = Array.from(text);
   const tail: string[] = [];

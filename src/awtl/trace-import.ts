@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AttributionRecord, formatIssues, type JudgeResult, type TraceAction, type TraceObservation, type TraceRecord } from "../domain";
 import { artifactPath, isSchemeRef } from "./artifacts";
-import { isBuiltInLookalike, JUDGE_NAME, JUDGE_NAME_RULE } from "./builtin-judges";
+import { judgeNameSchema } from "./builtin-judges";
 
 /** Seed 003's snake_case field names and ours. */
 const FIELD_NAMES: Record<string, string> = {
@@ -65,9 +65,7 @@ const ImportedLine = z.discriminatedUnion("type", [
     // As a judgement takes it: a judge's name is shown in briefs. (The harness's own judges' names are
     // kept: its own export imports whole; an imported verdict is never built in.)
     // A foreign trace may use the harness's own judges' names (its export does); never a look-alike.
-    judgeName: text
-      .regex(JUDGE_NAME, { message: JUDGE_NAME_RULE })
-      .refine((name) => !isBuiltInLookalike(name), { message: "reads as the name of one of the harness's own judges" }),
+    judgeName: judgeNameSchema(500),
     result: z.enum(["pass", "fail", "warn", "failed", "passed"]),
     sourceActionId: text.nullable().optional(),
     spanId: text.optional(),

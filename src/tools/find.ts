@@ -3,7 +3,7 @@ import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { globFilter } from "./glob";
-import { listPage } from "./ls";
+import { listPage } from "./paging";
 import { type OutputBudget, outputLimit, type Tool, throwIfAborted } from "./tool";
 import { formatSize } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";

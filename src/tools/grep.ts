@@ -8,7 +8,7 @@ import type { SearchableText, WorkspaceFs } from "../workspace/workspace-fs";
 import { globFilter } from "./glob";
 import { formatFileMatches } from "./grep-format";
 import { LineMatcher } from "./grep-matcher";
-import { continuation, linesWithin } from "./ls";
+import { continuation, linesWithin } from "./paging";
 import { READ_MAX_BYTES } from "./read";
 import { type OutputBudget, outputLimit, type Tool, ToolError, throwIfAborted } from "./tool";
 import { cutToFit, formatSize, GREP_MAX_LINE_CHARS, utf8Length, withNotices } from "./truncate";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { listPage, lsTool } from "../../src/tools/ls";
+import { lsTool } from "../../src/tools/ls";
+import { listPage } from "../../src/tools/paging";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const ls = (fs: MemoryWorkspaceFs, args: { path?: string; offset?: number; limit?: number } = {}, maxOutputBytes?: number) =>
