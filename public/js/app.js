@@ -197,10 +197,11 @@ function onLiveEvent(view, event) {
 
 let refreshTimer = null;
 function scheduleRefresh(view) {
+  const id = current.id;
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(async () => {
     try {
-      const messages = await authed(() => getJsonl(`/api/sessions/${encodeURIComponent(current.id)}/messages`));
+      const messages = await authed(() => getJsonl(`/api/sessions/${encodeURIComponent(id)}/messages`));
       if (view !== timeline) return;
       // Stored messages never change: only the new ones need showing.
       for (const m of messages) if (!view.messages.has(m.id)) view.setMessage(m);
@@ -291,6 +292,8 @@ function route() {
     feed?.stop();
     feed = null;
     current = null;
+    // Reads still under way for the session just left find their view gone and show nothing.
+    timeline = null;
     $("session").hidden = true;
     $("empty").hidden = false;
     setConnection("idle");

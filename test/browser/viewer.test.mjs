@@ -366,6 +366,45 @@ describe("session viewer", () => {
     await expectMatchesLog(sessionId);
   });
 
+  it("leaving a session for the list while its messages are being read leaves the timeline untouched", async () => {
+    const sessionId = await sessionOnWorkspace("left mid-read");
+    await openIdle(sessionId);
+    // The read of the messages a finished run implies is held until the page has gone back to the list.
+    const messages = new RegExp(`/api/sessions/${sessionId}/messages$`);
+    let release;
+    const released = new Promise((resolve) => {
+      release = resolve;
+    });
+    let asked;
+    const askedFor = new Promise((resolve) => {
+      asked = resolve;
+    });
+    await page.route(messages, async (route) => {
+      if (route.request().method() !== "GET") return route.continue();
+      asked();
+      await released;
+      await route.continue();
+    });
+    try {
+      await runToEnd(sessionId, { text: "run while the page watches" });
+      await askedFor; // the idle poll found the run, and its end scheduled the read
+      await page.evaluate(() => {
+        location.hash = "#/";
+        window.writesAfterLeaving = 0;
+        new MutationObserver((records) => {
+          window.writesAfterLeaving += records.length;
+        }).observe(document.getElementById("timeline"), { subtree: true, childList: true, characterData: true, attributes: true });
+      });
+      release();
+      await page.waitForResponse(messages);
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.writesAfterLeaving), 0);
+    } finally {
+      release();
+      await page.unroute(messages);
+    }
+  });
+
   it("opens a 300-run session at once; a new run recomputes its own token usage only", async () => {
     // The log of a long session, served to the page as the API would (building 300 real runs takes minutes).
     const sessionId = "s_synthetic300";
