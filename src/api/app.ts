@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
@@ -7,6 +7,7 @@ import { errorBody, errorResponse, RETRY_AFTER_SECONDS } from "./errors";
 import { learningRoutes } from "./learning";
 import { openApiDocument } from "./openapi";
 import { projectRoutes } from "./projects";
+import { strictQuery } from "./query-policy";
 import { settleRequestBodies } from "./request-body";
 import { logLine, requestContext } from "./request-context";
 import { runRoutes } from "./runs";
@@ -28,6 +29,8 @@ export function createApp(): Hono<AppBindings> {
   app.get("/openapi.json", (c) => c.json(openApiDocument()));
   app.use("/api/*", settleRequestBodies());
   app.use("/api/*", requireBearerToken());
+  app.use("/api/*", strictQuery());
+  app.use("/api/*", noStoreByDefault());
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", runRoutes);
   app.route("/api/sessions", learningRoutes);
@@ -48,4 +51,22 @@ export function createApp(): Hono<AppBindings> {
     return c.json(body, status);
   });
   return app;
+}
+
+/**
+ * Middleware: API answers describe state that changes (a session's status, a file the agent
+ * rewrites), so none may be stored by a cache unless its route says otherwise.
+ */
+function noStoreByDefault(): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    if (c.res.headers.has("cache-control")) return;
+    try {
+      c.res.headers.set("cache-control", "no-store");
+    } catch {
+      // An answer passed through with immutable headers: copy it to set one.
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set("cache-control", "no-store");
+    }
+  };
 }

@@ -50,7 +50,15 @@ function requireJsonContentType(c: AppContext): void {
     throw new HarnessError("unsupported_media_type", "send the body with 'Content-Type: application/json'");
   }
   const media = type.split(";")[0]!.trim().toLowerCase();
-  if (media === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(media)) return;
+  if (media === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(media)) {
+    // JSON is UTF-8 (RFC 8259); a body declared in another charset would be misread, not converted.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1]?.toLowerCase();
+    if (charset === undefined || charset === "utf-8" || charset === "utf8") return;
+    throw new HarnessError(
+      "unsupported_media_type",
+      `JSON bodies are UTF-8, not ${JSON.stringify(charset.slice(0, 40))}: send charset=utf-8 or none`,
+    );
+  }
   throw new HarnessError("unsupported_media_type", `this route takes application/json, not ${JSON.stringify(media.slice(0, 100))}`);
 }
 
@@ -123,11 +131,15 @@ export function readQuery<S extends z.ZodType>(c: AppContext, schema: S): z.outp
   return parsed.data;
 }
 
-/** A list's `?cursor=` as the position it names (null: the first page); 400 `invalid_cursor` for one this API did not hand out. */
+/** A list's `?cursor=` as the position it names (null: the first page); 400 `invalid_cursor` for one that cannot be read. */
 export function readCursor(cursor: string | undefined): ListPosition | null {
   if (cursor === undefined) return null;
   const after = decodeCursor(cursor);
-  if (!after) throw new HarnessError("invalid_cursor", "the cursor is not one this API handed out; start again without it");
+  if (!after)
+    throw new HarnessError(
+      "invalid_cursor",
+      "the cursor cannot be read: pass the nextCursor of the previous page, or start again without it",
+    );
   return after;
 }
 

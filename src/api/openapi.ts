@@ -84,7 +84,8 @@ function buildDocument(): JsonSchema {
           name,
           in: "query",
           required: false,
-          schema: toSchema(schema as z.ZodType, "input"),
+          // What the value means once read (a page size is an integer), not the text it arrives as.
+          schema: toSchema(schema as z.ZodType, "output"),
         }))
       : [];
     const headers = (route.headers ?? []).map(({ name, schema }) => ({
@@ -93,7 +94,7 @@ function buildDocument(): JsonSchema {
       required: false,
       schema: toSchema(schema, "input"),
     }));
-    const errors = [...(route.path.startsWith("/api/") ? COMMON_API_ERRORS : []), ...route.errors];
+    const errors = [...new Set([...(route.path.startsWith("/api/") ? COMMON_API_ERRORS : []), ...route.errors])];
     const byStatus = new Map<number, ApiErrorCode[]>();
     for (const code of errors) byStatus.set(httpStatus(code), [...(byStatus.get(httpStatus(code)) ?? []), code]);
     const streams = route.answer?.type === "text/event-stream";

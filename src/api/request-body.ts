@@ -27,6 +27,7 @@ const taps = new WeakMap<Request, BodyTap>();
  */
 export function requestBody(request: Request): ReadableStream<Uint8Array> | null {
   if (!request.body) return null;
+  refuseContentEncoding(request);
   const tap: BodyTap = { reader: request.body.getReader(), done: false, reading: null };
   taps.set(request, tap);
   return new ReadableStream<Uint8Array>(
@@ -52,6 +53,20 @@ export function requestBody(request: Request): ReadableStream<Uint8Array> | null
       },
     },
     { highWaterMark: 0 },
+  );
+}
+
+/**
+ * Bodies are read as sent: one compressed with `Content-Encoding` would be parsed as its compressed
+ * bytes (a JSON route called it invalid JSON), so it is 415 (RFC 9110, 15.5.16). A gzipped archive
+ * is sent as `Content-Type: application/gzip` instead.
+ */
+function refuseContentEncoding(request: Request): void {
+  const encoding = (request.headers.get("content-encoding") ?? "").trim().toLowerCase();
+  if (encoding === "" || encoding === "identity") return;
+  throw new HarnessError(
+    "unsupported_media_type",
+    `request bodies are read as sent: send this one without Content-Encoding (not ${JSON.stringify(encoding.slice(0, 40))})`,
   );
 }
 

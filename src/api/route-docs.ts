@@ -592,6 +592,7 @@ export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
   "origin_not_allowed",
   "host_not_allowed",
   "route_not_found",
+  "invalid_query",
   "internal_error",
 ];
 

@@ -60,7 +60,7 @@ export const runRoutes = new Hono<AppBindings>()
     if (!ResumeSeq.safeParse(raw).success) {
       throw new HarnessError(
         "invalid_last_event_id",
-        `Last-Event-ID / after must be a non-negative integer seq, not ${JSON.stringify(raw.slice(0, 40))}`,
+        `Last-Event-ID / after must be a non-negative integer seq of at most 15 digits, not ${JSON.stringify(raw.slice(0, 40))}`,
       );
     }
     const { runId, messageId } = query;

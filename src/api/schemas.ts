@@ -62,7 +62,8 @@ const requestId = IdempotencyKey.optional().meta({
 export const CreateSessionBody = z.strictObject({
   workspaceId: WorkspaceId.optional(),
   projectId: ProjectId.optional(),
-  title: z.string().max(MAX_TITLE_CHARS).optional(),
+  // null is no title, as PATCH and fork take it.
+  title: z.string().max(MAX_TITLE_CHARS).nullable().optional(),
   requestId,
 });
 
@@ -126,12 +127,13 @@ export const StreamTokenBody = z.strictObject({
 
 /** `?limit=&cursor=` of a list route (query strings, so the limit arrives as text). */
 function pageQuery(max: number, fallback: number) {
+  const message = `must be a whole number from 1 to ${max}`;
   return {
     limit: z
       .string()
-      .regex(/^\d{1,4}$/, { message: "must be a whole number" })
+      .regex(/^\d{1,4}$/, { message })
       .transform(Number)
-      .pipe(z.number().int().min(1).max(max))
+      .pipe(z.number().int().min(1, { message }).max(max, { message }))
       .optional()
       .meta({ description: `page size, 1-${max} (default ${fallback})` }),
     cursor: z.string().max(1000).optional().meta({ description: "nextCursor of the previous page" }),
@@ -156,7 +158,7 @@ export const QuarantineListQuery = z.strictObject(pageQuery(MAX_QUARANTINE_PAGE,
 /** A seq to resume after (`Last-Event-ID`, `?after=`): a non-negative integer, as text. */
 export const ResumeSeq = z
   .string()
-  .regex(/^\s*\d{1,15}\s*$/, { message: "must be a non-negative integer seq" })
+  .regex(/^\s*\d{1,15}\s*$/, { message: "must be a non-negative integer seq of at most 15 digits" })
   .meta({ description: "the seq of the last event received; the stream starts after it" });
 
 /**

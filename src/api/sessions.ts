@@ -27,6 +27,11 @@ export const sessionRoutes = new Hono<AppBindings>()
     const meta = await sessionStore(c).create({ ...body, id: claimed?.proposal.sessionId, owner: c.get("tenant") });
     return c.json({ sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt }, 201);
   })
+  // "import" is not a session id: the other methods on it are no route, not a malformed id.
+  .all("/import", (c, next) => {
+    if (c.req.method === "POST") return next();
+    throw new HarnessError("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+  })
   /**
    * A new session holding an exported conversation (the JSONL of `GET .../messages`), for example to
    * replay it with `model: "replay:<id>"`: 201 `{sessionId, workspaceId, projectId, createdAt, messages}`.

@@ -24,7 +24,8 @@ export const ERROR_REGISTRY = {
   unsupported_media_type: {
     status: 415,
     in: ["api"],
-    meaning: "the body's Content-Type is not what the route takes (application/json for JSON routes)",
+    meaning:
+      "the body's Content-Type is not what the route takes (application/json in UTF-8 for JSON routes), or it came with a Content-Encoding (bodies are read as sent)",
   },
   invalid_json: { status: 400, in: ["api"], meaning: "the body is not valid UTF-8 JSON" },
   invalid_body: { status: 400, in: ["api"], meaning: "the body does not fit the route's schema; the message names the field" },
@@ -37,8 +38,16 @@ export const ERROR_REGISTRY = {
     in: ["api"],
     meaning: "Last-Event-ID / after is not a non-negative integer seq, or is past the session's newest event id",
   },
-  invalid_query: { status: 400, in: ["api"], meaning: "a query parameter does not fit the route; the message names it" },
-  invalid_cursor: { status: 400, in: ["api"], meaning: "the cursor is not one this API handed out" },
+  invalid_query: {
+    status: 400,
+    in: ["api"],
+    meaning: "a query parameter the route does not take, one given twice, or one that does not fit; the message names it",
+  },
+  invalid_cursor: {
+    status: 400,
+    in: ["api"],
+    meaning: "the cursor cannot be read as a position in a list (pass the nextCursor a page gave)",
+  },
   host_not_allowed: {
     status: 403,
     in: ["api"],
