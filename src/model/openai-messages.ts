@@ -19,17 +19,27 @@ const FAILED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["ERROR
  * - every assistant tool call is followed by exactly one tool message: a call without a recorded result
  *   gets a synthetic error result ("No result provided") before the next user/assistant message;
  * - a tool result whose call is not pending (unknown id, or already answered) is dropped.
- * Tool call ids are sent verbatim; arguments are JSON-stringified. A compaction record becomes a user
- * message holding its summary; an assistant message's `thinking` is never sent.
+ * - a tool call id used by an earlier call (an imported history may reuse answered ones) is sent as
+ *   `<id>_<n>`, the first n that is unused, and so is its result: strict providers refuse a history that
+ *   repeats an id. Other ids are sent verbatim.
+ * Arguments are JSON-stringified. A compaction record becomes a user message holding its summary; an
+ * assistant message's `thinking` is never sent.
  */
 export function toOpenAIMessages(system: string, messages: readonly AgentMessage[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (system !== "") out.push({ role: "system", content: system });
-  // Calls of the latest assistant message still waiting for their result, in call order.
-  let pending = new Map<string, true>();
+  // Calls of the latest assistant message still waiting for their result, in call order: stored id -> id sent.
+  let pending = new Map<string, string>();
   const closePending = () => {
-    for (const id of pending.keys()) out.push({ role: "tool", tool_call_id: id, content: MISSING_TOOL_RESULT_TEXT });
+    for (const id of pending.values()) out.push({ role: "tool", tool_call_id: id, content: MISSING_TOOL_RESULT_TEXT });
     pending = new Map();
+  };
+  const sent = new Set<string>();
+  const sendable = (id: string) => {
+    let unique = id;
+    for (let n = 2; sent.has(unique); n++) unique = `${id}_${n}`;
+    sent.add(unique);
+    return unique;
   };
 
   for (const message of messages) {
@@ -42,14 +52,21 @@ export function toOpenAIMessages(system: string, messages: readonly AgentMessage
         const converted = toAssistantParam(message);
         if (!converted) break;
         closePending();
+        for (const call of converted.tool_calls ?? []) {
+          const id = sendable(call.id);
+          pending.set(call.id, id);
+          call.id = id;
+        }
         out.push(converted);
-        for (const call of message.toolCalls ?? []) pending.set(call.id, true);
         break;
       }
-      case "tool_result":
-        if (!pending.delete(message.toolCallId)) break;
-        out.push({ role: "tool", tool_call_id: message.toolCallId, content: message.resultText });
+      case "tool_result": {
+        const id = pending.get(message.toolCallId);
+        if (id === undefined) break;
+        pending.delete(message.toolCallId);
+        out.push({ role: "tool", tool_call_id: id, content: message.resultText });
         break;
+      }
       case "compaction":
         closePending();
         out.push({ role: "user", content: compactionText(message.summary) });

@@ -256,6 +256,8 @@ export class Session {
             if (body.type === "compaction_started") this.storage.sql.exec(`INSERT OR REPLACE INTO open_compaction (id) VALUES (1)`);
             else this.storage.sql.exec(`DELETE FROM open_compaction`);
             unwrapResult(this.appendValid("events", [this.envelope("event", body) as AgentEvent]));
+            // The session is busy until it ends: the list says so too, as for a run.
+            if (body.type === "compaction_started") this.reportSummary();
           },
           append: (record) => {
             const { kind, ...body } = record;
@@ -277,6 +279,7 @@ export class Session {
       // Ended here, whether or not it got to write its end event (an abort writes none).
       this.storage.sql.exec(`DELETE FROM open_compaction`);
       this.compacting = false;
+      this.reportSummary();
       // Still the session's compaction while its records go to R2: a deletion waits for that flush,
       // or the segment it puts would land after the deletion listed the session's objects.
       try {
@@ -469,7 +472,7 @@ export class Session {
 
   /**
    * Tells the tenant's index what the list shows: status, counts, updatedAt and title. Sent at the
-   * start and end of every run, on a rename, after recovery closed something, and once to an object
+   * start and end of every run and manual compaction, on a rename, after recovery closed something, and once to an object
    * older code wrote, in the background; `version` (the log's last seq) keeps a late report from
    * overwriting a newer one. A lost report is corrected by the next one.
    */

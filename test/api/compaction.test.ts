@@ -157,6 +157,41 @@ async function until(flag: () => boolean): Promise<boolean> {
   return flag();
 }
 
+describe("the session list during a manual compaction", () => {
+  it("says running while it lasts and idle after, as the session itself does (hunt 32)", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const sessionId = await compactableSession(async (body) => {
+      started = true;
+      await held;
+      return text("## Goal\nthe summary")(body);
+    });
+    const listed = async () => {
+      const { items } = (await (await api("/api/sessions?limit=200")).json()) as { items: { id: string; status: string }[] };
+      return items.find((s) => s.id === sessionId)?.status;
+    };
+    const own = async () => ((await (await api(`/api/sessions/${sessionId}`)).json()) as { status: string }).status;
+    const compaction = post(`/api/sessions/${sessionId}/compact`, {});
+    expect(await until(() => started)).toBe(true);
+    // The report goes to the tenant's index in the background.
+    let during: string | undefined;
+    for (let i = 0; i < 100 && during !== "running"; i++) {
+      during = await listed();
+      if (during !== "running") await new Promise((r) => setTimeout(r, 10));
+    }
+    expect([await own(), during]).toEqual(["running", "running"]);
+    release();
+    expect((await compaction).status).toBe(200);
+    let after: string | undefined;
+    for (let i = 0; i < 100 && after !== "idle"; i++) {
+      after = await listed();
+      if (after !== "idle") await new Promise((r) => setTimeout(r, 10));
+    }
+    expect([await own(), after]).toEqual(["idle", "idle"]);
+  });
+});
+
 describe("deleting a session during a manual compaction", () => {
   it("cancels the summary request, answers the compaction 404 session_not_found, and the deletion completes", async () => {
     const summary = { started: false, cancelled: false };

@@ -81,7 +81,7 @@ describe("readConversation", () => {
     expect(refusal([m1, { ...m2, toolCalls: [call, call] }])).toBe(
       "import_invalid: line 2: tool call id 'call_1' is already waiting for its result",
     );
-    // Once answered, the id may come again (as some providers reuse them).
+    // Once answered, the id may come again (as some providers reuse them); requests send it renamed (toOpenAIMessages).
     expect(refusal([m1, m2, m3, { ...m2, id: "m_4", parentId: "m_3" }])).toBe("accepted");
     const longId = "m_".padEnd(MAX_IMPORTED_ID_CHARS + 1, "x");
     expect(refusal([{ ...m1, id: longId }])).toBe(

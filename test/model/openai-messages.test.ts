@@ -94,6 +94,31 @@ describe("toOpenAIMessages", () => {
     ]);
   });
 
+  it("sends a tool call id that an earlier call used under a new one, with its result (hunt 32: an imported history reusing call_0)", () => {
+    const history = [
+      user("go"),
+      assistant("", "TOOL_CALLS", [call("call_0")]),
+      result("call_0", "first"),
+      assistant("", "TOOL_CALLS", [call("call_0"), call("call_0_2")]),
+      result("call_0", "second"),
+      result("call_0_2", "third"),
+      assistant("", "TOOL_CALLS", [call("call_0")]),
+      user("stop"),
+    ];
+    expect(toOpenAIMessages("", history)).toEqual([
+      { role: "user", content: "go" },
+      { role: "assistant", content: null, tool_calls: [wireCall("call_0")] },
+      { role: "tool", tool_call_id: "call_0", content: "first" },
+      // The stored call_0_2 comes after call_0's renaming took that name: it gets the next free one.
+      { role: "assistant", content: null, tool_calls: [wireCall("call_0_2"), wireCall("call_0_2_2")] },
+      { role: "tool", tool_call_id: "call_0_2", content: "second" },
+      { role: "tool", tool_call_id: "call_0_2_2", content: "third" },
+      { role: "assistant", content: null, tool_calls: [wireCall("call_0_3")] },
+      { role: "tool", tool_call_id: "call_0_3", content: MISSING_TOOL_RESULT_TEXT },
+      { role: "user", content: "stop" },
+    ]);
+  });
+
   it("drops tool results whose call is not in the history, or that answer a call twice", () => {
     const history = [
       user("hi"),
