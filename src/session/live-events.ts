@@ -62,16 +62,20 @@ export class EventHub {
   /**
    * A new SSE byte stream. `replay` reads the committed events after `afterSeq`; `runActive` says,
    * when the replay has been sent, whether to keep tailing; `scope` ties the stream to one run.
+   * `ready` settles once the replay's first batch is read: it rejects, and the stream is closed, when
+   * the log cannot be read, so the caller can answer with an error status instead of a 200 that
+   * ends at once (an EventSource would reconnect to that for ever).
    */
   open(
     afterSeq: number,
     replay: Replay,
     runActive: () => boolean,
     scope: StreamScope = { runId: null, skipFromSeq: null },
-  ): ReadableStream<Uint8Array> {
+  ): { body: ReadableStream<Uint8Array>; ready: Promise<void> } {
     const stream = new LiveEventStream(afterSeq, scope, () => this.streams.delete(stream));
     this.streams.add(stream);
-    return stream.start(replay, runActive);
+    const body = stream.start(replay, runActive);
+    return { body, ready: stream.ready };
   }
 }
 
@@ -106,6 +110,9 @@ class LiveEventStream {
   private ending = false;
   /** The replay waiting for its client to read (resolved by the stream's next pull, or the close). */
   private room: (() => void) | null = null;
+  /** Settles once the replay's first batch is read (`EventHub.open`). */
+  readonly ready: Promise<void>;
+  private settleReady!: (error?: Error) => void;
 
   constructor(
     afterSeq: number,
@@ -114,6 +121,11 @@ class LiveEventStream {
   ) {
     this.lastSent = afterSeq;
     this.started = scope.skipFromSeq === null;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.settleReady = (error) => (error ? reject(error) : resolve());
+    });
+    // Awaited by the caller; a rejection nobody awaits yet must not count as unhandled.
+    this.ready.catch(() => {});
   }
 
   get scoped(): boolean {
@@ -167,10 +179,15 @@ class LiveEventStream {
   }
 
   private async catchUp(replay: Replay, runActive: () => boolean): Promise<void> {
+    let first = true;
     try {
       // At the client's pace (write() enqueues full chunks), and the log read a batch at a time: a
       // replay of a long log all at once would sit in memory unread.
       for await (const batch of replay()) {
+        if (first) {
+          first = false;
+          this.settleReady();
+        }
         for (const item of batch) {
           this.send(item);
           if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (this.room = resolve));
@@ -179,8 +196,13 @@ class LiveEventStream {
         this.dropReplayed();
       }
     } catch (err) {
-      return this.fail(err as Error);
+      if (!first) return this.fail(err as Error);
+      // Nothing has gone out but `retry:`: the caller answers with the error instead of this stream.
+      this.settleReady(err as Error);
+      this.buffered = null;
+      return this.close(false);
     }
+    this.settleReady();
     const live = this.buffered ?? [];
     this.buffered = null;
     for (const item of live) this.send(item);

@@ -537,7 +537,7 @@ export class Session {
         return Response.json({ error: { code: accepted.code, message: accepted.message } }, { status });
       }
       const { afterSeq, ...scope } = accepted.value;
-      return sseResponse(this.openEventStream(afterSeq, scope), scope.runId);
+      return this.streamAnswer(scope.runId, afterSeq, scope);
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
       const { searchParams: q } = url;
@@ -574,7 +574,7 @@ export class Session {
       if (!fate) return refusal("message_not_found", `run '${asked}' of session '${this.id}' took no steer '${steerMessageId}'`);
       // Not decided by what the client has: the stream learns it as the steer's own did.
       if (fate.kind === "pending") {
-        return sseResponse(this.openEventStream(after, { runId: asked, skipFromSeq: null, steerMessageId }), asked);
+        return this.streamAnswer(asked, after, { runId: asked, skipFromSeq: null, steerMessageId });
       }
       if (fate.kind === "followUp") {
         // Re-queued, its run not begun for the client: what comes before that run is skipped, as it
@@ -586,7 +586,7 @@ export class Session {
           return refusal("history_unreadable", unreadableMessage(err));
         }
         if (!fate.started && !withdrawn) {
-          return sseResponse(this.openEventStream(after, { runId: fate.runId, skipFromSeq: after }), fate.runId);
+          return this.streamAnswer(fate.runId, after, { runId: fate.runId, skipFromSeq: after });
         }
         runId = fate.runId;
       }
@@ -607,10 +607,10 @@ export class Session {
     if (endSeq !== null && from >= endSeq) return new Response(null, { status: 204 });
     // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
     if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= from) return new Response(null, { status: 204 });
-    if (runId === null) return sseResponse(this.openEventStream(from), this.runs.active?.runId ?? null);
+    if (runId === null) return this.streamAnswer(this.runs.active?.runId ?? null, from);
     // A follow-up not started yet: skip the runs before it, as its first stream did.
     const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? from : null };
-    return sseResponse(this.openEventStream(from, scope), runId);
+    return this.streamAnswer(runId, from, scope);
   }
 
   /**
@@ -622,7 +622,7 @@ export class Session {
     const withdrawnSeq = await this.older.withdrawnAt(runId);
     if (withdrawnSeq === null) return refusal("run_not_found", `session '${this.id}' has no run '${runId}'`);
     if (after >= withdrawnSeq) return new Response(null, { status: 204 });
-    return sseResponse(this.openEventStream(after, { runId, skipFromSeq: after }), runId);
+    return this.streamAnswer(runId, after, { runId, skipFromSeq: after });
   }
 
   /**
@@ -858,9 +858,21 @@ export class Session {
     };
   }
 
-  private openEventStream(afterSeq: number, scope?: StreamScope): ReadableStream<Uint8Array> {
+  /**
+   * The SSE answer of a stream of the events after `afterSeq` (tailing `runId`'s run, when named). It
+   * goes out once the replay's first batch is read: a log that cannot be read is a 500
+   * `history_unreadable`, not a 200 that ends at once.
+   */
+  private async streamAnswer(runId: string | null, afterSeq: number, scope?: StreamScope): Promise<Response> {
     const live = scope?.runId ? () => this.intake.waiting(scope.runId!) : () => this.runs.active !== null;
-    return this.hub.open(afterSeq, () => this.eventBatches(afterSeq), live, scope);
+    const { body, ready } = this.hub.open(afterSeq, () => this.eventBatches(afterSeq), live, scope);
+    try {
+      await ready;
+    } catch (err) {
+      await body.cancel().catch(() => {});
+      return refusal("history_unreadable", err instanceof HarnessError ? err.message : unreadableMessage(err));
+    }
+    return sseResponse(body, runId);
   }
 
   /** The committed events after `afterSeq` as `loadEvents` reads them, a segment at a time. */

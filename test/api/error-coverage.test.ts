@@ -121,6 +121,19 @@ describe("every route answers its failures with a coded JSON error, never a bare
     await expectCoded(await api(`/api/sessions/${sid}/messages`), "history_unreadable");
   });
 
+  it("a stream whose replay cannot be read is a 500 history_unreadable, not an empty 200 an EventSource reconnects to for ever (hunt 33)", async () => {
+    const sid = await session();
+    const store = new DurableSessionStore(env);
+    const at = "2026-11-30T03:00:00.000Z";
+    await store.appendEvent(sid, { type: "agent_started", eventId: "e_1", sessionId: sid, createdAt: at, runId: "r_1" });
+    await store.appendEvent(sid, { type: "agent_completed", eventId: "e_2", sessionId: sid, createdAt: at, runId: "r_1", stopReason: "STOP" });
+    await store.stub(sid).flush();
+    const segments = await env.STORE.list({ prefix: `sessions/${sid}/events/` });
+    expect(segments.objects.length).toBeGreaterThan(0);
+    await env.STORE.delete(segments.objects.map((o) => o.key));
+    await expectCoded(await api(`/api/sessions/${sid}/events/stream?after=0`), "history_unreadable");
+  });
+
   it("runs: prompt, resume, abort", async () => {
     const sid = await session();
     await expectCoded(await api("/api/sessions/s_unknown/messages/stream", json("POST", { text: "hi" })), "session_not_found");

@@ -47,7 +47,7 @@ describe("EventHub", () => {
       1,
       () => batches([{ seq: 2, event: deltaEvent("s_1", "e_2", "b") }]),
       () => false,
-    );
+    ).body;
     expect(await readAll(stream)).toBe(SSE_RETRY + frame(2, deltaEvent("s_1", "e_2", "b")));
     expect(hub.size).toBe(0);
   });
@@ -68,7 +68,7 @@ describe("EventHub", () => {
         ];
       },
       () => true,
-    );
+    ).body;
     // Published while the replay is still reading: seq 3 overlaps the replay, seq 4 does not.
     hub.publish({ seq: 3, event: e3 });
     hub.publish({ seq: 4, event: done });
@@ -86,7 +86,7 @@ describe("EventHub", () => {
         () => batches([]),
         () => true,
       )
-      .getReader();
+      .body.getReader();
     await vi.advanceTimersByTimeAsync(1);
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_RETRY);
     await vi.advanceTimersByTimeAsync(15_000);
@@ -106,7 +106,7 @@ describe("EventHub", () => {
         () => batches([]),
         () => true,
       )
-      .getReader();
+      .body.getReader();
     await new Promise((r) => setTimeout(r, 0)); // the replay has been sent; the stream is live
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_RETRY);
     const burst = Array.from({ length: 50 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i + 1}`, "x") }));
@@ -126,7 +126,7 @@ describe("EventHub", () => {
         () => batches([]),
         () => true,
       )
-      .getReader();
+      .body.getReader();
     await new Promise((r) => setTimeout(r, 0));
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(SSE_RETRY);
     const big = "y".repeat(10_000);
@@ -162,7 +162,7 @@ describe("EventHub", () => {
           })),
         ),
       () => false,
-    );
+    ).body;
     const reader = stream.getReader();
     await new Promise((r) => setTimeout(r, 50));
     // Nothing read yet: about SSE_REPLAY_AHEAD_BYTES of frames (plus the chunk being built) went out.
@@ -197,7 +197,7 @@ describe("EventHub", () => {
         finished = true;
       }
     }
-    const reader = hub.open(0, replay, () => false).getReader();
+    const reader = hub.open(0, replay, () => false).body.getReader();
     await new Promise((r) => setTimeout(r, 50));
     // Unread: the batches that fill SSE_REPLAY_AHEAD_BYTES (and the chunk being built), not all 40.
     expect(pulled).toBeGreaterThanOrEqual(Math.floor(SSE_REPLAY_AHEAD_BYTES / (80 * 1024)));
@@ -218,7 +218,7 @@ describe("EventHub", () => {
       0,
       () => batches([]),
       () => true,
-    );
+    ).body;
     const reader = stream.getReader();
     await new Promise((r) => setTimeout(r, 10));
     expect(hub.size).toBe(1);
@@ -245,7 +245,7 @@ describe("EventHub", () => {
         () => batches(old, 10),
         () => true,
       )
-      .getReader();
+      .body.getReader();
     await new Promise((r) => setTimeout(r, 20));
     expect(hub.size).toBe(1);
     // The next run streams 5 MB meanwhile.
@@ -273,7 +273,7 @@ describe("EventHub", () => {
         yield events.slice(i, i + 50);
       }
     };
-    const reader = hub.open(0, replay, () => true).getReader();
+    const reader = hub.open(0, replay, () => true).body.getReader();
     let text = "";
     const decoder = new TextDecoder();
     while (!text.includes("id: 700\n")) {
@@ -286,6 +286,35 @@ describe("EventHub", () => {
     await reader.cancel();
   });
 
+  it("ready rejects when the replay's first batch cannot be read, and the stream is detached; a later failure errors the stream instead", async () => {
+    const hub = new EventHub();
+    const unreadable = new Error("segment missing");
+    const failing = hub.open(
+      0,
+      // biome-ignore lint/correctness/useYield: a replay that fails before its first batch
+      async function* () {
+        throw unreadable;
+      },
+      () => true,
+    );
+    await expect(failing.ready).rejects.toBe(unreadable);
+    expect(hub.size).toBe(0);
+    await failing.body.cancel();
+
+    const e1 = deltaEvent("s_1", "e_1", "a");
+    const later = hub.open(
+      0,
+      async function* () {
+        yield [{ seq: 1, event: e1 }];
+        throw unreadable;
+      },
+      () => true,
+    );
+    await expect(later.ready).resolves.toBeUndefined();
+    await expect(readAll(later.body)).rejects.toBe(unreadable);
+    expect(hub.size).toBe(0);
+  });
+
   it("a cancelled reader is detached", async () => {
     const hub = new EventHub();
     const reader = hub
@@ -294,7 +323,7 @@ describe("EventHub", () => {
         () => batches([]),
         () => true,
       )
-      .getReader();
+      .body.getReader();
     await new Promise((r) => setTimeout(r, 0));
     expect(hub.size).toBe(1);
     await reader.cancel();
