@@ -25,7 +25,11 @@ export const sessionRoutes = new Hono<AppBindings>()
     const { requestId, ...body } = await readJsonBody(c, CreateSessionBody);
     const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions", body], { sessionId: randomIds.next("session") });
     const meta = await sessionStore(c).create({ ...body, id: claimed?.proposal.sessionId, owner: c.get("tenant") });
-    return c.json({ sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt }, 201);
+    return c.json(
+      { sessionId: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, createdAt: meta.createdAt },
+      201,
+      sessionLocation(meta.id),
+    );
   })
   // "import" is not a session id: the other methods on it are no route, not a malformed id.
   .all("/import", (c, next) => {
@@ -60,6 +64,7 @@ export const sessionRoutes = new Hono<AppBindings>()
         messages: messages.length,
       },
       201,
+      sessionLocation(meta.id),
     );
   })
   /**
@@ -88,6 +93,7 @@ export const sessionRoutes = new Hono<AppBindings>()
         forkedFrom: fork.forkedFrom,
       },
       201,
+      sessionLocation(fork.id),
     );
   })
   /** `{title}` (null clears it) -> the session's meta. */
@@ -147,6 +153,9 @@ export const sessionRoutes = new Hono<AppBindings>()
     const diff = withoutEndMark(unwrapResult(await store.stub(meta.id).changes()), brokenOff(c, meta.id));
     return new Response(diff, { headers: { "content-type": "text/x-diff; charset=utf-8", "cache-control": "no-store" } });
   });
+
+/** A created session's address (`Location` of a 201). */
+const sessionLocation = (id: string) => ({ location: `/api/sessions/${id}` });
 
 async function exportLog(c: AppContext, stream: "messages" | "events"): Promise<Response> {
   const { store, meta } = await requireSession(c);

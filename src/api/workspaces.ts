@@ -45,7 +45,7 @@ export const workspaceRoutes = new Hono<AppBindings>()
     // Listed once stored (a repeat of a keyed upload lists the same snapshot again: a no-op).
     const meta = await readWorkspaceMeta(c.env.STORE, answer.workspaceId);
     await sessionStore(c).tenantIndex(c.get("tenant")).addWorkspace(workspaceInfo(meta));
-    return c.json(answer, 201);
+    return c.json(answer, 201, { location: `/api/workspaces/${answer.workspaceId}` });
   })
   /** `GET /?limit=&cursor=` -> `{items: [{workspaceId, files, bytes, createdAt}], nextCursor}`, newest first. */
   .get("/", async (c) => {

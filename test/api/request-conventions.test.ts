@@ -140,6 +140,24 @@ describe("bodies and answers", () => {
     expect((await api("/healthz")).headers.get("cache-control")).toBeNull();
   });
 
+  it("a 201 that creates a session or a workspace names it in Location", async () => {
+    const upload = await api("/api/workspaces", {
+      method: "POST",
+      body: await tarOf({ "a.txt": "a\n" }),
+      headers: { "content-type": "application/x-tar" },
+    });
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    expect(upload.headers.get("location")).toBe(`/api/workspaces/${workspaceId}`);
+    const created = await api("/api/sessions", post({ workspaceId }));
+    const { sessionId } = (await created.json()) as { sessionId: string };
+    expect(created.headers.get("location")).toBe(`/api/sessions/${sessionId}`);
+    const fork = await api(`/api/sessions/${sessionId}/fork`, post({}));
+    expect([fork.status, fork.headers.get("location")]).toEqual([
+      201,
+      `/api/sessions/${((await fork.json()) as { sessionId: string }).sessionId}`,
+    ]);
+  });
+
   it("a title may be null when creating, as when renaming and forking", async () => {
     const res = await api("/api/sessions", post({ title: null }));
     expect(res.status).toBe(201);
