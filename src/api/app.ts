@@ -1,5 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { clipped, logLine } from "../log";
 import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
 import { corsPolicy } from "./cors";
@@ -9,7 +10,7 @@ import { openApiDocument } from "./openapi";
 import { projectRoutes } from "./projects";
 import { strictQuery } from "./query-policy";
 import { settleRequestBodies } from "./request-body";
-import { logLine, requestContext } from "./request-context";
+import { requestContext } from "./request-context";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
 import { workspaceRoutes } from "./workspaces";
@@ -27,25 +28,35 @@ export function createApp(): Hono<AppBindings> {
   app.get("/healthz", (c) => c.json({ status: "ok" as const }));
   /** The OpenAPI 3.1 document of this API, built from the schemas the routes validate with. */
   app.get("/openapi.json", (c) => c.json(openApiDocument()));
+  // First, so the refusals of the middleware after it (auth, query) carry it too.
+  app.use("/api/*", noStoreByDefault());
   app.use("/api/*", settleRequestBodies());
   app.use("/api/*", requireBearerToken());
   app.use("/api/*", strictQuery());
-  app.use("/api/*", noStoreByDefault());
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", runRoutes);
   app.route("/api/sessions", learningRoutes);
   app.route("/api/projects", projectRoutes);
   app.route("/api/workspaces", workspaceRoutes);
 
-  app.notFound((c) =>
-    c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, c.get("requestId")), 404),
-  );
+  app.notFound((c) => {
+    c.set("errorCode", "route_not_found");
+    return c.json(errorBody("route_not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, c.get("requestId")), 404);
+  });
   // The one place errors become HTTP answers: registry codes keep their status, anything else is a 500.
+  // The request line carries the code; a 5xx is also logged with its message (a bug with its stack).
   app.onError((err, c) => {
     const requestId = c.get("requestId");
-    if (err instanceof HTTPException) return c.json(errorBody("invalid_body", err.message, requestId), 400);
+    if (err instanceof HTTPException) {
+      c.set("errorCode", "invalid_body");
+      return c.json(errorBody("invalid_body", err.message, requestId), 400);
+    }
     const { status, body, unexpected } = errorResponse(err, requestId);
-    if (unexpected) logLine(c.env, "error", "unhandled error", { requestId, error: err instanceof Error ? err.stack : String(err) });
+    const { code, message } = body.error;
+    c.set("errorCode", code);
+    if (unexpected) logLine("error", "unhandled error", { requestId, error: err instanceof Error ? err.stack : String(err) });
+    else if (status >= 500)
+      logLine(status === 503 ? "warn" : "error", "error answered", { requestId, status, code, message: clipped(message) });
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
     if (status === 503) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
     return c.json(body, status);

@@ -1,9 +1,13 @@
 import type { Context } from "hono";
+import type { ApiErrorCode } from "../domain";
 import type { AppEnv } from "../env";
 
-/** Hono generics of the app: bindings, the request id, and the authenticated tenant (null when auth is off). */
+/**
+ * Hono generics of the app: bindings, the request id, the authenticated tenant (null when auth is
+ * off), and the code of the error answered, if any (for the request's log line).
+ */
 export type AppBindings = {
   Bindings: AppEnv;
-  Variables: { tenant: string | null; requestId: string };
+  Variables: { tenant: string | null; requestId: string; errorCode: ApiErrorCode | undefined };
 };
 export type AppContext = Context<AppBindings>;

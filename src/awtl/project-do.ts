@@ -14,6 +14,7 @@ import {
   type TraceRecord,
 } from "../domain";
 import type { AppEnv } from "../env";
+import { logLine, useLogLevel } from "../log";
 import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
 import type { CaseRoom, EvictionScope } from "./case-bound";
@@ -51,6 +52,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
+    useLogLevel(env.LOG_LEVEL);
     this.sql = ctx.storage.sql;
     // Attributions handed over, so a session's outbox delivering one again counts it once (the latest MAX_PROJECT_ATTRIBUTIONS_REMEMBERED).
     this.sql.exec(`CREATE TABLE IF NOT EXISTS attributions_seen (attribution_id TEXT PRIMARY KEY)`);
@@ -90,13 +92,9 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     if (!found) return;
     const parsed = FailedTurnCase.parse(found);
     if (!this.upsertCase(parsed, () => this.cases.bound.room(LIVE)).kept) {
-      console.error(
-        JSON.stringify({
-          level: "warn",
-          msg: "case not kept: the project is full of cases it relies on (promoted, approved, verified or being replayed)",
-          caseId: parsed.caseId,
-        }),
-      );
+      logLine("warn", "case not kept: the project is full of cases it relies on (promoted, approved, verified or being replayed)", {
+        caseId: parsed.caseId,
+      });
     }
     await this.settle(ref);
   }
@@ -313,9 +311,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
           const found = built && FailedTurnCase.safeParse(built);
           if (!found) continue;
           if (!found.success) {
-            console.error(
-              JSON.stringify({ level: "warn", msg: "imported failure left without a case", error: formatIssues(found.error.issues) }),
-            );
+            logLine("warn", "imported failure left without a case", { error: formatIssues(found.error.issues) });
             continue;
           }
           // Full once: nothing this import can evict frees up while it runs.

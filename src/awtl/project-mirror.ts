@@ -1,3 +1,4 @@
+import { logLine } from "../log";
 import { type ProjectRef, projectObjectName } from "./project-api";
 
 /** At most this long after a change, R2's cases.jsonl and scorecards.jsonl hold it (longer only while R2 fails). */
@@ -48,9 +49,7 @@ export class ProjectMirror {
     try {
       await Promise.all([this.put(ref, "cases"), this.put(ref, "scorecards")]);
     } catch (err) {
-      console.error(
-        JSON.stringify({ level: "warn", msg: "project mirror write failed", error: err instanceof Error ? err.message : String(err) }),
-      );
+      logLine("warn", "project mirror write failed", { error: err instanceof Error ? err.message : String(err) });
       await this.changed(ref);
     }
   }

@@ -133,7 +133,7 @@ export async function parseTraceImport(
       try {
         value = JSON.parse(line);
       } catch (err) {
-        return `malformed JSON (${(err as Error).message})`;
+        return malformedJson(err);
       }
       if (typeof value !== "object" || value === null || Array.isArray(value)) return "a trace line must be a JSON object";
       const renamed = Object.fromEntries(Object.entries(value).map(([k, v]) => [FIELD_NAMES[k] ?? k, v]));
@@ -142,12 +142,12 @@ export async function parseTraceImport(
         // record (cases come from the judge results, attributed again here, never from these).
         const { seq: _seq, ...rest } = renamed;
         const attribution = AttributionRecord.safeParse(rest);
-        if (!attribution.success) return formatIssues(attribution.error.issues);
+        if (!attribution.success) return issuesReason(attribution.error.issues);
         records.push({ line: index + 1, record: attribution.data });
         return null;
       }
       const parsed = ImportedLine.safeParse(renamed);
-      if (!parsed.success) return formatIssues(parsed.error.issues);
+      if (!parsed.success) return issuesReason(parsed.error.issues);
       records.push({ line: index + 1, record: normalise(parsed.data, ++seq, renamed, ids) });
       return null;
     })();
@@ -157,6 +157,29 @@ export async function parseTraceImport(
       quarantined.push({ line: index + 1, sha256: await sha256Hex(bytes), reason: reason.slice(0, 500) });
   }
   return { records, quarantined, quarantinedLines };
+}
+
+/**
+ * The reason for a line JSON.parse refused, with the position where V8 says it failed, if it says.
+ * Never its message: V8 quotes the text around the error, and a quarantine keeps none of the line.
+ */
+function malformedJson(err: unknown): string {
+  const at = /at position (\d+)/.exec(err instanceof Error ? err.message : "")?.[1];
+  return at === undefined ? "malformed JSON" : `malformed JSON (at character ${Number(at) + 1})`;
+}
+
+/**
+ * The reason for a line its schema refused: the fields and what they need (zod's messages name the
+ * expected, not the received). Unknown field names come from the line, so only their number is given.
+ */
+function issuesReason(issues: readonly z.core.$ZodIssue[]): string {
+  return formatIssues(
+    issues.map((issue) =>
+      issue.code === "unrecognized_keys"
+        ? { ...issue, message: `${issue.keys.length} unknown field${issue.keys.length === 1 ? "" : "s"}` }
+        : issue,
+    ),
+  );
 }
 
 /** The lines of a body, split at LF (a last line without one counts), one at a time: a body may hold millions. */

@@ -1,4 +1,5 @@
 import { type AttributionRecord, type IdGenerator, type JudgeResult, nowIso, type TraceDraft, type TraceRecord } from "../domain";
+import { logLine } from "../log";
 import { attribute } from "./attribution";
 import { type JudgeDraft, judgeRecord } from "./builtin-judges";
 import { buildCase } from "./case-builder";
@@ -47,15 +48,12 @@ export class TraceSink {
       try {
         this.judge(verdict, run, false);
       } catch (err) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "awtl built-in judgement failed",
-            runId: draft.runId,
-            error: String(err),
-            stack: (err as Error).stack,
-          }),
-        );
+        logLine("error", "awtl built-in judgement failed", {
+          sessionId: this.deps.sessionId,
+          runId: draft.runId,
+          error: String(err),
+          stack: (err as Error).stack,
+        });
       }
     }
     if (record.type === "span_end" && record.kind === "run") this.active = null;

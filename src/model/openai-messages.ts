@@ -35,9 +35,16 @@ export function toOpenAIMessages(system: string, messages: readonly AgentMessage
     pending = new Map();
   };
   const sent = new Set<string>();
+  // Per reused id, the suffix to try next: a history reusing call_0 on every turn stays linear.
+  const nextSuffix = new Map<string, number>();
   const sendable = (id: string) => {
     let unique = id;
-    for (let n = 2; sent.has(unique); n++) unique = `${id}_${n}`;
+    if (sent.has(id)) {
+      let n = nextSuffix.get(id) ?? 2;
+      while (sent.has(`${id}_${n}`)) n++;
+      unique = `${id}_${n}`;
+      nextSuffix.set(id, n + 1);
+    }
     sent.add(unique);
     return unique;
   };

@@ -16,6 +16,7 @@ import {
   wellFormed,
   wellFormedJson,
 } from "../domain";
+import { logLine } from "../log";
 import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
 import { type CompactionReason, compact } from "./compaction";
@@ -143,15 +144,12 @@ class AgentRun {
       return await this.loop();
     } catch (err) {
       // A bug or a storage failure: still end the run visibly if the log accepts it, and leave a trace.
-      console.error(
-        JSON.stringify({
-          level: "error",
-          msg: "run failed unexpectedly",
-          runId: this.ctx.runId,
-          error: String(err),
-          stack: (err as Error).stack,
-        }),
-      );
+      logLine("error", "run failed unexpectedly", {
+        sessionId: this.ctx.sessionId,
+        runId: this.ctx.runId,
+        error: String(err),
+        stack: (err as Error).stack,
+      });
       return this.fail("internal_error", `the run failed unexpectedly: ${(err as Error).message}`, "");
     } finally {
       clearTimeout(timer);

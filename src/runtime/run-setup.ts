@@ -24,10 +24,13 @@ export interface RunSetupInput {
   ids: IdGenerator;
 }
 
-/** What a run needs, or why it cannot start (the run then ends at once with that agent_error). */
+/**
+ * What a run needs, or why it cannot start (the run then ends at once with that agent_error). An
+ * unexpected failure keeps its stack as `cause`, for the log line of the run's end (never an event).
+ */
 export type RunSetup =
   | { ok: true; model: ModelClient; tools: ToolRunner | null; budget?: ContextBudget; price?: ModelPrice | null }
-  | { ok: false; code: RunErrorCode; message: string };
+  | { ok: false; code: RunErrorCode; message: string; cause?: string };
 
 /** The context budget and prices of the model a command runs on (see `modelSpec`). */
 export function modelBudget(config: ModelConfig, command: { model?: string; contextWindow?: number }) {
@@ -52,7 +55,12 @@ export async function setupRun(input: RunSetupInput): Promise<RunSetup> {
   } catch (err) {
     if (err instanceof HarnessError && err.code === "workspace_not_found")
       return { ok: false, code: "workspace_not_found", message: err.message };
-    return { ok: false, code: "internal_error", message: `the workspace could not be opened: ${(err as Error).message}` };
+    return {
+      ok: false,
+      code: "internal_error",
+      message: `the workspace could not be opened: ${(err as Error).message}`,
+      cause: err instanceof Error ? err.stack : String(err),
+    };
   }
   const { budget, price } = modelBudget(input.model, input.command);
   const maxOutputBytes = budget.maxResultTokens * CHARS_PER_TOKEN;

@@ -13,6 +13,7 @@ import {
   type TraceRecord,
   TraceRecord as TraceSchema,
 } from "../domain";
+import { logLine } from "../log";
 import { resolveWorkspacePath } from "../workspace/paths";
 
 /**
@@ -89,7 +90,7 @@ export class LearningLoop {
     this.deps.waitUntil(
       project
         .verdict(this.deps.project(), { sessionId: this.deps.sessionId, runId, judgeName: verdict.judgeName, result: verdict.result })
-        .catch(logFailure("verdict")),
+        .catch(logFailure("verdict", { sessionId: this.deps.sessionId, runId })),
     );
     return outcome;
   }
@@ -99,7 +100,9 @@ export class LearningLoop {
    * lost notice leaves the replay pending, which the case's next replay replaces.
    */
   async sessionDeleted(): Promise<void> {
-    await this.projectStub().replaySessionDeleted(this.deps.project(), this.deps.sessionId).catch(logFailure("replay session notice"));
+    await this.projectStub()
+      .replaySessionDeleted(this.deps.project(), this.deps.sessionId)
+      .catch(logFailure("replay session notice", { sessionId: this.deps.sessionId }));
   }
 
   async attributions(): Promise<AttributionRecord[]> {
@@ -112,7 +115,7 @@ export class LearningLoop {
     try {
       return await this.projectStub().brief({ ...context, paths, now: this.deps.clock() });
     } catch (err) {
-      logFailure("brief")(err);
+      logFailure("brief", { sessionId: this.deps.sessionId })(err);
       return null;
     }
   }
@@ -150,7 +153,7 @@ export class LearningLoop {
       JSON.stringify(attribution),
       found ? JSON.stringify(found) : null,
     );
-    this.deps.waitUntil(this.deliver().catch(logFailure("case delivery")));
+    this.deps.waitUntil(this.deliver().catch(logFailure("case delivery", { sessionId: this.deps.sessionId })));
   }
 
   private projectStub(): DurableObjectStub<ProjectRpc> {
@@ -185,7 +188,6 @@ export function recentPaths(history: readonly AgentMessage[]): string[] {
   return paths;
 }
 
-function logFailure(what: string) {
-  return (err: unknown) =>
-    console.error(JSON.stringify({ level: "warn", msg: `awtl ${what} failed`, error: err instanceof Error ? err.message : String(err) }));
+function logFailure(what: string, fields: { sessionId: string; runId?: string }) {
+  return (err: unknown) => logLine("warn", `awtl ${what} failed`, { ...fields, error: err instanceof Error ? err.message : String(err) });
 }

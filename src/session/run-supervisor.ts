@@ -1,16 +1,19 @@
 import { type AgentPromptCommand, failure, type IdGenerator, nowIso, ok } from "../domain";
 import type { RunOutcome } from "../runtime/agent-runtime";
+import { logRunEnd, type RunEnding } from "./run-ending";
 import type { ActiveRun, RunRegistry } from "./run-registry";
 import type { SessionResult } from "./session-api";
 
 export interface RunSupervisorDeps {
+  /** The session, for the log line of each run's end. */
+  sessionId: string;
   registry: RunRegistry;
   ids: IdGenerator;
   clock: () => number;
   /** The seq of the newest record: a run's stream replays from there. */
   lastSeq(): number;
   /** Runs one prompt to its end; never throws (failures end the run with agent_error). */
-  execute(run: ActiveRun, command: AgentPromptCommand): Promise<RunOutcome>;
+  execute(run: ActiveRun, command: AgentPromptCommand): Promise<RunEnding>;
   /**
    * Right after a run is recorded as ended, in the same synchronous step: the next queued
    * follow-up starts here, so the slot is never free while the queue holds one.
@@ -31,7 +34,8 @@ export interface RunIds {
 
 /**
  * Owns the session's one run slot: starts a run in the background (a client that disconnects does not
- * cancel it), aborts it on request, and records its end. The run itself is the runtime's business.
+ * cancel it), aborts it on request, and records its end (and logs it: one `run ended` line per run).
+ * The run itself is the runtime's business.
  */
 export class RunSupervisor {
   private running: Promise<void> | null = null;
@@ -50,12 +54,20 @@ export class RunSupervisor {
     const run = registry.begin(runId, userMessageId, this.deps.lastSeq(), nowIso(this.deps.clock), command);
     if (!run)
       return failure("session_busy", `a run (${registry.current()!.runId}) is already active in this session; wait for it or abort it`);
+    const startedMs = this.deps.clock();
     const done = this.deps
       .execute(run, command)
-      .catch((): RunOutcome => ({ stopReason: "ERROR" }))
-      .then((outcome) => {
-        registry.finish(runId, outcome.stopReason, nowIso(this.deps.clock));
-        this.deps.onRunEnded(runId, outcome);
+      .catch(
+        (err: unknown): RunEnding => ({
+          stopReason: "ERROR",
+          error: { code: "internal_error", message: "the run failed unexpectedly" },
+          cause: err instanceof Error ? err.stack : String(err),
+        }),
+      )
+      .then((ending) => {
+        registry.finish(runId, ending.stopReason, nowIso(this.deps.clock));
+        logRunEnd(this.deps.sessionId, runId, ending, this.deps.clock() - startedMs);
+        this.deps.onRunEnded(runId, ending);
       })
       .finally(() => this.deps.afterRun());
     this.running = done;

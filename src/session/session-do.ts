@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import { type AttributionRecord, failure, type JudgeResult, ok } from "../domain";
 import type { AppEnv } from "../env";
+import { useLogLevel } from "../log";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import { withEndMark } from "../workspace/streams";
 import type { SeqEvent } from "./live-events";
@@ -22,6 +23,7 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
 
   constructor(ctx: DurableObjectState, env: AppEnv, deps?: SessionDeps) {
     super(ctx, env);
+    useLogLevel(env.LOG_LEVEL);
     this.deps = deps ?? productionSessionDeps(env);
     const meta = sessionTableExists(ctx.storage.sql) ? new SessionMetaTable(ctx.storage.sql).get() : null;
     if (meta) {

@@ -13,6 +13,7 @@ import {
   type TraceDraft,
   type TraceRecord,
 } from "../domain";
+import { logLine } from "../log";
 import { REPLAY_MODEL_PREFIX } from "../model";
 import type { RunBrief } from "../runtime/agent-runtime";
 import { closingTrace } from "../runtime/run-closing";
@@ -92,7 +93,7 @@ export class SessionLearning {
       });
       for (const draft of drafts) this.loop.record(draft);
     } catch (err) {
-      console.error(JSON.stringify({ level: "error", msg: "the trace of a cut-off run was not closed", runId, error: String(err) }));
+      logLine("error", "the trace of a cut-off run was not closed", { sessionId: this.id, runId, error: String(err) });
     }
   }
 

@@ -1,5 +1,6 @@
 import { DEFAULT_PROJECT_ID } from "../awtl/project-api";
 import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
+import { logLine } from "../log";
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
@@ -131,11 +132,7 @@ export class DurableSessionStore {
     // (best effort: unlisted, it is unreachable anyway).
     await this.stub(meta.id)
       .destroy()
-      .catch((err: unknown) =>
-        console.error(
-          JSON.stringify({ level: "warn", msg: "a refused session's object was not removed", sessionId: meta.id, error: String(err) }),
-        ),
-      );
+      .catch((err: unknown) => logLine("warn", "a refused session's object was not removed", { sessionId: meta.id, error: String(err) }));
     throw new HarnessError("workspace_not_found", `workspace ${meta.workspaceId} was deleted`);
   }
 

@@ -17,8 +17,9 @@ import {
   unwrapResult,
 } from "../domain";
 import type { AppEnv } from "../env";
+import { logLine } from "../log";
 import { isRecordedTurn, modelConfigFromEnv } from "../model";
-import { type RunOutcome, runAgent } from "../runtime/agent-runtime";
+import { runAgent } from "../runtime/agent-runtime";
 import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run-closing";
 import type { RunLog, RunRecord } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
@@ -35,6 +36,7 @@ import { OlderObjects } from "./older-objects";
 import { type IntakeEvent, PromptIntake } from "./prompt-intake";
 import { PromptQueue } from "./prompt-queue";
 import { deleteSessionObjects, sessionKeys } from "./r2-layout";
+import { type RunEnding, RunTally } from "./run-ending";
 import { type ActiveRun, RunRegistry } from "./run-registry";
 import { RunSupervisor } from "./run-supervisor";
 import { SegmentFlusher } from "./segment-flusher";
@@ -152,6 +154,7 @@ export class Session {
       waitUntil: (work) => ctx.waitUntil(work),
     });
     this.runs = new RunSupervisor({
+      sessionId: meta.id,
       registry: this.registry,
       ids: deps.ids,
       clock: deps.clock,
@@ -695,6 +698,7 @@ export class Session {
     for (const run of orphaned) {
       await this.closeRun(run, "run_interrupted", "the run was interrupted (the server restarted); send the prompt again");
       this.registry.finish(run.runId, "ERROR", nowIso(this.deps.clock));
+      logLine("warn", "run interrupted by a restart, closed", { sessionId: this.id, runId: run.runId });
       closed = true;
     }
     // Before a follow-up starts: its records must not come between.
@@ -713,21 +717,19 @@ export class Session {
       code: "run_interrupted",
       message: "the server restarted during the compaction; nothing was compacted",
     });
+    logLine("warn", "compaction interrupted by a restart, closed", { sessionId: this.id });
   }
 
-  private async execute(run: ActiveRun, command: PromptCommand): Promise<RunOutcome> {
+  private async execute(run: ActiveRun, command: PromptCommand): Promise<RunEnding> {
     const meta = this.describe();
     this.reportSummary();
     let history: RunHistory;
     try {
       history = await this.history.load();
     } catch (err) {
-      await this.closeRun(
-        run,
-        "history_unreadable",
-        `the run could not start: the session's history could not be read (${(err as Error).message})`,
-      );
-      return { stopReason: "ERROR" };
+      const message = `the run could not start: the session's history could not be read (${(err as Error).message})`;
+      await this.closeRun(run, "history_unreadable", message);
+      return { stopReason: "ERROR", error: { code: "history_unreadable", message } };
     }
     const setup = await setupRun({
       command,
@@ -744,14 +746,15 @@ export class Session {
             setup.tools.definitions().map((d) => d.name),
           )
         : null;
-    return runAgent(command.userText, command.options, {
+    const tally = new RunTally();
+    const outcome = await runAgent(command.userText, command.options, {
       sessionId: this.id,
       runId: run.runId,
       workspaceId: meta.workspaceId,
       history: history.messages,
       assistantsBefore: history.before.assistants,
       setup,
-      log: this.runLog(),
+      log: tally.observe(this.runLog()),
       ids: this.deps.ids,
       clock: this.deps.clock,
       signal: run.controller.signal,
@@ -760,6 +763,8 @@ export class Session {
       userMessageId: run.userMessageId,
       takeSteering: () => this.intake.takeSteering(),
     });
+    // A setup that failed unexpectedly left its cause with the setup: the run's end line logs it.
+    return { ...outcome, counts: tally.counts, ...(!setup.ok && setup.cause ? { cause: setup.cause } : {}) };
   }
 
   /** An external judge's verdict on a run of this session: recorded, and attributed when it is a fail. */

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AppEnv } from "../env";
+import { useLogLevel } from "../log";
 import { IdempotencyStore } from "./idempotency-store";
 import {
   type ListPosition,
@@ -23,6 +24,7 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
+    useLogLevel(env.LOG_LEVEL);
     this.sessions = new SessionIndex(ctx.storage.sql);
     this.keys = new IdempotencyStore(ctx.storage.sql);
     this.workspaces = new WorkspaceIndex(ctx.storage.sql);

@@ -3,6 +3,7 @@ import type { ToolCall } from "../domain/messages";
 import type { AgentRunOptions } from "../domain/run";
 import { formatIssues } from "../domain/schema";
 import type { ToolDefinition } from "../domain/tool-definition";
+import { logLine } from "../log";
 import { WorkspaceError } from "../workspace/errors";
 import { resolveMountedPath, unmounted } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
@@ -102,8 +103,7 @@ export class ToolExecutionService implements ToolRunner {
       this.warmed = await warmGrep(this.fs, signal);
     } catch (error) {
       if (signal.aborted) return;
-      const message = { level: "warn", msg: "workspace warm-up failed", error: (error as Error).message };
-      console.error(JSON.stringify(message));
+      logLine("warn", "workspace warm-up failed", { error: (error as Error).message });
     }
   }
 

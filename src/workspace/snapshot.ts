@@ -1,3 +1,4 @@
+import { logLine, ReportedOnce } from "../log";
 import { ByteLru } from "./byte-lru";
 import { WorkspaceError } from "./errors";
 import { PackReader } from "./pack";
@@ -32,6 +33,9 @@ export const MAX_COALESCE_GAP_BYTES = 1024 * 1024;
 /** `readMany` keeps reads in flight ahead of its consumer up to this many bytes (at least one read). */
 export const READ_AHEAD_BYTES = 16 * 1024 * 1024;
 const DIR_MODE = 0o755;
+/** Workspaces whose unreadable search index this isolate has logged (it stays unreadable: every grep would log it again). */
+export const MAX_SEARCH_WARNINGS_REMEMBERED = 1000;
+const searchIndexWarned = new ReportedOnce(MAX_SEARCH_WARNINGS_REMEMBERED);
 /** A warm-up is running in this isolate (see `warmSearchTexts`). */
 let warmUpRunning = false;
 
@@ -173,8 +177,8 @@ export class Snapshot {
     } catch (error) {
       signal?.throwIfAborted();
       // A posting list that cannot be read costs speed, not results: search every file this time.
-      const message = { level: "warn", msg: "search index unreadable, searching in full", workspaceId: this.workspaceId };
-      console.error(JSON.stringify({ ...message, error: (error as Error).message }));
+      if (searchIndexWarned.first(this.workspaceId))
+        logLine("warn", "search index unreadable, searching in full", { workspaceId: this.workspaceId, error: (error as Error).message });
       index = null;
     }
     const search = searchTextCache.beginSearch();

@@ -78,11 +78,16 @@ describe("CORS", () => {
     expect(CORS_ALLOW_HEADERS).toEqual(expect.arrayContaining(["Last-Event-ID", "Idempotency-Key"]));
   });
 
-  it("answers and errors carry the origin and expose x-run-id, x-request-id and retry-after", async () => {
+  it("answers and errors carry the origin and expose x-run-id, x-request-id, retry-after and location", async () => {
     const ok = await app.fetch(new Request("http://localhost/api/sessions", { method: "POST", headers: { origin: ORIGIN } }), withCors);
     expect(ok.status).toBe(201);
     expect(ok.headers.get("access-control-allow-origin")).toBe(ORIGIN);
-    expect(ok.headers.get("access-control-expose-headers")!.toLowerCase().split(",")).toEqual(["x-run-id", "x-request-id", "retry-after"]);
+    expect(ok.headers.get("access-control-expose-headers")!.toLowerCase().split(",")).toEqual([
+      "x-run-id",
+      "x-request-id",
+      "retry-after",
+      "location",
+    ]);
     // A refusal is readable by the page too, so it can show the error.
     const refused = await app.fetch(new Request("http://localhost/api/sessions/s_nope", { headers: { origin: ORIGIN } }), {
       ...withCors,

@@ -126,7 +126,14 @@ describe("every route answers its failures with a coded JSON error, never a bare
     const store = new DurableSessionStore(env);
     const at = "2026-11-30T03:00:00.000Z";
     await store.appendEvent(sid, { type: "agent_started", eventId: "e_1", sessionId: sid, createdAt: at, runId: "r_1" });
-    await store.appendEvent(sid, { type: "agent_completed", eventId: "e_2", sessionId: sid, createdAt: at, runId: "r_1", stopReason: "STOP" });
+    await store.appendEvent(sid, {
+      type: "agent_completed",
+      eventId: "e_2",
+      sessionId: sid,
+      createdAt: at,
+      runId: "r_1",
+      stopReason: "STOP",
+    });
     await store.stub(sid).flush();
     const segments = await env.STORE.list({ prefix: `sessions/${sid}/events/` });
     expect(segments.objects.length).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/api/app";
 import { openApiDocument } from "../../src/api/openapi";
 import { MAX_SESSION_PAGE } from "../../src/domain";
 import { gzip, tarOf } from "../workspace/archives";
@@ -134,8 +135,12 @@ describe("bodies and answers", () => {
       `/api/workspaces/${workspaceId}`,
       `/api/sessions/${sid}/messages`,
       "/api/sessions/s_missing",
+      // Refused by the middleware before any route: still an API answer.
+      `/api/sessions/${sid}?x=1`,
     ])
       expect([path, (await api(path)).headers.get("cache-control")]).toEqual([path, "no-store"]);
+    const refused = await createApp().request("/api/sessions", {}, { ...env, AUTH_TOKENS: "team:secret-token" });
+    expect([refused.status, refused.headers.get("cache-control")]).toEqual([401, "no-store"]);
     // The viewer and the OpenAPI document are not API answers.
     expect((await api("/healthz")).headers.get("cache-control")).toBeNull();
   });

@@ -8,21 +8,24 @@ import { describe, expect, it } from "vitest";
  *   runtime -> model -> domain;  session -> model (config types);  tenant -> domain
  *   session -> awtl -> workspace (path globs), domain: the failure-learning loop is pure rules plus its own
  *   Durable Object; the session feeds it trace records and asks it for briefs.
- * `env` (the Worker's bindings) is types only; the parts that read bindings may import it.
+ * `env` (the Worker's bindings) is types only; the parts that read bindings may import it. `log` (the
+ * structured log line) sits below every part but `domain`.
  */
 const ALLOWED: Record<string, readonly string[] | "anything"> = {
   index: "anything",
   env: "anything",
-  api: ["tenant", "session", "awtl", "runtime", "model", "tools", "workspace", "domain", "env"],
-  tenant: ["domain", "env"],
+  api: ["tenant", "session", "awtl", "runtime", "model", "tools", "workspace", "domain", "env", "log"],
+  tenant: ["domain", "env", "log"],
   // A session store lists each new session in its tenant's index (tenant sits below session).
-  session: ["tenant", "awtl", "runtime", "model", "tools", "workspace", "domain", "env"],
-  awtl: ["workspace", "domain", "env"],
-  runtime: ["model", "tools", "workspace", "domain"],
-  model: ["domain"],
-  tools: ["workspace", "domain"],
-  workspace: ["domain"],
+  session: ["tenant", "awtl", "runtime", "model", "tools", "workspace", "domain", "env", "log"],
+  awtl: ["workspace", "domain", "env", "log"],
+  runtime: ["model", "tools", "workspace", "domain", "log"],
+  model: ["domain", "log"],
+  tools: ["workspace", "domain", "log"],
+  workspace: ["domain", "log"],
   domain: [],
+  // The structured log line, for every part that logs; it imports nothing.
+  log: [],
 };
 
 interface Import {

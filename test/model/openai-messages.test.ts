@@ -119,6 +119,15 @@ describe("toOpenAIMessages", () => {
     ]);
   });
 
+  it("gives every reuse of one id its own name: 5,000 turns all calling call_0", () => {
+    const history: AgentMessage[] = [user("go")];
+    for (let i = 0; i < 5_000; i++) history.push(assistant("", "TOOL_CALLS", [call("call_0")]), result("call_0", `r${i}`));
+    const ids = toOpenAIMessages("", history).flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []));
+    expect(ids.length).toBe(5_000);
+    expect(new Set(ids).size).toBe(5_000);
+    expect([ids[0], ids[1], ids[4_999]]).toEqual(["call_0", "call_0_2", "call_0_5000"]);
+  });
+
   it("drops tool results whose call is not in the history, or that answer a call twice", () => {
     const history = [
       user("hi"),

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SEARCH_MAX_FILE_BYTES } from "../../../src/domain/limits";
 import { AgentRunOptions } from "../../../src/domain/run";
 import { ToolExecutionService } from "../../../src/tools/execution-service";
@@ -58,6 +58,7 @@ beforeEach(() => {
   searchTextCache.clear();
   clearWholeShards();
 });
+afterEach(() => vi.restoreAllMocks());
 
 /** A file of 192 KB (12 pieces, 3 docs) with "needle" on lines 5, 3800 and 3801 only, "zebras" on line 2000. */
 const BIG = Array.from({ length: 4400 }, (_, i) =>
@@ -380,6 +381,23 @@ describe("search index", () => {
     await ingest("w_si_lost_shard");
     await env.STORE.delete("workspaces/w_si_lost_shard/search/postings-0000");
     expect(await searched("w_si_lost_shard", containsText("needle"))).toHaveLength(5);
+  });
+
+  it("logs an unreadable posting list once per workspace, as a warning, however many searches meet it", async () => {
+    await ingest("w_si_lost_once");
+    await env.STORE.delete("workspaces/w_si_lost_once/search/postings-0000");
+    const lines: string[] = [];
+    for (const via of ["log", "warn", "error"] as const)
+      vi.spyOn(console, via).mockImplementation((line: string) => lines.push(`${via} ${line}`));
+    for (let i = 0; i < 3; i++) expect(await searched("w_si_lost_once", containsText("needle"))).toHaveLength(5);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.startsWith("warn ")).toBe(true);
+    expect(JSON.parse(lines[0]!.slice(5))).toEqual({
+      level: "warn",
+      msg: "search index unreadable, searching in full",
+      workspaceId: "w_si_lost_once",
+      error: expect.any(String),
+    });
   });
 
   it("always searches the overlay's files, and never a deleted one", async () => {
