@@ -1,17 +1,11 @@
 import type { MiddlewareHandler } from "hono";
-import { type LogLevel, useLogLevel, logLine as writeLine } from "../log";
+import { logLine, useLogLevel } from "../log";
 import type { AppBindings } from "./context";
 
 /** A client may name its request (`x-request-id`) with up to 64 of these characters; otherwise one is made. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** The request line keeps this much of the path (a URL may be 16 KB, and the client chose it); `pathChars` gives the rest's size. */
 export const MAX_LOGGED_PATH_CHARS = 200;
-
-/** The shared log line (`src/log.ts`) for the API's routes, at the level `env.LOG_LEVEL` sets. */
-export function logLine(env: { LOG_LEVEL?: string }, level: LogLevel, msg: string, fields: Record<string, unknown>): void {
-  useLogLevel(env.LOG_LEVEL);
-  writeLine(level, msg, fields);
-}
 
 /**
  * Gives every request an id: the client's `x-request-id` when it is a short token, else a new UUID.
@@ -31,7 +25,7 @@ export function requestContext(): MiddlewareHandler<AppBindings> {
     const status = c.res.status;
     const code = c.get("errorCode");
     // A 503 is back-pressure the client is told to retry (Retry-After), not a failure of the server.
-    writeLine(status === 503 ? "warn" : status >= 500 ? "error" : "info", "request", {
+    logLine(status === 503 ? "warn" : status >= 500 ? "error" : "info", "request", {
       requestId,
       method: c.req.method,
       ...loggedPath(new URL(c.req.url).pathname),

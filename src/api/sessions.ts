@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import { DEFAULT_SESSION_PAGE, HarnessError, MAX_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
+import { logLine } from "../log";
 import { withoutEndMark } from "../workspace/streams";
 import { readBodyBytes, readCursor, readJsonBody, readQuery, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
 import { claimIdempotencyKey, sha256HexOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
-import { logLine } from "./request-context";
 import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
@@ -165,6 +165,5 @@ async function exportLog(c: AppContext, stream: "messages" | "events"): Promise<
 
 /** Logs a download that broke off after its answer began: the client may see it end as if whole (workerd#6818). */
 function brokenOff(c: AppContext, sessionId: string): () => void {
-  return () =>
-    logLine(c.env, "error", "download broke off", { requestId: c.get("requestId"), sessionId, path: new URL(c.req.url).pathname });
+  return () => logLine("error", "download broke off", { requestId: c.get("requestId"), sessionId, path: new URL(c.req.url).pathname });
 }
