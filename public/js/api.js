@@ -46,11 +46,21 @@ export const getJson = async (path) => (await request("GET", path)).json();
 
 /** A JSONL answer, parsed line by line. */
 export async function getJsonl(path) {
-  const text = await (await request("GET", path)).text();
-  return text
+  return (await getLog(path)).records;
+}
+
+/**
+ * A session's log read (`.../messages`, `/events`, `/trace`) from the record after `after`: the
+ * records, and `through`, the `after` of the next read that wants only what came since.
+ */
+export async function getLog(path, after = 0) {
+  const res = await request("GET", after > 0 ? `${path}?after=${after}` : path);
+  const text = await res.text();
+  const records = text
     .split("\n")
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line));
+  return { records, through: Number(res.headers.get("x-log-seq") ?? after) };
 }
 
 /** A session's event stream, from the event after `afterSeq`. */

@@ -1,6 +1,6 @@
 // The session viewer: a list of the tenant's sessions, and one session as a live timeline with its
 // changes. Plain modules, no build step; served by the Worker from public/.
-import { ApiError, getJson, getJsonl, request, token } from "./api.js";
+import { ApiError, getJson, getLog, request, token } from "./api.js";
 import { renderLearning } from "./learning.js";
 import { LiveFeed } from "./live.js";
 import { renderDiff, Timeline } from "./timeline.js";
@@ -135,6 +135,8 @@ async function openSession(id) {
   $("learning").hidden = true;
   $("feed-note").hidden = true; // the last session's; this one's feed says its own
   timeline = new Timeline($("timeline"), { describeCases: (caseIds) => describeCases(id, caseIds) });
+  const read = { messagesThrough: 0, traceThrough: 0, trace: [] };
+  reads.set(timeline, read);
   const path = `/api/sessions/${encodeURIComponent(id)}`;
   let info;
   let messages;
@@ -142,8 +144,11 @@ async function openSession(id) {
   try {
     // The messages before the events: every message in this read was announced by an event in the
     // next one, so none shows as unreferenced; events of messages stored after it are caught up below.
-    [info, messages] = await authed(() => Promise.all([getJson(path), getJsonl(`${path}/messages`)]));
-    events = await authed(() => getJsonl(`${path}/events`));
+    let log;
+    [info, log] = await authed(() => Promise.all([getJson(path), getLog(`${path}/messages`)]));
+    messages = log.records;
+    read.messagesThrough = log.through;
+    events = (await authed(() => getLog(`${path}/events`))).records;
   } catch (err) {
     if (current !== opening) return;
     $("session-title").textContent = id;
@@ -195,16 +200,26 @@ function onLiveEvent(view, event) {
   }
 }
 
+/**
+ * What the page has read of each timeline's session log, so later reads ask only for what came since
+ * (`?after=`): a long session's whole history is megabytes, and a run adds a few records.
+ * @type {WeakMap<Timeline, { messagesThrough: number; traceThrough: number; trace: object[] }>}
+ */
+const reads = new WeakMap();
+
 let refreshTimer = null;
 function scheduleRefresh(view) {
   const id = current.id;
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(async () => {
+    const read = reads.get(view);
+    if (!read) return;
     try {
-      const messages = await authed(() => getJsonl(`/api/sessions/${encodeURIComponent(id)}/messages`));
+      const { records, through } = await authed(() => getLog(`/api/sessions/${encodeURIComponent(id)}/messages`, read.messagesThrough));
       if (view !== timeline) return;
-      // Stored messages never change: only the new ones need showing.
-      for (const m of messages) if (!view.messages.has(m.id)) view.setMessage(m);
+      read.messagesThrough = Math.max(read.messagesThrough, through);
+      // Stored messages never change: only the new ones need showing (two reads may overlap).
+      for (const m of records) if (!view.messages.has(m.id)) view.setMessage(m);
       view.showStaleUsage();
     } catch {
       // shown on the next refresh
@@ -243,10 +258,20 @@ async function refreshChanges() {
 /** The session's attributions and trace (the failure-learning loop); hidden when it has none. */
 async function refreshLearning() {
   const id = current?.id;
+  const view = timeline;
+  const read = reads.get(view);
+  if (!read) return;
   const path = `/api/sessions/${encodeURIComponent(id)}`;
   try {
-    const [trace, { attributions }] = await authed(() => Promise.all([getJsonl(`${path}/trace`), getJson(`${path}/attributions`)]));
-    if (current?.id === id) renderLearning($("learning"), { trace, attributions });
+    const [{ records, through }, { attributions }] = await authed(() =>
+      Promise.all([getLog(`${path}/trace`, read.traceThrough), getJson(`${path}/attributions`)]),
+    );
+    if (current?.id !== id || view !== timeline) return;
+    // Only the records after those held (two reads may overlap).
+    const held = read.trace.at(-1)?.writerSeq ?? 0;
+    for (const record of records) if (record.writerSeq > held) read.trace.push(record);
+    read.traceThrough = Math.max(read.traceThrough, through);
+    renderLearning($("learning"), { trace: read.trace, attributions });
   } catch {
     // a harness without the learning loop, or a read that failed: nothing to show
   }

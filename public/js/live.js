@@ -6,7 +6,7 @@
 // that answers with an error); a deleted session ends the feed; a 401 goes through `call`, which asks
 // for a token. With auth on, a server without STREAM_TOKEN_SECRET hands out no stream token: then
 // the stream is read with fetch and the bearer token instead, and the page is told why.
-import { ApiError, authHeaders, eventStreamPath, eventStreamUrl, getJson, getJsonl, UNEXPECTED_ANSWER } from "./api.js";
+import { ApiError, authHeaders, eventStreamPath, eventStreamUrl, getJson, getLog, UNEXPECTED_ANSWER } from "./api.js";
 import { FetchEventSource } from "./fetch-event-source.js";
 
 const POLL_INTERVAL_MS = 3000;
@@ -148,9 +148,10 @@ export class LiveFeed {
     this.idle();
   }
 
+  /** The events after the last one shown (never the whole log again: a long session's is megabytes). */
   async catchUp() {
-    const events = await this.call(() => getJsonl(`${this.path}/events`));
-    for (const event of events) this.deliver(event);
+    const { records } = await this.call(() => getLog(`${this.path}/events`, this.lastSeq));
+    for (const event of records) this.deliver(event);
   }
 
   /** The session answered and no run is active: say so, and look again in a while. */

@@ -6,7 +6,7 @@ import type { AppBindings } from "./context";
 /** Request headers a browser may send cross-origin (besides the CORS-safelisted ones). */
 export const CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key", "X-Request-Id"];
 /** Response headers a cross-origin page may read. */
-export const CORS_EXPOSE_HEADERS = ["x-run-id", "x-request-id", "retry-after", "location"];
+export const CORS_EXPOSE_HEADERS = ["x-run-id", "x-request-id", "retry-after", "location", "x-log-seq"];
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
 
 /** Which origins may call the API: none, any (`*`), or a list. */

@@ -1,21 +1,16 @@
 import { Hono } from "hono";
 import { unwrapResult } from "../domain";
-import { withoutEndMark } from "../workspace/streams";
 import { readJsonBody } from "./body";
 import type { AppBindings } from "./context";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
 import { JudgementBody } from "./schemas";
-
-const NDJSON = { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" };
+import { exportLog } from "./sessions";
 
 /** The failure-learning loop as one session sees it: its trace, judgements on its runs, their attributions. */
 export const learningRoutes = new Hono<AppBindings>()
   /** The session's trace records (spans, actions, observations, verdicts, attributions) in `writerSeq` order. */
-  .get("/:id/trace", async (c) => {
-    const { store, meta } = await requireSession(c);
-    return new Response(withoutEndMark(unwrapResult(await store.stub(meta.id).exportJsonl("trace"))), { headers: NDJSON });
-  })
+  .get("/:id/trace", (c) => exportLog(c, "trace"))
   /** Records a verdict; a `fail` is attributed at once. 201 `{judgeResult, attribution}` (attribution null unless fail). */
   .post("/:id/judgements", async (c) => {
     const { store, meta } = await requireSession(c);

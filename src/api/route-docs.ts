@@ -28,6 +28,7 @@ import {
   ImportQuery,
   JudgementBody,
   JudgementResult,
+  LogExportQuery,
   MemoryList,
   PatchSessionBody,
   PromoteBody,
@@ -338,7 +339,9 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/sessions/:id/messages",
-    summary: "The session's messages as JSONL, exactly as stored.",
+    summary:
+      "The session's messages as JSONL, exactly as stored; with ?after= only those after that seq. x-log-seq is the log's last seq when the read began: pass it as after to read only what came since.",
+    query: LogExportQuery,
     auth: true,
     status: 200,
     answer: { type: JSONL, description: "one message per line", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
@@ -347,7 +350,8 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/sessions/:id/events",
-    summary: "The session's events as JSONL, each with its seq first.",
+    summary: "The session's events as JSONL, each with its seq first; with ?after= only those after that seq (x-log-seq as for messages).",
+    query: LogExportQuery,
     auth: true,
     status: 200,
     answer: { type: JSONL, description: "one event per line", itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" } },
@@ -444,7 +448,9 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/sessions/:id/trace",
-    summary: "The session's trace records (spans, actions, observations, verdicts, attributions) as JSONL, in writerSeq order.",
+    summary:
+      "The session's trace records (spans, actions, observations, verdicts, attributions) as JSONL, in writerSeq order; with ?after= only those after that seq (x-log-seq as for messages).",
+    query: LogExportQuery,
     auth: true,
     status: 200,
     answer: { type: JSONL, description: "one trace record per line", itemSchema: { schema: TraceRecord, name: "TraceRecord" } },

@@ -162,6 +162,14 @@ export const ResumeSeq = z
   .meta({ description: "the seq of the last event received; the stream starts after it" });
 
 /**
+ * `GET /api/sessions/:id/{messages,events,trace}?after=`: only the records after this seq, e.g. the
+ * `x-log-seq` an earlier read answered (or the newest event's `seq`), so a client reads what is new.
+ */
+export const LogExportQuery = z.strictObject({
+  after: ResumeSeq.optional().meta({ description: "only the records after this seq (the x-log-seq of an earlier read)" }),
+});
+
+/**
  * `GET /api/sessions/:id/events/stream?after=&token=`: `after` when the client cannot send
  * `Last-Event-ID` (the header wins), `token` a stream token in place of `Authorization`.
  */

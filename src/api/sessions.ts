@@ -7,7 +7,7 @@ import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
 import { claimIdempotencyKey, sha256HexOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
-import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
+import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, LogExportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
 export const sessionRoutes = new Hono<AppBindings>()
@@ -157,10 +157,17 @@ export const sessionRoutes = new Hono<AppBindings>()
 /** A created session's address (`Location` of a 201). */
 const sessionLocation = (id: string) => ({ location: `/api/sessions/${id}` });
 
-async function exportLog(c: AppContext, stream: "messages" | "events"): Promise<Response> {
+/**
+ * A log stream's records as JSONL (`?after=<seq>`: only those after it); `x-log-seq` is the log's last
+ * seq when the read began, the `after` of a later read that wants only what came since.
+ */
+export async function exportLog(c: AppContext, stream: "messages" | "events" | "trace"): Promise<Response> {
+  const { after } = readQuery(c, LogExportQuery);
   const { store, meta } = await requireSession(c);
-  const body = withoutEndMark(unwrapResult(await store.stub(meta.id).exportJsonl(stream)), brokenOff(c, meta.id));
-  return new Response(body, { headers: { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" } });
+  const exported = unwrapResult(await store.stub(meta.id).exportJsonl(stream, after === undefined ? 0 : Number(after.trim())));
+  return new Response(withoutEndMark(exported.body, brokenOff(c, meta.id)), {
+    headers: { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store", "x-log-seq": String(exported.through) },
+  });
 }
 
 /** Logs a download that broke off after its answer began: the client may see it end as if whole (workerd#6818). */

@@ -147,7 +147,7 @@ async function runToEnd(
 }
 
 async function traceOf(store: DurableSessionStore, sessionId: string, runId: string): Promise<TraceRecord[]> {
-  const body = withoutEndMark(unwrapResult(await store.stub(sessionId).exportJsonl("trace")));
+  const body = withoutEndMark(unwrapResult(await store.stub(sessionId).exportJsonl("trace")).body);
   const text = await new Response(body).text();
   return text
     .split("\n")

@@ -60,7 +60,10 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   /** Every message as JSONL, marked at its end. */
   loadMessages(): Promise<SessionResult<ReadableStream<Uint8Array>>>;
   loadEvents(afterSeq?: number): Promise<SessionResult<{ seq: number; event: AgentEvent }[]>>;
-  exportJsonl(stream: "messages" | "events" | "trace"): Promise<SessionResult<ReadableStream<Uint8Array>>>;
+  exportJsonl(
+    stream: "messages" | "events" | "trace",
+    afterSeq?: number,
+  ): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>>;
   /** An external judge's verdict on one of the session's runs (AWTL). */
   judge(
     runId: string,

@@ -84,9 +84,14 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.open ? this.open.loadEvents(afterSeq) : notFound();
   }
 
-  /** Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
-  async exportJsonl(stream: "messages" | "events" | "trace"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.open ? marked(await this.open.exportJsonl(stream)) : notFound();
+  /** The body is marked at its end (`withEndMark`): read it through `withoutEndMark`. */
+  async exportJsonl(
+    stream: "messages" | "events" | "trace",
+    afterSeq = 0,
+  ): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>> {
+    if (!this.open) return notFound();
+    const exported = await this.open.exportJsonl(stream, afterSeq);
+    return exported.ok ? ok({ body: withEndMark(exported.value.body), through: exported.value.through }) : exported;
   }
 
   async judge(

@@ -348,8 +348,14 @@ export class Session {
    * before answering, so a log that cannot be read is a `history_unreadable` error rather than a
    * 200 that breaks off (a failure further on can only end the body early).
    */
-  async exportJsonl(stream: LogStream): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    const batches = readLog(this.log, this.deps.bucket, stream);
+  /**
+   * A stream's records after `afterSeq` as JSONL, and `through`: the log's last seq when the read
+   * began, which a client passes back as `after` to read only what came since.
+   */
+  async exportJsonl(stream: LogStream, afterSeq = 0): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>> {
+    // Read before the log is listed, in the same synchronous step: the read holds everything up to it.
+    const through = this.log.lastSeq();
+    const batches = readLog(this.log, this.deps.bucket, stream, afterSeq);
     const first = await readable(() => batches.next());
     if (!first.ok) return first;
     const encoder = new TextEncoder();
@@ -357,19 +363,18 @@ export class Session {
     const line = stream === "events" ? (l: SeqLine) => eventJsonWithSeq(l.seq, l.body) : (l: SeqLine) => l.body;
     const encode = (lines: SeqLine[]) => encoder.encode(lines.map((l) => `${line(l)}\n`).join(""));
     let pending: IteratorResult<SeqLine[]> | null = first.value;
-    return ok(
-      new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          const next = pending ?? (await batches.next());
-          pending = null;
-          if (next.done) return controller.close();
-          controller.enqueue(encode(next.value));
-        },
-        async cancel() {
-          await batches.return(undefined);
-        },
-      }),
-    );
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = pending ?? (await batches.next());
+        pending = null;
+        if (next.done) return controller.close();
+        controller.enqueue(encode(next.value));
+      },
+      async cancel() {
+        await batches.return(undefined);
+      },
+    });
+    return ok({ body, through });
   }
 
   /**

@@ -78,7 +78,7 @@ describe("CORS", () => {
     expect(CORS_ALLOW_HEADERS).toEqual(expect.arrayContaining(["Last-Event-ID", "Idempotency-Key"]));
   });
 
-  it("answers and errors carry the origin and expose x-run-id, x-request-id, retry-after and location", async () => {
+  it("answers and errors carry the origin and expose x-run-id, x-request-id, retry-after, location and x-log-seq", async () => {
     const ok = await app.fetch(new Request("http://localhost/api/sessions", { method: "POST", headers: { origin: ORIGIN } }), withCors);
     expect(ok.status).toBe(201);
     expect(ok.headers.get("access-control-allow-origin")).toBe(ORIGIN);
@@ -87,6 +87,7 @@ describe("CORS", () => {
       "x-request-id",
       "retry-after",
       "location",
+      "x-log-seq",
     ]);
     // A refusal is readable by the page too, so it can show the error.
     const refused = await app.fetch(new Request("http://localhost/api/sessions/s_nope", { headers: { origin: ORIGIN } }), {

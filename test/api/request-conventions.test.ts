@@ -28,12 +28,16 @@ async function session(): Promise<string> {
 describe("query parameters", () => {
   it("one a route does not take is refused on every route, naming what the route takes", async () => {
     const sid = await session();
-    expect(await refusal(await api(`/api/sessions/${sid}/events?after=5`))).toEqual({
+    expect(await refusal(await api(`/api/sessions/${sid}/attributions?after=5`))).toEqual({
       status: 400,
       code: "invalid_query",
       message: 'unknown query parameter "after": this route takes none',
     });
-    expect(await refusal(await api(`/api/sessions/${sid}/messages?limit=1`))).toMatchObject({ status: 400, code: "invalid_query" });
+    expect(await refusal(await api(`/api/sessions/${sid}/messages?limit=1`))).toEqual({
+      status: 400,
+      code: "invalid_query",
+      message: 'unknown query parameter "limit": this route takes after',
+    });
     expect(await refusal(await api(`/api/sessions/${sid}/abort?force=1`, post({})))).toMatchObject({ status: 400, code: "invalid_query" });
     expect(await refusal(await api(`/api/sessions/${sid}/events/stream?since=3`))).toEqual({
       status: 400,

@@ -240,7 +240,17 @@ describe("LiveFeed on a server without STREAM_TOKEN_SECRET (hunt 28)", () => {
         return streamAnswer([text.slice(0, 7), text.slice(7, 90), text.slice(90, 91), text.slice(91)]);
       }
       if (path === "/api/sessions/s_1") return Response.json({ status: "idle", counts: { events: 8 } });
-      if (path === "/api/sessions/s_1/events") return new Response(run.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      // The catch-up after the stream: only what came after the last event shown (nothing, here).
+      if (path.startsWith("/api/sessions/s_1/events?after=")) {
+        const after = Number(path.split("=")[1]);
+        return new Response(
+          run
+            .filter((e) => e.seq > after)
+            .map((e) => `${JSON.stringify(e)}\n`)
+            .join(""),
+          { headers: { "x-log-seq": "8" } },
+        );
+      }
       return undefined;
     };
     const shown = [];
@@ -266,7 +276,7 @@ describe("LiveFeed on a server without STREAM_TOKEN_SECRET (hunt 28)", () => {
       "/api/sessions/s_1/stream-token",
       "/api/sessions/s_1/events/stream?after=3",
       "/api/sessions/s_1",
-      "/api/sessions/s_1/events",
+      "/api/sessions/s_1/events?after=8",
     ]);
     // The next run: no stream token is asked for again.
     asked.length = 0;

@@ -194,10 +194,16 @@ function syntheticSession(sessionId, runs) {
     contentType: "application/x-ndjson",
     body: records.map((r) => `${JSON.stringify(r)}\n`).join(""),
   });
+  // As the API answers: ?after= keeps the records after that seq, x-log-seq says where the log ends.
+  const seqOf = (record) => record.seq ?? Number(record.id.slice(2));
+  const after = (url, records) => {
+    const from = Number(new URL(url).searchParams.get("after") ?? 0);
+    return { ...ndjson(records.filter((r) => seqOf(r) > from)), headers: { "x-log-seq": String(seq) } };
+  };
   const answer = (url) => {
     const part = new URL(url).pathname.split("/")[4];
-    if (part === "messages") return ndjson(messages);
-    if (part === "events") return ndjson(events);
+    if (part === "messages") return after(url, messages);
+    if (part === "events") return after(url, events);
     if (part === "trace") return ndjson([]);
     if (part === "attributions") return { status: 200, contentType: "application/json", body: JSON.stringify({ attributions: [] }) };
     const info = { id: sessionId, title: "300 runs", workspaceId: null, projectId: null, createdAt, status: "idle" };
@@ -409,7 +415,12 @@ describe("session viewer", () => {
     // The log of a long session, served to the page as the API would (building 300 real runs takes minutes).
     const sessionId = "s_synthetic300";
     const log = syntheticSession(sessionId, 300);
-    await page.route(new RegExp(`/api/sessions/${sessionId}(/[a-z]+)?$`), (route) => route.fulfill(log.answer(route.request().url())));
+    const logRoute = new RegExp(`/api/sessions/${sessionId}(/[a-z]+)?(\\?.*)?$`);
+    const reads = [];
+    await page.route(logRoute, (route) => {
+      reads.push(new URL(route.request().url()));
+      return route.fulfill(log.answer(route.request().url()));
+    });
     try {
       await page.goto(`${proxy.base}/#/`);
       await page.waitForSelector("#session-list a");
@@ -445,10 +456,18 @@ describe("session viewer", () => {
         };
         tick();
       });
+      reads.length = 0;
       log.addRun();
       await page.waitForFunction(() => document.querySelector("#timeline > li:last-child .usage")?.textContent.includes("1,300 in"), null, {
         timeout: 60_000,
       });
+      // The new run's records were read as what came after those shown, never the whole log again.
+      const logReads = reads.filter((u) => /\/(messages|events)$/.test(u.pathname));
+      assert.ok(logReads.length > 0, "the new run's messages and events were read");
+      assert.deepEqual(
+        logReads.filter((u) => !(Number(u.searchParams.get("after")) > 0)).map((u) => u.pathname + u.search),
+        [],
+      );
       await page.waitForTimeout(500);
       assert.equal((await usage())[300], " · tokens 1,300 in · 5 out · 1,305 total (1 model call)");
       assert.equal(await page.evaluate(() => window.usageWrites), 301);
@@ -458,7 +477,7 @@ describe("session viewer", () => {
       });
       console.log(`# 300-run session: shown after ${openMs} ms; the 301st run stalled the page ${stall} ms at most`);
     } finally {
-      await page.unroute(new RegExp(`/api/sessions/${sessionId}(/[a-z]+)?$`));
+      await page.unroute(logRoute);
     }
   });
 

@@ -41,7 +41,7 @@ async function keys(prefix: string): Promise<string[]> {
 }
 
 async function exported(stub: DurableObjectStub<SessionRpc>, stream: "messages" | "events"): Promise<string> {
-  return new Response(withoutEndMark(unwrap(await stub.exportJsonl(stream)))).text();
+  return new Response(withoutEndMark(unwrap(await stub.exportJsonl(stream)).body)).text();
 }
 
 /**
@@ -270,7 +270,7 @@ describe("flushing the log to R2", () => {
   it("an export reads at most SEGMENT_PREFETCH_BYTES of segments ahead of its client", async () => {
     const { stub, gets } = await longFlushedLog();
     const segments = await runInDurableObject(stub, async (instance: SessionDO) => {
-      const body = withoutEndMark(unwrap(await instance.exportJsonl("events")));
+      const body = withoutEndMark(unwrap(await instance.exportJsonl("events")).body);
       // Nothing read yet: the first segment (the answer waits for it) and the next (1 MiB ahead).
       await new Promise((r) => setTimeout(r, 50));
       const early = [...gets];

@@ -1,0 +1,76 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { AgentEvent, AgentMessage } from "../../src/domain";
+import { DurableSessionStore } from "../../src/session/session-store";
+
+// GET .../messages, /events and /trace read from a seq on (hunt 35: the viewer re-read a long
+// session's whole history, megabytes, after every message of every run).
+
+const api = (path: string) => exports.default.fetch(new Request(`http://localhost${path}`));
+const store = new DurableSessionStore(env);
+const at = "2026-11-30T03:00:00.000Z";
+
+async function session(): Promise<string> {
+  const res = await exports.default.fetch(
+    new Request("http://localhost/api/sessions", { method: "POST", body: "{}", headers: { "content-type": "application/json" } }),
+  );
+  return ((await res.json()) as { sessionId: string }).sessionId;
+}
+
+const user = (sid: string, id: string, parentId: string | null): AgentMessage => ({
+  kind: "user",
+  id,
+  sessionId: sid,
+  parentId,
+  createdAt: at,
+  text: `text of ${id}`,
+});
+const started = (sid: string, eventId: string, runId: string): AgentEvent => ({
+  type: "agent_started",
+  eventId,
+  sessionId: sid,
+  createdAt: at,
+  runId,
+});
+
+async function read(path: string) {
+  const res = await api(path);
+  const lines = (await res.text()).split("\n").filter(Boolean);
+  return { status: res.status, through: res.headers.get("x-log-seq"), lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe("log exports from a seq", () => {
+  it("?after= keeps the records after that seq; x-log-seq is where the read ended, flushed to R2 or not", async () => {
+    const sid = await session();
+    await store.appendMessage(sid, user(sid, "m_1", null)); // seq 1
+    await store.appendEvent(sid, started(sid, "e_1", "r_1")); // seq 2
+    await store.appendMessage(sid, user(sid, "m_2", "m_1")); // seq 3
+    await store.stub(sid).flush(); // the first three in R2 segments now
+    await store.appendEvent(sid, started(sid, "e_2", "r_2")); // seq 4
+    await store.appendMessage(sid, user(sid, "m_3", "m_2")); // seq 5
+
+    const all = await read(`/api/sessions/${sid}/messages`);
+    expect([all.status, all.through, all.lines.map((m) => m.id)]).toEqual([200, "5", ["m_1", "m_2", "m_3"]]);
+    const since = (after: number) => read(`/api/sessions/${sid}/messages?after=${after}`);
+    expect((await since(1)).lines.map((m) => m.id)).toEqual(["m_2", "m_3"]);
+    expect((await since(3)).lines.map((m) => m.id)).toEqual(["m_3"]);
+    expect(await since(5)).toEqual({ status: 200, through: "5", lines: [] });
+
+    // What a client does: pass x-log-seq back, and get only what came since.
+    await store.appendMessage(sid, user(sid, "m_4", "m_3")); // seq 6
+    expect((await since(Number(all.through))).lines.map((m) => m.id)).toEqual(["m_4"]);
+
+    const events = await read(`/api/sessions/${sid}/events?after=2`);
+    expect([events.through, events.lines.map((e) => [e.seq, e.eventId])]).toEqual(["6", [[4, "e_2"]]]);
+    const trace = await read(`/api/sessions/${sid}/trace?after=0`);
+    expect([trace.status, trace.through, trace.lines]).toEqual([200, "6", []]);
+  });
+
+  it("an after that is not a seq is 400 invalid_query", async () => {
+    const sid = await session();
+    for (const after of ["-1", "x", "1.5", "9999999999999999"]) {
+      const res = await api(`/api/sessions/${sid}/events?after=${after}`);
+      expect([after, res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([after, 400, "invalid_query"]);
+    }
+  });
+});
