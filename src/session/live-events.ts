@@ -27,6 +27,13 @@ export const SSE_MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 /** The size counted for a live event held behind a replay when its JSON is not at hand. */
 const BUFFERED_EVENT_CHARS_GUESS = 256;
 
+/**
+ * A replay waiting this long for its client to read is ended with an error (the client resumes from
+ * its Last-Event-ID): a client that left without its cancel reaching the object (wrangler dev often
+ * drops it, hunt 36) would otherwise keep the replay, its read-ahead and its ping timer for good.
+ */
+export const SSE_STALLED_REPLAY_MS = 60_000;
+
 const unreadError = () => new Error(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`);
 
 /**
@@ -190,7 +197,7 @@ class LiveEventStream {
         }
         for (const item of batch) {
           this.send(item);
-          if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (this.room = resolve));
+          if (!this.closed && (this.controller.desiredSize ?? 1) <= 0) await this.waitForRoom();
         }
         if (this.closed) break;
         this.dropReplayed();
@@ -270,6 +277,19 @@ class LiveEventStream {
     this.buffered = null;
     this.controller.error(error);
     this.close(false);
+  }
+
+  /** Until the client reads (the stream's next pull) or the stream closes; a client that reads nothing for SSE_STALLED_REPLAY_MS is let go. */
+  private async waitForRoom(): Promise<void> {
+    let stalled: ReturnType<typeof setTimeout> | undefined;
+    await new Promise<void>((resolve) => {
+      this.room = resolve;
+      stalled = setTimeout(() => {
+        this.fail(new Error(`the client read nothing for ${SSE_STALLED_REPLAY_MS / 1000} s; resume from Last-Event-ID`));
+        resolve();
+      }, SSE_STALLED_REPLAY_MS);
+    });
+    clearTimeout(stalled);
   }
 
   private makeRoom(): void {

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "../../src/domain";
-import { EventHub, type SeqEvent, SSE_CHUNK_MAX_CHARS, SSE_MAX_UNREAD_BYTES, SSE_REPLAY_AHEAD_BYTES } from "../../src/session/live-events";
+import {
+  EventHub,
+  type SeqEvent,
+  SSE_CHUNK_MAX_CHARS,
+  SSE_MAX_UNREAD_BYTES,
+  SSE_REPLAY_AHEAD_BYTES,
+  SSE_STALLED_REPLAY_MS,
+} from "../../src/session/live-events";
 import { SSE_PING, SSE_RETRY, sseFrame } from "../../src/session/sse";
 import { deltaEvent } from "../helpers/records";
 
@@ -313,6 +320,23 @@ describe("EventHub", () => {
     await expect(later.ready).resolves.toBeUndefined();
     await expect(readAll(later.body)).rejects.toBe(unreadable);
     expect(hub.size).toBe(0);
+  });
+
+  it("lets go of a replay whose client has read nothing for SSE_STALLED_REPLAY_MS (a client gone without its cancel, hunt 36)", async () => {
+    vi.useFakeTimers();
+    const hub = new EventHub();
+    const events = Array.from({ length: 100 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) }));
+    const { body } = hub.open(
+      0,
+      () => batches(events),
+      () => true,
+    );
+    const reader = body.getReader();
+    await vi.advanceTimersByTimeAsync(SSE_STALLED_REPLAY_MS - 1_000);
+    expect(hub.size).toBe(1); // waiting for its client to read, within the deadline
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(hub.size).toBe(0);
+    await expect(reader.read()).rejects.toThrow(`the client read nothing for ${SSE_STALLED_REPLAY_MS / 1000} s; resume from Last-Event-ID`);
   });
 
   it("a cancelled reader is detached", async () => {
