@@ -19,6 +19,10 @@ async function refusal(res: Response) {
   return { status: res.status, code: body.error.code, message: body.error.message };
 }
 
+/** A one-file workspace upload's answer. */
+const uploadWorkspace = async () =>
+  api("/api/workspaces", { method: "POST", body: await tarOf({ "a.txt": "a\n" }), headers: { "content-type": "application/x-tar" } });
+
 async function session(): Promise<string> {
   const res = await api("/api/sessions", post({ title: "conventions" }));
   expect(res.status).toBe(201);
@@ -125,11 +129,7 @@ describe("bodies and answers", () => {
   });
 
   it("API answers are not stored by caches: JSON, files and errors carry no-store", async () => {
-    const upload = await api("/api/workspaces", {
-      method: "POST",
-      body: await tarOf({ "a.txt": "a\n" }),
-      headers: { "content-type": "application/x-tar" },
-    });
+    const upload = await uploadWorkspace();
     const { workspaceId } = (await upload.json()) as { workspaceId: string };
     const sid = ((await (await api("/api/sessions", post({ workspaceId }))).json()) as { sessionId: string }).sessionId;
     for (const path of [
@@ -150,11 +150,7 @@ describe("bodies and answers", () => {
   });
 
   it("a 201 that creates a session or a workspace names it in Location", async () => {
-    const upload = await api("/api/workspaces", {
-      method: "POST",
-      body: await tarOf({ "a.txt": "a\n" }),
-      headers: { "content-type": "application/x-tar" },
-    });
+    const upload = await uploadWorkspace();
     const { workspaceId } = (await upload.json()) as { workspaceId: string };
     expect(upload.headers.get("location")).toBe(`/api/workspaces/${workspaceId}`);
     const created = await api("/api/sessions", post({ workspaceId }));
