@@ -57,11 +57,3 @@ export class ReportedOnce {
     return true;
   }
 }
-
-/** A message quoted in a log line (an error's text may quote a provider's answer) keeps this many characters. */
-export const MAX_LOGGED_TEXT_CHARS = 300;
-
-/** `text` cut to `maxChars`, marked with `…` when cut. */
-export function clipped(text: string, maxChars = MAX_LOGGED_TEXT_CHARS): string {
-  return text.length <= maxChars ? text : `${text.slice(0, maxChars)}…`;
-}

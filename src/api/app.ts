@@ -1,6 +1,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { clipped, logLine } from "../log";
+import { clipText } from "../domain";
+import { logLine } from "../log";
 import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
 import { corsPolicy } from "./cors";
@@ -14,6 +15,9 @@ import { requestContext } from "./request-context";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
 import { workspaceRoutes } from "./workspaces";
+
+/** A 5xx's message in its log line (it may quote a provider's answer) keeps this many characters. */
+const MAX_LOGGED_MESSAGE_CHARS = 300;
 
 /**
  * The HTTP API: auth, validation and routing only; the work happens in the session's Durable Object.
@@ -56,7 +60,12 @@ export function createApp(): Hono<AppBindings> {
     c.set("errorCode", code);
     if (unexpected) logLine("error", "unhandled error", { requestId, error: err instanceof Error ? err.stack : String(err) });
     else if (status >= 500)
-      logLine(status === 503 ? "warn" : "error", "error answered", { requestId, status, code, message: clipped(message) });
+      logLine(status === 503 ? "warn" : "error", "error answered", {
+        requestId,
+        status,
+        code,
+        message: clipText(message, MAX_LOGGED_MESSAGE_CHARS),
+      });
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
     if (status === 503) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
     return c.json(body, status);

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { HarnessError } from "../domain";
+import { clipText, HarnessError } from "../domain";
 import { API_ROUTES } from "./route-docs";
 
 /** A documented route's path as a pattern: `:name` is one segment, `:name{re}` its own pattern. */
@@ -43,7 +43,7 @@ function decodeQueryPart(text: string): string | null {
   }
 }
 
-const quoted = (name: string) => JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name);
+const quoted = (name: string) => JSON.stringify(clipText(name, 60));
 
 /**
  * Middleware: a query parameter a route does not take, one given twice, or one that is not valid

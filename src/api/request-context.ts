@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { clipText } from "../domain";
 import { logLine, useLogLevel } from "../log";
 import type { AppBindings } from "./context";
 
@@ -40,5 +41,6 @@ export function requestContext(): MiddlewareHandler<AppBindings> {
 /** The path for the request line: whole up to MAX_LOGGED_PATH_CHARS, else clipped with `…` and its full length. */
 export function loggedPath(path: string): { path: string; pathChars?: number } {
   if (path.length <= MAX_LOGGED_PATH_CHARS) return { path };
-  return { path: `${path.slice(0, MAX_LOGGED_PATH_CHARS)}…`, pathChars: path.length };
+  // The first MAX_LOGGED_PATH_CHARS characters, then the mark.
+  return { path: clipText(path, MAX_LOGGED_PATH_CHARS + 1), pathChars: path.length };
 }
