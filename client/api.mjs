@@ -149,12 +149,14 @@ export class HarnessApi {
   }
 
   /**
-   * The messages of a session (JSONL, parsed).
+   * The messages of a session (JSONL, parsed); with `after` (a log seq), only those stored after it.
    * @param {string} id
+   * @param {{ after?: number }} [from]
    * @returns {Promise<Record<string, any>[]>}
    */
-  async messages(id) {
-    const text = await (await this.request("GET", `/api/sessions/${encodeURIComponent(id)}/messages`)).text();
+  async messages(id, from = {}) {
+    const query = from.after === undefined ? "" : `?after=${from.after}`;
+    const text = await (await this.request("GET", `/api/sessions/${encodeURIComponent(id)}/messages${query}`)).text();
     return text
       .split("\n")
       .filter((line) => line !== "")

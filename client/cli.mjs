@@ -226,6 +226,8 @@ async function run(api, values, text, io) {
   /** @type {Record<string, any> | null} */
   let terminal = null;
   let userMessageId = null;
+  /** The seq of the run's first event: its messages were stored after it (a long session's whole history is megabytes). */
+  let firstSeq = null;
   // Ctrl-C stops the run on the server too (leaving the stream alone does not), and the stream goes
   // on to the run's end; a second Ctrl-C leaves at once.
   let interrupts = 0;
@@ -243,6 +245,7 @@ async function run(api, values, text, io) {
     for await (const event of events) {
       if (values.json) io.stdout.write(`${JSON.stringify(event)}\n`);
       else progress.event(event);
+      firstSeq ??= event.seq;
       if (event.type === "user_message_appended") userMessageId = event.messageId;
       if (event.type === "agent_completed" || event.type === "agent_error") terminal = event;
     }
@@ -260,7 +263,7 @@ async function run(api, values, text, io) {
     const diff = await api.changes(sessionId);
     io.stdout.write(diff === "" ? `${p.dim("no changes")}\n` : `${p.bold("changes:")}\n${colorDiff(diff, p)}`);
   }
-  const usage = runUsage(await api.messages(sessionId), userMessageId);
+  const usage = await usageOfRun(api, sessionId, firstSeq, userMessageId);
   io.stdout.write(
     `${p.dim(`tokens: ${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total (${usage.calls} model call${usage.calls === 1 ? "" : "s"})`)}\n`,
   );
@@ -269,6 +272,22 @@ async function run(api, values, text, io) {
     return 1;
   }
   return exitCode;
+}
+
+/**
+ * The run's token usage from the messages stored since its first event (the whole log if its user
+ * message is not among them).
+ * @param {HarnessApi} api
+ * @param {string} sessionId
+ * @param {number | null} firstSeq
+ * @param {string | null} userMessageId
+ */
+async function usageOfRun(api, sessionId, firstSeq, userMessageId) {
+  if (firstSeq !== null) {
+    const recent = await api.messages(sessionId, { after: firstSeq - 1 });
+    if (recent.some((m) => m.id === userMessageId)) return runUsage(recent, userMessageId);
+  }
+  return runUsage(await api.messages(sessionId), userMessageId);
 }
 
 /**

@@ -12,7 +12,9 @@ export function startFlakyProxy(target) {
   const streams = new Set();
   let dropAfter = null;
   let dropped = 0;
+  const requests = [];
   const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url.replace(/([?&]token=)[^&]*/, "$1…")}`);
     const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       const isStream = String(answer.headers["content-type"] ?? "").startsWith("text/event-stream");
@@ -73,6 +75,10 @@ export function startFlakyProxy(target) {
         },
         get dropped() {
           return dropped;
+        },
+        /** Every request so far, as method and URL (a `token` query value hidden). */
+        get requests() {
+          return [...requests];
         },
         close: () =>
           new Promise((r) => {

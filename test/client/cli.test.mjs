@@ -153,10 +153,21 @@ describe("pi-harness run", () => {
     ]);
     assert.equal(first.code, 0, first.stderr);
     const sessionId = sessionIdOf(first.stdout);
-    const second = await cli(["run", "--session", sessionId, "and now?"]);
+    const seen = proxy.requests.length;
+    const second = await cli(["run", "--session", sessionId, "and now?"], { url: proxy.base });
     assert.equal(second.code, 0, second.stderr);
     assert.equal(sessionIdOf(second.stdout), sessionId);
     assert.match(second.stdout, /^hello world$/m);
+    // Its own run's tokens only, read from the messages stored since the run began (its agent_started).
+    assert.match(second.stdout, /^tokens: 10 in · 5 out · 15 total \(1 model call\)$/m);
+    const events = (await (await api(`/api/sessions/${sessionId}/events`)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const started = events.filter((e) => e.type === "agent_started").map((e) => e.seq);
+    assert.equal(started.length, 2);
+    const reads = proxy.requests.slice(seen).filter((r) => r.includes("/messages") && r.startsWith("GET "));
+    assert.deepEqual(reads, [`GET /api/sessions/${sessionId}/messages?after=${started[1] - 1}`]);
 
     const listed = await cli(["sessions", "--limit", "3"]);
     assert.equal(listed.code, 0);
