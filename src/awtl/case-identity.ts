@@ -20,6 +20,7 @@ const TEMPLATES: Record<string, (f: HintFacts) => string> = {
   no_match: (f) => `Read ${list(f.paths)} again right before editing it, and copy the text to replace exactly.`,
   ambiguous_match: (f) => `Give edit a longer oldText that occurs exactly once in ${list(f.paths)}.`,
   no_change: (f) => `Make sure an edit of ${list(f.paths)} actually changes the text.`,
+  overlapping_edits: (f) => `Give each edit of ${list(f.paths)} in one call its own text: edits must not overlap.`,
   binary_file: (f) => `Do not read ${list(f.paths)} as text: it is a binary file.`,
   file_too_large: (f) => `Keep ${list(f.paths)} under the file size limit.`,
   content_too_large: (f) => `Keep what you write to ${list(f.paths)} under the file size limit.`,

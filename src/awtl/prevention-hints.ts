@@ -77,6 +77,7 @@ const TEMPLATES: ReadonlyMap<string, (f: Shown) => string> = new Map([
   ["no_match", (f) => `Read ${f.paths} again right before editing it, and copy the text to replace exactly.`],
   ["ambiguous_match", (f) => `Give edit a longer oldText that occurs exactly once in ${f.paths}.`],
   ["no_change", (f) => `Make sure an edit of ${f.paths} actually changes the text.`],
+  ["overlapping_edits", (f) => `Give each edit of ${f.paths} in one call its own text: edits must not overlap.`],
   ["binary_file", (f) => `Do not read ${f.paths} as text: it is a binary file.`],
   ["file_too_large", (f) => `Keep ${f.paths} under the file size limit.`],
   ["content_too_large", (f) => `Keep what you write to ${f.paths} under the file size limit.`],

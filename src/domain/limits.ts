@@ -140,6 +140,8 @@ export const MAX_ARCHIVE_BYTES = 100 * MiB;
 export const MAX_ARCHIVE_FILES = 50_000;
 /** Largest file anywhere in a workspace: in an upload (bigger ones are skipped), the overlay, `write`, `edit`, `bash`. */
 export const MAX_FILE_BYTES = 16 * MiB;
+/** Most replacements in one `edit` call (each is matched against the file as it was before the call). */
+export const MAX_EDITS_PER_CALL = 100;
 /** Most `*` wildcards in one segment of a glob (a `**` segment aside): picomatch's regex backtracks, each one multiplies the work. */
 export const GLOB_MAX_STARS_PER_SEGMENT = 3;
 /**
@@ -265,6 +267,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written and ${count(MAX_SESSION_CHANGE_VERSIONS)} file versions, replaced versions and deletions included (a write or deletion past either fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it)`,
   ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
+  ["one `edit` call", `${count(MAX_EDITS_PER_CALL)} replacements in one file`],
   ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],
   [
     "a `grep` pattern",

@@ -1,8 +1,8 @@
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { z } from "zod";
-import { MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
+import { MAX_EDITS_PER_CALL, MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { encodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
-import { listed, locate } from "./edit-match";
+import { listed, locate, type Normalisation } from "./edit-match";
 import { filePathArg, type Tool, ToolError } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { writeChecked } from "./write";
@@ -11,25 +11,58 @@ import { writeChecked } from "./write";
 export const EDIT_DIFF_CONTEXT_LINES = 3;
 export const EDIT_MAX_DIFF_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
+const Replacement = z.strictObject({
+  oldText: z.string().min(1).describe("Exact text to replace; must occur exactly once in the file as it was before this call"),
+  newText: z.string().describe("Text to put in its place"),
+});
+
 export const EditParams = z.strictObject({
   path: z.string().min(1).describe("Path of the file to edit, relative to the workspace root"),
-  oldText: z.string().min(1).describe("Exact text to replace; must occur exactly once in the file"),
-  newText: z.string().describe("Text to put in its place"),
+  edits: z
+    .array(Replacement)
+    .min(1)
+    .max(MAX_EDITS_PER_CALL)
+    .describe(`1-${MAX_EDITS_PER_CALL} replacements, each matched against the file as it was before this call; they must not overlap`),
 });
 export type EditParams = z.infer<typeof EditParams>;
 
+/** A replacement found in the file: where its oldText is (in LF-normalised text) and what goes there. */
+interface Placed {
+  index: number;
+  start: number;
+  end: number;
+  newText: string;
+  normalised: readonly Normalisation[];
+}
+
 /**
- * Replaces exactly one occurrence of `oldText`. Matching is done on LF-normalised text, so the
- * model need not reproduce CRLF; the file keeps its line endings and its BOM.
+ * Replaces text in one file: each of `edits` names one occurrence of its `oldText` in the file as it
+ * was before the call, and the edits must not overlap (pi's edit; its older single `oldText`/`newText`
+ * form is taken too). Matching is done on LF-normalised text, so the model need not reproduce CRLF;
+ * the file keeps its line endings and its BOM.
  */
 export const editTool: Tool<EditParams> = {
   name: "edit",
   description:
-    "Edit a file by replacing oldText with newText. oldText must match the file exactly (whitespace and indentation " +
-    "included; line endings may be LF) and occur exactly once: include enough surrounding lines to make it unique, " +
-    "but keep it small. The file's line endings (LF/CRLF) and BOM are preserved. Returns a unified diff of the change. " +
-    `Changes go to this session's overlay. At most ${formatSize(MAX_FILE_BYTES)} per file.`,
+    "Edit a file by replacing text. Each edits[i].oldText must match the file exactly (whitespace and indentation " +
+    "included; line endings may be LF) and occur exactly once in the file as it was before this call: include enough " +
+    "surrounding lines to make it unique, but keep it small. For several changes to one file, send them as several " +
+    "edits in one call; they must not overlap. The file's line endings (LF/CRLF) and BOM are preserved. Returns a " +
+    `unified diff of the change. Changes go to this session's overlay. At most ${formatSize(MAX_FILE_BYTES)} per file.`,
   parameters: EditParams,
+  prepareArguments: (args) => {
+    if (typeof args.edits === "string") {
+      // Some models send the array as a JSON string.
+      try {
+        return { ...args, edits: JSON.parse(args.edits) };
+      } catch {
+        return args;
+      }
+    }
+    if (args.edits !== undefined || !("oldText" in args || "newText" in args)) return args;
+    const { oldText, newText, ...rest } = args;
+    return { ...rest, edits: [{ oldText, newText }] };
+  },
   mutates: true,
   pathArgs: ["path"],
   async execute(args, { fs, signal }) {
@@ -42,20 +75,27 @@ export const editTool: Tool<EditParams> = {
     if (exact === null) throw new ToolError("binary_file", `${path} is not UTF-8 text; edit changes UTF-8 text files only`);
     const raw = bom ? exact.slice(1) : exact;
     const content = raw.replaceAll("\r\n", "\n");
-    const oldText = args.oldText.replaceAll("\r\n", "\n");
-    const newText = args.newText.replaceAll("\r\n", "\n");
 
-    const found = locate(content, oldText, path);
-    if (oldText === newText) throw new ToolError("no_change", `oldText and newText are identical; nothing to change in ${path}`);
-
-    const { start, end } = found;
-    const updated = content.slice(0, start) + newText + content.slice(end);
-    if (updated === content) throw new ToolError("no_change", `newText is the text already there; nothing to change in ${path}`);
+    const placed = placeEdits(content, args.edits, path);
     // Only the replaced text changes in the file: its other lines keep their own endings.
-    const rawStart = rawOffset(raw, start);
-    const rawEnd = rawOffset(raw, end);
-    const eol = lineEnding(raw, rawStart, rawEnd);
-    const written = raw.slice(0, rawStart) + newText.replaceAll("\n", eol) + raw.slice(rawEnd);
+    let updated = "";
+    let written = "";
+    let at = 0;
+    let rawAt = 0;
+    for (const edit of placed) {
+      const rawStart = rawOffset(raw, edit.start);
+      const rawEnd = rawOffset(raw, edit.end);
+      updated += content.slice(at, edit.start) + edit.newText;
+      written += raw.slice(rawAt, rawStart) + edit.newText.replaceAll("\n", lineEnding(raw, rawStart, rawEnd));
+      at = edit.end;
+      rawAt = rawEnd;
+    }
+    updated += content.slice(at);
+    written += raw.slice(rawAt);
+    if (updated === content) {
+      const what = placed.length === 1 ? "newText is the text already there" : "the edits leave the text as it is";
+      throw new ToolError("no_change", `${what}; nothing to change in ${path}`);
+    }
     await writeChecked(fs, path, encodeText(written, bom));
 
     const patch = createTwoFilesPatch(`a/${path}`, `b/${path}`, content, updated, undefined, undefined, {
@@ -64,13 +104,55 @@ export const editTool: Tool<EditParams> = {
     });
     const diff = truncateHead(patch.trimEnd(), { maxBytes: EDIT_MAX_DIFF_BYTES });
     const notices = diff.truncated ? ["Diff truncated; read the file to see the result"] : [];
-    const how =
-      found.normalised.length > 0
-        ? ` oldText matched only after normalising ${listed(found.normalised)}; the rest of the file is unchanged.`
-        : "";
-    return { text: withNotices(`Successfully replaced 1 block in ${path}.${how}\n\n${diff.content}`, notices), error: false };
+    const blocks = placed.length === 1 ? "1 block" : `${placed.length} blocks`;
+    return {
+      text: withNotices(`Successfully replaced ${blocks} in ${path}.${normalisedNote(placed)}\n\n${diff.content}`, notices),
+      error: false,
+    };
   },
 };
+
+/**
+ * Where each edit's oldText is in `content` (LF-normalised), in file order. Refused: an edit that
+ * changes nothing, one whose oldText is missing or not unique, and edits that overlap. With several
+ * edits, a refusal names the edit (`edits[i]`).
+ */
+function placeEdits(content: string, edits: EditParams["edits"], path: string): Placed[] {
+  const several = edits.length > 1;
+  const placed = edits.map((edit, index): Placed => {
+    const oldText = edit.oldText.replaceAll("\r\n", "\n");
+    const newText = edit.newText.replaceAll("\r\n", "\n");
+    try {
+      const found = locate(content, oldText, path);
+      if (oldText === newText) throw new ToolError("no_change", `oldText and newText are identical; nothing to change in ${path}`);
+      return { index, start: found.start, end: found.end, newText, normalised: found.normalised };
+    } catch (err) {
+      if (several && err instanceof ToolError) throw new ToolError(err.code, `edits[${index}]: ${err.message}`);
+      throw err;
+    }
+  });
+  placed.sort((a, b) => a.start - b.start || a.index - b.index);
+  for (let i = 1; i < placed.length; i++) {
+    const [before, after] = [placed[i - 1]!, placed[i]!];
+    if (after.start < before.end) {
+      const [first, second] = [Math.min(before.index, after.index), Math.max(before.index, after.index)];
+      throw new ToolError(
+        "overlapping_edits",
+        `edits[${first}] and edits[${second}] overlap in ${path}: each edit must replace its own text; merge them into one edit`,
+      );
+    }
+  }
+  return placed;
+}
+
+/** What a fallback match overlooked, if any edit needed one. */
+function normalisedNote(placed: readonly Placed[]): string {
+  const overlooked = placed.filter((p) => p.normalised.length > 0);
+  if (overlooked.length === 0) return "";
+  const kinds = [...new Set(overlooked.flatMap((p) => p.normalised))];
+  const which = placed.length === 1 ? "oldText" : `the oldText of ${overlooked.map((p) => `edits[${p.index}]`).join(", ")}`;
+  return ` ${which} matched only after normalising ${listed(kinds)}; the rest of the file is unchanged.`;
+}
 
 /** Where the first `n` characters of `raw` with CRLF read as LF end in `raw`. */
 function rawOffset(raw: string, n: number): number {

@@ -119,7 +119,7 @@ export class ToolExecutionService implements ToolRunner {
     const forbidden = checkPermission(tool, this.options);
     if (forbidden) return deny(forbidden);
 
-    const parsed = (tool.parameters as z.ZodType).safeParse(call.arguments);
+    const parsed = (tool.parameters as z.ZodType).safeParse(tool.prepareArguments?.(call.arguments) ?? call.arguments);
     if (!parsed.success) {
       return deny({ reason: "invalid_arguments", message: `invalid arguments for ${tool.name}: ${formatIssues(parsed.error.issues)}` });
     }

@@ -56,6 +56,11 @@ export interface Tool<P = unknown> {
   describe?(budget: OutputBudget): string;
   /** Validates the model's arguments; also the source of the JSON Schema offered to the model. */
   parameters: z.ZodType<P>;
+  /**
+   * Turns an older shape of the arguments into the one `parameters` describes, before they are
+   * validated (recorded tool calls, and models used to another harness's tools, send them).
+   */
+  prepareArguments?(args: Record<string, unknown>): Record<string, unknown>;
   /** True for tools that change files (write, edit): denied unless the run allows writes. */
   mutates: boolean;
   /** True for bash: denied unless the run allows bash. */
@@ -78,6 +83,7 @@ export type ToolErrorCode =
   | "no_match"
   | "ambiguous_match"
   | "no_change"
+  | "overlapping_edits"
   | "content_too_large"
   | "bash_unavailable"
   | "aborted";

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { editTool } from "../../src/tools/edit";
+import { EditParams, editTool } from "../../src/tools/edit";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const edit = (fs: MemoryWorkspaceFs, path: string, oldText: string, newText: string) =>
-  editTool.execute({ path, oldText, newText }, toolContext(fs, { allowWrite: true }));
+  editTool.execute({ path, edits: [{ oldText, newText }] }, toolContext(fs, { allowWrite: true }));
+const editAll = (fs: MemoryWorkspaceFs, path: string, edits: { oldText: string; newText: string }[]) =>
+  editTool.execute({ path, edits }, toolContext(fs, { allowWrite: true }));
 
 describe("edit", () => {
   it("replaces the one occurrence and returns a unified diff", async () => {
@@ -169,5 +171,98 @@ describe("edit", () => {
   it("refuses binary files and passes on not_found", async () => {
     await expect(edit(fixtureFs(), "assets/logo.bin", "PNG", "JPG")).rejects.toMatchObject({ code: "binary_file" });
     await expect(edit(fixtureFs(), "missing.ts", "a", "b")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("applies several edits in one call, each matched against the file as it was, in file order whatever their order", async () => {
+    const fs = new MemoryWorkspaceFs({ "m.ts": "const a = 1;\r\nconst b = 2;\r\nconst c = 3;\r\n" });
+    const out = await editAll(fs, "m.ts", [
+      { oldText: "const c = 3;", newText: "const c = 30;" },
+      { oldText: "const a = 1;", newText: "const a = 10;\nconst a2 = 11;" },
+      // Matched against the original: "const a = 1;" is still what this one names, not the new text.
+      { oldText: "b = 2", newText: "b = 20" },
+    ]);
+    expect(fs.text("m.ts")).toBe("const a = 10;\r\nconst a2 = 11;\r\nconst b = 20;\r\nconst c = 30;\r\n");
+    expect(out.text).toBe(
+      [
+        "Successfully replaced 3 blocks in m.ts.",
+        "",
+        "--- a/m.ts",
+        "+++ b/m.ts",
+        "@@ -1,3 +1,4 @@",
+        "-const a = 1;",
+        "-const b = 2;",
+        "-const c = 3;",
+        "+const a = 10;",
+        "+const a2 = 11;",
+        "+const b = 20;",
+        "+const c = 30;",
+      ].join("\n"),
+    );
+  });
+
+  it("refuses overlapping edits and names them; refusals of one of several edits name it; nothing is written", async () => {
+    const fs = new MemoryWorkspaceFs({ "o.txt": "alpha beta gamma\nalpha\n" });
+    await expect(
+      editAll(fs, "o.txt", [
+        { oldText: "gamma", newText: "G" },
+        { oldText: "alpha beta", newText: "AB" },
+        { oldText: "beta gamma", newText: "BG" },
+      ]),
+    ).rejects.toMatchObject({
+      code: "overlapping_edits",
+      message: "edits[1] and edits[2] overlap in o.txt: each edit must replace its own text; merge them into one edit",
+    });
+    await expect(
+      editAll(fs, "o.txt", [
+        { oldText: "gamma", newText: "G" },
+        { oldText: "alpha", newText: "A" },
+      ]),
+    ).rejects.toMatchObject({
+      code: "ambiguous_match",
+      message:
+        "edits[1]: Found 2 occurrences of oldText in o.txt (at lines 1, 2). It must occur exactly once: add surrounding lines to oldText to make it unique.",
+    });
+    await expect(
+      editAll(fs, "o.txt", [
+        { oldText: "gamma", newText: "gamma" },
+        { oldText: "beta", newText: "B" },
+      ]),
+    ).rejects.toMatchObject({ code: "no_change", message: "edits[0]: oldText and newText are identical; nothing to change in o.txt" });
+    await expect(editAll(fs, "o.txt", [{ oldText: "delta", newText: "D" }])).rejects.toMatchObject({
+      code: "no_match",
+      message: expect.stringMatching(/^Could not find oldText in o\.txt\./),
+    });
+    // Adjacent is not overlapping.
+    await editAll(fs, "o.txt", [
+      { oldText: "alpha ", newText: "a " },
+      { oldText: "beta gamma", newText: "b g" },
+    ]);
+    expect(fs.text("o.txt")).toBe("a b g\nalpha\n");
+  });
+
+  it("says which of several edits matched only after normalising", async () => {
+    const fs = new MemoryWorkspaceFs({ "q.py": "x = \u201chi\u201d\ny = 1\n" });
+    const out = await editAll(fs, "q.py", [
+      { oldText: "y = 1", newText: "y = 2" },
+      { oldText: 'x = "hi"', newText: 'x = "bye"' },
+    ]);
+    expect(out.text.split("\n")[0]).toBe(
+      "Successfully replaced 2 blocks in q.py. the oldText of edits[1] matched only after normalising typographic quotes; the rest of the file is unchanged.",
+    );
+    expect(fs.text("q.py")).toBe('x = "bye"\ny = 2\n');
+  });
+
+  it("takes pi's older single oldText/newText form and an edits array sent as a JSON string", () => {
+    const prepare = (args: Record<string, unknown>) => EditParams.safeParse(editTool.prepareArguments!(args));
+    expect(prepare({ path: "a", oldText: "x", newText: "y" }).data).toEqual({ path: "a", edits: [{ oldText: "x", newText: "y" }] });
+    expect(prepare({ path: "a", edits: '[{"oldText":"x","newText":"y"}]' }).data).toEqual({
+      path: "a",
+      edits: [{ oldText: "x", newText: "y" }],
+    });
+    // Both forms at once, or a string that is not JSON: the schema refuses them as they are.
+    expect(prepare({ path: "a", oldText: "x", newText: "y", edits: [{ oldText: "x", newText: "y" }] }).success).toBe(false);
+    expect(prepare({ path: "a", edits: "[{" }).success).toBe(false);
+    expect(prepare({ path: "a", edits: [] }).success).toBe(false);
+    expect(prepare({ path: "a", edits: Array.from({ length: 101 }, (_, i) => ({ oldText: `${i}`, newText: "" })) }).success).toBe(false);
   });
 });

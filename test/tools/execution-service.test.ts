@@ -149,6 +149,21 @@ describe("ToolExecutionService: denials", () => {
     );
   });
 
+  it("prepares a tool's older argument shape before validating: edit's top-level oldText/newText", async () => {
+    const s = service({ allowWrite: true });
+    const legacy = await s.execute(call("edit", { path: "README.md", oldText: "TODO", newText: "DONE" }), signal);
+    expect(legacy).toMatchObject({ outcome: "finished", error: false });
+    // Both shapes at once fit neither: the schema names the extra keys.
+    const both = await s.execute(
+      call("edit", { path: "README.md", oldText: "DONE", newText: "x", edits: [{ oldText: "DONE", newText: "y" }] }),
+      signal,
+    );
+    expect(both.text).toBe('invalid_arguments: invalid arguments for edit: Unrecognized keys: "oldText", "newText"');
+    expect((await s.execute(call("edit", { path: "README.md", oldText: "DONE" }), signal)).text).toBe(
+      "invalid_arguments: invalid arguments for edit: edits.0.newText: Invalid input: expected string, received undefined",
+    );
+  });
+
   it.each([
     ["read", { path: "../outside.txt" }, 'path_escape: path "../outside.txt" leaves the workspace root'],
     ["ls", { path: "/etc" }, 'path_escape: path "/etc" is absolute and not under /workspace; use a path relative to the workspace root'],

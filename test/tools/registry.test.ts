@@ -159,16 +159,26 @@ describe("registry", () => {
             type: "string",
             description: "Path of the file to edit, relative to the workspace root",
           },
-          oldText: {
-            type: "string",
-            description: "Exact text to replace; must occur exactly once in the file",
-          },
-          newText: {
-            type: "string",
-            description: "Text to put in its place",
+          edits: {
+            type: "array",
+            description: "1-100 replacements, each matched against the file as it was before this call; they must not overlap",
+            items: {
+              type: "object",
+              properties: {
+                oldText: {
+                  type: "string",
+                  description: "Exact text to replace; must occur exactly once in the file as it was before this call",
+                },
+                newText: {
+                  type: "string",
+                  description: "Text to put in its place",
+                },
+              },
+              required: ["oldText", "newText"],
+            },
           },
         },
-        required: ["path", "oldText", "newText"],
+        required: ["path", "edits"],
       },
       bash: {
         type: "object",

@@ -39,7 +39,7 @@ describe("write", () => {
     });
     await expect(readTool.execute({ path: "README.md/" }, toolContext(fs))).rejects.toMatchObject({ code: "is_directory" });
     await expect(
-      editTool.execute({ path: "README.md/.", oldText: "a", newText: "b" }, toolContext(fs, { allowWrite: true })),
+      editTool.execute({ path: "README.md/.", edits: [{ oldText: "a", newText: "b" }] }, toolContext(fs, { allowWrite: true })),
     ).rejects.toMatchObject({ code: "is_directory" });
     expect(fs.files()).toEqual(before);
     expect((await readTool.execute({ path: "./README.md" }, toolContext(fs))).error).toBe(false);
