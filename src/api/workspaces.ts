@@ -6,7 +6,7 @@ import { ingestWorkspace } from "../workspace/ingest";
 import { ingestSlots } from "../workspace/ingest-slots";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
-import { deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
+import { deleteWorkspace, openWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
 import type { WorkspaceMeta } from "../workspace/snapshot-layout";
 import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readQuery } from "./body";
@@ -96,7 +96,7 @@ export const workspaceRoutes = new Hono<AppBindings>()
   .get("/:wid/files/:path{[\\s\\S]+}", async (c) => {
     const wid = workspaceIdOf(c.req.param("wid"));
     const path = resolveWorkspacePath(c.req.param("path"));
-    const snapshot = await loadWorkspace(c.env.STORE, wid, c.get("tenant"));
+    const snapshot = await openWorkspace(c.env.STORE, wid, c.get("tenant"));
     const { entry, body } = await snapshot.fileStream(path);
     return new Response(body, {
       headers: { "content-type": "application/octet-stream", "content-length": String(entry.size), "x-content-type-options": "nosniff" },

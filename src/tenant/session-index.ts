@@ -124,20 +124,25 @@ export class SessionIndex {
 
   /** Newest first; `after` continues a listing (sessions created since then sort before it, so pages stay stable). */
   list(limit: number, after: ListPosition | null, projectId: string | null, orWithoutProject = false): SessionPage {
-    const where = ["deleting = 0"];
-    const args: (string | number)[] = [];
-    if (projectId) {
-      // `orWithoutProject`: the project is the default one, where sessions created without one learn.
-      where.push(orWithoutProject ? "(project_id = ? OR project_id IS NULL)" : "project_id = ?");
-      args.push(projectId);
-    }
-    if (after) {
-      where.push("rowid < ?");
-      args.push(after.position);
-    }
-    const rows = this.sql
-      .exec<Row>(`SELECT rowid AS position, * FROM sessions WHERE ${where.join(" AND ")} ORDER BY rowid DESC LIMIT ?`, ...args, limit + 1)
-      .toArray();
+    const args: (string | number | null)[] = [];
+    const walk = (project: string | null | undefined) => {
+      const where = ["deleting = 0"];
+      if (project === null) where.push("project_id IS NULL");
+      if (project) where.push("project_id = ?");
+      if (project) args.push(project);
+      if (after) where.push("rowid < ?");
+      if (after) args.push(after.position);
+      args.push(limit + 1);
+      return `SELECT rowid AS position, * FROM sessions WHERE ${where.join(" AND ")} ORDER BY rowid DESC LIMIT ?`;
+    };
+    // `orWithoutProject`: the project is the default one, where sessions created without one learn.
+    // Two walks of the project index merged, not one `OR` (SQLite sorts every row an `OR` matches).
+    const query =
+      projectId && orWithoutProject
+        ? `SELECT * FROM (${walk(projectId)}) UNION ALL SELECT * FROM (${walk(null)}) ORDER BY position DESC LIMIT ?`
+        : walk(projectId ?? undefined);
+    if (projectId && orWithoutProject) args.push(limit + 1);
+    const rows = this.sql.exec<Row>(query, ...args).toArray();
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return { items: page.map(toSummary), nextCursor: rows.length > limit && last ? encodeCursor({ position: last.position }) : null };

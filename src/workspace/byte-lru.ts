@@ -1,12 +1,13 @@
-/** A least-recently-used cache of byte arrays, bounded by their total size in bytes. */
-export class ByteLru {
-  private readonly entries = new Map<string, Uint8Array>();
+/** A least-recently-used cache bounded by the total size of its values, in bytes, as `sizeOf` counts them. */
+export class SizedLru<V> {
+  private readonly entries = new Map<string, { value: V; bytes: number }>();
   private total = 0;
   /** Bytes of `maxBytes` lent to other work (`reserve`). */
   private reserved = 0;
 
   constructor(
     private readonly maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
     /** Larger values are never cached (one big file should not evict everything). */
     private readonly maxEntryBytes = maxBytes / 4,
   ) {}
@@ -15,20 +16,21 @@ export class ByteLru {
     return this.total;
   }
 
-  get(key: string): Uint8Array | undefined {
-    const value = this.entries.get(key);
-    if (value) {
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry) {
       this.entries.delete(key);
-      this.entries.set(key, value);
+      this.entries.set(key, entry);
     }
-    return value;
+    return entry?.value;
   }
 
-  set(key: string, value: Uint8Array): void {
+  set(key: string, value: V): void {
     this.delete(key);
-    if (value.byteLength > Math.min(this.maxEntryBytes, this.maxBytes - this.reserved)) return;
-    this.entries.set(key, value);
-    this.total += value.byteLength;
+    const bytes = this.sizeOf(value);
+    if (bytes > Math.min(this.maxEntryBytes, this.maxBytes - this.reserved)) return;
+    this.entries.set(key, { value, bytes });
+    this.total += bytes;
     this.evictPast(this.maxBytes - this.reserved);
   }
 
@@ -39,22 +41,29 @@ export class ByteLru {
   }
 
   private evictPast(limit: number): void {
-    for (const [oldest, bytes] of this.entries) {
+    for (const [oldest, { bytes }] of this.entries) {
       if (this.total <= limit) break;
       this.entries.delete(oldest);
-      this.total -= bytes.byteLength;
+      this.total -= bytes;
     }
   }
 
   delete(key: string): void {
-    const value = this.entries.get(key);
-    if (!value) return;
+    const entry = this.entries.get(key);
+    if (!entry) return;
     this.entries.delete(key);
-    this.total -= value.byteLength;
+    this.total -= entry.bytes;
   }
 
   clear(): void {
     this.entries.clear();
     this.total = 0;
+  }
+}
+
+/** A least-recently-used cache of byte arrays, bounded by their total size in bytes. */
+export class ByteLru extends SizedLru<Uint8Array> {
+  constructor(maxBytes: number, maxEntryBytes = maxBytes / 4) {
+    super(maxBytes, (value) => value.byteLength, maxEntryBytes);
   }
 }

@@ -1,5 +1,5 @@
 import { logLine, ReportedOnce } from "../log";
-import { ByteLru } from "./byte-lru";
+import { ByteLru, SizedLru } from "./byte-lru";
 import { WorkspaceError } from "./errors";
 import { PackReader } from "./pack";
 import { comparePaths } from "./paths";
@@ -398,6 +398,47 @@ export async function readWorkspaceMeta(bucket: R2Bucket, workspaceId: string, o
 
 /** Loads a complete snapshot (meta and index, read at once); see `readWorkspaceMeta` for the owner check. */
 export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner?: string | null): Promise<Snapshot> {
+  return (await readSnapshot(bucket, workspaceId, owner)).snapshot;
+}
+
+/**
+ * The snapshots `openWorkspace` keeps for the isolate, counted by the size of their index's JSON
+ * (parsed, an index takes about three times that): a 40,000-file index is about 3 MB.
+ */
+export const SNAPSHOT_CACHE_BYTES = 4 * 1024 * 1024;
+const snapshotCache = new SizedLru<{ snapshot: Snapshot; indexBytes: number }>(
+  SNAPSHOT_CACHE_BYTES,
+  (entry) => entry.indexBytes,
+  SNAPSHOT_CACHE_BYTES,
+);
+
+/** Lends `bytes` of the snapshot cache's budget to other work in the isolate (`shared-caches.ts`). */
+export function reserveSnapshotCache(bytes: number): void {
+  snapshotCache.reserve(bytes);
+}
+
+/**
+ * A snapshot for a request that reads one file of it (`GET /api/workspaces/:wid/files/...`): the
+ * index, which names every file, is read and parsed once per isolate, not per request. Snapshots
+ * never change; their meta is read on every call, so the owner is checked and a deleted workspace
+ * (its meta goes first) is not served.
+ */
+export async function openWorkspace(bucket: R2Bucket, workspaceId: string, owner: string | null): Promise<Snapshot> {
+  const cached = snapshotCache.get(workspaceId);
+  if (cached) {
+    await readWorkspaceMeta(bucket, workspaceId, owner);
+    return cached.snapshot;
+  }
+  const read = await readSnapshot(bucket, workspaceId, owner);
+  snapshotCache.set(workspaceId, read);
+  return read.snapshot;
+}
+
+async function readSnapshot(
+  bucket: R2Bucket,
+  workspaceId: string,
+  owner?: string | null,
+): Promise<{ snapshot: Snapshot; indexBytes: number }> {
   const index = bucket.get(workspaceKeys(workspaceId).index);
   let meta: WorkspaceMeta;
   try {
@@ -409,12 +450,13 @@ export async function loadWorkspace(bucket: R2Bucket, workspaceId: string, owner
   }
   const object = await index;
   if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${workspaceId} has no index`);
-  return new Snapshot(bucket, meta, (await object.json()) as WorkspaceIndex);
+  return { snapshot: new Snapshot(bucket, meta, (await object.json()) as WorkspaceIndex), indexBytes: object.size };
 }
 
 /** Removes every object of a workspace (meta first and alone, so a half-done delete no longer loads). */
 export async function deleteWorkspace(bucket: R2Bucket, workspaceId: string): Promise<void> {
   const keys = workspaceKeys(workspaceId);
+  snapshotCache.delete(workspaceId);
   await bucket.delete(keys.meta);
   await bucket.delete([keys.index, keys.pack, keys.upload, keys.result]);
   const prefix = keys.prefix;

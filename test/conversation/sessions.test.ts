@@ -47,6 +47,27 @@ describe("GET /api/sessions", () => {
     expect(ids.indexOf(named)).toBeLessThan(ids.indexOf(none));
   });
 
+  it("pages through p_default's two kinds of sessions merged newest first, with none skipped or repeated", async () => {
+    const made: { id: string; listed: boolean }[] = [];
+    for (const projectId of [undefined, "p_default", "p_elsewhere", undefined, undefined, "p_elsewhere", "p_default", undefined]) {
+      const { sessionId } = (await create(projectId ? { projectId } : {})).body;
+      made.push({ id: sessionId, listed: projectId !== "p_elsewhere" });
+    }
+    const expected = made
+      .filter((m) => m.listed)
+      .map((m) => m.id)
+      .reverse();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Page = await list(`projectId=p_default&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((s) => s.id));
+      cursor = page.nextCursor;
+    } while (cursor && seen.length < expected.length);
+    expect(seen.slice(0, expected.length)).toEqual(expected);
+  });
+
   it("keeps status, counts and updatedAt fresh: the session reports to its index when a run starts and ends", async () => {
     const { sessionId } = await sessionWithModel((body) => echoAnswer(body));
     await api(`/api/sessions/${sessionId}`, {

@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
-import { CACHE_BYTES, coalesce, deleteWorkspace, loadWorkspace, readWorkspaceMeta } from "../../src/workspace/snapshot";
+import { ingestsRunning } from "../../src/workspace/shared-caches";
+import { CACHE_BYTES, coalesce, deleteWorkspace, loadWorkspace, openWorkspace, readWorkspaceMeta } from "../../src/workspace/snapshot";
 import { decode, keysUnder, streamOf, tarOf } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
 
@@ -167,6 +168,40 @@ describe("Snapshot", () => {
     expect(await codeOf(loadWorkspace(env.STORE, "w_snap3", "mallory"))).toBe("workspace_not_found");
     expect(await codeOf(loadWorkspace(env.STORE, "w_snap3", null))).toBe("workspace_not_found");
     expect(await codeOf(loadWorkspace(env.STORE, "w_nothing"))).toBe("workspace_not_found");
+  });
+
+  it("opens a snapshot for the file route once per isolate: later opens read only its meta (owner, existence)", async () => {
+    await seedWorkspace("w_snap_open", { "a.txt": "alpha", "b.txt": "beta" }, "alice");
+    const { bucket, gets } = recordingBucket();
+    const first = await openWorkspace(bucket, "w_snap_open", "alice");
+    expect(gets.map((g) => g.key).sort()).toEqual(["workspaces/w_snap_open/index.json", "workspaces/w_snap_open/meta.json"]);
+    gets.length = 0;
+    const again = await openWorkspace(bucket, "w_snap_open", "alice");
+    expect(again).toBe(first);
+    expect(gets).toEqual([{ key: "workspaces/w_snap_open/meta.json" }]);
+    expect(again.stat("b.txt")).toEqual({ type: "file", size: 4, mode: 0o644 });
+    // Another tenant is refused even though the snapshot is cached; a deleted workspace is gone at once.
+    expect(await codeOf(openWorkspace(bucket, "w_snap_open", "mallory"))).toBe("workspace_not_found");
+    await deleteWorkspace(env.STORE, "w_snap_open");
+    expect(await codeOf(openWorkspace(bucket, "w_snap_open", "alice"))).toBe("workspace_not_found");
+  });
+
+  it("gives the snapshot cache back to ingests while they run", async () => {
+    await seedWorkspace("w_snap_lend", { "a.txt": "alpha" }, "alice");
+    const { bucket, gets } = recordingBucket();
+    await openWorkspace(bucket, "w_snap_lend", "alice");
+    ingestsRunning(2);
+    gets.length = 0;
+    try {
+      await openWorkspace(bucket, "w_snap_lend", "alice");
+      expect(gets.map((g) => g.key).sort()).toEqual(["workspaces/w_snap_lend/index.json", "workspaces/w_snap_lend/meta.json"]);
+    } finally {
+      ingestsRunning(0);
+    }
+    await openWorkspace(bucket, "w_snap_lend", "alice");
+    gets.length = 0;
+    await openWorkspace(bucket, "w_snap_lend", "alice");
+    expect(gets).toEqual([{ key: "workspaces/w_snap_lend/meta.json" }]);
   });
 
   it("streams one file for downloads", async () => {
