@@ -12,7 +12,7 @@ import {
   SessionId,
   WorkspaceId,
 } from "../domain";
-import { API_ROUTES, COMMON_API_ERRORS, type Content, type RouteDoc } from "./route-docs";
+import { API_ROUTES, BODY_API_ERRORS, COMMON_API_ERRORS, type Content, type RouteDoc } from "./route-docs";
 import { ErrorResponse } from "./schemas";
 
 /**
@@ -27,9 +27,27 @@ export function openApiPath(honoPath: string): string {
 
 type JsonSchema = Record<string, unknown>;
 
+/**
+ * A zod schema as JSON Schema. A request's (`io: "input"`) keeps no `default` keyword: its default is
+ * said in the description (`default: 6`). Request schemas are shared components (`$ref`), and
+ * generators read a `default` there as "always present" (openapi-typescript's defaultNonNullable
+ * makes such a field required), which holds for an answer, not for a request, where it may be left out.
+ */
 function toSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: "any",
+    ...(io === "input" ? { override: ({ jsonSchema }: { jsonSchema: JsonSchema }) => defaultInWords(jsonSchema) } : {}),
+  }) as JsonSchema;
   return rest;
+}
+
+function defaultInWords(schema: JsonSchema): void {
+  if (!("default" in schema)) return;
+  const said = `default: ${JSON.stringify(schema.default)}`;
+  delete schema.default;
+  const description = typeof schema.description === "string" ? schema.description : "";
+  if (!description.endsWith(said)) schema.description = description === "" ? said : `${description}; ${said}`;
 }
 
 const PATH_PARAMS: Record<string, z.ZodType> = {
@@ -62,13 +80,16 @@ function buildDocument(): JsonSchema {
   const content = (c: Content, io: "input" | "output") =>
     "schema" in c
       ? { [c.type]: { schema: ref(c.name, c.schema, io), ...(c.example !== undefined ? { example: c.example } : {}) } }
-      : {
-          [c.type]: {
-            // A JSON document without a schema of its own (this one) is an object; other bodies are text or bytes.
-            schema: { type: c.type === "application/json" ? "object" : "string", description: c.description },
-            ...(c.itemSchema ? { "x-item-schema": ref(c.itemSchema.name, c.itemSchema.schema, "output") } : {}),
-          },
-        };
+      : Object.fromEntries(
+          (typeof c.type === "string" ? [c.type] : c.type).map((type) => [
+            type,
+            {
+              // A JSON document without a schema of its own (this one) is an object; other bodies are text or bytes.
+              schema: { type: type === "application/json" ? "object" : "string", description: c.description },
+              ...(c.itemSchema ? { "x-item-schema": ref(c.itemSchema.name, c.itemSchema.schema, "output") } : {}),
+            },
+          ]),
+        );
 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of API_ROUTES) {
@@ -94,11 +115,19 @@ function buildDocument(): JsonSchema {
       required: false,
       schema: toSchema(schema, "input"),
     }));
-    const errors = [...new Set([...(route.path.startsWith("/api/") ? COMMON_API_ERRORS : []), ...route.errors])];
+    const errors = [
+      ...new Set([...(route.path.startsWith("/api/") ? COMMON_API_ERRORS : []), ...route.errors, ...(route.body ? BODY_API_ERRORS : [])]),
+    ];
     const byStatus = new Map<number, ApiErrorCode[]>();
     for (const code of errors) byStatus.set(httpStatus(code), [...(byStatus.get(httpStatus(code)) ?? []), code]);
     const streams = route.answer?.type === "text/event-stream";
-    const answerHeaders = { headers: streams ? { ...REQUEST_ID_HEADER, ...RUN_ID_HEADER } : REQUEST_ID_HEADER };
+    const answerHeaders = {
+      headers: {
+        ...REQUEST_ID_HEADER,
+        ...(streams ? RUN_ID_HEADER : {}),
+        ...Object.fromEntries((route.answerHeaders ?? []).map(({ name, description, schema }) => [name, { description, schema }])),
+      },
+    };
     const responses: Record<string, unknown> = {
       [route.status]: { description: "success", ...answerHeaders, ...(route.answer ? { content: content(route.answer, "output") } : {}) },
     };

@@ -7,10 +7,11 @@ import { readBodyBytes, readCursor, readJsonBody, readQuery } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { claimIdempotencyKey, idempotencyKeyOf, sha256HexOf } from "./idempotency";
 import { sessionStore } from "./lookup";
+import { JSONL_MEDIA_TYPES } from "./request-body";
 import { ApproveBody, CaseListQuery, EmptyBody, PromoteBody, QuarantineListQuery } from "./schemas";
 
 /** Media types a trace import is taken in (a cross-site form cannot send these without a preflight). */
-const JSONL_TYPES = new Set(["application/x-ndjson", "application/jsonl", "application/x-jsonlines"]);
+const JSONL_TYPES: ReadonlySet<string> = new Set(JSONL_MEDIA_TYPES);
 
 /**
  * A project's side of the failure-learning loop: failed-turn cases, their replays and approvals,

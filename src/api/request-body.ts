@@ -9,6 +9,13 @@ import { pacedUpload } from "../workspace/upload-pace";
  */
 export const MAX_DRAIN_BYTES = 128 * 1024 * 1024;
 
+/**
+ * The media types a JSONL body is taken in (`POST /api/sessions/import`, `POST /api/projects/:pid/traces`):
+ * one list for both, and for the OpenAPI document. None of them is a type a cross-site form can send
+ * without a preflight.
+ */
+export const JSONL_MEDIA_TYPES = ["application/x-ndjson", "application/jsonl", "application/x-jsonlines"] as const;
+
 interface BodyTap {
   reader: ReadableStreamDefaultReader<Uint8Array>;
   done: boolean;

@@ -8,6 +8,7 @@ import {
   SeqAgentEvent,
   TraceRecord,
 } from "../domain";
+import { JSONL_MEDIA_TYPES } from "./request-body";
 import {
   AbortResult,
   ApprovalAnswer,
@@ -62,10 +63,20 @@ import {
 
 export type Method = "get" | "post" | "patch" | "delete";
 
-/** A body or answer: a JSON schema, or another media type described in words. */
+/**
+ * A body or answer: a JSON schema, or another media type described in words. A body taken in several
+ * media types lists them all (each gets its own entry in the document's `content`).
+ */
 export type Content =
   | { type: "application/json"; schema: z.ZodType; name: string; example?: unknown }
-  | { type: string; description: string; itemSchema?: { schema: z.ZodType; name: string } };
+  | { type: string | readonly string[]; description: string; itemSchema?: { schema: z.ZodType; name: string } };
+
+/** A header of a route's success answer, besides x-request-id (and x-run-id on a stream). */
+export interface AnswerHeader {
+  name: string;
+  description: string;
+  schema: { type: "string" | "integer"; minimum?: number };
+}
 
 export interface RouteDoc {
   method: Method;
@@ -80,6 +91,12 @@ export interface RouteDoc {
   body?: Content;
   status: number;
   answer: Content | null;
+  /** Headers the success answer carries, besides x-request-id (and x-run-id on a stream). */
+  answerHeaders?: readonly AnswerHeader[];
+  /**
+   * The codes of this route. Those of every `/api/` route (COMMON_API_ERRORS) and of every route with
+   * a body (BODY_API_ERRORS) are added by the document; they need not be listed.
+   */
   errors: readonly ApiErrorCode[];
 }
 
@@ -93,6 +110,36 @@ const IDEMPOTENCY_HEADER = {
 // A path under a file reads as not_found (not_a_directory is for writes).
 const FILE: readonly ApiErrorCode[] = ["not_found", "is_directory", "path_escape", "path_too_long", "file_too_large"];
 const JSONL = "application/x-ndjson";
+/** The archive types an upload is read as (src/workspace/archive-format.ts; magic bytes decide first, so any type carries a recognisable archive). */
+const ARCHIVE_TYPES = [
+  "application/gzip",
+  "application/x-gzip",
+  "application/x-gtar",
+  "application/x-compressed-tar",
+  "application/tar+gzip",
+  "application/x-tar",
+  "application/tar",
+  "application/zip",
+  "application/x-zip-compressed",
+  "application/octet-stream",
+] as const;
+/** Where a prompt's stream ends (README, "prompts while busy"). */
+const PROMPT_STREAM_END =
+  "The stream ends after the terminal event (agent_completed or agent_error) of the run that carries the prompt, except: a follow-up withdrawn before its run starts ends its stream at queued_message_withdrawn; a steer the run ends without taking goes on past that run's terminal event, with message_queued (mode followUp) and then the run that now carries it, to that run's terminal event.";
+/** Where a replayed or resumed stream ends. */
+const EVENT_STREAM_END =
+  "Without runId the stream ends once the events after Last-Event-ID are sent and the active run, if any, has ended (agent_completed or agent_error). With runId it ends at that run's terminal event, or at queued_message_withdrawn for a follow-up withdrawn before its run started; with messageId too it follows the steer as its own stream did (past the run's terminal event, into the follow-up run that carries it, when the run did not take it).";
+
+const sessionLocation: AnswerHeader = {
+  name: "location",
+  description: "the session created: /api/sessions/{id}",
+  schema: { type: "string" },
+};
+const LOG_SEQ: AnswerHeader = {
+  name: "x-log-seq",
+  description: "the log's last seq when the read began: pass it as after to read only what came since",
+  schema: { type: "integer", minimum: 0 },
+};
 
 const json = (schema: z.ZodType, name: string, example?: unknown): Content => ({ type: "application/json", schema, name, example });
 
@@ -127,8 +174,13 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     summary: "Uploads a workspace snapshot (tar, tar.gz or zip, by Content-Type or magic bytes).",
     auth: true,
     headers: [IDEMPOTENCY_HEADER],
-    body: { type: "application/gzip", description: "the archive; also application/x-tar, application/zip" },
+    body: {
+      type: ARCHIVE_TYPES,
+      description:
+        "the archive: tar, tar.gz or zip, told by its magic bytes, else by its Content-Type (an old v7 tar, without magic, needs a tar type)",
+    },
     status: 201,
+    answerHeaders: [{ name: "location", description: "the workspace created: /api/workspaces/{wid}", schema: { type: "string" } }],
     answer: json(WorkspaceCreated, "WorkspaceCreated", { workspaceId: WID, files: 12, bytes: 34567, skipped: [] }),
     errors: [
       "archive_invalid",
@@ -215,6 +267,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     headers: [IDEMPOTENCY_HEADER],
     body: json(CreateSessionBody, "CreateSession", { workspaceId: WID, title: "fix the parser" }),
     status: 201,
+    answerHeaders: [sessionLocation],
     answer: json(SessionCreated, "SessionCreated", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T }),
     errors: [...JSON_BODY, ...KEY, "invalid_workspace_id", "workspace_not_found", "session_exists"],
   },
@@ -226,8 +279,13 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     auth: true,
     query: ImportQuery,
     headers: [IDEMPOTENCY_HEADER],
-    body: { type: JSONL, description: "one message per line, as exported", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
+    body: {
+      type: JSONL_MEDIA_TYPES,
+      description: "one message per line, as exported",
+      itemSchema: { schema: AgentMessage, name: "AgentMessage" },
+    },
     status: 201,
+    answerHeaders: [sessionLocation],
     answer: json(SessionImported, "SessionImported", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T, messages: 8 }),
     errors: [
       "invalid_query",
@@ -302,6 +360,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     headers: [IDEMPOTENCY_HEADER],
     body: json(ForkBody, "Fork", { title: "try another way" }),
     status: 201,
+    answerHeaders: [sessionLocation],
     answer: json(ForkCreated, "ForkCreated", {
       sessionId: "s_01jd8x7k2m3n4p5q6r7s8t9v0x",
       workspaceId: WID,
@@ -344,6 +403,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     query: LogExportQuery,
     auth: true,
     status: 200,
+    answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one message per line", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
     errors: [...SESSION, "history_unreadable"],
   },
@@ -354,6 +414,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     query: LogExportQuery,
     auth: true,
     status: 200,
+    answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one event per line", itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" } },
     errors: [...SESSION, "history_unreadable"],
   },
@@ -366,7 +427,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     headers: [IDEMPOTENCY_HEADER],
     body: json(PromptBody, "Prompt", { text: "Where is the HTTP server started?", allowWrite: false, maxTurns: 6 }),
     status: 200,
-    answer: sseAnswer(),
+    answer: sseAnswer(PROMPT_STREAM_END),
     errors: [...SESSION, ...JSON_BODY, ...KEY, "session_busy", "queue_full", "run_not_found"],
   },
   {
@@ -387,7 +448,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     query: EventStreamQuery,
     headers: [{ name: "Last-Event-ID", schema: ResumeSeq }],
     status: 200,
-    answer: sseAnswer(),
+    answer: sseAnswer(EVENT_STREAM_END),
     errors: [
       ...SESSION,
       "invalid_last_event_id",
@@ -453,6 +514,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     query: LogExportQuery,
     auth: true,
     status: 200,
+    answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one trace record per line", itemSchema: { schema: TraceRecord, name: "TraceRecord" } },
     errors: [...SESSION, "history_unreadable"],
   },
@@ -566,7 +628,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
       "Imports foreign traces (this project's field names or seed 003's snake_case); corrupt lines go to the quarantine. With an Idempotency-Key, a repeat of the same file gets the first import's answer. At the project's case bound an import evicts only earlier imported cases; casesNotKept counts the new cases it could not keep.",
     auth: true,
     headers: [IDEMPOTENCY_HEADER],
-    body: { type: JSONL, description: "one trace record per line" },
+    body: { type: JSONL_MEDIA_TYPES, description: "one trace record per line" },
     status: 201,
     answer: json(TraceImportSummary, "TraceImportSummary", {
       importId: "im_1",
@@ -602,13 +664,19 @@ export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
   "internal_error",
 ];
 
+/**
+ * Codes any route that reads a body can answer with: a body sent with a Content-Encoding is refused
+ * before it is read (request-body.ts), whatever its media type.
+ */
+export const BODY_API_ERRORS: readonly ApiErrorCode[] = ["unsupported_media_type"];
+
 /** Every route of the API: the one table the document is built from. */
 export const API_ROUTES: readonly RouteDoc[] = [...CORE_ROUTES, ...LEARNING_ROUTES];
 
-function sseAnswer(): Content {
+function sseAnswer(end: string): Content {
   return {
     type: "text/event-stream",
-    description: `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}. The stream ends after agent_completed or agent_error.`,
+    description: `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}. ${end} A stream cut short (a client that stops reading, a restart) is resumed from the last id read.`,
     itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" },
   };
 }

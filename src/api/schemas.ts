@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { artifactPath, isSchemeRef } from "../awtl/artifacts";
-import { BUILT_IN_JUDGES, judgeNameSchema } from "../awtl/builtin-judges";
+import { BUILT_IN_JUDGES, JUDGE_NAME_RULE, judgeNameSchema } from "../awtl/builtin-judges";
 import { FailedTurnCase } from "../awtl/failed-turn-case";
 import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
 import { Scorecard } from "../awtl/scorecard";
@@ -192,6 +192,13 @@ export const ImportQuery = z.strictObject({
 const ARTIFACT_REF_RULE =
   "must be a path inside the workspace (relative, no '..' above the root) or a ref with a scheme, such as ci:job-12";
 
+/**
+ * judgeName's rule in words: refinements, which JSON Schema does not carry. Not a `pattern` either:
+ * JUDGE_NAME needs the `u` flag (`\p{Cc}`), which a JSON Schema validator need not apply, and no
+ * pattern says "not a look-alike of a built-in judge's name".
+ */
+const JUDGE_NAME_DESCRIPTION = `${JUDGE_NAME_RULE}; nor be the name of one of the harness's own judges (${Object.values(BUILT_IN_JUDGES).join(", ")}) or read as one (Tool-Error, full-width letters)`;
+
 /** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
 export const JudgementBody = z.strictObject({
   runId: nonBlank.max(100),
@@ -199,7 +206,8 @@ export const JudgementBody = z.strictObject({
     // The harness's own judges' names: an external verdict under one would pass for the harness's.
     .refine((name) => !(Object.values(BUILT_IN_JUDGES) as string[]).includes(name), {
       message: "is the name of one of the harness's own judges",
-    }),
+    })
+    .meta({ description: JUDGE_NAME_DESCRIPTION }),
   result: JudgeVerdict,
   sourceActionId: nonBlank.max(100).optional(),
   artifactRefs: z

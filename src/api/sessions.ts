@@ -7,6 +7,7 @@ import type { AppBindings, AppContext } from "./context";
 import { readConversation } from "./conversation-import";
 import { claimIdempotencyKey, sha256HexOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
+import { JSONL_MEDIA_TYPES } from "./request-body";
 import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, LogExportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
@@ -42,7 +43,7 @@ export const sessionRoutes = new Hono<AppBindings>()
    */
   .post("/import", async (c) => {
     const query = readQuery(c, ImportQuery);
-    requireContentType(c, ["application/x-ndjson", "application/jsonl"]);
+    requireContentType(c, JSONL_MEDIA_TYPES);
     const bytes = await readBodyBytes(c, MAX_IMPORT_BYTES);
     let text: string;
     try {

@@ -8,6 +8,7 @@ import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { deleteWorkspace, openWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
 import type { WorkspaceMeta } from "../workspace/snapshot-layout";
+import { workspaceKeys } from "../workspace/snapshot-layout";
 import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readQuery } from "./body";
 import type { AppBindings } from "./context";
@@ -33,18 +34,23 @@ export const workspaceRoutes = new Hono<AppBindings>()
     const key = idempotencyKeyOf(c);
     // Through the isolate's ingest slots: a few 100 MB ingests at once would pass its 128 MB. A
     // slot is held until the body ends, so the body must keep coming (pacedUpload).
+    const tenant = sessionStore(c).tenantIndex(c.get("tenant"));
     const ingest = (archive: ReadableStream<Uint8Array>) =>
-      ingestSlots.run(() =>
-        ingestWorkspace(c.env.STORE, pacedUpload(archive), {
+      ingestSlots.run(async () => {
+        const workspaceId = randomIds.next("workspace");
+        // Chunks are stored as the body arrives; should the request die before listing the
+        // snapshot, the tenant removes them later (a refused upload removes its own at once).
+        await tenant.expectCreation({ kind: "workspace", id: workspaceId, r2Prefix: workspaceKeys(workspaceId).prefix }, Date.now());
+        return ingestWorkspace(c.env.STORE, pacedUpload(archive), {
           contentType: c.req.header("content-type"),
-          workspaceId: randomIds.next("workspace"),
+          workspaceId,
           owner: c.get("tenant"),
-        }),
-      );
+        });
+      });
     const answer = key === null ? await ingest(body) : await uploadOnce(c, key, body, ingest);
     // Listed once stored (a repeat of a keyed upload lists the same snapshot again: a no-op).
     const meta = await readWorkspaceMeta(c.env.STORE, answer.workspaceId);
-    await sessionStore(c).tenantIndex(c.get("tenant")).addWorkspace(workspaceInfo(meta));
+    await tenant.addWorkspace(workspaceInfo(meta));
     return c.json(answer, 201, { location: `/api/workspaces/${answer.workspaceId}` });
   })
   /** `GET /?limit=&cursor=` -> `{items: [{workspaceId, files, bytes, createdAt}], nextCursor}`, newest first. */

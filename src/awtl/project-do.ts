@@ -4,6 +4,7 @@ import {
   type FailureClass,
   failure,
   formatIssues,
+  MAX_APPROVERS_PER_CASE,
   MAX_PROJECT_ATTRIBUTIONS_REMEMBERED,
   MAX_PROJECT_REPLAY_OUTCOMES,
   MAX_QUARANTINED_LINES_PER_IMPORT,
@@ -71,6 +72,11 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS approvals (case_id TEXT NOT NULL, approved_by TEXT NOT NULL, note TEXT NOT NULL, approved_at TEXT NOT NULL)`,
     );
+    // One approval per approver of a case, the latest (before this index every call added a row).
+    if (this.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'approvals_by_approver'`).toArray().length === 0) {
+      this.sql.exec(`DELETE FROM approvals WHERE rowid NOT IN (SELECT MAX(rowid) FROM approvals GROUP BY case_id, approved_by)`);
+      this.sql.exec(`CREATE UNIQUE INDEX approvals_by_approver ON approvals (case_id, approved_by)`);
+    }
     this.sql.exec(`CREATE TABLE IF NOT EXISTS memory (case_id TEXT PRIMARY KEY, body TEXT NOT NULL, promoted_at TEXT NOT NULL)`);
     this.imports = new ImportStore(this.sql);
     this.cases = new CaseStore(this.sql, (caseId) => this.forgetCase(caseId));
@@ -231,11 +237,19 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     if (!this.getCase(caseId)) return failure("case_not_found", `case '${caseId}' does not exist in this project`);
     const approval: Approval = { caseId, approvedBy, note, approvedAt: nowIso() };
     this.sql.exec(
-      `INSERT INTO approvals (case_id, approved_by, note, approved_at) VALUES (?, ?, ?, ?)`,
+      `INSERT INTO approvals (case_id, approved_by, note, approved_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (case_id, approved_by) DO UPDATE SET note = excluded.note, approved_at = excluded.approved_at`,
       caseId,
       approvedBy,
       note,
       approval.approvedAt,
+    );
+    // A case approved by many names keeps its latest approvers: one is all promotion needs.
+    this.sql.exec(
+      `DELETE FROM approvals WHERE case_id = ? AND rowid NOT IN (SELECT rowid FROM approvals WHERE case_id = ? ORDER BY approved_at DESC, rowid DESC LIMIT ?)`,
+      caseId,
+      caseId,
+      MAX_APPROVERS_PER_CASE,
     );
     return ok(approval);
   }

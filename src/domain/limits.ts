@@ -120,6 +120,8 @@ export const MAX_PROJECT_REPLAY_OUTCOMES = 10_000;
  * evicts the least recently seen one that nothing relies on (awtl/case-bound.ts).
  */
 export const MAX_PROJECT_CASES = 1_000;
+/** Approvals kept per case, one per approver, the latest (promotion needs one). */
+export const MAX_APPROVERS_PER_CASE = 20;
 export const MAX_PROJECT_CASE_BYTES = 8 * MiB;
 /** `GET /api/projects/:pid/cases` page size: the default and the most a client may ask for. */
 export const DEFAULT_CASE_PAGE = 50;
@@ -184,6 +186,12 @@ export const MAX_PATH_CHARS = 4096;
 export const MAX_QUEUED_MESSAGES = 100;
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a session or workspace that is being created may stay unlisted before its tenant removes
+ * what it stored (a request that died half-way): past any retry's Idempotency-Key, which could still
+ * finish it.
+ */
+export const ABANDONED_CREATION_MS = IDEMPOTENCY_TTL_MS + 60 * 60 * 1000;
 /** Longest Idempotency-Key / requestId. */
 export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
 

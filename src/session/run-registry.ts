@@ -116,6 +116,14 @@ export class RunRegistry {
     this.sql.exec(`UPDATE runs SET end_seq = ? WHERE run_id = ?`, seq, runId);
   }
 
+  /** Whether a run's prompt asked for a model whose name starts with `prefix` (the replay model's `replay:`). */
+  hasRunOfModel(prefix: string): boolean {
+    return (
+      this.sql.exec(`SELECT 1 FROM runs WHERE substr(json_extract(command, '$.model'), 1, length(?1)) = ?1 LIMIT 1`, prefix).toArray()
+        .length > 0
+    );
+  }
+
   /** The prompt command of the newest run that recorded one: which model and window the session uses now. */
   latestCommand(): AgentPromptCommand | null {
     const row = this.sql

@@ -99,6 +99,9 @@ export class SessionLearning {
 
   /** Tells the project the session is being deleted (a replay pending in it becomes unavailable). */
   sessionDeleted(): Promise<void> {
+    // Only a session a replay ran in can hold a pending one: telling the project of any other deletion
+    // would wake its object for nothing, or create its database.
+    if (!this.deps.registry.hasRunOfModel(REPLAY_MODEL_PREFIX)) return Promise.resolve();
     return this.loop.sessionDeleted();
   }
 

@@ -86,6 +86,7 @@ export class DurableSessionStore {
       owner: input.owner ?? null,
       createdAt: nowIso(this.clock),
     };
+    await this.expectSession(record);
     const meta = await this.createObject(record, input.id !== undefined);
     if (!messages) {
       // Listed only once it exists, so a listed session is always readable.
@@ -101,6 +102,14 @@ export class DurableSessionStore {
   private async listedSummary(sessionId: string): Promise<Pick<SessionSummary, "updatedAt" | "counts"> | undefined> {
     const info = await this.stub(sessionId).info();
     return info ? { updatedAt: info.updatedAt, counts: { messages: info.counts.messages, events: info.counts.events } } : undefined;
+  }
+
+  /**
+   * Tells the tenant a session is about to be stored: if the request dies before listing it (a crash
+   * between filling the object and listing it), the tenant removes the object later.
+   */
+  private expectSession(record: CreateSessionInput): Promise<void> {
+    return this.tenantIndex(record.owner).expectCreation({ kind: "session", id: record.id, r2Prefix: null }, Date.now());
   }
 
   /** Creates the session object; with `retry`, an object left by an earlier attempt of the same request is taken as is. */
@@ -171,10 +180,12 @@ export class DurableSessionStore {
     };
     // The source's message stream stays open until the fork reads it, or this cancels it.
     const cancelMessages = () => source.messages.cancel().catch(() => {});
-    const meta = await this.createObject(record, options.newId !== undefined).catch(async (err: unknown) => {
-      await cancelMessages();
-      throw err;
-    });
+    const meta = await this.expectSession(record)
+      .then(() => this.createObject(record, options.newId !== undefined))
+      .catch(async (err: unknown) => {
+        await cancelMessages();
+        throw err;
+      });
     const origin = { sessionId: sourceId, messageId: source.atMessageId };
     let forkedFrom: ForkOrigin;
     const target = this.stub(meta.id);

@@ -1,8 +1,14 @@
+import type { PendingCreation } from "./pending-creations";
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
 import type { WorkspaceDeletionStart, WorkspaceListItem, WorkspacePage } from "./workspace-index";
 
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
+  /**
+   * Announces a session or workspace about to store something before it is listed: unless listed
+   * within ABANDONED_CREATION_MS, what it stored is removed.
+   */
+  expectCreation(creation: PendingCreation, nowMs: number): Promise<void>;
   /** Lists a session; false (not listed) when its workspace is being or was deleted. */
   addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean;
   /** Lists a stored workspace snapshot. */

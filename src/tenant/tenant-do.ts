@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AppEnv } from "../env";
-import { useLogLevel } from "../log";
+import { logLine, useLogLevel } from "../log";
 import { IdempotencyStore } from "./idempotency-store";
+import { type PendingCreation, PendingCreations } from "./pending-creations";
 import {
   type ListPosition,
   SessionIndex,
@@ -13,14 +14,21 @@ import {
 import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
 import { type WorkspaceDeletionStart, WorkspaceIndex, type WorkspaceListItem, type WorkspacePage } from "./workspace-index";
 
+/** Abandoned creations removed per alarm; the alarm comes back at once while more are due. */
+const SWEEP_BATCH = 50;
+/** After a removal failed, the alarm tries again this much later (not in a loop). */
+const SWEEP_RETRY_MS = 5 * 60_000;
+
 /**
  * One per tenant: the index of its sessions and its idempotency keys. It holds little per session,
  * so one object serves a tenant for a long time; the sessions themselves each live in their own SessionDO.
+ * Its alarm removes what abandoned creations stored (`PendingCreations`).
  */
 export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
   private readonly sessions: SessionIndex;
   private readonly keys: IdempotencyStore;
   private readonly workspaces: WorkspaceIndex;
+  private readonly pending: PendingCreations;
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
@@ -28,16 +36,60 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
     this.sessions = new SessionIndex(ctx.storage.sql);
     this.keys = new IdempotencyStore(ctx.storage.sql);
     this.workspaces = new WorkspaceIndex(ctx.storage.sql);
+    this.pending = new PendingCreations(ctx.storage.sql);
+  }
+
+  async expectCreation(creation: PendingCreation, nowMs: number): Promise<void> {
+    this.pending.expect(creation, nowMs);
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(this.pending.nextDeadline() ?? nowMs);
   }
 
   addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean {
     if (entry.workspaceId !== null && this.workspaces.deleted(entry.workspaceId)) return false;
     this.sessions.add(entry, summary);
+    this.pending.done("session", entry.id);
     return true;
   }
 
   addWorkspace(item: WorkspaceListItem): void {
     this.workspaces.add(item);
+    this.pending.done("workspace", item.workspaceId);
+  }
+
+  /** Removes what abandoned creations stored, oldest first, and comes back for the next ones. */
+  override async alarm(): Promise<void> {
+    const nowMs = Date.now();
+    const due = this.pending.abandoned(nowMs, SWEEP_BATCH);
+    let failed = false;
+    for (const creation of due) {
+      try {
+        await this.removeAbandoned(creation);
+        this.pending.done(creation.kind, creation.id);
+        logLine("info", "an abandoned creation was removed", { kind: creation.kind, id: creation.id });
+      } catch (error) {
+        failed = true;
+        logLine("warn", "an abandoned creation was not removed", { kind: creation.kind, id: creation.id, error: String(error) });
+      }
+    }
+    const next = this.pending.nextDeadline();
+    if (next === null) return;
+    await this.ctx.storage.setAlarm(failed ? Math.max(next, nowMs + SWEEP_RETRY_MS) : next);
+  }
+
+  private async removeAbandoned(creation: PendingCreation): Promise<void> {
+    if (creation.kind === "session") {
+      // Listed meanwhile (the index is the truth), or its object removes all it stored.
+      if (this.sessions.get(creation.id, true)) return;
+      await this.env.SESSIONS.getByName(creation.id).destroy();
+      return;
+    }
+    if (creation.r2Prefix === null) return;
+    let cursor: string | undefined;
+    do {
+      const listed = await this.env.STORE.list({ prefix: creation.r2Prefix, cursor });
+      if (listed.objects.length > 0) await this.env.STORE.delete(listed.objects.map((o) => o.key));
+      cursor = listed.truncated ? listed.cursor : undefined;
+    } while (cursor);
   }
 
   listWorkspaces(limit: number, after: ListPosition | null): WorkspacePage {

@@ -6,6 +6,7 @@ import { openApiDocument, openApiPath } from "../../src/api/openapi";
 import { API_ROUTES } from "../../src/api/route-docs";
 import { AbortResult, SessionCreated, SessionInfo, SessionList } from "../../src/api/schemas";
 import { API_ERROR_CODES, DENIAL_CODES, ERROR_REGISTRY, EVENT_TYPES, RUN_ERROR_CODES } from "../../src/domain";
+import { detectArchiveFormat } from "../../src/workspace/archive-format";
 
 type Json = Record<string, unknown>;
 const doc = openApiDocument() as Json & { paths: Record<string, Record<string, Json>>; components: { schemas: Record<string, Json> } };
@@ -17,6 +18,24 @@ function resolved(schema: unknown): unknown {
   const ref = (schema as Json).$ref;
   if (typeof ref === "string" && ref.startsWith("#/components/schemas/")) return resolved(doc.components.schemas[ref.slice(21)]);
   return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, resolved(v)]));
+}
+
+/**
+ * Where a schema uses the `default` keyword (a property called "default" is not one): the JSON
+ * pointers of those schemas. Walks the keywords that hold subschemas.
+ */
+function defaultKeywords(schema: unknown, at = ""): string[] {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return [];
+  const found: string[] = "default" in schema ? [at] : [];
+  for (const [key, value] of Object.entries(schema as Json)) {
+    if (["properties", "patternProperties", "$defs", "dependentSchemas"].includes(key) && typeof value === "object" && value !== null)
+      for (const [name, sub] of Object.entries(value)) found.push(...defaultKeywords(sub, `${at}/${key}/${name}`));
+    else if (["anyOf", "oneOf", "allOf", "prefixItems"].includes(key) && Array.isArray(value))
+      for (const [i, sub] of value.entries()) found.push(...defaultKeywords(sub, `${at}/${key}/${i}`));
+    else if (["items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"].includes(key))
+      found.push(...defaultKeywords(value, `${at}/${key}`));
+  }
+  return found;
 }
 
 /** Every operation of the document: [method, path, operation]. */
@@ -127,5 +146,135 @@ describe("GET /openapi.json", () => {
     SessionInfo.parse(await (await api(`/api/sessions/${created.sessionId}`)).json());
     SessionList.parse(await (await api("/api/sessions?limit=2")).json());
     AbortResult.parse(await (await api(`/api/sessions/${created.sessionId}/abort`, { method: "POST" })).json());
+  });
+});
+
+describe("the document as a contract for generated clients (hunt 38)", () => {
+  type Operation = { requestBody?: { content: Record<string, { schema: Json }> }; responses: Record<string, Json> };
+  const op = (method: string, path: string) => doc.paths[path]![method] as unknown as Operation;
+  const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
+
+  it("every operation with a body, and only those, lists 415 unsupported_media_type (a Content-Encoding is refused)", async () => {
+    const withBody = operations.filter(([, , o]) => o.requestBody !== undefined).map(([m, p]) => `${m} ${p}`);
+    const listing = operations
+      .filter(([, , o]) =>
+        ((o.responses as Record<string, Json>)["415"]?.["x-error-codes"] as string[] | undefined)?.includes("unsupported_media_type"),
+      )
+      .map(([m, p]) => `${m} ${p}`);
+    expect(withBody.length).toBe(API_ROUTES.filter((r) => r.body).length);
+    expect(listing.sort()).toEqual(withBody.sort());
+    expect(op("post", "/api/workspaces").responses["415"]!["x-error-codes"]).toEqual(["archive_unsupported", "unsupported_media_type"]);
+    // What the upload answers to a gzip sent as Content-Encoding.
+    const res = await api("/api/workspaces", {
+      method: "POST",
+      body: new Uint8Array([0x1f, 0x8b, 8, 0]),
+      headers: { "content-type": "application/gzip", "content-encoding": "gzip" },
+    });
+    expect(res.status).toBe(415);
+    const code = ((await res.json()) as { error: { code: string } }).error.code;
+    expect(op("post", "/api/workspaces").responses["415"]!["x-error-codes"]).toContain(code);
+  });
+
+  it("declares Location on the 201s that create a session or a workspace, and x-log-seq on the JSONL exports", async () => {
+    const declaring = (header: string) =>
+      operations
+        .filter(([, , o]) => Object.values(o.responses as Record<string, { headers?: Json }>).some((r) => r.headers?.[header]))
+        .map(([m, p]) => `${m} ${p}`)
+        .sort();
+    expect(declaring("location")).toEqual([
+      "post /api/sessions",
+      "post /api/sessions/import",
+      "post /api/sessions/{id}/fork",
+      "post /api/workspaces",
+    ]);
+    expect(declaring("x-log-seq")).toEqual([
+      "get /api/sessions/{id}/events",
+      "get /api/sessions/{id}/messages",
+      "get /api/sessions/{id}/trace",
+    ]);
+    const created = op("post", "/api/sessions").responses["201"] as { headers: Record<string, Json> };
+    expect(Object.keys(created.headers)).toEqual(["x-request-id", "location"]);
+    expect(created.headers.location).toEqual({ description: "the session created: /api/sessions/{id}", schema: { type: "string" } });
+    const exported = op("get", "/api/sessions/{id}/messages").responses["200"] as { headers: Record<string, Json> };
+    expect(Object.keys(exported.headers)).toEqual(["x-request-id", "x-log-seq"]);
+    expect(exported.headers["x-log-seq"]!.schema).toEqual({ type: "integer", minimum: 0 });
+    // ...and the server sends them.
+    const res = await api("/api/sessions", { method: "POST" });
+    const { sessionId } = (await res.json()) as { sessionId: string };
+    expect(res.headers.get("location")).toBe(`/api/sessions/${sessionId}`);
+    for (const log of ["messages", "events", "trace"]) {
+      const read = await api(`/api/sessions/${sessionId}/${log}`);
+      await read.arrayBuffer();
+      expect([log, read.headers.get("x-log-seq")]).toEqual([log, expect.stringMatching(/^\d+$/)]);
+    }
+  });
+
+  it("request schemas carry no default keyword (said in words instead), response schemas keep theirs", () => {
+    const requestDefaults = operations.flatMap(([m, p, o]) =>
+      Object.entries((o as unknown as Operation).requestBody?.content ?? {}).flatMap(([type, media]) =>
+        defaultKeywords(resolved(media.schema)).map((at) => `${m} ${p} ${type}${at}`),
+      ),
+    );
+    expect(requestDefaults).toEqual([]);
+    const prompt = doc.components.schemas.Prompt as { properties: Record<string, Json>; required: string[] };
+    expect(prompt.required).toEqual(["text"]);
+    expect(prompt.properties.allowWrite).toEqual({ type: "boolean", description: "default: false" });
+    expect(prompt.properties.maxTurns!.description).toBe("default: 6");
+    expect(prompt.properties.timeoutMs!.description).toBe("default: 120000");
+    expect((doc.components.schemas.Judgement as { properties: Record<string, Json> }).properties.detail!.description).toBe('default: ""');
+    expect((doc.components.schemas.Promote as { properties: Record<string, Json> }).properties.write!.description).toBe("default: false");
+    expect((doc.components.schemas.StreamTokenRequest as { properties: Record<string, Json> }).properties.ttlSeconds!.description).toBe(
+      "default: 300",
+    );
+    // An answer always carries a defaulted field: there the keyword stays.
+    const responseDefaults = Object.entries(doc.components.schemas)
+      .filter(([, schema]) => defaultKeywords(schema).length > 0)
+      .map(([name]) => name);
+    expect(responseDefaults).toEqual(["TraceImportSummary"]);
+    expect((doc.components.schemas.TraceImportSummary as { properties: Record<string, Json> }).properties.casesNotKept!.default).toBe(0);
+  });
+
+  it("describes judgeName's rule, which JSON Schema cannot check", () => {
+    const judgeName = (doc.components.schemas.Judgement as { properties: Record<string, Json> }).properties.judgeName!;
+    expect(judgeName.description).toBe(
+      "must be one line without control or format characters, and not start or end with a space; nor be the name of one of the harness's own judges (tool-error, policy, run-limit, model-error) or read as one (Tool-Error, full-width letters)",
+    );
+    expect(judgeName.description).toMatch(/^\S[^\p{Cc}\p{Cf}]*\S$/u);
+  });
+
+  it("lists every media type a body is taken in", async () => {
+    const jsonl = ["application/x-ndjson", "application/jsonl", "application/x-jsonlines"];
+    expect(Object.keys(op("post", "/api/sessions/import").requestBody!.content)).toEqual(jsonl);
+    expect(Object.keys(op("post", "/api/projects/{pid}/traces").requestBody!.content)).toEqual(jsonl);
+    const archive = Object.keys(op("post", "/api/workspaces").requestBody!.content);
+    expect(archive).toEqual(
+      expect.arrayContaining(["application/gzip", "application/x-tar", "application/zip", "application/octet-stream"]),
+    );
+    // Each names a format the upload reads without magic bytes, but application/octet-stream (magic bytes only).
+    const noMagic = new Uint8Array(16);
+    for (const type of archive.filter((t) => t !== "application/octet-stream"))
+      expect(() => detectArchiveFormat(type, noMagic), type).not.toThrow();
+    expect(detectArchiveFormat("application/octet-stream", new Uint8Array([0x50, 0x4b, 3, 4]))).toBe("zip");
+    // Both JSONL routes take all three: an import in application/x-jsonlines is read, not refused.
+    for (const type of jsonl) {
+      const res = await api("/api/sessions/import", { method: "POST", body: "", headers: { "content-type": type } });
+      const body = (await res.json()) as { error?: { code: string } };
+      expect([type, body.error?.code]).not.toEqual([type, "unsupported_media_type"]);
+      expect([type, res.status]).toEqual([type, 400]);
+    }
+  });
+
+  it("says where each stream ends: a withdrawn follow-up's at queued_message_withdrawn, a steer not taken in the follow-up's run", () => {
+    const described = (method: string, path: string) =>
+      (op(method, path).responses["200"] as { content: Record<string, { schema: { description: string } }> }).content["text/event-stream"]!
+        .schema.description;
+    const frames = `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}.`;
+    const cut = "A stream cut short (a client that stops reading, a restart) is resumed from the last id read.";
+    expect(described("post", "/api/sessions/{id}/messages/stream")).toBe(
+      `${frames} The stream ends after the terminal event (agent_completed or agent_error) of the run that carries the prompt, except: a follow-up withdrawn before its run starts ends its stream at queued_message_withdrawn; a steer the run ends without taking goes on past that run's terminal event, with message_queued (mode followUp) and then the run that now carries it, to that run's terminal event. ${cut}`,
+    );
+    expect(described("get", "/api/sessions/{id}/events/stream")).toBe(
+      `${frames} Without runId the stream ends once the events after Last-Event-ID are sent and the active run, if any, has ended (agent_completed or agent_error). With runId it ends at that run's terminal event, or at queued_message_withdrawn for a follow-up withdrawn before its run started; with messageId too it follows the steer as its own stream did (past the run's terminal event, into the follow-up run that carries it, when the run did not take it). ${cut}`,
+    );
   });
 });

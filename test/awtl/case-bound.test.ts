@@ -109,7 +109,9 @@ describe("the bound on a project's cases", () => {
       expect([kept.includes(id(4)), kept.includes(id(6))]).toEqual([false, true]);
 
       // When every case is relied on, a new one is not kept and nothing is lost.
-      state.storage.sql.exec(`INSERT INTO approvals (case_id, approved_by, note, approved_at) SELECT case_id, 'dana', '', '' FROM cases`);
+      state.storage.sql.exec(
+        `INSERT OR IGNORE INTO approvals (case_id, approved_by, note, approved_at) SELECT case_id, 'dana', '', '' FROM cases`,
+      );
       const before = ids(o);
       await record(o, ref, [makeCase(MAX_PROJECT_CASES + 2)]);
       expect(ids(o)).toEqual(before);
@@ -234,6 +236,27 @@ describe("choosing a brief's cases", () => {
       expect(o.brief(run)).toBeNull();
       expect((await o.approve(ref, imported.caseId, "dana", "")).ok).toBe(true);
       expect(o.brief(run)?.caseIds).toEqual([imported.caseId]);
+    });
+  });
+
+  it("an object from before one approval per approver keeps each approver's latest approval of a case", async () => {
+    await inProject("p_approvals_legacy", async (o, state, ref) => {
+      const c = makeCase(1);
+      await record(o, ref, [c]);
+      state.storage.sql.exec(`DROP INDEX approvals_by_approver`);
+      for (const [by, note] of [
+        ["dana", "1"],
+        ["eve", "2"],
+        ["dana", "3"],
+        ["dana", "4"],
+      ])
+        state.storage.sql.exec(`INSERT INTO approvals (case_id, approved_by, note, approved_at) VALUES (?, ?, ?, '')`, c.caseId, by, note);
+      new ProjectDO(state, env);
+      const rows = state.storage.sql
+        .exec<{ approved_by: string; note: string }>(`SELECT approved_by, note FROM approvals ORDER BY rowid`)
+        .toArray()
+        .map((r) => `${r.approved_by}:${r.note}`);
+      expect(rows).toEqual(["eve:2", "dana:4"]);
     });
   });
 

@@ -1,7 +1,9 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { projectObjectName } from "../../src/awtl/project-api";
 import { projectPrefix } from "../../src/awtl/project-do";
-import { MAX_PROJECT_CASES } from "../../src/domain";
+import { MAX_APPROVERS_PER_CASE, MAX_PROJECT_CASES } from "../../src/domain";
 import { casesOf, client, model, openSession, post, prompt, uploadWorkspace } from "./harness";
 
 /** A project's cases over HTTP: pages, deletion, and the bound as an import meets it. */
@@ -105,6 +107,28 @@ describe("GET /api/projects/:pid/cases", () => {
     for (const query of ["limit=0", "limit=201", "limit=ten", "limit=2&after=1"])
       expect(await errorOf(await api(`/api/projects/${P}/cases?${query}`)), query).toEqual([400, "invalid_query"]);
     expect(await errorOf(await api("/api/projects/p_never_named_here/cases?limit=2"))).toEqual([404, "project_not_found"]);
+  });
+});
+
+describe("POST /api/projects/:pid/cases/:caseId/approve", () => {
+  it("keeps one approval per approver (the latest) and the latest 20 approvers of a case", async () => {
+    const P = "p_case_approvals";
+    const { caseId } = await failedEdit(P);
+    for (let i = 0; i < 3; i++)
+      expect((await api(`/api/projects/${P}/cases/${caseId}/approve`, post({ approvedBy: "dana", note: `n${i}` }))).status).toBe(201);
+    const rows = () =>
+      runInDurableObject(env.PROJECTS.getByName(projectObjectName({ tenant: null, projectId: P })), async (_o, state) =>
+        state.storage.sql
+          .exec<{ approved_by: string; note: string }>(`SELECT approved_by, note FROM approvals ORDER BY rowid`)
+          .toArray()
+          .map((r) => `${r.approved_by}:${r.note}`),
+      );
+    expect(await rows()).toEqual(["dana:n2"]);
+    for (let i = 0; i < 25; i++) await api(`/api/projects/${P}/cases/${caseId}/approve`, post({ approvedBy: `a${i}` }));
+    const kept = await rows();
+    expect(kept.length).toBe(MAX_APPROVERS_PER_CASE);
+    expect(kept).toEqual(Array.from({ length: 20 }, (_, i) => `a${i + 5}:`));
+    expect((await api(`/api/projects/${P}/memory/promote`, post({ caseId, write: true }))).status).toBe(201);
   });
 });
 
