@@ -8,6 +8,7 @@ import {
   SeqAgentEvent,
   TraceRecord,
 } from "../domain";
+import { ARCHIVE_CONTENT_TYPES } from "../workspace/archive-format";
 import { JSONL_MEDIA_TYPES } from "./request-body";
 import {
   AbortResult,
@@ -110,19 +111,8 @@ const IDEMPOTENCY_HEADER = {
 // A path under a file reads as not_found (not_a_directory is for writes).
 const FILE: readonly ApiErrorCode[] = ["not_found", "is_directory", "path_escape", "path_too_long", "file_too_large"];
 const JSONL = "application/x-ndjson";
-/** The archive types an upload is read as (src/workspace/archive-format.ts; magic bytes decide first, so any type carries a recognisable archive). */
-const ARCHIVE_TYPES = [
-  "application/gzip",
-  "application/x-gzip",
-  "application/x-gtar",
-  "application/x-compressed-tar",
-  "application/tar+gzip",
-  "application/x-tar",
-  "application/tar",
-  "application/zip",
-  "application/x-zip-compressed",
-  "application/octet-stream",
-] as const;
+/** The archive types an upload is read as; magic bytes decide first, so any type carries a recognisable archive. */
+const ARCHIVE_TYPES = [...ARCHIVE_CONTENT_TYPES, "application/octet-stream"];
 /** Where a prompt's stream ends (README, "prompts while busy"). */
 const PROMPT_STREAM_END =
   "The stream ends after the terminal event (agent_completed or agent_error) of the run that carries the prompt, except: a follow-up withdrawn before its run starts ends its stream at queued_message_withdrawn; a steer the run ends without taking goes on past that run's terminal event, with message_queued (mode followUp) and then the run that now carries it, to that run's terminal event.";

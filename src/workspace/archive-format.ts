@@ -17,6 +17,9 @@ const CONTENT_TYPES: Record<string, ArchiveFormat> = {
   "application/x-zip-compressed": "zip",
 };
 
+/** The Content-Types an archive is read by when its bytes carry no magic (the API documents them). */
+export const ARCHIVE_CONTENT_TYPES: readonly string[] = Object.keys(CONTENT_TYPES);
+
 /**
  * The archive format: magic bytes decide when they are recognisable (gzip `1f 8b`, zip `PK\3\4` or
  * `PK\5\6`, tar `ustar` at 257 or an empty tar's zero blocks); otherwise the Content-Type does (old v7 tars have no magic).
