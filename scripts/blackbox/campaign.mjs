@@ -81,6 +81,17 @@ async function twentyInARow(base, agent) {
 }
 
 /** Files under `dir` whose name ends in `suffix` (and whose parent folder is `parent`, when given). */
+/** Paths of the files under `dir` whose parent directory is named `parent`. */
+function listFiles(dir, parent) {
+  if (!fs.existsSync(dir)) return new Set();
+  const found = new Set();
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const where = entry.parentPath ?? entry.path;
+    if (entry.isFile() && path.basename(where) === parent) found.add(path.join(where, entry.name));
+  }
+  return found;
+}
+
 function countFiles(dir, suffix, parent) {
   if (!fs.existsSync(dir)) return 0;
   let n = 0;
@@ -1225,17 +1236,33 @@ const checks = {
    */
   async workspaceDelete({ base, persistTo, tmp }) {
     const agent = new http.Agent({ keepAlive: true });
-    const blobs = () => countFiles(path.join(persistTo, "v3", "r2"), "", "blobs");
+    // Earlier checks' sessions may still be flushing log segments to R2 in the background, so the
+    // workspace's blobs are named (the files its upload added once the store was quiet), not counted.
+    const blobs = () => listFiles(path.join(persistTo, "v3", "r2"), "blobs");
+    const quiet = async () => {
+      for (let last = blobs().size, i = 0; i < 20; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        const now = blobs().size;
+        if (now === last) return;
+        last = now;
+      }
+    };
+    await quiet();
     const before = blobs();
     const { workspaceId } = await uploadTree(base, agent, path.join(tmp, "ws-delete"), { "a.txt": "alpha\n", "src/b.ts": "export {};\n" });
-    const stored = blobs() - before;
+    const added = [...blobs()].filter((f) => !before.has(f));
+    const stored = added.length;
     const sessionId = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
     const inUse = await request(base, agent, "DELETE", `/api/workspaces/${workspaceId}`);
     const stillRead = await request(base, agent, "GET", `/api/sessions/${sessionId}/files/a.txt`);
     await request(base, agent, "DELETE", `/api/sessions/${sessionId}`);
     const deleted = await request(base, agent, "DELETE", `/api/workspaces/${workspaceId}`);
-    await new Promise((r) => setTimeout(r, 500));
-    const left = blobs() - before;
+    // The local R2 removes a deleted object's blob file in the background.
+    let left = stored;
+    for (let i = 0; i < 20 && left > 0; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      left = added.filter((f) => fs.existsSync(f)).length;
+    }
     const read = await request(base, agent, "GET", `/api/workspaces/${workspaceId}`);
     const reopen = await request(base, agent, "POST", "/api/sessions", json({ workspaceId }));
     const again = await request(base, agent, "DELETE", `/api/workspaces/${workspaceId}`);
