@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import { deleteWorkspace } from "../src/workspace/snapshot";
-import type { IsolateHeapInput } from "./setup/isolate-heap";
+import { heap, measure, sampled } from "./heap-measure";
 import type { HeapReading } from "./setup/probes/isolate-heap";
 import type { WorkspaceBenchInput } from "./setup/workspace";
 
@@ -13,50 +13,6 @@ import type { WorkspaceBenchInput } from "./setup/workspace";
  * `--inspect=127.0.0.1:<port>`; skipped otherwise (so `npm run bench` does not pay for it).
  */
 const MB = 1e6;
-const heap: IsolateHeapInput | null = inject("isolateHeap");
-
-async function measure<T>(work: () => Promise<T>): Promise<{ reading: HeapReading; ms: number; value: T }> {
-  const post = async (path: string) => {
-    const response = await fetch(`${heap!.url}${path}`, { method: "POST" });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
-  await post("/heap/start");
-  const start = performance.now();
-  const value = await work();
-  const ms = performance.now() - start;
-  const reading = (await post("/heap/stop")) as HeapReading;
-  return { reading, ms, value };
-}
-
-/**
- * Passes `body` through, and after every SAMPLE_EVERY_BYTES of it waits for the probe to take a
- * sample: the probe's 50 ms timer alone gets no answer while the isolate runs JS back to back.
- * With `live`, after every LIVE_EVERY_BYTES it also waits for a reading after a full GC.
- */
-const SAMPLE_EVERY_BYTES = 2 * 1024 * 1024;
-const LIVE_EVERY_BYTES = 16 * 1024 * 1024;
-function sampled(body: ReadableStream<Uint8Array>, live = true): ReadableStream<Uint8Array> {
-  let since = 0;
-  let sinceLive = 0;
-  const ask = async (path: string) => (await fetch(`${heap!.url}${path}`, { method: "POST" })).arrayBuffer();
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      async transform(chunk, controller) {
-        controller.enqueue(chunk);
-        since += chunk.byteLength;
-        sinceLive += chunk.byteLength;
-        if (live && sinceLive >= LIVE_EVERY_BYTES) {
-          sinceLive = 0;
-          await ask("/heap/live");
-        }
-        if (since < SAMPLE_EVERY_BYTES) return;
-        since = 0;
-        await ask("/heap/sample");
-      },
-    }),
-  );
-}
 
 const mb = (bytes: number) => (bytes / MB).toFixed(1);
 

@@ -221,6 +221,66 @@ const checks = {
       `19th upload: ${refused.status} ${code} (Retry-After ${refused.headers?.["retry-after"]}) in ${refused.ms} ms; held uploads stored ${stored}/18 (${[...new Set(answers.map((a) => a.status))].join(", ")}); then 20 in a row: ${after.bad} bad, slowest ${after.slowest} ms; the same key again: ${retried.status}, once more: ${repeated.status} (${repeated.body === retried.body ? "same answer" : "another answer"})`,
     );
   },
+  /**
+   * Conversation imports take the isolate's upload slots with archives: six 8 MiB imports and two
+   * archive uploads sent at once are all stored (most wait for a slot and read their own body once
+   * handed one); an import that stalls after 1 KiB is refused with 408 upload_too_slow, and the
+   * server answers the next request at once.
+   */
+  async busyImports({ base }) {
+    const T = "2026-12-03T00:00:00.000Z";
+    const lines = [];
+    let parent = null;
+    for (let n = 1; n <= 5000; n++) {
+      const id = `m_${n}`;
+      const head = { sessionId: "s_busy", createdAt: T, id, parentId: parent };
+      lines.push(
+        JSON.stringify(
+          n % 2
+            ? { ...head, kind: "user", text: `q${n} ${"q".repeat(1600)}` }
+            : { ...head, kind: "assistant", text: "a".repeat(1600), stopReason: "STOP" },
+        ),
+      );
+      parent = id;
+    }
+    const conversation = `${lines.join("\n")}\n`;
+    const file = Buffer.alloc(1024 * 1024, 0x61);
+    const tar = Buffer.concat([tarHeader("a.txt", file.byteLength), file, Buffer.alloc(1024)]);
+    const ndjson = { "content-type": "application/x-ndjson" };
+    const started = Date.now();
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, () =>
+        request(base, new http.Agent(), "POST", "/api/sessions/import", { body: conversation, headers: ndjson, timeoutMs: 60_000 }),
+      ),
+      ...Array.from({ length: 2 }, () =>
+        request(base, new http.Agent(), "POST", "/api/workspaces", {
+          body: tar,
+          headers: { "content-type": "application/x-tar" },
+          timeoutMs: 60_000,
+        }),
+      ),
+    ]);
+    const took = Date.now() - started;
+    const messages = answers.slice(0, 6).map((a) => (a.status === 201 ? JSON.parse(a.body).messages : a.status));
+    const stalled = await request(base, new http.Agent(), "POST", "/api/sessions/import", {
+      headers: { ...ndjson, "transfer-encoding": "chunked" },
+      timeoutMs: 30_000,
+      body: (req) => req.write(conversation.slice(0, 1024)),
+    });
+    const next = await request(base, new http.Agent(), "GET", "/api/sessions?limit=1");
+    const code = JSON.parse(stalled.body || "{}").error?.code;
+    record(
+      "busyImports",
+      answers.every((a) => a.status === 201) &&
+        messages.every((m) => m === 5000) &&
+        stalled.status === 408 &&
+        code === "upload_too_slow" &&
+        stalled.ms < 15_000 &&
+        next.status === 200 &&
+        next.ms < 2000,
+      `${(conversation.length / 2 ** 20).toFixed(1)} MiB imports x6 and 1 MiB uploads x2 at once: ${answers.map((a) => a.status).join(" ")} in ${took} ms, messages ${[...new Set(messages)].join(", ")}; an import stalled after 1 KiB: ${stalled.status} ${code} in ${stalled.ms} ms; next request ${next.status} in ${next.ms} ms`,
+    );
+  },
   /** After each refusal class, 20 requests in a row on the same connection answer promptly. */
   async refusals({ base, persistTo, tmp }) {
     // Object bytes live as files under v3/r2/<bucket>/blobs; an upload left behind keeps its parts there.

@@ -10,9 +10,18 @@ import { requestBody } from "./request-body";
  * unread rest is discarded by `settleRequestBodies`).
  */
 export async function readBodyBytes(c: AppContext, maxBytes: number): Promise<Uint8Array> {
+  refuseDeclaredLengthOver(c, maxBytes);
+  return readStreamBytes(requestBody(c.req.raw), maxBytes);
+}
+
+/** 413 `body_too_large` when the request declares a Content-Length over `maxBytes` (before reading any of it). */
+export function refuseDeclaredLengthOver(c: AppContext, maxBytes: number): void {
   const declared = Number(c.req.header("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  const body = requestBody(c.req.raw);
+}
+
+/** Every byte of `body` (none for null), 413 `body_too_large` as soon as they pass `maxBytes`. */
+export async function readStreamBytes(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array> {
   if (!body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -33,7 +42,7 @@ export async function readBodyBytes(c: AppContext, maxBytes: number): Promise<Ui
   return bytes;
 }
 
-function tooLarge(maxBytes: number): HarnessError {
+export function tooLarge(maxBytes: number): HarnessError<"body_too_large"> {
   return new HarnessError("body_too_large", `request body is larger than ${maxBytes} bytes`);
 }
 

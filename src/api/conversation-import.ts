@@ -9,7 +9,7 @@ import {
   MAX_PROMPT_CHARS,
 } from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
-import { jsonTextProblem } from "./body";
+import { jsonTextProblem, tooLarge } from "./body";
 
 const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
 
@@ -21,13 +21,80 @@ const invalid = (line: number, why: string) => new HarnessError("import_invalid"
  * them). Returns the messages as read; the store gives them their new session id.
  */
 export function readConversation(text: string): AgentMessage[] {
-  const messages: AgentMessage[] = [];
-  const ids = new Set<string>();
-  const openCalls = new Set<string>();
+  const reader = new ConversationReader();
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
-  for (const [i, line] of lines.entries()) {
-    const n = i + 1;
+  for (const line of lines) reader.add(line);
+  return reader.end();
+}
+
+/**
+ * `readConversation` of a request body as it arrives: the body's bytes and its text are never held
+ * whole (a 16 MiB import would hold them beside its messages and their copy sent to the session),
+ * only the messages. Counts the bytes (413 `body_too_large` past `maxBytes`), decodes UTF-8 strictly
+ * and hashes what it read (the Idempotency-Key fingerprint). Stops reading at the first refusal.
+ */
+export async function readConversationBody(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<{ messages: AgentMessage[]; sha256: string }> {
+  const reader = new ConversationReader();
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  const digest = new crypto.DigestStream("SHA-256");
+  const hash = digest.getWriter();
+  const sha256 = digest.digest.then((bytes) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join(""));
+  // Rejected when a refusal aborts the hash, and then nobody asks for it.
+  sha256.catch(() => {});
+  let total = 0;
+  let pending = "";
+  // Lines are cut from each chunk's text (a long line grows as a rope, never re-scanned).
+  const take = (text: string) => {
+    let from = 0;
+    for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", from)) {
+      reader.add(pending + text.slice(from, end));
+      pending = "";
+      from = end + 1;
+    }
+    pending += text.slice(from);
+  };
+  const bytes = body?.getReader();
+  try {
+    for (;;) {
+      const chunk = await bytes?.read();
+      if (!chunk || chunk.done) break;
+      total += chunk.value.byteLength;
+      if (total > maxBytes) throw tooLarge(maxBytes);
+      await hash.write(chunk.value);
+      take(decodeUtf8(decoder, chunk.value, true));
+    }
+    take(decodeUtf8(decoder, undefined, false));
+    if (pending !== "") reader.add(pending);
+    await hash.close();
+  } catch (err) {
+    bytes?.cancel(err).catch(() => {});
+    hash.abort(err).catch(() => {});
+    throw err;
+  }
+  return { messages: reader.end(), sha256: await sha256 };
+}
+
+function decodeUtf8(decoder: TextDecoder, bytes: Uint8Array | undefined, stream: boolean): string {
+  try {
+    return decoder.decode(bytes, { stream });
+  } catch {
+    throw new HarnessError("import_invalid", "the body is not valid UTF-8");
+  }
+}
+
+/** The checks of `readConversation`, one line at a time. */
+class ConversationReader {
+  private readonly messages: AgentMessage[] = [];
+  private readonly ids = new Set<string>();
+  private readonly openCalls = new Set<string>();
+
+  add(line: string): void {
+    const { messages, ids, openCalls } = this;
+    const n = messages.length + 1;
     if (messages.length >= MAX_IMPORT_MESSAGES) throw invalid(n, `a conversation holds at most ${MAX_IMPORT_MESSAGES} messages`);
     let message: AgentMessage;
     try {
@@ -77,8 +144,11 @@ export function readConversation(text: string): AgentMessage[] {
     ids.add(message.id);
     messages.push(message);
   }
-  if (messages.length === 0) throw new HarnessError("import_invalid", "the conversation holds no messages");
-  return messages;
+
+  end(): AgentMessage[] {
+    if (this.messages.length === 0) throw new HarnessError("import_invalid", "the conversation holds no messages");
+    return this.messages;
+  }
 }
 
 /** Why a user message's text is not one a prompt could have sent (blank, or too long), or null. */

@@ -3,11 +3,13 @@ import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName
 import { DEFAULT_CASE_PAGE, DEFAULT_QUARANTINE_PAGE, HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { replayCase } from "../session/case-replay";
 import { encodeCursor } from "../tenant/session-index";
-import { readBodyBytes, readCursor, readJsonBody, readQuery } from "./body";
+import { ingestSlots } from "../workspace/ingest-slots";
+import { pacedUpload } from "../workspace/upload-pace";
+import { readCursor, readJsonBody, readQuery, readStreamBytes, refuseDeclaredLengthOver } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { claimIdempotencyKey, idempotencyKeyOf, sha256HexOf } from "./idempotency";
 import { sessionStore } from "./lookup";
-import { JSONL_MEDIA_TYPES } from "./request-body";
+import { JSONL_MEDIA_TYPES, requestBody } from "./request-body";
 import { ApproveBody, CaseListQuery, EmptyBody, PromoteBody, QuarantineListQuery } from "./schemas";
 
 /** Media types a trace import is taken in (a cross-site form cannot send these without a preflight). */
@@ -88,16 +90,22 @@ export const projectRoutes = new Hono<AppBindings>()
         `send traces as 'Content-Type: application/x-ndjson' (one JSON object per line), not ${JSON.stringify(media.slice(0, 100))}`,
       );
     }
-    const bytes = await readBodyBytes(c, MAX_TRACE_IMPORT_BYTES);
-    // With an Idempotency-Key the import id is allocated with the claim: a repeat (a retried upload
-    // of the same file) gets the first import's answer instead of counting its failures again.
-    const claimed =
-      idempotencyKeyOf(c) === null
-        ? null
-        : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256HexOf(bytes)], {
-            importId: randomIds.next("import"),
-          });
-    return c.json(await project.importTraces(ref, bytes, claimed?.proposal.importId), 201);
+    refuseDeclaredLengthOver(c, MAX_TRACE_IMPORT_BYTES);
+    const body = requestBody(c.req.raw);
+    // Through the isolate's upload slots, as an archive is (the body, and its copy sent to the project).
+    const summary = await ingestSlots.run(async () => {
+      const bytes = await readStreamBytes(body && pacedUpload(body), MAX_TRACE_IMPORT_BYTES);
+      // With an Idempotency-Key the import id is allocated with the claim: a repeat (a retried upload
+      // of the same file) gets the first import's answer instead of counting its failures again.
+      const claimed =
+        idempotencyKeyOf(c) === null
+          ? null
+          : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256HexOf(bytes)], {
+              importId: randomIds.next("import"),
+            });
+      return project.importTraces(ref, bytes, claimed?.proposal.importId);
+    });
+    return c.json(summary, 201);
   })
   /**
    * `?limit=&cursor=` -> `{quarantine, nextCursor}`: refused lines, oldest first (by import, then

@@ -281,6 +281,8 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       "invalid_query",
       "unsupported_media_type",
       "body_too_large",
+      "upload_too_slow",
+      "ingest_busy",
       "import_invalid",
       "invalid_text",
       "workspace_not_found",
@@ -628,7 +630,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
       casesNotKept: 0,
       casesEvicted: 0,
     }),
-    errors: [...PROJECT, ...KEY, "unsupported_media_type", "body_too_large"],
+    errors: [...PROJECT, ...KEY, "unsupported_media_type", "body_too_large", "upload_too_slow", "ingest_busy"],
   },
   {
     method: "get",

@@ -1,13 +1,15 @@
 import { Hono } from "hono";
 import { DEFAULT_SESSION_PAGE, HarnessError, MAX_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { logLine } from "../log";
+import { ingestSlots } from "../workspace/ingest-slots";
 import { withoutEndMark } from "../workspace/streams";
-import { readBodyBytes, readCursor, readJsonBody, readQuery, requireContentType } from "./body";
+import { pacedUpload } from "../workspace/upload-pace";
+import { readCursor, readJsonBody, readQuery, refuseDeclaredLengthOver, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
-import { readConversation } from "./conversation-import";
-import { claimIdempotencyKey, sha256HexOf } from "./idempotency";
+import { readConversationBody } from "./conversation-import";
+import { claimIdempotencyKey } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
-import { JSONL_MEDIA_TYPES } from "./request-body";
+import { JSONL_MEDIA_TYPES, requestBody } from "./request-body";
 import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, LogExportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
@@ -44,25 +46,26 @@ export const sessionRoutes = new Hono<AppBindings>()
   .post("/import", async (c) => {
     const query = readQuery(c, ImportQuery);
     requireContentType(c, JSONL_MEDIA_TYPES);
-    const bytes = await readBodyBytes(c, MAX_IMPORT_BYTES);
-    let text: string;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-    } catch {
-      throw new HarnessError("import_invalid", "the body is not valid UTF-8");
-    }
-    const messages = readConversation(text);
-    // A retried import (16 MiB bodies get retried) must not make a second session.
-    const fingerprint = ["POST /api/sessions/import", query, await sha256HexOf(bytes)];
-    const claimed = await claimIdempotencyKey(c, undefined, fingerprint, { sessionId: randomIds.next("session") });
-    const meta = await sessionStore(c).importSession({ ...query, id: claimed?.proposal.sessionId, owner: c.get("tenant") }, messages);
+    refuseDeclaredLengthOver(c, MAX_IMPORT_BYTES);
+    const body = requestBody(c.req.raw);
+    // Through the isolate's upload slots, as an archive is: an import holds its messages and the
+    // copy sent to the session (about 35 MB at 16 MiB), so a few at once would pass the isolate's
+    // 128 MB. The slot is held from the body's first byte, so the body must keep coming (pacedUpload).
+    const { meta, messages } = await ingestSlots.run(async () => {
+      const { messages, sha256 } = await readConversationBody(body && pacedUpload(body), MAX_IMPORT_BYTES);
+      // A retried import (16 MiB bodies get retried) must not make a second session.
+      const fingerprint = ["POST /api/sessions/import", query, sha256];
+      const claimed = await claimIdempotencyKey(c, undefined, fingerprint, { sessionId: randomIds.next("session") });
+      const meta = await sessionStore(c).importSession({ ...query, id: claimed?.proposal.sessionId, owner: c.get("tenant") }, messages);
+      return { meta, messages: messages.length };
+    });
     return c.json(
       {
         sessionId: meta.id,
         workspaceId: meta.workspaceId,
         projectId: meta.projectId,
         createdAt: meta.createdAt,
-        messages: messages.length,
+        messages,
       },
       201,
       sessionLocation(meta.id),

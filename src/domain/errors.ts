@@ -170,13 +170,14 @@ export const ERROR_REGISTRY = {
   ingest_busy: {
     status: 503,
     in: ["api"],
-    meaning: "the server is ingesting its maximum of uploads at once and the line is full or the wait ran out; retry after Retry-After",
+    meaning:
+      "the server is taking its maximum of uploads at once (archives, conversation and trace imports) and the line is full or the wait ran out; retry after Retry-After",
   },
   archive_bomb: { status: 422, in: ["api"], meaning: "the compression ratio marks a decompression bomb" },
   upload_too_slow: {
     status: 408,
     in: ["api"],
-    meaning: "the upload sent too few bytes while it held one of the server's ingest slots; nothing was stored",
+    meaning: "the upload (an archive, a conversation or trace import) sent too few bytes while it held one of the server's upload slots; nothing was stored",
   },
   // Runs (agent_error codes)
   run_timeout: { status: null, in: ["run"], meaning: "the run did not finish within its timeoutMs" },

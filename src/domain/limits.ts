@@ -166,8 +166,9 @@ export const MAX_EXPANDED_BYTES = 1024 * MiB;
 /** Uncompressed/compressed ratio above which a gzip stream or zip entry counts as a bomb. */
 export const MAX_COMPRESSION_RATIO = 100;
 /**
- * Uploads one isolate ingests at once (each holds about 35 MB live for a 100 MB archive, and an
- * isolate has 128 MB); more wait in line, up to this many, for at most this long, before 503 `ingest_busy`.
+ * Uploads one isolate takes at once (an archive holds about 35 MB live at 100 MB, a conversation
+ * import about as much at 16 MiB, and an isolate has 128 MB); trace imports count too. More wait in
+ * line, up to this many, for at most this long, before 503 `ingest_busy`.
  */
 export const MAX_CONCURRENT_INGESTS = 2;
 export const MAX_WAITING_INGESTS = 16;
@@ -259,11 +260,11 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${bytes(MAX_ARCHIVE_BYTES)}, ${count(MAX_ARCHIVE_FILES)} entries, ${bytes(MAX_TOTAL_BYTES)} of files, expanding to at most ${bytes(MAX_EXPANDED_BYTES)}, compression ratio ${MAX_COMPRESSION_RATIO}`,
   ],
   [
-    "uploads being ingested at once",
+    "uploads being taken at once (archives, conversation and trace imports)",
     `${MAX_CONCURRENT_INGESTS} per Worker isolate; up to ${MAX_WAITING_INGESTS} more wait in line for at most ${MAX_INGEST_WAIT_MS / 1000} s, then 503 \`ingest_busy\` (with \`Retry-After\`)`,
   ],
   [
-    "an upload's pace while it is ingested",
+    "an upload's pace while it is taken (archives, conversation and trace imports)",
     `at least ${bytes(UPLOAD_MIN_BYTES_PER_WINDOW)} in every ${UPLOAD_PACE_WINDOW_MS / 1000} s the server waits on its body (408 \`upload_too_slow\`, nothing stored)`,
   ],
   [

@@ -58,6 +58,8 @@ const encoder = new TextEncoder();
 export class SessionLog {
   /** The seq the next append gets, once known. */
   private nextSeq: number | null = null;
+  /** Records per stream, once counted (then kept by the appends, as `nextSeq` is). */
+  private counted: Record<LogStream, number> | null = null;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -91,11 +93,13 @@ export class SessionLog {
       this.insert(entries, first, oneStatement, transactionSync);
     } catch (err) {
       this.nextSeq = null;
+      this.counted = null;
       if (!/UNIQUE|PRIMARY KEY/i.test(String((err as Error).message))) throw err;
       first = this.lastSeq() + 1;
       this.insert(entries, first, oneStatement, transactionSync);
     }
     this.nextSeq = first + entries.length;
+    if (this.counted) for (const entry of entries) this.counted[entry.stream]++;
     const seqs = new Array<number>(entries.length);
     for (let i = 0; i < entries.length; i++) seqs[i] = first + i;
     return seqs;
@@ -155,12 +159,20 @@ export class SessionLog {
     return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(seq), 0) AS seq FROM log WHERE stream = ?`, stream).one().seq;
   }
 
+  /**
+   * Records per stream. Counted from the table once per object (every row: a long session's log has
+   * hundreds of thousands, and the counts are read on every summary report and session read), then
+   * kept by the appends.
+   */
   counts(): Record<LogStream, number> {
-    const counts = { messages: 0, events: 0, trace: 0 };
-    for (const row of this.sql.exec<{ stream: LogStream; n: number }>(`SELECT stream, COUNT(*) AS n FROM log GROUP BY stream`)) {
-      counts[row.stream] = row.n;
+    if (!this.counted) {
+      const counts = { messages: 0, events: 0, trace: 0 };
+      for (const row of this.sql.exec<{ stream: LogStream; n: number }>(`SELECT stream, COUNT(*) AS n FROM log GROUP BY stream`)) {
+        counts[row.stream] = row.n;
+      }
+      this.counted = counts;
     }
-    return counts;
+    return { ...this.counted };
   }
 
   /**

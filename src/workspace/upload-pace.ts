@@ -20,7 +20,7 @@ export function pacedUpload(
   const tooSlow = () => {
     const error = new ArchiveError(
       "upload_too_slow",
-      `the upload sent ${received} bytes in ${windowMs / 1000} s, under the ${minBytes} an upload must send in that time while it is ingested; nothing was stored`,
+      `the upload sent ${received} bytes in ${windowMs / 1000} s, under the ${minBytes} an upload must send in that time while it holds one of the server's upload slots; nothing was stored`,
     );
     reader.cancel(error).catch(() => {});
     return error;

@@ -1,8 +1,10 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { readConversation } from "../../src/api/conversation-import";
+import { readConversation, readConversationBody } from "../../src/api/conversation-import";
 import {
   type AgentMessage,
+  HarnessError,
+  MAX_IMPORT_BYTES,
   MAX_IMPORTED_COST,
   MAX_IMPORTED_ID_CHARS,
   MAX_IMPORTED_TOKENS,
@@ -105,6 +107,65 @@ describe("readConversation", () => {
       `import_invalid: line 1: a user message's text has ${MAX_PROMPT_CHARS + 1} characters (a prompt's at most ${MAX_PROMPT_CHARS})`,
     );
     expect(refusal([{ ...m1, text: "x".repeat(MAX_PROMPT_CHARS) }])).toBe("accepted");
+  });
+});
+
+describe("readConversationBody", () => {
+  /** A stream of `bytes` cut at the given offsets. */
+  const cut = (bytes: Uint8Array, at: number[]) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        let from = 0;
+        for (const to of [...at, bytes.byteLength]) {
+          controller.enqueue(bytes.slice(from, to));
+          from = to;
+        }
+        controller.close();
+      },
+    });
+  const hex = async (bytes: Uint8Array) =>
+    [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const failure = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+      return "resolved";
+    } catch (error) {
+      return error instanceof HarnessError ? `${error.code}: ${error.message}` : String(error);
+    }
+  };
+
+  it("reads lines and multi-byte characters cut anywhere between chunks, as readConversation reads the whole text", async () => {
+    const withText = recording.map((m) => (m.kind === "user" ? { ...m, text: `où est le 😀 ${"x".repeat(3000)}?` } : m));
+    const text = `\ufeff${encodeJsonl(withText)}`;
+    const bytes = new TextEncoder().encode(text);
+    // Every cut: a one-byte chunk per byte around the emoji and each newline, and one long line in 97-byte pieces.
+    const cuts = [...Array(bytes.byteLength - 1).keys()]
+      .map((i) => i + 1)
+      .filter((i) => i % 97 === 0 || bytes[i]! >= 0x80 || bytes[i] === 0x0a);
+    const read = await readConversationBody(cut(bytes, cuts), MAX_IMPORT_BYTES);
+    expect(read.messages).toEqual(withText);
+    expect(read.messages).toEqual(readConversation(text.slice(1)));
+    expect(read.sha256).toBe(await hex(bytes));
+    // Without a final newline, the last line still counts.
+    const unterminated = new TextEncoder().encode(encodeJsonl(recording).trimEnd());
+    expect((await readConversationBody(cut(unterminated, [5, 300]), MAX_IMPORT_BYTES)).messages).toEqual(recording);
+  });
+
+  it("refuses what readConversation refuses, a body past the limit, bytes that are not UTF-8 and no body", async () => {
+    const bytes = new TextEncoder().encode(encodeJsonl(recording));
+    expect(await failure(readConversationBody(cut(bytes, [10]), bytes.byteLength - 1))).toBe(
+      `body_too_large: request body is larger than ${bytes.byteLength - 1} bytes`,
+    );
+    const broken = new Uint8Array([...bytes.slice(0, 20), 0xff, ...bytes.slice(20)]);
+    expect(await failure(readConversationBody(cut(broken, [20, 21]), MAX_IMPORT_BYTES))).toBe(
+      "import_invalid: the body is not valid UTF-8",
+    );
+    // A multi-byte character cut short by the end of the body.
+    const truncated = new TextEncoder().encode(`${encodeJsonl(recording)}é`).slice(0, -1);
+    expect(await failure(readConversationBody(cut(truncated, []), MAX_IMPORT_BYTES))).toBe("import_invalid: the body is not valid UTF-8");
+    expect(await failure(readConversationBody(null, MAX_IMPORT_BYTES))).toBe("import_invalid: the conversation holds no messages");
+    const gap = new TextEncoder().encode(`${encodeJsonl(recording.slice(0, 2))}\n${encodeJsonl(recording.slice(2))}`);
+    expect(await failure(readConversationBody(cut(gap, [7]), MAX_IMPORT_BYTES))).toMatch(/^import_invalid: line 3: /);
   });
 });
 

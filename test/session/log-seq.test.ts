@@ -33,6 +33,51 @@ describe("SessionLog seqs", () => {
   });
 });
 
+describe("SessionLog counts", () => {
+  it("are counted from the table once, then kept by the appends without another query", () =>
+    runInDurableObject(env.SESSIONS.getByName("log-counts-1"), (_i, state) => {
+      const tx = <T>(fn: () => T) => state.storage.transactionSync(fn);
+      const queries: string[] = [];
+      const sql = new Proxy(state.storage.sql, {
+        get(target, key) {
+          if (key === "exec")
+            return (query: string, ...values: unknown[]) => {
+              queries.push(query);
+              return target.exec(query, ...values);
+            };
+          const value = Reflect.get(target, key);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      new SessionLog(state.storage.sql).append(
+        [
+          { stream: "messages", body: line(1) },
+          { stream: "events", body: line(2) },
+        ],
+        tx,
+      );
+      const log = new SessionLog(sql);
+      expect(log.counts()).toEqual({ messages: 1, events: 1, trace: 0 });
+      log.append([{ stream: "events", body: line(3) }], tx);
+      log.append(
+        [
+          { stream: "trace", body: line(4) },
+          { stream: "events", body: "x".repeat(600_000) },
+          { stream: "messages", body: line(6) },
+        ],
+        tx,
+      );
+      queries.length = 0;
+      expect(log.counts()).toEqual({ messages: 2, events: 3, trace: 1 });
+      expect(queries).toEqual([]);
+      // What a fresh count of the table says.
+      expect(new SessionLog(state.storage.sql).counts()).toEqual({ messages: 2, events: 3, trace: 1 });
+      // A refused record counts nothing.
+      expect(() => log.append([{ stream: "events", body: "y".repeat(33 * 1024 * 1024) }], tx)).toThrow(/limit/);
+      expect(log.counts()).toEqual({ messages: 2, events: 3, trace: 1 });
+    }));
+});
+
 describe("SessionLog flush plans", () => {
   it("take the whole tail when it fits, else the rows up to the byte limit, and at least one row", () =>
     runInDurableObject(env.SESSIONS.getByName("log-plan-1"), (_i, state) => {

@@ -18,8 +18,9 @@ function gate() {
   return { done, finish, fail };
 }
 
+/** Time for uploads in line to see a slot handed to them (they look every 20 ms). */
 const turns = async (n = 5) => {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 10));
 };
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -173,7 +174,7 @@ describe("POST /api/workspaces through the isolate's slots", () => {
       const body = (await res.json()) as { error: { code: string; message: string } };
       expect([res.status, res.headers.get("retry-after"), body.error.code]).toEqual([503, "5", "ingest_busy"]);
       expect(body.error.message).toBe(
-        `this server is already ingesting its maximum of uploads and ${MAX_WAITING_INGESTS} more are waiting; retry after a few seconds`,
+        `this server is already taking its maximum of uploads and ${MAX_WAITING_INGESTS} more are waiting; retry after a few seconds`,
       );
       expect(await keysUnder(env.STORE, "workspaces/")).toEqual(before);
     } finally {
@@ -190,5 +191,50 @@ describe("POST /api/workspaces through the isolate's slots", () => {
       }),
     );
     expect(again.status).toBe(201);
+  });
+});
+
+describe("conversation and trace imports through the same slots", () => {
+  const T = "2026-11-30T03:00:00.000Z";
+  const conversation = `${JSON.stringify({ sessionId: "s_rec", createdAt: T, kind: "user", id: "m_1", parentId: null, text: "hi" })}\n`;
+  const post = (path: string, body: BodyInit, type: string) =>
+    exports.default.fetch(new Request(`http://localhost${path}`, { method: "POST", body, headers: { "content-type": type } }));
+  const sessionIds = async () =>
+    (
+      (await (await exports.default.fetch("http://localhost/api/sessions?limit=200")).json()) as { items: { sessionId: string }[] }
+    ).items.map((s) => s.sessionId);
+
+  it("answer 503 ingest_busy when the slots and the line are full, and store nothing", async () => {
+    const held = gate();
+    const holders = Array.from({ length: MAX_CONCURRENT_INGESTS + MAX_WAITING_INGESTS }, () => ingestSlots.run(() => held.done));
+    try {
+      await turns();
+      const before = await sessionIds();
+      const imported = await post("/api/sessions/import", conversation, "application/x-ndjson");
+      const traces = await post("/api/projects/p_default/traces", '{"x":1}\n', "application/x-ndjson");
+      const codes = await Promise.all(
+        [imported, traces].map(async (r) => [r.status, ((await r.json()) as { error: { code: string } }).error.code]),
+      );
+      expect(codes).toEqual([
+        [503, "ingest_busy"],
+        [503, "ingest_busy"],
+      ]);
+      expect(await sessionIds()).toEqual(before);
+    } finally {
+      held.finish();
+      await Promise.all(holders);
+    }
+  });
+
+  it("take turns with archives: twice as many of each as there are slots all succeed, and the slots are free after", async () => {
+    const n = MAX_CONCURRENT_INGESTS * 2;
+    const answers = await Promise.all([
+      ...Array.from({ length: n }, async (_, i) => post("/api/workspaces", await tarOf({ "a.txt": `${i}\n` }), "application/x-tar")),
+      ...Array.from({ length: n }, () => post("/api/sessions/import", conversation, "application/x-ndjson")),
+      ...Array.from({ length: n }, () => post("/api/projects/p_default/traces", '{"x":1}\n', "application/x-ndjson")),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual(Array(n * 3).fill(201));
+    await Promise.all(answers.map((r) => r.arrayBuffer()));
+    expect(ingestSlots.load).toEqual({ running: 0, waiting: 0 });
   });
 });

@@ -57,7 +57,7 @@ describe("pacedUpload", () => {
     expect(await drain(pacedUpload(body, 10, 100))).toEqual({
       bytes: 5,
       error:
-        "upload_too_slow: the upload sent 5 bytes in 0.1 s, under the 10 an upload must send in that time while it is ingested; nothing was stored",
+        "upload_too_slow: the upload sent 5 bytes in 0.1 s, under the 10 an upload must send in that time while it holds one of the server's upload slots; nothing was stored",
     });
     expect((state.cancelled as HarnessError).code).toBe("upload_too_slow");
   });
