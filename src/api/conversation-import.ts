@@ -7,6 +7,7 @@ import {
   MAX_IMPORTED_TOKENS,
   MAX_JSON_DEPTH,
   MAX_PROMPT_CHARS,
+  nestsDeeperThan,
 } from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
 import { jsonTextProblem, tooLarge } from "./body";
@@ -14,8 +15,8 @@ import { jsonTextProblem, tooLarge } from "./body";
 const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
 
 /**
- * Reads an exported conversation (`GET /api/sessions/:id/messages`, JSONL) for import: every line a
- * strict message record, all of one session, ids unique, each message's parent the one before it
+ * Reads an exported conversation (`GET /api/sessions/:id/messages`, JSONL) for import: every line
+ * (blank ones passed over) a strict message record, all of one session, ids unique, each message's parent the one before it
  * (the first has none), user text as a prompt takes it, and every tool result answering a call of
  * the assistant message just before it (its results come before anything else, as a provider takes
  * them). Returns the messages as read; the store gives them their new session id.
@@ -91,11 +92,15 @@ class ConversationReader {
   private readonly messages: AgentMessage[] = [];
   private readonly ids = new Set<string>();
   private readonly openCalls = new Set<string>();
+  private lines = 0;
 
+  /** Takes the next line; a blank one (an extra newline, files joined) is passed over, as a trace import does. */
   add(line: string): void {
     const { messages, ids, openCalls } = this;
-    const n = messages.length + 1;
+    const n = ++this.lines;
+    if (!/\S/.test(line)) return;
     if (messages.length >= MAX_IMPORT_MESSAGES) throw invalid(n, `a conversation holds at most ${MAX_IMPORT_MESSAGES} messages`);
+    if (nestsDeeperThan(line, MAX_JSON_DEPTH)) throw invalid(n, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`);
     let message: AgentMessage;
     try {
       message = decodeMessageLine(line, n);

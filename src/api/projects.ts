@@ -91,18 +91,18 @@ export const projectRoutes = new Hono<AppBindings>()
       );
     }
     refuseDeclaredLengthOver(c, MAX_TRACE_IMPORT_BYTES);
+    const keyed = idempotencyKeyOf(c) !== null; // a malformed key is refused before the body is read
     const body = requestBody(c.req.raw);
     // Through the isolate's upload slots, as an archive is (the body, and its copy sent to the project).
     const summary = await ingestSlots.run(async () => {
       const bytes = await readStreamBytes(body && pacedUpload(body), MAX_TRACE_IMPORT_BYTES);
       // With an Idempotency-Key the import id is allocated with the claim: a repeat (a retried upload
       // of the same file) gets the first import's answer instead of counting its failures again.
-      const claimed =
-        idempotencyKeyOf(c) === null
-          ? null
-          : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256HexOf(bytes)], {
-              importId: randomIds.next("import"),
-            });
+      const claimed = !keyed
+        ? null
+        : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256HexOf(bytes)], {
+            importId: randomIds.next("import"),
+          });
       return project.importTraces(ref, bytes, claimed?.proposal.importId);
     });
     return c.json(summary, 201);

@@ -41,8 +41,20 @@ export function requestBody(request: Request): ReadableStream<Uint8Array> | null
     {
       async pull(controller) {
         tap.reading = tap.reader.read();
-        const { done, value } = await tap.reading;
-        tap.reading = null;
+        let read: ReadableStreamReadResult<Uint8Array>;
+        try {
+          read = await tap.reading;
+        } catch {
+          // The client went away mid-body ("Network connection lost"): its refusal, not a fault here.
+          tap.done = true;
+          throw new HarnessError(
+            "body_incomplete",
+            "the request body broke off before its end (the connection closed); nothing was stored",
+          );
+        } finally {
+          tap.reading = null;
+        }
+        const { done, value } = read;
         if (done) {
           tap.done = true;
           controller.close();

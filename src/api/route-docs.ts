@@ -658,9 +658,10 @@ export const COMMON_API_ERRORS: readonly ApiErrorCode[] = [
 
 /**
  * Codes any route that reads a body can answer with: a body sent with a Content-Encoding is refused
- * before it is read (request-body.ts), whatever its media type.
+ * before it is read, and one that breaks off before its end is refused as incomplete
+ * (request-body.ts), whatever its media type.
  */
-export const BODY_API_ERRORS: readonly ApiErrorCode[] = ["unsupported_media_type"];
+export const BODY_API_ERRORS: readonly ApiErrorCode[] = ["unsupported_media_type", "body_incomplete"];
 
 /** Every route of the API: the one table the document is built from. */
 export const API_ROUTES: readonly RouteDoc[] = [...CORE_ROUTES, ...LEARNING_ROUTES];

@@ -7,7 +7,7 @@ import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readJsonBody, readQuery, refuseDeclaredLengthOver, requireContentType } from "./body";
 import type { AppBindings, AppContext } from "./context";
 import { readConversationBody } from "./conversation-import";
-import { claimIdempotencyKey } from "./idempotency";
+import { claimIdempotencyKey, idempotencyKeyOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
 import { JSONL_MEDIA_TYPES, requestBody } from "./request-body";
 import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, LogExportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
@@ -47,6 +47,7 @@ export const sessionRoutes = new Hono<AppBindings>()
     const query = readQuery(c, ImportQuery);
     requireContentType(c, JSONL_MEDIA_TYPES);
     refuseDeclaredLengthOver(c, MAX_IMPORT_BYTES);
+    idempotencyKeyOf(c); // a malformed key is refused before the body is read
     const body = requestBody(c.req.raw);
     // Through the isolate's upload slots, as an archive is: an import holds its messages and the
     // copy sent to the session (about 35 MB at 16 MiB), so a few at once would pass the isolate's

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { AttributionRecord, formatIssues, type JudgeResult, type TraceAction, type TraceObservation, type TraceRecord } from "../domain";
+import {
+  AttributionRecord,
+  formatIssues,
+  type JudgeResult,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+  type TraceAction,
+  type TraceObservation,
+  type TraceRecord,
+} from "../domain";
 import { artifactPath, isSchemeRef } from "./artifacts";
 import { judgeNameSchema } from "./builtin-judges";
 
@@ -129,6 +138,7 @@ export async function parseTraceImport(
         return "not valid UTF-8";
       }
       if (line.trim() === "") return null;
+      if (nestsDeeperThan(line, MAX_JSON_DEPTH)) return `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`;
       let value: unknown;
       try {
         value = JSON.parse(line);

@@ -31,6 +31,11 @@ export const ERROR_REGISTRY = {
   invalid_body: { status: 400, in: ["api"], meaning: "the body does not fit the route's schema; the message names the field" },
   invalid_text: { status: 400, in: ["api"], meaning: "a string holds a lone UTF-16 surrogate, which cannot be stored as UTF-8" },
   body_too_large: { status: 413, in: ["api"], meaning: "the request body is larger than the route's limit" },
+  body_incomplete: {
+    status: 400,
+    in: ["api"],
+    meaning: "the request body broke off before its end (the client closed the connection); nothing of it was stored",
+  },
   invalid_session_id: { status: 400, in: ["api"], meaning: "not a session id (s_ followed by 1-64 of [A-Za-z0-9_-])" },
   invalid_workspace_id: { status: 400, in: ["api"], meaning: "not a workspace id (w_ followed by 1-64 of [A-Za-z0-9_-])" },
   invalid_last_event_id: {
@@ -177,7 +182,8 @@ export const ERROR_REGISTRY = {
   upload_too_slow: {
     status: 408,
     in: ["api"],
-    meaning: "the upload (an archive, a conversation or trace import) sent too few bytes while it held one of the server's upload slots; nothing was stored",
+    meaning:
+      "the upload (an archive, a conversation or trace import) sent too few bytes while it held one of the server's upload slots; nothing was stored",
   },
   // Runs (agent_error codes)
   run_timeout: { status: null, in: ["run"], meaning: "the run did not finish within its timeoutMs" },

@@ -218,8 +218,11 @@ export function firstLine(text: string): string {
   return clipText(line, ARGS_SUMMARY_CHARS);
 }
 
-/** Arguments that hold a file's text (write's content, edit's old and new text): only their length is kept. */
-const FILE_TEXT_ARGS: ReadonlySet<string> = new Set(["content", "oldText", "newText"]);
+/**
+ * Arguments that hold a file's text (write's content, edit's old and new text, and edit's `edits`
+ * when a model sends them as a JSON string): only their length is kept.
+ */
+const FILE_TEXT_ARGS: ReadonlySet<string> = new Set(["content", "oldText", "newText", "edits"]);
 /** The longest string argument kept as it is; a bash command up to the longer one (its words name the files it is about). */
 const ARG_CHARS = 80;
 const COMMAND_CHARS = 180;

@@ -18,27 +18,15 @@ export interface Located {
  */
 export function locate(content: string, oldText: string, path: string): Located {
   const exact = occurrences(content, oldText);
-  const first = exact[0];
-  if (exact.length === 1 && first !== undefined) return { start: first, end: first + oldText.length, normalised: [] };
-  if (exact.length > 1)
-    throw ambiguous(
-      path,
-      exact.map((i) => lineOf(content, i)),
-      ".",
-    );
+  const first = exact.first[0];
+  if (exact.count === 1 && first !== undefined) return { start: first, end: first + oldText.length, normalised: [] };
+  if (exact.count > 1) throw ambiguous(path, content, exact, ".");
 
   const needle = normalise(oldText);
   const haystack = normalise(content);
-  const near = needle === "" ? [] : occurrences(haystack, needle);
-  const at = near[0];
-  if (near.length > 1) {
-    const how = `, ignoring ${listed(NORMALISATIONS)}; none matches exactly.`;
-    throw ambiguous(
-      path,
-      near.map((i) => lineOf(haystack, i)),
-      how,
-    );
-  }
+  const near = needle === "" ? { count: 0, first: [] } : occurrences(haystack, needle);
+  const at = near.first[0];
+  if (near.count > 1) throw ambiguous(path, haystack, near, `, ignoring ${listed(NORMALISATIONS)}; none matches exactly.`);
   if (at === undefined) {
     throw new ToolError(
       "no_match",
@@ -49,14 +37,17 @@ export function locate(content: string, oldText: string, path: string): Located 
   return { start, end: last + 1, normalised: overlooked(content.slice(start, last + 1), oldText) };
 }
 
-function ambiguous(path: string, lines: number[], how: string): ToolError {
+/** Names the lines of the first occurrences (a one-letter oldText can occur 100,000 times in a file). */
+function ambiguous(path: string, text: string, found: Occurrences, how: string): ToolError {
+  const lines = [...new Set(found.first.map((offset) => lineOf(text, offset)))];
+  const more = found.count > found.first.length ? ", ..." : "";
+  const count = found.count > MAX_COUNTED_OCCURRENCES ? `more than ${MAX_COUNTED_OCCURRENCES}` : String(found.count);
   return new ToolError(
     "ambiguous_match",
-    `Found ${lines.length} occurrences of oldText in ${path} (at lines ${lines.join(", ")})${how} It must occur exactly once: add surrounding lines to oldText to make it unique.`,
+    `Found ${count} occurrences of oldText in ${path} (at line${lines.length === 1 && !more ? "" : "s"} ${lines.join(", ")}${more})${how} It must occur exactly once: add surrounding lines to oldText to make it unique.`,
   );
 }
 
-/** What the fallback match overlooks, in the order messages name them. */
 export type Normalisation = "trailing whitespace" | "typographic quotes" | "Unicode dashes" | "Unicode spaces";
 const NORMALISATIONS: readonly Normalisation[] = ["trailing whitespace", "typographic quotes", "Unicode dashes", "Unicode spaces"];
 
@@ -277,11 +268,30 @@ function quoted(line: string): string {
   return JSON.stringify(cut).replace(UNICODE_SPACE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** Start offsets of the non-overlapping occurrences of `needle`. */
-function occurrences(haystack: string, needle: string): number[] {
-  const out: number[] = [];
-  for (let i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + needle.length)) out.push(i);
-  return out;
+/** Occurrences of oldText named in an `ambiguous_match`, and how far they are counted. */
+const SHOWN_OCCURRENCES = 10;
+const MAX_COUNTED_OCCURRENCES = 1000;
+
+interface Occurrences {
+  /** How many, up to one past MAX_COUNTED_OCCURRENCES. */
+  count: number;
+  /** Where the first SHOWN_OCCURRENCES start. */
+  first: number[];
+}
+
+/**
+ * The occurrences of `needle`, overlapping ones included ("xx" occurs twice in "xxx": either could
+ * be meant). Counting stops past MAX_COUNTED_OCCURRENCES: one is all a match needs, more than one
+ * is a refusal either way.
+ */
+function occurrences(haystack: string, needle: string): Occurrences {
+  const first: number[] = [];
+  let count = 0;
+  for (let i = haystack.indexOf(needle); i >= 0 && count <= MAX_COUNTED_OCCURRENCES; i = haystack.indexOf(needle, i + 1)) {
+    if (first.length < SHOWN_OCCURRENCES) first.push(i);
+    count++;
+  }
+  return { count, first };
 }
 
 function lineOf(text: string, offset: number): number {

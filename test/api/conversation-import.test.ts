@@ -164,8 +164,13 @@ describe("readConversationBody", () => {
     const truncated = new TextEncoder().encode(`${encodeJsonl(recording)}é`).slice(0, -1);
     expect(await failure(readConversationBody(cut(truncated, []), MAX_IMPORT_BYTES))).toBe("import_invalid: the body is not valid UTF-8");
     expect(await failure(readConversationBody(null, MAX_IMPORT_BYTES))).toBe("import_invalid: the conversation holds no messages");
-    const gap = new TextEncoder().encode(`${encodeJsonl(recording.slice(0, 2))}\n${encodeJsonl(recording.slice(2))}`);
-    expect(await failure(readConversationBody(cut(gap, [7]), MAX_IMPORT_BYTES))).toMatch(/^import_invalid: line 3: /);
+    // Blank lines are passed over; a refusal still names the line by its place in the body.
+    const gap = new TextEncoder().encode(`\n${encodeJsonl(recording.slice(0, 2))}\r\n \n${encodeJsonl(recording.slice(2))}\n\n`);
+    expect((await readConversationBody(cut(gap, [7]), MAX_IMPORT_BYTES)).messages).toEqual(recording);
+    const gapThenBroken = new TextEncoder().encode(`${encodeJsonl(recording.slice(0, 1))}\n\n{"kind":`);
+    expect(await failure(readConversationBody(cut(gapThenBroken, [7]), MAX_IMPORT_BYTES))).toBe(
+      "import_invalid: line 4: malformed JSON (Unexpected end of JSON input)",
+    );
   });
 });
 
@@ -315,6 +320,9 @@ describe("POST /api/sessions/import", () => {
     expect([other.status, ((await other.json()) as { error: { code: string } }).error.code]).toEqual([422, "idempotency_key_reused"]);
     const bad = await keyed(body, "bad key");
     expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_idempotency_key"]);
+    // Refused before the body is read (and a slot taken): a body that is not even a conversation gets the same answer.
+    const early = await keyed("not a conversation", "bad key");
+    expect([early.status, ((await early.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_idempotency_key"]);
   });
 
   it("refuses another media type, a bad query, a broken conversation and invalid UTF-8", async () => {

@@ -91,3 +91,48 @@ describe("a refused request body is read to the end before the answer, never can
     expect(state.pulled).toBe(1 + MAX_DRAIN_BYTES / chunkBytes + 1);
   });
 });
+
+describe("a body that breaks off before its end", () => {
+  it("is 400 body_incomplete on every kind of body route (not an internal error), and nothing is listed", async () => {
+    // Read in this isolate, the stream's error is what a dropped connection gives a Worker's read
+    // ("Network connection lost"); through exports.default.fetch it arrives as a clean end instead.
+    const broken = (first: string) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(first));
+        },
+        pull(controller) {
+          controller.error(new Error("Network connection lost."));
+        },
+      });
+    const app = createApp();
+    const sessions = async () =>
+      ((await (await app.request("/api/sessions?limit=200", {}, env)).json()) as { items: unknown[] }).items.length;
+    const before = await sessions();
+    const line = JSON.stringify({
+      sessionId: "s_x",
+      createdAt: "2026-12-03T00:00:00.000Z",
+      kind: "user",
+      id: "m_1",
+      parentId: null,
+      text: "hi",
+    });
+    const answers: [string, number, string][] = [];
+    for (const [path, type, first] of [
+      ["/api/sessions/import", "application/x-ndjson", `${line}\n${line.slice(0, 20)}`],
+      ["/api/projects/p_default/traces", "application/x-ndjson", '{"x":1}\n'],
+      ["/api/sessions", "application/json", '{"title":'],
+      ["/api/workspaces", "application/x-tar", "a".repeat(600)],
+    ] as const) {
+      const res = await send(path, broken(first), type);
+      answers.push([path, res.status, ((await res.json()) as { error: { code: string } }).error.code]);
+    }
+    expect(answers).toEqual([
+      ["/api/sessions/import", 400, "body_incomplete"],
+      ["/api/projects/p_default/traces", 400, "body_incomplete"],
+      ["/api/sessions", 400, "body_incomplete"],
+      ["/api/workspaces", 400, "body_incomplete"],
+    ]);
+    expect(await sessions()).toBe(before);
+  });
+});

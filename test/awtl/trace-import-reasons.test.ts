@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseTraceImport } from "../../src/awtl/trace-import";
+import { MAX_JSON_DEPTH } from "../../src/domain";
 
 const SECRET = "sk-proj-Zq8Secret4Value9Xy";
 const body = (lines: string[]) => new TextEncoder().encode(lines.join("\n"));
@@ -21,6 +22,16 @@ describe("quarantine reasons of a trace import", () => {
       [2, "malformed JSON"],
       [3, "malformed JSON (at character 53)"],
       [4, "malformed JSON (at character 46)"],
+    ]);
+  });
+
+  it("refuse a line nested past the JSON depth limit before parsing it", async () => {
+    const nested = (levels: number) => `{"type":"action","runId":"r","actionId":"a","extra":${"[".repeat(levels)}${"]".repeat(levels)}}`;
+    // 64 levels with the line's object: taken; 65 and 4,000,001: refused unparsed.
+    const { quarantined } = await parseTraceImport(body([nested(MAX_JSON_DEPTH - 1), nested(MAX_JSON_DEPTH), nested(4_000_000)]), ids);
+    expect(quarantined.map((q) => [q.line, q.reason])).toEqual([
+      [2, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`],
+      [3, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`],
     ]);
   });
 

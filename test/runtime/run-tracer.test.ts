@@ -61,6 +61,10 @@ describe("what a trace keeps of a tool call", () => {
   it("an action's argument summary keeps a file's text out: only its length", () => {
     expect(summarizeArgs({ path: ".env", content: SECRET })).toBe('path=".env" content=<35 chars>');
     expect(summarizeArgs({ path: ".env", oldText: "A=1", newText: "A=2" })).toBe('path=".env" oldText=<3 chars> newText=<3 chars>');
+    // edit's edits, as an array or as the JSON string some models send.
+    const edits = [{ oldText: "A=1", newText: "A=2" }];
+    expect(summarizeArgs({ path: ".env", edits })).toBe('path=".env" edits=<1 items>');
+    expect(summarizeArgs({ path: ".env", edits: JSON.stringify(edits) })).toBe('path=".env" edits=<35 chars>');
     expect(summarizeArgs({ command: `cat <<EOF > .env\n${SECRET}\nEOF` })).toBe("command=<56 chars>");
     // A command is kept up to 180 characters: its words name the files a failing command is about.
     const long = `cat ${"src/a.ts ".repeat(19)}`.trim();

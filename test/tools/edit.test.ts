@@ -48,6 +48,26 @@ describe("edit", () => {
     expect(fs.mutations).toEqual([]);
   });
 
+  it("counts overlapping occurrences as several, and names lines once, the first ten occurrences and up to 1,000 counted", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.txt": "xxx\n", "b.txt": "}\n}\n}\n", "big.txt": "e e e e e e\n".repeat(50_000) });
+    await expect(edit(fs, "a.txt", "xx", "y")).rejects.toMatchObject({
+      code: "ambiguous_match",
+      message:
+        "Found 2 occurrences of oldText in a.txt (at line 1). It must occur exactly once: add surrounding lines to oldText to make it unique.",
+    });
+    await expect(edit(fs, "b.txt", "}\n}", "}")).rejects.toMatchObject({
+      message:
+        "Found 2 occurrences of oldText in b.txt (at lines 1, 2). It must occur exactly once: add surrounding lines to oldText to make it unique.",
+    });
+    // 300,000 occurrences: the message names the lines of the first ten (a one-letter oldText once
+    // listed every one, a 900 KB answer after 14 s).
+    await expect(edit(fs, "big.txt", "e", "f")).rejects.toMatchObject({
+      message:
+        "Found more than 1000 occurrences of oldText in big.txt (at lines 1, 2, ...). It must occur exactly once: add surrounding lines to oldText to make it unique.",
+    });
+    expect(fs.mutations).toEqual([]);
+  });
+
   it("refuses a no-op edit", async () => {
     await expect(edit(fixtureFs(), "src/lib/math.ts", "a - b", "a - b")).rejects.toMatchObject({ code: "no_change" });
   });
