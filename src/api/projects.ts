@@ -3,7 +3,6 @@ import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName
 import { DEFAULT_CASE_PAGE, DEFAULT_QUARANTINE_PAGE, HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { replayCase } from "../session/case-replay";
 import { encodeCursor } from "../tenant/session-index";
-import { ingestSlots } from "../workspace/ingest-slots";
 import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readJsonBody, readQuery, readStreamBytes, refuseDeclaredLengthOver } from "./body";
 import type { AppBindings, AppContext } from "./context";
@@ -11,6 +10,7 @@ import { claimIdempotencyKey, idempotencyKeyOf, sha256HexOf } from "./idempotenc
 import { sessionStore } from "./lookup";
 import { JSONL_MEDIA_TYPES, requestBody } from "./request-body";
 import { ApproveBody, CaseListQuery, EmptyBody, PromoteBody, QuarantineListQuery } from "./schemas";
+import { inUploadSlot } from "./upload-slot";
 
 /** Media types a trace import is taken in (a cross-site form cannot send these without a preflight). */
 const JSONL_TYPES: ReadonlySet<string> = new Set(JSONL_MEDIA_TYPES);
@@ -94,7 +94,7 @@ export const projectRoutes = new Hono<AppBindings>()
     const keyed = idempotencyKeyOf(c) !== null; // a malformed key is refused before the body is read
     const body = requestBody(c.req.raw);
     // Through the isolate's upload slots, as an archive is (the body, and its copy sent to the project).
-    const summary = await ingestSlots.run(async () => {
+    const summary = await inUploadSlot(c, async () => {
       const bytes = await readStreamBytes(body && pacedUpload(body), MAX_TRACE_IMPORT_BYTES);
       // With an Idempotency-Key the import id is allocated with the claim: a repeat (a retried upload
       // of the same file) gets the first import's answer instead of counting its failures again.

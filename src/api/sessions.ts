@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { DEFAULT_SESSION_PAGE, HarnessError, MAX_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
 import { logLine } from "../log";
-import { ingestSlots } from "../workspace/ingest-slots";
 import { withoutEndMark } from "../workspace/streams";
 import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readJsonBody, readQuery, refuseDeclaredLengthOver, requireContentType } from "./body";
@@ -11,6 +10,7 @@ import { claimIdempotencyKey, idempotencyKeyOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
 import { JSONL_MEDIA_TYPES, requestBody } from "./request-body";
 import { CompactBody, CreateSessionBody, ForkBody, ImportQuery, LogExportQuery, PatchSessionBody, SessionListQuery } from "./schemas";
+import { inUploadSlot } from "./upload-slot";
 
 /** Sessions: list, create, import, describe, export their logs as JSONL, read their files and changes. */
 export const sessionRoutes = new Hono<AppBindings>()
@@ -52,7 +52,7 @@ export const sessionRoutes = new Hono<AppBindings>()
     // Through the isolate's upload slots, as an archive is: an import holds its messages and the
     // copy sent to the session (about 35 MB at 16 MiB), so a few at once would pass the isolate's
     // 128 MB. The slot is held from the body's first byte, so the body must keep coming (pacedUpload).
-    const { meta, messages } = await ingestSlots.run(async () => {
+    const { meta, messages } = await inUploadSlot(c, async () => {
       const { messages, sha256 } = await readConversationBody(body && pacedUpload(body), MAX_IMPORT_BYTES);
       // A retried import (16 MiB bodies get retried) must not make a second session.
       const fingerprint = ["POST /api/sessions/import", query, sha256];

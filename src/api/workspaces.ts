@@ -3,7 +3,6 @@ import { DEFAULT_WORKSPACE_PAGE, HarnessError, isId, randomIds } from "../domain
 import type { WorkspaceListItem } from "../tenant/workspace-index";
 import { archiveInvalid, archiveTooLarge } from "../workspace/archive-errors";
 import { ingestWorkspace } from "../workspace/ingest";
-import { ingestSlots } from "../workspace/ingest-slots";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
 import { resolveWorkspacePath } from "../workspace/paths";
 import { deleteWorkspace, openWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
@@ -17,6 +16,7 @@ import { sessionStore } from "./lookup";
 import { requestBody } from "./request-body";
 import { WorkspaceListQuery } from "./schemas";
 import { uploadOnce } from "./upload-once";
+import { inUploadSlot } from "./upload-slot";
 
 /** Workspace snapshots; mounted at `/api/workspaces`. A workspace of another tenant is 404. */
 export const workspaceRoutes = new Hono<AppBindings>()
@@ -36,7 +36,7 @@ export const workspaceRoutes = new Hono<AppBindings>()
     // slot is held until the body ends, so the body must keep coming (pacedUpload).
     const tenant = sessionStore(c).tenantIndex(c.get("tenant"));
     const ingest = (archive: ReadableStream<Uint8Array>) =>
-      ingestSlots.run(async () => {
+      inUploadSlot(c, async () => {
         const workspaceId = randomIds.next("workspace");
         // Chunks are stored as the body arrives; should the request die before listing the
         // snapshot, the tenant removes them later (a refused upload removes its own at once).

@@ -232,7 +232,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["JSON request body", `${bytes(MAX_JSON_BODY_BYTES)} (413 \`body_too_large\`)`],
   [
     "JSON nesting (request bodies, imported lines)",
-    `${MAX_JSON_DEPTH} levels of arrays and objects (400 \`invalid_body\`, \`import_invalid\`)`,
+    `${MAX_JSON_DEPTH} levels of arrays and objects (400 \`invalid_body\`, \`import_invalid\`; a trace line past it is quarantined)`,
   ],
   ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],

@@ -48,6 +48,7 @@ function ambiguous(path: string, text: string, found: Occurrences, how: string):
   );
 }
 
+/** What the fallback match overlooks, in the order messages name them. */
 export type Normalisation = "trailing whitespace" | "typographic quotes" | "Unicode dashes" | "Unicode spaces";
 const NORMALISATIONS: readonly Normalisation[] = ["trailing whitespace", "typographic quotes", "Unicode dashes", "Unicode spaces"];
 

@@ -29,11 +29,13 @@ export const archiveTooManyFiles = (limit: number) => new ArchiveError("archive_
 export const archiveBomb = (message: string) => new ArchiveError("archive_bomb", message);
 
 /**
- * A decoder's failure as a refusal: an `ArchiveError` (a limit, a bomb) passes unchanged, anything
- * else becomes `archive_invalid` with `what` in front of its message ("not a valid zip archive: ...").
+ * A decoder's failure as a refusal: an `ArchiveError` (a limit, a bomb) passes unchanged, and so does
+ * a body that broke off (`body_incomplete`, the client's doing, not the archive's); anything else
+ * becomes `archive_invalid` with `what` in front of its message ("not a valid zip archive: ...").
  */
 export function asArchiveInvalid(error: unknown, what: string): unknown {
   if (error instanceof ArchiveError) return error;
+  if (error instanceof HarnessError && error.code === "body_incomplete") return error;
   const why = error instanceof Error ? error.message : String(error);
   return archiveInvalid(`${what}: ${why}`);
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
 import { MAX_DRAIN_BYTES } from "../../src/api/request-body";
 import { MAX_JSON_BODY_BYTES } from "../../src/domain";
-import { gzip } from "../workspace/archives";
+import { gzip, tarOf } from "../workspace/archives";
 
 /** A request body that records how far it was read and whether it was cancelled. */
 function trackedBody(chunks: number, chunkBytes: number, fill = 0x20) {
@@ -96,10 +96,10 @@ describe("a body that breaks off before its end", () => {
   it("is 400 body_incomplete on every kind of body route (not an internal error), and nothing is listed", async () => {
     // Read in this isolate, the stream's error is what a dropped connection gives a Worker's read
     // ("Network connection lost"); through exports.default.fetch it arrives as a clean end instead.
-    const broken = (first: string) =>
+    const broken = (first: string | Uint8Array) =>
       new ReadableStream<Uint8Array>({
         start(controller) {
-          controller.enqueue(new TextEncoder().encode(first));
+          controller.enqueue(typeof first === "string" ? new TextEncoder().encode(first) : first);
         },
         pull(controller) {
           controller.error(new Error("Network connection lost."));
@@ -117,21 +117,29 @@ describe("a body that breaks off before its end", () => {
       parentId: null,
       text: "hi",
     });
+    // Archives broken off inside an entry, past the bytes the format is told by: the decoders' own refusal must not hide it.
+    const noise = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(33 + ((i * 7919) % 90))).join("");
+    const tar = await tarOf({ "a.txt": noise(64 * 1024) });
+    const tgz = await gzip(tar);
     const answers: [string, number, string][] = [];
     for (const [path, type, first] of [
       ["/api/sessions/import", "application/x-ndjson", `${line}\n${line.slice(0, 20)}`],
       ["/api/projects/p_default/traces", "application/x-ndjson", '{"x":1}\n'],
       ["/api/sessions", "application/json", '{"title":'],
       ["/api/workspaces", "application/x-tar", "a".repeat(600)],
+      ["/api/workspaces", "application/x-tar", tar.subarray(0, 4096)],
+      ["/api/workspaces", "application/gzip", tgz.subarray(0, tgz.byteLength >> 1)],
     ] as const) {
       const res = await send(path, broken(first), type);
-      answers.push([path, res.status, ((await res.json()) as { error: { code: string } }).error.code]);
+      answers.push([`${path} ${type}`, res.status, ((await res.json()) as { error: { code: string } }).error.code]);
     }
     expect(answers).toEqual([
-      ["/api/sessions/import", 400, "body_incomplete"],
-      ["/api/projects/p_default/traces", 400, "body_incomplete"],
-      ["/api/sessions", 400, "body_incomplete"],
-      ["/api/workspaces", 400, "body_incomplete"],
+      ["/api/sessions/import application/x-ndjson", 400, "body_incomplete"],
+      ["/api/projects/p_default/traces application/x-ndjson", 400, "body_incomplete"],
+      ["/api/sessions application/json", 400, "body_incomplete"],
+      ["/api/workspaces application/x-tar", 400, "body_incomplete"],
+      ["/api/workspaces application/x-tar", 400, "body_incomplete"],
+      ["/api/workspaces application/gzip", 400, "body_incomplete"],
     ]);
     expect(await sessions()).toBe(before);
   });

@@ -2,7 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { HarnessError } from "../../src/domain";
 import { MAX_CONCURRENT_INGESTS, MAX_WAITING_INGESTS } from "../../src/domain/limits";
-import { IngestSlots, ingestSlots } from "../../src/workspace/ingest-slots";
+import { IngestSlots, ingestSlots, type SlotClock } from "../../src/workspace/ingest-slots";
 import { SearchText } from "../../src/workspace/search/search-text";
 import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../../src/workspace/search/text-cache";
 import { keysUnder, tarOf } from "./archives";
@@ -23,6 +23,26 @@ const turns = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 10));
 };
 
+/** Real time, looking every millisecond. */
+const fastClock: SlotClock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), pollMs: 1 };
+
+/**
+ * A clock the test moves, whose sleeps end at once (a turn of the event loop); a sleep asked for
+ * while `frozen` ends only when the test wakes it (`parked`), or never, as the timers of a request
+ * cancelled by the runtime never fire.
+ */
+function testClock() {
+  const clock = {
+    at: 0,
+    frozen: false,
+    parked: [] as (() => void)[],
+    pollMs: 20,
+    now: () => clock.at,
+    sleep: (_ms: number) => new Promise<void>((resolve) => (clock.frozen ? clock.parked.push(resolve) : setTimeout(resolve, 0))),
+  };
+  return clock;
+}
+
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
@@ -34,7 +54,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 describe("IngestSlots", () => {
   it("runs `max` at once; the rest start in arrival order as slots free up", async () => {
-    const slots = new IngestSlots(2, 4, 60_000);
+    const slots = new IngestSlots(2, 4, 60_000, undefined, fastClock);
     const started: string[] = [];
     const gates = { a: gate(), b: gate(), c: gate(), d: gate() };
     const runs = (["a", "b", "c", "d"] as const).map((name) =>
@@ -72,7 +92,7 @@ describe("IngestSlots", () => {
   });
 
   it("refuses at once with ingest_busy when the line is full, without running the ingest", async () => {
-    const slots = new IngestSlots(1, 1, 60_000);
+    const slots = new IngestSlots(1, 1, 60_000, undefined, fastClock);
     const first = gate();
     const running = slots.run(() => first.done);
     const waiting = slots.run(async () => "second");
@@ -93,7 +113,7 @@ describe("IngestSlots", () => {
   });
 
   it("refuses a wait that runs out, and the slot it never got goes to the next in line", async () => {
-    const slots = new IngestSlots(1, 4, 30);
+    const slots = new IngestSlots(1, 4, 30, undefined, fastClock);
     const first = gate();
     const running = slots.run(() => first.done);
     let ran = false;
@@ -110,6 +130,76 @@ describe("IngestSlots", () => {
     expect(await later).toBe("later");
     expect(ran).toBe(false);
     expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+describe("IngestSlots and uploads whose requests are gone", () => {
+  it("skip an upload in line that stopped looking for its slot, and take one back again if it looks later", async () => {
+    const clock = testClock();
+    const slots = new IngestSlots(1, 4, 60_000, undefined, clock);
+    const first = gate();
+    const started: string[] = [];
+    const running = slots.run(() => first.done);
+    // "gone" waits, then its request is cancelled: its timer never fires again.
+    const gone = slots.run(async () => {
+      started.push("gone");
+    });
+    await turns(1);
+    clock.frozen = true;
+    await turns(1);
+    clock.frozen = false;
+    const next = slots.run(async () => {
+      started.push("next");
+      return "next";
+    });
+    await turns(1);
+    expect(slots.load).toEqual({ running: 1, waiting: 2 });
+    clock.at += 6_000;
+    await turns(1);
+    first.finish();
+    await running;
+    expect(await next).toBe("next");
+    expect(started).toEqual(["next"]);
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+    void gone;
+  });
+
+  it("hand on a slot given to an upload that never came for it, and revoke it should it come later", async () => {
+    const clock = testClock();
+    const slots = new IngestSlots(1, 4, 60_000, undefined, clock);
+    const first = gate();
+    const started: string[] = [];
+    const running = slots.run(() => first.done);
+    const late = slots.run(async () => {
+      started.push("late");
+      return "late";
+    });
+    await turns(1);
+    // Its timer stops just before the slot is handed to it.
+    clock.frozen = true;
+    await turns(1);
+    first.finish();
+    await running;
+    await turns(1);
+    expect(slots.load).toEqual({ running: 1, waiting: 0 });
+    clock.frozen = false;
+    clock.at += 6_000;
+    // The next upload finds the unclaimed slot taken back and handed to it.
+    const second = gate();
+    const next = slots.run(async () => {
+      started.push("next");
+      await second.done;
+      return "next";
+    });
+    await turns(2);
+    expect([started, slots.load]).toEqual([["next"], { running: 1, waiting: 0 }]);
+    // It was only held up: it looks again, finds the slot revoked, and waits in line for the next one.
+    for (const wake of clock.parked.splice(0)) wake();
+    await turns(2);
+    expect([started, slots.load]).toEqual([["next"], { running: 1, waiting: 1 }]);
+    second.finish();
+    expect([await next, await late]).toEqual(["next", "late"]);
+    expect([started, slots.load]).toEqual([["next", "late"], { running: 0, waiting: 0 }]);
   });
 });
 
@@ -224,6 +314,27 @@ describe("conversation and trace imports through the same slots", () => {
       held.finish();
       await Promise.all(holders);
     }
+  });
+
+  it("wait in line while the slots are held, and run once one is free", async () => {
+    const held = gate();
+    const holders = Array.from({ length: MAX_CONCURRENT_INGESTS }, () => ingestSlots.run(() => held.done));
+    try {
+      await turns();
+      let settled = 0;
+      const waiting = [
+        post("/api/sessions/import", conversation, "application/x-ndjson"),
+        post("/api/projects/p_default/traces", '{"x":1}\n', "application/x-ndjson"),
+      ].map((answer) => answer.finally(() => settled++));
+      await turns(10);
+      expect([settled, ingestSlots.load]).toEqual([0, { running: MAX_CONCURRENT_INGESTS, waiting: 2 }]);
+      held.finish();
+      expect((await Promise.all(waiting)).map((r) => r.status)).toEqual([201, 201]);
+    } finally {
+      held.finish();
+      await Promise.all(holders);
+    }
+    expect(ingestSlots.load).toEqual({ running: 0, waiting: 0 });
   });
 
   it("take turns with archives: twice as many of each as there are slots all succeed, and the slots are free after", async () => {
