@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { HarnessError } from "../domain";
 import type { AppBindings } from "./context";
-import { verifyStreamToken } from "./stream-tokens";
+import { bearerTag, verifyStreamToken } from "./stream-tokens";
 
 /** A configured API token: the tenant `name` and the SHA-256 of its token. */
 interface TokenEntry {
@@ -82,7 +82,7 @@ const STREAM_PATH = /^\/api\/sessions\/([^/]+)\/events\/stream$/;
  * creates. Every configured token is compared, as SHA-256 digests with `timingSafeEqual`, so timing
  * reveals nothing about which one matched. A request to the event stream without `Authorization`
  * may instead carry a stream token (`?token=`, see stream-tokens.ts) of that session, whose tenant
- * must still be configured.
+ * must still be configured with the bearer token it was issued under.
  */
 export function requireBearerToken(): MiddlewareHandler<AppBindings> {
   let cache: { config: string; entries: Promise<TokenEntry[]> } | null = null;
@@ -91,6 +91,7 @@ export function requireBearerToken(): MiddlewareHandler<AppBindings> {
     if (config === undefined || config.trim() === "") {
       refuseForeignHost(new URL(c.req.url).hostname, c.env.OPEN_HOSTS);
       c.set("tenant", null);
+      c.set("bearer", null);
       return next();
     }
     if (cache?.config !== config) cache = { config, entries: parseAuthTokens(config) };
@@ -102,19 +103,28 @@ export function requireBearerToken(): MiddlewareHandler<AppBindings> {
     const streamToken = c.req.method === "GET" && header === undefined ? c.req.query("token") : undefined;
     const streamSession = STREAM_PATH.exec(new URL(c.req.url).pathname)?.[1];
     if (streamToken !== undefined && streamSession !== undefined) {
-      const claims = await verifyStreamToken(c.env.STREAM_TOKEN_SECRET, streamToken, streamSession, Math.floor(Date.now() / 1000));
-      if (!entries.some((entry) => entry.name === claims.tenant))
-        throw new HarnessError("stream_token_invalid", "the stream token's tenant is no longer configured");
+      const secret = c.env.STREAM_TOKEN_SECRET;
+      const claims = await verifyStreamToken(secret, streamToken, streamSession, Math.floor(Date.now() / 1000));
+      const owners = entries.filter((entry) => entry.name === claims.tenant);
+      if (owners.length === 0) throw new HarnessError("stream_token_invalid", "the stream token's tenant is no longer configured");
+      const tags = await Promise.all(owners.map((entry) => bearerTag(secret, entry.digest)));
+      if (!tags.includes(claims.bearer ?? ""))
+        throw new HarnessError(
+          "stream_token_invalid",
+          "the stream token was issued under a bearer token that is no longer configured (rotated or removed); ask for a new one",
+        );
       c.set("tenant", claims.tenant);
+      c.set("bearer", null);
       return next();
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
     if (!match) throw new HarnessError("unauthorized", "send 'Authorization: Bearer <token>'");
     const presented = await sha256(match[1]!);
-    let tenant: string | null = null;
-    for (const entry of entries) if (crypto.subtle.timingSafeEqual(entry.digest, presented) && tenant === null) tenant = entry.name;
-    if (tenant === null) throw new HarnessError("unauthorized", "the bearer token is not valid");
-    c.set("tenant", tenant);
+    let matched: TokenEntry | null = null;
+    for (const entry of entries) if (crypto.subtle.timingSafeEqual(entry.digest, presented) && matched === null) matched = entry;
+    if (matched === null) throw new HarnessError("unauthorized", "the bearer token is not valid");
+    c.set("tenant", matched.name);
+    c.set("bearer", matched.digest);
     return next();
   };
 }

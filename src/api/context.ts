@@ -8,6 +8,12 @@ import type { AppEnv } from "../env";
  */
 export type AppBindings = {
   Bindings: AppEnv;
-  Variables: { tenant: string | null; requestId: string; errorCode: ApiErrorCode | undefined };
+  Variables: {
+    tenant: string | null;
+    /** SHA-256 of the bearer token the request presented (null with auth off, or with a stream token). */
+    bearer: ArrayBuffer | null;
+    requestId: string;
+    errorCode: ApiErrorCode | undefined;
+  };
 };
 export type AppContext = Context<AppBindings>;

@@ -11,6 +11,7 @@ import {
 } from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
 import { jsonTextProblem, tooLarge } from "./body";
+import { Sha256Stream } from "./sha256-stream";
 
 const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
 
@@ -41,11 +42,7 @@ export async function readConversationBody(
 ): Promise<{ messages: AgentMessage[]; sha256: string }> {
   const reader = new ConversationReader();
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-  const digest = new crypto.DigestStream("SHA-256");
-  const hash = digest.getWriter();
-  const sha256 = digest.digest.then((bytes) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join(""));
-  // Rejected when a refusal aborts the hash, and then nobody asks for it.
-  sha256.catch(() => {});
+  const hash = new Sha256Stream();
   let total = 0;
   let pending = "";
   // Lines are cut from each chunk's text (a long line grows as a rope, never re-scanned).
@@ -65,18 +62,18 @@ export async function readConversationBody(
       if (!chunk || chunk.done) break;
       total += chunk.value.byteLength;
       if (total > maxBytes) throw tooLarge(maxBytes);
-      await hash.write(chunk.value);
+      await hash.add(chunk.value);
       take(decodeUtf8(decoder, chunk.value, true));
     }
     take(decodeUtf8(decoder, undefined, false));
     if (pending !== "") reader.add(pending);
-    await hash.close();
+    await hash.finish();
   } catch (err) {
     bytes?.cancel(err).catch(() => {});
-    hash.abort(err).catch(() => {});
+    hash.abort(err);
     throw err;
   }
-  return { messages: reader.end(), sha256: await sha256 };
+  return { messages: reader.end(), sha256: await hash.hex };
 }
 
 function decodeUtf8(decoder: TextDecoder, bytes: Uint8Array | undefined, stream: boolean): string {

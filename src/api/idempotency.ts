@@ -1,4 +1,4 @@
-import { HarnessError, MAX_IDEMPOTENCY_KEY_CHARS } from "../domain";
+import { HarnessError, MAX_IDEMPOTENCY_KEY_CHARS, sha256Hex } from "../domain";
 import type { AppContext } from "./context";
 import { sessionStore } from "./lookup";
 import { IdempotencyKey } from "./schemas";
@@ -50,13 +50,4 @@ export function keyReused(key: string): HarnessError {
     "idempotency_key_reused",
     `the Idempotency-Key '${key}' was used in the last 24 h for a different request; use a new key for a new request`,
   );
-}
-
-export function sha256Hex(text: string): Promise<string> {
-  return sha256HexOf(new TextEncoder().encode(text));
-}
-
-export async function sha256HexOf(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -1,12 +1,21 @@
 import { Hono } from "hono";
 import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName } from "../awtl/project-api";
-import { DEFAULT_CASE_PAGE, DEFAULT_QUARANTINE_PAGE, HarnessError, isId, MAX_TRACE_IMPORT_BYTES, randomIds, unwrapResult } from "../domain";
+import {
+  DEFAULT_CASE_PAGE,
+  DEFAULT_QUARANTINE_PAGE,
+  HarnessError,
+  isId,
+  MAX_TRACE_IMPORT_BYTES,
+  randomIds,
+  sha256Hex,
+  unwrapResult,
+} from "../domain";
 import { replayCase } from "../session/case-replay";
 import { encodeCursor } from "../tenant/session-index";
 import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readJsonBody, readQuery, readStreamBytes, refuseDeclaredLengthOver } from "./body";
 import type { AppBindings, AppContext } from "./context";
-import { claimIdempotencyKey, idempotencyKeyOf, sha256HexOf } from "./idempotency";
+import { claimIdempotencyKey, idempotencyKeyOf } from "./idempotency";
 import { sessionStore } from "./lookup";
 import { JSONL_MEDIA_TYPES, requestBody } from "./request-body";
 import { ApproveBody, CaseListQuery, EmptyBody, PromoteBody, QuarantineListQuery } from "./schemas";
@@ -100,7 +109,7 @@ export const projectRoutes = new Hono<AppBindings>()
       // of the same file) gets the first import's answer instead of counting its failures again.
       const claimed = !keyed
         ? null
-        : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256HexOf(bytes)], {
+        : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256Hex(bytes)], {
             importId: randomIds.next("import"),
           });
       return project.importTraces(ref, bytes, claimed?.proposal.importId);

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { HarnessError } from "../domain";
+import { logLine } from "../log";
 import { pacedUpload } from "../workspace/upload-pace";
 
 /**
@@ -44,9 +45,11 @@ export function requestBody(request: Request): ReadableStream<Uint8Array> | null
         let read: ReadableStreamReadResult<Uint8Array>;
         try {
           read = await tap.reading;
-        } catch {
+        } catch (cause) {
           // The client went away mid-body ("Network connection lost"): its refusal, not a fault here.
+          // What the runtime said is logged, so a read that fails for another reason can be told apart.
           tap.done = true;
+          logLine("info", "request body broke off", { cause: String(cause).slice(0, 200) });
           throw new HarnessError(
             "body_incomplete",
             "the request body broke off before its end (the connection closed); nothing was stored",

@@ -8,7 +8,7 @@ import { isApiCode } from "./errors";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
 import { EmptyBody, EventStreamQuery, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
-import { issueStreamToken } from "./stream-tokens";
+import { bearerTag, issueStreamToken } from "./stream-tokens";
 
 /** Runs: start one (or steer / queue it while one runs) and stream it, resume a stream, hand out stream tokens, withdraw queued messages, abort. */
 export const runRoutes = new Hono<AppBindings>()
@@ -74,7 +74,10 @@ export const runRoutes = new Hono<AppBindings>()
     const { meta } = await requireSession(c);
     const { ttlSeconds } = await readJsonBody(c, StreamTokenBody);
     const expiresAt = Math.floor(Date.now() / 1000) + ttlSeconds;
-    const token = await issueStreamToken(c.env.STREAM_TOKEN_SECRET, { tenant: c.get("tenant"), sessionId: meta.id, expiresAt });
+    const secret = c.env.STREAM_TOKEN_SECRET;
+    const bearerDigest = c.get("bearer");
+    const bearer = bearerDigest ? await bearerTag(secret, bearerDigest) : null;
+    const token = await issueStreamToken(secret, { tenant: c.get("tenant"), sessionId: meta.id, expiresAt, bearer });
     return c.json({ token, expiresAt: nowIso(() => expiresAt * 1000) });
   })
   /** Cancels the active run, if any: `{aborted, runId}`. */

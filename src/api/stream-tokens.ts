@@ -6,14 +6,19 @@ import { HarnessError } from "../domain";
  * `GET .../events/stream` (and nowhere else) is accepted in place of the bearer token.
  *
  * A token is `v1.<claims>.<signature>`, both base64url: the claims `{t: tenant, s: session, e:
- * expiry in epoch seconds}` and their HMAC-SHA256 under `STREAM_TOKEN_SECRET`, checked with
- * `crypto.subtle.verify` (constant time).
+ * expiry in epoch seconds, b: bearer tag}` and their HMAC-SHA256 under `STREAM_TOKEN_SECRET`,
+ * checked with `crypto.subtle.verify` (constant time).
  */
 export interface StreamTokenClaims {
   tenant: string | null;
   sessionId: string;
   /** Expiry, epoch seconds. */
   expiresAt: number;
+  /**
+   * `bearerTag` of the bearer token it was issued under (null with auth off): a token outlives
+   * neither its tenant nor the rotation of the bearer token that asked for it.
+   */
+  bearer: string | null;
 }
 
 /** Shorter secrets are refused: the HMAC is only as strong as its key. */
@@ -53,10 +58,24 @@ function fromBase64url(text: string): Uint8Array | null {
   }
 }
 
+/**
+ * Names a bearer token (by the SHA-256 `AUTH_TOKENS` entries keep) without revealing it: 16 bytes of
+ * its HMAC under the stream secret, so a stream token, which travels in URLs, gives nothing to
+ * guess a weak bearer token from.
+ */
+export async function bearerTag(secret: string | undefined, bearerDigest: ArrayBuffer): Promise<string> {
+  const key = await keyFor(secret);
+  const prefix = encoder.encode("bearer.");
+  const message = new Uint8Array(prefix.byteLength + bearerDigest.byteLength);
+  message.set(prefix);
+  message.set(new Uint8Array(bearerDigest), prefix.byteLength);
+  return base64url(new Uint8Array(await crypto.subtle.sign("HMAC", key, message)).subarray(0, 16));
+}
+
 /** Signs a token for `claims`. */
 export async function issueStreamToken(secret: string | undefined, claims: StreamTokenClaims): Promise<string> {
   const key = await keyFor(secret);
-  const body = base64url(encoder.encode(JSON.stringify({ t: claims.tenant, s: claims.sessionId, e: claims.expiresAt })));
+  const body = base64url(encoder.encode(JSON.stringify({ t: claims.tenant, s: claims.sessionId, e: claims.expiresAt, b: claims.bearer })));
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`v1.${body}`)));
   return `v1.${body}.${base64url(signature)}`;
 }
@@ -85,9 +104,10 @@ export async function verifyStreamToken(
   } catch {
     throw invalid("is malformed");
   }
-  const { t, s, e } = (claims ?? {}) as { t?: unknown; s?: unknown; e?: unknown };
-  if ((t !== null && typeof t !== "string") || typeof s !== "string" || typeof e !== "number") throw invalid("is malformed");
+  const { t, s, e, b = null } = (claims ?? {}) as { t?: unknown; s?: unknown; e?: unknown; b?: unknown };
+  if ((t !== null && typeof t !== "string") || typeof s !== "string" || typeof e !== "number" || (b !== null && typeof b !== "string"))
+    throw invalid("is malformed");
   if (s !== sessionId) throw invalid("is for another session");
   if (e <= nowSeconds) throw new HarnessError("stream_token_expired", "the stream token has expired; ask for a new one");
-  return { tenant: t, sessionId: s, expiresAt: e };
+  return { tenant: t, sessionId: s, expiresAt: e, bearer: b };
 }

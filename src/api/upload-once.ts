@@ -1,4 +1,4 @@
-import { HarnessError } from "../domain";
+import { HarnessError, sha256Hex } from "../domain";
 import { archiveTooLarge } from "../workspace/archive-errors";
 import type { IngestResult } from "../workspace/ingest";
 import { DEFAULT_INGEST_LIMITS } from "../workspace/limits";
@@ -6,8 +6,9 @@ import { deleteWorkspace, readWorkspaceMeta } from "../workspace/snapshot";
 import { workspaceKeys } from "../workspace/snapshot-layout";
 import { pipeThroughQuietly } from "../workspace/streams";
 import type { AppContext } from "./context";
-import { keyReused, sha256Hex } from "./idempotency";
+import { keyReused } from "./idempotency";
 import { sessionStore } from "./lookup";
+import { Sha256Stream } from "./sha256-stream";
 
 type Ingest = (body: ReadableStream<Uint8Array>) => Promise<IngestResult>;
 
@@ -44,22 +45,20 @@ export async function uploadOnce(c: AppContext, key: string, body: ReadableStrea
 
 /** `body` passed through unchanged, and the SHA-256 of every byte that went through (hex). */
 function hashing(body: ReadableStream<Uint8Array>): { stream: ReadableStream<Uint8Array>; sha256: Promise<string> } {
-  const digest = new crypto.DigestStream("SHA-256");
-  const writer = digest.getWriter();
+  const hash = new Sha256Stream();
   const stream = pipeThroughQuietly(
     body,
     new TransformStream<Uint8Array, Uint8Array>({
       async transform(chunk, controller) {
-        await writer.write(chunk);
+        await hash.add(chunk);
         controller.enqueue(chunk);
       },
       async flush() {
-        await writer.close();
+        await hash.finish();
       },
     }),
   );
-  const sha256 = digest.digest.then((bytes) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join(""));
-  return { stream, sha256 };
+  return { stream, sha256: hash.hex };
 }
 
 /** Reads a repeated upload to its end (the archive size limit still applies). */

@@ -5,6 +5,7 @@ import {
   type JudgeResult,
   MAX_JSON_DEPTH,
   nestsDeeperThan,
+  sha256Hex,
   type TraceAction,
   type TraceObservation,
   type TraceRecord,
@@ -277,9 +278,4 @@ function normalise(
     case "memory_read":
       return { type: "memory_read", ...base, caseIds: data.caseIds, promotedCaseIds: [], briefChars: 0 };
   }
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -68,7 +68,8 @@ export const ERROR_REGISTRY = {
   stream_token_invalid: {
     status: 401,
     in: ["api"],
-    meaning: "the stream token is malformed, not signed by this server, or for another session",
+    meaning:
+      "the stream token is malformed, not signed by this server, for another session, or its tenant or the bearer token it was issued under is no longer configured",
   },
   stream_token_expired: { status: 401, in: ["api"], meaning: "the stream token has expired; ask for a new one" },
   stream_token_unconfigured: {

@@ -1,3 +1,4 @@
+export * from "./digest";
 export * from "./errors";
 export * from "./events";
 export * from "./ids";

@@ -1,4 +1,5 @@
 import { zlibSync } from "fflate";
+import { hexOf } from "../domain";
 
 /** The blob id git uses for a side that does not exist (added or deleted file). */
 export const NULL_BLOB_ID = "0".repeat(40);
@@ -14,8 +15,7 @@ export async function gitBlobId(bytes: Uint8Array): Promise<string> {
   const object = new Uint8Array(header.byteLength + bytes.byteLength);
   object.set(header);
   object.set(bytes, header.byteLength);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", object));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  return hexOf(await crypto.subtle.digest("SHA-1", object));
 }
 
 /**

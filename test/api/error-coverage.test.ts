@@ -200,7 +200,7 @@ describe("every route answers its failures with a coded JSON error, never a bare
       createApp().fetch(new Request(`http://localhost/api/sessions/${sid}/events/stream?token=${token}`), authed);
     await expectCoded(await withToken("v1.x.y"), "stream_token_invalid");
     await expectCoded(
-      await withToken(await issueStreamToken("s".repeat(32), { tenant: "acme", sessionId: sid, expiresAt: 1 })),
+      await withToken(await issueStreamToken("s".repeat(32), { tenant: "acme", sessionId: sid, expiresAt: 1, bearer: null })),
       "stream_token_expired",
     );
   });

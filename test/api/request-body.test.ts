@@ -1,5 +1,5 @@
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/api/app";
 import { MAX_DRAIN_BYTES } from "../../src/api/request-body";
 import { MAX_JSON_BODY_BYTES } from "../../src/domain";
@@ -44,8 +44,8 @@ function trackedBytes(bytes: Uint8Array, chunkBytes = 16 * 1024) {
   return { stream, state };
 }
 
-async function send(path: string, body: ReadableStream<Uint8Array>, contentType: string) {
-  return createApp().request(path, { method: "POST", body, headers: { "content-type": contentType } }, env);
+async function send(path: string, body: ReadableStream<Uint8Array>, contentType: string, bindings: object = env) {
+  return createApp().request(path, { method: "POST", body, headers: { "content-type": contentType } }, bindings);
 }
 
 describe("a refused request body is read to the end before the answer, never cancelled half read", () => {
@@ -93,7 +93,11 @@ describe("a refused request body is read to the end before the answer, never can
 });
 
 describe("a body that breaks off before its end", () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it("is 400 body_incomplete on every kind of body route (not an internal error), and nothing is listed", async () => {
+    const logged: unknown[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => logged.push(JSON.parse(line)));
     // Read in this isolate, the stream's error is what a dropped connection gives a Worker's read
     // ("Network connection lost"); through exports.default.fetch it arrives as a clean end instead.
     const broken = (first: string | Uint8Array) =>
@@ -130,7 +134,7 @@ describe("a body that breaks off before its end", () => {
       ["/api/workspaces", "application/x-tar", tar.subarray(0, 4096)],
       ["/api/workspaces", "application/gzip", tgz.subarray(0, tgz.byteLength >> 1)],
     ] as const) {
-      const res = await send(path, broken(first), type);
+      const res = await send(path, broken(first), type, { ...env, LOG_LEVEL: "info" });
       answers.push([`${path} ${type}`, res.status, ((await res.json()) as { error: { code: string } }).error.code]);
     }
     expect(answers).toEqual([
@@ -142,5 +146,9 @@ describe("a body that breaks off before its end", () => {
       ["/api/workspaces application/gzip", 400, "body_incomplete"],
     ]);
     expect(await sessions()).toBe(before);
+    // What the runtime said is kept in the log, one line per broken body.
+    expect(logged.filter((line) => (line as { msg?: string }).msg === "request body broke off")).toEqual(
+      Array.from({ length: 6 }, () => ({ level: "info", msg: "request body broke off", cause: "Error: Network connection lost." })),
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
-import { issueStreamToken, verifyStreamToken } from "../../src/api/stream-tokens";
+import { bearerTag, issueStreamToken, verifyStreamToken } from "../../src/api/stream-tokens";
 import { DEFAULT_STREAM_TOKEN_TTL_SECONDS } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { deltaEvent } from "../helpers/records";
@@ -9,7 +9,7 @@ import { readSse } from "../helpers/sse-client";
 
 const SECRET = "a-test-secret-of-at-least-32-characters!";
 const NOW = 1_800_000_000;
-const claims = { tenant: "acme", sessionId: "s_a", expiresAt: NOW + 300 };
+const claims = { tenant: "acme", sessionId: "s_a", expiresAt: NOW + 300, bearer: "tag-of-the-bearer" };
 
 const codeOf = async (promise: Promise<unknown>) => {
   try {
@@ -68,6 +68,7 @@ describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", 
       bindings,
     );
   const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
+  const tagOf = async (bearer: string) => bearerTag(SECRET, await crypto.subtle.digest("SHA-256", new TextEncoder().encode(bearer)));
 
   async function sessionWithEvents(token = "tok-acme") {
     const created = await call("/api/sessions", { method: "POST", token });
@@ -120,7 +121,12 @@ describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", 
 
   it("is refused once expired, and once its tenant is no longer configured", async () => {
     const sessionId = await sessionWithEvents();
-    const expired = await issueStreamToken(SECRET, { tenant: "acme", sessionId, expiresAt: Math.floor(Date.now() / 1000) - 1 });
+    const expired = await issueStreamToken(SECRET, {
+      tenant: "acme",
+      sessionId,
+      expiresAt: Math.floor(Date.now() / 1000) - 1,
+      bearer: await tagOf("tok-acme"),
+    });
     const late = await call(`/api/sessions/${sessionId}/events/stream?token=${expired}`);
     expect([late.status, await errorCode(late)]).toEqual([401, "stream_token_expired"]);
     const { token } = (await (await streamToken(sessionId)).json()) as { token: string };
@@ -132,10 +138,56 @@ describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", 
     expect([revoked.status, await errorCode(revoked)]).toEqual([401, "stream_token_invalid"]);
   });
 
+  it("is refused once the bearer token it was issued under is rotated out, kept while that token is", async () => {
+    const both = { ...authed, AUTH_TOKENS: "acme:tok-old, acme:tok-new" };
+    const created = await call("/api/sessions", { method: "POST", token: "tok-old" }, both);
+    const { sessionId } = (await created.json()) as { sessionId: string };
+    const issue = async (bearer: string) => {
+      const res = await call(
+        `/api/sessions/${sessionId}/stream-token`,
+        { method: "POST", token: bearer, body: "{}", headers: { "content-type": "application/json" } },
+        both,
+      );
+      return ((await res.json()) as { token: string }).token;
+    };
+    const underOld = await issue("tok-old");
+    const underNew = await issue("tok-new");
+    // The claims name the bearer token by its tag, never by its text or its plain SHA-256.
+    const claimsOf = (token: string) => JSON.parse(atob(token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")));
+    expect(claimsOf(underOld)).toEqual({ t: "acme", s: sessionId, e: expect.any(Number), b: await tagOf("tok-old") });
+    expect(claimsOf(underNew).b).toBe(await tagOf("tok-new"));
+    expect(claimsOf(underOld).b).not.toBe(claimsOf(underNew).b);
+    const open = async (token: string, tokens: string) => {
+      const res = await call(`/api/sessions/${sessionId}/events/stream?token=${token}`, {}, { ...authed, AUTH_TOKENS: tokens });
+      return res.status === 401 ? [401, await errorCode(res)] : [res.status];
+    };
+    // While both are configured each token opens the stream (204: no run, nothing after it).
+    expect(await open(underOld, "acme:tok-old, acme:tok-new")).toEqual([204]);
+    expect(await open(underNew, "acme:tok-old, acme:tok-new")).toEqual([204]);
+    // tok-old rotated out: what it asked for goes with it, the tenant's other token's stays.
+    expect(await open(underOld, "acme:tok-new")).toEqual([401, "stream_token_invalid"]);
+    expect(await open(underNew, "acme:tok-new")).toEqual([204]);
+    // The same text given to another tenant does not revive it either.
+    expect(await open(underOld, "acme:tok-new, globex:tok-old")).toEqual([401, "stream_token_invalid"]);
+    // A token signed without a bearer tag (issued before tags existed) is refused while auth is on.
+    const untagged = await issueStreamToken(SECRET, {
+      tenant: "acme",
+      sessionId,
+      expiresAt: Math.floor(Date.now() / 1000) + 60,
+      bearer: null,
+    });
+    expect(await open(untagged, "acme:tok-old, acme:tok-new")).toEqual([401, "stream_token_invalid"]);
+  });
+
   it("a token of one tenant does not open another tenant's session of the same id", async () => {
     const sessionId = await sessionWithEvents("tok-globex");
     // globex's session, but a token claiming acme: the lookup runs as acme and finds nothing.
-    const token = await issueStreamToken(SECRET, { tenant: "acme", sessionId, expiresAt: Math.floor(Date.now() / 1000) + 60 });
+    const token = await issueStreamToken(SECRET, {
+      tenant: "acme",
+      sessionId,
+      expiresAt: Math.floor(Date.now() / 1000) + 60,
+      bearer: await tagOf("tok-acme"),
+    });
     const res = await call(`/api/sessions/${sessionId}/events/stream?token=${token}`);
     expect([res.status, await errorCode(res)]).toEqual([404, "session_not_found"]);
   });
