@@ -82,27 +82,31 @@ export class PackReader {
     return bytes;
   }
 
-  /** The same bytes as a stream straight from R2, one chunk's range after the other. */
+  /**
+   * The same bytes as a stream straight from R2, one chunk's range after the other. A range within
+   * one chunk is R2's own body; one across chunks is a native `FixedLengthStream` the runtime pumps
+   * each range's body into (no JavaScript per chunk: a JS pull stream as a response body is what
+   * stalls mid-way have been reported with). The first range is asked for before this returns, so a
+   * pack that lost it is an error answer; a later one that fails breaks the stream off.
+   */
   async stream(offset: number, length: number): Promise<ReadableStream<Uint8Array>> {
     if (length === 0) return new Response(new Uint8Array(0)).body!;
     const spans = this.spans(offset, length);
-    if (spans.length === 1) return (await this.get(spans[0]!)).body;
-    let next = 0;
-    let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        for (;;) {
-          if (!reader) {
-            if (next === spans.length) return controller.close();
-            reader = (await this.get(spans[next++]!)).body.getReader();
-          }
-          const { done, value } = await reader.read();
-          if (!done) return controller.enqueue(value);
-          reader = null;
-        }
-      },
-      cancel: (reason) => reader?.cancel(reason),
-    });
+    const first = await this.get(spans[0]!);
+    if (spans.length === 1) return first.body;
+    const { readable, writable } = new FixedLengthStream(length);
+    const pump = async () => {
+      let body = first.body;
+      for (let next = 1; ; next++) {
+        await body.pipeTo(writable, { preventClose: true });
+        if (next === spans.length) break;
+        body = (await this.get(spans[next]!)).body;
+      }
+      await writable.close();
+    };
+    // A consumer that cancels errors the pipe; either way the writable is aborted and nothing is left open.
+    pump().catch((err: unknown) => writable.abort(err).catch(() => {}));
+    return readable;
   }
 
   private spans(offset: number, length: number): PackSpan[] {

@@ -102,6 +102,38 @@ describe("Snapshot", () => {
     await files.return(undefined);
   });
 
+  it("streams a file across a chunk boundary byte for byte, and breaks the stream off when a later chunk is lost", async () => {
+    await seedWorkspace("w_snap8", bigFiles);
+    const { bucket, gets } = recordingBucket();
+    const snapshot = await loadWorkspace(bucket, "w_snap8");
+    const CHUNK = 8 * 1024 * 1024;
+    const bodyOf = async (path: string) => new Uint8Array(await new Response((await snapshot.fileStream(path)).body).arrayBuffer());
+    gets.length = 0;
+    const crossing = await bodyOf("f/209.txt");
+    expect(crossing).toEqual(bigFiles["f/209.txt"]);
+    expect(gets).toEqual([
+      { key: "workspaces/w_snap8/pack/00000", range: { offset: 209 * FILE_BYTES, length: CHUNK - 209 * FILE_BYTES } },
+      { key: "workspaces/w_snap8/pack/00001", range: { offset: 0, length: 210 * FILE_BYTES - CHUNK } },
+    ]);
+    // Ten at once, all exact (each pumps its own ranges).
+    const many = await Promise.all(Array.from({ length: 10 }, () => bodyOf("f/209.txt")));
+    expect(many.every((bytes) => bytes.byteLength === FILE_BYTES && bytes.every((b) => b === 97 + (209 % 26)))).toBe(true);
+    // A consumer that stops after the first read leaves nothing running that could fail later.
+    const reader = (await snapshot.fileStream("f/209.txt")).body.getReader();
+    expect(((await reader.read()).value?.byteLength ?? 0) > 0).toBe(true);
+    await reader.cancel("client left");
+    // The second chunk lost: the first range streams, then the stream errors instead of ending short.
+    await env.STORE.delete("workspaces/w_snap8/pack/00001");
+    const broken = await new Response((await snapshot.fileStream("f/209.txt")).body).arrayBuffer().then(
+      () => "ended",
+      (err: unknown) => String(err),
+    );
+    expect(broken).toContain("has lost part of its pack");
+    // The first chunk lost: no stream at all, an error the route answers.
+    await env.STORE.delete("workspaces/w_snap8/pack/00000");
+    expect(await codeOf(snapshot.fileStream("f/209.txt"))).toBe("workspace_not_found");
+  });
+
   it("keeps a range read within one pack chunk unless a single file crosses the boundary", () => {
     const at = (path: string, offset: number, size: number) => ({ path, offset, size, mode: 0o644 });
     const groups = coalesce([at("a", 0, 90), at("b", 90, 10), at("c", 100, 50), at("d", 150, 60), at("e", 210, 10)], 100);
