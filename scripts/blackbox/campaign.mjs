@@ -1364,6 +1364,76 @@ const checks = {
   },
 
   /** kill -9 while the model is mid-answer and while a tool call runs; restart; the history is closed and accepted. */
+  /**
+   * Deleting a project: refused while a session learns into it; then its cases and quarantine are
+   * gone (404), trace imports racing the deletion either land before it (and go with it) or are
+   * 404, and the id named again starts empty, also after a restart.
+   */
+  async projectDelete(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const lines = (run, n) =>
+      Array.from({ length: n }, (_, i) =>
+        [
+          JSON.stringify({ type: "action", runId: `${run}-${i}`, actionId: "a1", tool: "edit", writes: [`app/x${i}.py`] }),
+          "{broken",
+          JSON.stringify({
+            type: "judge_result",
+            runId: `${run}-${i}`,
+            judgeName: "pytest",
+            result: "fail",
+            artifactRefs: [`app/x${i}.py`],
+          }),
+        ].join("\n"),
+      ).join("\n");
+    const importTraces = (run, n) =>
+      request(ctx.base, agent, "POST", "/api/projects/p_bb_gone/traces", {
+        body: lines(run, n),
+        headers: { "content-type": "application/x-ndjson" },
+      });
+    const listed = async (what) => {
+      const res = await request(ctx.base, agent, "GET", `/api/projects/p_bb_gone/${what}?limit=100`);
+      return res.status === 200 ? JSON.parse(res.body)[what].length : res.status;
+    };
+    const { sessionId } = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ projectId: "p_bb_gone" }))).body);
+    const imported = (await importTraces("r", 30)).status;
+    const before = { cases: await listed("cases"), quarantine: await listed("quarantine") };
+    const refused = await request(ctx.base, agent, "DELETE", "/api/projects/p_bb_gone");
+    await request(ctx.base, agent, "DELETE", `/api/sessions/${sessionId}`);
+    const [deleted, ...racing] = await Promise.all([
+      request(ctx.base, agent, "DELETE", "/api/projects/p_bb_gone"),
+      ...[1, 2, 3].map((i) => importTraces(`c${i}`, 20)),
+    ]);
+    const gone = { cases: await listed("cases"), again: (await request(ctx.base, agent, "DELETE", "/api/projects/p_bb_gone")).status };
+    await ctx.restart("SIGKILL");
+    await request(ctx.base, agent, "POST", "/api/sessions", json({ projectId: "p_bb_gone" }));
+    const named = { cases: await listed("cases"), quarantine: await listed("quarantine") };
+    agent.destroy();
+    const errorCode = (res) => {
+      try {
+        return JSON.parse(res.body).error?.code ?? "";
+      } catch {
+        return "";
+      }
+    };
+    record(
+      "projectDelete",
+      imported === 201 &&
+        before.cases === 30 &&
+        before.quarantine === 30 &&
+        refused.status === 409 &&
+        errorCode(refused) === "project_in_use" &&
+        deleted.status === 204 &&
+        racing.every((r) => r.status === 201 || (r.status === 404 && errorCode(r) === "project_not_found")) &&
+        gone.cases === 404 &&
+        gone.again === 404 &&
+        named.cases === 0 &&
+        named.quarantine === 0,
+      `30 cases and 30 quarantined lines; while a session learns into it: ${refused.status} ${errorCode(refused)}; ` +
+        `after the session: ${deleted.status}, with 3 imports racing it: ${racing.map((r) => r.status).join(" ")}; ` +
+        `cases then ${gone.cases}, DELETE again ${gone.again}; named again after kill -9: ${named.cases} cases, ${named.quarantine} quarantined`,
+    );
+  },
+
   async crash(ctx) {
     const agent = new http.Agent({ keepAlive: true });
     const upload = await request(ctx.base, agent, "POST", "/api/workspaces", {

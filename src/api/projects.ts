@@ -31,6 +31,28 @@ const JSONL_TYPES: ReadonlySet<string> = new Set(JSONL_MEDIA_TYPES);
  */
 export const projectRoutes = new Hono<AppBindings>()
   /**
+   * -> 204: removes what the project holds (cases, scorecards, approvals, memory, imported traces and
+   * their quarantine, the R2 mirror). 409 `project_in_use` while sessions learn into it. Afterwards a
+   * named project is 404 until a session names it again (empty then); `p_default` is empty. Repeat to
+   * finish a deletion that failed half-way.
+   */
+  .delete("/:pid", async (c) => {
+    const { ref, project } = await requireProject(c);
+    const tenant = sessionStore(c).tenantIndex(ref.tenant);
+    const started = await tenant.projectDeletionStart(ref.projectId, ref.projectId === DEFAULT_PROJECT_ID);
+    if (!started.ok) {
+      const more = started.count > started.sessions.length ? `, and ${started.count - started.sessions.length} more` : "";
+      const without = ref.projectId === DEFAULT_PROJECT_ID ? " (sessions created without a project learn into it)" : "";
+      throw new HarnessError(
+        "project_in_use",
+        `project ${ref.projectId} is used by ${started.count} session(s)${without} (${started.sessions.join(", ")}${more}); delete them first`,
+      );
+    }
+    await project.destroy({ ...ref, epoch: started.epoch });
+    await tenant.finishProjectDeletion(ref.projectId, started.epoch + 1);
+    return c.body(null, 204);
+  })
+  /**
    * `?limit=&cursor=` -> `{cases, nextCursor}`: newest first (by each case's first sighting), so a
    * case added meanwhile never shows on a later page.
    */
@@ -91,7 +113,9 @@ export const projectRoutes = new Hono<AppBindings>()
   })
   /** A JSONL body of foreign traces; corrupt lines are quarantined, the rest kept. 201 with the summary. */
   .post("/:pid/traces", async (c) => {
-    const { ref, project } = await requireProject(c);
+    const { ref: named, project } = await requireProject(c);
+    // An import still on its way when the project is deleted must not land in the emptied project.
+    const ref = { ...named, epoch: await sessionStore(c).tenantIndex(named.tenant).projectEpoch(named.projectId) };
     const media = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!JSONL_TYPES.has(media)) {
       throw new HarnessError(
@@ -112,7 +136,7 @@ export const projectRoutes = new Hono<AppBindings>()
         : await claimIdempotencyKey(c, undefined, ["POST /api/projects/:pid/traces", ref.projectId, await sha256Hex(bytes)], {
             importId: randomIds.next("import"),
           });
-      return project.importTraces(ref, bytes, claimed?.proposal.importId);
+      return unwrapResult(await project.importTraces(ref, bytes, claimed?.proposal.importId));
     });
     return c.json(summary, 201);
   })

@@ -558,6 +558,16 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   },
   {
     method: "delete",
+    path: "/api/projects/:pid",
+    summary:
+      "Deletes what the project holds: cases, scorecards, approvals, memory, imported traces and their quarantine, and its R2 mirror. Refused while sessions learn into it (for p_default also those created without a project). Afterwards a named project is 404 until a session names it again; p_default is empty. Repeat to finish a deletion that failed half-way.",
+    auth: true,
+    status: 204,
+    answer: null,
+    errors: [...PROJECT, "project_in_use"],
+  },
+  {
+    method: "delete",
     path: "/api/projects/:pid/cases/:caseId",
     summary:
       "Deletes a case with its scorecards and approvals; its rule leaves project memory if it was promoted. Then it is 404, until the same failure happens again in a run.",

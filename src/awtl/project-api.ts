@@ -8,6 +8,11 @@ import type { Scorecard } from "./scorecard";
 export interface ProjectRef {
   tenant: string | null;
   projectId: string;
+  /**
+   * The tenant's deletion count of the project when the request began (`TenantRpc.projectEpoch`):
+   * an import begun before a deletion is refused after it. Absent for a session's own deliveries.
+   */
+  epoch?: number;
 }
 
 /** A case promoted to project memory, mirrored to R2 as JSONL. */
@@ -76,6 +81,11 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
   /** `after`: the `next` of the previous page. */
   listCases(limit: number, after: number | null): CasePage;
   getCase(caseId: string): FailedTurnCase | null;
+  /**
+   * Removes everything the project holds (R2 mirror, cases, imports, memory); it starts empty, and
+   * refuses imports of an epoch before `ref.epoch + 1` (begun before the deletion).
+   */
+  destroy(ref: ProjectRef & { epoch: number }): Promise<void>;
   /** Removes the case, its scorecards, approvals and memory rule; false when there is no such case. */
   deleteCase(ref: ProjectRef, caseId: string): Promise<boolean>;
   /** Holds the case from eviction while a replay of it runs: the lease to end with `replayEnded`. */
@@ -96,7 +106,7 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
   promote(ref: ProjectRef, caseId: string, write: boolean): Promise<Result<MemoryRule>>;
   memory(): MemoryRule[];
   /** `importId`: the id an Idempotency-Key allocated; an import already stored under it answers as it did. */
-  importTraces(ref: ProjectRef, body: Uint8Array, importId?: string): Promise<ImportSummary>;
+  importTraces(ref: ProjectRef, body: Uint8Array, importId?: string): Promise<Result<ImportSummary>>;
   /** `after`: the `next` of the previous page. */
   quarantine(limit: number, after: number | null): QuarantinePage;
 }

@@ -25,13 +25,13 @@ import { FailedTurnCase } from "./failed-turn-case";
 import { becomesCase } from "./failure-classes";
 import { ImportStore } from "./import-store";
 import type { Approval, CasePage, ImportSummary, MemoryRule, ProjectRef, ProjectRpc, QuarantinePage, VerdictNotice } from "./project-api";
-import { type MirrorFile, ProjectMirror } from "./project-mirror";
+import { type MirrorFile, ProjectMirror, projectPrefix } from "./project-mirror";
 import { promotionRefusal } from "./promotion";
 import { RunTraceView } from "./run-view";
 import { Scorecard, verdictOf } from "./scorecard";
 import { parseTraceImport } from "./trace-import";
 
-export { projectPrefix } from "./project-mirror";
+export { projectPrefix };
 
 /** A case of the project's own runs may push out any case nothing relies on (`CaseBound`). */
 const LIVE: EvictionScope = { importedOnly: false, keep: new Set() };
@@ -45,9 +45,9 @@ const LIVE: EvictionScope = { importedOnly: false, keep: new Set() };
  */
 export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   private readonly sql: SqlStorage;
-  private readonly cases: CaseStore;
-  private readonly imports: ImportStore;
-  private readonly mirror: ProjectMirror;
+  private cases!: CaseStore;
+  private imports!: ImportStore;
+  private mirror!: ProjectMirror;
   /** Set when a change removed or added a memory rule: the mirror's memory.jsonl is then written at once. */
   private memoryChanged = false;
 
@@ -55,6 +55,11 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     super(ctx, env);
     useLogLevel(env.LOG_LEVEL);
     this.sql = ctx.storage.sql;
+    this.open();
+  }
+
+  /** Creates the tables where they are missing (an older object's, or one `destroy` emptied) and the stores over them. */
+  private open(): void {
     // Attributions handed over, so a session's outbox delivering one again counts it once (the latest MAX_PROJECT_ATTRIBUTIONS_REMEMBERED).
     this.sql.exec(`CREATE TABLE IF NOT EXISTS attributions_seen (attribution_id TEXT PRIMARY KEY)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS scorecards (case_id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
@@ -78,9 +83,37 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       this.sql.exec(`CREATE UNIQUE INDEX approvals_by_approver ON approvals (case_id, approved_by)`);
     }
     this.sql.exec(`CREATE TABLE IF NOT EXISTS memory (case_id TEXT PRIMARY KEY, body TEXT NOT NULL, promoted_at TEXT NOT NULL)`);
+    // Set by `destroy`: the first epoch whose imports are taken.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS project_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL)`);
     this.imports = new ImportStore(this.sql);
     this.cases = new CaseStore(this.sql, (caseId) => this.forgetCase(caseId));
-    this.mirror = new ProjectMirror(ctx.storage, env.STORE, (file) => this.mirrorRows(file));
+    this.mirror = new ProjectMirror(this.ctx.storage, this.env.STORE, (file) => this.mirrorRows(file));
+    this.memoryChanged = false;
+  }
+
+  /**
+   * Removes all the project holds: its R2 mirror first, then its alarm and SQLite data, and starts it
+   * empty (a project id can be named again). Storage calls hold other calls back, so none runs between
+   * the wipe and `open`. Each step can be repeated: a removal that failed half-way is finished by
+   * calling it again.
+   */
+  async destroy(ref: ProjectRef & { epoch: number }): Promise<void> {
+    const epoch = Math.max(this.epoch(), ref.epoch + 1);
+    const prefix = `${projectPrefix(ref)}/`;
+    let cursor: string | undefined;
+    do {
+      const listed = await this.env.STORE.list({ prefix, cursor });
+      if (listed.objects.length > 0) await this.env.STORE.delete(listed.objects.map((o) => o.key));
+      cursor = listed.truncated ? listed.cursor : undefined;
+    } while (cursor);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.open();
+    this.sql.exec(`INSERT INTO project_epoch (id, epoch) VALUES (1, ?)`, epoch);
+  }
+
+  private epoch(): number {
+    return this.sql.exec<{ epoch: number }>(`SELECT epoch FROM project_epoch WHERE id = 1`).toArray()[0]?.epoch ?? 0;
   }
 
   /** Writes the mirror's cases and scorecards when a change is due (`ProjectMirror`). */
@@ -296,14 +329,17 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
    * the summary counts them. What the import keeps of its records and refused lines is bounded
    * (`ImportStore`); the summary counts them all.
    */
-  async importTraces(ref: ProjectRef, body: Uint8Array, importId = randomIds.next("import")): Promise<ImportSummary> {
+  async importTraces(ref: ProjectRef, body: Uint8Array, importId = randomIds.next("import")): Promise<Result<ImportSummary>> {
     const done = this.imports.summary(importId);
-    if (done) return done;
+    if (done) return ok(done);
     const now = nowIso();
     const parsed = await parseTraceImport(body, { projectTask: `import:${importId}`, now }, MAX_QUARANTINED_LINES_PER_IMPORT);
     // A repeat that arrived while this one was parsing: it has been stored meanwhile.
     const meanwhile = this.imports.summary(importId);
-    if (meanwhile) return meanwhile;
+    if (meanwhile) return ok(meanwhile);
+    // Checked where nothing can run before the writes below: a deletion since the request began wins.
+    if (ref.epoch !== undefined && ref.epoch < this.epoch())
+      return failure("project_not_found", `project '${ref.projectId}' was deleted while this import was sent; nothing was imported`);
     const caseIds = new Set<string>();
     const notKept = new Set<string>();
     let evicted = 0;
@@ -350,7 +386,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       this.imports.add({ summary, at: now, records: parsed.records, quarantined: parsed.quarantined });
     });
     await this.settle(ref);
-    return this.imports.summary(importId)!;
+    return ok(this.imports.summary(importId)!);
   }
 
   /** Refused lines of the project's imports, oldest first, a page at a time (an import's first ones: `ImportStore`). */

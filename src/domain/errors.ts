@@ -151,6 +151,11 @@ export const ERROR_REGISTRY = {
   // Workspaces and files
   workspace_not_found: { status: 404, in: ["api", "run"], meaning: "no such workspace, or it belongs to another tenant" },
   workspace_in_use: { status: 409, in: ["api"], meaning: "sessions still use this workspace; delete them before the workspace" },
+  project_in_use: {
+    status: 409,
+    in: ["api"],
+    meaning: "sessions still learn into this project (for p_default: also those created without one); delete them before the project",
+  },
   no_workspace: { status: 404, in: ["api"], meaning: "the session was opened without a workspace" },
   not_found: { status: 404, in: ["api"], meaning: "no file at this path" },
   is_directory: { status: 400, in: ["api"], meaning: "the path is a directory, not a file" },

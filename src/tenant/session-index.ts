@@ -91,6 +91,8 @@ export class SessionIndex {
     sql.exec(`CREATE TABLE IF NOT EXISTS deleted_sessions (id TEXT PRIMARY KEY, deleted_at_ms INTEGER NOT NULL)`);
     // A project exists for a tenant once one of its sessions names it.
     sql.exec(`CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, created_at TEXT NOT NULL)`);
+    // How often each project was deleted (kept after it is unlisted, as its id can be named again).
+    sql.exec(`CREATE TABLE IF NOT EXISTS project_epochs (id TEXT PRIMARY KEY, epoch INTEGER NOT NULL)`);
   }
 
   /** Lists a session; `summary` when it starts with content (a fork). An entry already there is kept. */
@@ -113,6 +115,39 @@ export class SessionIndex {
 
   hasProject(id: string): boolean {
     return this.sql.exec(`SELECT 1 FROM projects WHERE id = ?`, id).toArray().length > 0;
+  }
+
+  /**
+   * Listed sessions whose cases go to the project: those naming it and, `orWithoutProject` (the
+   * default project), those naming none. The first `named` by age, and how many in all.
+   */
+  learningInto(projectId: string, orWithoutProject: boolean, named: number): { sessions: string[]; count: number } {
+    const where = `deleting = 0 AND (project_id = ?${orWithoutProject ? " OR project_id IS NULL" : ""})`;
+    const count = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE ${where}`, projectId).one().n;
+    const sessions = this.sql
+      .exec<{ id: string }>(`SELECT id FROM sessions WHERE ${where} ORDER BY rowid LIMIT ?`, projectId, named)
+      .toArray()
+      .map((row) => row.id);
+    return { sessions, count };
+  }
+
+  /** How many deletions of the project have ended (`ProjectRef.epoch`). */
+  projectEpoch(id: string): number {
+    return this.sql.exec<{ epoch: number }>(`SELECT epoch FROM project_epochs WHERE id = ?`, id).toArray()[0]?.epoch ?? 0;
+  }
+
+  /** A deletion of the project ended at `epoch`: the tenant no longer has it, unless a session named it again meanwhile. */
+  unlistProject(id: string, epoch: number): void {
+    this.sql.exec(
+      `INSERT INTO project_epochs (id, epoch) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET epoch = MAX(epoch, excluded.epoch)`,
+      id,
+      epoch,
+    );
+    this.sql.exec(
+      `DELETE FROM projects WHERE id = ? AND NOT EXISTS (SELECT 1 FROM sessions WHERE project_id = ? AND deleting = 0)`,
+      id,
+      id,
+    );
   }
 
   /** The session, unless it is unknown or being deleted (`includeDeleting` for DELETE itself). */

@@ -12,7 +12,14 @@ import {
   type SessionSummaryReport,
 } from "./session-index";
 import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
-import { type WorkspaceDeletionStart, WorkspaceIndex, type WorkspaceListItem, type WorkspacePage } from "./workspace-index";
+import {
+  NAMED_SESSIONS,
+  type ProjectDeletionStart,
+  type WorkspaceDeletionStart,
+  WorkspaceIndex,
+  type WorkspaceListItem,
+  type WorkspacePage,
+} from "./workspace-index";
 
 /** Abandoned creations removed per alarm; the alarm comes back at once while more are due. */
 const SWEEP_BATCH = 50;
@@ -138,6 +145,19 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
 
   hasProject(id: string): boolean {
     return this.sessions.hasProject(id);
+  }
+
+  projectEpoch(projectId: string): number {
+    return this.sessions.projectEpoch(projectId);
+  }
+
+  projectDeletionStart(projectId: string, orWithoutProject: boolean): ProjectDeletionStart {
+    const using = this.sessions.learningInto(projectId, orWithoutProject, NAMED_SESSIONS);
+    return using.count > 0 ? { ok: false, ...using } : { ok: true, epoch: this.sessions.projectEpoch(projectId) };
+  }
+
+  finishProjectDeletion(projectId: string, epoch: number): void {
+    this.sessions.unlistProject(projectId, epoch);
   }
 
   claimIdempotencyKey(key: string, fingerprint: string, proposal: string, nowMs: number): IdempotencyClaim {

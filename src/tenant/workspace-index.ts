@@ -16,11 +16,14 @@ export interface WorkspacePage {
   nextCursor: string | null;
 }
 
-/** What `beginDeletion` answers: the deletion may go on, or these listed sessions still use the workspace. */
+/** What `beginDeletion` answers: the deletion may go on, or these listed sessions still use the workspace (or project). */
 export type WorkspaceDeletionStart = { ok: true } | { ok: false; sessions: string[]; count: number };
 
+/** What a project deletion starts from: its epoch, or the listed sessions that still learn into it. */
+export type ProjectDeletionStart = { ok: true; epoch: number } | { ok: false; sessions: string[]; count: number };
+
 /** Sessions named in a refusal; `count` says how many there are in all. */
-const NAMED_SESSIONS = 5;
+export const NAMED_SESSIONS = 5;
 
 type Row = { position: number; id: string; files: number; bytes: number; created_at: string };
 

@@ -8,7 +8,7 @@ import { type ProjectRef, projectObjectName } from "../../src/awtl/project-api";
 import { ProjectDO } from "../../src/awtl/project-do";
 import { MIRROR_DELAY_MS, ProjectMirror, projectPrefix } from "../../src/awtl/project-mirror";
 import { type Scorecard, verdictOf } from "../../src/awtl/scorecard";
-import { type AttributionRecord, MAX_PROJECT_CASE_BYTES, MAX_PROJECT_CASES } from "../../src/domain";
+import { type AttributionRecord, MAX_PROJECT_CASE_BYTES, MAX_PROJECT_CASES, unwrapResult } from "../../src/domain";
 
 /** The project object's side of the bound, the brief's case selection and the R2 mirror, driven directly. */
 
@@ -136,7 +136,7 @@ describe("the bound on a project's cases", () => {
         range(0, MAX_PROJECT_CASES - 2).map((n) => makeCase(n)),
       );
       await record(o, ref, [makeCase(5000, { imported: true }), makeCase(5001, { imported: true })]);
-      const first = await o.importTraces(ref, failures("ext-1", ["a", "b", "c"]));
+      const first = unwrapResult(await o.importTraces(ref, failures("ext-1", ["a", "b", "c"])));
       expect([first.caseIds.length, first.casesNotKept, first.casesEvicted]).toEqual([2, 1, 2]);
       expect([ids(o).length, ids(o).includes(id(5000)), ids(o).includes(id(5001)), ids(o).includes(id(0))]).toEqual([
         MAX_PROJECT_CASES,
@@ -154,7 +154,7 @@ describe("the bound on a project's cases", () => {
       ]);
 
       // Full of the project's own cases: an import keeps none of its new ones and evicts nothing.
-      const second = await o.importTraces(ref, failures("ext-2", ["d", "e"]));
+      const second = unwrapResult(await o.importTraces(ref, failures("ext-2", ["d", "e"])));
       expect([second.caseIds, second.casesNotKept, second.casesEvicted]).toEqual([[], 2, 0]);
       expect(ids(o)).toEqual(range(0, MAX_PROJECT_CASES).reverse().map(id));
     });

@@ -14,6 +14,7 @@ import {
   MAX_PROJECT_REPLAY_OUTCOMES,
   MAX_QUARANTINED_LINES_PER_IMPORT,
   MAX_TRACE_IMPORT_BYTES,
+  unwrapResult,
 } from "../../src/domain";
 import { casesOf, client, openSession } from "./harness";
 
@@ -223,7 +224,7 @@ describe("imported records and import answers", () => {
           bytes,
         );
       const body = new TextEncoder().encode(span("r1"));
-      const first = await o.importTraces(ref, body, "im_now");
+      const first = unwrapResult(await o.importTraces(ref, body, "im_now"));
       const ids = () =>
         sql
           .exec<{ import_id: string }>(`SELECT import_id FROM imports ORDER BY import_id`)
@@ -231,8 +232,8 @@ describe("imported records and import answers", () => {
           .map((r) => r.import_id);
       expect(ids()).toEqual(["im_now", "im_old_records", "im_recent"]);
       // A repeat under the same key gets the first answer and counts nothing again.
-      expect(await o.importTraces(ref, body, "im_now")).toEqual(first);
-      expect(await o.importTraces(ref, body, "im_recent")).toMatchObject({ importId: "im_recent", imported: 0 });
+      expect(unwrapResult(await o.importTraces(ref, body, "im_now"))).toEqual(first);
+      expect(unwrapResult(await o.importTraces(ref, body, "im_recent"))).toMatchObject({ importId: "im_recent", imported: 0 });
       expect(rows(sql, "imported_records")).toBe(1);
     });
   });

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { projectObjectName } from "../../src/awtl/project-api";
 import { projectPrefix } from "../../src/awtl/project-do";
+import { unwrapResult } from "../../src/domain";
 import { deleteWorkspace } from "../../src/workspace/snapshot";
 import { actionOfCall, casesOf, client, model, openSession, post, prompt, systemPromptOf, traceOf, uploadWorkspace } from "./harness";
 
@@ -692,6 +694,108 @@ describe("importing foreign traces", () => {
     expect(await occurrences()).toEqual([1]);
     expect((await send("trace-file-3", body.replaceAll("ext-1", "ext-2"))).status).toBe(201);
     expect(await occurrences()).toEqual([2]);
+  });
+});
+
+describe("deleting a project", () => {
+  const AUTH = { AUTH_TOKENS: "initech:tok-initech" };
+  const initech = client(AUTH, "tok-initech");
+  const traceLines = (run: string) =>
+    [
+      JSON.stringify({ type: "action", runId: run, actionId: "a1", tool: "edit", writes: ["app/x.py"] }),
+      "{not json",
+      JSON.stringify({ type: "judge_result", runId: run, judgeName: "pytest", result: "fail", artifactRefs: ["app/x.py"] }),
+    ].join("\n");
+  const importTraces = (projectId: string, run: string, key?: string) =>
+    initech(`/api/projects/${projectId}/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson", ...(key ? { "idempotency-key": key } : {}) },
+      body: traceLines(run),
+    });
+  const mirrorKeys = async (projectId: string) =>
+    (await env.STORE.list({ prefix: `${projectPrefix({ tenant: "initech", projectId })}/` })).objects.map((o) => o.key.split("/").at(-1));
+  const count = async (path: string, field: string) => ((await (await initech(path)).json()) as Record<string, unknown[]>)[field]!.length;
+
+  it("refuses while sessions learn into it; then removes cases, memory, imports, quarantine and the mirror, and the id starts empty", async () => {
+    const ws = await uploadWorkspace(initech);
+    const { sessionId, caseId } = await (async () => {
+      const { sessionId } = await openSession(initech, {
+        workspaceId: ws,
+        projectId: "p_gone",
+        answers: [model.tools({ id: "r1", name: "read", args: { path: "src/gone.ts" } }), model.text("gone")],
+      });
+      await prompt(initech, sessionId, { text: "read src/gone.ts" });
+      const [found] = await casesOf(initech, "p_gone");
+      return { sessionId, caseId: found!.caseId };
+    })();
+    expect((await importTraces("p_gone", "ext-1", "gone-import-1")).status).toBe(201);
+    expect((await initech(`/api/projects/p_gone/cases/${caseId}/approve`, post({ approvedBy: "dana" }))).status).toBe(201);
+    expect((await initech("/api/projects/p_gone/memory/promote", post({ caseId, write: true }))).status).toBe(201);
+    expect(await count("/api/projects/p_gone/cases", "cases")).toBe(2);
+    expect(await count("/api/projects/p_gone/memory", "rules")).toBe(1);
+    expect(await count("/api/projects/p_gone/quarantine", "quarantine")).toBe(1);
+    expect(await mirrorKeys("p_gone")).toContain("memory.jsonl");
+
+    const refused = await initech("/api/projects/p_gone", { method: "DELETE" });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      error: { code: "project_in_use", message: `project p_gone is used by 1 session(s) (${sessionId}); delete them first` },
+    });
+    expect(await count("/api/projects/p_gone/cases", "cases")).toBe(2);
+
+    expect((await initech(`/api/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(204);
+    expect((await initech("/api/projects/p_gone", { method: "DELETE" })).status).toBe(204);
+    for (const path of ["/api/projects/p_gone/cases", "/api/projects/p_gone/memory", "/api/projects/p_gone/quarantine"])
+      expect(await errorOf(await initech(path))).toEqual([404, "project_not_found"]);
+    expect(await errorOf(await initech("/api/projects/p_gone", { method: "DELETE" }))).toEqual([404, "project_not_found"]);
+    expect(await mirrorKeys("p_gone")).toEqual([]);
+
+    // Named again: the same object, empty, and it learns as before (the same keyed import counts anew).
+    await openSession(initech, { projectId: "p_gone" });
+    expect(await count("/api/projects/p_gone/cases", "cases")).toBe(0);
+    expect(await count("/api/projects/p_gone/memory", "rules")).toBe(0);
+    expect(await count("/api/projects/p_gone/quarantine", "quarantine")).toBe(0);
+    expect(((await (await importTraces("p_gone", "ext-1", "gone-import-1")).json()) as { caseIds: string[] }).caseIds).toHaveLength(1);
+    expect((await casesOf(initech, "p_gone")).map((c) => c.occurrences)).toEqual([1]);
+    expect(await count("/api/projects/p_gone/quarantine", "quarantine")).toBe(1);
+  });
+
+  it("an import begun before a deletion is refused after it, storing nothing; one begun after is taken", async () => {
+    const ref = { tenant: "initech", projectId: "p_racing" };
+    const stub = env.PROJECTS.getByName(projectObjectName(ref));
+    const bytes = new TextEncoder().encode(traceLines("ext-r"));
+    expect(unwrapResult(await stub.importTraces({ ...ref, epoch: 0 }, bytes)).caseIds).toHaveLength(1);
+    await stub.destroy({ ...ref, epoch: 0 });
+    expect(await stub.importTraces({ ...ref, epoch: 0 }, bytes)).toEqual({
+      ok: false,
+      code: "project_not_found",
+      message: "project 'p_racing' was deleted while this import was sent; nothing was imported",
+    });
+    expect((await stub.listCases(10, null)).cases).toEqual([]);
+    expect((await stub.quarantine(10, null)).quarantine).toEqual([]);
+    // A repeat of the deletion that found it half done keeps the later epoch; a session's own ref has none.
+    await stub.destroy({ ...ref, epoch: 0 });
+    expect(unwrapResult(await stub.importTraces({ ...ref, epoch: 1 }, bytes)).caseIds).toHaveLength(1);
+    expect(unwrapResult(await stub.importTraces(ref, bytes)).imported).toBe(2);
+  });
+
+  it("p_default counts sessions created without a project, and is empty (not 404) afterwards", async () => {
+    const { sessionId } = await openSession(initech, {});
+    expect((await importTraces("p_default", "ext-d")).status).toBe(201);
+    const refused = await initech("/api/projects/p_default", { method: "DELETE" });
+    expect(await refused.json()).toMatchObject({
+      error: {
+        code: "project_in_use",
+        message: `project p_default is used by 1 session(s) (sessions created without a project learn into it) (${sessionId}); delete them first`,
+      },
+    });
+    expect((await initech(`/api/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(204);
+    expect((await initech("/api/projects/p_default", { method: "DELETE" })).status).toBe(204);
+    expect(await count("/api/projects/p_default/cases", "cases")).toBe(0);
+    expect(await count("/api/projects/p_default/quarantine", "quarantine")).toBe(0);
+    expect((await initech("/api/projects/p_default", { method: "DELETE" })).status).toBe(204);
+    // Another tenant's p_default is another project: untouched, and not this tenant's to delete.
+    expect((await api("/api/projects/p_default/cases")).status).toBe(200);
   });
 });
 
