@@ -37,9 +37,9 @@ export const projectRoutes = new Hono<AppBindings>()
    * finish a deletion that failed half-way.
    */
   .delete("/:pid", async (c) => {
-    const { ref, project } = await requireProject(c);
+    const { ref, project } = await requireProject(c, { deleting: true });
     const tenant = sessionStore(c).tenantIndex(ref.tenant);
-    const started = await tenant.projectDeletionStart(ref.projectId, ref.projectId === DEFAULT_PROJECT_ID);
+    const started = await tenant.beginProjectDeletion(ref.projectId, ref.projectId === DEFAULT_PROJECT_ID);
     if (!started.ok) {
       const more = started.count > started.sessions.length ? `, and ${started.count - started.sessions.length} more` : "";
       const without = ref.projectId === DEFAULT_PROJECT_ID ? " (sessions created without a project learn into it)" : "";
@@ -48,8 +48,8 @@ export const projectRoutes = new Hono<AppBindings>()
         `project ${ref.projectId} is used by ${started.count} session(s)${without} (${started.sessions.join(", ")}${more}); delete them first`,
       );
     }
-    await project.destroy({ ...ref, epoch: started.epoch });
-    await tenant.finishProjectDeletion(ref.projectId, started.epoch + 1);
+    await project.destroy(ref);
+    await tenant.endProjectDeletion(ref.projectId);
     return c.body(null, 204);
   })
   /**
@@ -113,9 +113,8 @@ export const projectRoutes = new Hono<AppBindings>()
   })
   /** A JSONL body of foreign traces; corrupt lines are quarantined, the rest kept. 201 with the summary. */
   .post("/:pid/traces", async (c) => {
-    const { ref: named, project } = await requireProject(c);
     // An import still on its way when the project is deleted must not land in the emptied project.
-    const ref = { ...named, epoch: await sessionStore(c).tenantIndex(named.tenant).projectEpoch(named.projectId) };
+    const { ref, project } = await requireProject(c, { withEpoch: true });
     const media = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!JSONL_TYPES.has(media)) {
       throw new HarnessError(
@@ -156,8 +155,16 @@ function notFound(caseId: string, why = "does not exist in this project"): Harne
   return new HarnessError("case_not_found", `case '${caseId.slice(0, 100)}' ${why}`);
 }
 
-/** The project named in the route, if the caller's tenant has it. */
-async function requireProject(c: AppContext): Promise<{ ref: ProjectRef; project: DurableObjectStub<ProjectRpc> }> {
+/**
+ * The project named in the route, if the caller's tenant has it and is not deleting it (`deleting`:
+ * DELETE itself, which finishes a deletion that failed half-way). `withEpoch`: the object's epoch is
+ * read first, before the tenant is asked, so a deletion that begins after the check empties the
+ * project one epoch on and the request's later write is refused (`ProjectRef.epoch`).
+ */
+async function requireProject(
+  c: AppContext,
+  { deleting = false, withEpoch = false } = {},
+): Promise<{ ref: ProjectRef; project: DurableObjectStub<ProjectRpc> }> {
   const projectId: string = c.req.param("pid") ?? "";
   if (!isId("project", projectId)) {
     throw new HarnessError(
@@ -166,9 +173,11 @@ async function requireProject(c: AppContext): Promise<{ ref: ProjectRef; project
     );
   }
   const tenant = c.get("tenant");
-  if (projectId !== DEFAULT_PROJECT_ID && !(await sessionStore(c).tenantIndex(tenant).hasProject(projectId))) {
+  const project = c.env.PROJECTS.getByName(projectObjectName({ tenant, projectId }));
+  const epoch = withEpoch ? await project.epoch() : undefined;
+  const state = await sessionStore(c).tenantIndex(tenant).projectState(projectId);
+  if (state === "deleting" && !deleting) throw new HarnessError("project_not_found", `project '${projectId}' is being deleted`);
+  if (state === null && projectId !== DEFAULT_PROJECT_ID)
     throw new HarnessError("project_not_found", `project '${projectId}' does not exist`);
-  }
-  const ref = { tenant, projectId };
-  return { ref, project: c.env.PROJECTS.getByName(projectObjectName(ref)) };
+  return { ref: { tenant, projectId, ...(epoch === undefined ? {} : { epoch }) }, project };
 }

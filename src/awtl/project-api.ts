@@ -9,8 +9,8 @@ export interface ProjectRef {
   tenant: string | null;
   projectId: string;
   /**
-   * The tenant's deletion count of the project when the request began (`TenantRpc.projectEpoch`):
-   * an import begun before a deletion is refused after it. Absent for a session's own deliveries.
+   * The object's `epoch()` read before the request checked that the tenant has the project: an
+   * import begun before a deletion is refused after it. Absent for a session's own deliveries.
    */
   epoch?: number;
 }
@@ -81,11 +81,10 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
   /** `after`: the `next` of the previous page. */
   listCases(limit: number, after: number | null): CasePage;
   getCase(caseId: string): FailedTurnCase | null;
-  /**
-   * Removes everything the project holds (R2 mirror, cases, imports, memory); it starts empty, and
-   * refuses imports of an epoch before `ref.epoch + 1` (begun before the deletion).
-   */
-  destroy(ref: ProjectRef & { epoch: number }): Promise<void>;
+  /** Removes everything the project holds (cases, imports, memory, the R2 mirror); it starts empty, one epoch on. */
+  destroy(ref: ProjectRef): Promise<void>;
+  /** How many times `destroy` emptied the project. */
+  epoch(): number;
   /** Removes the case, its scorecards, approvals and memory rule; false when there is no such case. */
   deleteCase(ref: ProjectRef, caseId: string): Promise<boolean>;
   /** Holds the case from eviction while a replay of it runs: the lease to end with `replayEnded`. */

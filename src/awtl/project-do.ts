@@ -92,27 +92,33 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   }
 
   /**
-   * Removes all the project holds: its R2 mirror first, then its alarm and SQLite data, and starts it
-   * empty (a project id can be named again). Storage calls hold other calls back, so none runs between
-   * the wipe and `open`. Each step can be repeated: a removal that failed half-way is finished by
-   * calling it again.
+   * Removes all the project holds and starts it empty (a project id can be named again), one epoch
+   * on: imports begun before are refused. No other call runs meanwhile (R2 calls would let them in
+   * otherwise): SQLite and the alarm first, then, once the mirror's writes under way have landed,
+   * the R2 mirror. Each step can be repeated: a removal that failed half-way is finished by calling
+   * it again.
    */
-  async destroy(ref: ProjectRef & { epoch: number }): Promise<void> {
-    const epoch = Math.max(this.epoch(), ref.epoch + 1);
-    const prefix = `${projectPrefix(ref)}/`;
-    let cursor: string | undefined;
-    do {
-      const listed = await this.env.STORE.list({ prefix, cursor });
-      if (listed.objects.length > 0) await this.env.STORE.delete(listed.objects.map((o) => o.key));
-      cursor = listed.truncated ? listed.cursor : undefined;
-    } while (cursor);
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
-    this.open();
-    this.sql.exec(`INSERT INTO project_epoch (id, epoch) VALUES (1, ?)`, epoch);
+  async destroy(ref: ProjectRef): Promise<void> {
+    await this.ctx.blockConcurrencyWhile(async () => {
+      const epoch = this.epoch() + 1;
+      const mirror = this.mirror;
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.open();
+      this.sql.exec(`INSERT INTO project_epoch (id, epoch) VALUES (1, ?)`, epoch);
+      await mirror.idle();
+      const prefix = `${projectPrefix(ref)}/`;
+      let cursor: string | undefined;
+      do {
+        const listed = await this.env.STORE.list({ prefix, cursor });
+        if (listed.objects.length > 0) await this.env.STORE.delete(listed.objects.map((o) => o.key));
+        cursor = listed.truncated ? listed.cursor : undefined;
+      } while (cursor);
+    });
   }
 
-  private epoch(): number {
+  /** How many times the project was emptied: an import reads it before it begins (`ProjectRef.epoch`). */
+  epoch(): number {
     return this.sql.exec<{ epoch: number }>(`SELECT epoch FROM project_epoch WHERE id = 1`).toArray()[0]?.epoch ?? 0;
   }
 

@@ -16,6 +16,8 @@ export type MirrorFile = "cases" | "scorecards" | "memory";
  */
 export class ProjectMirror {
   private readonly sql: SqlStorage;
+  /** Writes under way: a deletion waits for them before it removes the files. */
+  private readonly writing = new Set<Promise<unknown>>();
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -54,11 +56,19 @@ export class ProjectMirror {
     }
   }
 
+  /** Resolves once every write under way has landed or failed. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.writing]);
+  }
+
   private put(ref: ProjectRef, file: MirrorFile): Promise<R2Object> {
     const body = this.rows(file)
       .map((row) => `${row}\n`)
       .join("");
-    return this.store.put(`${projectPrefix(ref)}/${file}.jsonl`, body, { httpMetadata: { contentType: "application/x-ndjson" } });
+    const write = this.store.put(`${projectPrefix(ref)}/${file}.jsonl`, body, { httpMetadata: { contentType: "application/x-ndjson" } });
+    this.writing.add(write);
+    write.finally(() => this.writing.delete(write)).catch(() => {});
+    return write;
   }
 }
 

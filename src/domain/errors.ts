@@ -140,7 +140,8 @@ export const ERROR_REGISTRY = {
   project_not_found: {
     status: 404,
     in: ["api"],
-    meaning: "no such project for this tenant (a project exists once a session names it; p_default always does)",
+    meaning:
+      "no such project for this tenant (a project exists once a session names it; p_default always does), or it is being deleted (an import begun before the deletion is refused too)",
   },
   case_not_found: { status: 404, in: ["api"], meaning: "no such failed-turn case in the project" },
   case_not_replayable: { status: 409, in: ["api"], meaning: "the case comes from imported traces: there is no recording to replay" },

@@ -91,8 +91,14 @@ export class SessionIndex {
     sql.exec(`CREATE TABLE IF NOT EXISTS deleted_sessions (id TEXT PRIMARY KEY, deleted_at_ms INTEGER NOT NULL)`);
     // A project exists for a tenant once one of its sessions names it.
     sql.exec(`CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, created_at TEXT NOT NULL)`);
-    // How often each project was deleted (kept after it is unlisted, as its id can be named again).
-    sql.exec(`CREATE TABLE IF NOT EXISTS project_epochs (id TEXT PRIMARY KEY, epoch INTEGER NOT NULL)`);
+    // Deletion marks came later: add the column to older indexes.
+    if (
+      !sql
+        .exec<{ name: string }>(`PRAGMA table_info(projects)`)
+        .toArray()
+        .some((c) => c.name === "deleting")
+    )
+      sql.exec(`ALTER TABLE projects ADD COLUMN deleting INTEGER NOT NULL DEFAULT 0`);
   }
 
   /** Lists a session; `summary` when it starts with content (a fork). An entry already there is kept. */
@@ -113,16 +119,19 @@ export class SessionIndex {
     );
   }
 
-  hasProject(id: string): boolean {
-    return this.sql.exec(`SELECT 1 FROM projects WHERE id = ?`, id).toArray().length > 0;
+  /** "listed" once a session named the project, "deleting" while a deletion of it runs or failed half-way, else null. */
+  projectState(id: string): "listed" | "deleting" | null {
+    const row = this.sql.exec<{ deleting: number }>(`SELECT deleting FROM projects WHERE id = ?`, id).toArray()[0];
+    return row ? (row.deleting ? "deleting" : "listed") : null;
   }
 
   /**
-   * Listed sessions whose cases go to the project: those naming it and, `orWithoutProject` (the
-   * default project), those naming none. The first `named` by age, and how many in all.
+   * Sessions whose cases go to the project: those naming it and, `orWithoutProject` (the default
+   * project), those naming none. Sessions being deleted count too: one whose deletion failed half-way
+   * still delivers its cases. The first `named` by age, and how many in all.
    */
   learningInto(projectId: string, orWithoutProject: boolean, named: number): { sessions: string[]; count: number } {
-    const where = `deleting = 0 AND (project_id = ?${orWithoutProject ? " OR project_id IS NULL" : ""})`;
+    const where = `project_id = ?${orWithoutProject ? " OR project_id IS NULL" : ""}`;
     const count = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE ${where}`, projectId).one().n;
     const sessions = this.sql
       .exec<{ id: string }>(`SELECT id FROM sessions WHERE ${where} ORDER BY rowid LIMIT ?`, projectId, named)
@@ -131,23 +140,19 @@ export class SessionIndex {
     return { sessions, count };
   }
 
-  /** How many deletions of the project have ended (`ProjectRef.epoch`). */
-  projectEpoch(id: string): number {
-    return this.sql.exec<{ epoch: number }>(`SELECT epoch FROM project_epochs WHERE id = ?`, id).toArray()[0]?.epoch ?? 0;
+  /** Marks the project as being deleted: its routes answer 404 until `endProjectDeletion`. */
+  beginProjectDeletion(id: string, nowIso: string): void {
+    this.sql.exec(`INSERT OR IGNORE INTO projects (id, created_at) VALUES (?, ?)`, id, nowIso);
+    this.sql.exec(`UPDATE projects SET deleting = 1 WHERE id = ?`, id);
   }
 
-  /** A deletion of the project ended at `epoch`: the tenant no longer has it, unless a session named it again meanwhile. */
-  unlistProject(id: string, epoch: number): void {
-    this.sql.exec(
-      `INSERT INTO project_epochs (id, epoch) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET epoch = MAX(epoch, excluded.epoch)`,
-      id,
-      epoch,
-    );
-    this.sql.exec(
-      `DELETE FROM projects WHERE id = ? AND NOT EXISTS (SELECT 1 FROM sessions WHERE project_id = ? AND deleting = 0)`,
-      id,
-      id,
-    );
+  /** The deletion has ended: the project is no longer the tenant's, unless a session named it meanwhile (it is listed again, empty). */
+  endProjectDeletion(id: string): void {
+    if (this.sql.exec(`SELECT 1 FROM sessions WHERE project_id = ? LIMIT 1`, id).toArray().length > 0) {
+      this.sql.exec(`UPDATE projects SET deleting = 0 WHERE id = ?`, id);
+    } else {
+      this.sql.exec(`DELETE FROM projects WHERE id = ?`, id);
+    }
   }
 
   /** The session, unless it is unknown or being deleted (`includeDeleting` for DELETE itself). */

@@ -1,6 +1,6 @@
 import type { PendingCreation } from "./pending-creations";
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
-import type { ProjectDeletionStart, WorkspaceDeletionStart, WorkspaceListItem, WorkspacePage } from "./workspace-index";
+import type { WorkspaceDeletionStart, WorkspaceListItem, WorkspacePage } from "./workspace-index";
 
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
@@ -34,17 +34,15 @@ export interface TenantRpc extends Rpc.DurableObjectBranded {
   removeSession(id: string): void;
   /** Whether the session was deleted within an Idempotency-Key's lifetime. */
   wasSessionDeleted(id: string): boolean;
-  /** Whether one of the tenant's sessions named this project. */
-  hasProject(id: string): boolean;
+  /** "listed" once one of the tenant's sessions named the project, "deleting" while a deletion of it has not ended, else null. */
+  projectState(id: string): "listed" | "deleting" | null;
   /**
-   * Whether the project's data may be removed: not while listed sessions learn into it (those naming
-   * it; `orWithoutProject`, the default project: and those naming none).
+   * Marks the project as being deleted (its routes answer 404), unless sessions learn into it: those
+   * naming it, being deleted or not, and (`orWithoutProject`, the default project) those naming none.
    */
-  projectDeletionStart(projectId: string, orWithoutProject: boolean): ProjectDeletionStart;
-  /** The project's data is removed: its epoch is now `epoch`, and the tenant no longer has it unless a session named it again meanwhile. */
-  finishProjectDeletion(projectId: string, epoch: number): void;
-  /** How many deletions of the project have ended: an import carries it, so one begun before a deletion is refused after it. */
-  projectEpoch(projectId: string): number;
+  beginProjectDeletion(projectId: string, orWithoutProject: boolean): WorkspaceDeletionStart;
+  /** The project's data is removed: the tenant no longer has it, unless a session named it meanwhile. */
+  endProjectDeletion(projectId: string): void;
   /**
    * Claims an idempotency key for a request with this fingerprint: `fresh` (first use, or the earlier
    * use expired), `repeat` (same request: `outcome` is what the first one stored via `proposal`), or

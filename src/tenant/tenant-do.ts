@@ -12,14 +12,7 @@ import {
   type SessionSummaryReport,
 } from "./session-index";
 import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
-import {
-  NAMED_SESSIONS,
-  type ProjectDeletionStart,
-  type WorkspaceDeletionStart,
-  WorkspaceIndex,
-  type WorkspaceListItem,
-  type WorkspacePage,
-} from "./workspace-index";
+import { NAMED_SESSIONS, type WorkspaceDeletionStart, WorkspaceIndex, type WorkspaceListItem, type WorkspacePage } from "./workspace-index";
 
 /** Abandoned creations removed per alarm; the alarm comes back at once while more are due. */
 const SWEEP_BATCH = 50;
@@ -143,21 +136,23 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
     return this.sessions.wasDeleted(id, Date.now());
   }
 
-  hasProject(id: string): boolean {
-    return this.sessions.hasProject(id);
+  projectState(id: string): "listed" | "deleting" | null {
+    return this.sessions.projectState(id);
   }
 
-  projectEpoch(projectId: string): number {
-    return this.sessions.projectEpoch(projectId);
-  }
-
-  projectDeletionStart(projectId: string, orWithoutProject: boolean): ProjectDeletionStart {
+  beginProjectDeletion(projectId: string, orWithoutProject: boolean): WorkspaceDeletionStart {
     const using = this.sessions.learningInto(projectId, orWithoutProject, NAMED_SESSIONS);
-    return using.count > 0 ? { ok: false, ...using } : { ok: true, epoch: this.sessions.projectEpoch(projectId) };
+    if (using.count > 0) {
+      // A deletion that failed half-way, and a session named the project since: it is the tenant's again.
+      if (this.sessions.projectState(projectId) === "deleting") this.sessions.endProjectDeletion(projectId);
+      return { ok: false, ...using };
+    }
+    this.sessions.beginProjectDeletion(projectId, new Date().toISOString());
+    return { ok: true };
   }
 
-  finishProjectDeletion(projectId: string, epoch: number): void {
-    this.sessions.unlistProject(projectId, epoch);
+  endProjectDeletion(projectId: string): void {
+    this.sessions.endProjectDeletion(projectId);
   }
 
   claimIdempotencyKey(key: string, fingerprint: string, proposal: string, nowMs: number): IdempotencyClaim {

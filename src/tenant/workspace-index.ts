@@ -19,9 +19,6 @@ export interface WorkspacePage {
 /** What `beginDeletion` answers: the deletion may go on, or these listed sessions still use the workspace (or project). */
 export type WorkspaceDeletionStart = { ok: true } | { ok: false; sessions: string[]; count: number };
 
-/** What a project deletion starts from: its epoch, or the listed sessions that still learn into it. */
-export type ProjectDeletionStart = { ok: true; epoch: number } | { ok: false; sessions: string[]; count: number };
-
 /** Sessions named in a refusal; `count` says how many there are in all. */
 export const NAMED_SESSIONS = 5;
 

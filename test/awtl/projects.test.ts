@@ -764,8 +764,10 @@ describe("deleting a project", () => {
     const ref = { tenant: "initech", projectId: "p_racing" };
     const stub = env.PROJECTS.getByName(projectObjectName(ref));
     const bytes = new TextEncoder().encode(traceLines("ext-r"));
+    expect(await stub.epoch()).toBe(0);
     expect(unwrapResult(await stub.importTraces({ ...ref, epoch: 0 }, bytes)).caseIds).toHaveLength(1);
-    await stub.destroy({ ...ref, epoch: 0 });
+    await stub.destroy(ref);
+    expect(await stub.epoch()).toBe(1);
     expect(await stub.importTraces({ ...ref, epoch: 0 }, bytes)).toEqual({
       ok: false,
       code: "project_not_found",
@@ -773,13 +775,68 @@ describe("deleting a project", () => {
     });
     expect((await stub.listCases(10, null)).cases).toEqual([]);
     expect((await stub.quarantine(10, null)).quarantine).toEqual([]);
-    // A repeat of the deletion that found it half done keeps the later epoch; a session's own ref has none.
-    await stub.destroy({ ...ref, epoch: 0 });
-    expect(unwrapResult(await stub.importTraces({ ...ref, epoch: 1 }, bytes)).caseIds).toHaveLength(1);
+    // A repeat (of a deletion that failed half-way) moves on again; a session's own ref has no epoch.
+    await stub.destroy(ref);
+    expect(await stub.epoch()).toBe(2);
+    expect((await stub.importTraces({ ...ref, epoch: 1 }, bytes)).ok).toBe(false);
+    expect(unwrapResult(await stub.importTraces({ ...ref, epoch: 2 }, bytes)).caseIds).toHaveLength(1);
     expect(unwrapResult(await stub.importTraces(ref, bytes)).imported).toBe(2);
   });
 
+  it("over HTTP: an import whose body is still coming when the project is deleted is 404 and stores nothing", async () => {
+    await openSession(initech, { projectId: "p_slow" }).then(({ sessionId }) =>
+      initech(`/api/sessions/${sessionId}`, { method: "DELETE" }),
+    );
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await held;
+        controller.enqueue(new TextEncoder().encode(traceLines("ext-slow")));
+        controller.close();
+      },
+    });
+    const importing = initech("/api/projects/p_slow/traces", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body,
+      // @ts-expect-error: a streamed request body needs duplex in fetch's types
+      duplex: "half",
+    });
+    // The import has read the epoch and passed the project check before its body arrives.
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await initech("/api/projects/p_slow", { method: "DELETE" })).status).toBe(204);
+    release();
+    const answer = await importing;
+    expect([answer.status, ((await answer.json()) as { error: { message: string } }).error.message]).toEqual([
+      404,
+      "project 'p_slow' was deleted while this import was sent; nothing was imported",
+    ]);
+    const stub = env.PROJECTS.getByName(projectObjectName({ tenant: "initech", projectId: "p_slow" }));
+    expect([(await stub.listCases(10, null)).cases.length, (await stub.quarantine(10, null)).quarantine.length]).toEqual([0, 0]);
+  });
+
+  it("a session named in the project after a deletion failed half-way makes it the tenant's again, not stuck", async () => {
+    const { sessionId } = await openSession(initech, { projectId: "p_stuck" });
+    await initech(`/api/sessions/${sessionId}`, { method: "DELETE" });
+    // As if the Worker stopped between marking the project and emptying it.
+    await env.TENANTS.getByName("tenant:initech").beginProjectDeletion("p_stuck", false);
+    expect(await errorOf(await initech("/api/projects/p_stuck/cases"))).toEqual([404, "project_not_found"]);
+    const { sessionId: again } = await openSession(initech, { projectId: "p_stuck" });
+    expect(await errorOf(await initech("/api/projects/p_stuck", { method: "DELETE" }))).toEqual([409, "project_in_use"]);
+    expect((await initech("/api/projects/p_stuck/cases")).status).toBe(200);
+    await initech(`/api/sessions/${again}`, { method: "DELETE" });
+    expect((await initech("/api/projects/p_stuck", { method: "DELETE" })).status).toBe(204);
+  });
+
   it("p_default counts sessions created without a project, and is empty (not 404) afterwards", async () => {
+    const seeded = await api("/api/projects/p_default/traces", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: traceLines("ext-other-tenant"),
+    });
+    expect(seeded.status).toBe(201);
+    const othersBefore = await casesOf(api, "p_default");
     const { sessionId } = await openSession(initech, {});
     expect((await importTraces("p_default", "ext-d")).status).toBe(201);
     const refused = await initech("/api/projects/p_default", { method: "DELETE" });
@@ -794,8 +851,8 @@ describe("deleting a project", () => {
     expect(await count("/api/projects/p_default/cases", "cases")).toBe(0);
     expect(await count("/api/projects/p_default/quarantine", "quarantine")).toBe(0);
     expect((await initech("/api/projects/p_default", { method: "DELETE" })).status).toBe(204);
-    // Another tenant's p_default is another project: untouched, and not this tenant's to delete.
-    expect((await api("/api/projects/p_default/cases")).status).toBe(200);
+    // Another tenant's p_default is another project: untouched.
+    expect(await casesOf(api, "p_default")).toEqual(othersBefore);
   });
 });
 
