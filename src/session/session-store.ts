@@ -134,14 +134,20 @@ export class DurableSessionStore {
   ): Promise<void> {
     const listed = await this.tenantIndex(owner).addSession(
       { id: meta.id, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title, createdAt: meta.createdAt },
+      meta.projectId ?? DEFAULT_PROJECT_ID,
       summary,
     );
-    if (listed) return;
-    // Its workspace was deleted after the check above: the object never becomes visible; remove it
-    // (best effort: unlisted, it is unreachable anyway).
+    if (listed === "listed") return;
+    // Its workspace was deleted after the check above, or its project is being deleted: the object
+    // never becomes visible; remove it (best effort: unlisted, it is unreachable anyway).
     await this.stub(meta.id)
       .destroy()
       .catch((err: unknown) => logLine("warn", "a refused session's object was not removed", { sessionId: meta.id, error: String(err) }));
+    if (listed === "project_deleting")
+      throw new HarnessError(
+        "project_not_found",
+        `project '${meta.projectId ?? DEFAULT_PROJECT_ID}' is being deleted; create the session again once the deletion has ended`,
+      );
     throw new HarnessError("workspace_not_found", `workspace ${meta.workspaceId} was deleted`);
   }
 

@@ -2,6 +2,9 @@ import type { PendingCreation } from "./pending-creations";
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
 import type { WorkspaceDeletionStart, WorkspaceListItem, WorkspacePage } from "./workspace-index";
 
+/** What `addSession` did: listed the session, or refused it and why. */
+export type SessionListing = "listed" | "workspace_deleted" | "project_deleting";
+
 /** The RPC methods of TenantDO (types only, so the environment can name them). */
 export interface TenantRpc extends Rpc.DurableObjectBranded {
   /**
@@ -9,8 +12,12 @@ export interface TenantRpc extends Rpc.DurableObjectBranded {
    * within ABANDONED_CREATION_MS, what it stored is removed.
    */
   expectCreation(creation: PendingCreation, nowMs: number): Promise<void>;
-  /** Lists a session; false (not listed) when its workspace is being or was deleted. */
-  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean;
+  /**
+   * Lists a session that learns into the project `learnsInto` (its own, or the default one); not when
+   * its workspace is being or was deleted, nor while that project is being deleted (a case it
+   * delivered meanwhile could be emptied with the project).
+   */
+  addSession(entry: SessionIndexEntry, learnsInto: string, summary?: Pick<SessionSummary, "updatedAt" | "counts">): SessionListing;
   /** Lists a stored workspace snapshot. */
   addWorkspace(item: WorkspaceListItem): void;
   /** The tenant's workspaces, newest first (those uploaded before the list existed are not in it). */

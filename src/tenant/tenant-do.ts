@@ -11,7 +11,7 @@ import {
   type SessionSummary,
   type SessionSummaryReport,
 } from "./session-index";
-import type { IdempotencyClaim, TenantRpc } from "./tenant-api";
+import type { IdempotencyClaim, SessionListing, TenantRpc } from "./tenant-api";
 import { NAMED_SESSIONS, type WorkspaceDeletionStart, WorkspaceIndex, type WorkspaceListItem, type WorkspacePage } from "./workspace-index";
 
 /** Abandoned creations removed per alarm; the alarm comes back at once while more are due. */
@@ -44,11 +44,12 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(this.pending.nextDeadline() ?? nowMs);
   }
 
-  addSession(entry: SessionIndexEntry, summary?: Pick<SessionSummary, "updatedAt" | "counts">): boolean {
-    if (entry.workspaceId !== null && this.workspaces.deleted(entry.workspaceId)) return false;
+  addSession(entry: SessionIndexEntry, learnsInto: string, summary?: Pick<SessionSummary, "updatedAt" | "counts">): SessionListing {
+    if (entry.workspaceId !== null && this.workspaces.deleted(entry.workspaceId)) return "workspace_deleted";
+    if (this.sessions.projectState(learnsInto) === "deleting") return "project_deleting";
     this.sessions.add(entry, summary);
     this.pending.done("session", entry.id);
-    return true;
+    return "listed";
   }
 
   addWorkspace(item: WorkspaceListItem): void {
@@ -142,11 +143,7 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
 
   beginProjectDeletion(projectId: string, orWithoutProject: boolean): WorkspaceDeletionStart {
     const using = this.sessions.learningInto(projectId, orWithoutProject, NAMED_SESSIONS);
-    if (using.count > 0) {
-      // A deletion that failed half-way, and a session named the project since: it is the tenant's again.
-      if (this.sessions.projectState(projectId) === "deleting") this.sessions.endProjectDeletion(projectId);
-      return { ok: false, ...using };
-    }
+    if (using.count > 0) return { ok: false, ...using };
     this.sessions.beginProjectDeletion(projectId, new Date().toISOString());
     return { ok: true };
   }

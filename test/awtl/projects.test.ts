@@ -816,17 +816,31 @@ describe("deleting a project", () => {
     expect([(await stub.listCases(10, null)).cases.length, (await stub.quarantine(10, null)).quarantine.length]).toEqual([0, 0]);
   });
 
-  it("a session named in the project after a deletion failed half-way makes it the tenant's again, not stuck", async () => {
+  it("a deletion that stopped half-way: no session may join the project meanwhile, and DELETE again finishes it", async () => {
     const { sessionId } = await openSession(initech, { projectId: "p_stuck" });
     await initech(`/api/sessions/${sessionId}`, { method: "DELETE" });
     // As if the Worker stopped between marking the project and emptying it.
-    await env.TENANTS.getByName("tenant:initech").beginProjectDeletion("p_stuck", false);
+    const tenant = env.TENANTS.getByName("tenant:initech");
+    await tenant.beginProjectDeletion("p_stuck", false);
     expect(await errorOf(await initech("/api/projects/p_stuck/cases"))).toEqual([404, "project_not_found"]);
-    const { sessionId: again } = await openSession(initech, { projectId: "p_stuck" });
-    expect(await errorOf(await initech("/api/projects/p_stuck", { method: "DELETE" }))).toEqual([409, "project_in_use"]);
-    expect((await initech("/api/projects/p_stuck/cases")).status).toBe(200);
-    await initech(`/api/sessions/${again}`, { method: "DELETE" });
+    const refused = await initech("/api/sessions", post({ projectId: "p_stuck" }));
+    expect(await refused.json()).toMatchObject({
+      error: {
+        code: "project_not_found",
+        message: "project 'p_stuck' is being deleted; create the session again once the deletion has ended",
+      },
+    });
+    expect(((await (await initech("/api/sessions?projectId=p_stuck")).json()) as { items: unknown[] }).items).toEqual([]);
     expect((await initech("/api/projects/p_stuck", { method: "DELETE" })).status).toBe(204);
+    expect((await initech("/api/sessions", post({ projectId: "p_stuck" }))).status).toBe(201);
+    expect(await count("/api/projects/p_stuck/cases", "cases")).toBe(0);
+    // The default project's deletion holds back sessions created without a project, which learn into it.
+    await tenant.beginProjectDeletion("p_default", true);
+    expect(await errorOf(await initech("/api/sessions", post({})))).toEqual([404, "project_not_found"]);
+    expect((await initech("/api/projects/p_default", { method: "DELETE" })).status).toBe(204);
+    const created = await initech("/api/sessions", post({}));
+    expect(created.status).toBe(201);
+    await initech(`/api/sessions/${((await created.json()) as { sessionId: string }).sessionId}`, { method: "DELETE" });
   });
 
   it("p_default counts sessions created without a project, and is empty (not 404) afterwards", async () => {
