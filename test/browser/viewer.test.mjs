@@ -24,6 +24,8 @@ let page;
 
 /** @type {string[]} */
 const cspViolations = [];
+/** The page's last API answers (method, path, status), for a wait that times out. */
+const recentAnswers = [];
 /** Loads of the icon the browser asks for by itself when the page declares none (a 404 on every load). */
 const faviconLoads = [];
 
@@ -40,6 +42,13 @@ before(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+  // The page's last API answers, printed when a wait times out (one CI run timed out in openIdle).
+  page.on("response", (res) => {
+    const url = new URL(res.url());
+    if (!url.pathname.startsWith("/api/")) return;
+    recentAnswers.push(`${new Date().toISOString().slice(11, 23)} ${res.request().method()} ${url.pathname}${url.search} ${res.status()}`);
+    if (recentAnswers.length > 30) recentAnswers.shift();
+  });
   // Anything the page's Content-Security-Policy refused (public/_headers): checked by the last test.
   page.on("console", (msg) => {
     if (msg.type() === "error" && /Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
@@ -90,7 +99,15 @@ async function runToEnd(sessionId, body) {
 /** Opens an idle session in the page; waits until its own header is shown (not the last session's). */
 async function openIdle(sessionId) {
   await page.goto(`${proxy.base}/#/s/${sessionId}`);
-  await page.waitForFunction((id) => document.getElementById("session-meta").textContent.startsWith(`${id} · idle`), sessionId);
+  try {
+    await page.waitForFunction((id) => document.getElementById("session-meta").textContent.startsWith(`${id} · idle`), sessionId);
+  } catch (err) {
+    const meta = await page.evaluate(() => document.getElementById("session-meta").textContent).catch(() => "?");
+    console.error(
+      `openIdle(${sessionId}) timed out; header: ${JSON.stringify(meta)}; the page's last answers:\n${recentAnswers.join("\n")}`,
+    );
+    throw err;
+  }
 }
 
 /** Sends a prompt from the page's box and waits until its answer streams in. */
