@@ -16,6 +16,7 @@ import {
 } from "../domain";
 import type { AppEnv } from "../env";
 import { logLine, useLogLevel } from "../log";
+import { deleteUnder } from "../r2";
 import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
 import type { CaseRoom, EvictionScope } from "./case-bound";
@@ -107,13 +108,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       this.open();
       this.sql.exec(`INSERT INTO project_epoch (id, epoch) VALUES (1, ?)`, epoch);
       await mirror.idle();
-      const prefix = `${projectPrefix(ref)}/`;
-      let cursor: string | undefined;
-      do {
-        const listed = await this.env.STORE.list({ prefix, cursor });
-        if (listed.objects.length > 0) await this.env.STORE.delete(listed.objects.map((o) => o.key));
-        cursor = listed.truncated ? listed.cursor : undefined;
-      } while (cursor);
+      await deleteUnder(this.env.STORE, `${projectPrefix(ref)}/`);
     });
   }
 

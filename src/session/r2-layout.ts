@@ -1,3 +1,4 @@
+import { deleteUnder } from "../r2";
 import type { LogStream } from "./session-log";
 
 /** Where a session's objects live in R2; the one place that knows the layout. */
@@ -11,12 +12,7 @@ export const sessionKeys = {
     `sessions/${sessionId}/${stream}/${String(startSeq).padStart(12, "0")}.jsonl`,
 };
 
-/** Deletes every object under the session's prefix, 1,000 keys per call (R2's batch limit); repeatable. */
-export async function deleteSessionObjects(bucket: R2Bucket, sessionId: string): Promise<void> {
-  const prefix = sessionKeys.prefix(sessionId);
-  for (;;) {
-    const listed = await bucket.list({ prefix, limit: 1000 });
-    if (listed.objects.length > 0) await bucket.delete(listed.objects.map((o) => o.key));
-    if (!listed.truncated) return;
-  }
+/** Deletes every object under the session's prefix; repeatable. */
+export function deleteSessionObjects(bucket: R2Bucket, sessionId: string): Promise<void> {
+  return deleteUnder(bucket, sessionKeys.prefix(sessionId));
 }

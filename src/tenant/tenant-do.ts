@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AppEnv } from "../env";
 import { logLine, useLogLevel } from "../log";
+import { deleteUnder } from "../r2";
 import { IdempotencyStore } from "./idempotency-store";
 import { type PendingCreation, PendingCreations } from "./pending-creations";
 import {
@@ -85,12 +86,7 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
       return;
     }
     if (creation.r2Prefix === null) return;
-    let cursor: string | undefined;
-    do {
-      const listed = await this.env.STORE.list({ prefix: creation.r2Prefix, cursor });
-      if (listed.objects.length > 0) await this.env.STORE.delete(listed.objects.map((o) => o.key));
-      cursor = listed.truncated ? listed.cursor : undefined;
-    } while (cursor);
+    await deleteUnder(this.env.STORE, creation.r2Prefix);
   }
 
   listWorkspaces(limit: number, after: ListPosition | null): WorkspacePage {

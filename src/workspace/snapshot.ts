@@ -1,4 +1,5 @@
 import { logLine, ReportedOnce } from "../log";
+import { deleteUnder } from "../r2";
 import { ByteLru, SizedLru } from "./byte-lru";
 import { WorkspaceError } from "./errors";
 import { PackReader } from "./pack";
@@ -459,11 +460,5 @@ export async function deleteWorkspace(bucket: R2Bucket, workspaceId: string): Pr
   snapshotCache.delete(workspaceId);
   await bucket.delete(keys.meta);
   await bucket.delete([keys.index, keys.pack, keys.upload, keys.result]);
-  const prefix = keys.prefix;
-  let cursor: string | undefined;
-  do {
-    const listed = await bucket.list({ prefix, cursor });
-    if (listed.objects.length > 0) await bucket.delete(listed.objects.map((o) => o.key));
-    cursor = listed.truncated ? listed.cursor : undefined;
-  } while (cursor);
+  await deleteUnder(bucket, keys.prefix);
 }

@@ -9,23 +9,26 @@ import { describe, expect, it } from "vitest";
  *   session -> awtl -> workspace (path globs), domain: the failure-learning loop is pure rules plus its own
  *   Durable Object; the session feeds it trace records and asks it for briefs.
  * `env` (the Worker's bindings) is types only; the parts that read bindings may import it. `log` (the
- * structured log line) sits below every part but `domain`.
+ * structured log line) and `r2` (bucket helpers) sit below every part but `domain`, which stays
+ * platform-neutral.
  */
 const ALLOWED: Record<string, readonly string[] | "anything"> = {
   index: "anything",
   env: "anything",
-  api: ["tenant", "session", "awtl", "runtime", "model", "tools", "workspace", "domain", "env", "log"],
-  tenant: ["domain", "env", "log"],
+  api: ["tenant", "session", "awtl", "runtime", "model", "tools", "workspace", "domain", "env", "log", "r2"],
+  tenant: ["domain", "env", "log", "r2"],
   // A session store lists each new session in its tenant's index (tenant sits below session).
-  session: ["tenant", "awtl", "runtime", "model", "tools", "workspace", "domain", "env", "log"],
-  awtl: ["workspace", "domain", "env", "log"],
+  session: ["tenant", "awtl", "runtime", "model", "tools", "workspace", "domain", "env", "log", "r2"],
+  awtl: ["workspace", "domain", "env", "log", "r2"],
   runtime: ["model", "tools", "workspace", "domain", "log"],
   model: ["domain", "log"],
   tools: ["workspace", "domain", "log"],
-  workspace: ["domain", "log"],
+  workspace: ["domain", "log", "r2"],
   domain: [],
   // The structured log line, for every part that logs; it imports nothing.
   log: [],
+  // Helpers over an R2 bucket for the parts that store objects; they import nothing.
+  r2: [],
 };
 
 interface Import {
