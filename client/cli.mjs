@@ -113,7 +113,8 @@ export async function main(argv, io) {
     io.stderr.write(`--url ${visible(url)}: give the harness's address without a query or a fragment, e.g. ${DEFAULT_URL}\n\n${USAGE}\n`);
     return 2;
   }
-  const api = new HarnessApi(url, values.token ?? io.env.PI_HARNESS_TOKEN);
+  const token = values.token ?? io.env.PI_HARNESS_TOKEN;
+  const api = new HarnessApi(url, token);
   try {
     switch (command) {
       case "run":
@@ -152,6 +153,14 @@ export async function main(argv, io) {
     }
     if (err instanceof ApiError) {
       io.stderr.write(`error: ${visible(`${err.code}: ${err.message}`)}${err.requestId ? ` (request ${visible(err.requestId)})` : ""}\n`);
+      // The server's words name the header; a user of this client sets the token another way.
+      if (err.code === "unauthorized") {
+        io.stderr.write(
+          !token
+            ? "hint: the harness has AUTH_TOKENS set: give one of its tokens with --token or PI_HARNESS_TOKEN\n"
+            : "hint: the token given (--token or PI_HARNESS_TOKEN) is not one of the harness's AUTH_TOKENS\n",
+        );
+      }
       return 1;
     }
     // Anything else (a directory that cannot be read, a file that went away while packing): its words, no stack.

@@ -28,12 +28,13 @@ export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
   app.use("*", requestContext());
   app.use("*", corsPolicy());
+  // Before the routes, so that every answer of the Worker, the refusals of the middleware after it
+  // (auth, query) included, carries it: a cached health check or error would be a stale one.
+  app.use("*", noStoreByDefault());
   /** Liveness: answers without auth and without touching storage. */
   app.get("/healthz", (c) => c.json({ status: "ok" as const }));
   /** The OpenAPI 3.1 document of this API, built from the schemas the routes validate with. */
   app.get("/openapi.json", (c) => c.json(openApiDocument()));
-  // First, so the refusals of the middleware after it (auth, query) carry it too.
-  app.use("/api/*", noStoreByDefault());
   app.use("/api/*", settleRequestBodies());
   app.use("/api/*", requireBearerToken());
   app.use("/api/*", strictQuery());
@@ -74,8 +75,8 @@ export function createApp(): Hono<AppBindings> {
 }
 
 /**
- * Middleware: API answers describe state that changes (a session's status, a file the agent
- * rewrites), so none may be stored by a cache unless its route says otherwise.
+ * Middleware: the Worker's answers describe state that changes (a session's status, a file the agent
+ * rewrites, whether the service is up), so none may be stored by a cache unless its route says otherwise.
  */
 function noStoreByDefault(): MiddlewareHandler {
   return async (c, next) => {

@@ -30,7 +30,7 @@ async function session(): Promise<string> {
 }
 
 describe("query parameters", () => {
-  it("one a route does not take is refused on every route, naming what the route takes", async () => {
+  it("one a route does not take is refused on every /api/ route, naming what the route takes", async () => {
     const sid = await session();
     expect(await refusal(await api(`/api/sessions/${sid}/attributions?after=5`))).toEqual({
       status: 400,
@@ -43,6 +43,8 @@ describe("query parameters", () => {
       message: 'unknown query parameter "limit": this route takes after',
     });
     expect(await refusal(await api(`/api/sessions/${sid}/abort?force=1`, post({})))).toMatchObject({ status: 400, code: "invalid_query" });
+    // Outside /api/ a query is passed over: a monitor's cache-buster must not fail a health check.
+    expect([(await api("/healthz?t=1&t=2")).status, (await api("/openapi.json?x=%ff")).status]).toEqual([200, 200]);
     expect(await refusal(await api(`/api/sessions/${sid}/events/stream?since=3`))).toEqual({
       status: 400,
       code: "invalid_query",
@@ -128,7 +130,7 @@ describe("bodies and answers", () => {
     expect((await api("/api/sessions", post({}, { "content-encoding": "identity" }))).status).toBe(201);
   });
 
-  it("API answers are not stored by caches: JSON, files and errors carry no-store", async () => {
+  it("answers are not stored by caches: JSON, files, errors, /healthz and /openapi.json carry no-store", async () => {
     const upload = await uploadWorkspace();
     const { workspaceId } = (await upload.json()) as { workspaceId: string };
     const sid = ((await (await api("/api/sessions", post({ workspaceId }))).json()) as { sessionId: string }).sessionId;
@@ -145,8 +147,9 @@ describe("bodies and answers", () => {
       expect([path, (await api(path)).headers.get("cache-control")]).toEqual([path, "no-store"]);
     const refused = await createApp().request("/api/sessions", {}, { ...env, AUTH_TOKENS: "team:secret-token" });
     expect([refused.status, refused.headers.get("cache-control")]).toEqual([401, "no-store"]);
-    // The viewer and the OpenAPI document are not API answers.
-    expect((await api("/healthz")).headers.get("cache-control")).toBeNull();
+    // The Worker's other answers too: a cached health check or document would be a stale one.
+    for (const path of ["/healthz", "/openapi.json", "/no-such-route"])
+      expect([path, (await api(path)).headers.get("cache-control")]).toEqual([path, "no-store"]);
   });
 
   it("a 201 that creates a session or a workspace names it in Location", async () => {

@@ -310,6 +310,15 @@ describe("pi-harness run", () => {
     const noToken = await cli(["sessions"], { token: null });
     assert.equal(noToken.code, 1);
     assert.match(noToken.stderr, /^error: unauthorized: /);
+    assert.equal(
+      noToken.stderr.split("\n")[1],
+      "hint: the harness has AUTH_TOKENS set: give one of its tokens with --token or PI_HARNESS_TOKEN",
+    );
+    const wrongToken = await cli(["sessions"], { token: "not-a-configured-token" });
+    assert.deepEqual(
+      [wrongToken.code, wrongToken.stderr.split("\n")[1]],
+      [1, "hint: the token given (--token or PI_HARNESS_TOKEN) is not one of the harness's AUTH_TOKENS"],
+    );
     assert.equal((await cli(["run"])).code, 2);
     assert.equal((await cli(["run", "--session", "s_x", "--workspace", ".", "hi"])).code, 2);
     assert.equal((await cli(["frobnicate"])).code, 2);
