@@ -284,7 +284,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "a `find` or `grep` glob",
-    `at most ${GLOB_MAX_STARS_PER_SEGMENT} \`*\` in one path segment (\`invalid_glob\`; each one multiplies the work of matching a long name)`,
+    `at most ${GLOB_MAX_STARS_PER_SEGMENT} \`*\` in one path segment (\`invalid_glob\`; each one multiplies the work of matching a long name); read as fd and rg read globs, parentheses and the vertical bar are the characters themselves (no extglobs such as \`+(x)\`, whose matching can take exponential time)`,
   ],
   [
     "tool output",

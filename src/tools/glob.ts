@@ -24,7 +24,7 @@ export function compileGlob(pattern: string): (relativePath: string) => boolean 
     // reads `.` as "any character but a line break"; a file name may hold one, so `s` lets it match.
     // By default it reads `[!a]` as "! or a" and `[a]` as also the text "[a]"; `posix` and
     // `literalBrackets: false` give brackets the meaning fd, rg and git give them.
-    const source = picomatch.makeRe(literalUnclosedBrackets(pattern), { dot: true, windows: false, posix: true, literalBrackets: false });
+    const source = picomatch.makeRe(asPlainGlob(pattern), { dot: true, windows: false, posix: true, literalBrackets: false });
     const regex = new RegExp(source.source, `${source.flags.replace("s", "")}s`);
     const match = (path: string) => regex.test(path);
     if (pattern.includes("/")) return match;
@@ -48,10 +48,15 @@ export function globFilter(pattern: string, root: string): (path: string) => boo
 }
 
 /**
- * A `[` that no `]` closes is the character itself, as git and fd read it (picomatch, with `posix`,
- * would still turn a `[!` there into `[^`, so `a[!]b` matched the name `a[^]b`).
+ * The pattern with the characters fd, rg and git read as themselves escaped for picomatch:
+ * - `(`, `)` and `|`. Those globs have no extglobs (`@(a|b)`, `*(x)`, `!(x)`); picomatch's nest
+ *   quantified groups whose regex backtracks exponentially (`@([!Z])*([!Z]|@(*([!Z])))Z` held the
+ *   isolate for minutes over a 22-character name), and it leaves parentheses and `|` unescaped
+ *   even with `noextglob`, so `+(a|b).ts` would match `+a.ts` instead of its own name.
+ * - A `[` that no `]` closes (picomatch, with `posix`, would still turn a `[!` there into `[^`, so
+ *   `a[!]b` matched the name `a[^]b`).
  */
-function literalUnclosedBrackets(pattern: string): string {
+function asPlainGlob(pattern: string): string {
   let out = "";
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
@@ -65,7 +70,8 @@ function literalUnclosedBrackets(pattern: string): string {
         out += pattern.slice(i, end + 1);
         i = end;
       }
-    } else out += c;
+    } else if (c === "(" || c === ")" || c === "|") out += `\\${c}`;
+    else out += c;
   }
   return out;
 }
