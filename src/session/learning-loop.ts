@@ -120,17 +120,41 @@ export class LearningLoop {
     }
   }
 
-  /** Hands queued cases to the project; what fails stays queued for the next call (the alarm retries). */
-  async deliver(): Promise<void> {
-    const rows = this.deps.sql
-      .exec<{ attribution_id: string; attribution: string; found: string | null }>(`SELECT * FROM case_outbox`)
-      .toArray();
-    for (const row of rows) {
-      const attribution = JSON.parse(row.attribution) as AttributionRecord;
-      const found = row.found ? (JSON.parse(row.found) as FailedTurnCase) : null;
-      await this.projectStub().recordAttribution(this.deps.project(), attribution, found);
-      this.deps.sql.exec(`DELETE FROM case_outbox WHERE attribution_id = ?`, row.attribution_id);
+  /**
+   * Hands queued cases to the project; what fails stays queued for the next call (the alarm retries).
+   * One delivery at a time: a call while one runs makes it read the outbox again when it is done
+   * (each attribution queued starts a delivery, and a burst of N failed tool calls in one answer made
+   * N deliveries that each sent the whole outbox: N^2/2 calls to the project, the isolate held for
+   * 30 s at N = 600).
+   */
+  deliver(): Promise<void> {
+    if (this.delivering) {
+      this.outboxGrew = true;
+      return this.delivering;
     }
+    const delivering = this.drainOutbox().finally(() => {
+      this.delivering = null;
+    });
+    this.delivering = delivering;
+    return delivering;
+  }
+
+  private delivering: Promise<void> | null = null;
+  private outboxGrew = false;
+
+  private async drainOutbox(): Promise<void> {
+    do {
+      this.outboxGrew = false;
+      const rows = this.deps.sql
+        .exec<{ attribution_id: string; attribution: string; found: string | null }>(`SELECT * FROM case_outbox`)
+        .toArray();
+      for (const row of rows) {
+        const attribution = JSON.parse(row.attribution) as AttributionRecord;
+        const found = row.found ? (JSON.parse(row.found) as FailedTurnCase) : null;
+        await this.projectStub().recordAttribution(this.deps.project(), attribution, found);
+        this.deps.sql.exec(`DELETE FROM case_outbox WHERE attribution_id = ?`, row.attribution_id);
+      }
+    } while (this.outboxGrew);
   }
 
   pending(): number {
