@@ -144,8 +144,6 @@ export const MAX_ARCHIVE_FILES = 50_000;
 export const MAX_FILE_BYTES = 16 * MiB;
 /** Most replacements in one `edit` call (each is matched against the file as it was before the call). */
 export const MAX_EDITS_PER_CALL = 100;
-/** Most `*` wildcards in one segment of a glob (a `**` segment aside): picomatch's regex backtracks, each one multiplies the work. */
-export const GLOB_MAX_STARS_PER_SEGMENT = 3;
 /**
  * Most bytes a session's workspace changes may hold: every file version its runs wrote, the replaced
  * ones included (a fork at an earlier message and `/changes` read them). A write past it fails
@@ -284,7 +282,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "a `find` or `grep` glob",
-    `at most ${GLOB_MAX_STARS_PER_SEGMENT} \`*\` in one path segment (\`invalid_glob\`; each one multiplies the work of matching a long name); read as fd and rg read globs, parentheses and the vertical bar are the characters themselves (no extglobs such as \`+(x)\`, whose matching can take exponential time)`,
+    "read as fd and rg read globs: parentheses and the vertical bar are the characters themselves (no extglobs such as `+(x)`, whose matching can take exponential time); one with more than two `*` (or `**`) is matched in linear time, on RE2",
   ],
   [
     "tool output",
@@ -292,7 +290,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "`bash`",
-    `simulated shell (just-bash), no network, no \`diff\` (its work has no bound; \`GET .../changes\` shows a run's edits), ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); at most ${count(BASH_MAX_COMMANDS)} commands per call (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop (numbers from \`seq\`, awk, sed and jq loops too), fixed (exit 126, with advice to work in batches); a directory made by \`mkdir\`, or emptied by \`rm\` or \`mv\`, lasts until the command ends unless a file is written in it; \`chmod\` sets a file's permission bits (it writes the file again, which counts against the session's workspace changes), a directory keeps no mode; \`cp\` and \`mv\` give a new file its source's mode, \`mv\` onto an existing file too, \`cp\` keeps the existing file's; \`/dev/null\` reads empty and keeps nothing (what is written to it still counts as output)`,
+    `simulated shell (just-bash), no network, no \`diff\` (its work has no bound; \`GET .../changes\` shows a run's edits), ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); at most ${count(BASH_MAX_COMMANDS)} commands per call (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop (numbers from \`seq\`, awk, sed and jq loops too), fixed (exit 126, with advice to work in batches); a directory made by \`mkdir\`, or emptied by \`rm\` or \`mv\`, lasts until the command ends unless a file is written in it; \`chmod\` sets a file's permission bits (it writes the file again, which counts against the session's workspace changes), a directory keeps no mode; \`cp\` and \`mv\` give a new file its source's mode, \`mv\` onto an existing file too, \`cp\` keeps the existing file's; \`/dev/null\` reads empty and keeps nothing (what is written to it still counts as output); text commands (\`sed\`, \`awk\`, \`grep\`, \`tr\`) read a file as UTF-8, so in what they write a byte that is not UTF-8 becomes U+FFFD (\`cat\`, \`cp\`, \`tee\`, \`head -c\` and redirects keep the bytes; the \`edit\` tool refuses such a file)`,
   ],
   [
     "one model answer",
