@@ -56,6 +56,13 @@ export const MAX_RUN_TIMEOUT_MS = 15 * 60_000;
  * the history is resent every turn and lives in the object's memory.
  */
 export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
+/**
+ * The most tool calls one model answer may hold; past it the answer is cut with `output_too_large`.
+ * Above a run's largest budget (`MAX_TOOL_CALLS_LIMIT`), so one answer can use any budget; below what
+ * 4 Mi characters could carry (about 2 million `{}` calls, each answered, logged and judged: 600
+ * denied ones held the isolate for 2.8 s).
+ */
+export const MAX_TOOL_CALLS_PER_ANSWER = 256;
 /** The largest record the session log stores, in bytes of JSON (a model answer at its limit fits). */
 export const MAX_RECORD_BYTES = 32 * MiB;
 
@@ -294,7 +301,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "one model answer",
-    `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments (past it: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
+    `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments, and ${MAX_TOOL_CALLS_PER_ANSWER} tool calls (past either: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
   ],
   ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
   [

@@ -1,5 +1,5 @@
 import { type IdGenerator, isRecord, type ToolCall, type Usage } from "../domain";
-import { MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_MODEL_OUTPUT_CHARS } from "../domain/limits";
+import { MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_MODEL_OUTPUT_CHARS, MAX_TOOL_CALLS_PER_ANSWER } from "../domain/limits";
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
@@ -98,6 +98,7 @@ export class ChatChunkAccumulator {
   constructor(
     private readonly ids: IdGenerator,
     private readonly maxOutputChars = MAX_MODEL_OUTPUT_CHARS,
+    private readonly maxToolCalls = MAX_TOOL_CALLS_PER_ANSWER,
   ) {}
 
   push(chunk: unknown): ModelEvent[] {
@@ -177,6 +178,14 @@ export class ChatChunkAccumulator {
     let slot = this.findSlot(index, id);
     if (slot && this.startsNewCall(slot, id, name, args)) slot = undefined;
     if (!slot) {
+      // Each call is answered, logged and judged: a flood of them in one answer would hold the isolate.
+      if (this.calls.length >= this.maxToolCalls) {
+        throw new ProviderStreamError({
+          code: "output_too_large",
+          message: `the model's answer held more than ${this.maxToolCalls} tool calls; it was cut there (${this.textChars} characters of text kept)`,
+          retryable: false,
+        });
+      }
       slot = { index, seen: this.calls.length, id: "", name: "", args: "" };
       this.calls.push(slot);
     }

@@ -25,6 +25,20 @@ describe("the output limit of one answer", () => {
     });
   });
 
+  it("an answer of more tool calls than the limit is cut at the first call past it", () => {
+    const acc = new ChatChunkAccumulator(counterIds(), 1000, 3);
+    acc.push(chunk({ content: "ok" }));
+    const call = (index: number) => chunk({ tool_calls: [{ index, id: `c${index}`, function: { name: "ls", arguments: "{}" } }] });
+    for (const index of [0, 1, 2]) expect(acc.push(call(index))).toEqual([]);
+    // More fragments of a call already begun are not a new call.
+    expect(acc.push(chunk({ tool_calls: [{ index: 2, function: { arguments: "" } }] }))).toEqual([]);
+    expect(failureOf(() => acc.push(call(3)))).toEqual({
+      code: "output_too_large",
+      message: "the model's answer held more than 3 tool calls; it was cut there (2 characters of text kept)",
+      retryable: false,
+    });
+  });
+
   it("exactly at the limit is fine", () => {
     const acc = new ChatChunkAccumulator(counterIds(), 10);
     acc.push(chunk({ content: "12345" }));
