@@ -88,6 +88,10 @@ describe("find", () => {
     expect((await find(fs, { pattern: "**/a/**/a/**/a/**/a/**/a/b" })).text).toBe("No files found matching pattern");
     expect((await find(fs, { pattern: "**/a/**/a/**/b" })).text).toBe("a/a/a/b");
     expect((await find(fs, { pattern: "**/*a*a*/**/*a*a*/b" })).text).toBe("No files found matching pattern");
+    // Braces whose choices overlap: 31 s over a name of 45 `a` as a backtracking regex.
+    await fs.writeFile(`n/${"a".repeat(45)}c`, new TextEncoder().encode("x"));
+    expect((await find(fs, { pattern: `${"{a,aa}".repeat(30)}b` })).text).toBe("No files found matching pattern");
+    expect((await find(fs, { pattern: `${"{a,aa}".repeat(30)}c` })).text).toBe(`n/${"a".repeat(45)}c`);
 
     const paths = [
       "src/index.ts",
