@@ -134,6 +134,9 @@ export class LearningLoop {
     }
     const delivering = this.drainOutbox().finally(() => {
       this.delivering = null;
+      // A call that came after the last read of the outbox, while this delivery settled, joined a
+      // promise that will not read it again: read it now rather than at the next alarm.
+      if (this.outboxGrew) this.deps.waitUntil(this.deliver().catch(logFailure("case delivery", { sessionId: this.deps.sessionId })));
     });
     this.delivering = delivering;
     return delivering;

@@ -129,6 +129,8 @@ function classPattern(inside: string): string {
   let body = negated ? inside.slice(1) : inside;
   // RE2 reads a `]` first as a member too, but not after `^`; escape it either way.
   if (body.startsWith("]")) body = `\\]${body.slice(1)}`;
+  // In a glob `\x` is x; RE2 reads `\z` as an error, `\pL` as the letters and `\a` as the bell.
+  body = body.replace(/\\([\s\S])/g, (_, c: string) => (/[!-/:-@[-`{-~]/.test(c) ? `\\${c}` : c));
   return negated ? `[^/${body}]` : `(?:[${body}])`;
 }
 

@@ -68,5 +68,14 @@ describe("globs of more than two choice points (wildcards, braces), on RE2", () 
     expect(globToRe2("[!]a][[:alpha:]x]")).toBe("[^/\\]a](?:[[:alpha:]x])");
     expect(globToRe2("{a,{b,c*}}.{1..3}")).toBe("(?:a|(?:b|c[^/]*))\\.(?:1|2|3)");
     expect(globToRe2("{a}(b|c)+\\*[x")).toBe("\\{a\\}\\(b\\|c\\)\\+\\*\\[x");
+    // In a class too, `\x` is x (RE2 would refuse `\z`, read `\pL` as the letters, `\a` as the bell).
+    expect(globToRe2("[\\z\\pL\\a\\]\\-é]")).toBe("(?:[zpLa\\]\\-é])");
+    for (const [glob, path, taken] of [
+      ["*.*.*[\\z]", "a.b.z", true],
+      ["*.*.*[\\pL]", "a.b.é", false],
+      ["*.*.*[\\pL]", "a.b.p", true],
+      ["*.*.*[\\a]", "a.b.a", true],
+    ] as const)
+      expect([glob, path, compileGlob(glob)(path)]).toEqual([glob, path, taken]);
   });
 });
