@@ -53,6 +53,9 @@ export interface LearningLoopDeps {
  */
 export class LearningLoop {
   readonly sink: TraceSink;
+  /** The delivery under way, and whether a call came while it ran (it then reads the outbox again). */
+  private delivering: Promise<void> | null = null;
+  private outboxGrew = false;
 
   constructor(private readonly deps: LearningLoopDeps) {
     deps.sql.exec(`CREATE TABLE IF NOT EXISTS case_outbox (attribution_id TEXT PRIMARY KEY, attribution TEXT NOT NULL, found TEXT)`);
@@ -141,9 +144,6 @@ export class LearningLoop {
     this.delivering = delivering;
     return delivering;
   }
-
-  private delivering: Promise<void> | null = null;
-  private outboxGrew = false;
 
   private async drainOutbox(): Promise<void> {
     do {

@@ -2,17 +2,7 @@ import picomatch from "picomatch";
 import { describe, expect, it } from "vitest";
 import { compileGlob } from "../../src/tools/glob";
 import { globToRe2 } from "../../src/tools/glob-re2";
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { random } from "../workspace/search/helpers";
 
 const NAMES = ["a", "b", "ab", "ba", "a.b", ".a", "a-1", "x.ts", ".env", "b.test.ts", "aab", "é", "1", "3"];
 const PIECES = ["*", "*", "**", "?", "a", "b", ".", ".ts", "[ab]", "[!a]", "[[:digit:]]", "{a,b}", "{a,*b}", "{1..3}", "\\*", "-", "x"];
