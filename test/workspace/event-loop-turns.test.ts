@@ -5,9 +5,9 @@ describe("EventLoopTurns", () => {
   it("yields once per YIELD_EVERY_BYTES of data and once per YIELD_EVERY_ENTRIES entries, whichever comes first", async () => {
     let turns = 0;
     const t = new EventLoopTurns(async () => void turns++);
-    for (let i = 0; i < 10; i++) await t.afterBytes(1024 * 1024);
-    expect(YIELD_EVERY_BYTES).toBe(4 * 1024 * 1024);
-    expect(turns).toBe(2); // at 4 MiB and 8 MiB; 2 MiB are pending
+    for (let i = 0; i < 10; i++) await t.afterBytes(256 * 1024);
+    expect(YIELD_EVERY_BYTES).toBe(1024 * 1024);
+    expect(turns).toBe(2); // at 1 MiB and 2 MiB; 512 KiB are pending
     for (let i = 0; i < YIELD_EVERY_ENTRIES - 1; i++) await t.afterEntry();
     expect(turns).toBe(2);
     await t.afterEntry();
