@@ -30,5 +30,16 @@ export default defineConfig({
     // Node-side fixtures (a real source tree packed with GNU tar) handed to tests with provide/inject.
     globalSetup: ["./test/setup/source-tree.ts"],
     testTimeout: 30_000,
+    // Each test file imports the worker's module graph anew, one module at a time; these packages
+    // are many small modules (openai, zod, hono) and are pre-bundled once per run instead: the
+    // suite's import time went from 172 to 105 s (457 to 405 s in all). just-bash is one file already.
+    deps: {
+      optimizer: {
+        ssr: {
+          enabled: true,
+          include: ["openai", "zod", "hono", "re2js", "diff", "fflate", "modern-tar", "ignore", "picomatch", "eventsource-parser"],
+        },
+      },
+    },
   },
 });
