@@ -53,13 +53,28 @@ function bodyMatcher(body: string): (path: string) => boolean {
     const re2 = RE2JS.compile(globToRe2(body), RE2JS.DOTALL);
     return (path) => re2.matches(path);
   }
-  // picomatch's regex reads `.` as "any character but a line break"; a file name may hold one, so `s`
-  // lets it match. By default it reads `[!a]` as "! or a" and `[a]` as also the text "[a]"; `posix`
-  // and `literalBrackets: false` give brackets the meaning fd, rg and git give them.
-  const options = { dot: true, windows: false, posix: true, literalBrackets: false, nonegate: true };
+  // By default picomatch reads `[!a]` as "! or a" and `[a]` as also the text "[a]"; `posix` and
+  // `literalBrackets: false` give brackets the meaning fd, rg and git give them. `debug` makes a class
+  // V8 refuses (`[z-a]`) an error, as on RE2, instead of a regex that matches nothing.
+  const options = { dot: true, windows: false, posix: true, literalBrackets: false, nonegate: true, debug: true };
   const compiled = picomatch.makeRe(asPlainGlob(body), options);
-  const regex = new RegExp(compiled.source, `${compiled.flags.replace("s", "")}s`);
+  const regex = v8Regex(compiled.source, compiled.flags);
   return (path) => regex.test(path);
+}
+
+/**
+ * picomatch's regex with `s` (it reads `.` as "any character but a line break", and a name may hold
+ * one) and, where V8 takes it, `u`: then `?` and a class take one character, as on RE2 and in fd and
+ * rg, not one UTF-16 unit (half an emoji). picomatch leaves a few escapes that `u` refuses (from
+ * globs such as `\~` or `a#?` and a `}` that closes no brace); those globs keep UTF-16 units.
+ */
+function v8Regex(source: string, flags: string): RegExp {
+  const plain = `${flags.replace("s", "")}s`;
+  try {
+    return new RegExp(source, `${plain}u`);
+  } catch {
+    return new RegExp(source, plain);
+  }
 }
 
 /**

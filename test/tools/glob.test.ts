@@ -69,3 +69,27 @@ describe("globs of more than two choice points (wildcards, braces), on RE2", () 
       expect([glob, path, compileGlob(glob)(path)]).toEqual([glob, path, taken]);
   });
 });
+
+describe("what one character is, and classes V8 refuses", () => {
+  it("`?` and a class take one character, an emoji too, on V8 as on RE2", () => {
+    const cases = [
+      // Up to two choice points: V8.
+      ["a?c", "a😀c", true],
+      ["a??c", "a😀c", false],
+      ["[😀x]-*", "😀-1", true],
+      // More: RE2.
+      ["{a,b}?c*{d,e}", "a😀cxd", true],
+      ["{a,b}??c*{d,e}", "a😀cxd", false],
+      // picomatch leaves `\~` in the regex, which V8 refuses with `u`: the glob still works, a
+      // character is a UTF-16 unit there.
+      ["\\~?", "~a", true],
+      ["\\~?", "~😀", false],
+    ] as const;
+    expect(cases.map(([glob, path]) => [glob, path, compileGlob(glob)(path)])).toEqual(cases);
+  });
+
+  it("a class out of order is an invalid glob on V8 as on RE2", () => {
+    expect(() => compileGlob("[z-a]")).toThrow(/^invalid glob "\[z-a\]": .*Range out of order/);
+    expect(() => compileGlob("*.*.*[z-a]")).toThrow(/^invalid glob "\*\.\*\.\*\[z-a\]"/);
+  });
+});
