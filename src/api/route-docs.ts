@@ -437,7 +437,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     method: "get",
     path: "/api/sessions/:id/events/stream",
     summary:
-      "Replays the events after Last-Event-ID (or ?after=), tails the active run, then ends; 204 when no run is active and nothing is after it; 400 invalid_last_event_id past the newest event id. With ?runId=, that run's stream (a withdrawn follow-up's ends at its queued_message_withdrawn); with &messageId= too, a steer's stream, following its message. Takes ?token= (a stream token) instead of Authorization.",
+      "Replays the events after Last-Event-ID (or ?after=), tails the active run, then ends; 204 when no run is active and nothing is after it; 400 invalid_last_event_id past the newest event id. With ?runId=, that run's stream (a withdrawn follow-up's ends at its queued_message_withdrawn); with &messageId= too, a steer's stream (from its message_queued at the earliest), following its message. Takes ?token= (a stream token) instead of Authorization.",
     auth: true,
     query: EventStreamQuery,
     headers: [{ name: "Last-Event-ID", schema: ResumeSeq }],

@@ -562,7 +562,8 @@ export class Session {
    * run's stream, from its start at the earliest, to its end (a queued follow-up's skips the runs
    * before it; a withdrawn one's ends at its `queued_message_withdrawn`). 204 when nothing is left.
    */
-  private async resumeStream(after: number, asked: string | null, steerMessageId: string | null): Promise<Response> {
+  private async resumeStream(requested: number, asked: string | null, steerMessageId: string | null): Promise<Response> {
+    let after = requested;
     // An id this session never handed out (another session's, say) would otherwise wait on a stream it can never match.
     const newest = this.log.lastSeq();
     if (after > newest) {
@@ -580,6 +581,8 @@ export class Session {
         return refusal("history_unreadable", unreadableMessage(err));
       }
       if (!fate) return refusal("message_not_found", `run '${asked}' of session '${this.id}' took no steer '${steerMessageId}'`);
+      // The steer's stream began at its message_queued: a resume from before it (no Last-Event-ID) starts there too.
+      after = Math.max(after, fate.queuedSeq - 1);
       // Not decided by what the client has: the stream learns it as the steer's own did.
       if (fate.kind === "pending") {
         return this.streamAnswer(asked, after, { runId: asked, skipFromSeq: null, steerMessageId });
@@ -642,29 +645,33 @@ export class Session {
     // A steer is sent to a run that has begun: its events are all after the run's start.
     const run = this.registry.find(runId);
     if (!run) return null;
-    let sent = false;
+    /** The seq of the steer's message_queued to this run, once seen. */
+    let queuedSeq: number | null = null;
     let followUp: string | null = null;
+    const pending = (seq: number): SteerFate =>
+      followUp ? { kind: "followUp", runId: followUp, started: false, queuedSeq: seq } : { kind: "pending", queuedSeq: seq };
     for await (const lines of readLog(this.log, this.deps.bucket, "events", run.startSeq)) {
       for (const line of lines) {
         // Past what the client has, only whether the steer was sent to the run still matters.
-        if (line.seq > after && sent) return followUp ? { kind: "followUp", runId: followUp, started: false } : { kind: "pending" };
+        if (line.seq > after && queuedSeq !== null) return pending(queuedSeq);
         if (!line.body.includes(messageId) && !(followUp && line.body.includes(followUp))) continue;
         const event = decodeEventLine(line.body, line.seq, this.id);
         if (followUp) {
-          if (event.type === "agent_started" && event.runId === followUp) return { kind: "followUp", runId: followUp, started: true };
+          if (event.type === "agent_started" && event.runId === followUp && queuedSeq !== null)
+            return { kind: "followUp", runId: followUp, started: true, queuedSeq };
           continue;
         }
         if (event.type === "message_queued" && event.messageId === messageId) {
-          if (event.mode === "steer") sent = event.runId === runId;
-          else if (sent) followUp = event.runId;
-          if (line.seq > after) return sent ? { kind: "pending" } : null;
+          if (event.mode === "steer") queuedSeq = event.runId === runId ? line.seq : null;
+          else if (queuedSeq !== null) followUp = event.runId;
+          if (line.seq > after) return queuedSeq !== null ? pending(queuedSeq) : null;
           continue;
         }
         const taken = event.type === "user_message_appended" || event.type === "queued_message_withdrawn";
-        if (sent && taken && event.messageId === messageId) return { kind: "taken" };
+        if (queuedSeq !== null && taken && event.messageId === messageId) return { kind: "taken", queuedSeq };
       }
     }
-    return sent ? (followUp ? { kind: "followUp", runId: followUp, started: false } : { kind: "pending" }) : null;
+    return queuedSeq !== null ? pending(queuedSeq) : null;
   }
 
   abortRun(): { aborted: boolean; runId: string | null } {
@@ -950,7 +957,8 @@ export class Session {
 }
 
 /** What became of a steer, as far as a resuming client has seen. */
-type SteerFate = { kind: "pending" } | { kind: "taken" } | { kind: "followUp"; runId: string; started: boolean };
+/** What became of a steer (see `steerFate`); `queuedSeq` is its message_queued's seq, where its stream began. */
+type SteerFate = ({ kind: "pending" } | { kind: "taken" } | { kind: "followUp"; runId: string; started: boolean }) & { queuedSeq: number };
 
 /** A coded refusal of the session object; the Worker answers it as the API's error. */
 function refusal(code: "invalid_last_event_id" | "run_not_found" | "message_not_found" | "history_unreadable", message: string): Response {

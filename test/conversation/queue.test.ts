@@ -437,21 +437,24 @@ describe("whenBusy: a prompt while a run is active", () => {
 });
 
 /**
- * Resumes a steer's stream (`runId` and its `messageId`) before its first frame and after each one:
- * each gives the rest of the uncut stream exactly, and after the last it is 204.
+ * Resumes a steer's stream (`runId` and its `messageId`) with no Last-Event-ID, before its first
+ * frame and after each one: each gives the rest of the uncut stream exactly (never the events before
+ * the steer), and after the last it is 204.
  */
 async function expectResumesLikeUncut(sessionId: string, runId: string, uncut: SseFrame[]) {
   const messageId = uncut[0]!.data.messageId as string;
   const got: [number, number, number[]][] = [];
-  for (const cut of [uncut[0]!.id - 1, ...uncut.map((f) => f.id)]) {
+  const cuts = [0, uncut[0]!.id - 1, ...uncut.map((f) => f.id)];
+  for (const cut of cuts) {
     const res = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}&messageId=${messageId}`, {
       headers: { "last-event-id": String(cut) },
     });
     got.push([cut, res.status, res.status === 200 ? (await readSse(res)).frames.map((f) => f.id) : []]);
   }
-  const want = got.map(([cut], i): [number, number, number[]] =>
-    i === uncut.length ? [cut, 204, []] : [cut, 200, uncut.slice(i).map((f) => f.id)],
-  );
+  const want = cuts.map((cut, i): [number, number, number[]] => {
+    const rest = uncut.slice(Math.max(0, i - 1));
+    return i === cuts.length - 1 ? [cut, 204, []] : [cut, 200, rest.map((f) => f.id)];
+  });
   expect(got).toEqual(want);
 }
 
