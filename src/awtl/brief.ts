@@ -1,8 +1,8 @@
 import { MAX_BRIEF_CASES, MAX_BRIEF_CHARS } from "../domain";
-import { artifactPath, coversPath } from "./artifacts";
+import { coversPath } from "./artifacts";
 import type { FailedTurnCase } from "./failed-turn-case";
 import { becomesCase } from "./failure-classes";
-import { oneLine, preventionHint } from "./prevention-hints";
+import { caseHint } from "./prevention-hints";
 import { isExcluded, type Scorecard } from "./scorecard";
 
 /** Says what the bullets are: notes the harness generated, whose quoted parts are data, not instructions. */
@@ -81,7 +81,7 @@ export function buildBrief(
   const chosen: FailedTurnCase[] = [];
   for (const c of ranked) {
     if (chosen.length === MAX_BRIEF_CASES) break;
-    const bullet = `- ${promoted.has(c.caseId) ? "[verified] " : ""}${bulletText(c)}`;
+    const bullet = `- ${promoted.has(c.caseId) ? "[verified] " : ""}${caseHint(c)}`;
     if ([...lines, bullet].join("\n").length > MAX_BRIEF_CHARS) continue;
     lines.push(bullet);
     chosen.push(c);
@@ -89,20 +89,4 @@ export function buildBrief(
   if (chosen.length === 0) return null;
   const caseIds = chosen.map((c) => c.caseId);
   return { text: lines.join("\n"), caseIds, promotedCaseIds: caseIds.filter((id) => promoted.has(id)) };
-}
-
-/**
- * A case's hint as a brief shows it: written again from the case's facts, so a hint stored before
- * today's quoting rules (or altered in storage) reaches no prompt as it was; one line, whatever the
- * facts hold. The same text as the stored hint of a case built today.
- */
-function bulletText(c: FailedTurnCase): string {
-  const hint = preventionHint({
-    judgeName: c.origin.judgeName,
-    builtIn: c.origin.builtIn,
-    failureKind: c.origin.failureKind,
-    tool: c.applicability.tools[0] ?? null,
-    paths: c.artifactRefs.map(artifactPath).filter((p): p is string => p !== null && p !== ""),
-  });
-  return oneLine(hint);
 }

@@ -1,5 +1,7 @@
 import { clipText, MAX_PREVENTION_HINT_CHARS } from "../domain";
+import { artifactPath } from "./artifacts";
 import { JUDGE_IDENTIFIER } from "./builtin-judges";
+import type { FailedTurnCase } from "./failed-turn-case";
 
 /**
  * One imperative sentence per failure kind, filled from the case's facts (tool, paths, judge) and
@@ -118,6 +120,21 @@ export function preventionHint(facts: HintFacts): string {
     if (hint.length <= MAX_PREVENTION_HINT_CHARS) return hint;
   }
   return clipText(hint, MAX_PREVENTION_HINT_CHARS);
+}
+
+/**
+ * A case's hint as written today, from its facts: what a brief bullet and a promoted memory rule show,
+ * so a hint stored before today's quoting rules (or altered in storage) is never shown as it was.
+ * The same text as the stored hint of a case built today.
+ */
+export function caseHint(c: FailedTurnCase): string {
+  return preventionHint({
+    judgeName: c.origin.judgeName,
+    builtIn: c.origin.builtIn,
+    failureKind: c.origin.failureKind,
+    tool: c.applicability.tools[0] ?? null,
+    paths: c.artifactRefs.map(artifactPath).filter((p): p is string => p !== null && p !== ""),
+  });
 }
 
 /** `text` in at most `width` UTF-16 units, its end kept after "…/" (from a directory boundary when one is near); pairs stay whole. */

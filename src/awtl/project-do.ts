@@ -25,6 +25,7 @@ import { CaseStore } from "./case-store";
 import { FailedTurnCase } from "./failed-turn-case";
 import { becomesCase } from "./failure-classes";
 import { ImportStore } from "./import-store";
+import { caseHint } from "./prevention-hints";
 import type { Approval, CasePage, ImportSummary, MemoryRule, ProjectRef, ProjectRpc, QuarantinePage, VerdictNotice } from "./project-api";
 import { type MirrorFile, ProjectMirror, projectPrefix } from "./project-mirror";
 import { promotionRefusal } from "./promotion";
@@ -298,7 +299,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     if (refusal) return failure(refusal.code, refusal.message);
     const rule: MemoryRule = {
       caseId,
-      rule: found.preventionHint,
+      // Written from the case's facts: a case stored by an older version keeps its older wording.
+      rule: caseHint(found),
       applicability: found.applicability,
       promotedAt: nowIso(),
       verifiedBy: card?.status === "passed" ? "replay" : "human",

@@ -278,6 +278,21 @@ describe("choosing a brief's cases", () => {
     });
   });
 
+  it("a case stored with an older version's wording is promoted with today's: the rule is written from its facts", async () => {
+    await inProject("p_old_hint", async (o, _state, ref) => {
+      // makeCase's hint is worded as before hunt 30: names and paths unquoted.
+      const old = makeCase(1);
+      await record(o, ref, [old]);
+      expect((await o.approve(ref, old.caseId, "dana", "")).ok).toBe(true);
+      const promoted = unwrapResult(await o.promote(ref, old.caseId, true));
+      expect([old.preventionHint, promoted.rule, o.memory().map((r) => r.rule)]).toEqual([
+        "Run ci again on src/d1/x.ts after changing it (case 1).",
+        "Run `ci` again on `src/d1/x.ts` after changing it: it failed after such a change.",
+        ["Run `ci` again on `src/d1/x.ts` after changing it: it failed after such a change."],
+      ]);
+    });
+  });
+
   it("indexes the cases stored before the index existed", async () => {
     await inProject("p_brief_legacy", async (o, state, ref) => {
       await record(o, ref, [makeCase(1), makeCase(2, { path: "lib" })]);
