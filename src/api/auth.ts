@@ -107,8 +107,13 @@ export function requireBearerToken(): MiddlewareHandler<AppBindings> {
       const claims = await verifyStreamToken(secret, streamToken, streamSession, Math.floor(Date.now() / 1000));
       const owners = entries.filter((entry) => entry.name === claims.tenant);
       if (owners.length === 0) throw new HarnessError("stream_token_invalid", "the stream token's tenant is no longer configured");
+      if (claims.bearer === null)
+        throw new HarnessError(
+          "stream_token_invalid",
+          "the stream token names no bearer token (it was issued while auth was off, or by an earlier version of this server); ask for a new one",
+        );
       const tags = await Promise.all(owners.map((entry) => bearerTag(secret, entry.digest)));
-      if (!tags.includes(claims.bearer ?? ""))
+      if (!tags.includes(claims.bearer))
         throw new HarnessError(
           "stream_token_invalid",
           "the stream token was issued under a bearer token that is no longer configured (rotated or removed); ask for a new one",

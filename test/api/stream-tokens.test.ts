@@ -159,24 +159,32 @@ describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", 
     expect(claimsOf(underOld).b).not.toBe(claimsOf(underNew).b);
     const open = async (token: string, tokens: string) => {
       const res = await call(`/api/sessions/${sessionId}/events/stream?token=${token}`, {}, { ...authed, AUTH_TOKENS: tokens });
-      return res.status === 401 ? [401, await errorCode(res)] : [res.status];
+      if (res.status !== 401) return [res.status];
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      return [401, error.code, error.message];
     };
+    const rotated = "the stream token was issued under a bearer token that is no longer configured (rotated or removed); ask for a new one";
     // While both are configured each token opens the stream (204: no run, nothing after it).
     expect(await open(underOld, "acme:tok-old, acme:tok-new")).toEqual([204]);
     expect(await open(underNew, "acme:tok-old, acme:tok-new")).toEqual([204]);
     // tok-old rotated out: what it asked for goes with it, the tenant's other token's stays.
-    expect(await open(underOld, "acme:tok-new")).toEqual([401, "stream_token_invalid"]);
+    expect(await open(underOld, "acme:tok-new")).toEqual([401, "stream_token_invalid", rotated]);
     expect(await open(underNew, "acme:tok-new")).toEqual([204]);
     // The same text given to another tenant does not revive it either.
-    expect(await open(underOld, "acme:tok-new, globex:tok-old")).toEqual([401, "stream_token_invalid"]);
-    // A token signed without a bearer tag (issued before tags existed) is refused while auth is on.
+    expect(await open(underOld, "acme:tok-new, globex:tok-old")).toEqual([401, "stream_token_invalid", rotated]);
+    // A token signed without a bearer tag (issued with auth off, or before tags existed) is refused
+    // while auth is on, saying so: the bearer token of the client is still configured (hunt 44).
     const untagged = await issueStreamToken(SECRET, {
       tenant: "acme",
       sessionId,
       expiresAt: Math.floor(Date.now() / 1000) + 60,
       bearer: null,
     });
-    expect(await open(untagged, "acme:tok-old, acme:tok-new")).toEqual([401, "stream_token_invalid"]);
+    expect(await open(untagged, "acme:tok-old, acme:tok-new")).toEqual([
+      401,
+      "stream_token_invalid",
+      "the stream token names no bearer token (it was issued while auth was off, or by an earlier version of this server); ask for a new one",
+    ]);
   });
 
   it("a token of one tenant does not open another tenant's session of the same id", async () => {
