@@ -1,7 +1,7 @@
 import picomatch from "picomatch";
 import { describe, expect, it } from "vitest";
 import { compileGlob } from "../../src/tools/glob";
-import { globToRe2 } from "../../src/tools/glob-re2";
+import { globToRe2, translateGlob } from "../../src/tools/glob-re2";
 import { random } from "../workspace/search/helpers";
 
 const NAMES = ["a", "b", "ab", "ba", "a.b", ".a", "a-1", "x.ts", ".env", "b.test.ts", "aab", "é", "1", "3"];
@@ -67,6 +67,20 @@ describe("globs of more than two choice points (wildcards, braces), on RE2", () 
       ["*.*.*[\\a]", "a.b.a", true],
     ] as const)
       expect([glob, path, compileGlob(glob)(path)]).toEqual([glob, path, taken]);
+  });
+});
+
+describe("the texts a glob on RE2 requires (tested with includes before RE2)", () => {
+  it("are its literal runs outside wildcards, classes and braces, split at /", () => {
+    const cases: [string, string[]][] = [
+      ["**/src/*.test.{ts,tsx}", ["src", ".test."]],
+      ["a/**", ["a"]],
+      ["./x*y*z", ["x", "y", "z"]],
+      ["\\*a*[b]*{c,d}e", ["*a", "e"]],
+      ["{a}*b?c*[x", ["{a}", "b", "c", "[x"]],
+      ["{1..3}*{a,b}*", []],
+    ];
+    expect(cases.map(([glob]) => [glob, translateGlob(glob).required])).toEqual(cases);
   });
 });
 
