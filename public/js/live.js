@@ -42,6 +42,11 @@ export class LiveFeed {
     this.failures = 0;
     /** The server hands out no stream tokens (no STREAM_TOKEN_SECRET): read the stream with fetch. */
     this.withoutStreamTokens = false;
+    // Back online: look at once rather than after the grown wait (up to a minute; 45 s after an outage).
+    this.onOnline = () => {
+      if (this.failures > 0 && !this.source) this.poll(0);
+    };
+    globalThis.addEventListener?.("online", this.onOnline);
   }
 
   /** Tells the page the feed's state; the standing note unless an error says more. */
@@ -61,6 +66,7 @@ export class LiveFeed {
 
   stop() {
     this.stopped = true;
+    globalThis.removeEventListener?.("online", this.onOnline);
     this.source?.close();
     this.source = null;
     clearTimeout(this.timer);

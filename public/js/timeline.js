@@ -53,6 +53,13 @@ export class Timeline {
     this.currentRun = null;
     /** Ended runs whose messages changed since their usage was last shown. */
     this.staleUsage = new Set();
+    /** @type {Map<Node, string>} streamed text waiting for the next frame (appendText) */
+    this.pendingText = new Map();
+    /** @type {Map<string, string>} per tool call id: the assistant message that first made a call of it, the latest entry key given it, */
+    this.callOwners = new Map();
+    this.callKeys = new Map();
+    /** @type {Map<string, string>} and per tool result message, the entry key it was shown in */
+    this.resultKeys = new Map();
   }
 
   /** The entry for `key`, created at the end of the list the first time. */
@@ -82,7 +89,7 @@ export class Timeline {
     if (m.kind === "user") this.userEntry(m.id);
     if (m.kind === "assistant") {
       this.assistantEntry(m.id);
-      for (const call of m.toolCalls ?? []) this.toolEntry(call.id, call.name, call.arguments);
+      for (const call of m.toolCalls ?? []) this.toolEntryAt(this.messageCallKey(call.id, m.id), call.name, call.arguments);
     }
     this.setMessage(m);
   }
@@ -94,6 +101,7 @@ export class Timeline {
     if (m.kind === "assistant" && this.entries.has(`m:${m.id}`)) {
       const li = this.entries.get(`m:${m.id}`);
       const text = li.querySelector(".text");
+      this.flushText();
       // Streamed text stays as streamed; a message shown without deltas gets its stored text.
       if (li.dataset.streamed !== "true") {
         text.textContent = m.text;
@@ -104,7 +112,13 @@ export class Timeline {
       this.stopReason(li, m.stopReason);
     }
     if (m.kind === "tool_result") {
-      const li = this.entries.get(`c:${m.toolCallId}`) ?? this.toolEntry(m.toolCallId, m.toolName, undefined);
+      // The call it answers: the latest one shown with its id when it first came (see messageCallKey).
+      let key = this.resultKeys.get(m.id);
+      if (key === undefined) {
+        key = this.callKeys.get(m.toolCallId) ?? `c:${m.toolCallId}`;
+        this.resultKeys.set(m.id, key);
+      }
+      const li = this.entries.get(key) ?? this.toolEntryAt(key, m.toolName, undefined);
       if (li.dataset.status === "running" || li.dataset.status === "pending") li.dataset.status = m.error ? "error" : "ok";
       const result = li.querySelector(".result");
       if (!result.dataset.full && li.dataset.status !== "denied") {
@@ -155,7 +169,7 @@ export class Timeline {
         // Its stored text is shown whole already (the message came before its replayed deltas).
         if (li.dataset.textFrom === "message") break;
         li.dataset.streamed = "true";
-        li.querySelector(".text").textContent += event.text;
+        this.appendText(li.querySelector(".text"), event.text);
         li.dataset.state = "streaming";
         break;
       }
@@ -252,6 +266,27 @@ export class Timeline {
     }
   }
 
+  /**
+   * Adds streamed text to `node` once per frame, as one text node: `textContent +=` per delta copied
+   * (and laid out) the whole text so far each time, which froze the page for seconds on a long
+   * answer (1 M characters in 3,900 deltas: 5 s without a frame; 2 M: 30 s).
+   */
+  appendText(node, text) {
+    const pending = this.pendingText.get(node);
+    if (pending !== undefined) {
+      this.pendingText.set(node, pending + text);
+      return;
+    }
+    this.pendingText.set(node, text);
+    if (this.pendingText.size === 1) requestAnimationFrame(() => this.flushText());
+  }
+
+  /** Writes the text held for the next frame (also before anything reads an entry's text). */
+  flushText() {
+    for (const [node, text] of this.pendingText) node.append(text);
+    this.pendingText.clear();
+  }
+
   /** A one-line entry for an event that changes no message. */
   note(event, text) {
     this.entry(`e:${event.seq}`, "other").textContent = text;
@@ -273,8 +308,25 @@ export class Timeline {
     return li;
   }
 
+  /**
+   * The entry key of a call an assistant message makes: `c:<id>`, or its own when an earlier message
+   * made a call of that id (a model that numbers its calls from call_0 each turn, in an imported
+   * history: the runtime renames such calls, an import keeps them), so the later call is not hidden.
+   */
+  messageCallKey(callId, assistantId) {
+    const owner = this.callOwners.get(callId) ?? assistantId;
+    this.callOwners.set(callId, owner);
+    const key = owner === assistantId ? `c:${callId}` : `c:${callId}@${assistantId}`;
+    this.callKeys.set(callId, key);
+    return key;
+  }
+
   toolEntry(callId, tool, args) {
-    const li = this.entry(`c:${callId}`, "tool");
+    return this.toolEntryAt(`c:${callId}`, tool, args);
+  }
+
+  toolEntryAt(key, tool, args) {
+    const li = this.entry(key, "tool");
     if (!li.firstChild) {
       li.dataset.status = "pending";
       li.append(el("div", "tool-head", tool ?? "tool"), el("div", "args"), el("div", "result"));

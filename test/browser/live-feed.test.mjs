@@ -130,6 +130,32 @@ describe("LiveFeed while idle", () => {
     live.stop();
   });
 
+  it("looks at once when the browser says it is back online, not after the grown wait (hunt 45)", async () => {
+    const window = new EventTarget();
+    globalThis.addEventListener = window.addEventListener.bind(window);
+    globalThis.removeEventListener = window.removeEventListener.bind(window);
+    try {
+      sessionAnswer = () => Promise.reject(new TypeError("Failed to fetch"));
+      const { live, states } = await idleFeed(50_000);
+      assert.deepEqual(looks, [3000, 6000, 12_000, 24_000, 48_000]);
+      sessionAnswer = idleInfo;
+      window.dispatchEvent(new Event("online"));
+      mock.timers.tick(0);
+      await flush();
+      // At 50 s, not at 96 s; idle again.
+      assert.deepEqual([looks.slice(5), states.at(-1)], [[50_000], "idle"]);
+      live.stop();
+      // A stopped feed no longer listens.
+      window.dispatchEvent(new Event("online"));
+      mock.timers.tick(0);
+      await flush();
+      assert.equal(looks.length, 6);
+    } finally {
+      delete globalThis.addEventListener;
+      delete globalThis.removeEventListener;
+    }
+  });
+
   it("shows the server's own error answer (5xx included) as an error with its message, not offline; a page that is not the harness's is offline", async () => {
     sessionAnswer = () =>
       Promise.resolve(Response.json({ error: { code: "internal_error", message: "something broke" } }, { status: 500 }));

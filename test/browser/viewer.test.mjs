@@ -667,6 +667,65 @@ describe("session viewer", () => {
     assert.deepEqual(sizes, { page: 1280, titleRight: true, title: 198 });
   });
 
+  it("shows every call of an imported history that numbers its calls from call_0 each turn (hunt 45)", async () => {
+    const at = (i) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+    const mk = (o, i, parentId) => ({ ...o, id: `m_${i}`, sessionId: "s_x", parentId, createdAt: at(i) });
+    const lines = [
+      mk({ kind: "user", text: "look twice" }, 1, null),
+      mk(
+        {
+          kind: "assistant",
+          text: "",
+          stopReason: "TOOL_CALLS",
+          toolCalls: [{ id: "call_0", name: "read", arguments: { path: "a.txt" } }],
+        },
+        2,
+        "m_1",
+      ),
+      mk({ kind: "tool_result", toolCallId: "call_0", toolName: "read", resultText: "FIRST RESULT", error: false }, 3, "m_2"),
+      mk(
+        {
+          kind: "assistant",
+          text: "",
+          stopReason: "TOOL_CALLS",
+          toolCalls: [{ id: "call_0", name: "read", arguments: { path: "b.txt" } }],
+        },
+        4,
+        "m_3",
+      ),
+      mk({ kind: "tool_result", toolCallId: "call_0", toolName: "read", resultText: "SECOND RESULT", error: false }, 5, "m_4"),
+      mk({ kind: "assistant", text: "both read", stopReason: "STOP" }, 6, "m_5"),
+    ];
+    const body = lines.map((l) => JSON.stringify(l)).join("\n");
+    const { sessionId } = await (await api("POST", "/api/sessions/import", body, "application/x-ndjson")).json();
+    await openIdle(sessionId);
+    const tools = (await timelineOf()).filter((e) => e.kind === "tool");
+    assert.deepEqual(
+      tools.map((e) => [e.key, e.content.includes("a.txt"), e.content.includes("b.txt"), e.result]),
+      [
+        ["c:call_0", true, false, "resultFIRST RESULT"],
+        ["c:call_0@m_4", false, true, "resultSECOND RESULT"],
+      ],
+    );
+  });
+
+  it("at phone width the session takes the page's width, with no sideways scroll (hunt 45)", async () => {
+    const sessionId = await sessionOnWorkspace("narrow");
+    await runToEnd(sessionId, { text: "hello world" });
+    await page.setViewportSize({ width: 375, height: 740 });
+    try {
+      await openIdle(sessionId);
+      const sizes = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        main: Math.round(document.querySelector("main").getBoundingClientRect().width),
+        timeline: Math.round(document.getElementById("timeline").getBoundingClientRect().width) >= 320,
+      }));
+      assert.deepEqual(sizes, { page: 375, main: 375, timeline: true });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   it("keeps a trace run open when another run ends", async () => {
     const sessionId = await sessionOnWorkspace("trace open");
     await runToEnd(sessionId, { text: 'TOOL read {"path":"missing.txt"}' });
