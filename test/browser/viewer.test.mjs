@@ -670,30 +670,19 @@ describe("session viewer", () => {
   it("shows every call of an imported history that numbers its calls from call_0 each turn (hunt 45)", async () => {
     const at = (i) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
     const mk = (o, i, parentId) => ({ ...o, id: `m_${i}`, sessionId: "s_x", parentId, createdAt: at(i) });
+    // Message i reads `path` as call_0 (every turn numbers its calls from call_0); message i + 1 answers it.
+    const readTurn = (i, path, resultText) => [
+      mk(
+        { kind: "assistant", text: "", stopReason: "TOOL_CALLS", toolCalls: [{ id: "call_0", name: "read", arguments: { path } }] },
+        i,
+        `m_${i - 1}`,
+      ),
+      mk({ kind: "tool_result", toolCallId: "call_0", toolName: "read", resultText, error: false }, i + 1, `m_${i}`),
+    ];
     const lines = [
       mk({ kind: "user", text: "look twice" }, 1, null),
-      mk(
-        {
-          kind: "assistant",
-          text: "",
-          stopReason: "TOOL_CALLS",
-          toolCalls: [{ id: "call_0", name: "read", arguments: { path: "a.txt" } }],
-        },
-        2,
-        "m_1",
-      ),
-      mk({ kind: "tool_result", toolCallId: "call_0", toolName: "read", resultText: "FIRST RESULT", error: false }, 3, "m_2"),
-      mk(
-        {
-          kind: "assistant",
-          text: "",
-          stopReason: "TOOL_CALLS",
-          toolCalls: [{ id: "call_0", name: "read", arguments: { path: "b.txt" } }],
-        },
-        4,
-        "m_3",
-      ),
-      mk({ kind: "tool_result", toolCallId: "call_0", toolName: "read", resultText: "SECOND RESULT", error: false }, 5, "m_4"),
+      ...readTurn(2, "a.txt", "FIRST RESULT"),
+      ...readTurn(4, "b.txt", "SECOND RESULT"),
       mk({ kind: "assistant", text: "both read", stopReason: "STOP" }, 6, "m_5"),
     ];
     const body = lines.map((l) => JSON.stringify(l)).join("\n");
