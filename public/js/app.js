@@ -54,9 +54,20 @@ function askForToken(problem) {
   return pendingToken;
 }
 
+/** List reads one at a time, so a refresh and "more…" never interleave their changes to the list. */
+let listWork = Promise.resolve();
+const listRead = (work) => {
+  const next = listWork.then(work);
+  listWork = next.catch(() => {});
+  return next;
+};
+/** How often the list's first page is read again while the page is visible. */
+const LIST_REFRESH_MS = 30_000;
+let refreshing = null;
+
 /** "more…": one page at a time; a second click while it loads waits for the same page. */
 function loadMoreSessions() {
-  moreSessions ??= loadSessions(true).finally(() => {
+  moreSessions ??= listRead(loadNextPage).finally(() => {
     moreSessions = null;
     $("more-sessions").disabled = false;
   });
@@ -64,28 +75,64 @@ function loadMoreSessions() {
   return moreSessions;
 }
 
-async function loadSessions(append) {
-  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
-  if (append && nextCursor) query.set("cursor", nextCursor);
-  const page = await authed(() => getJson(`/api/sessions?${query}`));
+async function loadNextPage() {
+  if (!nextCursor) return;
+  const page = await authed(() => getJson(`/api/sessions?${new URLSearchParams({ limit: String(PAGE_SIZE), cursor: nextCursor })}`));
   const list = $("session-list");
-  if (!append) list.replaceChildren();
   const listed = new Set([...list.querySelectorAll("a")].map((a) => a.dataset.sessionId));
-  for (const s of page.items) {
-    if (listed.has(s.id)) continue; // a page read twice (a reload of page 1 while "more…" loaded)
-    const li = document.createElement("li");
-    const a = document.createElement("a");
-    a.href = `#/s/${s.id}`;
-    a.dataset.sessionId = s.id;
-    a.textContent = s.title || s.id;
-    const when = document.createElement("small");
-    when.textContent = new Date(s.createdAt).toLocaleString();
-    li.append(a, when);
-    list.append(li);
-  }
+  // A session the refresh already placed is not listed twice.
+  list.append(...page.items.filter((s) => !listed.has(s.id)).map((s) => sessionItem(s)));
   nextCursor = page.nextCursor;
   $("more-sessions").hidden = nextCursor === null;
   markCurrent();
+}
+
+/**
+ * Reads the list's first page again: sessions made elsewhere join the top, renamed ones change, and
+ * ones deleted elsewhere go; the pages "more…" read after it stay. The list is in creation order, so
+ * a listed session newer than the last one the page shares with the list and missing from the page
+ * was deleted; older ones cannot be told from later pages and stay.
+ */
+function refreshSessions() {
+  refreshing ??= listRead(async () => {
+    const page = await authed(() => getJson(`/api/sessions?limit=${PAGE_SIZE}`));
+    const list = $("session-list");
+    const items = new Map([...list.querySelectorAll("a")].map((a) => [a.dataset.sessionId, a.closest("li")]));
+    const onPage = new Set(page.items.map((s) => s.id));
+    const listedIds = [...items.keys()];
+    const lastShared = listedIds.findLastIndex((id) => onPage.has(id));
+    let tail = [];
+    if (page.nextCursor === null)
+      nextCursor = null; // the page is the whole list
+    else if (lastShared === -1)
+      nextCursor = page.nextCursor; // nothing listed is on it: start over from it
+    else tail = listedIds.slice(lastShared + 1).filter((id) => !onPage.has(id)); // nextCursor still follows the tail
+    const next = [...page.items.map((s) => sessionItem(s, items.get(s.id))), ...tail.map((id) => items.get(id))];
+    const unchanged = next.length === list.children.length && next.every((li, i) => list.children[i] === li);
+    if (!unchanged) list.replaceChildren(...next); // replacing would take the focus from a listed link
+    $("more-sessions").hidden = nextCursor === null;
+    markCurrent();
+  }).finally(() => {
+    refreshing = null;
+  });
+  return refreshing;
+}
+
+/** A session's entry in the list; `reuse` is its entry already listed, brought up to date. */
+function sessionItem(s, reuse) {
+  const li = reuse ?? document.createElement("li");
+  if (!reuse) {
+    const a = document.createElement("a");
+    a.href = `#/s/${s.id}`;
+    a.dataset.sessionId = s.id;
+    li.append(a, document.createElement("small"));
+  }
+  const [a, when] = li.children;
+  const title = s.title || s.id;
+  if (a.textContent !== title) a.textContent = title;
+  const created = new Date(s.createdAt).toLocaleString();
+  if (when.textContent !== created) when.textContent = created;
+  return li;
 }
 
 function markCurrent() {
@@ -126,7 +173,7 @@ async function openSession(id) {
   feed = null;
   const opening = { id, info: null };
   current = opening;
-  if (!document.querySelector(`#session-list a[data-session-id="${id}"]`)) loadSessions(false).catch(() => {});
+  if (!document.querySelector(`#session-list a[data-session-id="${id}"]`)) refreshSessions().catch(() => {});
   markCurrent();
   $("empty").hidden = true;
   $("session").hidden = false;
@@ -334,5 +381,14 @@ $("sign-out").onclick = () => {
   location.reload();
 };
 window.addEventListener("hashchange", route);
-await loadSessions(false);
+// Sessions made, renamed or deleted elsewhere show without a reload: on a timer while the page is
+// seen, at once when it is seen again, and when the network comes back.
+setInterval(() => {
+  if (document.visibilityState === "visible") refreshSessions().catch(() => {});
+}, LIST_REFRESH_MS);
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") refreshSessions().catch(() => {});
+});
+window.addEventListener("online", () => refreshSessions().catch(() => {}));
+await refreshSessions();
 route();

@@ -1,5 +1,6 @@
 import { type AgentEvent, failure, type IdGenerator, MAX_QUEUED_MESSAGES, ok, type PromptDelivery } from "../domain";
 import type { RunOutcome } from "../runtime/agent-runtime";
+import { forgetExpiredKeys, prepareKeyedRows } from "./keyed-rows";
 import type { SeqEvent, StreamScope } from "./live-events";
 import type { PromptQueue } from "./prompt-queue";
 import type { RunSupervisor } from "./run-supervisor";
@@ -23,6 +24,7 @@ export interface PromptIntakeDeps {
   queue: PromptQueue;
   runs: RunSupervisor;
   ids: IdGenerator;
+  clock: () => number;
   lastSeq(): number;
   /** Appends one event (durable, then published); returns its seq. */
   appendEvent(event: IntakeEvent): number;
@@ -38,14 +40,17 @@ const FAILED = new Set(["ERROR", "TIMEOUT", "MAX_TURNS"]);
  *
  * Idempotent prompts: the stream a key started is remembered (table `prompt_requests`), recorded in
  * the same step as the run or queue entry, so a repeated request replays it and never starts a second.
+ * Rows of keys the tenant has forgotten are deleted (`keyed-rows.ts`).
  */
 export class PromptIntake {
   constructor(private readonly deps: PromptIntakeDeps) {
     deps.sql.exec(`CREATE TABLE IF NOT EXISTS prompt_requests (
-      key TEXT PRIMARY KEY, run_id TEXT NOT NULL, after_seq INTEGER NOT NULL, skip_from_seq INTEGER, steer_message_id TEXT
+      key TEXT PRIMARY KEY, run_id TEXT NOT NULL, after_seq INTEGER NOT NULL, skip_from_seq INTEGER, steer_message_id TEXT,
+      stored_at_ms INTEGER
     )`);
     const columns = deps.sql.exec<{ name: string }>(`PRAGMA table_info(prompt_requests)`).toArray();
     if (!columns.some((c) => c.name === "steer_message_id")) deps.sql.exec(`ALTER TABLE prompt_requests ADD COLUMN steer_message_id TEXT`);
+    prepareKeyedRows(deps.sql, "prompt_requests", deps.clock());
     // Follow-ups withdrawn before their run began: a resume of such a run's stream ends at the event.
     deps.sql.exec(`CREATE TABLE IF NOT EXISTS withdrawn_runs (run_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)`);
   }
@@ -207,13 +212,16 @@ export class PromptIntake {
   }
 
   private remember(key: string, stream: PromptStream): void {
+    const now = this.deps.clock();
+    forgetExpiredKeys(this.deps.sql, "prompt_requests", now);
     this.deps.sql.exec(
-      `INSERT INTO prompt_requests (key, run_id, after_seq, skip_from_seq, steer_message_id) VALUES (?, ?, ?, ?, ?)`,
+      `INSERT INTO prompt_requests (key, run_id, after_seq, skip_from_seq, steer_message_id, stored_at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
       key,
       stream.runId,
       stream.afterSeq,
       stream.skipFromSeq,
       stream.steerMessageId ?? null,
+      now,
     );
   }
 }

@@ -56,7 +56,7 @@ export class SessionLearning {
 
   constructor(private readonly deps: SessionLearningDeps) {
     this.id = deps.describe().id;
-    this.judgeRequests = new JudgeRequests(deps.sql);
+    this.judgeRequests = new JudgeRequests(deps.sql, deps.clock);
     this.loop = new LearningLoop({
       sessionId: this.id,
       sql: deps.sql,

@@ -176,6 +176,7 @@ export class Session {
       queue: this.queue,
       runs: this.runs,
       ids: deps.ids,
+      clock: deps.clock,
       lastSeq: () => this.log.lastSeq(),
       appendEvent: (event) => this.appendEvent(event),
     });

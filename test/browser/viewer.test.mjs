@@ -805,6 +805,38 @@ describe("session viewer", () => {
     await page.unroute(/\/api\/sessions\?.*cursor=/);
   });
 
+  it("the session list follows sessions made, renamed and deleted elsewhere, keeping the pages 'more…' read (hunt 45)", async () => {
+    // Run after the test above: the list holds every page, more than one.
+    const everyId = async () => {
+      const ids = [];
+      for (let cursor = null, first = true; first || cursor; first = false) {
+        const listing = await (await api("GET", `/api/sessions?limit=100${cursor ? `&cursor=${cursor}` : ""}`)).json();
+        ids.push(...listing.items.map((s) => s.id));
+        cursor = listing.nextCursor;
+      }
+      return ids;
+    };
+    const shown = () => page.$$eval("#session-list a", (links) => links.map((a) => a.dataset.sessionId));
+    assert.deepEqual(await shown(), await everyId());
+    const [, renamed, deleted] = await shown();
+    const made = (await (await api("POST", "/api/sessions", { title: "made in a terminal" })).json()).sessionId;
+    await api("PATCH", `/api/sessions/${renamed}`, { title: "renamed in a terminal" });
+    await api("DELETE", `/api/sessions/${deleted}`);
+    await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+    await page.waitForSelector(`#session-list a[data-session-id="${made}"]`);
+    await page.waitForSelector(`#session-list a[data-session-id="${deleted}"]`, { state: "detached" });
+    const expected = await everyId();
+    assert.equal(expected[0], made);
+    assert.deepEqual(await shown(), expected);
+    assert.equal(await page.textContent(`#session-list a[data-session-id="${renamed}"]`), "renamed in a terminal");
+    assert.equal(await page.isVisible("#more-sessions"), false);
+    // Back online, the list is read again at once.
+    const later = (await (await api("POST", "/api/sessions", { title: "made while offline" })).json()).sessionId;
+    await page.evaluate(() => window.dispatchEvent(new Event("online")));
+    await page.waitForSelector(`#session-list a[data-session-id="${later}"]`);
+    assert.deepEqual(await shown(), await everyId());
+  });
+
   it("fills an assistant entry from a message stored before its events, and does not double the replayed deltas", async () => {
     const shown = await page.evaluate(async () => {
       const { Timeline } = await import("/js/timeline.js");
