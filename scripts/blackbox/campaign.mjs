@@ -1146,6 +1146,61 @@ const checks = {
   },
 
   /**
+   * Paths are held in memory, so their characters are bounded (8 Mi per snapshot and per session's
+   * changes): a tar of 2,300 files with 3,900-character paths is refused with 413
+   * archive_too_many_files and not listed; a shell loop writing 4,000 files with 2,600-character
+   * names stops at the budget with workspace_full in its result, and the session stays usable.
+   */
+  async longPaths(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const dir = path.join(ctx.tmp, "long-paths");
+    const deep = Array.from({ length: 16 }, (_, i) => `${String(i).padStart(2, "0")}${"p".repeat(240)}`).join("/");
+    fs.mkdirSync(path.join(dir, deep), { recursive: true });
+    for (let i = 0; i < 2300; i++) fs.writeFileSync(path.join(dir, deep, `f${i}`), "");
+    const tar = execFileSync("tar", ["-cf", "-", "-C", dir, "."], { maxBuffer: 1 << 30 });
+    fs.rmSync(dir, { recursive: true });
+    const before = JSON.parse((await request(ctx.base, agent, "GET", "/api/workspaces?limit=200")).body).items.length;
+    const upload = await request(ctx.base, agent, "POST", "/api/workspaces", {
+      body: tar,
+      headers: { "content-type": "application/x-tar" },
+    });
+    const uploadCode = upload.status === 413 ? JSON.parse(upload.body).error.code : upload.body.slice(0, 120);
+    const after = JSON.parse((await request(ctx.base, agent, "GET", "/api/workspaces?limit=200")).body).items.length;
+    const small = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "long-paths-small"), { "a.txt": "a\n" });
+    const sessionId = JSON.parse(
+      (await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId: small.workspaceId }))).body,
+    ).sessionId;
+    const command = `P=$(printf 'ab%.0s' $(seq 1 1300)); for i in $(seq 1 4000); do : > "$P$i"; done; echo made`;
+    const events = await promptEvents(ctx.base, agent, sessionId, {
+      text: `TOOL bash ${JSON.stringify({ command, timeoutMs: 60_000 })}`,
+      allowWrite: true,
+      allowBash: true,
+    });
+    const messages = (await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/messages`)).body
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const result = messages.find((m) => m.kind === "tool_result")?.resultText ?? "";
+    const named = /would pass the 8388608 characters of paths this session's workspace changes may hold/.test(result);
+    const diff = (await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/changes`, { timeoutMs: 60_000 })).body;
+    const files = (diff.match(/^diff --git/gm) ?? []).length;
+    const next = await promptEvents(ctx.base, agent, sessionId, { text: "hello" });
+    agent.destroy();
+    const ok =
+      upload.status === 413 &&
+      uploadCode === "archive_too_many_files" &&
+      after === before &&
+      events.some((e) => e.type === "agent_completed") &&
+      named &&
+      files === 3221 &&
+      next.some((e) => e.type === "agent_completed");
+    record(
+      "longPaths",
+      ok,
+      `upload of 2,300 3,900-character paths: ${upload.status} ${uploadCode}, listed ${after - before}; shell loop: ${named ? "workspace_full named the path budget" : `result ${JSON.stringify(result.replace(/(ab){50,}/g, "<long>").slice(0, 200))}`}, ${files} files kept (3,221 expected); next prompt ${next.some((e) => e.type === "agent_completed") ? "completed" : "did not complete"}`,
+    );
+  },
+  /**
    * Inputs that used to hold the isolate for minutes (a backtracking grep pattern, texts joined by
    * `.*` on a long minified line, many-star and extglob globs, a prompt of one long word) now end at once, and the next request is answered; and streams and
    * imports a client retries.

@@ -131,7 +131,8 @@ function pageQuery(max: number, fallback: number) {
   return {
     limit: z
       .string()
-      .regex(/^\d{1,4}$/, { message })
+      // Digits only (no sign, exponent or space); leading zeros are the same number.
+      .regex(/^\d{1,16}$/, { message })
       .transform(Number)
       .pipe(z.number().int().min(1, { message }).max(max, { message }))
       .optional()

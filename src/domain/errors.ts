@@ -178,7 +178,11 @@ export const ERROR_REGISTRY = {
     meaning: "not a tar, tar.gz or zip archive, or a zip whose every file is encrypted (encrypted files are otherwise skipped)",
   },
   archive_too_large: { status: 413, in: ["api"], meaning: "the upload, its expansion or its files are over the size limits" },
-  archive_too_many_files: { status: 413, in: ["api"], meaning: "the archive has more entries than allowed" },
+  archive_too_many_files: {
+    status: 413,
+    in: ["api"],
+    meaning: "the archive has more entries than allowed, or their names add up to more characters than allowed",
+  },
   ingest_busy: {
     status: 503,
     in: ["api"],

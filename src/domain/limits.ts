@@ -149,6 +149,13 @@ export const MAX_ARCHIVE_BYTES = 100 * MiB;
 export const MAX_ARCHIVE_FILES = 50_000;
 /** Largest file anywhere in a workspace: in an upload (bigger ones are skipped), the overlay, `write`, `edit`, `bash`. */
 export const MAX_FILE_BYTES = 16 * MiB;
+/**
+ * Most characters of paths in one snapshot (every entry's name) and in one session's workspace changes
+ * (every version's path, replaced ones and deletions included). Paths are held in memory (a snapshot's
+ * index, the merged tree, a fork's list of versions): 50,000 entries of 4,096 characters would be 200 Mi
+ * characters, past an isolate's 128 MB. 8 Mi is 168 characters a path at 50,000 entries.
+ */
+export const MAX_WORKSPACE_PATH_CHARS = 8 * MiB;
 /** Most replacements in one `edit` call (each is matched against the file as it was before the call). */
 export const MAX_EDITS_PER_CALL = 100;
 /**
@@ -262,7 +269,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "archive upload",
-    `${bytes(MAX_ARCHIVE_BYTES)}, ${count(MAX_ARCHIVE_FILES)} entries, ${bytes(MAX_TOTAL_BYTES)} of files, expanding to at most ${bytes(MAX_EXPANDED_BYTES)}, compression ratio ${MAX_COMPRESSION_RATIO}`,
+    `${bytes(MAX_ARCHIVE_BYTES)}, ${count(MAX_ARCHIVE_FILES)} entries whose names add up to at most ${count(MAX_WORKSPACE_PATH_CHARS)} characters, ${bytes(MAX_TOTAL_BYTES)} of files, expanding to at most ${bytes(MAX_EXPANDED_BYTES)}, compression ratio ${MAX_COMPRESSION_RATIO}`,
   ],
   [
     "uploads being taken at once (archives, conversation and trace imports)",
@@ -278,7 +285,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "a session's workspace changes",
-    `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written and ${count(MAX_SESSION_CHANGE_VERSIONS)} file versions, replaced versions and deletions included (a write or deletion past either fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it)`,
+    `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written and ${count(MAX_SESSION_CHANGE_VERSIONS)} file versions whose paths add up to at most ${count(MAX_WORKSPACE_PATH_CHARS)} characters, replaced versions and deletions included (a write or deletion past any of these fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it)`,
   ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
   ["one `edit` call", `${count(MAX_EDITS_PER_CALL)} replacements in one file`],

@@ -177,6 +177,8 @@ export class ChatChunkAccumulator {
 
     let slot = this.findSlot(index, id);
     if (slot && this.startsNewCall(slot, id, name, args)) slot = undefined;
+    // An empty fragment begins no call (it is skipped at the end too), so it does not count as one.
+    if (!slot && id === "" && name === "" && args === "") return;
     if (!slot) {
       // Each call is answered, logged and judged: a flood of them in one answer would hold the isolate.
       if (this.calls.length >= this.maxToolCalls) {

@@ -5,7 +5,7 @@ import { HarnessError } from "../domain/errors";
  * `archive_invalid` (corrupt, truncated or self-contradicting archive, empty body),
  * `archive_unsupported` (not tar, tar.gz or zip; a zip whose every file is encrypted),
  * `archive_too_large` (upload, expanded or total file bytes over the limit),
- * `archive_too_many_files` (more entries than allowed),
+ * `archive_too_many_files` (more entries than allowed, or names adding up to more characters),
  * `archive_bomb` (compression ratio marks a zip/gzip bomb),
  * `upload_too_slow` (the body came too slowly while the upload held an ingest slot).
  */
@@ -26,6 +26,11 @@ export const archiveInvalid = (message: string) => new ArchiveError("archive_inv
 export const archiveUnsupported = (message: string) => new ArchiveError("archive_unsupported", message);
 export const archiveTooLarge = (message: string) => new ArchiveError("archive_too_large", message);
 export const archiveTooManyFiles = (limit: number) => new ArchiveError("archive_too_many_files", `archive has more than ${limit} entries`);
+export const archivePathsTooLong = (limit: number, entries: number) =>
+  new ArchiveError(
+    "archive_too_many_files",
+    `the names of the archive's first ${entries} entries add up to more than ${limit} characters (a workspace's paths are held in memory)`,
+  );
 export const archiveBomb = (message: string) => new ArchiveError("archive_bomb", message);
 
 /**

@@ -5,6 +5,7 @@ import {
   MAX_EXPANDED_BYTES,
   MAX_FILE_BYTES,
   MAX_TOTAL_BYTES,
+  MAX_WORKSPACE_PATH_CHARS,
 } from "../domain/limits";
 /** The ratio is only judged after this many decompressed bytes, so tiny inputs never trip it. */
 export const BOMB_CHECK_MIN_BYTES = 1024 * 1024;
@@ -13,6 +14,8 @@ export const BOMB_CHECK_MIN_BYTES = 1024 * 1024;
 export interface IngestLimits {
   maxArchiveBytes: number;
   maxArchiveFiles: number;
+  /** Characters of all entries' names together. */
+  maxPathChars: number;
   maxFileBytes: number;
   maxTotalBytes: number;
   maxExpandedBytes: number;
@@ -23,6 +26,7 @@ export interface IngestLimits {
 export const DEFAULT_INGEST_LIMITS: Readonly<IngestLimits> = {
   maxArchiveBytes: MAX_ARCHIVE_BYTES,
   maxArchiveFiles: MAX_ARCHIVE_FILES,
+  maxPathChars: MAX_WORKSPACE_PATH_CHARS,
   maxFileBytes: MAX_FILE_BYTES,
   maxTotalBytes: MAX_TOTAL_BYTES,
   maxExpandedBytes: MAX_EXPANDED_BYTES,

@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, MAX_SESSION_CHANGE_BYTES, MAX_SESSION_CHANGE_VERSIONS } from "../domain/limits";
+import { MAX_FILE_BYTES, MAX_SESSION_CHANGE_BYTES, MAX_SESSION_CHANGE_VERSIONS, MAX_WORKSPACE_PATH_CHARS } from "../domain/limits";
 import { WorkspaceError } from "./errors";
 
 /** One path the session changed: new content (`deleted: false`) or a whiteout (`deleted: true`). */
@@ -62,6 +62,8 @@ export interface SqliteOverlayOptions {
   maxStoredBytes?: number;
   /** Most versions stored, current and replaced, whiteouts included (default `MAX_SESSION_CHANGE_VERSIONS`). */
   maxVersions?: number;
+  /** Most characters of those versions' paths together (default `MAX_WORKSPACE_PATH_CHARS`). */
+  maxPathChars?: number;
   /**
    * Runs one change's statements as a transaction; pass `(fn) => ctx.storage.transactionSync(fn)`.
    * Without it the statements still run with no `await` in between, which the Durable Object's
@@ -85,10 +87,13 @@ export class SqliteOverlay implements OverlayStore {
   private readonly maxFileBytes: number;
   private readonly maxStoredBytes: number;
   private readonly maxVersions: number;
+  private readonly maxPathChars: number;
   /** Content bytes stored (overlay and history), counted when first needed. */
   private stored: number | null = null;
   /** Versions stored (overlay and history), counted when first needed. */
   private versions: number | null = null;
+  /** Characters of the paths of those versions, counted when first needed. */
+  private pathChars: number | null = null;
   private readonly transaction: <T>(fn: () => T) => T;
   private readonly stamp: () => number;
 
@@ -99,6 +104,7 @@ export class SqliteOverlay implements OverlayStore {
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
     this.maxStoredBytes = options.maxStoredBytes ?? MAX_SESSION_CHANGE_BYTES;
     this.maxVersions = options.maxVersions ?? MAX_SESSION_CHANGE_VERSIONS;
+    this.maxPathChars = options.maxPathChars ?? MAX_WORKSPACE_PATH_CHARS;
     this.transaction = options.transaction ?? ((fn) => fn());
     this.stamp = options.stamp ?? (() => 0);
     sql.exec(`CREATE TABLE IF NOT EXISTS overlay (
@@ -173,7 +179,7 @@ export class SqliteOverlay implements OverlayStore {
         `'${path}' is ${bytes.byteLength} bytes; the limit for written files is ${this.maxFileBytes}`,
       );
     }
-    this.roomForVersion(`writing '${path}'`);
+    this.roomForVersion(`writing '${path}'`, path);
     const stored = this.storedBytes();
     if (stored + bytes.byteLength > this.maxStoredBytes) {
       throw new WorkspaceError(
@@ -197,15 +203,17 @@ export class SqliteOverlay implements OverlayStore {
     });
     this.stored = stored + bytes.byteLength;
     this.versions! += 1;
+    this.pathChars! += codePoints(path);
   }
 
   whiteout(path: string, stamp = this.stamp()): void {
-    this.roomForVersion(`deleting '${path}'`);
+    this.roomForVersion(`deleting '${path}'`, path);
     this.transaction(() => {
       this.archive(path);
       this.sql.exec("INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp) VALUES (?, 0, 1, 0, 0, NULL, ?)", path, stamp);
     });
     this.versions! += 1;
+    this.pathChars! += codePoints(path);
   }
 
   /** Versions of every path stored: the current ones and the replaced ones, whiteouts included. */
@@ -218,12 +226,30 @@ export class SqliteOverlay implements OverlayStore {
     return this.versions;
   }
 
-  private roomForVersion(change: string): void {
-    if (this.storedVersions() < this.maxVersions) return;
-    throw new WorkspaceError(
-      "workspace_full",
-      `${change} would pass the ${this.maxVersions} file versions this session's workspace changes may hold (replaced versions and deletions included)`,
-    );
+  /** Characters (code points, as SQLite's LENGTH counts them) of the paths of every version stored. */
+  storedPathChars(): number {
+    this.pathChars ??= this.sql
+      .exec<{ n: number }>(
+        `SELECT (SELECT IFNULL(SUM(LENGTH(path)), 0) FROM overlay WHERE chunk = 0) + (SELECT IFNULL(SUM(LENGTH(path)), 0) FROM overlay_history WHERE chunk = 0) AS n`,
+      )
+      .one().n;
+    return this.pathChars;
+  }
+
+  private roomForVersion(change: string, path: string): void {
+    if (this.storedVersions() >= this.maxVersions) {
+      throw new WorkspaceError(
+        "workspace_full",
+        `${change} would pass the ${this.maxVersions} file versions this session's workspace changes may hold (replaced versions and deletions included)`,
+      );
+    }
+    const held = this.storedPathChars();
+    if (held + codePoints(path) > this.maxPathChars) {
+      throw new WorkspaceError(
+        "workspace_full",
+        `${change} would pass the ${this.maxPathChars} characters of paths this session's workspace changes may hold (${held} held, replaced versions and deletions included)`,
+      );
+    }
   }
 
   /**
@@ -346,6 +372,7 @@ export class SqliteOverlay implements OverlayStore {
     });
     this.stored = null;
     this.versions = null;
+    this.pathChars = null;
   }
 
   /** Content bytes of every version stored: the current ones and the replaced ones. */
@@ -397,4 +424,14 @@ function toRef(
 
 function toEntry(row: { path: string; deleted: number; size: number; mode: number }): OverlayEntry {
   return { path: row.path, deleted: row.deleted !== 0, size: row.size, mode: row.mode };
+}
+
+/** Characters of a path as SQLite's LENGTH counts them. */
+function codePoints(path: string): number {
+  let n = path.length;
+  for (let i = 0; i < path.length; i++) {
+    const unit = path.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) n--; // the lead of a pair: the pair is one character
+  }
+  return n;
 }

@@ -1,5 +1,5 @@
 import type { ArchiveItem, SkippedEntry, SkipReason } from "./archive-entry";
-import { archiveInvalid, archiveTooLarge, archiveTooManyFiles } from "./archive-errors";
+import { archiveInvalid, archivePathsTooLong, archiveTooLarge, archiveTooManyFiles } from "./archive-errors";
 import { WorkspaceError } from "./errors";
 import type { EventLoopTurns } from "./event-loop-turns";
 import type { IngestLimits } from "./limits";
@@ -31,6 +31,7 @@ export class SnapshotBuilder {
   private readonly links = new Map<string, PendingLink>();
   private readonly dirs = new Set<string>();
   private entries = 0;
+  private pathChars = 0;
   private totalBytes = 0;
 
   constructor(
@@ -43,6 +44,9 @@ export class SnapshotBuilder {
   async add(item: ArchiveItem, turns?: EventLoopTurns): Promise<void> {
     const { entry } = item;
     if (++this.entries > this.limits.maxArchiveFiles) throw archiveTooManyFiles(this.limits.maxArchiveFiles);
+    // Skipped entries count too: their names are kept to be reported.
+    this.pathChars += entry.name.length;
+    if (this.pathChars > this.limits.maxPathChars) throw archivePathsTooLong(this.limits.maxPathChars, this.entries);
     let path: string;
     try {
       path = resolveWorkspacePath(entry.name);

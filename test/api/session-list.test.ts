@@ -92,7 +92,12 @@ describe("GET /api/sessions", () => {
     expect(await code("?limit=0")).toEqual([400, "invalid_query"]);
     expect(await code("?limit=201")).toEqual([400, "invalid_query"]);
     expect(await code("?limit=ten")).toEqual([400, "invalid_query"]);
+    expect(await code("?limit=%2B5")).toEqual([400, "invalid_query"]);
+    expect(await code("?limit=99999999999999999")).toEqual([400, "invalid_query"]);
     expect(await code("?sort=asc")).toEqual([400, "invalid_query"]);
+    // Leading zeros are the same number (five digits were refused as out of range).
+    const made = [await t.create("a"), await t.create("b"), await t.create("c")];
+    expect((await t.list("?limit=00002")).items.map((s) => s.id)).toEqual([made[2], made[1]]);
     expect(await code("?cursor=nonsense")).toEqual([400, "invalid_cursor"]);
     expect(await code(`?cursor=${btoa(JSON.stringify(["yesterday", "s_x"]))}`)).toEqual([400, "invalid_cursor"]);
   });

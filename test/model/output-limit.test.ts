@@ -39,6 +39,19 @@ describe("the output limit of one answer", () => {
     });
   });
 
+  it("empty fragments at new indexes are not calls and do not count toward the limit", () => {
+    const acc = new ChatChunkAccumulator(counterIds(), 1000, 2);
+    const call = (index: number) => chunk({ tool_calls: [{ index, id: `c${index}`, function: { name: "ls", arguments: "{}" } }] });
+    for (const index of [0, 1]) expect(acc.push(call(index))).toEqual([]);
+    for (const index of [2, 3, 4, 5])
+      expect(acc.push(chunk({ tool_calls: [{ index, type: "function", function: { arguments: "" } }] }))).toEqual([]);
+    expect(failureOf(() => acc.push(call(2))).message).toBe(
+      "the model's answer held more than 2 tool calls; it was cut there (0 characters of text kept)",
+    );
+    acc.push(chunk({}, "tool_calls"));
+    expect(acc.finish().map((e) => (e.type === "tool_call" ? e.call.id : e.type))).toEqual(["c0", "c1", "done"]);
+  });
+
   it("exactly at the limit is fine", () => {
     const acc = new ChatChunkAccumulator(counterIds(), 10);
     acc.push(chunk({ content: "12345" }));

@@ -245,6 +245,17 @@ describe("ingestWorkspace: refusals leave nothing behind", () => {
     });
   });
 
+  it("refuses entries whose names add up past the limit with 413 archive_too_many_files, skipped ones counted", async () => {
+    const tar = await tarOf({ "../escape.txt": "x", "abcdefghij.txt": "y", "z.txt": "z" });
+    expect(await refusal(tar, { limits: { maxPathChars: 31 } })).toEqual({
+      status: 413,
+      code: "archive_too_many_files",
+      message: "the names of the archive's first 3 entries add up to more than 31 characters (a workspace's paths are held in memory)",
+      left: [],
+    });
+    expect((await ingest(tar, { limits: { maxPathChars: 32 } })).result).toMatchObject({ files: 2 });
+  });
+
   it("refuses files adding up past the total limit with 413 archive_too_large", async () => {
     const tar = await tarOf({ "a.bin": new Uint8Array(600), "b.bin": new Uint8Array(600) });
     expect(await refusal(tar, { limits: { maxTotalBytes: 1000 } })).toEqual({

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MAX_SESSION_CHANGE_VERSIONS } from "../../src/domain/limits";
+import { MAX_SESSION_CHANGE_VERSIONS, MAX_WORKSPACE_PATH_CHARS } from "../../src/domain/limits";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { OVERLAY_CHUNK_BYTES, SqliteOverlay } from "../../src/workspace/overlay";
 import { text } from "./archives";
@@ -110,6 +110,38 @@ describe("SqliteOverlay", () => {
       // A new instance over the same tables (the object restarted) counts what is stored.
       expect(new SqliteOverlay(sql, { maxVersions: 4 }).storedVersions()).toBe(4);
       expect(MAX_SESSION_CHANGE_VERSIONS).toBe(100_000);
+    }));
+
+  it("refuses a write or a deletion that would pass the characters of paths a session may hold, every version counted", () =>
+    withSql("overlay-path-chars", (sql) => {
+      const overlay = new SqliteOverlay(sql, { maxPathChars: 12 });
+      const refusal = (change: () => void) => {
+        try {
+          change();
+          return null;
+        } catch (e) {
+          return e;
+        }
+      };
+      overlay.put("abcd", new Uint8Array(1), 0o644);
+      overlay.put("abcd", new Uint8Array(2), 0o644); // the replaced version keeps its path
+      overlay.put("\u{1F600}b", new Uint8Array(1), 0o644); // two characters, as SQLite counts them
+      expect(overlay.storedPathChars()).toBe(10);
+      expect(refusal(() => overlay.whiteout("abc"))).toMatchObject({
+        code: "workspace_full",
+        message:
+          "deleting 'abc' would pass the 12 characters of paths this session's workspace changes may hold (10 held, replaced versions and deletions included)",
+      });
+      overlay.whiteout("ab");
+      expect(refusal(() => overlay.put("c", new Uint8Array(1), 0o644))).toMatchObject({
+        code: "workspace_full",
+        message:
+          "writing 'c' would pass the 12 characters of paths this session's workspace changes may hold (12 held, replaced versions and deletions included)",
+      });
+      expect([overlay.entry("c"), overlay.entry("abc"), overlay.entry("ab")?.deleted]).toEqual([null, null, true]);
+      // A new instance over the same tables (the object restarted) counts what is stored, the same way.
+      expect(new SqliteOverlay(sql, { maxPathChars: 12 }).storedPathChars()).toBe(12);
+      expect(MAX_WORKSPACE_PATH_CHARS).toBe(8 * 1024 * 1024);
     }));
 
   it("refuses a write that would pass the bytes a session may hold, replaced versions counted, with workspace_full", () =>
