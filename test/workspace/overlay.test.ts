@@ -11,6 +11,16 @@ function withSql<T>(name: string, fn: (sql: SqlStorage, storage: DurableObjectSt
   return runInDurableObject(env.SESSIONS.getByName(name), (_instance, state) => fn(state.storage.sql, state.storage));
 }
 
+/** What `change` threw, or null. */
+function refusal(change: () => void): unknown {
+  try {
+    change();
+    return null;
+  } catch (e) {
+    return e;
+  }
+}
+
 async function sha256(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -83,14 +93,6 @@ describe("SqliteOverlay", () => {
   it("refuses a write or a deletion that would pass the versions a session may hold, replaced ones and deletions counted", () =>
     withSql("overlay-versions", (sql) => {
       const overlay = new SqliteOverlay(sql, { maxVersions: 4 });
-      const refusal = (change: () => void) => {
-        try {
-          change();
-          return null;
-        } catch (e) {
-          return e;
-        }
-      };
       overlay.put("a.txt", new Uint8Array(1), 0o644);
       overlay.put("a.txt", new Uint8Array(2), 0o644);
       overlay.whiteout("a.txt");
@@ -115,14 +117,6 @@ describe("SqliteOverlay", () => {
   it("refuses a write or a deletion that would pass the characters of paths a session may hold, every version counted", () =>
     withSql("overlay-path-chars", (sql) => {
       const overlay = new SqliteOverlay(sql, { maxPathChars: 12 });
-      const refusal = (change: () => void) => {
-        try {
-          change();
-          return null;
-        } catch (e) {
-          return e;
-        }
-      };
       overlay.put("abcd", new Uint8Array(1), 0o644);
       overlay.put("abcd", new Uint8Array(2), 0o644); // the replaced version keeps its path
       overlay.put("\u{1F600}b", new Uint8Array(1), 0o644); // two characters, as SQLite counts them
@@ -147,20 +141,13 @@ describe("SqliteOverlay", () => {
   it("refuses a write that would pass the bytes a session may hold, replaced versions counted, with workspace_full", () =>
     withSql("overlay-budget", (sql) => {
       const overlay = new SqliteOverlay(sql, { maxStoredBytes: 100 });
-      const refusal = (path: string, size: number) => {
-        try {
-          overlay.put(path, new Uint8Array(size), 0o644);
-          return null;
-        } catch (e) {
-          return e;
-        }
-      };
-      expect(refusal("a.bin", 60)).toBeNull();
+      const write = (path: string, size: number) => refusal(() => overlay.put(path, new Uint8Array(size), 0o644));
+      expect(write("a.bin", 60)).toBeNull();
       // Rewriting keeps the old version (a fork at an earlier message needs it): 60 + 30 held.
-      expect(refusal("a.bin", 30)).toBeNull();
+      expect(write("a.bin", 30)).toBeNull();
       overlay.whiteout("a.bin");
       expect(overlay.storedBytes()).toBe(90);
-      const error = refusal("b.bin", 11);
+      const error = write("b.bin", 11);
       expect(error).toBeInstanceOf(WorkspaceError);
       expect(error).toMatchObject({
         code: "workspace_full",
@@ -168,7 +155,7 @@ describe("SqliteOverlay", () => {
           "writing 'b.bin' (11 bytes) would pass the 100 bytes this session's workspace changes may hold (90 held, replaced versions included)",
       });
       expect(overlay.entry("b.bin")).toBeNull();
-      expect(refusal("b.bin", 10)).toBeNull();
+      expect(write("b.bin", 10)).toBeNull();
       // A new instance over the same tables (the object restarted) counts what is stored.
       expect(new SqliteOverlay(sql, { maxStoredBytes: 100 }).storedBytes()).toBe(100);
     }));
