@@ -169,6 +169,14 @@ export const MAX_SESSION_CHANGE_BYTES = 1024 * MiB;
  * lists them in one RPC answer (32 MiB; about 150 bytes each), and shell loops write thousands fast.
  */
 export const MAX_SESSION_CHANGE_VERSIONS = 100_000;
+/**
+ * Most bytes of the directory's key tables (8 bytes a key a shard), which the builder keeps until it
+ * writes the directory and every searching object reads whole. Source text needs about 5 % of its
+ * size (4.9 MB for 96 MB of node_modules), so this indexes source trees of up to about 480 MB; text of
+ * random-looking bytes has more keys than bytes, and 100 MB of it held hundreds of MB (hunt 47). Past
+ * it the snapshot is stored without an index: grep scans it, as exact as ever.
+ */
+export const MAX_SEARCH_DIRECTORY_BYTES = 24 * MiB;
 /** Largest file grep searches (bigger ones are named in a notice); the search index and its text cache leave them out. */
 export const SEARCH_MAX_FILE_BYTES = 8 * MiB;
 /** Most bytes of files in one snapshot. */
@@ -290,6 +298,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
   ["one `edit` call", `${count(MAX_EDITS_PER_CALL)} replacements in one file`],
   ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],
+  [
+    "a snapshot's search index",
+    `its directory at most ${bytes(MAX_SEARCH_DIRECTORY_BYTES)} (about 5 % of source text, so trees of up to about 480 MB; random-looking text fills it far sooner); past it the snapshot is stored without an index and \`grep\` reads every file, with the same results`,
+  ],
   [
     "a `grep` pattern",
     "one that repeats a group holding a repetition or an alternation (such as `(a+)+`) runs on RE2, in linear time: a character is a code point, `\\s` and `\\w` are ASCII, `ignoreCase` folds as Unicode does (`k` also matches the Kelvin sign, `s` the long s), look-arounds and back-references are refused (`invalid_regex`); plain texts joined by `.*` or `.+` (such as `import.*from.*react`) are found in order, in linear time; other patterns run on V8, which can take time growing with a power of a long line's length (`\\s+$` or `\\w+=.*x` on a minified line)",

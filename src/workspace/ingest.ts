@@ -27,6 +27,8 @@ export interface IngestOptions {
   searchIndex?: boolean;
   /** (file, trigram) pairs per search index shard (default SHARD_POSTINGS); tests pass small values. */
   searchShardPostings?: number;
+  /** Most bytes of the search index's directory (default MAX_SEARCH_DIRECTORY_BYTES); tests pass small values. */
+  searchDirectoryBytes?: number;
   now?: () => Date;
 }
 
@@ -40,8 +42,8 @@ export interface IngestResult {
 /**
  * Streams an uploaded archive (tar, tar.gz or zip) into an immutable snapshot: an uncompressed
  * pack of file bytes (in 8 MiB chunks), a search index over their text, and an index in R2, then a small meta object
- * that marks it complete. Memory stays bounded by two pack chunks or R2 parts (8 MiB each), decoder buffers and one
- * search index shard (about 16 MiB, see SearchIndexBuilder). Entries that are unsafe or unusable
+ * that marks it complete. Memory stays bounded by two pack chunks or R2 parts (8 MiB each), decoder buffers, one
+ * search index shard (about 16 MiB) and the index's directory (at most 24 MiB, see SearchIndexBuilder). Entries that are unsafe or unusable
  * are skipped with a reason; refusals throw `ArchiveError` and leave nothing behind in R2.
  */
 export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uint8Array>, opts: IngestOptions): Promise<IngestResult> {
@@ -49,7 +51,10 @@ export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uin
   const keys = workspaceKeys(opts.workspaceId);
   const pack = new PackWriter(bucket, opts.workspaceId, opts.partBytes);
   const spool = new R2ObjectWriter(bucket, keys.upload, opts.partBytes);
-  const search = opts.searchIndex === false ? undefined : new SearchIndexBuilder(bucket, opts.workspaceId, opts.searchShardPostings);
+  const search =
+    opts.searchIndex === false
+      ? undefined
+      : new SearchIndexBuilder(bucket, opts.workspaceId, opts.searchShardPostings, undefined, opts.searchDirectoryBytes);
   let source: ReadableStream<Uint8Array> | null = null;
   try {
     const peeked = await peekStream(limitUploadBytes(body, limits.maxArchiveBytes), FORMAT_SNIFF_BYTES);
@@ -66,7 +71,8 @@ export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uin
     if (builder.fileCount === 0 && builder.skipped.length > 0 && builder.skipped.every((s) => s.reason === "encrypted"))
       throw archiveUnsupported(`every file of this zip is encrypted (${builder.skipped.length}); upload it unencrypted`);
     const index = builder.finish();
-    if (search) index.search = await search.finish();
+    const searchInfo = await search?.finish();
+    if (searchInfo) index.search = searchInfo;
     index.pack = await pack.close();
     await bucket.delete(keys.upload);
     await bucket.put(keys.index, JSON.stringify(index), { httpMetadata: { contentType: "application/json" } });

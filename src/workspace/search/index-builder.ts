@@ -1,4 +1,4 @@
-import { SEARCH_MAX_FILE_BYTES } from "../../domain/limits";
+import { MAX_SEARCH_DIRECTORY_BYTES, SEARCH_MAX_FILE_BYTES } from "../../domain/limits";
 import { BINARY_SNIFF_BYTES } from "../text";
 import {
   DENSE_LIST_BYTE,
@@ -36,7 +36,8 @@ const MIN_DENSE_DOCS = 16;
  * reused to count while a shard is written), the shard's pairs (4 bytes each, SHARD_POSTINGS of
  * them, more only for one piece with more), 7 bytes per pair of scratch for writing a shard (kept
  * from shard to shard), and the encoded shard while it uploads. A doc is a piece of a file, cut as
- * `searchTextOf` cuts it. Binary files (a NUL in the first 8000 bytes, as grep decides) are listed
+ * `searchTextOf` cuts it. The shards' key tables, kept for the directory, are bounded on their own
+ * (`MAX_SEARCH_DIRECTORY_BYTES`; past it no index is built). Binary files (a NUL in the first 8000 bytes, as grep decides) are listed
  * but not indexed, and so are files larger than grep searches (`SEARCH_MAX_FILE_BYTES`): indexing
  * them was work no search used.
  */
@@ -67,6 +68,10 @@ export class SearchIndexBuilder {
   /** The current file's first doc in the shard. */
   private fileFirstDoc = 0;
   private readonly shards: ShardDirectory[] = [];
+  /** Bytes of the shards' key tables so far. */
+  private directoryBytes = 0;
+  /** The directory would pass `maxDirectoryBytes`: no index is built (`finish` returns null). */
+  private abandoned = false;
   /** The last shard upload, chained after the ones before it. */
   private upload: Promise<unknown> | null = null;
   /** A shard was cut inside the current file (endFile waits for its upload). */
@@ -91,12 +96,15 @@ export class SearchIndexBuilder {
     private readonly shardPostings = SHARD_POSTINGS,
     /** Shards of fewer docs store no key as dense (tests pass small values). */
     private readonly minDenseDocs = MIN_DENSE_DOCS,
+    /** Tests pass small values. */
+    private readonly maxDirectoryBytes = MAX_SEARCH_DIRECTORY_BYTES,
   ) {
     this.keys = searchKeys(workspaceId);
   }
 
   /** Starts a file of `size` bytes at `packOffset` in the pack. */
   beginFile(packOffset: number, size: number): void {
+    if (this.abandoned) return;
     this.file = this.offsets.length;
     this.offsets.push(packOffset);
     this.skipped = size > SEARCH_MAX_FILE_BYTES;
@@ -111,7 +119,7 @@ export class SearchIndexBuilder {
   }
 
   addBytes(chunk: Uint8Array): void {
-    if (this.binary || this.skipped || chunk.byteLength === 0) return;
+    if (this.abandoned || this.binary || this.skipped || chunk.byteLength === 0) return;
     if (this.sniffed < BINARY_SNIFF_BYTES) {
       const end = Math.min(chunk.byteLength, BINARY_SNIFF_BYTES - this.sniffed);
       this.sniffed += end;
@@ -160,6 +168,7 @@ export class SearchIndexBuilder {
         const docEnds = (this.pieceStarts.length - this.firstPiece[this.file]!) % PIECES_PER_DOC === 0;
         if (docEnds && this.pairCount >= this.shardPostings) {
           this.cutShard();
+          if (this.abandoned) return;
           this.cutInFile = true;
         }
       }
@@ -227,6 +236,7 @@ export class SearchIndexBuilder {
   }
 
   async endFile(): Promise<void> {
+    if (this.abandoned) return;
     if (this.binary) this.flags[this.file] = FILE_BINARY;
     // One shard upload in flight while the next fills (a large file may have queued more: wait for them).
     if (this.pairCount >= this.shardPostings || this.cutInFile) await this.upload;
@@ -234,9 +244,16 @@ export class SearchIndexBuilder {
     if (this.pairCount >= this.shardPostings) this.cutShard();
   }
 
-  /** Writes the last shard and the directory; returns what `index.json` records. */
-  async finish(): Promise<SearchIndexInfo> {
-    if (this.docPairs.length > 0) this.cutShard();
+  /**
+   * Writes the last shard and the directory; returns what `index.json` records, or null when the
+   * directory would have passed its limit (the shards written are deleted).
+   */
+  async finish(): Promise<SearchIndexInfo | null> {
+    if (!this.abandoned && this.docPairs.length > 0) this.cutShard();
+    if (this.abandoned) {
+      await this.abort();
+      return null;
+    }
     await this.upload;
     const directory = encodeDirectory({
       offsets: Float64Array.from(this.offsets),
@@ -354,6 +371,8 @@ export class SearchIndexBuilder {
       start = end;
     }
     counts.fill(0);
+    this.directoryBytes += keys.byteLength + ends.byteLength;
+    if (this.directoryBytes > this.maxDirectoryBytes) return this.abandon();
 
     const key = this.keys.shard(this.shards.length);
     const bytes = encoded.slice(0, at);
@@ -364,6 +383,17 @@ export class SearchIndexBuilder {
     this.shardFirstDoc += docCount;
     this.docPairs = [];
     this.pairCount = 0;
+  }
+
+  /** Gives the index up: what it holds is dropped, and nothing more is indexed. */
+  private abandon(): void {
+    this.abandoned = true;
+    this.shards.length = 0;
+    this.docPairs = [];
+    this.pairCount = 0;
+    this.pairs = new Uint32Array(0);
+    this.shardDocs = new Uint32Array(0);
+    this.shardLists = new Uint8Array(0);
   }
 
   private async put(key: string, bytes: Uint8Array): Promise<void> {

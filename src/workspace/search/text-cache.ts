@@ -8,6 +8,12 @@ import type { SearchText } from "./search-text";
  * streams, tool output, the shell's buffers). Measured in bytes of string storage (`SearchText.bytes`).
  */
 export const SEARCH_TEXT_CACHE_BYTES = 40 * 1024 * 1024;
+/**
+ * Most files cached at once. An entry costs about 600 bytes beside its text (its key, a SearchText and
+ * its arrays), which the byte budget does not see: 250,000 tiny files held 72 MB (hunt 47). Real source
+ * files average a few KB, so the byte budget fills first.
+ */
+export const SEARCH_TEXT_CACHE_ENTRIES = 16_384;
 /** One file above this is not cached (grep skips larger files anyway). */
 export const MAX_ENTRY_BYTES = SEARCH_MAX_FILE_BYTES;
 
@@ -31,7 +37,10 @@ export class SearchTextCache {
   /** Bytes of `maxBytes` lent to other work in the isolate (`reserve`). */
   private reserved = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly maxEntries = SEARCH_TEXT_CACHE_ENTRIES,
+  ) {}
 
   get bytes(): number {
     return this.total;
@@ -93,12 +102,12 @@ export class SearchTextCache {
     const bytes = text?.bytes ?? 0;
     if (bytes > MAX_ENTRY_BYTES) return;
     for (const [oldest, entry] of this.entries) {
-      if (this.total + bytes <= this.capacity) break;
+      if (this.total + bytes <= this.capacity && this.entries.size < this.maxEntries) break;
       if (entry.search === search) return;
       this.entries.delete(oldest);
       this.total -= entry.bytes;
     }
-    if (this.total + bytes > this.capacity) return;
+    if (this.total + bytes > this.capacity || this.entries.size >= this.maxEntries) return;
     this.entries.set(key, { text, bytes, search });
     this.total += bytes;
   }
@@ -111,11 +120,12 @@ export class SearchTextCache {
   addIfRoom(key: string, text: SearchText | null): boolean {
     const bytes = text?.bytes ?? 0;
     if (bytes > MAX_ENTRY_BYTES) return true;
-    const previous = this.entries.get(key)?.bytes ?? 0;
-    if (this.total - previous + bytes > this.capacity) return false;
+    const previous = this.entries.get(key)?.bytes;
+    if (previous === undefined && this.entries.size >= this.maxEntries) return false;
+    if (this.total - (previous ?? 0) + bytes > this.capacity) return false;
     this.entries.delete(key);
     this.entries.set(key, { text, bytes, search: 0 });
-    this.total += bytes - previous;
+    this.total += bytes - (previous ?? 0);
     return true;
   }
 

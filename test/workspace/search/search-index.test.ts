@@ -38,7 +38,11 @@ const FILES: Record<string, string | Uint8Array> = {
   "assets/blob.bin": new Uint8Array([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00, 0x01]), // "needle" then NUL
 };
 
-async function ingest(workspaceId: string, files = FILES, options: { searchIndex?: boolean; searchShardPostings?: number } = {}) {
+async function ingest(
+  workspaceId: string,
+  files = FILES,
+  options: { searchIndex?: boolean; searchShardPostings?: number; searchDirectoryBytes?: number } = {},
+) {
   return ingestWorkspace(env.STORE, streamOf(await tarOf(files)), { workspaceId, owner: null, ...options });
 }
 
@@ -188,6 +192,33 @@ describe("search index", () => {
     const index = (await (await env.STORE.get("workspaces/w_si_shards/index.json"))!.json()) as { search: { shards: number } };
     expect(index.search.shards).toBeGreaterThan(5);
     expect(await searched("w_si_shards", containsText("marker"))).toEqual([
+      "f00.txt",
+      "f07.txt",
+      "f14.txt",
+      "f21.txt",
+      "f28.txt",
+      "f35.txt",
+    ]);
+  });
+
+  it("stores no index when its directory would pass the limit (shards written are deleted); then every file is a candidate", async () => {
+    const files = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, "0")}.txt`, `file ${i} ${i % 7 === 0 ? "marker" : "plain"}\n`]),
+    );
+    const keysUnder = async (prefix: string) => (await env.STORE.list({ prefix })).objects.map((o) => o.key);
+    // The same files fit a limit of 2,000 bytes (at least three shards written, and their directory)...
+    await ingest("w_si_dir_fits", files, { searchShardPostings: 64, searchDirectoryBytes: 2000 });
+    const fits = (await (await env.STORE.get("workspaces/w_si_dir_fits/index.json"))!.json()) as { search: { shards: number } };
+    expect(fits.search.shards).toBeGreaterThan(2);
+    expect(await keysUnder("workspaces/w_si_dir_fits/search/")).toHaveLength(fits.search.shards + 1);
+    // ...and pass a limit of 300.
+    await ingest("w_si_dir_over", files, { searchShardPostings: 64, searchDirectoryBytes: 300 });
+    const over = (await (await env.STORE.get("workspaces/w_si_dir_over/index.json"))!.json()) as { search?: unknown; files: unknown[] };
+    expect([over.search, over.files.length]).toEqual([undefined, 40]);
+    expect(await keysUnder("workspaces/w_si_dir_over/search/")).toEqual([]);
+    // Without an index every file is a candidate (the matcher then decides, as for snapshots stored before the index).
+    expect(await searched("w_si_dir_over", containsText("marker"))).toEqual(Object.keys(files));
+    expect(await searched("w_si_dir_fits", containsText("marker"))).toEqual([
       "f00.txt",
       "f07.txt",
       "f14.txt",

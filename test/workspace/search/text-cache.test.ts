@@ -37,6 +37,22 @@ describe("SearchTextCache", () => {
     expect([cache.capacity, cache.room, cache.addIfRoom("f", text("f".repeat(10))), cache.bytes]).toEqual([40, 40, true, 10]);
   });
 
+  it("holds at most its count of entries, empty and binary ones included (each costs memory its text does not show)", () => {
+    const cache = new SearchTextCache(1000, 3);
+    const first = cache.beginSearch();
+    for (const key of ["a", "b"]) cache.set(key, text(""), first);
+    cache.set("bin", null, first);
+    const second = cache.beginSearch();
+    cache.set("c", text("c"), second);
+    expect(["a", "b", "bin", "c"].map((k) => cache.peek(k) !== undefined)).toEqual([false, true, true, true]);
+    // A search does not evict what it used itself; a warm-up never evicts.
+    cache.get("b", second);
+    cache.get("bin", second);
+    cache.set("d", text("d"), second);
+    expect([cache.peek("d"), cache.addIfRoom("e", text("e")), cache.addIfRoom("c", text("cc"))]).toEqual([undefined, false, true]);
+    expect(cache.bytes).toBe(2);
+  });
+
   it("evicts the least recently used entries of earlier searches", () => {
     const cache = new SearchTextCache(30);
     const first = cache.beginSearch();
