@@ -64,6 +64,12 @@ beforeEach(() => {
 });
 afterEach(() => vi.restoreAllMocks());
 
+/** 40 small files; "marker" is in every seventh (`MARKED`). */
+const MARKER_FILES = Object.fromEntries(
+  Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, "0")}.txt`, `file ${i} ${i % 7 === 0 ? "marker" : "plain"}\n`]),
+);
+const MARKED = ["f00.txt", "f07.txt", "f14.txt", "f21.txt", "f28.txt", "f35.txt"];
+
 /** A file of 192 KB (12 pieces, 3 docs) with "needle" on lines 5, 3800 and 3801 only, "zebras" on line 2000. */
 const BIG = Array.from({ length: 4400 }, (_, i) =>
   i === 5 || i === 3800 || i === 3801
@@ -185,26 +191,15 @@ describe("search index", () => {
   });
 
   it("splits into shards and finds files in every one of them", async () => {
-    const files = Object.fromEntries(
-      Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, "0")}.txt`, `file ${i} ${i % 7 === 0 ? "marker" : "plain"}\n`]),
-    );
+    const files = MARKER_FILES;
     await ingest("w_si_shards", files, { searchShardPostings: 64 });
     const index = (await (await env.STORE.get("workspaces/w_si_shards/index.json"))!.json()) as { search: { shards: number } };
     expect(index.search.shards).toBeGreaterThan(5);
-    expect(await searched("w_si_shards", containsText("marker"))).toEqual([
-      "f00.txt",
-      "f07.txt",
-      "f14.txt",
-      "f21.txt",
-      "f28.txt",
-      "f35.txt",
-    ]);
+    expect(await searched("w_si_shards", containsText("marker"))).toEqual(MARKED);
   });
 
   it("stores no index when its directory would pass the limit (shards written are deleted); then every file is a candidate", async () => {
-    const files = Object.fromEntries(
-      Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, "0")}.txt`, `file ${i} ${i % 7 === 0 ? "marker" : "plain"}\n`]),
-    );
+    const files = MARKER_FILES;
     const keysUnder = async (prefix: string) => (await env.STORE.list({ prefix })).objects.map((o) => o.key);
     // The same files fit a limit of 2,000 bytes (at least three shards written, and their directory)...
     await ingest("w_si_dir_fits", files, { searchShardPostings: 64, searchDirectoryBytes: 2000 });
@@ -218,14 +213,7 @@ describe("search index", () => {
     expect(await keysUnder("workspaces/w_si_dir_over/search/")).toEqual([]);
     // Without an index every file is a candidate (the matcher then decides, as for snapshots stored before the index).
     expect(await searched("w_si_dir_over", containsText("marker"))).toEqual(Object.keys(files));
-    expect(await searched("w_si_dir_fits", containsText("marker"))).toEqual([
-      "f00.txt",
-      "f07.txt",
-      "f14.txt",
-      "f21.txt",
-      "f28.txt",
-      "f35.txt",
-    ]);
+    expect(await searched("w_si_dir_fits", containsText("marker"))).toEqual(MARKED);
   });
 
   it("reads the directory once and the lists it needs by range; a warm search touches no R2", async () => {
