@@ -1201,6 +1201,49 @@ const checks = {
     );
   },
   /**
+   * A shell's `> f` opens `f` empty and then writes it, and `>> f` opens it before it appends: one
+   * version of each file per command, not two (the 100,000 versions a session may hold stopped a
+   * loop at 50,000 new files). Eight commands make 56,000 files and a loop appends 300 times; every
+   * file is kept, and a fork at the last message sees the same changes.
+   */
+  async shellVersions(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const { workspaceId } = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "shell-versions"), { "a.txt": "a\n" });
+    const sessionId = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const commands = Array.from(
+      { length: 8 },
+      (_, k) => `mkdir -p d${k}; for i in $(seq 1 7000); do echo $i > d${k}/f$i; done; echo made ${k}`,
+    );
+    commands.push("for i in $(seq 1 300); do echo $i >> a.txt; done; wc -l < a.txt");
+    let completed = 0;
+    for (const command of commands) {
+      const events = await promptEvents(ctx.base, agent, sessionId, {
+        text: `TOOL bash ${JSON.stringify({ command, timeoutMs: 60_000 })}`,
+        allowWrite: true,
+        allowBash: true,
+      });
+      if (events.some((e) => e.type === "agent_completed")) completed++;
+    }
+    const results = (await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/messages`)).body
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((m) => m.kind === "tool_result")
+      .map((m) => m.resultText.trim());
+    const expected = [...commands.slice(0, 8).map((_, k) => `made ${k}`), "301"];
+    const diffOf = async (id) => (await request(ctx.base, agent, "GET", `/api/sessions/${id}/changes`, { timeoutMs: 60_000 })).body;
+    const diff = await diffOf(sessionId);
+    const files = (diff.match(/^diff --git/gm) ?? []).length;
+    const fork = await request(ctx.base, agent, "POST", `/api/sessions/${sessionId}/fork`, { ...json({}), timeoutMs: 60_000 });
+    const forkSame = fork.status === 201 && (await diffOf(JSON.parse(fork.body).sessionId)) === diff;
+    agent.destroy();
+    record(
+      "shellVersions",
+      completed === 9 && JSON.stringify(results) === JSON.stringify(expected) && files === 56_001 && forkSame,
+      `${completed}/9 prompts completed; results ${JSON.stringify(results.map((r) => r.slice(0, 120)))}; /changes ${files} files (56,001 expected); fork ${fork.status}, its /changes ${forkSame ? "= the source's" : "differ"}`,
+    );
+  },
+  /**
    * Inputs that used to hold the isolate for minutes (a backtracking grep pattern, texts joined by
    * `.*` on a long minified line, many-star and extglob globs, a prompt of one long word) now end at once, and the next request is answered; and streams and
    * imports a client retries.

@@ -165,18 +165,20 @@ export const MAX_EDITS_PER_CALL = 100;
  */
 export const MAX_SESSION_CHANGE_BYTES = 1024 * MiB;
 /**
- * File versions a session's workspace changes may hold, replaced ones and deletions included: a fork
- * lists them in one RPC answer (32 MiB; about 150 bytes each), and shell loops write thousands fast.
+ * File versions a session's workspace changes may hold, replaced ones and deletions included (but
+ * not one replaced within its own step): a fork lists them in one RPC answer (32 MiB; about 150
+ * bytes each), and shell loops write thousands fast.
  */
 export const MAX_SESSION_CHANGE_VERSIONS = 100_000;
 /**
  * Most bytes of the directory's key tables (8 bytes a key a shard), which the builder keeps until it
- * writes the directory and every searching object reads whole. Source text needs about 5 % of its
- * size (4.9 MB for 96 MB of node_modules), so this indexes source trees of up to about 480 MB; text of
- * random-looking bytes has more keys than bytes, and 100 MB of it held hundreds of MB (hunt 47). Past
- * it the snapshot is stored without an index: grep scans it, as exact as ever.
+ * writes the directory (encoding a second copy then) and every searching isolate reads whole. Source
+ * text needs about 5 % of its size (4.9 MB for 96 MB of node_modules), so this indexes source trees
+ * of up to about 240 MB; text of random-looking bytes has more keys than bytes, and 100 MB of it held
+ * hundreds of MB (hunt 47). At 24 MiB two ingests at once held 139 MB live (hunt 48). Past it the
+ * snapshot is stored without an index: grep scans it, as exact as ever.
  */
-export const MAX_SEARCH_DIRECTORY_BYTES = 24 * MiB;
+export const MAX_SEARCH_DIRECTORY_BYTES = 12 * MiB;
 /** Largest file grep searches (bigger ones are named in a notice); the search index and its text cache leave them out. */
 export const SEARCH_MAX_FILE_BYTES = 8 * MiB;
 /** Most bytes of files in one snapshot. */
@@ -293,14 +295,14 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "a session's workspace changes",
-    `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written and ${count(MAX_SESSION_CHANGE_VERSIONS)} file versions whose paths add up to at most ${count(MAX_WORKSPACE_PATH_CHARS)} characters, replaced versions and deletions included (a write or deletion past any of these fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it)`,
+    `${bytes(MAX_SESSION_CHANGE_BYTES)} of file contents written and ${count(MAX_SESSION_CHANGE_VERSIONS)} file versions whose paths add up to at most ${count(MAX_WORKSPACE_PATH_CHARS)} characters, replaced versions and deletions included (a write or deletion past any of these fails with \`workspace_full\`; deleting a file frees nothing, as a fork at an earlier message still needs it; a version replaced before the session records anything else, as within one shell command, is not kept)`,
   ],
   ["a path", `${count(MAX_PATH_CHARS)} characters (\`path_too_long\`)`],
   ["one `edit` call", `${count(MAX_EDITS_PER_CALL)} replacements in one file`],
   ["a file `grep` searches", `${bytes(SEARCH_MAX_FILE_BYTES)} (larger ones are named in a notice, and left out of the search index)`],
   [
     "a snapshot's search index",
-    `its directory at most ${bytes(MAX_SEARCH_DIRECTORY_BYTES)} (about 5 % of source text, so trees of up to about 480 MB; random-looking text fills it far sooner); past it the snapshot is stored without an index and \`grep\` reads every file, with the same results`,
+    `its directory at most ${bytes(MAX_SEARCH_DIRECTORY_BYTES)} (about 5 % of source text, so trees of up to about 240 MB; random-looking text fills it far sooner); past it the snapshot is stored without an index and \`grep\` reads every file, with the same results`,
   ],
   [
     "a `grep` pattern",

@@ -43,7 +43,7 @@ export interface IngestResult {
  * Streams an uploaded archive (tar, tar.gz or zip) into an immutable snapshot: an uncompressed
  * pack of file bytes (in 8 MiB chunks), a search index over their text, and an index in R2, then a small meta object
  * that marks it complete. Memory stays bounded by two pack chunks or R2 parts (8 MiB each), decoder buffers, one
- * search index shard (about 16 MiB) and the index's directory (at most 24 MiB, see SearchIndexBuilder). Entries that are unsafe or unusable
+ * search index shard (about 16 MiB) and the index's directory (at most 12 MiB, see SearchIndexBuilder). Entries that are unsafe or unusable
  * are skipped with a reason; refusals throw `ArchiveError` and leave nothing behind in R2.
  */
 export async function ingestWorkspace(bucket: R2Bucket, body: ReadableStream<Uint8Array>, opts: IngestOptions): Promise<IngestResult> {

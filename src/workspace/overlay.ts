@@ -53,7 +53,6 @@ export interface StagedChange {
 
 /** Rows hold at most this many content bytes (Durable Object SQLite values are limited to 2 MB). */
 export const OVERLAY_CHUNK_BYTES = 1024 * 1024;
-/** The largest file the overlay accepts, in bytes; larger writes fail with `file_too_large`. */
 
 export interface SqliteOverlayOptions {
   /** Largest accepted file, in bytes (default `MAX_FILE_BYTES`). */
@@ -73,7 +72,9 @@ export interface SqliteOverlayOptions {
   /**
    * The stamp of a change made now: the session's last log seq. Changes keep it, and a change that
    * replaces another moves the old one to `overlay_history`, so the workspace as it was at any
-   * message can be rebuilt (fork). Default: 0.
+   * message can be rebuilt (fork). One that replaces a change of the same stamp drops it instead: no
+   * message lies between them, so no rebuild could show it (a shell's `> f` writes `f` empty, then
+   * its content). Default: 0.
    */
   stamp?: () => number;
 }
@@ -179,16 +180,18 @@ export class SqliteOverlay implements OverlayStore {
         `'${path}' is ${bytes.byteLength} bytes; the limit for written files is ${this.maxFileBytes}`,
       );
     }
-    this.roomForVersion(`writing '${path}'`, path);
-    const stored = this.storedBytes();
+    const dropped = this.sameStampSize(path, stamp);
+    if (dropped === null) this.roomForVersion(`writing '${path}'`, path);
+    const held = this.storedBytes();
+    const stored = held - (dropped ?? 0);
     if (stored + bytes.byteLength > this.maxStoredBytes) {
       throw new WorkspaceError(
         "workspace_full",
-        `writing '${path}' (${bytes.byteLength} bytes) would pass the ${this.maxStoredBytes} bytes this session's workspace changes may hold (${stored} held, replaced versions included)`,
+        `writing '${path}' (${bytes.byteLength} bytes) would pass the ${this.maxStoredBytes} bytes this session's workspace changes may hold (${held} held, replaced versions included)`,
       );
     }
     this.transaction(() => {
-      this.archive(path);
+      this.replace(path, dropped !== null);
       for (const [i, data] of chunksOf(bytes)) {
         this.sql.exec(
           "INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp) VALUES (?, ?, 0, ?, ?, ?, ?)",
@@ -202,18 +205,19 @@ export class SqliteOverlay implements OverlayStore {
       }
     });
     this.stored = stored + bytes.byteLength;
-    this.versions! += 1;
-    this.pathChars! += codePoints(path);
+    if (dropped === null) this.countVersion(path);
   }
 
   whiteout(path: string, stamp = this.stamp()): void {
-    this.roomForVersion(`deleting '${path}'`, path);
+    const dropped = this.sameStampSize(path, stamp);
+    if (dropped === null) this.roomForVersion(`deleting '${path}'`, path);
+    const stored = this.storedBytes() - (dropped ?? 0);
     this.transaction(() => {
-      this.archive(path);
+      this.replace(path, dropped !== null);
       this.sql.exec("INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp) VALUES (?, 0, 1, 0, 0, NULL, ?)", path, stamp);
     });
-    this.versions! += 1;
-    this.pathChars! += codePoints(path);
+    this.stored = stored;
+    if (dropped === null) this.countVersion(path);
   }
 
   /** Versions of every path stored: the current ones and the replaced ones, whiteouts included. */
@@ -359,11 +363,12 @@ export class SqliteOverlay implements OverlayStore {
         )
         .toArray();
       for (const { position, path, stamp_key } of staged) {
-        this.archive(path);
+        const stamp = stampOf(stamp_key);
+        this.replace(path, this.sameStampSize(path, stamp) !== null);
         this.sql.exec(
           `INSERT INTO overlay (path, chunk, deleted, size, mode, data, stamp)
            SELECT path, chunk, deleted, size, mode, data, ? FROM overlay_staged WHERE attempt = ? AND position = ?`,
-          stampOf(stamp_key),
+          stamp,
           attempt,
           position,
         );
@@ -385,15 +390,31 @@ export class SqliteOverlay implements OverlayStore {
     return this.stored;
   }
 
-  /** Moves the change of `path`, if any, to the history. */
-  private archive(path: string): void {
-    const next = this.sql.exec<{ v: number }>("SELECT IFNULL(MAX(version), 0) + 1 AS v FROM overlay_history").one().v;
-    this.sql.exec(
-      `INSERT INTO overlay_history (version, chunk, path, deleted, size, mode, data, stamp)
-       SELECT ?, chunk, path, deleted, size, mode, data, stamp FROM overlay WHERE path = ?`,
-      next,
-      path,
-    );
+  /** The size of `path`'s current change when it was made at `stamp` (a whiteout: 0), else null. */
+  private sameStampSize(path: string, stamp: number): number | null {
+    const rows = this.sql
+      .exec<{ size: number }>("SELECT size FROM overlay WHERE path = ? AND chunk = 0 AND stamp = ?", path, stamp)
+      .toArray();
+    return rows[0]?.size ?? null;
+  }
+
+  /** Adds a version of `path` to the counts `roomForVersion` computed. */
+  private countVersion(path: string): void {
+    this.versions! += 1;
+    this.pathChars! += codePoints(path);
+  }
+
+  /** Clears `path`'s current change, if any, for a new one: moved to the history, or dropped when `drop`. */
+  private replace(path: string, drop: boolean): void {
+    if (!drop) {
+      const next = this.sql.exec<{ v: number }>("SELECT IFNULL(MAX(version), 0) + 1 AS v FROM overlay_history").one().v;
+      this.sql.exec(
+        `INSERT INTO overlay_history (version, chunk, path, deleted, size, mode, data, stamp)
+         SELECT ?, chunk, path, deleted, size, mode, data, stamp FROM overlay WHERE path = ?`,
+        next,
+        path,
+      );
+    }
     this.sql.exec("DELETE FROM overlay WHERE path = ?", path);
   }
 }

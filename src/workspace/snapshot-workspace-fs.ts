@@ -20,6 +20,8 @@ const DIR_STAT: WorkspaceStat = { type: "dir", size: 0, mode: 0o755 };
 export class SnapshotWorkspaceFs implements WorkspaceFs {
   /** The merged tree, made at first use and kept current by the writes through this object. */
   private view: TreeView | null = null;
+  /** `view` is the snapshot's unchanged tree, which other sessions share: never changed in place. */
+  private viewShared = false;
 
   constructor(
     readonly snapshot: Snapshot,
@@ -111,7 +113,7 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     if (refusal) throw refusal;
     const stored = (options?.replace ? undefined : view.info.get(canonical)?.mode) ?? mode ?? NEW_FILE_MODE;
     this.overlay.put(canonical, bytes, stored);
-    view.written(canonical, bytes.byteLength, stored);
+    this.ownView()?.written(canonical, bytes.byteLength, stored);
   }
 
   async removeDir(path: string): Promise<void> {
@@ -134,7 +136,7 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     const canonical = resolveWorkspacePath(path);
     this.requireFile(canonical);
     this.overlay.whiteout(canonical);
-    this.current().deleted(canonical);
+    this.ownView()?.deleted(canonical);
   }
 
   private requireFile(path: string): FileInfo {
@@ -146,7 +148,19 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
   }
 
   private current(): TreeView {
-    this.view ??= new TreeView(this.snapshot.index, this.overlay.list());
+    if (!this.view) {
+      const changes = this.overlay.list();
+      // A session without changes sees the snapshot's own tree: one for every such session in the isolate.
+      this.viewShared = changes.length === 0;
+      this.view = this.viewShared ? this.snapshot.unchangedTree() : new TreeView(this.snapshot.index, changes);
+    }
+    return this.view;
+  }
+
+  /** The view to bring up to date after a change, or null when the next read makes it (from the overlay, change included). */
+  private ownView(): TreeView | null {
+    if (this.viewShared) this.view = null;
+    this.viewShared = false;
     return this.view;
   }
 }

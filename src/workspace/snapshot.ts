@@ -5,11 +5,13 @@ import { WorkspaceError } from "./errors";
 import { PackReader } from "./pack";
 import { comparePaths } from "./paths";
 import { isAll, type SearchQuery } from "./search/query";
-import { type PieceFilter, SearchIndex } from "./search/search-index";
+import { type PieceFilter, SearchIndex, type SearchTables } from "./search/search-index";
 import { decodePiece, type PieceSet, SearchText, searchTextOf } from "./search/search-text";
 import { MAX_ENTRY_BYTES, searchTextCache } from "./search/text-cache";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
 import { isBinary } from "./text";
+import { TreeView } from "./tree-view";
+import { WeakShare } from "./weak-share";
 import type { WorkspaceStat } from "./workspace-fs";
 
 /**
@@ -41,11 +43,46 @@ const searchIndexWarned = new ReportedOnce(MAX_SEARCH_WARNINGS_REMEMBERED);
 let warmUpRunning = false;
 
 /**
+ * A snapshot's parsed index with its lookups, and its search index once opened: never changed, so
+ * every object of the isolate that opens the snapshot shares one (`catalogs`).
+ */
+export class SnapshotCatalog {
+  readonly byPath = new Map<string, IndexEntry>();
+  readonly dirSet: Set<string>;
+  /** The search index's tables, once an object opened it (a settled value: see `WeakShare`). */
+  search: SearchTables | null = null;
+  private unchanged: TreeView | null = null;
+
+  /** @param indexBytes the size of the index's JSON */
+  constructor(
+    readonly index: WorkspaceIndex,
+    readonly indexBytes: number,
+  ) {
+    for (const entry of index.files) this.byPath.set(entry.path, entry);
+    this.dirSet = new Set(index.dirs);
+  }
+
+  /** The tree a session without changes sees, made when first asked for (reading a `TreeView` only fills its caches). */
+  unchangedTree(): TreeView {
+    this.unchanged ??= new TreeView(this.index, []);
+    return this.unchanged;
+  }
+}
+
+/** The catalogs of the snapshots that objects of this isolate have open, by `snapshotStamp`. */
+const catalogs = new WeakShare<SnapshotCatalog>();
+
+/** Names a snapshot for good: its id and creation time (ids are never reused, but tests do reuse them). */
+function snapshotStamp(meta: WorkspaceMeta): string {
+  return `${meta.workspaceId}\u0000${meta.createdAt}`;
+}
+
+/**
  * A read-only view of a stored snapshot: the index in memory, file bytes read from the pack by
  * range. This is the unchanging base under a session's overlay, and the "a/" side of `/changes`.
  */
 export class Snapshot {
-  private readonly byPath = new Map<string, IndexEntry>();
+  private readonly byPath: Map<string, IndexEntry>;
   private readonly dirSet: Set<string>;
   private searchIndex: Promise<SearchIndex | null> | null = null;
   private readonly pack: PackReader;
@@ -53,15 +90,24 @@ export class Snapshot {
   constructor(
     private readonly bucket: R2Bucket,
     readonly meta: WorkspaceMeta,
-    readonly index: WorkspaceIndex,
+    private readonly catalog: SnapshotCatalog,
   ) {
-    for (const entry of index.files) this.byPath.set(entry.path, entry);
-    this.dirSet = new Set(index.dirs);
-    this.pack = new PackReader(bucket, meta.workspaceId, index.pack);
+    this.byPath = this.catalog.byPath;
+    this.dirSet = this.catalog.dirSet;
+    this.pack = new PackReader(bucket, meta.workspaceId, this.catalog.index.pack);
   }
 
   get workspaceId(): string {
     return this.meta.workspaceId;
+  }
+
+  get index(): WorkspaceIndex {
+    return this.catalog.index;
+  }
+
+  /** The tree of this snapshot with no changes, shared by the sessions that have none (never change it). */
+  unchangedTree(): TreeView {
+    return this.catalog.unchangedTree();
   }
 
   file(path: string): IndexEntry | undefined {
@@ -82,8 +128,7 @@ export class Snapshot {
   async readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> {
     const entry = this.byPath.get(path);
     if (!entry) throw this.missing(path);
-    // Named by the workspace and its creation time (ids are never reused, but tests do reuse them).
-    const key = `${this.meta.workspaceId}\u0000${this.meta.createdAt}\u0000${path}`;
+    const key = `${snapshotStamp(this.meta)}\u0000${path}`;
     const cached = fileCache.get(key);
     if (cached) return cached;
     signal?.throwIfAborted();
@@ -282,21 +327,35 @@ export class Snapshot {
     }
   }
 
-  /** The search index, opened once; null for a snapshot stored without one, or one that cannot be read. */
+  /**
+   * The search index, opened once (or taken from another object that opened it); null for a
+   * snapshot stored without one, or one that cannot be read.
+   */
   private openSearchIndex(): Promise<SearchIndex | null> {
     const info = this.index.search;
     if (!info) return Promise.resolve(null);
-    this.searchIndex ??= SearchIndex.open(this.bucket, this.workspaceId, info, this.meta.createdAt).catch(() => {
-      // Searched in full this time; the next search tries again.
-      this.searchIndex = null;
-      return null;
-    });
+    const tables = this.catalog.search;
+    this.searchIndex ??= (
+      tables
+        ? Promise.resolve(new SearchIndex(this.bucket, this.workspaceId, tables, snapshotStamp(this.meta)))
+        : SearchIndex.open(this.bucket, this.workspaceId, info, this.meta.createdAt)
+    ).then(
+      (index) => {
+        this.catalog.search ??= index.tables;
+        return index;
+      },
+      () => {
+        // Searched in full this time; the next search tries again.
+        this.searchIndex = null;
+        return null;
+      },
+    );
     return this.searchIndex;
   }
 
   /** Snapshots never change: their id and creation time name a file's text for good. */
   private textKey(path: string): string {
-    return `${this.workspaceId}\u0000${this.meta.createdAt}\u0000${path}`;
+    return `${snapshotStamp(this.meta)}\u0000${path}`;
   }
 
   private async readGroup(group: RangeGroup, signal?: AbortSignal): Promise<Uint8Array> {
@@ -451,7 +510,16 @@ async function readSnapshot(
   }
   const object = await index;
   if (!object) throw new WorkspaceError("workspace_not_found", `workspace ${workspaceId} has no index`);
-  return { snapshot: new Snapshot(bucket, meta, (await object.json()) as WorkspaceIndex), indexBytes: object.size };
+  const stamp = snapshotStamp(meta);
+  let catalog = catalogs.get(stamp);
+  if (catalog) await object.body.cancel();
+  else {
+    catalog = new SnapshotCatalog((await object.json()) as WorkspaceIndex, object.size);
+    // Another object may have parsed it meanwhile: the first one stays shared.
+    catalog = catalogs.get(stamp) ?? catalog;
+    catalogs.set(stamp, catalog);
+  }
+  return { snapshot: new Snapshot(bucket, meta, catalog), indexBytes: catalog.indexBytes };
 }
 
 /** Removes every object of a workspace (meta first and alone, so a half-done delete no longer loads). */

@@ -68,12 +68,12 @@ export class TreeView {
     if (deletions) this.dropEmptied();
   }
 
-  files(): string[] {
+  files(): readonly string[] {
     this.sortedFiles ??= [...this.info.keys()].sort(comparePaths);
     return this.sortedFiles;
   }
 
-  dirs(): string[] {
+  dirs(): readonly string[] {
     this.sortedDirs ??= [...this.dirSet].sort(comparePaths);
     return this.sortedDirs;
   }

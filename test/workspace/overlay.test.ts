@@ -92,7 +92,8 @@ describe("SqliteOverlay", () => {
 
   it("refuses a write or a deletion that would pass the versions a session may hold, replaced ones and deletions counted", () =>
     withSql("overlay-versions", (sql) => {
-      const overlay = new SqliteOverlay(sql, { maxVersions: 4 });
+      let seq = 0;
+      const overlay = new SqliteOverlay(sql, { maxVersions: 4, stamp: () => ++seq }); // every change a step of its own
       overlay.put("a.txt", new Uint8Array(1), 0o644);
       overlay.put("a.txt", new Uint8Array(2), 0o644);
       overlay.whiteout("a.txt");
@@ -116,7 +117,8 @@ describe("SqliteOverlay", () => {
 
   it("refuses a write or a deletion that would pass the characters of paths a session may hold, every version counted", () =>
     withSql("overlay-path-chars", (sql) => {
-      const overlay = new SqliteOverlay(sql, { maxPathChars: 12 });
+      let seq = 0;
+      const overlay = new SqliteOverlay(sql, { maxPathChars: 12, stamp: () => ++seq });
       overlay.put("abcd", new Uint8Array(1), 0o644);
       overlay.put("abcd", new Uint8Array(2), 0o644); // the replaced version keeps its path
       overlay.put("\u{1F600}b", new Uint8Array(1), 0o644); // two characters, as SQLite counts them
@@ -140,7 +142,8 @@ describe("SqliteOverlay", () => {
 
   it("refuses a write that would pass the bytes a session may hold, replaced versions counted, with workspace_full", () =>
     withSql("overlay-budget", (sql) => {
-      const overlay = new SqliteOverlay(sql, { maxStoredBytes: 100 });
+      let seq = 0;
+      const overlay = new SqliteOverlay(sql, { maxStoredBytes: 100, stamp: () => ++seq });
       const write = (path: string, size: number) => refusal(() => overlay.put(path, new Uint8Array(size), 0o644));
       expect(write("a.bin", 60)).toBeNull();
       // Rewriting keeps the old version (a fork at an earlier message needs it): 60 + 30 held.
@@ -205,9 +208,45 @@ describe("SqliteOverlay history (the workspace at a message)", () => {
     });
   });
 
+  it("drops a change replaced at its own stamp (no message between them): one version for a shell's truncate-then-write", async () => {
+    await withSql("overlay-same-stamp", (sql) => {
+      let seq = 1;
+      const overlay = new SqliteOverlay(sql, { stamp: () => seq, maxVersions: 3, maxStoredBytes: 12 });
+      overlay.put("a.txt", text("v1"), 0o644);
+      seq = 2;
+      overlay.put("a.txt", new Uint8Array(0), 0o644); // `> a.txt` opens it empty...
+      overlay.put("a.txt", text("v2"), 0o644); // ...then writes
+      overlay.put("b.txt", text("bbbb"), 0o644);
+      overlay.whiteout("b.txt"); // a deletion in the same step replaces the write
+      overlay.put("b.txt", text("bb"), 0o644);
+      expect([overlay.storedVersions(), overlay.storedBytes(), overlay.storedPathChars()]).toEqual([3, 6, 15]);
+      // At the limits, a change that replaces one of its own step still fits: it adds no version and frees the bytes it replaces.
+      overlay.put("a.txt", text("12345678"), 0o644);
+      expect(overlay.storedBytes()).toBe(12);
+      expect(refusal(() => overlay.put("c.txt", new Uint8Array(0), 0o644))).toMatchObject({ code: "workspace_full" });
+      expect(refusal(() => overlay.put("a.txt", text("123456789"), 0o644))).toMatchObject({
+        code: "workspace_full",
+        message:
+          "writing 'a.txt' (9 bytes) would pass the 12 bytes this session's workspace changes may hold (12 held, replaced versions included)",
+      });
+      expect(
+        overlay
+          .versionRefsUpTo(2)
+          .map((v) => [v.path, v.deleted ? "deleted" : new TextDecoder().decode(overlay.versionBytes(v)!), v.stamp]),
+      ).toEqual([
+        ["a.txt", "v1", 1],
+        ["a.txt", "12345678", 2],
+        ["b.txt", "bb", 2],
+      ]);
+      // A new instance over the same tables counts what is stored, the same way.
+      const again = new SqliteOverlay(sql);
+      expect([again.storedVersions(), again.storedBytes(), again.storedPathChars()]).toEqual([3, 12, 15]);
+    });
+  });
+
   it("reads a listed change's bytes after it was replaced, from the history; null once they are gone", async () => {
     await withSql("overlay-version-bytes", (sql) => {
-      const seq = 7;
+      let seq = 7;
       const overlay = new SqliteOverlay(sql, { stamp: () => seq });
       const big = new Uint8Array(OVERLAY_CHUNK_BYTES * 2 + 5).map((_, i) => i % 251);
       overlay.put("big.bin", big, 0o644);
@@ -218,11 +257,16 @@ describe("SqliteOverlay history (the workspace at a message)", () => {
         ["c.txt", 5, null],
       ]);
       expect(overlay.versionBytes(bigRef!)).toEqual(big);
-      // Replaced at the same stamp after the listing: the listed bytes are the newest history version's.
+      // Replaced at a later stamp after the listing: the listed bytes are read from the history.
+      seq = 8;
       overlay.put("c.txt", text("second!"), 0o644);
       expect(new TextDecoder().decode(overlay.versionBytes(cRef!)!)).toBe("first");
       expect(overlay.versionBytes({ ...cRef!, path: "gone.txt" })).toBeNull();
       expect(overlay.versionBytes({ ...cRef!, size: 4 })).toBeNull();
+      // Replaced at its own stamp: dropped, not kept, so a fork that listed it is told to fork again.
+      seq = 7;
+      overlay.put("big.bin", text("smaller"), 0o644);
+      expect(overlay.versionBytes(bigRef!)).toBeNull();
     });
   });
 

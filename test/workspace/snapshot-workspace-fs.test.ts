@@ -1,10 +1,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { bashTool } from "../../src/tools/bash";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import { SqliteOverlay } from "../../src/workspace/overlay";
+import { loadWorkspace } from "../../src/workspace/snapshot";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../../src/workspace/snapshot-workspace-fs";
+import { toolContext } from "../helpers/memory-fs";
 import { decode, entry, fileEntry, streamOf, tarOf, text } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
 
@@ -162,6 +165,67 @@ describe("SnapshotWorkspaceFs", () => {
     await withFs("fs-4", "w_fs4", async (fs) => {
       await fs.writeFile("run.sh", text("echo hi\n"));
       expect(fs.stat("run.sh")).toEqual({ type: "file", size: 8, mode: 0o755 });
+    });
+  });
+
+  it("sessions without changes share the snapshot's tree; the first change gives a session its own", async () => {
+    await seedWorkspace("w_fs_shared_tree", FILES);
+    // Held to the end, so the shared catalog cannot be collected between the objects' turns.
+    const held = await loadWorkspace(env.STORE, "w_fs_shared_tree");
+    const unchanged = ["README.md", "bin/run.sh", "src/a.ts", "src/b.ts", "src/deep/c.ts"];
+    const a = await withFs("fs-shared-tree-a", "w_fs_shared_tree", async (fs) => fs.files());
+    const b = await withFs("fs-shared-tree-b", "w_fs_shared_tree", async (fs) => fs.files());
+    expect([a, b === a]).toEqual([unchanged, true]); // one tree, not two copies
+    await withFs("fs-shared-tree-a", "w_fs_shared_tree", async (fs) => {
+      await fs.writeFile("src/new.ts", text("new\n"));
+      await fs.deleteFile("src/a.ts");
+      expect(fs.files()).toEqual(["README.md", "bin/run.sh", "src/b.ts", "src/deep/c.ts", "src/new.ts"]);
+      expect(fs.readdir("src").map((d) => d.name)).toEqual(["b.ts", "deep", "new.ts"]);
+    });
+    // The other session still sees the snapshot as it is, and shares it.
+    await withFs("fs-shared-tree-b", "w_fs_shared_tree", async (fs) => {
+      expect(fs.files()).toBe(a);
+      expect(fs.readdir("src").map((d) => d.name)).toEqual(["a.ts", "b.ts", "deep"]);
+      await fs.deleteFile("src/b.ts");
+      expect([fs.stat("src/b.ts"), fs.stat("src/a.ts")?.type]).toEqual([null, "file"]);
+    });
+    expect(await withFs("fs-shared-tree-c", "w_fs_shared_tree", async (fs) => fs.files())).toBe(a);
+    expect(a).toEqual(unchanged);
+    // Opened again, a session with changes makes its tree from them.
+    expect(await withFs("fs-shared-tree-a", "w_fs_shared_tree", async (fs) => fs.files())).toEqual([
+      "README.md",
+      "bin/run.sh",
+      "src/b.ts",
+      "src/deep/c.ts",
+      "src/new.ts",
+    ]);
+    expect(held.unchangedTree().files()).toBe(a);
+  });
+
+  it("a shell command's redirects store one version of each file they write, however often it opens them", async () => {
+    await seedWorkspace("w_fs_versions", FILES);
+    await runInDurableObject(env.SESSIONS.getByName("fs-versions"), async (_i, state) => {
+      let seq = 4;
+      const overlay = new SqliteOverlay(state.storage.sql, { stamp: () => seq });
+      const fs = await openWorkspace(env.STORE, "w_fs_versions", overlay);
+      const run = (command: string) => bashTool.execute({ command }, toolContext(fs, { allowWrite: true }));
+      // `>` opens a file empty and then writes it; `>>` opens it (rewriting it whole here) and then appends.
+      expect(await run("echo hi > new.txt; for i in 1 2 3; do echo $i >> log.txt; done; echo more >> README.md")).toMatchObject({
+        exitCode: 0,
+      });
+      expect([overlay.storedVersions(), decode(await fs.readFile("log.txt")), decode(await fs.readFile("README.md"))]).toEqual([
+        3,
+        "1\n2\n3\n",
+        "# readme\nmore\n",
+      ]);
+      seq = 6; // a later step keeps what the earlier one wrote, for a fork at the message between them
+      expect(await run("echo again > new.txt")).toMatchObject({ exitCode: 0 });
+      expect(overlay.versionRefsUpTo(6).map((v) => [v.path, v.stamp, v.size])).toEqual([
+        ["new.txt", 4, 3],
+        ["README.md", 4, 14],
+        ["log.txt", 4, 6],
+        ["new.txt", 6, 6],
+      ]);
     });
   });
 

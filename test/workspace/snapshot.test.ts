@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
+import { containsText } from "../../src/workspace/search/query";
 import { ingestsRunning } from "../../src/workspace/shared-caches";
 import { CACHE_BYTES, coalesce, deleteWorkspace, loadWorkspace, openWorkspace, readWorkspaceMeta } from "../../src/workspace/snapshot";
 import { decode, keysUnder, streamOf, tarOf } from "./archives";
@@ -53,6 +54,26 @@ describe("Snapshot", () => {
     for (const path of [...paths].reverse()) expect((await fresh.readFile(path))[0]).toBe(Number(path.slice(2, 4)));
     expect(CACHE_BYTES).toBe(8 * MiB);
     expect(gets.map((g) => (g.range as { offset: number }).offset / MiB)).toEqual([3, 2, 1, 0]);
+  });
+
+  it("shares one parsed index, and the search index once one opened it, among the objects that open a snapshot", async () => {
+    await seedWorkspace("w_snap_catalog", { "a.txt": "alpha needle\n", "b/c.txt": "gamma\n" });
+    const first = await loadWorkspace(env.STORE, "w_snap_catalog");
+    const { bucket, gets } = recordingBucket();
+    const second = await loadWorkspace(bucket, "w_snap_catalog");
+    expect([second.index === first.index, second.stat("b/c.txt")]).toEqual([true, { type: "file", size: 6, mode: 0o644 }]);
+    const search = async (snapshot: typeof first) => {
+      const found: string[] = [];
+      for await (const { path } of snapshot.searchTexts(["a.txt", "b/c.txt"], containsText("needle"))) found.push(path);
+      return found;
+    };
+    expect(await search(first)).toEqual(["a.txt"]);
+    gets.length = 0;
+    expect(await search(second)).toEqual(["a.txt"]);
+    expect(gets.filter((g) => g.key.includes("/search/"))).toEqual([]); // its directory was not read again
+    // Another upload is another snapshot, with an index of its own.
+    await seedWorkspace("w_snap_catalog_2", { "a.txt": "alpha needle\n" });
+    expect((await loadWorkspace(env.STORE, "w_snap_catalog_2")).index === first.index).toBe(false);
   });
 
   it("reads many files in pack order with a few coalesced range reads", async () => {

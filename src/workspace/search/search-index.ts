@@ -60,35 +60,26 @@ export interface FilePieces {
 export type PieceFilter = (packOffset: number) => PieceSet | null;
 
 /**
- * A snapshot's search index, opened from R2: the directory in memory (read once), posting lists
- * read by range and kept in a small cache. `filter` answers which files, and which pieces of them,
- * can hold a match.
+ * A search index's directory with the lookups made from it: plain data that never changes, so the
+ * objects of an isolate that open one snapshot share it (`SnapshotCatalog`).
  */
-export class SearchIndex {
+export class SearchTables {
   /** Per pack offset, the file there that has bytes (empty files share the next file's offset). */
-  private readonly fileAt = new Map<number, number>();
-  /** The filter for `all`: the text files, every piece. */
-  private textFiles: PieceFilter | null = null;
+  readonly fileAt = new Map<number, number>();
   /** Pack offsets of the files the index knows to be text (it indexed them). */
-  private readonly texts: Set<number>;
+  readonly texts: Set<number>;
   /** Pack offsets of binary files. */
-  private readonly binaries = new Set<number>();
+  readonly binaries = new Set<number>();
   /** Pack offsets of files the index did not index (too large to search): asked for, they are read whole. */
-  private readonly unindexed = new Set<number>();
+  readonly unindexed = new Set<number>();
   /** The file of every doc. */
-  private readonly docFile: Uint32Array;
+  readonly docFile: Uint32Array;
   /** Per file, its first doc (and the total at the end). */
-  private readonly firstDoc: Uint32Array;
+  readonly firstDoc: Uint32Array;
   /** The piece table when its pieces are this code's (`SEARCH_PIECE_BYTES`): else files are searched whole. */
-  private readonly pieces: PieceTable | null;
+  readonly pieces: PieceTable | null;
 
-  private constructor(
-    private readonly bucket: R2Bucket,
-    private readonly workspaceId: string,
-    private readonly directory: SearchDirectory,
-    /** Names this snapshot's shards in the isolate's cache (the id, and its creation time: ids are never reused, but tests do). */
-    private readonly stamp: string,
-  ) {
+  constructor(readonly directory: SearchDirectory) {
     const { offsets, flags } = directory;
     this.texts = new Set(offsets);
     offsets.forEach((offset, file) => {
@@ -113,29 +104,27 @@ export class SearchIndex {
     this.docFile = new Uint32Array(docCount);
     for (let file = 0; file < offsets.length; file++) this.docFile.fill(file, this.firstDoc[file]!, this.firstDoc[file + 1]!);
   }
+}
 
-  /** True when the index has seen the file at `packOffset` and it is text (no need to look for a NUL again). */
-  isText(packOffset: number): boolean {
-    return this.texts.has(packOffset);
-  }
+/**
+ * A snapshot's search index, opened from R2: the directory in memory (read once), posting lists
+ * read by range and kept in a small cache. `filter` answers which files, and which pieces of them,
+ * can hold a match. Each object reads through its own bucket binding (bindings are not shared
+ * between objects); the tables may be another's.
+ */
+export class SearchIndex {
+  /** The filter for `all`: the text files, every piece. */
+  private textFiles: PieceFilter | null = null;
+  private readonly directory: SearchDirectory;
 
-  /** True when the index has seen the file at `packOffset` and found it binary. */
-  isBinary(packOffset: number): boolean {
-    return this.binaries.has(packOffset);
-  }
-
-  /**
-   * Where the pieces of the (non-empty) file at `packOffset` start in it, as `searchTextOf` cuts
-   * it, and the lines before each; null when the index does not know them (a version 1 index, a
-   * binary or unknown file).
-   */
-  piecesOf(packOffset: number): FilePieces | null {
-    const file = this.fileAt.get(packOffset);
-    if (file === undefined || !this.pieces) return null;
-    const { firstPiece, starts, linesBefore } = this.pieces;
-    const first = firstPiece[file]!;
-    const end = firstPiece[file + 1]!;
-    return end > first ? { starts: starts.subarray(first, end), linesBefore: linesBefore.subarray(first, end) } : null;
+  constructor(
+    private readonly bucket: R2Bucket,
+    private readonly workspaceId: string,
+    readonly tables: SearchTables,
+    /** Names this snapshot's shards in the isolate's cache (the id, and its creation time: ids are never reused, but tests do). */
+    private readonly stamp: string,
+  ) {
+    this.directory = tables.directory;
   }
 
   static async open(bucket: R2Bucket, workspaceId: string, info: SearchIndexInfo, createdAt = ""): Promise<SearchIndex> {
@@ -145,7 +134,31 @@ export class SearchIndex {
     if (directory.shards.length !== info.shards || directory.offsets.length !== info.files) {
       throw new Error(`search index of ${workspaceId} does not match index.json`);
     }
-    return new SearchIndex(bucket, workspaceId, directory, `${workspaceId}\u0000${createdAt}`);
+    return new SearchIndex(bucket, workspaceId, new SearchTables(directory), `${workspaceId}\u0000${createdAt}`);
+  }
+
+  /** True when the index has seen the file at `packOffset` and it is text (no need to look for a NUL again). */
+  isText(packOffset: number): boolean {
+    return this.tables.texts.has(packOffset);
+  }
+
+  /** True when the index has seen the file at `packOffset` and found it binary. */
+  isBinary(packOffset: number): boolean {
+    return this.tables.binaries.has(packOffset);
+  }
+
+  /**
+   * Where the pieces of the (non-empty) file at `packOffset` start in it, as `searchTextOf` cuts
+   * it, and the lines before each; null when the index does not know them (a version 1 index, a
+   * binary or unknown file).
+   */
+  piecesOf(packOffset: number): FilePieces | null {
+    const file = this.tables.fileAt.get(packOffset);
+    if (file === undefined || !this.tables.pieces) return null;
+    const { firstPiece, starts, linesBefore } = this.tables.pieces;
+    const first = firstPiece[file]!;
+    const end = firstPiece[file + 1]!;
+    return end > first ? { starts: starts.subarray(first, end), linesBefore: linesBefore.subarray(first, end) } : null;
   }
 
   /**
@@ -164,8 +177,8 @@ export class SearchIndex {
 
   private async evaluateFilter(query: SearchQuery, signal?: AbortSignal): Promise<PieceFilter> {
     const { offsets, flags, shards } = this.directory;
-    const docFile = this.docFile;
-    const pieces = this.pieces;
+    const docFile = this.tables.docFile;
+    const pieces = this.tables.pieces;
     const keys = queryKeys(query);
     const lists = await Promise.all(shards.map((_, n) => this.readLists(n, keys, signal)));
     // Per candidate file, its candidate docs (ascending: shards and lists are in doc order).
@@ -184,8 +197,8 @@ export class SearchIndex {
     });
     const byOffset = new Map<number, PieceSet>();
     for (const [file, docs] of candidates) {
-      const firstDoc = this.firstDoc[file]!;
-      if (!pieces || docs.length === this.firstDoc[file + 1]! - firstDoc) {
+      const firstDoc = this.tables.firstDoc[file]!;
+      if (!pieces || docs.length === this.tables.firstDoc[file + 1]! - firstDoc) {
         byOffset.set(offsets[file]!, "all");
         continue;
       }
@@ -199,7 +212,8 @@ export class SearchIndex {
       }
       byOffset.set(offsets[file]!, Uint32Array.from(set));
     }
-    return (packOffset) => byOffset.get(packOffset) ?? (this.fileAt.has(packOffset) && !this.unindexed.has(packOffset) ? null : "all");
+    return (packOffset) =>
+      byOffset.get(packOffset) ?? (this.tables.fileAt.has(packOffset) && !this.tables.unindexed.has(packOffset) ? null : "all");
   }
 
   /**
