@@ -283,6 +283,79 @@ const checks = {
       `${(conversation.length / 2 ** 20).toFixed(1)} MiB imports x6 and 1 MiB uploads x2 at once: ${answers.map((a) => a.status).join(" ")} in ${took} ms${refused.length > 0 ? ` (refused: ${refused.join("; ")})` : ""}, messages ${[...new Set(messages)].join(", ")}; an import stalled after 1 KiB: ${stalled.status} ${code} in ${stalled.ms} ms; next request ${next.status} in ${next.ms} ms`,
     );
   },
+  /**
+   * Downloads of one session's log that nobody reads (hunt 48: each held about 6 MB in the isolate):
+   * the session serves 4 at once, a fifth is 429 too_many_exports with Retry-After; once the clients
+   * hang up, their places come back (when the hang-up reaches the object, else after the 60 s stall
+   * cutoff), the server answers meanwhile, and a download read to its end is whole.
+   */
+  async exportCap({ base }) {
+    const T = "2026-12-03T00:00:00.000Z";
+    const lines = [];
+    let parent = null;
+    for (let n = 1; n <= 56; n++) {
+      const head = { sessionId: "s_exports", createdAt: T, id: `m_${n}`, parentId: parent };
+      lines.push(
+        JSON.stringify(
+          n % 2
+            ? { ...head, kind: "user", text: `q${n}` }
+            : { ...head, kind: "assistant", text: "a".repeat(512 * 1024), stopReason: "STOP" },
+        ),
+      );
+      parent = `m_${n}`;
+    }
+    const imported = await request(base, new http.Agent(), "POST", "/api/sessions/import", {
+      body: `${lines.join("\n")}\n`,
+      headers: { "content-type": "application/x-ndjson" },
+      timeoutMs: 60_000,
+    });
+    if (imported.status !== 201) return record("exportCap", false, `the import: ${imported.status} ${imported.body.slice(0, 240)}`);
+    const sid = JSON.parse(imported.body).sessionId;
+    const exportPath = `/api/sessions/${sid}/messages`;
+    // A client that takes the answer's head and then reads nothing.
+    const unread = () =>
+      new Promise((resolve) => {
+        const req = http.get(`${base}${exportPath}`, { agent: new http.Agent() }, (res) => {
+          res.pause();
+          resolve({ status: res.statusCode, req });
+        });
+        req.on("error", (e) => resolve({ status: `ERR ${e.message}`, req }));
+      });
+    const held = [];
+    for (let i = 0; i < 4; i++) held.push(await unread());
+    const fifth = await request(base, new http.Agent(), "GET", exportPath);
+    const other = await request(base, new http.Agent(), "GET", "/api/sessions?limit=1");
+    for (const h of held) h.req.destroy();
+    const hungUp = Date.now();
+    let again = await request(base, new http.Agent(), "GET", exportPath, { timeoutMs: 30_000 });
+    while (again.status === 429 && Date.now() - hungUp < 75_000) {
+      await new Promise((r) => setTimeout(r, 2000));
+      again = await request(base, new http.Agent(), "GET", exportPath, { timeoutMs: 30_000 });
+    }
+    const freedMs = Date.now() - hungUp;
+    const got =
+      again.status === 200
+        ? again.body
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+        : [];
+    const sent = lines.map((l) => JSON.parse(l));
+    const whole = got.length === 56 && got.every((m, i) => m.id === sent[i].id && m.kind === sent[i].kind && m.text === sent[i].text);
+    record(
+      "exportCap",
+      imported.status === 201 &&
+        held.every((h) => h.status === 200) &&
+        fifth.status === 429 &&
+        fifth.headers["retry-after"] === "5" &&
+        JSON.parse(fifth.body).error?.code === "too_many_exports" &&
+        other.status === 200 &&
+        other.ms < 2000 &&
+        again.status === 200 &&
+        whole,
+      `a ${(lines.join("\n").length / 2 ** 20).toFixed(1)} MiB log (import ${imported.status}): 4 unread downloads ${held.map((h) => h.status).join(" ")}, a fifth ${fifth.status} ${JSON.parse(fifth.body || "{}").error?.code} (Retry-After ${fifth.headers["retry-after"]}); another request meanwhile ${other.status} in ${other.ms} ms; after the 4 hung up, a download was served in ${freedMs} ms: ${again.status}, ${got.length} lines${whole ? ", as imported" : ", NOT as imported"}`,
+    );
+  },
   /** After each refusal class, 20 requests in a row on the same connection answer promptly. */
   async refusals({ base, persistTo, tmp }) {
     // Object bytes live as files under v3/r2/<bucket>/blobs; an upload left behind keeps its parts there.
@@ -1240,7 +1313,7 @@ const checks = {
     record(
       "shellVersions",
       completed === 9 && JSON.stringify(results) === JSON.stringify(expected) && files === 56_001 && forkSame,
-      `${completed}/9 prompts completed; results ${JSON.stringify(results.map((r) => r.slice(0, 120)))}; /changes ${files} files (56,001 expected); fork ${fork.status}, its /changes ${forkSame ? "= the source's" : "differ"}`,
+      `${completed}/9 prompts completed; results ${JSON.stringify(results.map((r) => r.slice(0, 120)))}; /changes ${files} files (56,001 expected); fork ${fork.status}${fork.status === 201 ? "" : ` ${String(fork.body).slice(0, 240)}`}, its /changes ${forkSame ? "= the source's" : "differ"}`,
     );
   },
   /**

@@ -68,7 +68,7 @@ export function createApp(): Hono<AppBindings> {
         message: clipText(message, MAX_LOGGED_MESSAGE_CHARS),
       });
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
-    if (status === 503) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+    if (status === 503 || status === 429) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
     return c.json(body, status);
   });
   return app;

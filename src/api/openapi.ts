@@ -189,6 +189,7 @@ const REQUEST_ID_HEADER = {
 /** Headers `app.onError` adds to an error answer of that status. */
 const ERROR_HEADERS: Record<number, Record<string, { description: string; schema: { type: string } }>> = {
   401: { "www-authenticate": { description: 'Bearer realm="pi-harness"', schema: { type: "string" } } },
+  429: { "retry-after": { description: "seconds to wait before trying again", schema: { type: "string" } } },
   503: { "retry-after": { description: "seconds to wait before trying again", schema: { type: "string" } } },
 };
 const RUN_ID_HEADER = { "x-run-id": { description: "the run being streamed, when there is one", schema: { type: "string" } } };

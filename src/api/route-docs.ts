@@ -399,7 +399,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     status: 200,
     answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one message per line", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
-    errors: [...SESSION, "history_unreadable"],
+    errors: [...SESSION, "history_unreadable", "too_many_exports"],
   },
   {
     method: "get",
@@ -410,7 +410,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     status: 200,
     answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one event per line", itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" } },
-    errors: [...SESSION, "history_unreadable"],
+    errors: [...SESSION, "history_unreadable", "too_many_exports"],
   },
   {
     method: "post",
@@ -510,7 +510,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     status: 200,
     answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one trace record per line", itemSchema: { schema: TraceRecord, name: "TraceRecord" } },
-    errors: [...SESSION, "history_unreadable"],
+    errors: [...SESSION, "history_unreadable", "too_many_exports"],
   },
   {
     method: "post",

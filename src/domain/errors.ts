@@ -5,7 +5,7 @@
  * The README's error table is checked against this table by a test.
  */
 interface ErrorSpec {
-  status: 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 500 | 502 | 503 | null;
+  status: 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | null;
   /** `api`: an HTTP error body; `run`: an `agent_error` event; `tool`: a tool denial reason. */
   in: readonly ("api" | "run" | "tool")[];
   meaning: string;
@@ -86,6 +86,11 @@ export const ERROR_REGISTRY = {
     meaning: "a run is active in this session; wait for it, abort it, or send with whenBusy steer / followUp",
   },
   queue_full: { status: 409, in: ["api"], meaning: "the session already holds the maximum number of queued messages" },
+  too_many_exports: {
+    status: 429,
+    in: ["api"],
+    meaning: "the session is already serving its maximum of log downloads at once; retry after Retry-After, once one has ended",
+  },
   queued_message_not_found: { status: 404, in: ["api"], meaning: "no undelivered queued message with this id in the session" },
   idempotency_key_reused: {
     status: 422,

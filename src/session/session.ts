@@ -29,6 +29,7 @@ import { textStream } from "../workspace/streams";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
+import { LogExports } from "./log-exports";
 import { readable, readLog, readLogLines, type SeqLine, unreadableMessage } from "./log-reader";
 import { Backfills } from "./log-tables";
 import { HistoryStartRow, loadMessagesAfter, loadStoredMessages, MessageHistory, type RunHistory } from "./message-history";
@@ -70,6 +71,7 @@ export class Session {
   private readonly flusher: SegmentFlusher;
   private readonly flushes: FlushScheduler;
   private readonly hub = new EventHub();
+  private readonly exports = new LogExports();
   private readonly history: MessageHistory;
   private readonly workspace: SessionWorkspace;
   private readonly registry: RunRegistry;
@@ -345,37 +347,32 @@ export class Session {
   }
 
   /**
-   * The stream as JSONL bytes: flushed segments, then the unflushed tail. The first batch is read
-   * before answering, so a log that cannot be read is a `history_unreadable` error rather than a
-   * 200 that breaks off (a failure further on can only end the body early).
-   */
-  /**
-   * A stream's records after `afterSeq` as JSONL, and `through`: the log's last seq when the read
-   * began, which a client passes back as `after` to read only what came since.
+   * A stream's records after `afterSeq` as JSONL (flushed segments, then the unflushed tail), and
+   * `through`: the log's last seq when the read began, which a client passes back as `after` to read
+   * only what came since. The first batch is read before answering, so a log that cannot be read is
+   * a `history_unreadable` error rather than a 200 that breaks off (a failure further on can only end
+   * the body early). A session serves a few at once (`LogExports`): more are `too_many_exports`.
    */
   async exportJsonl(stream: LogStream, afterSeq = 0): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>> {
+    if (!this.exports.take()) {
+      return failure(
+        "too_many_exports",
+        `session '${this.id}' is already serving ${this.exports.max} downloads of its logs; retry once one of them has ended`,
+      );
+    }
     // Read before the log is listed, in the same synchronous step: the read holds everything up to it.
     const through = this.log.lastSeq();
     const batches = readLog(this.log, this.deps.bucket, stream, afterSeq);
     const first = await readable(() => batches.next());
-    if (!first.ok) return first;
+    if (!first.ok) {
+      this.exports.giveBack();
+      return first;
+    }
     const encoder = new TextEncoder();
     // Events go out with their seq (`{"seq":N,...}`), so a client that loaded them knows where to resume.
     const line = stream === "events" ? (l: SeqLine) => eventJsonWithSeq(l.seq, l.body) : (l: SeqLine) => l.body;
     const encode = (lines: SeqLine[]) => encoder.encode(lines.map((l) => `${line(l)}\n`).join(""));
-    let pending: IteratorResult<SeqLine[]> | null = first.value;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = pending ?? (await batches.next());
-        pending = null;
-        if (next.done) return controller.close();
-        controller.enqueue(encode(next.value));
-      },
-      async cancel() {
-        await batches.return(undefined);
-      },
-    });
-    return ok({ body, through });
+    return ok({ body: this.exports.body(first.value, batches, encode), through });
   }
 
   /**

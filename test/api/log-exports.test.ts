@@ -17,13 +17,13 @@ async function session(): Promise<string> {
   return ((await res.json()) as { sessionId: string }).sessionId;
 }
 
-const user = (sid: string, id: string, parentId: string | null): AgentMessage => ({
+const user = (sid: string, id: string, parentId: string | null, text = `text of ${id}`): AgentMessage => ({
   kind: "user",
   id,
   sessionId: sid,
   parentId,
   createdAt: at,
-  text: `text of ${id}`,
+  text,
 });
 const started = (sid: string, eventId: string, runId: string): AgentEvent => ({
   type: "agent_started",
@@ -72,5 +72,47 @@ describe("log exports from a seq", () => {
       const res = await api(`/api/sessions/${sid}/events?after=${after}`);
       expect([after, res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([after, 400, "invalid_query"]);
     }
+  });
+
+  it("a session serves 4 downloads at once: a fifth is 429 too_many_exports with Retry-After; one read to its end frees its place", async () => {
+    const sid = await session();
+    // 12 MB of messages: more than the streams between the object and a client buffer, so a
+    // download nobody reads stays open.
+    let parent: string | null = null;
+    for (let i = 1; i <= 48; i++) {
+      await store.appendMessage(sid, user(sid, `m_${i}`, parent, `${i} `.padEnd(256 * 1024, "x")));
+      parent = `m_${i}`;
+    }
+    await store.stub(sid).flush();
+    const path = `/api/sessions/${sid}/messages`;
+    const open = [];
+    for (let i = 0; i < 4; i++) open.push(await api(path));
+    expect(open.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+
+    const refused = await api(path);
+    expect([refused.status, refused.headers.get("retry-after"), await refused.json()]).toEqual([
+      429,
+      "5",
+      {
+        error: {
+          code: "too_many_exports",
+          message: `session '${sid}' is already serving 4 downloads of its logs; retry once one of them has ended`,
+          requestId: expect.any(String),
+        },
+      },
+    ]);
+    // The other logs of the session count too: they are served by the same object.
+    expect((await api(`/api/sessions/${sid}/events`)).status).toBe(429);
+
+    const whole = (await open[0]!.text()).split("\n").filter(Boolean);
+    expect([whole.length, JSON.parse(whole[47]!).id]).toEqual([48, "m_48"]);
+    const fifth = await api(path);
+    expect(fifth.status).toBe(200);
+    expect((await api(path)).status).toBe(429);
+
+    // A download its client cancels frees its place once the cancel reaches the object, which
+    // workerd's local RPC streams do not pass on (log-exports.test.ts in test/session covers it,
+    // and the stall cutoff that frees it here after 60 s).
+    for (const res of [open[1]!, open[2]!, open[3]!, fifth]) await res.body!.cancel();
   });
 });

@@ -133,11 +133,13 @@ describe("GET /openapi.json", () => {
     ]);
     expect(Object.keys((stream.responses["200"] as { headers: Json }).headers)).toEqual(["x-request-id", "x-run-id"]);
     expect(stream.responses["204"]).toBeDefined();
-    // app.onError adds these to every 401 and 503 answer.
+    // app.onError adds these to every 401, 429 and 503 answer.
     const upload = (doc.paths["/api/workspaces"]!.post as { responses: Record<string, { headers: Json }> }).responses;
     expect(Object.keys(upload["503"]!.headers)).toEqual(["x-request-id", "retry-after"]);
     expect(Object.keys(upload["401"]!.headers)).toEqual(["x-request-id", "www-authenticate"]);
     expect(Object.keys(upload["400"]!.headers)).toEqual(["x-request-id"]);
+    const messages = (doc.paths["/api/sessions/{id}/messages"]!.get as { responses: Record<string, { headers: Json }> }).responses;
+    expect(Object.keys(messages["429"]!.headers)).toEqual(["x-request-id", "retry-after"]);
   });
 
   it("real answers fit the documented schemas", async () => {
