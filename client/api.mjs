@@ -22,6 +22,11 @@ export class ApiError extends Error {
 /** Tries of an upload the server is too busy to take (503 `ingest_busy`), and the wait when it names none. */
 const UPLOAD_ATTEMPTS = 5;
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
+/**
+ * Tries of a log read the session refuses for serving its maximum at once (429 `too_many_exports`):
+ * 13 waits of 5 s outlast the 60 s after which the server frees a place nobody reads from.
+ */
+const LOG_READ_ATTEMPTS = 14;
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -104,17 +109,11 @@ export class HarnessApi {
    * @param {{ onBusy?: (waitSeconds: number) => void; wait?: (ms: number) => Promise<unknown> }} [opts]
    * @returns {Promise<any>}
    */
-  async uploadWorkspace(archive, { onBusy, wait = sleep } = {}) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await (await this.request("POST", "/api/workspaces", { body: archive, type: "application/gzip" })).json();
-      } catch (err) {
-        if (!(err instanceof ApiError) || err.code !== "ingest_busy" || attempt >= UPLOAD_ATTEMPTS) throw err;
-        const seconds = err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
-        onBusy?.(seconds);
-        await wait(seconds * 1000);
-      }
-    }
+  async uploadWorkspace(archive, opts = {}) {
+    const res = await whenFree("ingest_busy", UPLOAD_ATTEMPTS, opts, () =>
+      this.request("POST", "/api/workspaces", { body: archive, type: "application/gzip" }),
+    );
+    return res.json();
   }
 
   /** @param {{ workspaceId?: string; title?: string }} input */
@@ -150,13 +149,17 @@ export class HarnessApi {
 
   /**
    * The messages of a session (JSONL, parsed); with `after` (a log seq), only those stored after it.
+   * A session serving its maximum of log reads at once (429 `too_many_exports`) is asked again after
+   * its Retry-After, up to LOG_READ_ATTEMPTS tries in all.
    * @param {string} id
    * @param {{ after?: number }} [from]
+   * @param {{ onBusy?: (waitSeconds: number) => void; wait?: (ms: number) => Promise<unknown> }} [opts]
    * @returns {Promise<Record<string, any>[]>}
    */
-  async messages(id, from = {}) {
+  async messages(id, from = {}, opts = {}) {
     const query = from.after === undefined ? "" : `?after=${from.after}`;
-    const text = await (await this.request("GET", `/api/sessions/${encodeURIComponent(id)}/messages${query}`)).text();
+    const path = `/api/sessions/${encodeURIComponent(id)}/messages${query}`;
+    const text = await (await whenFree("too_many_exports", LOG_READ_ATTEMPTS, opts, () => this.request("GET", path))).text();
     return text
       .split("\n")
       .filter((line) => line !== "")
@@ -176,4 +179,27 @@ function pageQuery(page) {
   if (page.cursor) query.set("cursor", page.cursor);
   const qs = query.toString();
   return qs ? `?${qs}` : "";
+}
+
+/**
+ * `send`, asked again while the server answers `busyCode` (it stored nothing), after each answer's
+ * Retry-After (DEFAULT_RETRY_AFTER_SECONDS when it names none), up to `attempts` tries in all.
+ * @template T
+ * @param {string} busyCode
+ * @param {number} attempts
+ * @param {{ onBusy?: (waitSeconds: number) => void; wait?: (ms: number) => Promise<unknown> }} opts
+ * @param {() => Promise<T>} send
+ * @returns {Promise<T>}
+ */
+async function whenFree(busyCode, attempts, { onBusy, wait = sleep }, send) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== busyCode || attempt >= attempts) throw err;
+      const seconds = err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+      onBusy?.(seconds);
+      await wait(seconds * 1000);
+    }
+  }
 }

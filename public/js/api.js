@@ -8,12 +8,20 @@ export const UNEXPECTED_ANSWER = "unexpected_answer";
 
 /** An error answer: `{"error":{"code","message","requestId"}}`. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, retryAfterSeconds = null) {
     super(message);
     this.status = status;
     this.code = code;
+    /** The answer's Retry-After in seconds, when it had one. */
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
+
+/**
+ * Tries of a log read the session refuses for serving its maximum of them at once (429
+ * `too_many_exports`): 13 waits of 5 s outlast the 60 s after which it frees a place nobody reads from.
+ */
+const LOG_READ_ATTEMPTS = 14;
 
 export const token = {
   get: () => sessionStorage.getItem(TOKEN_KEY),
@@ -39,7 +47,8 @@ export async function request(method, path, { body, headers = {} } = {}) {
   } catch {
     // not a JSON error body
   }
-  throw new ApiError(res.status, error.code, error.message);
+  const retryAfter = Number.parseInt(res.headers.get("retry-after") ?? "", 10);
+  throw new ApiError(res.status, error.code, error.message, Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null);
 }
 
 export const getJson = async (path) => (await request("GET", path)).json();
@@ -54,13 +63,25 @@ export async function getJsonl(path) {
  * records, and `through`, the `after` of the next read that wants only what came since.
  */
 export async function getLog(path, after = 0) {
-  const res = await request("GET", after > 0 ? `${path}?after=${after}` : path);
+  const res = await whileExporting(() => request("GET", after > 0 ? `${path}?after=${after}` : path));
   const text = await res.text();
   const records = text
     .split("\n")
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line));
   return { records, through: Number(res.headers.get("x-log-seq") ?? after) };
+}
+
+/** `read`, asked again after the answer's Retry-After while the session is serving its maximum of log reads. */
+async function whileExporting(read) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== "too_many_exports" || attempt >= LOG_READ_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, (err.retryAfterSeconds ?? 5) * 1000));
+    }
+  }
 }
 
 /** A session's event stream, from the event after `afterSeq`. */

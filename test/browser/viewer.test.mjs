@@ -428,6 +428,41 @@ describe("session viewer", () => {
     }
   });
 
+  it("reads a session's messages again after 429 too_many_exports, once its Retry-After has passed", async () => {
+    const sessionId = await sessionOnWorkspace("exports busy");
+    await runToEnd(sessionId, { text: 'TOOL read {"path":"a.txt"}' });
+    const messages = new RegExp(`/api/sessions/${sessionId}/messages$`);
+    const answers = [];
+    await page.route(messages, (route) => {
+      if (route.request().method() !== "GET") return route.continue();
+      answers.push([answers.length === 0 ? 429 : "server", Date.now()]);
+      if (answers.length > 1) return route.continue();
+      return route.fulfill({
+        status: 429,
+        contentType: "application/json",
+        headers: { "retry-after": "1" },
+        body: JSON.stringify({ error: { code: "too_many_exports", message: "serving 4", requestId: "r_busy" } }),
+      });
+    });
+    try {
+      await page.goto(`${proxy.base}/#/s/${sessionId}`);
+      await page.waitForSelector("#timeline .run-end");
+      const tools = (await expectMatchesLog(sessionId)).filter((e) => e.kind === "tool");
+      assert.deepEqual(
+        tools.map((t) => t.status),
+        ["ok"],
+      );
+      assert.match(tools[0].result, /hello/);
+      assert.deepEqual(
+        answers.map(([answer]) => answer),
+        [429, "server"],
+      );
+      assert.ok(answers[1][1] - answers[0][1] >= 1000, `asked again after ${answers[1][1] - answers[0][1]} ms`);
+    } finally {
+      await page.unroute(messages);
+    }
+  });
+
   it("opens a 300-run session at once; a new run recomputes its own token usage only", async () => {
     // The log of a long session, served to the page as the API would (building 300 real runs takes minutes).
     const sessionId = "s_synthetic300";

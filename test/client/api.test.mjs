@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { ApiError, HarnessApi } from "../../client/api.mjs";
 
-/** Answers POST /api/workspaces from a script: each entry is one answer, in order. */
+/** Answers every request from a script: each entry is one answer, in order (`raw`: the body as is). */
 let script = [];
 /** What each request sent: its body length. */
 let received = [];
@@ -20,7 +20,7 @@ before(async () => {
       received.push(Buffer.concat(chunks).byteLength);
       const next = script.shift() ?? { status: 500, body: { error: { code: "internal_error", message: "script ran out" } } };
       res.writeHead(next.status, { "content-type": "application/json", ...next.headers });
-      res.end(JSON.stringify(next.body));
+      res.end(next.raw ?? JSON.stringify(next.body));
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -74,6 +74,53 @@ describe("HarnessApi.uploadWorkspace", () => {
       (err) => err instanceof ApiError && err.code === "archive_invalid" && err.retryAfterSeconds === null,
     );
     assert.equal(received.length, 1);
+    script = [];
+  });
+});
+
+const exporting = (retryAfter) => ({
+  status: 429,
+  headers: { "retry-after": retryAfter },
+  body: { error: { code: "too_many_exports", message: "serving 4", requestId: "r3" } },
+});
+const log = { status: 200, headers: { "content-type": "application/x-ndjson" }, raw: '{"id":"m_1"}\n{"id":"m_2"}\n' };
+
+describe("HarnessApi.messages", () => {
+  it("tries again after each 429 too_many_exports, waiting the answer's Retry-After", async () => {
+    script = [exporting("5"), exporting("1"), log];
+    received = [];
+    const waits = [];
+    const notes = [];
+    const messages = await new HarnessApi(base).messages("s_1", {}, { onBusy: (s) => notes.push(s), wait: async (ms) => waits.push(ms) });
+    assert.deepEqual(messages, [{ id: "m_1" }, { id: "m_2" }]);
+    assert.deepEqual([waits, notes, received.length], [[5000, 1000], [5, 1], 3]);
+  });
+
+  it("gives up after 14 tries (65 s of waits of 5 s, past the server's 60 s stall cutoff) with the server's error", async () => {
+    script = [...Array.from({ length: 14 }, () => exporting("5")), log];
+    received = [];
+    const waits = [];
+    await assert.rejects(
+      new HarnessApi(base).messages("s_1", { after: 3 }, { wait: async (ms) => waits.push(ms) }),
+      (err) => err instanceof ApiError && err.status === 429 && err.code === "too_many_exports" && err.retryAfterSeconds === 5,
+    );
+    assert.deepEqual([waits.length, waits.reduce((a, b) => a + b, 0), received.length], [13, 65_000, 14]);
+    script = [];
+  });
+
+  it("does not try again after any other refusal, nor an upload after too_many_exports", async () => {
+    script = [{ status: 404, body: { error: { code: "session_not_found", message: "no", requestId: "r4" } } }, log];
+    received = [];
+    await assert.rejects(
+      new HarnessApi(base).messages("s_1", {}, { wait: async () => assert.fail("no wait expected") }),
+      (err) => err instanceof ApiError && err.code === "session_not_found",
+    );
+    script = [exporting("1"), created];
+    await assert.rejects(
+      new HarnessApi(base).uploadWorkspace(new Uint8Array(1), { wait: async () => assert.fail("no wait expected") }),
+      (err) => err instanceof ApiError && err.code === "too_many_exports",
+    );
+    assert.equal(received.length, 2);
     script = [];
   });
 });
