@@ -23,10 +23,11 @@ export class ApiError extends Error {
 const UPLOAD_ATTEMPTS = 5;
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
 /**
- * Tries of a log read the session refuses for serving its maximum at once (429 `too_many_exports`):
- * 13 waits of 5 s outlast the 60 s after which the server frees a place nobody reads from.
+ * Tries of a download (messages, changes) the session refuses for serving its maximum at once (429
+ * `too_many_downloads`): 13 waits of 5 s outlast the 60 s after which the server frees a place nobody
+ * reads from.
  */
-const LOG_READ_ATTEMPTS = 14;
+const DOWNLOAD_ATTEMPTS = 14;
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -149,8 +150,8 @@ export class HarnessApi {
 
   /**
    * The messages of a session (JSONL, parsed); with `after` (a log seq), only those stored after it.
-   * A session serving its maximum of log reads at once (429 `too_many_exports`) is asked again after
-   * its Retry-After, up to LOG_READ_ATTEMPTS tries in all.
+   * A session serving its maximum of downloads at once (429 `too_many_downloads`) is asked again after
+   * its Retry-After, up to DOWNLOAD_ATTEMPTS tries in all.
    * @param {string} id
    * @param {{ after?: number }} [from]
    * @param {{ onBusy?: (waitSeconds: number) => void; wait?: (ms: number) => Promise<unknown> }} [opts]
@@ -159,16 +160,23 @@ export class HarnessApi {
   async messages(id, from = {}, opts = {}) {
     const query = from.after === undefined ? "" : `?after=${from.after}`;
     const path = `/api/sessions/${encodeURIComponent(id)}/messages${query}`;
-    const text = await (await whenFree("too_many_exports", LOG_READ_ATTEMPTS, opts, () => this.request("GET", path))).text();
+    const text = await (await whenFree("too_many_downloads", DOWNLOAD_ATTEMPTS, opts, () => this.request("GET", path))).text();
     return text
       .split("\n")
       .filter((line) => line !== "")
       .map((line) => JSON.parse(line));
   }
 
-  /** @param {string} id @returns {Promise<string>} the unified diff of the session's changes */
-  async changes(id) {
-    return (await this.request("GET", `/api/sessions/${encodeURIComponent(id)}/changes`)).text();
+  /**
+   * The unified diff of the session's changes; asked again while the session serves its maximum of
+   * downloads, as `messages` is.
+   * @param {string} id
+   * @param {{ onBusy?: (waitSeconds: number) => void; wait?: (ms: number) => Promise<unknown> }} [opts]
+   * @returns {Promise<string>}
+   */
+  async changes(id, opts = {}) {
+    const path = `/api/sessions/${encodeURIComponent(id)}/changes`;
+    return (await whenFree("too_many_downloads", DOWNLOAD_ATTEMPTS, opts, () => this.request("GET", path))).text();
   }
 }
 

@@ -18,10 +18,11 @@ export class ApiError extends Error {
 }
 
 /**
- * Tries of a log read the session refuses for serving its maximum of them at once (429
- * `too_many_exports`): 13 waits of 5 s outlast the 60 s after which it frees a place nobody reads from.
+ * Tries of a download (a log read, the changes) the session refuses for serving its maximum at once
+ * (429 `too_many_downloads`): 13 waits of 5 s outlast the 60 s after which it frees a place nobody
+ * reads from.
  */
-const LOG_READ_ATTEMPTS = 14;
+const DOWNLOAD_ATTEMPTS = 14;
 
 export const token = {
   get: () => sessionStorage.getItem(TOKEN_KEY),
@@ -63,7 +64,7 @@ export async function getJsonl(path) {
  * records, and `through`, the `after` of the next read that wants only what came since.
  */
 export async function getLog(path, after = 0) {
-  const res = await whileExporting(() => request("GET", after > 0 ? `${path}?after=${after}` : path));
+  const res = await download(after > 0 ? `${path}?after=${after}` : path);
   const text = await res.text();
   const records = text
     .split("\n")
@@ -72,13 +73,13 @@ export async function getLog(path, after = 0) {
   return { records, through: Number(res.headers.get("x-log-seq") ?? after) };
 }
 
-/** `read`, asked again after the answer's Retry-After while the session is serving its maximum of log reads. */
-async function whileExporting(read) {
+/** A GET of a download, asked again after the answer's Retry-After while the session is serving its maximum of them. */
+export async function download(path) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await read();
+      return await request("GET", path);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.code !== "too_many_exports" || attempt >= LOG_READ_ATTEMPTS) throw err;
+      if (!(err instanceof ApiError) || err.code !== "too_many_downloads" || attempt >= DOWNLOAD_ATTEMPTS) throw err;
       await new Promise((resolve) => setTimeout(resolve, (err.retryAfterSeconds ?? 5) * 1000));
     }
   }

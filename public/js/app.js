@@ -1,6 +1,6 @@
 // The session viewer: a list of the tenant's sessions, and one session as a live timeline with its
 // changes. Plain modules, no build step; served by the Worker from public/.
-import { ApiError, getJson, getLog, request, token } from "./api.js";
+import { ApiError, download, getJson, getLog, request, token } from "./api.js";
 import { renderLearning } from "./learning.js";
 import { LiveFeed } from "./live.js";
 import { renderDiff, Timeline } from "./timeline.js";
@@ -288,7 +288,7 @@ async function refreshChanges() {
   const id = current?.id;
   if (!current?.info?.workspaceId) return;
   try {
-    const diff = await (await authed(() => request("GET", `/api/sessions/${encodeURIComponent(id)}/changes`))).text();
+    const diff = await (await authed(() => download(`/api/sessions/${encodeURIComponent(id)}/changes`))).text();
     if (current?.id !== id) return;
     renderDiff($("diff"), diff);
     $("changes-error").hidden = true;

@@ -285,11 +285,11 @@ const checks = {
   },
   /**
    * Downloads of one session's log that nobody reads (hunt 48: each held about 6 MB in the isolate):
-   * the session serves 4 at once, a fifth is 429 too_many_exports with Retry-After; once the clients
+   * the session serves 4 at once, a fifth is 429 too_many_downloads with Retry-After; once the clients
    * hang up, their places come back (when the hang-up reaches the object, else after the 60 s stall
    * cutoff), the server answers meanwhile, and a download read to its end is whole.
    */
-  async exportCap({ base }) {
+  async downloadCap({ base }) {
     const T = "2026-12-03T00:00:00.000Z";
     const lines = [];
     let parent = null;
@@ -309,7 +309,7 @@ const checks = {
       headers: { "content-type": "application/x-ndjson" },
       timeoutMs: 60_000,
     });
-    if (imported.status !== 201) return record("exportCap", false, `the import: ${imported.status} ${imported.body.slice(0, 240)}`);
+    if (imported.status !== 201) return record("downloadCap", false, `the import: ${imported.status} ${imported.body.slice(0, 240)}`);
     const sid = JSON.parse(imported.body).sessionId;
     const exportPath = `/api/sessions/${sid}/messages`;
     // A client that takes the answer's head and then reads nothing.
@@ -343,12 +343,12 @@ const checks = {
     const sent = lines.map((l) => JSON.parse(l));
     const whole = got.length === 56 && got.every((m, i) => m.id === sent[i].id && m.kind === sent[i].kind && m.text === sent[i].text);
     record(
-      "exportCap",
+      "downloadCap",
       imported.status === 201 &&
         held.every((h) => h.status === 200) &&
         fifth.status === 429 &&
         fifth.headers["retry-after"] === "5" &&
-        JSON.parse(fifth.body).error?.code === "too_many_exports" &&
+        JSON.parse(fifth.body).error?.code === "too_many_downloads" &&
         other.status === 200 &&
         other.ms < 2000 &&
         again.status === 200 &&

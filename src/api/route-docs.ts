@@ -399,7 +399,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     status: 200,
     answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one message per line", itemSchema: { schema: AgentMessage, name: "AgentMessage" } },
-    errors: [...SESSION, "history_unreadable", "too_many_exports"],
+    errors: [...SESSION, "history_unreadable", "too_many_downloads"],
   },
   {
     method: "get",
@@ -410,7 +410,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     status: 200,
     answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one event per line", itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" } },
-    errors: [...SESSION, "history_unreadable", "too_many_exports"],
+    errors: [...SESSION, "history_unreadable", "too_many_downloads"],
   },
   {
     method: "post",
@@ -492,7 +492,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     auth: true,
     status: 200,
     answer: { type: "text/x-diff", description: "the diff; empty when nothing changed" },
-    errors: [...SESSION, "no_workspace", "workspace_not_found"],
+    errors: [...SESSION, "no_workspace", "workspace_not_found", "too_many_downloads"],
   },
 ];
 
@@ -510,7 +510,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     status: 200,
     answerHeaders: [LOG_SEQ],
     answer: { type: JSONL, description: "one trace record per line", itemSchema: { schema: TraceRecord, name: "TraceRecord" } },
-    errors: [...SESSION, "history_unreadable", "too_many_exports"],
+    errors: [...SESSION, "history_unreadable", "too_many_downloads"],
   },
   {
     method: "post",

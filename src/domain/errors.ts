@@ -86,10 +86,11 @@ export const ERROR_REGISTRY = {
     meaning: "a run is active in this session; wait for it, abort it, or send with whenBusy steer / followUp",
   },
   queue_full: { status: 409, in: ["api"], meaning: "the session already holds the maximum number of queued messages" },
-  too_many_exports: {
+  too_many_downloads: {
     status: 429,
     in: ["api"],
-    meaning: "the session is already serving its maximum of log downloads at once; retry after Retry-After, once one has ended",
+    meaning:
+      "the session is already serving its maximum of downloads (of its logs and changes) at once; retry after Retry-After, once one has ended",
   },
   queued_message_not_found: { status: 404, in: ["api"], meaning: "no undelivered queued message with this id in the session" },
   idempotency_key_reused: {

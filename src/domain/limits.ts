@@ -204,13 +204,14 @@ export const MAX_INGEST_WAIT_MS = 60_000;
 export const UPLOAD_MIN_BYTES_PER_WINDOW = 64 * KiB;
 export const UPLOAD_PACE_WINDOW_MS = 10_000;
 /**
- * Downloads of one session's logs (`GET .../messages`, `/events`, `/trace`) it serves at once; more
- * are 429 `too_many_exports` (with `Retry-After`). A client that reads nothing holds about 6 MB of
- * buffers meanwhile (hunt 48), so sixteen at once filled most of an isolate.
+ * Downloads one session serves at once, of its logs (`GET .../messages`, `/events`, `/trace`) and of
+ * its changes (`GET .../changes`); more are 429 `too_many_downloads` (with `Retry-After`). A client
+ * that reads nothing holds about 6 MB of buffers meanwhile (hunt 48), so sixteen at once filled most
+ * of an isolate.
  */
-export const MAX_EXPORTS_PER_SESSION = 4;
-/** A log download whose client has read nothing for this long is ended (cut short), freeing its place. */
-export const EXPORT_STALL_MS = 60_000;
+export const MAX_DOWNLOADS_PER_SESSION = 4;
+/** A download whose client has read nothing for this long is ended (cut short), freeing its place. */
+export const DOWNLOAD_STALL_MS = 60_000;
 /** Longest path inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
 /** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
@@ -268,8 +269,8 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
-    "log downloads (`GET .../messages`, `/events`, `/trace`)",
-    `${MAX_EXPORTS_PER_SESSION} at once per session (429 \`too_many_exports\`, with \`Retry-After\`); one whose client reads nothing for ${EXPORT_STALL_MS / 1000} s is cut short`,
+    "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`)",
+    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short`,
   ],
   [
     "Idempotency-Key / requestId",

@@ -26,10 +26,10 @@ import { setupRun } from "../runtime/run-setup";
 import { tenantObjectName } from "../tenant/tenant-api";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import { textStream } from "../workspace/streams";
+import { Downloads } from "./downloads";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
-import { LogExports } from "./log-exports";
 import { readable, readLog, readLogLines, type SeqLine, unreadableMessage } from "./log-reader";
 import { Backfills } from "./log-tables";
 import { HistoryStartRow, loadMessagesAfter, loadStoredMessages, MessageHistory, type RunHistory } from "./message-history";
@@ -71,7 +71,7 @@ export class Session {
   private readonly flusher: SegmentFlusher;
   private readonly flushes: FlushScheduler;
   private readonly hub = new EventHub();
-  private readonly exports = new LogExports();
+  private readonly downloads = new Downloads();
   private readonly history: MessageHistory;
   private readonly workspace: SessionWorkspace;
   private readonly registry: RunRegistry;
@@ -351,28 +351,47 @@ export class Session {
    * `through`: the log's last seq when the read began, which a client passes back as `after` to read
    * only what came since. The first batch is read before answering, so a log that cannot be read is
    * a `history_unreadable` error rather than a 200 that breaks off (a failure further on can only end
-   * the body early). A session serves a few at once (`LogExports`): more are `too_many_exports`.
+   * the body early). It is one of the few downloads a session serves at once (`Downloads`): past
+   * them, `too_many_downloads`.
    */
   async exportJsonl(stream: LogStream, afterSeq = 0): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>> {
-    if (!this.exports.take()) {
-      return failure(
-        "too_many_exports",
-        `session '${this.id}' is already serving ${this.exports.max} downloads of its logs; retry once one of them has ended`,
-      );
-    }
+    if (!this.downloads.take()) return this.downloadsBusy();
     // Read before the log is listed, in the same synchronous step: the read holds everything up to it.
     const through = this.log.lastSeq();
     const batches = readLog(this.log, this.deps.bucket, stream, afterSeq);
     const first = await readable(() => batches.next());
     if (!first.ok) {
-      this.exports.giveBack();
+      this.downloads.giveBack();
       return first;
     }
     const encoder = new TextEncoder();
     // Events go out with their seq (`{"seq":N,...}`), so a client that loaded them knows where to resume.
     const line = stream === "events" ? (l: SeqLine) => eventJsonWithSeq(l.seq, l.body) : (l: SeqLine) => l.body;
     const encode = (lines: SeqLine[]) => encoder.encode(lines.map((l) => `${line(l)}\n`).join(""));
-    return ok({ body: this.exports.body(first.value, batches, encode), through });
+    let pending: IteratorResult<SeqLine[]> | null = first.value;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const next = pending ?? (await batches.next());
+          pending = null;
+          if (next.done) return controller.close();
+          controller.enqueue(encode(next.value));
+        },
+        async cancel() {
+          await batches.return(undefined);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return ok({ body: this.downloads.serve(body), through });
+  }
+
+  /** The refusal of a download while the session serves its maximum (`Downloads`). */
+  private downloadsBusy() {
+    return failure(
+      "too_many_downloads",
+      `session '${this.id}' is already serving ${this.downloads.max} downloads of its logs and changes; retry once one of them has ended`,
+    );
   }
 
   /**
@@ -687,8 +706,18 @@ export class Session {
     return this.withWorkspace((meta, wid) => this.workspace.readFile(wid, meta.owner, path));
   }
 
+  /** The session's changes as a unified diff: one of the downloads it serves at once (`Downloads`). */
   async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.withWorkspace((meta, wid) => this.workspace.changes(wid, meta.owner, () => this.deleting));
+    if (!this.downloads.take()) return this.downloadsBusy();
+    const diff = await this.withWorkspace((meta, wid) => this.workspace.changes(wid, meta.owner, () => this.deleting)).catch((err) => {
+      this.downloads.giveBack();
+      throw err;
+    });
+    if (!diff.ok) {
+      this.downloads.giveBack();
+      return diff;
+    }
+    return ok(this.downloads.serve(diff.value));
   }
 
   /**

@@ -117,3 +117,23 @@ it("a fork copies more messages than one RPC call carries (9 answers of 4 MB)", 
   expect(fork.filter((m) => m.kind === "assistant").map((m) => m.text === answer(Number(m.text[0])))).toEqual(Array(9).fill(true));
   expect(new Set(fork.map((m) => m.sessionId))).toEqual(new Set([forkId]));
 }, 120_000);
+
+it("/changes counts among the session's 4 downloads at once: a fifth, of changes or of a log, is 429 too_many_downloads", async () => {
+  const sessionId = await sessionThatRan(["rm a.txt b.txt c.txt"]);
+  // A 36 MB diff: more than the streams between the object and a client buffer, so one nobody reads stays open.
+  const held = [];
+  for (let i = 0; i < 4; i++) held.push(await api(`/api/sessions/${sessionId}/changes`));
+  expect(held.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+  const refused = [await api(`/api/sessions/${sessionId}/changes`), await api(`/api/sessions/${sessionId}/messages`)];
+  expect(
+    await Promise.all(refused.map(async (res) => [res.status, ((await res.json()) as { error: { code: string } }).error.code])),
+  ).toEqual([
+    [429, "too_many_downloads"],
+    [429, "too_many_downloads"],
+  ]);
+  expect((await held[0]!.text()).length).toBeGreaterThan(36_000_000);
+  const next = await api(`/api/sessions/${sessionId}/messages`);
+  expect(next.status).toBe(200);
+  await next.text();
+  for (const res of held.slice(1)) await res.body!.cancel();
+});

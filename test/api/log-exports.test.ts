@@ -74,7 +74,7 @@ describe("log exports from a seq", () => {
     }
   });
 
-  it("a session serves 4 downloads at once: a fifth is 429 too_many_exports with Retry-After; one read to its end frees its place", async () => {
+  it("a session serves 4 downloads at once: a fifth is 429 too_many_downloads with Retry-After; one read to its end frees its place", async () => {
     const sid = await session();
     // 12 MB of messages: more than the streams between the object and a client buffer, so a
     // download nobody reads stays open.
@@ -95,8 +95,8 @@ describe("log exports from a seq", () => {
       "5",
       {
         error: {
-          code: "too_many_exports",
-          message: `session '${sid}' is already serving 4 downloads of its logs; retry once one of them has ended`,
+          code: "too_many_downloads",
+          message: `session '${sid}' is already serving 4 downloads of its logs and changes; retry once one of them has ended`,
           requestId: expect.any(String),
         },
       },
@@ -111,7 +111,7 @@ describe("log exports from a seq", () => {
     expect((await api(path)).status).toBe(429);
 
     // A download its client cancels frees its place once the cancel reaches the object, which
-    // workerd's local RPC streams do not pass on (log-exports.test.ts in test/session covers it,
+    // workerd's local RPC streams do not pass on (test/session/downloads.test.ts covers it,
     // and the stall cutoff that frees it here after 60 s).
     for (const res of [open[1]!, open[2]!, open[3]!, fifth]) await res.body!.cancel();
   });

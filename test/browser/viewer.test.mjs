@@ -428,7 +428,7 @@ describe("session viewer", () => {
     }
   });
 
-  it("reads a session's messages again after 429 too_many_exports, once its Retry-After has passed", async () => {
+  it("reads a session's messages again after 429 too_many_downloads, once its Retry-After has passed", async () => {
     const sessionId = await sessionOnWorkspace("exports busy");
     await runToEnd(sessionId, { text: 'TOOL read {"path":"a.txt"}' });
     const messages = new RegExp(`/api/sessions/${sessionId}/messages$`);
@@ -441,7 +441,7 @@ describe("session viewer", () => {
         status: 429,
         contentType: "application/json",
         headers: { "retry-after": "1" },
-        body: JSON.stringify({ error: { code: "too_many_exports", message: "serving 4", requestId: "r_busy" } }),
+        body: JSON.stringify({ error: { code: "too_many_downloads", message: "serving 4", requestId: "r_busy" } }),
       });
     });
     try {

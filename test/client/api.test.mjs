@@ -78,16 +78,16 @@ describe("HarnessApi.uploadWorkspace", () => {
   });
 });
 
-const exporting = (retryAfter) => ({
+const serving = (retryAfter) => ({
   status: 429,
   headers: { "retry-after": retryAfter },
-  body: { error: { code: "too_many_exports", message: "serving 4", requestId: "r3" } },
+  body: { error: { code: "too_many_downloads", message: "serving 4", requestId: "r3" } },
 });
 const log = { status: 200, headers: { "content-type": "application/x-ndjson" }, raw: '{"id":"m_1"}\n{"id":"m_2"}\n' };
 
 describe("HarnessApi.messages", () => {
-  it("tries again after each 429 too_many_exports, waiting the answer's Retry-After", async () => {
-    script = [exporting("5"), exporting("1"), log];
+  it("tries again after each 429 too_many_downloads, waiting the answer's Retry-After", async () => {
+    script = [serving("5"), serving("1"), log];
     received = [];
     const waits = [];
     const notes = [];
@@ -97,30 +97,40 @@ describe("HarnessApi.messages", () => {
   });
 
   it("gives up after 14 tries (65 s of waits of 5 s, past the server's 60 s stall cutoff) with the server's error", async () => {
-    script = [...Array.from({ length: 14 }, () => exporting("5")), log];
+    script = [...Array.from({ length: 14 }, () => serving("5")), log];
     received = [];
     const waits = [];
     await assert.rejects(
       new HarnessApi(base).messages("s_1", { after: 3 }, { wait: async (ms) => waits.push(ms) }),
-      (err) => err instanceof ApiError && err.status === 429 && err.code === "too_many_exports" && err.retryAfterSeconds === 5,
+      (err) => err instanceof ApiError && err.status === 429 && err.code === "too_many_downloads" && err.retryAfterSeconds === 5,
     );
     assert.deepEqual([waits.length, waits.reduce((a, b) => a + b, 0), received.length], [13, 65_000, 14]);
     script = [];
   });
 
-  it("does not try again after any other refusal, nor an upload after too_many_exports", async () => {
+  it("does not try again after any other refusal, nor an upload after too_many_downloads", async () => {
     script = [{ status: 404, body: { error: { code: "session_not_found", message: "no", requestId: "r4" } } }, log];
     received = [];
     await assert.rejects(
       new HarnessApi(base).messages("s_1", {}, { wait: async () => assert.fail("no wait expected") }),
       (err) => err instanceof ApiError && err.code === "session_not_found",
     );
-    script = [exporting("1"), created];
+    script = [serving("1"), created];
     await assert.rejects(
       new HarnessApi(base).uploadWorkspace(new Uint8Array(1), { wait: async () => assert.fail("no wait expected") }),
-      (err) => err instanceof ApiError && err.code === "too_many_exports",
+      (err) => err instanceof ApiError && err.code === "too_many_downloads",
     );
     assert.equal(received.length, 2);
     script = [];
+  });
+});
+
+describe("HarnessApi.changes", () => {
+  it("tries again after a 429 too_many_downloads, as messages does", async () => {
+    script = [serving("2"), { status: 200, headers: { "content-type": "text/plain" }, raw: "diff --git a/x b/x\n" }];
+    received = [];
+    const waits = [];
+    assert.equal(await new HarnessApi(base).changes("s_1", { wait: async (ms) => waits.push(ms) }), "diff --git a/x b/x\n");
+    assert.deepEqual([waits, received.length], [[2000], 2]);
   });
 });

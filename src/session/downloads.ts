@@ -1,0 +1,83 @@
+import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION } from "../domain/limits";
+
+/**
+ * The downloads a session serves at once: its logs (`GET .../messages`, `/events`, `/trace`) and its
+ * changes (`GET .../changes`). While a client is slow to read, the streams between the object and it
+ * buffer what the object produced (about 6 MB for a client that reads nothing, hunt 48: sixteen such
+ * clients held 115 MB of an isolate's 128), and a paused diff holds the file it is at. So a session
+ * serves at most `max` at once, and a download its client has read nothing from for `stallMs` is
+ * ended, freeing its place for a client that reads.
+ */
+export class Downloads {
+  private serving = 0;
+
+  constructor(
+    readonly max = MAX_DOWNLOADS_PER_SESSION,
+    private readonly stallMs = DOWNLOAD_STALL_MS,
+  ) {}
+
+  /** Takes a place for a new download (before its first read, so requests at once cannot pass `max`); false when none is free. */
+  take(): boolean {
+    if (this.serving >= this.max) return false;
+    this.serving++;
+    return true;
+  }
+
+  /** Gives back a place taken for a download that is not served after all. */
+  giveBack(): void {
+    this.serving--;
+  }
+
+  /**
+   * `source` as a download that keeps the place `take` gave it until it ends: read to its end,
+   * cancelled by its client, failed, or stalled (then `source` is cancelled). Reads `source` only
+   * when the client reads.
+   */
+  serve(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    const reader = source.getReader();
+    let open = true;
+    let stall: ReturnType<typeof setTimeout> | undefined;
+    const end = () => {
+      if (!open) return;
+      open = false;
+      clearTimeout(stall);
+      this.serving--;
+    };
+    // Waits for the client's next read: from the start (a body nobody ever reads keeps no place) and after each chunk.
+    const awaitRead = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+      stall = setTimeout(() => {
+        end();
+        const why = new Error(`the client read nothing for ${this.stallMs} ms`);
+        controller.error(why);
+        void reader.cancel(why).catch(() => {});
+      }, this.stallMs);
+    };
+    return new ReadableStream<Uint8Array>(
+      {
+        start: awaitRead,
+        pull: async (controller) => {
+          // Producing the next chunk (reading R2, diffing a file) is the object's time, not the client's.
+          clearTimeout(stall);
+          try {
+            const { done, value } = await reader.read();
+            if (done) {
+              end();
+              return controller.close();
+            }
+            controller.enqueue(value);
+          } catch (err) {
+            end();
+            throw err;
+          }
+          awaitRead(controller);
+        },
+        cancel: async (reason) => {
+          end();
+          await reader.cancel(reason);
+        },
+      },
+      // Nothing queued ahead: a pull is a read of the client's, so the time between pulls is the client's.
+      { highWaterMark: 0 },
+    );
+  }
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION } from "../../src/domain/limits";
+import { Downloads } from "../../src/session/downloads";
+
+const encoder = new TextEncoder();
+const encode = (lines: string[]) => encoder.encode(lines.map((l) => `${l}\n`).join(""));
+
+/** A body of `chunks`, recording whether it was cancelled; it fails with `fail` after them. */
+function source(chunks: string[][], fail?: Error) {
+  const state = { cancelled: false };
+  let next = 0;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (next < chunks.length) return controller.enqueue(encode(chunks[next++]!));
+        if (fail) return controller.error(fail);
+        controller.close();
+      },
+      cancel() {
+        state.cancelled = true;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, state };
+}
+
+/** A download as the session starts it: its place taken, its body served. */
+function download(downloads: Downloads, chunks: string[][], fail?: Error) {
+  expect(downloads.take()).toBe(true);
+  const { stream, state } = source(chunks, fail);
+  return { body: downloads.serve(stream), state };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("Downloads", () => {
+  it("serves at most MAX_DOWNLOADS_PER_SESSION (4) at once by default, and stalls after DOWNLOAD_STALL_MS (60 s)", () => {
+    expect([MAX_DOWNLOADS_PER_SESSION, DOWNLOAD_STALL_MS]).toEqual([4, 60_000]);
+    const downloads = new Downloads();
+    expect([downloads.take(), downloads.take(), downloads.take(), downloads.take(), downloads.take()]).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
+    downloads.giveBack();
+    expect([downloads.take(), downloads.take()]).toEqual([true, false]);
+  });
+
+  it("a body read to its end gives its place back; its bytes are every chunk in order", async () => {
+    const downloads = new Downloads(1, 10_000);
+    const { body, state } = download(downloads, [["a", "b"], [], ["c"]]);
+    expect(downloads.take()).toBe(false);
+    expect(await new Response(body).text()).toBe("a\nb\nc\n");
+    expect(state.cancelled).toBe(false);
+    expect(downloads.take()).toBe(true);
+  });
+
+  it("a body its client cancels gives its place back and cancels its source", async () => {
+    const downloads = new Downloads(1, 10_000);
+    const { body, state } = download(downloads, [["a"], ["b"], ["c"]]);
+    const reader = body.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("a\n");
+    await reader.cancel();
+    expect(state.cancelled).toBe(true);
+    expect(downloads.take()).toBe(true);
+  });
+
+  it("a read that fails part-way errors the body and gives its place back", async () => {
+    const downloads = new Downloads(1, 10_000);
+    const { body } = download(downloads, [["a"], ["b"]], new Error("segment missing"));
+    await expect(new Response(body).text()).rejects.toThrow("segment missing");
+    expect(downloads.take()).toBe(true);
+  });
+
+  it("a body nobody reads is ended after the stall time: its place is given back and its source cancelled", async () => {
+    const downloads = new Downloads(1, 50);
+    const { body, state } = download(downloads, [["a"], ["b"], ["c"], ["d"], ["e"]]);
+    const reader = body.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("a\n");
+    await sleep(20);
+    expect([downloads.take(), state.cancelled]).toEqual([false, false]);
+    await sleep(100);
+    expect(state.cancelled).toBe(true);
+    expect(downloads.take()).toBe(true);
+    // Ended with an error, not closed: the client never takes a cut-off body for a whole one.
+    await expect(reader.read()).rejects.toThrow("the client read nothing for 50 ms");
+  });
+
+  it("a body never read at all is ended after the stall time too", async () => {
+    const downloads = new Downloads(1, 30);
+    const { body, state } = download(downloads, [["a"], ["b"]]);
+    await sleep(80);
+    expect([downloads.take(), state.cancelled]).toEqual([true, true]);
+    await expect(new Response(body).text()).rejects.toThrow("the client read nothing for 30 ms");
+  });
+
+  it("a client that keeps reading is never stalled, however long the download lasts", async () => {
+    const downloads = new Downloads(1, 40);
+    const { body } = download(downloads, [["a"], ["b"], ["c"], ["d"]]);
+    const reader = body.getReader();
+    const got: string[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      got.push(new TextDecoder().decode(value));
+      await sleep(25);
+    }
+    expect(got).toEqual(["a\n", "b\n", "c\n", "d\n"]);
+    expect(downloads.take()).toBe(true);
+  });
+});
