@@ -1277,7 +1277,7 @@ const checks = {
    * A shell's `> f` opens `f` empty and then writes it, and `>> f` opens it before it appends: one
    * version of each file per command, not two (the 100,000 versions a session may hold stopped a
    * loop at 50,000 new files). Eight commands make 56,000 files and a loop appends 300 times; every
-   * file is kept, and a fork at the last message sees the same changes.
+   * file is kept, find and grep -r walk them all, and a fork at the last message sees the same changes.
    */
   async shellVersions(ctx) {
     const agent = new http.Agent({ keepAlive: true });
@@ -1288,6 +1288,8 @@ const checks = {
       (_, k) => `mkdir -p d${k}; for i in $(seq 1 7000); do echo $i > d${k}/f$i; done; echo made ${k}`,
     );
     commands.push("for i in $(seq 1 300); do echo $i >> a.txt; done; wc -l < a.txt");
+    // The shell walks all of them (its hardened profile stopped find and grep -r at 100,000 operations).
+    commands.push("find . -type f | wc -l; grep -rl 7000 . | wc -l");
     let completed = 0;
     for (const command of commands) {
       const events = await promptEvents(ctx.base, agent, sessionId, {
@@ -1303,7 +1305,7 @@ const checks = {
       .map((l) => JSON.parse(l))
       .filter((m) => m.kind === "tool_result")
       .map((m) => m.resultText.trim());
-    const expected = [...commands.slice(0, 8).map((_, k) => `made ${k}`), "301"];
+    const expected = [...commands.slice(0, 8).map((_, k) => `made ${k}`), "301", "56001\n8"];
     const diffOf = async (id) => (await request(ctx.base, agent, "GET", `/api/sessions/${id}/changes`, { timeoutMs: 60_000 })).body;
     const diff = await diffOf(sessionId);
     const files = (diff.match(/^diff --git/gm) ?? []).length;
@@ -1312,8 +1314,8 @@ const checks = {
     agent.destroy();
     record(
       "shellVersions",
-      completed === 9 && JSON.stringify(results) === JSON.stringify(expected) && files === 56_001 && forkSame,
-      `${completed}/9 prompts completed; results ${JSON.stringify(results.map((r) => r.slice(0, 120)))}; /changes ${files} files (56,001 expected); fork ${fork.status}${fork.status === 201 ? "" : ` ${String(fork.body).slice(0, 240)}`}, its /changes ${forkSame ? "= the source's" : "differ"}`,
+      completed === 10 && JSON.stringify(results) === JSON.stringify(expected) && files === 56_001 && forkSame,
+      `${completed}/10 prompts completed; results ${JSON.stringify(results.map((r) => r.slice(0, 120)))}; /changes ${files} files (56,001 expected); fork ${fork.status}${fork.status === 201 ? "" : ` ${String(fork.body).slice(0, 240)}`}, its /changes ${forkSame ? "= the source's" : "differ"}`,
     );
   },
   /**

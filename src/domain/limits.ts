@@ -248,6 +248,13 @@ export const BASH_MAX_COMMANDS = 10_000;
  * profile's, fixed. Both are stated here, not left to the profile, so the description names them.
  */
 export const BASH_MAX_LOOP_ITERATIONS = 10_000;
+/**
+ * Filesystem operations one traversal (`find`, `grep -r`, `ls -R`, `du`) or one glob's expansion may
+ * make: a few for each file of the largest workspace (MAX_ARCHIVE_FILES in the snapshot, up to
+ * MAX_SESSION_CHANGE_VERSIONS written). The hardened profile's 100,000 refused `find .` and `grep -r`
+ * at 50,000 files; the command's timeout still bounds how long one runs.
+ */
+export const BASH_MAX_TRAVERSAL_OPERATIONS = 4 * (MAX_ARCHIVE_FILES + MAX_SESSION_CHANGE_VERSIONS);
 
 /** `n` bytes as the README writes them: `256 KiB`, `16 MiB`, `50 KB`... */
 function bytes(n: number): string {
@@ -331,7 +338,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "`bash`",
-    `simulated shell (just-bash), no network, no \`diff\` (its work has no bound; \`GET .../changes\` shows a run's edits), ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); at most ${count(BASH_MAX_COMMANDS)} commands per call (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop (numbers from \`seq\`, awk, sed and jq loops too), fixed (exit 126, with advice to work in batches); a directory made by \`mkdir\`, or emptied by \`rm\` or \`mv\`, lasts until the command ends unless a file is written in it; \`chmod\` sets a file's permission bits (it writes the file again, which counts against the session's workspace changes), a directory keeps no mode; \`cp\` and \`mv\` give a new file its source's mode, \`mv\` onto an existing file too, \`cp\` keeps the existing file's; \`/dev/null\` reads empty and keeps nothing (what is written to it still counts as output); text commands (\`sed\`, \`awk\`, \`grep\`, \`tr\`) read a file as UTF-8, so in what they write a byte that is not UTF-8 becomes U+FFFD (\`cat\`, \`cp\`, \`tee\`, \`head -c\` and redirects keep the bytes; the \`edit\` tool refuses such a file)`,
+    `simulated shell (just-bash), no network, no \`diff\` (its work has no bound; \`GET .../changes\` shows a run's edits), ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command, ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output); at most ${count(BASH_MAX_COMMANDS)} commands per call (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop (numbers from \`seq\`, awk, sed and jq loops too), fixed (exit 126, with advice to work in batches); one traversal (\`find\`, \`grep -r\`, \`ls -R\`, a glob) makes at most ${count(BASH_MAX_TRAVERSAL_OPERATIONS)} filesystem operations, enough for the largest workspace; a directory made by \`mkdir\`, or emptied by \`rm\` or \`mv\`, lasts until the command ends unless a file is written in it; \`chmod\` sets a file's permission bits (it writes the file again, which counts against the session's workspace changes), a directory keeps no mode; \`cp\` and \`mv\` give a new file its source's mode, \`mv\` onto an existing file too, \`cp\` keeps the existing file's; \`/dev/null\` reads empty and keeps nothing (what is written to it still counts as output); text commands (\`sed\`, \`awk\`, \`grep\`, \`tr\`) read a file as UTF-8, so in what they write a byte that is not UTF-8 becomes U+FFFD (\`cat\`, \`cp\`, \`tee\`, \`head -c\` and redirects keep the bytes; the \`edit\` tool refuses such a file)`,
   ],
   [
     "one model answer",

@@ -6,6 +6,7 @@ import {
   BASH_MAX_LOOP_ITERATIONS,
   BASH_MAX_OUTPUT_BYTES_PER_COMMAND,
   BASH_MAX_TIMEOUT_MS,
+  BASH_MAX_TRAVERSAL_OPERATIONS,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
@@ -119,6 +120,11 @@ export const bashTool: Tool<BashParams> = {
         maxAwkIterations: BASH_MAX_LOOP_ITERATIONS,
         maxSedIterations: BASH_MAX_LOOP_ITERATIONS,
         maxJqIterations: BASH_MAX_LOOP_ITERATIONS,
+        maxTraversalEntries: BASH_MAX_TRAVERSAL_OPERATIONS,
+        maxTraversalWork: BASH_MAX_TRAVERSAL_OPERATIONS,
+        maxGlobOperations: BASH_MAX_TRAVERSAL_OPERATIONS,
+        // Traversals draw on the shell's shared work budget too (find stopped at its 100,000).
+        maxWorkUnits: BASH_MAX_TRAVERSAL_OPERATIONS,
         maxExecutionTimeMs: timeoutMs + BASH_DEADLINE_GRACE_MS,
         maxOutputSize: BASH_MAX_CAPTURED_OUTPUT_BYTES,
         maxLiveBytes: BASH_MAX_LIVE_BYTES,
