@@ -128,10 +128,12 @@ export interface RawZipEntry {
   extra?: Uint8Array;
   /** Added to the local header offset the central directory gives, to make a corrupt zip. */
   localOffsetDelta?: number;
+  /** The entry's comment, in its central-directory record only. */
+  comment?: string;
 }
 
 /** A zip of stored entries written byte by byte, for names, hosts and fields fflate would not write as given. */
-export function rawZip(entries: RawZipEntry[]): Uint8Array {
+export function rawZip(entries: RawZipEntry[], centralOrder: number[] = entries.map((_, i) => i)): Uint8Array {
   const locals: Uint8Array[] = [];
   const centrals: Uint8Array[] = [];
   let offset = 0;
@@ -139,6 +141,7 @@ export function rawZip(entries: RawZipEntry[]): Uint8Array {
     const name = typeof e.name === "string" ? text(e.name) : e.name;
     const data = typeof e.data === "string" ? text(e.data) : e.data;
     const extra = e.extra ?? new Uint8Array(0);
+    const comment = text(e.comment ?? "");
     const local = new DataView(new ArrayBuffer(30));
     local.setUint32(0, 0x04034b50, true);
     local.setUint16(4, 20, true);
@@ -158,14 +161,15 @@ export function rawZip(entries: RawZipEntry[]): Uint8Array {
     central.setUint32(24, data.byteLength, true);
     central.setUint16(28, name.byteLength, true);
     central.setUint16(30, extra.byteLength, true);
+    central.setUint16(32, comment.byteLength, true);
     central.setUint32(38, e.attributes ?? (0o100644 << 16) >>> 0, true);
     central.setUint32(42, offset + (e.localOffsetDelta ?? 0), true);
     const entry = concatBytes([new Uint8Array(local.buffer), name, extra, data]);
     locals.push(entry);
-    centrals.push(concatBytes([new Uint8Array(central.buffer), name, extra]));
+    centrals.push(concatBytes([new Uint8Array(central.buffer), name, extra, comment]));
     offset += entry.byteLength;
   }
-  const directory = concatBytes(centrals);
+  const directory = concatBytes(centralOrder.map((i) => centrals[i]!));
   const eocd = new DataView(new ArrayBuffer(22));
   eocd.setUint32(0, 0x06054b50, true);
   eocd.setUint16(8, entries.length, true);

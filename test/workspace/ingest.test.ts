@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { httpStatus } from "../../src/domain";
 import { ArchiveError } from "../../src/workspace/archive-errors";
+import { crc32 } from "../../src/workspace/crc32";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import type { IngestLimits } from "../../src/workspace/limits";
 import { concatBytes } from "../../src/workspace/streams";
@@ -20,6 +21,7 @@ import {
   tarOf,
   text,
   zip,
+  zipExtra,
   zipWithDataDescriptors,
 } from "./archives";
 
@@ -536,6 +538,92 @@ describe("ingestWorkspace: tar.gz and zip", () => {
       status: 400,
       code: "archive_invalid",
       message: "zip entry 'a.txt' inflates past its declared size",
+      left: [],
+    });
+  });
+});
+
+describe("ingestWorkspace: a zip's central directory", () => {
+  const files = async (workspaceId: string) => ((await json(`workspaces/${workspaceId}/index.json`)) as { files: unknown[] }).files;
+  const u64 = (n: number) => {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setBigUint64(0, BigInt(n), true);
+    return new Uint8Array(view.buffer);
+  };
+
+  it("reads entries in the order of their data when the directory lists them in another", async () => {
+    const entries = [
+      { name: "a.txt", data: "alpha\n" },
+      { name: "b.txt", data: "beta\n" },
+      { name: "c.txt", data: "gamma\n" },
+    ];
+    const { workspaceId, result } = await ingest(rawZip(entries, [2, 0, 1]));
+    expect(result).toEqual({ workspaceId, files: 3, bytes: 17, skipped: [] });
+    expect(await files(workspaceId)).toEqual([
+      { path: "a.txt", offset: 0, size: 6, mode: 0o644 },
+      { path: "b.txt", offset: 6, size: 5, mode: 0o644 },
+      { path: "c.txt", offset: 11, size: 6, mode: 0o644 },
+    ]);
+  });
+
+  it("reads thousands of records with comments, streamed in pieces, each entry once", async () => {
+    const entries = Array.from({ length: 3000 }, (_, i) => ({
+      name: `dir${i % 7}/file-${i}.txt`,
+      data: `${i}\n`,
+      comment: "c".repeat(i % 300),
+    }));
+    const { workspaceId, result } = await ingest(rawZip(entries));
+    expect(result).toEqual({ workspaceId, files: 3000, bytes: 13890, skipped: [] });
+    const stored = (await files(workspaceId)) as { path: string; size: number }[];
+    expect(stored.length).toBe(3000);
+    expect(stored.find((f) => f.path === "dir3/file-2999.txt")).toEqual({
+      path: "dir3/file-2999.txt",
+      offset: 13885,
+      size: 5,
+      mode: 0o644,
+    });
+  });
+
+  it("refuses two entries whose data overlap with 400 archive_invalid", async () => {
+    // a.txt takes 41 bytes (30 of local header, 5 of name, 6 of data): b.txt's record points back at it.
+    const archive = rawZip([
+      { name: "a.txt", data: "alpha\n" },
+      { name: "b.txt", data: "beta\n", localOffsetDelta: -41 },
+    ]);
+    expect(await refusal(archive)).toEqual({ status: 400, code: "archive_invalid", message: "zip entries overlap at 'b.txt'", left: [] });
+  });
+
+  it("takes an entry's local header offset from its zip64 field, and refuses a field too short for it", async () => {
+    const saturated = { name: "a.txt", data: "a\n", localOffsetDelta: 0xffffffff };
+    const { workspaceId, result } = await ingest(rawZip([{ ...saturated, extra: zipExtra(0x0001, u64(0)) }]));
+    expect(result).toEqual({ workspaceId, files: 1, bytes: 2, skipped: [] });
+    expect(await refusal(rawZip([{ ...saturated, extra: zipExtra(0x0001, new Uint8Array(4)) }]))).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: "zip entry 'a.txt' has a corrupt zip64 field",
+      left: [],
+    });
+  });
+
+  it("refuses names adding up past the limit while it reads the directory, before any entry's data", async () => {
+    const archive = rawZip([
+      { name: "a.txt", data: "alpha\n" },
+      { name: "abcdefghij.txt", data: "y" },
+      { name: "z.txt", data: "z" },
+    ]);
+    archive[35] = "A".charCodeAt(0); // a.txt's first byte of data: its CRC-32 no longer matches
+    expect(await refusal(archive, { limits: { maxPathChars: 23 } })).toEqual({
+      status: 413,
+      code: "archive_too_many_files",
+      message: "the names of the archive's first 3 entries add up to more than 23 characters (a workspace's paths are held in memory)",
+      left: [],
+    });
+    // With room for the names, the data is read, and a.txt fails its check.
+    const hex = (n: number) => `0x${n.toString(16).padStart(8, "0")}`;
+    expect(await refusal(archive, { limits: { maxPathChars: 24 } })).toEqual({
+      status: 400,
+      code: "archive_invalid",
+      message: `zip entry 'a.txt' fails its CRC-32 check (content ${hex(crc32(text("Alpha\n")))}, archive says ${hex(crc32(text("alpha\n")))})`,
       left: [],
     });
   });
