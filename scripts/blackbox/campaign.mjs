@@ -356,6 +356,77 @@ const checks = {
       `a ${(lines.join("\n").length / 2 ** 20).toFixed(1)} MiB log (import ${imported.status}): 4 unread downloads ${held.map((h) => h.status).join(" ")}, a fifth ${fifth.status} ${JSON.parse(fifth.body || "{}").error?.code} (Retry-After ${fifth.headers["retry-after"]}); another request meanwhile ${other.status} in ${other.ms} ms; after the 4 hung up, a download was served in ${freedMs} ms: ${again.status}, ${got.length} lines${whole ? ", as imported" : ", NOT as imported"}`,
     );
   },
+  /**
+   * Event streams of one session that nobody reads (32 unread replays of a large log held 60 MB of
+   * an isolate's 128): a session keeps 8 whose clients have read nothing for 5 s, and when another
+   * stalls it ends the one stalled longest. Twelve clients that stop reading: four are let go within
+   * seconds (those whose pipes filled first, not always the first opened), eight get the whole log
+   * when they read again; a client that reads gets it meanwhile, and another request is answered
+   * promptly.
+   */
+  async stalledStreams({ base }) {
+    const agent = new http.Agent({ keepAlive: true });
+    const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
+    for (let i = 0; i < 20; i++) {
+      await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+        ...json({ text: "BIG 600000 64" }),
+        timeoutMs: 60_000,
+      });
+    }
+    const logged = (await request(base, agent, "GET", `/api/sessions/${sessionId}/events`, { timeoutMs: 60_000 })).body
+      .split("\n")
+      .filter(Boolean);
+    const streamPath = `/api/sessions/${sessionId}/events/stream?after=0`;
+    // A client that takes the answer's head and then reads nothing, until `readRest`.
+    const unread = () =>
+      new Promise((resolve) => {
+        const client = { status: null, res: null };
+        const req = http.get(`${base}${streamPath}`, { agent: new http.Agent() }, (res) => {
+          res.pause();
+          Object.assign(client, { status: res.statusCode, res });
+          resolve(client);
+        });
+        req.on("error", (e) => resolve({ ...client, status: `ERR ${e.message}` }));
+      });
+    const readRest = (client) =>
+      new Promise((resolve) => {
+        const chunks = [];
+        const done = () => resolve(sseEvents(Buffer.concat(chunks).toString("utf8")));
+        client.res.on("data", (c) => chunks.push(c));
+        client.res.on("end", done);
+        client.res.on("error", done);
+        client.res.resume();
+      });
+    const held = [];
+    for (let i = 0; i < 12; i++) {
+      held.push(await unread());
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const reader = request(base, new http.Agent(), "GET", streamPath, { timeoutMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 10_000));
+    const other = await request(base, agent, "GET", `/api/sessions/${sessionId}`);
+    const read = await reader;
+    // Read now, a stream ended meanwhile gives what it had sent before its end, one kept the whole log.
+    const rest = await Promise.all(held.map((c) => (c.status === 200 ? readRest(c) : [])));
+    agent.destroy();
+    const lastSeq = JSON.parse(logged.at(-1)).seq;
+    const ended = rest.map((events) => events.at(-1)?.seq !== lastSeq);
+    const events = sseEvents(read.body);
+    const whole = events.length === logged.length && events.every((e, i) => e.seq === JSON.parse(logged[i]).seq);
+    const keptWhole = rest.every((events, i) => ended[i] || events.length === logged.length);
+    record(
+      "stalledStreams",
+      held.every((c) => c.status === 200) &&
+        ended.filter(Boolean).length === 4 &&
+        keptWhole &&
+        read.status === 200 &&
+        whole &&
+        other.status === 200 &&
+        other.ms < 2000,
+      `a log of ${logged.length} events (${(logged.join("\n").length / 1e6).toFixed(1)} MB); 12 streams that read nothing for 10 s (${[...new Set(held.map((c) => c.status))].join(",")}), then read: ${rest.map((events, i) => (ended[i] ? `ended at ${events.at(-1)?.seq ?? "-"}` : "whole")).join(", ")}; a reading client meanwhile ${read.status}, ${events.length} events${whole ? ", the whole log" : ", NOT the log"}; another request meanwhile ${other.status} in ${other.ms} ms`,
+    );
+  },
+
   /** After each refusal class, 20 requests in a row on the same connection answer promptly. */
   async refusals({ base, persistTo, tmp }) {
     // Object bytes live as files under v3/r2/<bucket>/blobs; an upload left behind keeps its parts there.

@@ -212,6 +212,16 @@ export const UPLOAD_PACE_WINDOW_MS = 10_000;
 export const MAX_DOWNLOADS_PER_SESSION = 4;
 /** A download whose client has read nothing for this long is ended (cut short), freeing its place. */
 export const DOWNLOAD_STALL_MS = 60_000;
+/**
+ * Event streams of one session whose clients have stopped reading (256 KiB or more waiting and
+ * nothing read for `SSE_STALL_GRACE_MS`) that it keeps at once; when one more stalls, the one
+ * stalled longest is ended with an error and its client resumes from its Last-Event-ID. Such a
+ * stream holds about 2 MB (32 unread replays of a large log: +60 MB live, over half an isolate's
+ * 128). Streams whose clients read, and those waiting for a queued run, are never ended for this.
+ */
+export const MAX_STALLED_EVENT_STREAMS_PER_SESSION = 8;
+/** How long a client may read nothing while 256 KiB or more of its event stream wait before the stream counts as stalled. */
+export const SSE_STALL_GRACE_MS = 5_000;
 /** Longest path inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
 /** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
@@ -278,6 +288,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   [
     "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`)",
     `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short`,
+  ],
+  [
+    `stalled event streams (a prompt's SSE answer, \`GET .../events/stream\`, whose client has read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting)`,
+    `${MAX_STALLED_EVENT_STREAMS_PER_SESSION} per session; when another stalls, the one stalled longest is ended with an error (its client resumes from Last-Event-ID); streams that are read are not limited`,
   ],
   [
     "Idempotency-Key / requestId",

@@ -1,4 +1,5 @@
 import { type AgentEvent, eventJsonWithSeq } from "../domain";
+import { MAX_STALLED_EVENT_STREAMS_PER_SESSION, SSE_STALL_GRACE_MS } from "../domain/limits";
 import { SSE_PING, SSE_PING_INTERVAL_MS, SSE_RETRY, sseFrame } from "./sse";
 
 /** The committed events a stream catches up on, batch by batch (a segment at a time), read as the client reads them. */
@@ -43,6 +44,17 @@ const unreadError = () => new Error(`the client left more than ${SSE_MAX_UNREAD_
  */
 export class EventHub {
   private readonly streams = new Set<LiveEventStream>();
+  /** Streams whose clients stopped reading, in the order they stalled. */
+  private readonly stalled = new Set<LiveEventStream>();
+
+  /**
+   * At most `maxStalled` streams stay stalled (nothing read for `stallGraceMs` with a full queue):
+   * each holds megabytes of the isolate (see MAX_STALLED_EVENT_STREAMS_PER_SESSION).
+   */
+  constructor(
+    readonly maxStalled = MAX_STALLED_EVENT_STREAMS_PER_SESSION,
+    private readonly stallGraceMs = SSE_STALL_GRACE_MS,
+  ) {}
 
   /** Called after each committed event append. */
   publish(item: SeqEvent): void {
@@ -66,6 +78,11 @@ export class EventHub {
     return this.streams.size;
   }
 
+  /** Streams counted as stalled now. */
+  get stalledCount(): number {
+    return this.stalled.size;
+  }
+
   /**
    * A new SSE byte stream. `replay` reads the committed events after `afterSeq`; `runActive` says,
    * when the replay has been sent, whether to keep tailing; `scope` ties the stream to one run.
@@ -79,11 +96,44 @@ export class EventHub {
     runActive: () => boolean,
     scope: StreamScope = { runId: null, skipFromSeq: null },
   ): { body: ReadableStream<Uint8Array>; ready: Promise<void> } {
-    const stream = new LiveEventStream(afterSeq, scope, () => this.streams.delete(stream));
+    const stream = new LiveEventStream(afterSeq, scope, {
+      graceMs: this.stallGraceMs,
+      detach: () => {
+        this.streams.delete(stream);
+        this.stalled.delete(stream);
+      },
+      stalled: (stalls) => (stalls ? this.stall(stream) : this.stalled.delete(stream)),
+    });
     this.streams.add(stream);
     const body = stream.start(replay, runActive);
     return { body, ready: stream.ready };
   }
+
+  /**
+   * Ending the one stalled longest refuses nobody: its client resumes where it was, and a client
+   * gone without its cancel reaching the object (hunt 36) is let go. Streams that are read, or wait
+   * for a queued run, are not counted, so a client may follow many queued prompts at once.
+   */
+  private stall(stream: LiveEventStream): void {
+    this.stalled.add(stream);
+    for (const longest of this.stalled) {
+      if (this.stalled.size <= this.maxStalled) break;
+      longest.fail(
+        new Error(
+          `more than ${this.maxStalled} of the session's event streams went unread and this one longest; resume from Last-Event-ID`,
+        ),
+      );
+    }
+  }
+}
+
+/** What a stream reports to its hub. */
+interface StreamHooks {
+  graceMs: number;
+  /** The stream has ended. */
+  detach: () => void;
+  /** Its client stopped reading (true) or reads again (false). */
+  stalled: (stalls: boolean) => void;
 }
 
 /**
@@ -120,11 +170,13 @@ class LiveEventStream {
   /** Settles once the replay's first batch is read (`EventHub.open`). */
   readonly ready: Promise<void>;
   private settleReady!: (error?: Error) => void;
+  /** While the client is behind: bytes queued when the watch began, and enqueued since. */
+  private watch: { timer: ReturnType<typeof setTimeout>; queued: number; enqueued: number } | null = null;
 
   constructor(
     afterSeq: number,
     private readonly scope: StreamScope,
-    private readonly detach: () => void,
+    private readonly hooks: StreamHooks,
   ) {
     this.lastSent = afterSeq;
     this.started = scope.skipFromSeq === null;
@@ -152,7 +204,10 @@ class LiveEventStream {
           this.ping = setInterval(() => this.write(SSE_PING), SSE_PING_INTERVAL_MS);
           void this.catchUp(replay, runActive);
         },
-        pull: () => this.makeRoom(),
+        pull: () => {
+          this.caughtUp();
+          this.makeRoom();
+        },
         cancel: () => this.close(false),
       },
       // Counted in bytes: desiredSize is then how far ahead of the client the stream is.
@@ -267,12 +322,46 @@ class LiveEventStream {
 
   private enqueuePending(): void {
     if (this.pending === "") return;
-    this.controller.enqueue(encoder.encode(this.pending));
+    const chunk = encoder.encode(this.pending);
+    this.controller.enqueue(chunk);
     this.pending = "";
-    if (!this.ending && (this.controller.desiredSize ?? 0) < SSE_REPLAY_AHEAD_BYTES - SSE_MAX_UNREAD_BYTES) this.fail(unreadError());
+    if (this.watch) this.watch.enqueued += chunk.byteLength;
+    if (!this.ending && (this.controller.desiredSize ?? 0) < SSE_REPLAY_AHEAD_BYTES - SSE_MAX_UNREAD_BYTES) return this.fail(unreadError());
+    if (!this.closed && (this.controller.desiredSize ?? 0) <= 0) this.watchReads();
   }
 
-  private fail(error: Error): void {
+  /** Bytes waiting for the client. */
+  private get queued(): number {
+    return SSE_REPLAY_AHEAD_BYTES - (this.controller.desiredSize ?? SSE_REPLAY_AHEAD_BYTES);
+  }
+
+  /**
+   * The queue is full: the stream counts as stalled if its client reads nothing for the grace
+   * period. A pull ends the watch; a client far behind reads without a pull, which the shrinking
+   * queue shows when the watch looks again.
+   */
+  private watchReads(): void {
+    if (this.watch) return;
+    const look = () => {
+      if (this.closed || !this.watch) return;
+      const read = this.watch.queued + this.watch.enqueued - this.queued;
+      this.hooks.stalled(read <= 0);
+      if (this.closed) return;
+      this.watch = { timer: setTimeout(look, this.hooks.graceMs), queued: this.queued, enqueued: 0 };
+    };
+    this.watch = { timer: setTimeout(look, this.hooks.graceMs), queued: this.queued, enqueued: 0 };
+  }
+
+  /** The client has read what was queued (the stream's pull): it neither is nor may become stalled. */
+  private caughtUp(): void {
+    if (!this.watch) return;
+    clearTimeout(this.watch.timer);
+    this.watch = null;
+    this.hooks.stalled(false);
+  }
+
+  /** Ends the stream with `error`, which its client gets in place of what it has not read. */
+  fail(error: Error): void {
     if (this.closed) return;
     this.buffered = null;
     this.controller.error(error);
@@ -309,7 +398,9 @@ class LiveEventStream {
     this.closed = true;
     this.makeRoom();
     if (this.ping) clearInterval(this.ping);
-    this.detach();
+    if (this.watch) clearTimeout(this.watch.timer);
+    this.watch = null;
+    this.hooks.detach();
     if (endStream) {
       this.ending = true;
       this.timer ??= setTimeout(() => this.onTimer(), 0);

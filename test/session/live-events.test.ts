@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "../../src/domain";
+import { MAX_STALLED_EVENT_STREAMS_PER_SESSION, SSE_STALL_GRACE_MS } from "../../src/domain/limits";
 import {
   EventHub,
   type SeqEvent,
@@ -337,6 +338,92 @@ describe("EventHub", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(hub.size).toBe(0);
     await expect(reader.read()).rejects.toThrow(`the client read nothing for ${SSE_STALLED_REPLAY_MS / 1000} s; resume from Last-Event-ID`);
+  });
+
+  it("keeps at most maxStalled streams whose clients read nothing: when one more stalls, the one stalled longest ends; streams that wait or read go on", async () => {
+    expect([new EventHub().maxStalled, MAX_STALLED_EVENT_STREAMS_PER_SESSION, SSE_STALL_GRACE_MS]).toEqual([8, 8, 5_000]);
+    vi.useFakeTimers();
+    const hub = new EventHub(2, 1_000);
+    // 200 events of 8 KiB: a replay that fills its queue (SSE_REPLAY_AHEAD_BYTES) and waits.
+    const events = Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) }));
+    const open = (replay: SeqEvent[]) =>
+      hub
+        .open(
+          0,
+          () => batches(replay, 10),
+          () => true,
+        )
+        .body.getReader();
+    // Following queued runs: nothing to read yet, so never stalled.
+    const waiting = [open([]), open([]), open([])];
+    const unread = [open(events), open(events), open(events)];
+    // Read a chunk every 500 ms, within the grace: never stalled although its queue refills each time.
+    const reading = open(events);
+    const readFor = async (ms: number) => {
+      for (let t = 0; t < ms; t += 500) {
+        const read = reading.read();
+        await vi.advanceTimersByTimeAsync(500);
+        expect((await read).done).toBe(false);
+      }
+    };
+    await vi.advanceTimersByTimeAsync(10);
+    expect([hub.size, hub.stalledCount]).toEqual([7, 0]);
+    await readFor(2_000);
+    // The three unread ones stalled in the order they filled: the first is ended, two stay.
+    expect([hub.size, hub.stalledCount]).toEqual([6, 2]);
+    const chunks = async (reader: ReadableStreamDefaultReader<Uint8Array>) => {
+      let text = "";
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+      return text;
+    };
+    await expect(chunks(unread[0]!)).rejects.toThrow(
+      "more than 2 of the session's event streams went unread and this one longest; resume from Last-Event-ID",
+    );
+    // Another stall ends the next one stalled longest.
+    const fourth = open(events);
+    await readFor(1_500);
+    expect([hub.size, hub.stalledCount]).toEqual([6, 2]);
+    await expect(chunks(unread[1]!)).rejects.toThrow("this one longest");
+    // The waiting streams and the reader get every event, the stalled ones too once they read.
+    // (Timers set while faked never fire once real: none may be pending at the switch.)
+    await vi.advanceTimersByTimeAsync(1);
+    vi.useRealTimers();
+    hub.publish({ seq: 201, event: done });
+    for (const reader of waiting) expect(await chunks(reader)).toBe(SSE_RETRY + frame(201, done));
+    for (const reader of [reading, unread[2]!, fourth])
+      expect((await chunks(reader)).endsWith(frame(200, events[199]!.event) + frame(201, done))).toBe(true);
+    expect([hub.size, hub.stalledCount]).toEqual([0, 0]);
+  });
+
+  it("a client far behind a live run that still reads (without a pull) is not stalled; one that stops is", async () => {
+    vi.useFakeTimers();
+    const hub = new EventHub(0, 1_000);
+    const reader = hub
+      .open(
+        0,
+        () => batches([]),
+        () => true,
+      )
+      .body.getReader();
+    await vi.advanceTimersByTimeAsync(10);
+    // 1 MiB unread: far past the queue's 256 KiB, so reading a chunk does not make it pull.
+    for (let i = 0; i < 16; i++) {
+      hub.publish({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(64 * 1024)) });
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    await reader.read();
+    await vi.advanceTimersByTimeAsync(400);
+    await reader.read();
+    await vi.advanceTimersByTimeAsync(600);
+    // It read within the grace: not stalled (with maxStalled 0 a stall would have ended it).
+    expect([hub.size, hub.stalledCount]).toEqual([1, 0]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(hub.size).toBe(0);
+    await expect(
+      (async () => {
+        for (;;) if ((await reader.read()).done) return;
+      })(),
+    ).rejects.toThrow("more than 0 of the session's event streams went unread");
   });
 
   it("a cancelled reader is detached", async () => {
