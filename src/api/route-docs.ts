@@ -389,7 +389,15 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       tokensBefore: 118000,
       tokensAfter: 23400,
     }),
-    errors: [...SESSION, ...JSON_BODY, "session_busy", "nothing_to_compact", "compaction_failed", "history_unreadable"],
+    errors: [
+      ...SESSION,
+      ...JSON_BODY,
+      "session_busy",
+      "nothing_to_compact",
+      "compaction_failed",
+      "compaction_aborted",
+      "history_unreadable",
+    ],
   },
   {
     method: "get",
@@ -470,7 +478,8 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "post",
     path: "/api/sessions/:id/abort",
-    summary: "Cancels the active run, if any.",
+    summary:
+      "Cancels the active run, or else a manual compaction under way (its POST .../compact answers 409 compaction_aborted, the log gets compaction_failed run_aborted; runId is then null); aborted is false when neither was going on.",
     auth: true,
     body: json(EmptyBody, "Empty", {}),
     status: 200,

@@ -134,6 +134,11 @@ export const ERROR_REGISTRY = {
     in: ["api"],
     meaning: "the model could not summarise the history (the event's code says why); the session is unchanged",
   },
+  compaction_aborted: {
+    status: 409,
+    in: ["api"],
+    meaning: "the compaction was aborted (POST .../abort) before it finished; the session is unchanged",
+  },
   message_not_found: { status: 404, in: ["api"], meaning: "no message with this id in the session (fork atMessageId)" },
   fork_source_changed: {
     status: 409,
@@ -209,7 +214,8 @@ export const ERROR_REGISTRY = {
   run_aborted: {
     status: null,
     in: ["run"],
-    meaning: "the run was aborted during a compaction (in compaction_failed; the run itself ends with agent_completed ABORTED)",
+    meaning:
+      "the run was aborted during a compaction, or a manual compaction was aborted (in compaction_failed; a run itself ends with agent_completed ABORTED)",
   },
   output_too_large: { status: null, in: ["run"], meaning: "the model's answer passed the output limit; what came before it is kept" },
   rate_limited: { status: null, in: ["run"], meaning: "the provider kept answering 429, or asked to wait longer than allowed" },

@@ -122,8 +122,12 @@ export async function compact(
     else {
       const code = input.abortedAs?.();
       if (!code) return result;
-      const why = code === "run_timeout" ? "the run timed out" : "the run was aborted";
-      log.event({ type: "compaction_failed", code, message: `${why} during the compaction; nothing was compacted` });
+      // A manual compaction has no run: it is the compaction that was aborted or ran out of time.
+      const why =
+        reason === "manual"
+          ? `the compaction ${code === "run_timeout" ? "timed out" : "was aborted"}`
+          : `the run ${code === "run_timeout" ? "timed out" : "was aborted"} during the compaction`;
+      log.event({ type: "compaction_failed", code, message: `${why}; nothing was compacted` });
     }
     return result;
   }

@@ -96,6 +96,8 @@ export async function compactOnDemand(
     assistantsBefore?: number;
     /** How long the summary may take (default: a run's default timeout). */
     timeoutMs?: number;
+    /** Whether an abort of `signal` is the client's (`POST .../abort`, logged) rather than the session's deletion (nothing left to log to). */
+    abortedByClient?: () => boolean;
   },
 ): Promise<{ ok: true; messageId: string; tokensBefore: number; tokensAfter: number } | { ok: false; code: ErrorCode; message: string }> {
   const assistantTurns = (ctx.assistantsBefore ?? 0) + history.filter((m) => m.kind === "assistant").length;
@@ -112,9 +114,9 @@ export async function compactOnDemand(
       assistantTurns,
       ...(ctx.instructions ? { instructions: ctx.instructions } : {}),
       signal: ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout,
-      // A summary that timed out ends with compaction_failed, as the answer says; one cut off by the
-      // session's deletion logs nothing.
-      abortedAs: () => (timeout.aborted && !ctx.signal?.aborted ? "run_timeout" : null),
+      // A summary that timed out or was aborted by the client ends with compaction_failed, as the
+      // answer says; one cut off by the session's deletion logs nothing.
+      abortedAs: () => (ctx.signal?.aborted ? (ctx.abortedByClient?.() ? "run_aborted" : null) : timeout.aborted ? "run_timeout" : null),
     },
     "manual",
     ctx.log,
@@ -123,7 +125,8 @@ export async function compactOnDemand(
     const { id, tokensBefore, tokensAfter } = result.message;
     return { ok: true, messageId: id, tokensBefore, tokensAfter };
   }
-  return { ok: false, code: result.code === "aborted" ? "run_timeout" : result.code, message: result.message };
+  if (result.code !== "aborted") return { ok: false, code: result.code, message: result.message };
+  return { ok: false, code: ctx.signal?.aborted ? "run_aborted" : "run_timeout", message: result.message };
 }
 
 /** The model for a manual compaction, and the name it was asked for by (undefined: the deployment's). */

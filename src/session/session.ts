@@ -93,7 +93,7 @@ export class Session {
   }
   private compacting = false;
   /** The manual compaction under way: a deletion cancels it (its model request too) and waits for it. */
-  private compaction: { controller: AbortController; done: Promise<void> } | null = null;
+  private compaction: { controller: AbortController; done: Promise<void>; abortedByClient: boolean } | null = null;
 
   constructor(
     ctx: DurableObjectState,
@@ -245,14 +245,20 @@ export class Session {
     this.compacting = true;
     const controller = new AbortController();
     let finished = () => {};
-    this.compaction = { controller, done: new Promise<void>((resolve) => (finished = resolve)) };
-    const deleted = () => failure("session_not_found" as const, `session '${this.id}' was deleted during the compaction`);
+    const compaction = { controller, done: new Promise<void>((resolve) => (finished = resolve)), abortedByClient: false };
+    this.compaction = compaction;
+    // Cut off by the session's deletion, or by the client (`abortRun`).
+    const cutOff = () =>
+      compaction.abortedByClient && !this.deleting
+        ? failure("compaction_aborted" as const, "the compaction was aborted before it finished; nothing was compacted")
+        : failure("session_not_found" as const, `session '${this.id}' was deleted during the compaction`);
     try {
       const history = await this.history.load();
       const meta = this.describe();
       const result = await compactOnDemand(history.messages, {
         ...this.modelContext(),
         signal: controller.signal,
+        abortedByClient: () => compaction.abortedByClient,
         assistantsBefore: history.before.assistants,
         ...(instructions ? { instructions } : {}),
         loadRecording: (sessionId) => this.loadRecording(sessionId, meta),
@@ -273,12 +279,12 @@ export class Session {
           },
         },
       });
-      if (controller.signal.aborted) return deleted();
+      if (controller.signal.aborted) return cutOff();
       if (result.ok) return ok({ messageId: result.messageId, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter });
       if (result.code === "nothing_to_compact") return failure("nothing_to_compact", result.message);
       return failure("compaction_failed", `${result.code}: ${result.message}`);
     } catch (err) {
-      if (controller.signal.aborted) return deleted();
+      if (controller.signal.aborted) return cutOff();
       if (err instanceof HarnessError) return failure("history_unreadable", err.message);
       return failure("history_unreadable", `the session's log could not be read: ${(err as Error).message}`);
     } finally {
@@ -289,7 +295,7 @@ export class Session {
       // Still the session's compaction while its records go to R2: a deletion waits for that flush,
       // or the segment it puts would land after the deletion listed the session's objects.
       try {
-        if (!controller.signal.aborted) await this.flush();
+        if (!this.deleting) await this.flush();
       } finally {
         this.compaction = null;
         finished();
@@ -691,8 +697,16 @@ export class Session {
     return queuedSeq !== null ? pending(queuedSeq) : null;
   }
 
+  /**
+   * Aborts the active run, or else a manual compaction under way: both keep the session busy, and
+   * a client told to "wait for it or abort it" can end either.
+   */
   abortRun(): { aborted: boolean; runId: string | null } {
-    return this.runs.abort();
+    const run = this.runs.abort();
+    if (run.aborted || !this.compacting || !this.compaction) return run;
+    this.compaction.abortedByClient = true;
+    this.compaction.controller.abort();
+    return { aborted: true, runId: null };
   }
 
   /** Withdraws a queued message that has not been delivered. */

@@ -216,6 +216,50 @@ describe("deleting a session during a manual compaction", () => {
   });
 });
 
+describe("aborting a manual compaction (hunt 50)", () => {
+  it("POST .../abort ends it: the compaction answers 409 compaction_aborted, the log closes it with compaction_failed run_aborted, and the session is free again", async () => {
+    const summary = { started: false, cancelled: false, hang: true };
+    const sessionId = await compactableSession(async (body, init) => {
+      summary.started = true;
+      if (!summary.hang) return text("## Goal\nsecond try")(body);
+      await new Promise<void>((resolve) => init?.signal?.addEventListener("abort", () => resolve()));
+      summary.cancelled = true;
+      throw new DOMException("aborted", "AbortError");
+    });
+    const compaction = post(`/api/sessions/${sessionId}/compact`, {});
+    expect(await until(() => summary.started)).toBe(true);
+    const busy = await post(`/api/sessions/${sessionId}/messages/stream`, { text: "meanwhile" });
+    expect([busy.status, ((await busy.json()) as { error: { code: string } }).error.code]).toEqual([409, "session_busy"]);
+    const aborted = await post(`/api/sessions/${sessionId}/abort`, {});
+    expect([aborted.status, await aborted.json()]).toEqual([200, { aborted: true, runId: null }]);
+    const answer = await compaction;
+    expect([answer.status, ((await answer.json()) as { error: Record<string, unknown> }).error, summary.cancelled]).toEqual([
+      409,
+      {
+        code: "compaction_aborted",
+        message: "the compaction was aborted before it finished; nothing was compacted",
+        requestId: expect.any(String),
+      },
+      true,
+    ]);
+    const events = (await store.loadEventsAfter(sessionId, 0)).map(({ event }) => event);
+    expect(
+      events
+        .filter((e) => e.type.startsWith("compaction_"))
+        .map((e) => [e.type, "code" in e ? e.code : null, "message" in e ? e.message : null]),
+    ).toEqual([
+      ["compaction_started", null, null],
+      ["compaction_failed", "run_aborted", "the compaction was aborted; nothing was compacted"],
+    ]);
+    expect(((await (await api(`/api/sessions/${sessionId}`)).json()) as { status: string }).status).toBe("idle");
+    // Nothing left to abort; the session compacts and runs again.
+    expect(await (await post(`/api/sessions/${sessionId}/abort`, {})).json()).toEqual({ aborted: false, runId: null });
+    summary.hang = false;
+    expect((await post(`/api/sessions/${sessionId}/compact`, {})).status).toBe(200);
+    expect((await run(sessionId, { text: "after" })).at(-1)!.data.type).toBe("agent_completed");
+  });
+});
+
 describe("a restart during a manual compaction", () => {
   it("closes its compaction_started with compaction_failed run_interrupted; the session compacts again afterwards", async () => {
     const state = { summaryStarted: false, hang: true };

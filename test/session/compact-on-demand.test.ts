@@ -12,7 +12,7 @@ const history = ["u1", "u2", "u3"].map((id, i) => userMessage("s_compact", id, `
 const hanging: FetchLike = (_input, init) =>
   new Promise((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))));
 
-function compactWith(options: { timeoutMs: number; signal?: AbortSignal }) {
+function compactWith(options: { timeoutMs: number; signal?: AbortSignal; abortedByClient?: () => boolean }) {
   const events: Pick<AgentEvent, "type">[] = [];
   const result = compactOnDemand(history, {
     config: { apiKey: "sk-test", baseURL: "https://llm.example.test/v1", model: "m", fetch: hanging },
@@ -36,7 +36,19 @@ describe("a manual compaction that does not finish", () => {
     expect(await result).toEqual({ ok: false, code: "run_timeout", message: expect.any(String) });
     expect(events).toEqual([
       { type: "compaction_started", reason: "manual" },
-      { type: "compaction_failed", code: "run_timeout", message: "the run timed out during the compaction; nothing was compacted" },
+      { type: "compaction_failed", code: "run_timeout", message: "the compaction timed out; nothing was compacted" },
+    ]);
+  });
+
+  it("logs compaction_failed run_aborted when its client aborted it (POST .../abort), and answers run_aborted", async () => {
+    const abort = new AbortController();
+    const { events, result } = compactWith({ timeoutMs: 60_000, signal: abort.signal, abortedByClient: () => true });
+    await new Promise((r) => setTimeout(r, 20));
+    abort.abort();
+    expect(await result).toEqual({ ok: false, code: "run_aborted", message: expect.any(String) });
+    expect(events).toEqual([
+      { type: "compaction_started", reason: "manual" },
+      { type: "compaction_failed", code: "run_aborted", message: "the compaction was aborted; nothing was compacted" },
     ]);
   });
 
