@@ -937,7 +937,9 @@ export class Session {
   private async *eventBatches(afterSeq: number): AsyncGenerator<SeqEvent[]> {
     try {
       for await (const lines of readLog(this.log, this.deps.bucket, "events", afterSeq)) {
-        yield lines.map((line) => ({ seq: line.seq, event: decodeEventLine(line.body, line.seq, this.id) }));
+        // Sent as stored, as the live publish and GET .../events send it: the decoded event's key
+        // order is the schema's, so a replayed frame's text differed from the same event's elsewhere (hunt 50).
+        yield lines.map((line) => ({ seq: line.seq, event: decodeEventLine(line.body, line.seq, this.id), json: line.body }));
       }
     } catch (err) {
       throw new HarnessError("history_unreadable", unreadableMessage(err));

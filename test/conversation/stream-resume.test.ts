@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { readSse } from "../helpers/sse-client";
-import { api, sessionWithHeldRun, store } from "./helpers";
+import { api, prompt, sessionWithHeldRun, store } from "./helpers";
 
 /** The newest seq the session's log holds (messages, events and trace share it). */
 const newestSeq = (sessionId: string) =>
@@ -44,5 +44,26 @@ describe("GET .../events/stream with a Last-Event-ID the session never sent", ()
     const after = await newestSeq(sessionId);
     expect(await refusal({ lastEventId: String(future) })).toEqual(expected(after));
     expect((await api(`/api/sessions/${sessionId}/events/stream`, { headers: { "last-event-id": String(after) } })).status).toBe(204);
+  });
+});
+
+describe("a replayed event's text", () => {
+  it("is the stored line's, as GET .../events and the live stream send it, byte for byte (hunt 50)", async () => {
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
+    const followUp = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
+    first.open();
+    const streamed = [await (await running).text(), await followUp.text()].join("");
+    const exported = (await (await api(`/api/sessions/${sessionId}/events`)).text()).trim().split("\n");
+    const replayed = await (await api(`/api/sessions/${sessionId}/events/stream`, { headers: { "last-event-id": "0" } })).text();
+    // Data lines keyed by seq: the JSON text as each path sent it.
+    const byText = (body: string) =>
+      new Map(body.split("\n").flatMap((l) => (l.startsWith("data: ") ? [[JSON.parse(l.slice(6)).seq, l.slice(6)]] : [])));
+    const replay = byText(replayed);
+    const types = exported.map((line) => JSON.parse(line).type);
+    expect(types).toContain("message_queued");
+    expect(types).toContain("queue_updated");
+    expect([...replay.values()]).toEqual(exported);
+    // The prompts' own streams (replayed from their start, then live) sent the same text for each seq.
+    for (const [seq, text] of byText(streamed)) expect([seq, text]).toEqual([seq, replay.get(seq)]);
   });
 });
