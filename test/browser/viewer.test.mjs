@@ -685,9 +685,12 @@ describe("session viewer", () => {
     await page.waitForSelector("#connection[data-state=deleted]", { timeout: 10_000 });
     assert.equal(await page.textContent("#connection"), "session deleted");
     assert.equal(await page.textContent("#session-meta"), `${sessionId} · deleted: this session no longer exists`);
-    // The feed stopped: no more looks after the one that was told 404.
+    // The feed stopped: no more looks after the one that was told 404 (which may have been sent
+    // before the listener was, as in one CI run: then none is seen).
+    const told = [...looks];
+    assert.ok(told.length <= 1 && told.every((m) => m === "GET"), `looks before the deletion was shown: ${told}`);
     await page.waitForTimeout(4000);
-    assert.deepEqual(looks, ["GET"]);
+    assert.deepEqual(looks, told);
     assert.equal(await page.isVisible("#auth"), false);
   });
 
