@@ -92,7 +92,7 @@ export class Session {
     return this.deleting;
   }
   private compacting = false;
-  /** The manual compaction under way: a deletion cancels it (its model request too) and waits for it. */
+  /** The manual compaction under way: a deletion or the client's abort cancels it (its model request too); a deletion waits for it. */
   private compaction: { controller: AbortController; done: Promise<void>; abortedByClient: boolean } | null = null;
 
   constructor(
