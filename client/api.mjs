@@ -137,7 +137,7 @@ export class HarnessApi {
     return this.json("GET", `/api/workspaces${pageQuery(page)}`);
   }
 
-  /** Aborts the session's active run. @param {string} id @returns {Promise<{ aborted: boolean; runId: string | null }>} */
+  /** Aborts the session's active run, or else its compaction under way (runId null). @param {string} id @returns {Promise<{ aborted: boolean; runId: string | null }>} */
   abort(id) {
     return this.json("POST", `/api/sessions/${encodeURIComponent(id)}/abort`, {});
   }

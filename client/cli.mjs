@@ -19,7 +19,7 @@ Commands:
   workspaces [--limit N] [--cursor C]              list your uploaded workspaces, newest first
   show ID                                          a session's conversation
   changes ID                                       a session's changes as a diff (pipe to git apply)
-  abort ID                                         stop a session's active run
+  abort ID                                         stop a session's active run (or its compaction)
   delete ID                                        delete a session (s_...) or a workspace (w_...)
 
 Options:
@@ -140,7 +140,11 @@ export async function main(argv, io) {
       case "abort": {
         const { aborted, runId } = await api.abort(oneId(rest));
         if (values.json) io.stdout.write(`${JSON.stringify({ aborted, runId })}\n`);
-        else io.stdout.write(aborted ? `aborted ${visible(String(runId))}\n` : "no run was active\n");
+        // With no run active, abort ends a compaction under way (runId null).
+        else
+          io.stdout.write(
+            !aborted ? "no run or compaction was active\n" : runId ? `aborted ${visible(runId)}\n` : "aborted the compaction\n",
+          );
         return 0;
       }
       default:

@@ -259,7 +259,7 @@ describe("pi-harness run", () => {
       .map((l) => JSON.parse(l));
     assert.equal(events.at(-1).type, "agent_completed");
     assert.equal(events.at(-1).stopReason, "ABORTED");
-    assert.deepEqual(await cli(["abort", sessionId]), { code: 0, stdout: "no run was active\n", stderr: "" });
+    assert.deepEqual(await cli(["abort", sessionId]), { code: 0, stdout: "no run or compaction was active\n", stderr: "" });
   });
 
   it("changes on a terminal shows escape sequences as text; piped, the diff is raw for git apply", async () => {
