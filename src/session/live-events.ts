@@ -341,15 +341,19 @@ class LiveEventStream {
    * queue shows when the watch looks again.
    */
   private watchReads(): void {
-    if (this.watch) return;
-    const look = () => {
-      if (this.closed || !this.watch) return;
-      const read = this.watch.queued + this.watch.enqueued - this.queued;
-      this.hooks.stalled(read <= 0);
-      if (this.closed) return;
-      this.watch = { timer: setTimeout(look, this.hooks.graceMs), queued: this.queued, enqueued: 0 };
-    };
-    this.watch = { timer: setTimeout(look, this.hooks.graceMs), queued: this.queued, enqueued: 0 };
+    if (!this.watch) this.armWatch();
+  }
+
+  private armWatch(): void {
+    this.watch = { timer: setTimeout(() => this.look(), this.hooks.graceMs), queued: this.queued, enqueued: 0 };
+  }
+
+  /** Stalled if the client read nothing since the watch began; watched again while the queue stays full. */
+  private look(): void {
+    if (this.closed || !this.watch) return;
+    const read = this.watch.queued + this.watch.enqueued - this.queued;
+    this.hooks.stalled(read <= 0);
+    if (!this.closed) this.armWatch();
   }
 
   /** The client has read what was queued (the stream's pull): it neither is nor may become stalled. */

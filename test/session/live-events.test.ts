@@ -33,6 +33,13 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();
 }
 
+/** What is left of a stream a test already reads from, to its end. */
+async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  let text = "";
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+  return text;
+}
+
 describe("sseFrame", () => {
   it("formats id, event and data lines", () => {
     expect(sseFrame(7, "agent_event", '{"a":1}')).toBe('id: 7\nevent: agent_event\ndata: {"a":1}\n\n');
@@ -371,27 +378,22 @@ describe("EventHub", () => {
     await readFor(2_000);
     // The three unread ones stalled in the order they filled: the first is ended, two stay.
     expect([hub.size, hub.stalledCount]).toEqual([6, 2]);
-    const chunks = async (reader: ReadableStreamDefaultReader<Uint8Array>) => {
-      let text = "";
-      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
-      return text;
-    };
-    await expect(chunks(unread[0]!)).rejects.toThrow(
+    await expect(readRest(unread[0]!)).rejects.toThrow(
       "more than 2 of the session's event streams went unread and this one longest; resume from Last-Event-ID",
     );
     // Another stall ends the next one stalled longest.
     const fourth = open(events);
     await readFor(1_500);
     expect([hub.size, hub.stalledCount]).toEqual([6, 2]);
-    await expect(chunks(unread[1]!)).rejects.toThrow("this one longest");
+    await expect(readRest(unread[1]!)).rejects.toThrow("this one longest");
     // The waiting streams and the reader get every event, the stalled ones too once they read.
     // (Timers set while faked never fire once real: none may be pending at the switch.)
     await vi.advanceTimersByTimeAsync(1);
     vi.useRealTimers();
     hub.publish({ seq: 201, event: done });
-    for (const reader of waiting) expect(await chunks(reader)).toBe(SSE_RETRY + frame(201, done));
+    for (const reader of waiting) expect(await readRest(reader)).toBe(SSE_RETRY + frame(201, done));
     for (const reader of [reading, unread[2]!, fourth])
-      expect((await chunks(reader)).endsWith(frame(200, events[199]!.event) + frame(201, done))).toBe(true);
+      expect((await readRest(reader)).endsWith(frame(200, events[199]!.event) + frame(201, done))).toBe(true);
     expect([hub.size, hub.stalledCount]).toEqual([0, 0]);
   });
 
@@ -419,11 +421,7 @@ describe("EventHub", () => {
     expect([hub.size, hub.stalledCount]).toEqual([1, 0]);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(hub.size).toBe(0);
-    await expect(
-      (async () => {
-        for (;;) if ((await reader.read()).done) return;
-      })(),
-    ).rejects.toThrow("more than 0 of the session's event streams went unread");
+    await expect(readRest(reader)).rejects.toThrow("more than 0 of the session's event streams went unread");
   });
 
   it("a cancelled reader is detached", async () => {
