@@ -5,9 +5,11 @@ import {
   EVENT_TYPES,
   MAX_PROJECT_QUARANTINE_LINES,
   MAX_QUARANTINED_LINES_PER_IMPORT,
+  MAX_STALLED_EVENT_STREAMS_PER_ISOLATE,
   MAX_STALLED_EVENT_STREAMS_PER_SESSION,
   SeqAgentEvent,
   SSE_STALL_GRACE_MS,
+  SSE_STALLED_STREAM_MS,
   TraceRecord,
 } from "../domain";
 import { ARCHIVE_CONTENT_TYPES } from "../workspace/archive-format";
@@ -692,7 +694,7 @@ export const API_ROUTES: readonly RouteDoc[] = [...CORE_ROUTES, ...LEARNING_ROUT
 function sseAnswer(end: string): Content {
   return {
     type: "text/event-stream",
-    description: `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}. ${end} A stream cut short (a client that stops reading, a restart) is resumed from the last id read; a session keeps ${MAX_STALLED_EVENT_STREAMS_PER_SESSION} streams whose clients read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting, and ends the one stalled longest when another stalls.`,
+    description: `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}. ${end} A stream cut short (a client that stops reading, a restart) is resumed from the last id read; a session keeps ${MAX_STALLED_EVENT_STREAMS_PER_SESSION} streams whose clients read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting (the server ${MAX_STALLED_EVENT_STREAMS_PER_ISOLATE} of all sessions together), ends the one stalled longest when another stalls, and ends any stream whose client has read nothing for ${SSE_STALLED_STREAM_MS / 1000} s.`,
     itemSchema: { schema: SeqAgentEvent, name: "SeqAgentEvent" },
   };
 }

@@ -220,8 +220,19 @@ export const DOWNLOAD_STALL_MS = 60_000;
  * 128). Streams whose clients read, and those waiting for a queued run, are never ended for this.
  */
 export const MAX_STALLED_EVENT_STREAMS_PER_SESSION = 8;
+/**
+ * Stalled event streams of all sessions in one isolate (objects of a class may share it and its
+ * 128 MB): when one more stalls, the one stalled longest anywhere in it is ended, as above.
+ */
+export const MAX_STALLED_EVENT_STREAMS_PER_ISOLATE = 16;
 /** How long a client may read nothing while 256 KiB or more of its event stream wait before the stream counts as stalled. */
 export const SSE_STALL_GRACE_MS = 5_000;
+/**
+ * A stalled event stream is ended after this long, within the bounds above or not: a client that
+ * left without its cancel reaching the object (wrangler dev often drops it, hunt 36) would otherwise
+ * keep the stream, its queue and its ping timer until the run ends, or for good during a replay.
+ */
+export const SSE_STALLED_STREAM_MS = 60_000;
 /** Longest path inside a workspace, in characters. */
 export const MAX_PATH_CHARS = 4096;
 /** Messages a session may hold queued (steer + followUp) at once (409 `queue_full` past it). */
@@ -291,7 +302,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     `stalled event streams (a prompt's SSE answer, \`GET .../events/stream\`, whose client has read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting)`,
-    `${MAX_STALLED_EVENT_STREAMS_PER_SESSION} per session; when another stalls, the one stalled longest is ended with an error (its client resumes from Last-Event-ID); streams that are read are not limited`,
+    `${MAX_STALLED_EVENT_STREAMS_PER_SESSION} per session and ${MAX_STALLED_EVENT_STREAMS_PER_ISOLATE} per isolate (sessions may share one); when another stalls, the one stalled longest is ended with an error (its client resumes from Last-Event-ID), as is any stream stalled for ${SSE_STALLED_STREAM_MS / 1000} s; streams that are read are not limited`,
   ],
   [
     "Idempotency-Key / requestId",

@@ -1,5 +1,10 @@
 import { type AgentEvent, eventJsonWithSeq } from "../domain";
-import { MAX_STALLED_EVENT_STREAMS_PER_SESSION, SSE_STALL_GRACE_MS } from "../domain/limits";
+import {
+  MAX_STALLED_EVENT_STREAMS_PER_ISOLATE,
+  MAX_STALLED_EVENT_STREAMS_PER_SESSION,
+  SSE_STALL_GRACE_MS,
+  SSE_STALLED_STREAM_MS,
+} from "../domain/limits";
 import { SSE_PING, SSE_PING_INTERVAL_MS, SSE_RETRY, sseFrame } from "./sse";
 
 /** The committed events a stream catches up on, batch by batch (a segment at a time), read as the client reads them. */
@@ -28,14 +33,46 @@ export const SSE_MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 /** The size counted for a live event held behind a replay when its JSON is not at hand. */
 const BUFFERED_EVENT_CHARS_GUESS = 256;
 
-/**
- * A replay waiting this long for its client to read is ended with an error (the client resumes from
- * its Last-Event-ID): a client that left without its cancel reaching the object (wrangler dev often
- * drops it, hunt 36) would otherwise keep the replay, its read-ahead and its ping timer for good.
- */
-export const SSE_STALLED_REPLAY_MS = 60_000;
-
 const unreadError = () => new Error(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`);
+
+/**
+ * Streams whose clients stopped reading, within one bound (a session's or the isolate's), in the
+ * order they stalled. Ending the one stalled longest refuses nobody: its client resumes where it
+ * was, and a client gone without its cancel reaching the object (hunt 36) is let go.
+ */
+export class StalledStreams {
+  private readonly streams = new Set<{ fail(error: Error): void }>();
+
+  constructor(
+    readonly max: number,
+    /** Why the one stalled longest is ended, for its client. */
+    private readonly why: string,
+  ) {}
+
+  get size(): number {
+    return this.streams.size;
+  }
+
+  add(stream: { fail(error: Error): void }): void {
+    this.streams.add(stream);
+    for (const longest of this.streams) {
+      if (this.streams.size <= this.max) break;
+      // Its close takes it out of this set (and the others it is in).
+      longest.fail(new Error(`${this.why}; resume from Last-Event-ID`));
+      this.streams.delete(longest);
+    }
+  }
+
+  delete(stream: object): void {
+    this.streams.delete(stream as { fail(error: Error): void });
+  }
+}
+
+/** The stalled streams of every session in this isolate. */
+export const isolateStalledStreams = new StalledStreams(
+  MAX_STALLED_EVENT_STREAMS_PER_ISOLATE,
+  `more than ${MAX_STALLED_EVENT_STREAMS_PER_ISOLATE} event streams went unread on this server and this one longest`,
+);
 
 /**
  * Fans committed events out to live SSE streams. A stream opens with its `retry:` delay, replays the log after its
@@ -44,17 +81,25 @@ const unreadError = () => new Error(`the client left more than ${SSE_MAX_UNREAD_
  */
 export class EventHub {
   private readonly streams = new Set<LiveEventStream>();
-  /** Streams whose clients stopped reading, in the order they stalled. */
-  private readonly stalled = new Set<LiveEventStream>();
+  /** This session's streams whose clients stopped reading. */
+  private readonly stalled: StalledStreams;
 
   /**
-   * At most `maxStalled` streams stay stalled (nothing read for `stallGraceMs` with a full queue):
-   * each holds megabytes of the isolate (see MAX_STALLED_EVENT_STREAMS_PER_SESSION).
+   * At most `maxStalled` streams stay stalled (nothing read for `stallGraceMs` with a full queue),
+   * and at most `isolate.max` of all sessions together: each holds megabytes of the isolate (see
+   * MAX_STALLED_EVENT_STREAMS_PER_SESSION). Streams that are read, or wait for a queued run, are
+   * not counted, so a client may follow many queued prompts at once.
    */
   constructor(
     readonly maxStalled = MAX_STALLED_EVENT_STREAMS_PER_SESSION,
     private readonly stallGraceMs = SSE_STALL_GRACE_MS,
-  ) {}
+    private readonly isolate = isolateStalledStreams,
+  ) {
+    this.stalled = new StalledStreams(
+      maxStalled,
+      `more than ${maxStalled} of the session's event streams went unread and this one longest`,
+    );
+  }
 
   /** Called after each committed event append. */
   publish(item: SeqEvent): void {
@@ -100,30 +145,24 @@ export class EventHub {
       graceMs: this.stallGraceMs,
       detach: () => {
         this.streams.delete(stream);
-        this.stalled.delete(stream);
+        this.unstall(stream);
       },
-      stalled: (stalls) => (stalls ? this.stall(stream) : this.stalled.delete(stream)),
+      stalled: (stalls) => (stalls ? this.stall(stream) : this.unstall(stream)),
     });
     this.streams.add(stream);
     const body = stream.start(replay, runActive);
     return { body, ready: stream.ready };
   }
 
-  /**
-   * Ending the one stalled longest refuses nobody: its client resumes where it was, and a client
-   * gone without its cancel reaching the object (hunt 36) is let go. Streams that are read, or wait
-   * for a queued run, are not counted, so a client may follow many queued prompts at once.
-   */
   private stall(stream: LiveEventStream): void {
     this.stalled.add(stream);
-    for (const longest of this.stalled) {
-      if (this.stalled.size <= this.maxStalled) break;
-      longest.fail(
-        new Error(
-          `more than ${this.maxStalled} of the session's event streams went unread and this one longest; resume from Last-Event-ID`,
-        ),
-      );
-    }
+    // Unless the session's bound has just ended it.
+    if (!stream.ended) this.isolate.add(stream);
+  }
+
+  private unstall(stream: LiveEventStream): void {
+    this.stalled.delete(stream);
+    this.isolate.delete(stream);
   }
 }
 
@@ -172,6 +211,8 @@ class LiveEventStream {
   private settleReady!: (error?: Error) => void;
   /** While the client is behind: bytes queued when the watch began, and enqueued since. */
   private watch: { timer: ReturnType<typeof setTimeout>; queued: number; enqueued: number } | null = null;
+  /** Looks in a row (one per grace period) that found nothing read. */
+  private idleLooks = 0;
 
   constructor(
     afterSeq: number,
@@ -185,6 +226,10 @@ class LiveEventStream {
     });
     // Awaited by the caller; a rejection nobody awaits yet must not count as unhandled.
     this.ready.catch(() => {});
+  }
+
+  get ended(): boolean {
+    return this.closed;
   }
 
   get scoped(): boolean {
@@ -348,10 +393,17 @@ class LiveEventStream {
     this.watch = { timer: setTimeout(() => this.look(), this.hooks.graceMs), queued: this.queued, enqueued: 0 };
   }
 
-  /** Stalled if the client read nothing since the watch began; watched again while the queue stays full. */
+  /**
+   * Stalled if the client read nothing since the watch began, and ended once it has read nothing
+   * for SSE_STALLED_STREAM_MS; watched again while the queue stays full.
+   */
   private look(): void {
     if (this.closed || !this.watch) return;
     const read = this.watch.queued + this.watch.enqueued - this.queued;
+    this.idleLooks = read > 0 ? 0 : this.idleLooks + 1;
+    if (this.idleLooks * this.hooks.graceMs >= SSE_STALLED_STREAM_MS) {
+      return this.fail(new Error(`the client read nothing for ${SSE_STALLED_STREAM_MS / 1000} s; resume from Last-Event-ID`));
+    }
     this.hooks.stalled(read <= 0);
     if (!this.closed) this.armWatch();
   }
@@ -361,6 +413,7 @@ class LiveEventStream {
     if (!this.watch) return;
     clearTimeout(this.watch.timer);
     this.watch = null;
+    this.idleLooks = 0;
     this.hooks.stalled(false);
   }
 
@@ -372,17 +425,14 @@ class LiveEventStream {
     this.close(false);
   }
 
-  /** Until the client reads (the stream's next pull) or the stream closes; a client that reads nothing for SSE_STALLED_REPLAY_MS is let go. */
-  private async waitForRoom(): Promise<void> {
-    let stalled: ReturnType<typeof setTimeout> | undefined;
-    await new Promise<void>((resolve) => {
+  /**
+   * Until the client reads (the stream's next pull) or the stream closes. The queue is full, so the
+   * read watch is on: a client that reads nothing is let go (`look`).
+   */
+  private waitForRoom(): Promise<void> {
+    return new Promise<void>((resolve) => {
       this.room = resolve;
-      stalled = setTimeout(() => {
-        this.fail(new Error(`the client read nothing for ${SSE_STALLED_REPLAY_MS / 1000} s; resume from Last-Event-ID`));
-        resolve();
-      }, SSE_STALLED_REPLAY_MS);
     });
-    clearTimeout(stalled);
   }
 
   private makeRoom(): void {

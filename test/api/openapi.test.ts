@@ -281,7 +281,7 @@ describe("the document as a contract for generated clients (hunt 38)", () => {
         .schema.description;
     const frames = `Frames \`id: <seq>\`, \`event: agent_event\`, \`data: <event JSON with its seq>\`; a \`retry:\` field first and a \`: ping\` comment at least every 15 s. Event types: ${EVENT_TYPES.join(", ")}.`;
     const cut =
-      "A stream cut short (a client that stops reading, a restart) is resumed from the last id read; a session keeps 8 streams whose clients read nothing for 5 s with 256 KiB waiting, and ends the one stalled longest when another stalls.";
+      "A stream cut short (a client that stops reading, a restart) is resumed from the last id read; a session keeps 8 streams whose clients read nothing for 5 s with 256 KiB waiting (the server 16 of all sessions together), ends the one stalled longest when another stalls, and ends any stream whose client has read nothing for 60 s.";
     expect(described("post", "/api/sessions/{id}/messages/stream")).toBe(
       `${frames} The stream ends after the terminal event (agent_completed or agent_error) of the run that carries the prompt, except: a follow-up withdrawn before its run starts ends its stream at queued_message_withdrawn; a steer the run ends without taking goes on past that run's terminal event, with message_queued (mode followUp) and then the run that now carries it, to that run's terminal event. ${cut}`,
     );

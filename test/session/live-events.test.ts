@@ -1,13 +1,19 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "../../src/domain";
-import { MAX_STALLED_EVENT_STREAMS_PER_SESSION, SSE_STALL_GRACE_MS } from "../../src/domain/limits";
+import {
+  MAX_STALLED_EVENT_STREAMS_PER_ISOLATE,
+  MAX_STALLED_EVENT_STREAMS_PER_SESSION,
+  SSE_STALL_GRACE_MS,
+  SSE_STALLED_STREAM_MS,
+} from "../../src/domain/limits";
 import {
   EventHub,
+  isolateStalledStreams,
   type SeqEvent,
   SSE_CHUNK_MAX_CHARS,
   SSE_MAX_UNREAD_BYTES,
   SSE_REPLAY_AHEAD_BYTES,
-  SSE_STALLED_REPLAY_MS,
+  StalledStreams,
 } from "../../src/session/live-events";
 import { SSE_PING, SSE_RETRY, sseFrame } from "../../src/session/sse";
 import { deltaEvent } from "../helpers/records";
@@ -31,6 +37,23 @@ async function* batches(events: SeqEvent[], size = Number.POSITIVE_INFINITY): As
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();
+}
+
+/** A live stream (fake timers) whose client has read nothing of `chunks` published events of 64 KiB. */
+async function liveStreamBehind(hub: EventHub, chunks: number): Promise<ReadableStreamDefaultReader<Uint8Array>> {
+  const reader = hub
+    .open(
+      0,
+      () => batches([]),
+      () => true,
+    )
+    .body.getReader();
+  await vi.advanceTimersByTimeAsync(10);
+  for (let i = 0; i < chunks; i++) {
+    hub.publish({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(64 * 1024)) });
+    await vi.advanceTimersByTimeAsync(1);
+  }
+  return reader;
 }
 
 /** What is left of a stream a test already reads from, to its end. */
@@ -330,7 +353,7 @@ describe("EventHub", () => {
     expect(hub.size).toBe(0);
   });
 
-  it("lets go of a replay whose client has read nothing for SSE_STALLED_REPLAY_MS (a client gone without its cancel, hunt 36)", async () => {
+  it("lets go of a replay whose client has read nothing for SSE_STALLED_STREAM_MS (a client gone without its cancel, hunt 36)", async () => {
     vi.useFakeTimers();
     const hub = new EventHub();
     const events = Array.from({ length: 100 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) }));
@@ -340,11 +363,64 @@ describe("EventHub", () => {
       () => true,
     );
     const reader = body.getReader();
-    await vi.advanceTimersByTimeAsync(SSE_STALLED_REPLAY_MS - 1_000);
+    await vi.advanceTimersByTimeAsync(SSE_STALLED_STREAM_MS - 1_000);
     expect(hub.size).toBe(1); // waiting for its client to read, within the deadline
     await vi.advanceTimersByTimeAsync(1_000);
     expect(hub.size).toBe(0);
-    await expect(reader.read()).rejects.toThrow(`the client read nothing for ${SSE_STALLED_REPLAY_MS / 1000} s; resume from Last-Event-ID`);
+    await expect(reader.read()).rejects.toThrow("the client read nothing for 60 s; resume from Last-Event-ID");
+  });
+
+  it("lets go of a live stream whose client has read nothing for SSE_STALLED_STREAM_MS, counted from its last read", async () => {
+    expect(SSE_STALLED_STREAM_MS).toBe(60_000);
+    vi.useFakeTimers();
+    // Bounds that never end it: only the time does.
+    const hub = new EventHub(100, SSE_STALL_GRACE_MS, new StalledStreams(100, "unused"));
+    // 512 KiB unread: past the queue's 256 KiB, well under SSE_MAX_UNREAD_BYTES.
+    const reader = await liveStreamBehind(hub, 8);
+    await vi.advanceTimersByTimeAsync(30_000);
+    // One chunk read half way: the 60 s start again from there (it ends at the first look after them).
+    expect((await reader.read()).done).toBe(false);
+    await vi.advanceTimersByTimeAsync(SSE_STALLED_STREAM_MS - 1_000);
+    expect([hub.size, hub.stalledCount]).toEqual([1, 1]);
+    await vi.advanceTimersByTimeAsync(1_000 + SSE_STALL_GRACE_MS);
+    expect([hub.size, hub.stalledCount]).toEqual([0, 0]);
+    await expect(readRest(reader)).rejects.toThrow("the client read nothing for 60 s; resume from Last-Event-ID");
+  });
+
+  it("keeps at most isolate.max stalled streams across sessions: when one more stalls, the one stalled longest in any session ends", async () => {
+    expect([isolateStalledStreams.max, MAX_STALLED_EVENT_STREAMS_PER_ISOLATE]).toEqual([16, 16]);
+    vi.useFakeTimers();
+    const isolate = new StalledStreams(3, "more than 3 event streams went unread on this server and this one longest");
+    const sessions = [new EventHub(2, 1_000, isolate), new EventHub(2, 1_000, isolate)];
+    const events = Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) }));
+    const open = (hub: EventHub) =>
+      hub
+        .open(
+          0,
+          () => batches(events, 10),
+          () => true,
+        )
+        .body.getReader();
+    // Session 0's two streams stall first, then session 1's: each session is within its own bound of 2.
+    const first = [open(sessions[0]!), open(sessions[0]!)];
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect([sessions[0]!.stalledCount, isolate.size]).toEqual([2, 2]);
+    const second = [open(sessions[1]!), open(sessions[1]!)];
+    await vi.advanceTimersByTimeAsync(1_500);
+    // The fourth stall passed the isolate's 3: session 0's first stream, stalled longest, ended.
+    expect([sessions[0]!.size, sessions[0]!.stalledCount, sessions[1]!.size, sessions[1]!.stalledCount, isolate.size]).toEqual([
+      1, 1, 2, 2, 3,
+    ]);
+    await expect(readRest(first[0]!)).rejects.toThrow(
+      "more than 3 event streams went unread on this server and this one longest; resume from Last-Event-ID",
+    );
+    // The others get the whole log once they read.
+    await vi.advanceTimersByTimeAsync(1);
+    vi.useRealTimers();
+    for (const hub of sessions) hub.publish({ seq: 201, event: done });
+    for (const reader of [first[1]!, ...second])
+      expect((await readRest(reader)).endsWith(frame(200, events[199]!.event) + frame(201, done))).toBe(true);
+    expect([sessions[0]!.size, sessions[1]!.size, isolate.size]).toEqual([0, 0, 0]);
   });
 
   it("keeps at most maxStalled streams whose clients read nothing: when one more stalls, the one stalled longest ends; streams that wait or read go on", async () => {
@@ -400,19 +476,8 @@ describe("EventHub", () => {
   it("a client far behind a live run that still reads (without a pull) is not stalled; one that stops is", async () => {
     vi.useFakeTimers();
     const hub = new EventHub(0, 1_000);
-    const reader = hub
-      .open(
-        0,
-        () => batches([]),
-        () => true,
-      )
-      .body.getReader();
-    await vi.advanceTimersByTimeAsync(10);
     // 1 MiB unread: far past the queue's 256 KiB, so reading a chunk does not make it pull.
-    for (let i = 0; i < 16; i++) {
-      hub.publish({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(64 * 1024)) });
-      await vi.advanceTimersByTimeAsync(1);
-    }
+    const reader = await liveStreamBehind(hub, 16);
     await reader.read();
     await vi.advanceTimersByTimeAsync(400);
     await reader.read();
