@@ -22,8 +22,11 @@ const record = (check, ok, detail) => {
   console.log(`${ok ? "ok  " : "FAIL"} ${check}: ${detail}`);
 };
 
-/** One HTTP request on `agent`; resolves with status, body and timing, never rejects. */
-function request(base, agent, method, urlPath, { body, headers = {}, timeoutMs = 10_000, onChunk } = {}) {
+/**
+ * One HTTP request on `agent`; resolves with status, body and timing, never rejects. `timeoutMs`
+ * bounds a wait for bytes; `deadlineMs` the whole request (an SSE answer's pings keep it from idling).
+ */
+function request(base, agent, method, urlPath, { body, headers = {}, timeoutMs = 10_000, deadlineMs, onChunk } = {}) {
   return new Promise((resolve) => {
     const started = Date.now();
     const req = http.request(`${base}${urlPath}`, { method, agent, headers }, (res) => {
@@ -38,6 +41,10 @@ function request(base, agent, method, urlPath, { body, headers = {}, timeoutMs =
       res.on("error", (e) => resolve({ status: `ERR ${e.message}`, body: "", ms: Date.now() - started }));
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    if (deadlineMs) {
+      const deadline = setTimeout(() => req.destroy(new Error(`not done within ${deadlineMs} ms`)), deadlineMs);
+      req.on("close", () => clearTimeout(deadline));
+    }
     req.on("error", (e) => resolve({ status: `ERR ${e.message}`, body: "", ms: Date.now() - started }));
     if (body instanceof Function) body(req);
     else req.end(body);
@@ -45,6 +52,54 @@ function request(base, agent, method, urlPath, { body, headers = {}, timeoutMs =
 }
 
 const json = (value) => ({ body: JSON.stringify(value), headers: { "content-type": "application/json" } });
+/** A session whose event log holds `prompts` answers of `chars` characters in `delta`-character deltas. */
+async function sessionWithLargeLog(base, agent, prompts, chars = 600_000, delta = 64) {
+  const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
+  for (let i = 0; i < prompts; i++) {
+    await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
+      ...json({ text: `BIG ${chars} ${delta}` }),
+      timeoutMs: 60_000,
+      deadlineMs: 120_000,
+    });
+  }
+  const logged = (await request(base, agent, "GET", `/api/sessions/${sessionId}/events`, { timeoutMs: 60_000 })).body
+    .split("\n")
+    .filter(Boolean);
+  return { sessionId, logged };
+}
+
+/** A client of an SSE stream that takes the answer's head and then reads nothing, until `readRestOf`. */
+function unreadStream(base, path) {
+  return new Promise((resolve) => {
+    const client = { status: null, res: null };
+    const req = http.get(`${base}${path}`, { agent: new http.Agent() }, (res) => {
+      res.pause();
+      Object.assign(client, { status: res.statusCode, res });
+      resolve(client);
+    });
+    req.on("error", (e) => resolve({ ...client, status: `ERR ${e.message}` }));
+  });
+}
+
+/** The events an `unreadStream` client gets when it reads on: to the stream's end or its error (or 60 s). */
+function readRestOf(client) {
+  return new Promise((resolve) => {
+    const chunks = [];
+    const done = () => {
+      clearTimeout(deadline);
+      resolve(sseEvents(Buffer.concat(chunks).toString("utf8")));
+    };
+    const deadline = setTimeout(() => {
+      client.res.destroy();
+      done();
+    }, 60_000);
+    client.res.on("data", (c) => chunks.push(c));
+    client.res.on("end", done);
+    client.res.on("error", done);
+    client.res.resume();
+  });
+}
+
 const sseEvents = (text) =>
   text
     .split("\n\n")
@@ -357,6 +412,45 @@ const checks = {
     );
   },
   /**
+   * HEAD of a download (hunt 51): Hono ran the GET route and dropped its body uncancelled, so four
+   * HEADs of a log held the session's four download places until the 60 s stall cutoff. HEADs of
+   * every log and of the event stream, then a download: it is served, and whole.
+   */
+  async headDownloads({ base }) {
+    const T = "2026-12-04T00:00:00.000Z";
+    const lines = [
+      { sessionId: "s_head", createdAt: T, id: "m_1", parentId: null, kind: "user", text: "q" },
+      { sessionId: "s_head", createdAt: T, id: "m_2", parentId: "m_1", kind: "assistant", text: "a", stopReason: "STOP" },
+    ].map((line) => JSON.stringify(line));
+    const imported = await request(base, new http.Agent(), "POST", "/api/sessions/import", {
+      body: `${lines.join("\n")}\n`,
+      headers: { "content-type": "application/x-ndjson" },
+    });
+    if (imported.status !== 201) return record("headDownloads", false, `the import: ${imported.status} ${imported.body.slice(0, 240)}`);
+    const sid = JSON.parse(imported.body).sessionId;
+    const heads = [];
+    for (const route of ["messages", "events", "trace", "events/stream?after=0"]) {
+      for (let i = 0; i < 5; i++) {
+        const res = await request(base, new http.Agent(), "HEAD", `/api/sessions/${sid}/${route}`);
+        heads.push(`${res.status}${res.headers?.["x-log-seq"] === undefined ? "" : ` x-log-seq ${res.headers["x-log-seq"]}`}`);
+      }
+    }
+    const got = await request(base, new http.Agent(), "GET", `/api/sessions/${sid}/messages`);
+    const ids =
+      got.status === 200
+        ? got.body
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l).id)
+        : [];
+    record(
+      "headDownloads",
+      heads.every((h, i) => h === (i < 15 ? "200 x-log-seq 2" : "200")) && got.status === 200 && ids.join() === "m_1,m_2",
+      `20 HEADs: ${[...new Set(heads)].join(", ")}; then GET .../messages ${got.status} ${ids.join(",")} in ${got.ms} ms`,
+    );
+  },
+
+  /**
    * Event streams of one session that nobody reads (32 unread replays of a large log held 60 MB of
    * an isolate's 128): a session keeps 8 whose clients have read nothing for 5 s, and when another
    * stalls it ends the one stalled longest. Twelve clients that stop reading: four are let go within
@@ -366,40 +460,11 @@ const checks = {
    */
   async stalledStreams({ base }) {
     const agent = new http.Agent({ keepAlive: true });
-    const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
-    for (let i = 0; i < 20; i++) {
-      await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, {
-        ...json({ text: "BIG 600000 64" }),
-        timeoutMs: 60_000,
-      });
-    }
-    const logged = (await request(base, agent, "GET", `/api/sessions/${sessionId}/events`, { timeoutMs: 60_000 })).body
-      .split("\n")
-      .filter(Boolean);
+    const { sessionId, logged } = await sessionWithLargeLog(base, agent, 20);
     const streamPath = `/api/sessions/${sessionId}/events/stream?after=0`;
-    // A client that takes the answer's head and then reads nothing, until `readRest`.
-    const unread = () =>
-      new Promise((resolve) => {
-        const client = { status: null, res: null };
-        const req = http.get(`${base}${streamPath}`, { agent: new http.Agent() }, (res) => {
-          res.pause();
-          Object.assign(client, { status: res.statusCode, res });
-          resolve(client);
-        });
-        req.on("error", (e) => resolve({ ...client, status: `ERR ${e.message}` }));
-      });
-    const readRest = (client) =>
-      new Promise((resolve) => {
-        const chunks = [];
-        const done = () => resolve(sseEvents(Buffer.concat(chunks).toString("utf8")));
-        client.res.on("data", (c) => chunks.push(c));
-        client.res.on("end", done);
-        client.res.on("error", done);
-        client.res.resume();
-      });
     const held = [];
     for (let i = 0; i < 12; i++) {
-      held.push(await unread());
+      held.push(await unreadStream(base, streamPath));
       await new Promise((r) => setTimeout(r, 200));
     }
     const reader = request(base, new http.Agent(), "GET", streamPath, { timeoutMs: 60_000 });
@@ -407,7 +472,7 @@ const checks = {
     const other = await request(base, agent, "GET", `/api/sessions/${sessionId}`);
     const read = await reader;
     // Read now, a stream ended meanwhile gives what it had sent before its end, one kept the whole log.
-    const rest = await Promise.all(held.map((c) => (c.status === 200 ? readRest(c) : [])));
+    const rest = await Promise.all(held.map((c) => (c.status === 200 ? readRestOf(c) : [])));
     agent.destroy();
     const lastSeq = JSON.parse(logged.at(-1)).seq;
     const ended = rest.map((events) => events.at(-1)?.seq !== lastSeq);
@@ -424,6 +489,37 @@ const checks = {
         other.status === 200 &&
         other.ms < 2000,
       `a log of ${logged.length} events (${(logged.join("\n").length / 1e6).toFixed(1)} MB); 12 streams that read nothing for 10 s (${[...new Set(held.map((c) => c.status))].join(",")}), then read: ${rest.map((events, i) => (ended[i] ? `ended at ${events.at(-1)?.seq ?? "-"}` : "whole")).join(", ")}; a reading client meanwhile ${read.status}, ${events.length} events${whole ? ", the whole log" : ", NOT the log"}; another request meanwhile ${other.status} in ${other.ms} ms`,
+    );
+  },
+
+  /**
+   * The same bound across sessions (objects of one class may share an isolate; `wrangler dev` runs
+   * them all in one): the server keeps 16 stalled streams of all sessions together. Three sessions
+   * with 6 unread streams each, 18 in all, within each session's 8: two are ended within seconds,
+   * and 16 get their session's whole log when they read again.
+   */
+  async stalledStreamsServer({ base }) {
+    const agent = new http.Agent({ keepAlive: true });
+    const sessions = await Promise.all([0, 1, 2].map(() => sessionWithLargeLog(base, agent, 12, 2_000_000, 4096)));
+    const held = [];
+    for (let i = 0; i < 6; i++) {
+      for (const { sessionId, logged } of sessions) {
+        held.push({ logged, client: await unreadStream(base, `/api/sessions/${sessionId}/events/stream?after=0`) });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    await new Promise((r) => setTimeout(r, 10_000));
+    const other = await request(base, agent, "GET", `/api/sessions/${sessions[0].sessionId}`);
+    const rest = await Promise.all(held.map(({ client }) => (client.status === 200 ? readRestOf(client) : [])));
+    agent.destroy();
+    const whole = rest.map((events, i) => {
+      const { logged } = held[i];
+      return events.length === logged.length && events.every((e, j) => e.seq === JSON.parse(logged[j]).seq);
+    });
+    record(
+      "stalledStreamsServer",
+      held.every(({ client }) => client.status === 200) && whole.filter((w) => !w).length === 2 && other.status === 200 && other.ms < 2000,
+      `3 logs of ${sessions.map((s) => `${(s.logged.join("\n").length / 1e6).toFixed(1)} MB`).join(", ")}; 6 streams each that read nothing for 10 s (${[...new Set(held.map(({ client }) => client.status))].join(",")}), then read: ${rest.map((events, i) => (whole[i] ? "whole" : `session ${i % 3} ended at ${events.at(-1)?.seq ?? "-"}`)).join(", ")}; another request meanwhile ${other.status} in ${other.ms} ms`,
     );
   },
 

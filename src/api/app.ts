@@ -26,6 +26,7 @@ const MAX_LOGGED_MESSAGE_CHARS = 300;
  */
 export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
+  app.use("*", headWithoutBody());
   app.use("*", requestContext());
   app.use("*", corsPolicy());
   // Before the routes, so that every answer of the Worker, the refusals of the middleware after it
@@ -72,6 +73,21 @@ export function createApp(): Hono<AppBindings> {
     return c.json(body, status);
   });
   return app;
+}
+
+/**
+ * Middleware: Hono answers HEAD by running the GET route and dropping the body it answered without
+ * cancelling it. The routes whose bodies hold a place answer HEAD without one (`isHead`); any other
+ * body (a file read from R2) is cancelled here rather than left to the garbage collector.
+ */
+function headWithoutBody(): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    const body = c.req.method === "HEAD" ? c.res.body : null;
+    if (!body) return;
+    await body.cancel().catch(() => {});
+    c.res = new Response(null, c.res);
+  };
 }
 
 /**

@@ -17,3 +17,13 @@ export type AppBindings = {
   };
 };
 export type AppContext = Context<AppBindings>;
+
+/**
+ * A HEAD request. Hono answers one with the GET route and drops the body, without cancelling it: a
+ * download's would keep one of the session's places until the stall cutoff (four HEADs of a log
+ * kept its downloads at 429 for 61 s, hunt 51), an event stream's a live stream. Those routes answer
+ * HEAD with their headers and open nothing.
+ */
+export function isHead(c: AppContext): boolean {
+  return c.req.method === "HEAD";
+}

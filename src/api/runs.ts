@@ -2,8 +2,9 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso, type PromptDelivery, unwrapResult } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
+import { sseResponse } from "../session/sse";
 import { readJsonBody, readQuery } from "./body";
-import type { AppBindings } from "./context";
+import { type AppBindings, isHead } from "./context";
 import { isApiCode } from "./errors";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
@@ -65,6 +66,7 @@ export const runRoutes = new Hono<AppBindings>()
     }
     const { runId, messageId } = query;
     if (messageId && !runId) throw new HarnessError("invalid_query", "messageId names a steer of a run: give runId with it");
+    if (isHead(c)) return sseResponse(null, null);
     const scope = `${runId ? `&runId=${runId}` : ""}${messageId ? `&messageId=${messageId}` : ""}`;
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${scope}`;
     return fromSession(await store.stub(meta.id).fetch(new Request(url)));

@@ -4,7 +4,7 @@ import { logLine } from "../log";
 import { withoutEndMark } from "../workspace/streams";
 import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readJsonBody, readQuery, refuseDeclaredLengthOver, requireContentType } from "./body";
-import type { AppBindings, AppContext } from "./context";
+import { type AppBindings, type AppContext, isHead } from "./context";
 import { readConversationBody } from "./conversation-import";
 import { claimIdempotencyKey, idempotencyKeyOf } from "./idempotency";
 import { requireSession, sessionStore } from "./lookup";
@@ -155,8 +155,13 @@ export const sessionRoutes = new Hono<AppBindings>()
   /** Every change this session made, as a unified diff that `git apply` accepts on the snapshot. */
   .get("/:id/changes", async (c) => {
     const { store, meta } = await requireSession(c);
+    const headers = { "content-type": "text/x-diff; charset=utf-8", "cache-control": "no-store" };
+    if (isHead(c)) {
+      if (!meta.workspaceId) throw new HarnessError("no_workspace", "this session has no workspace");
+      return new Response(null, { headers });
+    }
     const diff = withoutEndMark(unwrapResult(await store.stub(meta.id).changes()), brokenOff(c, meta.id));
-    return new Response(diff, { headers: { "content-type": "text/x-diff; charset=utf-8", "cache-control": "no-store" } });
+    return new Response(diff, { headers });
   });
 
 /** A created session's address (`Location` of a 201). */
@@ -169,10 +174,14 @@ const sessionLocation = (id: string) => ({ location: `/api/sessions/${id}` });
 export async function exportLog(c: AppContext, stream: "messages" | "events" | "trace"): Promise<Response> {
   const { after } = readQuery(c, LogExportQuery);
   const { store, meta } = await requireSession(c);
-  const exported = unwrapResult(await store.stub(meta.id).exportJsonl(stream, after === undefined ? 0 : Number(after.trim())));
-  return new Response(withoutEndMark(exported.body, brokenOff(c, meta.id)), {
-    headers: { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store", "x-log-seq": String(exported.through) },
+  const headers = (through: number) => ({
+    "content-type": "application/x-ndjson; charset=utf-8",
+    "cache-control": "no-store",
+    "x-log-seq": String(through),
   });
+  if (isHead(c)) return new Response(null, { headers: headers(unwrapResult(await store.stub(meta.id).logThrough())) });
+  const exported = unwrapResult(await store.stub(meta.id).exportJsonl(stream, after === undefined ? 0 : Number(after.trim())));
+  return new Response(withoutEndMark(exported.body, brokenOff(c, meta.id)), { headers: headers(exported.through) });
 }
 
 /** Logs a download that broke off after its answer began: the client may see it end as if whole (workerd#6818). */

@@ -64,6 +64,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
     stream: "messages" | "events" | "trace",
     afterSeq?: number,
   ): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>>;
+  /** The log's last seq: what `exportJsonl` would answer as `through` now, nothing read. */
+  logThrough(): Promise<SessionResult<number>>;
   /** An external judge's verdict on one of the session's runs (AWTL). */
   judge(
     runId: string,

@@ -51,6 +51,18 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session && !this.session.isDeleting() ? this.session : null;
   }
 
+  /**
+   * A read of the session's log. A deletion that begins while it reads removes the segments under
+   * it: the read then fails as the deleted session answers (404), not as an unreadable log (a 500;
+   * forks of a long session racing its DELETE, hunt 52).
+   */
+  private async read<T>(call: (session: Session) => Promise<SessionResult<T>>): Promise<SessionResult<T>> {
+    const session = this.open;
+    if (!session) return notFound();
+    const result = await call(session);
+    return result.ok || this.open ? result : notFound();
+  }
+
   describe(): OwnedSessionMeta | null {
     return this.session?.describe() ?? null;
   }
@@ -77,11 +89,11 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
 
   /** Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
   async loadMessages(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.open ? marked(await this.open.loadMessages()) : notFound();
+    return marked(await this.read((session) => session.loadMessages()));
   }
 
   async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {
-    return this.open ? this.open.loadEvents(afterSeq) : notFound();
+    return this.read((session) => session.loadEvents(afterSeq));
   }
 
   /** The body is marked at its end (`withEndMark`): read it through `withoutEndMark`. */
@@ -89,9 +101,12 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     stream: "messages" | "events" | "trace",
     afterSeq = 0,
   ): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>> {
-    if (!this.open) return notFound();
-    const exported = await this.open.exportJsonl(stream, afterSeq);
+    const exported = await this.read((session) => session.exportJsonl(stream, afterSeq));
     return exported.ok ? ok({ body: withEndMark(exported.value.body), through: exported.value.through }) : exported;
+  }
+
+  async logThrough(): Promise<SessionResult<number>> {
+    return this.open ? ok(this.open.logThrough()) : notFound();
   }
 
   async judge(
@@ -103,11 +118,11 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   async attributions(): Promise<SessionResult<AttributionRecord[]>> {
-    return this.open ? this.open.attributions() : notFound();
+    return this.read((session) => session.attributions());
   }
 
   async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
-    return this.open ? this.open.runInfo(runId) : notFound();
+    return this.read((session) => session.runInfo(runId));
   }
 
   async flush(): Promise<SessionResult<FlushSummary>> {
@@ -133,7 +148,7 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
-    return this.open ? this.open.forkSource(atMessageId) : notFound();
+    return this.read((session) => session.forkSource(atMessageId));
   }
 
   forkChangeBytes(refs: OverlayVersionRef[]): SessionResult<Uint8Array[]> {

@@ -1,5 +1,9 @@
-import type { AgentMessage } from "../domain";
+import { type AgentMessage, type IdGenerator, nowIso } from "../domain";
+import { runLeftovers } from "../runtime/run-closing";
 import type { OverlayVersionRef } from "../workspace/overlay";
+
+/** The text of the error result a fork gives a copied tool call whose result it does not copy. */
+export const FORKED_TOOL_RESULT_TEXT = "no result: the session was forked before this tool call's result";
 
 /** Where a fork came from. */
 export interface ForkOrigin {
@@ -133,6 +137,36 @@ export function forkSource(
     stampMessageId: ref.stamp === 0 ? null : (copied.find((m) => m.seq >= ref.stamp)?.message.id ?? copied.at(-1)?.message.id ?? null),
   }));
   return { ok: true, source: { atMessageId: copied.at(-1)?.message.id ?? null, messages: copied.map((m) => m.message), changes } };
+}
+
+/**
+ * Error results, chained after the last of `messages`, for the tool calls among them left without
+ * one: a fork at an assistant message that made calls, at the first of several results, or taken
+ * while a tool runs. Without them the fork would hold open calls for good, which every later
+ * request would fill with made-up results (hunt 52); a run cut off by a restart is closed the same way.
+ */
+export function forkClosingResults(
+  messages: readonly AgentMessage[],
+  input: { sessionId: string; ids: IdGenerator; clock: () => number },
+): AgentMessage[] {
+  const createdAt = nowIso(input.clock);
+  let parentId = messages.at(-1)?.id ?? null;
+  return runLeftovers(messages, []).unanswered.map((call) => {
+    const id = input.ids.next("message");
+    const result: AgentMessage = {
+      kind: "tool_result",
+      id,
+      sessionId: input.sessionId,
+      parentId,
+      createdAt,
+      toolCallId: call.id,
+      toolName: call.name,
+      resultText: FORKED_TOOL_RESULT_TEXT,
+      error: true,
+    };
+    parentId = id;
+    return result;
+  });
 }
 
 /** Where this session was forked from (table `fork_origin`, one row in a fork, none otherwise). */

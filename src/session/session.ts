@@ -44,7 +44,15 @@ import { SegmentFlusher } from "./segment-flusher";
 import { type FlushSummary, type RunInfo, SESSION_STREAM_PATHS, type SessionInfo, type SessionResult } from "./session-api";
 import { compactOnDemand, contextStatus, type SessionModelContext } from "./session-context";
 import type { SessionDeps } from "./session-deps";
-import { type ForkOrigin, ForkOriginTable, type ForkSource, forkSource, messageLines, readMessageLines } from "./session-fork";
+import {
+  type ForkOrigin,
+  ForkOriginTable,
+  type ForkSource,
+  forkClosingResults,
+  forkSource,
+  messageLines,
+  readMessageLines,
+} from "./session-fork";
 import { type JudgeOutcome, SessionLearning } from "./session-learning";
 import { type LogStream, RecordTooLargeError, SessionLog } from "./session-log";
 import { type OwnedSessionMeta, publicMeta, type SessionMeta, SessionMetaTable } from "./session-meta";
@@ -392,6 +400,11 @@ export class Session {
     return ok({ body: this.downloads.serve(body), through });
   }
 
+  /** The log's last seq (`through` of an export starting now). */
+  logThrough(): number {
+    return this.log.lastSeq();
+  }
+
   /** The refusal of a download while the session serves its maximum (`Downloads`). */
   private downloadsBusy() {
     return failure(
@@ -413,7 +426,8 @@ export class Session {
     if (!picked.ok) return failure("message_not_found", `session '${this.id}' has no message '${atMessageId}'`);
     const meta = this.describe();
     const { messages: copied, ...source } = picked.source;
-    const messages = await textStream(messageLines(copied));
+    const closing = forkClosingResults(copied, { sessionId: this.id, ids: this.deps.ids, clock: this.deps.clock });
+    const messages = await textStream(messageLines([...copied, ...closing]));
     return ok({ ...source, messages, workspaceId: meta.workspaceId, projectId: meta.projectId, title: meta.title });
   }
 

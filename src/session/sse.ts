@@ -23,7 +23,7 @@ export function sseFrame(id: number, event: string, data: string): string {
  * A streaming response; `x-run-id` names the run being tailed, when there is one. Events carry their
  * seq as the SSE id and in `data`.
  */
-export function sseResponse(body: ReadableStream<Uint8Array>, runId: string | null): Response {
+export function sseResponse(body: ReadableStream<Uint8Array> | null, runId: string | null): Response {
   const headers = new Headers({
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-store",

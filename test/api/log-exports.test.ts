@@ -33,6 +33,21 @@ const started = (sid: string, eventId: string, runId: string): AgentEvent => ({
   runId,
 });
 
+/**
+ * A session with 48 messages, 12 MB: more than the streams between the object and a client buffer,
+ * so a download nobody reads stays open.
+ */
+async function sessionOf12MB(): Promise<string> {
+  const sid = await session();
+  let parent: string | null = null;
+  for (let i = 1; i <= 48; i++) {
+    await store.appendMessage(sid, user(sid, `m_${i}`, parent, `${i} `.padEnd(256 * 1024, "x")));
+    parent = `m_${i}`;
+  }
+  await store.stub(sid).flush();
+  return sid;
+}
+
 async function read(path: string) {
   const res = await api(path);
   const lines = (await res.text()).split("\n").filter(Boolean);
@@ -75,15 +90,7 @@ describe("log exports from a seq", () => {
   });
 
   it("a session serves 4 downloads at once: a fifth is 429 too_many_downloads with Retry-After; one read to its end frees its place", async () => {
-    const sid = await session();
-    // 12 MB of messages: more than the streams between the object and a client buffer, so a
-    // download nobody reads stays open.
-    let parent: string | null = null;
-    for (let i = 1; i <= 48; i++) {
-      await store.appendMessage(sid, user(sid, `m_${i}`, parent, `${i} `.padEnd(256 * 1024, "x")));
-      parent = `m_${i}`;
-    }
-    await store.stub(sid).flush();
+    const sid = await sessionOf12MB();
     const path = `/api/sessions/${sid}/messages`;
     const open = [];
     for (let i = 0; i < 4; i++) open.push(await api(path));
@@ -114,5 +121,36 @@ describe("log exports from a seq", () => {
     // workerd's local RPC streams do not pass on (test/session/downloads.test.ts covers it,
     // and the stall cutoff that frees it here after 60 s).
     for (const res of [open[1]!, open[2]!, open[3]!, fifth]) await res.body!.cancel();
+  });
+
+  it("HEAD of a log answers its headers and takes no download place (hunt 51: four HEADs held them for 61 s)", async () => {
+    const sid = await sessionOf12MB();
+    const path = `/api/sessions/${sid}/messages`;
+    for (let i = 0; i < 6; i++) {
+      const res = await exports.default.fetch(new Request(`http://localhost${path}`, { method: "HEAD" }));
+      expect([res.status, res.headers.get("content-type"), res.headers.get("x-log-seq"), await res.text()]).toEqual([
+        200,
+        "application/x-ndjson; charset=utf-8",
+        "48",
+        "",
+      ]);
+    }
+    const head = async (route: string) => {
+      const res = await exports.default.fetch(new Request(`http://localhost/api/sessions/${sid}/${route}`, { method: "HEAD" }));
+      return [route, res.status, res.headers.get("content-type"), res.headers.get("x-log-seq"), await res.text()];
+    };
+    for (let i = 0; i < 6; i++) {
+      expect(await head("events")).toEqual(["events", 200, "application/x-ndjson; charset=utf-8", "48", ""]);
+      expect(await head("trace")).toEqual(["trace", 200, "application/x-ndjson; charset=utf-8", "48", ""]);
+      expect(await head("events/stream?after=0")).toEqual(["events/stream?after=0", 200, "text/event-stream; charset=utf-8", null, ""]);
+    }
+    // This session has no workspace: HEAD says so as GET does.
+    expect(await head("changes")).toEqual(["changes", 404, "application/json", null, ""]);
+    // All four places are free: four downloads at once, the first read whole.
+    const open = [];
+    for (let i = 0; i < 4; i++) open.push(await api(path));
+    expect(open.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+    expect((await open[0]!.text()).split("\n").filter(Boolean).length).toBe(48);
+    for (const res of open.slice(1)) await res.body!.cancel();
   });
 });

@@ -1,7 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { counterIds, randomIds } from "../../src/domain";
+import { type AgentMessage, counterIds, randomIds } from "../../src/domain";
+import { FORKED_TOOL_RESULT_TEXT } from "../../src/session/session-fork";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { readSse } from "../helpers/sse-client";
 import type { SessionDO } from "../helpers/test-worker";
@@ -178,6 +179,49 @@ describe("POST /api/sessions/:id/fork", () => {
     expect(forkMessages.map((m) => m.kind)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(forkMessages[2]!.parentId).toBe(forkMessages[1]!.id);
     expect((await store.loadMessages(sessionId)).map((m) => m.kind)).toEqual(["user", "assistant"]);
+  });
+
+  it("a fork at a message whose tool calls have no result yet closes them with error results; the fork's requests carry those (hunt 52)", async () => {
+    const source = await workspaceSession([toolCallAnswer("tc_1", "write", { path: "a.txt", content: "v1\n" }), textAnswer("wrote v1")]);
+    await readSse(await prompt(source, { text: "write v1", allowWrite: true }));
+    const sourceMessages = await store.loadMessages(source);
+    expect(sourceMessages.map((m) => m.kind)).toEqual(["user", "assistant", "tool_result", "assistant"]);
+    const calling = sourceMessages[1]!;
+
+    const { status, body } = await fork(source, { atMessageId: calling.id });
+    expect([status, body.forkedFrom]).toEqual([201, { sessionId: source, messageId: calling.id }]);
+    const copied = await store.loadMessages(body.sessionId);
+    expect(copied.slice(0, 2)).toEqual(sourceMessages.slice(0, 2).map((m) => ({ ...m, sessionId: body.sessionId })));
+    const { id, createdAt, ...closing } = copied[2] as AgentMessage & { createdAt: string };
+    expect([copied.length, closing]).toEqual([
+      3,
+      {
+        kind: "tool_result",
+        sessionId: body.sessionId,
+        parentId: calling.id,
+        toolCallId: "tc_1",
+        toolName: "write",
+        resultText: FORKED_TOOL_RESULT_TEXT,
+        error: true,
+      },
+    ]);
+    expect(id).not.toBe(sourceMessages[2]!.id);
+
+    // The fork goes on from there: its request answers the call with that result, nothing made up.
+    const requests: { messages: { role: string; content?: unknown; tool_call_id?: string }[] }[] = [];
+    useSessionDeps(body.sessionId, {
+      modelFetch: async (_i, init) => {
+        const request = JSON.parse(String(init?.body));
+        requests.push(request);
+        return echoAnswer(request);
+      },
+    });
+    await readSse(await prompt(body.sessionId, { text: "go on" }));
+    expect(requests[0]!.messages.filter((m) => m.role === "tool")).toEqual([
+      { role: "tool", tool_call_id: "tc_1", content: FORKED_TOOL_RESULT_TEXT },
+    ]);
+    // The source keeps its own result.
+    expect(await store.loadMessages(source)).toEqual(sourceMessages);
   });
 
   it("a fork is listed with the counts of what it copied", async () => {
