@@ -52,6 +52,32 @@ function request(base, agent, method, urlPath, { body, headers = {}, timeoutMs =
 }
 
 const json = (value) => ({ body: JSON.stringify(value), headers: { "content-type": "application/json" } });
+/** An exported conversation of 56 messages, 14 MiB: more than the pipes to a client that reads nothing hold. */
+function largeConversation() {
+  const T = "2026-12-03T00:00:00.000Z";
+  const lines = [];
+  let parent = null;
+  for (let n = 1; n <= 56; n++) {
+    const head = { sessionId: "s_exports", createdAt: T, id: `m_${n}`, parentId: parent };
+    lines.push(
+      JSON.stringify(
+        n % 2 ? { ...head, kind: "user", text: `q${n}` } : { ...head, kind: "assistant", text: "a".repeat(512 * 1024), stopReason: "STOP" },
+      ),
+    );
+    parent = `m_${n}`;
+  }
+  return lines;
+}
+
+/** `lines` imported as a new session. */
+function importConversation(base, lines) {
+  return request(base, new http.Agent(), "POST", "/api/sessions/import", {
+    body: `${lines.join("\n")}\n`,
+    headers: { "content-type": "application/x-ndjson" },
+    timeoutMs: 60_000,
+  });
+}
+
 /** A session whose event log holds `prompts` answers of `chars` characters in `delta`-character deltas. */
 async function sessionWithLargeLog(base, agent, prompts, chars = 600_000, delta = 64) {
   const { sessionId } = JSON.parse((await request(base, agent, "POST", "/api/sessions", json({}))).body);
@@ -68,7 +94,7 @@ async function sessionWithLargeLog(base, agent, prompts, chars = 600_000, delta 
   return { sessionId, logged };
 }
 
-/** A client of an SSE stream that takes the answer's head and then reads nothing, until `readRestOf`. */
+/** A client of a stream (SSE, a download) that takes the answer's head and then reads nothing, until `readRestOf`. */
 function unreadStream(base, path) {
   return new Promise((resolve) => {
     const client = { status: null, res: null };
@@ -81,13 +107,13 @@ function unreadStream(base, path) {
   });
 }
 
-/** The events an `unreadStream` client gets when it reads on: to the stream's end or its error (or 60 s). */
+/** The text an `unreadStream` client gets when it reads on: to the stream's end or its error (or 60 s). */
 function readRestOf(client) {
   return new Promise((resolve) => {
     const chunks = [];
     const done = () => {
       clearTimeout(deadline);
-      resolve(sseEvents(Buffer.concat(chunks).toString("utf8")));
+      resolve(Buffer.concat(chunks).toString("utf8"));
     };
     const deadline = setTimeout(() => {
       client.res.destroy();
@@ -345,25 +371,8 @@ const checks = {
    * cutoff), the server answers meanwhile, and a download read to its end is whole.
    */
   async downloadCap({ base }) {
-    const T = "2026-12-03T00:00:00.000Z";
-    const lines = [];
-    let parent = null;
-    for (let n = 1; n <= 56; n++) {
-      const head = { sessionId: "s_exports", createdAt: T, id: `m_${n}`, parentId: parent };
-      lines.push(
-        JSON.stringify(
-          n % 2
-            ? { ...head, kind: "user", text: `q${n}` }
-            : { ...head, kind: "assistant", text: "a".repeat(512 * 1024), stopReason: "STOP" },
-        ),
-      );
-      parent = `m_${n}`;
-    }
-    const imported = await request(base, new http.Agent(), "POST", "/api/sessions/import", {
-      body: `${lines.join("\n")}\n`,
-      headers: { "content-type": "application/x-ndjson" },
-      timeoutMs: 60_000,
-    });
+    const lines = largeConversation();
+    const imported = await importConversation(base, lines);
     if (imported.status !== 201) return record("downloadCap", false, `the import: ${imported.status} ${imported.body.slice(0, 240)}`);
     const sid = JSON.parse(imported.body).sessionId;
     const exportPath = `/api/sessions/${sid}/messages`;
@@ -411,6 +420,41 @@ const checks = {
       `a ${(lines.join("\n").length / 2 ** 20).toFixed(1)} MiB log (import ${imported.status}): 4 unread downloads ${held.map((h) => h.status).join(" ")}, a fifth ${fifth.status} ${JSON.parse(fifth.body || "{}").error?.code} (Retry-After ${fifth.headers["retry-after"]}); another request meanwhile ${other.status} in ${other.ms} ms; after the 4 hung up, a download was served in ${freedMs} ms: ${again.status}, ${got.length} lines${whole ? ", as imported" : ", NOT as imported"}`,
     );
   },
+  /**
+   * Downloads of all sessions count together once their clients read nothing for 5 s (objects of a
+   * class may share an isolate; `wrangler dev` runs them all in one): the server keeps 8 stalled.
+   * Three sessions with 3 unread downloads each, 9 in all, within each session's 4: one is cut short
+   * within seconds, and 8 are whole when their clients read again.
+   */
+  async stalledDownloadsServer({ base }) {
+    const lines = largeConversation();
+    const sessions = [];
+    for (let i = 0; i < 3; i++) {
+      const imported = await importConversation(base, lines);
+      if (imported.status !== 201)
+        return record("stalledDownloadsServer", false, `import ${i}: ${imported.status} ${imported.body.slice(0, 240)}`);
+      sessions.push(JSON.parse(imported.body).sessionId);
+    }
+    const held = [];
+    for (let i = 0; i < 3; i++) {
+      for (const sid of sessions) {
+        held.push(await unreadStream(base, `/api/sessions/${sid}/messages`));
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    await new Promise((r) => setTimeout(r, 10_000));
+    const other = await request(base, new http.Agent(), "GET", `/api/sessions/${sessions[0]}`);
+    const rest = await Promise.all(
+      held.map(async (c) => (c.status === 200 ? (await readRestOf(c)).split("\n").filter(Boolean).length : 0)),
+    );
+    const whole = rest.map((n) => n === lines.length);
+    record(
+      "stalledDownloadsServer",
+      held.every((c) => c.status === 200) && whole.filter((w) => !w).length === 1 && other.status === 200 && other.ms < 2000,
+      `3 sessions of ${(lines.join("\n").length / 2 ** 20).toFixed(1)} MiB; 9 downloads that read nothing for 10 s (${[...new Set(held.map((c) => c.status))].join(",")}), then read: ${rest.map((n, i) => (whole[i] ? "whole" : `session ${i % 3} cut at ${n} lines`)).join(", ")}; another request meanwhile ${other.status} in ${other.ms} ms`,
+    );
+  },
+
   /**
    * HEAD of a download (hunt 51): Hono ran the GET route and dropped its body uncancelled, so four
    * HEADs of a log held the session's four download places until the 60 s stall cutoff. HEADs of
@@ -472,7 +516,7 @@ const checks = {
     const other = await request(base, agent, "GET", `/api/sessions/${sessionId}`);
     const read = await reader;
     // Read now, a stream ended meanwhile gives what it had sent before its end, one kept the whole log.
-    const rest = await Promise.all(held.map((c) => (c.status === 200 ? readRestOf(c) : [])));
+    const rest = await Promise.all(held.map(async (c) => (c.status === 200 ? sseEvents(await readRestOf(c)) : [])));
     agent.destroy();
     const lastSeq = JSON.parse(logged.at(-1)).seq;
     const ended = rest.map((events) => events.at(-1)?.seq !== lastSeq);
@@ -510,7 +554,7 @@ const checks = {
     }
     await new Promise((r) => setTimeout(r, 10_000));
     const other = await request(base, agent, "GET", `/api/sessions/${sessions[0].sessionId}`);
-    const rest = await Promise.all(held.map(({ client }) => (client.status === 200 ? readRestOf(client) : [])));
+    const rest = await Promise.all(held.map(async ({ client }) => (client.status === 200 ? sseEvents(await readRestOf(client)) : [])));
     agent.destroy();
     const whole = rest.map((events, i) => {
       const { logged } = held[i];

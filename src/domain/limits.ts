@@ -213,6 +213,12 @@ export const MAX_DOWNLOADS_PER_SESSION = 4;
 /** A download whose client has read nothing for this long is ended (cut short), freeing its place. */
 export const DOWNLOAD_STALL_MS = 60_000;
 /**
+ * Downloads of all sessions in one isolate whose clients have read nothing for `SSE_STALL_GRACE_MS`
+ * (objects of a class may share an isolate, and each such download holds about 6 MB): when one more
+ * stalls, the one stalled longest is cut short, as at `DOWNLOAD_STALL_MS`.
+ */
+export const MAX_STALLED_DOWNLOADS_PER_ISOLATE = 8;
+/**
  * Event streams of one session whose clients have stopped reading (256 KiB or more waiting and
  * nothing read for `SSE_STALL_GRACE_MS`) that it keeps at once; when one more stalls, the one
  * stalled longest is ended with an error and its client resumes from its Last-Event-ID. Such a
@@ -298,7 +304,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
     "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`)",
-    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short`,
+    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short, and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s`,
   ],
   [
     `stalled event streams (a prompt's SSE answer, \`GET .../events/stream\`, whose client has read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting)`,

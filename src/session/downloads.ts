@@ -1,4 +1,11 @@
-import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION } from "../domain/limits";
+import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION, MAX_STALLED_DOWNLOADS_PER_ISOLATE, SSE_STALL_GRACE_MS } from "../domain/limits";
+import { StalledStreams } from "./stalled-streams";
+
+/** The stalled downloads of every session in this isolate. */
+export const isolateStalledDownloads = new StalledStreams(
+  MAX_STALLED_DOWNLOADS_PER_ISOLATE,
+  `more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} downloads went unread on this server and this one longest; download it again`,
+);
 
 /**
  * The downloads a session serves at once: its logs (`GET .../messages`, `/events`, `/trace`) and its
@@ -6,7 +13,9 @@ import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION } from "../domain/limits";
  * buffer what the object produced (about 6 MB for a client that reads nothing, hunt 48: sixteen such
  * clients held 115 MB of an isolate's 128), and a paused diff holds the file it is at. So a session
  * serves at most `max` at once, and a download its client has read nothing from for `stallMs` is
- * ended, freeing its place for a client that reads.
+ * ended, freeing its place for a client that reads. Objects of a class may share an isolate: past
+ * `graceMs` unread, a download also counts toward the isolate's bound (`isolateStalledDownloads`),
+ * which cuts the one stalled longest short when one more stalls.
  */
 export class Downloads {
   private serving = 0;
@@ -14,6 +23,8 @@ export class Downloads {
   constructor(
     readonly max = MAX_DOWNLOADS_PER_SESSION,
     private readonly stallMs = DOWNLOAD_STALL_MS,
+    private readonly isolate = isolateStalledDownloads,
+    private readonly graceMs = SSE_STALL_GRACE_MS,
   ) {}
 
   /** Takes a place for a new download (before its first read, so requests at once cannot pass `max`); false when none is free. */
@@ -37,27 +48,43 @@ export class Downloads {
     const reader = source.getReader();
     let open = true;
     let stall: ReturnType<typeof setTimeout> | undefined;
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
     const end = () => {
       if (!open) return;
       open = false;
       clearTimeout(stall);
+      clearTimeout(grace);
+      this.isolate.delete(download);
       this.serving--;
     };
-    // Waits for the client's next read: from the start (a body nobody ever reads keeps no place) and after each chunk.
-    const awaitRead = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-      stall = setTimeout(() => {
+    const download = {
+      fail: (why: Error) => {
+        if (!open) return;
         end();
-        const why = new Error(`the client read nothing for ${this.stallMs} ms`);
         controller.error(why);
         void reader.cancel(why).catch(() => {});
-      }, this.stallMs);
+      },
+    };
+    const readAgain = () => {
+      clearTimeout(stall);
+      clearTimeout(grace);
+      this.isolate.delete(download);
+    };
+    // Waits for the client's next read: from the start (a body nobody ever reads keeps no place) and after each chunk.
+    const awaitRead = () => {
+      stall = setTimeout(() => download.fail(new Error(`the client read nothing for ${this.stallMs} ms`)), this.stallMs);
+      grace = setTimeout(() => this.isolate.add(download), this.graceMs);
     };
     return new ReadableStream<Uint8Array>(
       {
-        start: awaitRead,
-        pull: async (controller) => {
+        start: (c) => {
+          controller = c;
+          awaitRead();
+        },
+        pull: async () => {
           // Producing the next chunk (reading R2, diffing a file) is the object's time, not the client's.
-          clearTimeout(stall);
+          readAgain();
           try {
             const { done, value } = await reader.read();
             if (done) {
@@ -69,7 +96,7 @@ export class Downloads {
             end();
             throw err;
           }
-          awaitRead(controller);
+          awaitRead();
         },
         cancel: async (reason) => {
           end();

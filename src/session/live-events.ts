@@ -6,6 +6,7 @@ import {
   SSE_STALLED_STREAM_MS,
 } from "../domain/limits";
 import { SSE_PING, SSE_PING_INTERVAL_MS, SSE_RETRY, sseFrame } from "./sse";
+import { StalledStreams } from "./stalled-streams";
 
 /** The committed events a stream catches up on, batch by batch (a segment at a time), read as the client reads them. */
 export type Replay = () => AsyncIterable<readonly SeqEvent[]>;
@@ -35,43 +36,10 @@ const BUFFERED_EVENT_CHARS_GUESS = 256;
 
 const unreadError = () => new Error(`the client left more than ${SSE_MAX_UNREAD_BYTES} bytes unread; resume from Last-Event-ID`);
 
-/**
- * Streams whose clients stopped reading, within one bound (a session's or the isolate's), in the
- * order they stalled. Ending the one stalled longest refuses nobody: its client resumes where it
- * was, and a client gone without its cancel reaching the object (hunt 36) is let go.
- */
-export class StalledStreams {
-  private readonly streams = new Set<{ fail(error: Error): void }>();
-
-  constructor(
-    readonly max: number,
-    /** Why the one stalled longest is ended, for its client. */
-    private readonly why: string,
-  ) {}
-
-  get size(): number {
-    return this.streams.size;
-  }
-
-  add(stream: { fail(error: Error): void }): void {
-    this.streams.add(stream);
-    for (const longest of this.streams) {
-      if (this.streams.size <= this.max) break;
-      // Its close takes it out of this set (and the others it is in).
-      longest.fail(new Error(`${this.why}; resume from Last-Event-ID`));
-      this.streams.delete(longest);
-    }
-  }
-
-  delete(stream: object): void {
-    this.streams.delete(stream as { fail(error: Error): void });
-  }
-}
-
 /** The stalled streams of every session in this isolate. */
 export const isolateStalledStreams = new StalledStreams(
   MAX_STALLED_EVENT_STREAMS_PER_ISOLATE,
-  `more than ${MAX_STALLED_EVENT_STREAMS_PER_ISOLATE} event streams went unread on this server and this one longest`,
+  `more than ${MAX_STALLED_EVENT_STREAMS_PER_ISOLATE} event streams went unread on this server and this one longest; resume from Last-Event-ID`,
 );
 
 /**
@@ -97,7 +65,7 @@ export class EventHub {
   ) {
     this.stalled = new StalledStreams(
       maxStalled,
-      `more than ${maxStalled} of the session's event streams went unread and this one longest`,
+      `more than ${maxStalled} of the session's event streams went unread and this one longest; resume from Last-Event-ID`,
     );
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION } from "../../src/domain/limits";
-import { Downloads } from "../../src/session/downloads";
+import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION, MAX_STALLED_DOWNLOADS_PER_ISOLATE } from "../../src/domain/limits";
+import { Downloads, isolateStalledDownloads } from "../../src/session/downloads";
+import { StalledStreams } from "../../src/session/stalled-streams";
 
 const encoder = new TextEncoder();
 const encode = (lines: string[]) => encoder.encode(lines.map((l) => `${l}\n`).join(""));
@@ -110,5 +111,33 @@ describe("Downloads", () => {
     }
     expect(got).toEqual(["a\n", "b\n", "c\n", "d\n"]);
     expect(downloads.take()).toBe(true);
+  });
+
+  it("downloads of all sessions in an isolate that read nothing past the grace count together: past the bound, the one stalled longest is cut short", async () => {
+    expect([isolateStalledDownloads.max, MAX_STALLED_DOWNLOADS_PER_ISOLATE]).toEqual([8, 8]);
+    const isolate = new StalledStreams(2, "more than 2 downloads went unread on this server and this one longest; download it again");
+    const sessions = [new Downloads(4, 10_000, isolate, 20), new Downloads(4, 10_000, isolate, 20)];
+    const first = download(sessions[0]!, [["a"]]);
+    await sleep(5);
+    const second = download(sessions[1]!, [["b"]]);
+    const third = download(sessions[1]!, [["c"]]);
+    expect(isolate.size).toBe(0);
+    await sleep(60);
+    // Three stalled, two allowed: the first, stalled longest, was cut short and gave its place back.
+    expect([isolate.size, first.state.cancelled, second.state.cancelled, third.state.cancelled]).toEqual([2, true, false, false]);
+    await expect(new Response(first.body).text()).rejects.toThrow(
+      "more than 2 downloads went unread on this server and this one longest; download it again",
+    );
+    expect([sessions[0]!.take(), sessions[0]!.take(), sessions[0]!.take(), sessions[0]!.take(), sessions[0]!.take()]).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
+    // The others are whole once read, and leave the bound as they are read.
+    expect(await new Response(second.body).text()).toBe("b\n");
+    expect(await new Response(third.body).text()).toBe("c\n");
+    expect(isolate.size).toBe(0);
   });
 });

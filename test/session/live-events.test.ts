@@ -13,9 +13,9 @@ import {
   SSE_CHUNK_MAX_CHARS,
   SSE_MAX_UNREAD_BYTES,
   SSE_REPLAY_AHEAD_BYTES,
-  StalledStreams,
 } from "../../src/session/live-events";
 import { SSE_PING, SSE_RETRY, sseFrame } from "../../src/session/sse";
+import { StalledStreams } from "../../src/session/stalled-streams";
 import { deltaEvent } from "../helpers/records";
 
 const done: AgentEvent = {
@@ -390,7 +390,10 @@ describe("EventHub", () => {
   it("keeps at most isolate.max stalled streams across sessions: when one more stalls, the one stalled longest in any session ends", async () => {
     expect([isolateStalledStreams.max, MAX_STALLED_EVENT_STREAMS_PER_ISOLATE]).toEqual([16, 16]);
     vi.useFakeTimers();
-    const isolate = new StalledStreams(3, "more than 3 event streams went unread on this server and this one longest");
+    const isolate = new StalledStreams(
+      3,
+      "more than 3 event streams went unread on this server and this one longest; resume from Last-Event-ID",
+    );
     const sessions = [new EventHub(2, 1_000, isolate), new EventHub(2, 1_000, isolate)];
     const events = Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, event: deltaEvent("s_1", `e_${i}`, "z".repeat(8 * 1024)) }));
     const open = (hub: EventHub) =>
