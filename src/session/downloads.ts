@@ -53,9 +53,7 @@ export class Downloads {
     const end = () => {
       if (!open) return;
       open = false;
-      clearTimeout(stall);
-      clearTimeout(grace);
-      this.isolate.delete(download);
+      stopWaiting();
       this.serving--;
     };
     const download = {
@@ -66,7 +64,8 @@ export class Downloads {
         void reader.cancel(why).catch(() => {});
       },
     };
-    const readAgain = () => {
+    // The client reads (or the download ended): no longer waiting for it, nor counted as stalled.
+    const stopWaiting = () => {
       clearTimeout(stall);
       clearTimeout(grace);
       this.isolate.delete(download);
@@ -84,7 +83,7 @@ export class Downloads {
         },
         pull: async () => {
           // Producing the next chunk (reading R2, diffing a file) is the object's time, not the client's.
-          readAgain();
+          stopWaiting();
           try {
             const { done, value } = await reader.read();
             if (done) {

@@ -21,7 +21,7 @@ export class StalledStreams {
     this.streams.add(stream);
     for (const longest of this.streams) {
       if (this.streams.size <= this.max) break;
-      // Its end takes it out of this set (and the others it is in).
+      // Its end takes it out of this set and the others it is in; one that had ended already leaves too.
       longest.fail(new Error(this.why));
       this.streams.delete(longest);
     }
