@@ -100,7 +100,9 @@ export function requireBearerToken(): MiddlewareHandler<AppBindings> {
       throw err;
     });
     const header = c.req.header("authorization");
-    const streamToken = c.req.method === "GET" && header === undefined ? c.req.query("token") : undefined;
+    // HEAD as well: it answers as GET does, headers only.
+    const reads = c.req.method === "GET" || c.req.method === "HEAD";
+    const streamToken = reads && header === undefined ? c.req.query("token") : undefined;
     const streamSession = STREAM_PATH.exec(new URL(c.req.url).pathname)?.[1];
     if (streamToken !== undefined && streamSession !== undefined) {
       const secret = c.env.STREAM_TOKEN_SECRET;

@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso, type PromptDelivery, unwrapResult } from "../domain";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
-import { sseResponse } from "../session/sse";
 import { readJsonBody, readQuery } from "./body";
 import { type AppBindings, isHead } from "./context";
 import { isApiCode } from "./errors";
@@ -66,8 +65,8 @@ export const runRoutes = new Hono<AppBindings>()
     }
     const { runId, messageId } = query;
     if (messageId && !runId) throw new HarnessError("invalid_query", "messageId names a steer of a run: give runId with it");
-    if (isHead(c)) return sseResponse(null, null);
-    const scope = `${runId ? `&runId=${runId}` : ""}${messageId ? `&messageId=${messageId}` : ""}`;
+    // HEAD: the session answers as for GET, with the same status and headers, and opens no stream.
+    const scope = `${runId ? `&runId=${runId}` : ""}${messageId ? `&messageId=${messageId}` : ""}${isHead(c) ? "&head=1" : ""}`;
     const url = `${SESSION_STREAM_ORIGIN}${SESSION_STREAM_PATHS.events}?after=${Number(raw.trim())}${scope}`;
     return fromSession(await store.stub(meta.id).fetch(new Request(url)));
   })

@@ -51,11 +51,22 @@ export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
 export const MIN_RUN_TIMEOUT_MS = 1_000;
 export const MAX_RUN_TIMEOUT_MS = 15 * 60_000;
 /**
- * The most one model answer may hold: characters of text plus tool-call arguments. Past it the answer
- * is cut with `output_too_large`. Large outputs are legitimate (a `write` carrying a big file), but
- * the history is resent every turn and lives in the object's memory.
+ * The most one model answer may hold: characters of text, reasoning, tool-call names and arguments.
+ * Past it the answer is cut with `output_too_large`. Large outputs are legitimate (a `write` carrying
+ * a big file), but the history is resent every turn and lives in the object's memory.
  */
 export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
+/**
+ * `.gitignore` rules grep and find apply in one workspace (shallower files first); the rest are not
+ * applied, with a notice. Every path is tested against every rule of its directories: 20,000 rules
+ * over 3,000 files took 18 s, 1,000 rules 0.2 s.
+ */
+export const MAX_GITIGNORE_RULES = 1_000;
+/**
+ * A tool-call name from the model longer than this is cut to it (and so names no tool): no tool's name
+ * is near it, and the call is stored, streamed and sent back to the provider every turn.
+ */
+export const MAX_TOOL_NAME_CHARS = 128;
 /**
  * The most tool calls one model answer may hold; past it the answer is cut with `output_too_large`.
  * Above a run's largest budget (`MAX_TOOL_CALLS_LIMIT`), so one answer can use any budget; below what
@@ -364,6 +375,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     "read as fd and rg read globs: parentheses and the vertical bar are the characters themselves (no extglobs such as `+(x)`, whose matching can take exponential time); one with more than two `*`, `**` and braces together is matched in linear time, on RE2; `?` and a class take one character (an emoji too, but after an escape picomatch keeps, such as `\\~`, one UTF-16 unit); a class out of order (`[z-a]`) is `invalid_glob`",
   ],
   [
+    "a `.gitignore` rule",
+    `read as git reads it (the \`ignore\` library), ${count(MAX_GITIGNORE_RULES)} rules in all (shallower files first; past them a notice says the rest are not applied); a rule with more than two runs of \`*\` (\`**/a/**/b/**/c\`) is matched in linear time, on RE2 (such a rule held the isolate for seconds to minutes on a deep path); in a rule on RE2 a class that spans \`/\` (\`[%-0]\`) can take a \`/\`, where git's never does`,
+  ],
+  [
     "tool output",
     `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue`,
   ],
@@ -373,7 +388,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "one model answer",
-    `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text and tool-call arguments, and ${MAX_TOOL_CALLS_PER_ANSWER} tool calls (past either: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
+    `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text, reasoning, tool-call names and arguments, and ${MAX_TOOL_CALLS_PER_ANSWER} tool calls (past either: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept)`,
   ],
   ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
   [

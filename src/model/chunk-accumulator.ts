@@ -1,5 +1,11 @@
 import { type IdGenerator, isRecord, type ToolCall, type Usage } from "../domain";
-import { MAX_IMPORTED_ID_CHARS, MAX_IMPORTED_TOKENS, MAX_MODEL_OUTPUT_CHARS, MAX_TOOL_CALLS_PER_ANSWER } from "../domain/limits";
+import {
+  MAX_IMPORTED_ID_CHARS,
+  MAX_IMPORTED_TOKENS,
+  MAX_MODEL_OUTPUT_CHARS,
+  MAX_TOOL_CALLS_PER_ANSWER,
+  MAX_TOOL_NAME_CHARS,
+} from "../domain/limits";
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
@@ -93,7 +99,8 @@ export class ChatChunkAccumulator {
   private finishReason: string | undefined;
   private usage: Usage | undefined;
   private textChars = 0;
-  private argumentChars = 0;
+  /** Characters counted against `maxOutputChars`: text, reasoning, tool-call names and arguments. */
+  private outputChars = 0;
 
   constructor(
     private readonly ids: IdGenerator,
@@ -118,11 +125,15 @@ export class ChatChunkAccumulator {
       const delta = choice.delta;
       if (!isRecord(delta)) continue;
       const reasoning = nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning) || nonEmptyString(delta.reasoning_text);
-      if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
+      if (reasoning) {
+        // Reasoning is streamed, logged and kept as the message's thinking: it counts like text.
+        this.countOutput(reasoning.length);
+        events.push({ type: "reasoning_delta", text: reasoning });
+      }
       // OpenAI sends a refusal in its own member; it is the answer the user gets.
       for (const text of [delta.content, delta.refusal]) {
         if (typeof text !== "string" || text === "") continue;
-        this.countOutput(text.length, 0);
+        this.countOutput(text.length);
         this.textChars += text.length;
         events.push({ type: "text_delta", text });
       }
@@ -132,14 +143,14 @@ export class ChatChunkAccumulator {
   }
 
   /** Refuses output past `maxOutputChars` (the chunk that would pass it is not taken). */
-  private countOutput(text: number, args: number): void {
-    if (this.textChars + this.argumentChars + text + args <= this.maxOutputChars) {
-      this.argumentChars += args;
+  private countOutput(chars: number): void {
+    if (this.outputChars + chars <= this.maxOutputChars) {
+      this.outputChars += chars;
       return;
     }
     throw new ProviderStreamError({
       code: "output_too_large",
-      message: `the model's answer passed ${this.maxOutputChars} characters of text and tool-call arguments; it was cut there (${this.textChars} characters of text kept)`,
+      message: `the model's answer passed ${this.maxOutputChars} characters of text, reasoning and tool calls; it was cut there (${this.textChars} characters of text kept)`,
       retryable: false,
     });
   }
@@ -192,10 +203,14 @@ export class ChatChunkAccumulator {
       this.calls.push(slot);
     }
     if (slot.id === "") slot.id = id;
-    if (slot.name === "") slot.name = name;
+    if (slot.name === "" && name !== "") {
+      this.countOutput(name.length);
+      // No tool has a longer name; one that is would be stored, streamed and sent back every turn.
+      slot.name = name.length > MAX_TOOL_NAME_CHARS ? `${name.slice(0, MAX_TOOL_NAME_CHARS)}…` : name;
+    }
     // A whole call sent again (some proxies end with an aggregate chunk): appended, it would be invalid JSON.
     if (args !== "" && args === slot.args && isCompleteJson(args)) return;
-    this.countOutput(0, args.length);
+    this.countOutput(args.length);
     slot.args += args;
   }
 
@@ -249,12 +264,13 @@ export function parseArguments(raw: string): { arguments: Record<string, unknown
     value = JSON.parse(raw);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
-    // The call goes back to the model with `{}` for arguments, so the error quotes what it sent.
+    // The call goes back to the model with `{}` for arguments, so the error quotes what it sent, after
+    // the first sentence: the trace keeps only that (the arguments may hold a file's text, a secret).
     return {
       arguments: {},
       invalid: {
         code: "invalid_arguments",
-        message: `tool call arguments are not valid JSON (${reason}); they were ${quoteStart(raw)}`,
+        message: `tool call arguments are not valid JSON. The parser said: ${reason}; they were ${quoteStart(raw)}`,
         rawArguments: raw,
       },
     };

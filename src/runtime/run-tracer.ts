@@ -219,22 +219,24 @@ export function firstLine(text: string): string {
 }
 
 /**
- * Arguments that hold a file's text (write's content, edit's old and new text, and edit's `edits`
- * when a model sends them as a JSON string): only their length is kept.
+ * The string arguments quoted when short: the tools' paths, patterns and commands. Any other string
+ * (write's content, edit's old and new text, and what other agents' tools call them, such as
+ * `contents`, `file_text` or `new_string`, which models send) may be a file's text: only its length
+ * is kept.
  */
-const FILE_TEXT_ARGS: ReadonlySet<string> = new Set(["content", "oldText", "newText", "edits"]);
+export const QUOTED_ARGS: ReadonlySet<string> = new Set(["path", "pattern", "glob", "command"]);
 /** The longest string argument kept as it is; a bash command up to the longer one (its words name the files it is about). */
 const ARG_CHARS = 80;
 const COMMAND_CHARS = 180;
 
 /**
- * `path=src/a.ts content=<1204 chars>`: short values kept, file text, long strings and objects
- * summarised. A string with a line break is summarised too (a heredoc is a file's text).
+ * `path=src/a.ts content=<1204 chars>`: short paths, patterns and commands kept, other strings, long
+ * ones and objects summarised. A string with a line break is summarised too (a heredoc is a file's text).
  */
 export function summarizeArgs(args: Record<string, unknown>): string {
   const parts = Object.entries(args).map(([key, value]) => {
     if (typeof value === "string") {
-      const kept = !FILE_TEXT_ARGS.has(key) && !value.includes("\n") && value.length <= (key === "command" ? COMMAND_CHARS : ARG_CHARS);
+      const kept = QUOTED_ARGS.has(key) && !value.includes("\n") && value.length <= (key === "command" ? COMMAND_CHARS : ARG_CHARS);
       return `${key}=${kept ? JSON.stringify(value) : `<${value.length} chars>`}`;
     }
     if (typeof value === "number" || typeof value === "boolean" || value === null) return `${key}=${String(value)}`;

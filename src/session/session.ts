@@ -586,7 +586,7 @@ export class Session {
     }
     if (request.method === "GET" && url.pathname === SESSION_STREAM_PATHS.events) {
       const { searchParams: q } = url;
-      return this.resumeStream(Number(q.get("after") ?? "0"), q.get("runId"), q.get("messageId"));
+      return this.resumeStream(Number(q.get("after") ?? "0"), q.get("runId"), q.get("messageId"), q.get("head") === "1");
     }
     return Response.json(
       { error: { code: "route_not_found", message: `no session route ${request.method} ${url.pathname}` } },
@@ -598,8 +598,11 @@ export class Session {
    * `GET .../events/stream`: the events after `after`, then the active run live; with `runId`, that
    * run's stream, from its start at the earliest, to its end (a queued follow-up's skips the runs
    * before it; a withdrawn one's ends at its `queued_message_withdrawn`). 204 when nothing is left.
+   * `head`: the answer a HEAD gets, the same status and headers, and no stream is opened.
    */
-  private async resumeStream(requested: number, asked: string | null, steerMessageId: string | null): Promise<Response> {
+  private async resumeStream(requested: number, asked: string | null, steerMessageId: string | null, head = false): Promise<Response> {
+    const answer = (runId: string | null, afterSeq: number, scope?: StreamScope) =>
+      head ? sseResponse(null, runId) : this.streamAnswer(runId, afterSeq, scope);
     let after = requested;
     // An id this session never handed out (another session's, say) would otherwise wait on a stream it can never match.
     const newest = this.log.lastSeq();
@@ -622,7 +625,7 @@ export class Session {
       after = Math.max(after, fate.queuedSeq - 1);
       // Not decided by what the client has: the stream learns it as the steer's own did.
       if (fate.kind === "pending") {
-        return this.streamAnswer(asked, after, { runId: asked, skipFromSeq: null, steerMessageId });
+        return answer(asked, after, { runId: asked, skipFromSeq: null, steerMessageId });
       }
       if (fate.kind === "followUp") {
         // Re-queued, its run not begun for the client: what comes before that run is skipped, as it
@@ -634,7 +637,7 @@ export class Session {
           return refusal("history_unreadable", unreadableMessage(err));
         }
         if (!fate.started && !withdrawn) {
-          return this.streamAnswer(fate.runId, after, { runId: fate.runId, skipFromSeq: after });
+          return answer(fate.runId, after, { runId: fate.runId, skipFromSeq: after });
         }
         runId = fate.runId;
       }
@@ -643,7 +646,7 @@ export class Session {
     let endSeq: number | null = null;
     try {
       if (runId !== null && !started && !this.queue.hasRun(runId) && this.runs.active?.runId !== runId) {
-        return await this.resumeWithdrawn(runId, after);
+        return await this.resumeWithdrawn(runId, after, head);
       }
       if (started) endSeq = await this.older.endSeqOf(started);
     } catch (err) {
@@ -655,10 +658,10 @@ export class Session {
     if (endSeq !== null && from >= endSeq) return new Response(null, { status: 204 });
     // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
     if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= from) return new Response(null, { status: 204 });
-    if (runId === null) return this.streamAnswer(this.runs.active?.runId ?? null, from);
+    if (runId === null) return answer(this.runs.active?.runId ?? null, from);
     // A follow-up not started yet: skip the runs before it, as its first stream did.
     const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? from : null };
-    return this.streamAnswer(runId, from, scope);
+    return answer(runId, from, scope);
   }
 
   /**
@@ -666,11 +669,11 @@ export class Session {
    * `queued_message_withdrawn` that names the run, as its first stream did. A run id the log does not
    * name there is unknown (404).
    */
-  private async resumeWithdrawn(runId: string, after: number): Promise<Response> {
+  private async resumeWithdrawn(runId: string, after: number, head: boolean): Promise<Response> {
     const withdrawnSeq = await this.older.withdrawnAt(runId);
     if (withdrawnSeq === null) return refusal("run_not_found", `session '${this.id}' has no run '${runId}'`);
     if (after >= withdrawnSeq) return new Response(null, { status: 204 });
-    return this.streamAnswer(runId, after, { runId, skipFromSeq: after });
+    return head ? sseResponse(null, runId) : this.streamAnswer(runId, after, { runId, skipFromSeq: after });
   }
 
   /**

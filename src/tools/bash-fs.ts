@@ -19,6 +19,9 @@ const EPOCH = new Date(0);
  * or a deletion or move emptied, lasts only for the command (a directory persists once a file is
  * written in it); `cp` and `mv` give a new file its source's mode, `chmod` sets a file's.
  */
+/** Refused writes a bash result names; the rest are counted. */
+const REFUSED_WRITES_NAMED = 3;
+
 export class WorkspaceBashFs implements IFileSystem {
   /** Empty directories of this command: made by `mkdir`, or emptied by `rm` / `mv`. */
   private readonly madeDirs = new Set<string>();
@@ -28,6 +31,12 @@ export class WorkspaceBashFs implements IFileSystem {
    */
   private lastWritten: string | null = null;
   private bytesWritten = 0;
+  /**
+   * Writes refused because the run is read-only: how many, and the first few (`rm '/workspace/d'`).
+   * Some commands hide the refusal: `rm -f` drops every error, `sed -i`, `tee` and `chmod` report
+   * any as "No such file or directory"; the tool says what happened instead.
+   */
+  readonly refused: { count: number; first: string[] } = { count: 0, first: [] };
 
   /**
    * @param mountPoint where the shell sees this filesystem; only used to show full paths in errors
@@ -278,6 +287,8 @@ export class WorkspaceBashFs implements IFileSystem {
 
   private assertWritable(op: string, path: string): void {
     if (!this.allowWrite) {
+      this.refused.count++;
+      if (this.refused.first.length < REFUSED_WRITES_NAMED) this.refused.first.push(`${op} '${this.mountPoint}${path}'`);
       throw new Error(`EROFS: read-only file system, ${op} '${this.mountPoint}${path}' (this run does not allow writes)`);
     }
   }

@@ -103,7 +103,8 @@ export const bashTool: Tool<BashParams> = {
     const scratch = new InMemoryFs({}, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
     scratch.mkdirSync("/tmp", { recursive: true });
     const root = new MountableFs({ base: scratch });
-    root.mount(BASH_WORKSPACE_DIR, new WorkspaceBashFs(fs, allowWrite, signal, BASH_WORKSPACE_DIR));
+    const workspace = new WorkspaceBashFs(fs, allowWrite, signal, BASH_WORKSPACE_DIR);
+    root.mount(BASH_WORKSPACE_DIR, workspace);
     root.mount("/dev", new DeviceFs());
     copiesKeepDestinationModes(root);
 
@@ -168,12 +169,22 @@ export const bashTool: Tool<BashParams> = {
     if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
     if (result.exitCode === BASH_LIMIT_EXIT_CODE && WORK_LIMIT_ERROR.test(result.stderr)) notices.push(WORK_LIMIT_ADVICE);
+    // Unless the output already says so (a redirect's EROFS does), a write the shell hid is told.
+    if (workspace.refused.count > 0 && !/EROFS|read-only file system/i.test(output)) notices.push(refusedNotice(workspace.refused));
     const body = output === "" ? "(no output)" : shown.content;
     const failed = timeout.signal.aborted || result.exitCode !== 0;
     const code = timeout.signal.aborted ? "bash_timeout" : "exit_status";
     return { text: withNotices(body, notices), error: failed, exitCode: result.exitCode, ...(failed ? { code } : {}) };
   },
 };
+
+/** `This run does not allow writes: 2 writes to the workspace were refused (rm '/workspace/d', ...)`. */
+function refusedNotice(refused: { count: number; first: string[] }): string {
+  const more = refused.count - refused.first.length;
+  const named = `${refused.first.join(", ")}${more > 0 ? `, and ${more} more` : ""}`;
+  const writes = refused.count === 1 ? "1 write to the workspace was" : `${refused.count} writes to the workspace were`;
+  return `This run does not allow writes: ${writes} refused (read-only file system: ${named}); nothing was changed`;
+}
 
 /** The exit status just-bash gives a command it stopped at one of its execution limits. */
 const BASH_LIMIT_EXIT_CODE = 126;

@@ -1,15 +1,16 @@
 import { z } from "zod";
-import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
+import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { globFilter } from "./glob";
 import { listPage } from "./paging";
 import { type OutputBudget, outputLimit, type Tool, throwIfAborted } from "./tool";
-import { formatSize } from "./truncate";
+import { formatSize, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
 
 export const FIND_DEFAULT_LIMIT = 1000;
-export const FIND_MAX_LIMIT = 20_000;
+/** A page is at most as many lines as any tool's output. */
+export const FIND_MAX_LIMIT = TOOL_OUTPUT_MAX_LINES;
 export const FIND_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const FindParams = z.strictObject({
@@ -58,12 +59,14 @@ export const findTool: Tool<FindParams> = {
       ...files.filter(matches).map((p) => ({ key: p, shown: p })),
       ...dirs.filter(matches).map((p) => ({ key: p, shown: `${p}/` })),
     ].sort((a, b) => comparePaths(a.key, b.key));
-    if (found.length === 0) return { text: "No files found matching pattern", error: false };
+    const notices = [rules.notice()].filter((notice) => notice !== null);
+    if (found.length === 0) return { text: withNotices("No files found matching pattern", notices), error: false };
     const options = {
       maxBytes: outputLimit(FIND_MAX_BYTES, ctx),
       maxLimit: FIND_MAX_LIMIT,
       noun: "results",
       narrow: "narrow path or pattern",
+      notices,
     };
     return {
       text: listPage(

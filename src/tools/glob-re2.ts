@@ -155,7 +155,7 @@ function rangeItems(body: string): string[] | null {
 }
 
 /** A class's inside (between `[` and its `]`) as an RE2 class that never takes `/`. */
-function classPattern(inside: string): string {
+export function classPattern(inside: string): string {
   const negated = inside.startsWith("!") || inside.startsWith("^");
   let body = negated ? inside.slice(1) : inside;
   // RE2 reads a `]` first as a member too, but not after `^`; escape it either way.
@@ -183,6 +183,6 @@ export function classEnd(pattern: string, open: number): number {
   return -1;
 }
 
-function literal(c: string): string {
+export function literal(c: string): string {
   return c.replace(REGEX_SPECIAL, "\\$&");
 }

@@ -8,7 +8,7 @@ import type { SearchableText, WorkspaceFs } from "../workspace/workspace-fs";
 import { globFilter } from "./glob";
 import { formatFileMatches } from "./grep-format";
 import { LineMatcher } from "./grep-matcher";
-import { continuation, linesWithin } from "./paging";
+import { continuation, linesWithin, outputCut } from "./paging";
 import { READ_MAX_BYTES } from "./read";
 import { type OutputBudget, outputLimit, type Tool, ToolError, throwIfAborted } from "./tool";
 import { cutToFit, formatSize, GREP_MAX_LINE_CHARS, utf8Length, withNotices } from "./truncate";
@@ -120,8 +120,10 @@ export const grepTool: Tool<GrepParams> = {
     }
     throwIfAborted(signal);
     const notices: string[] = [];
+    const ignoreNotice = rules.notice();
     if (total === 0) {
       if (oversized.length > 0) notices.push(skippedNotice(oversized));
+      if (ignoreNotice) notices.push(ignoreNotice);
       return { text: withNotices("No matches found", notices), error: false };
     }
 
@@ -139,26 +141,38 @@ export const grepTool: Tool<GrepParams> = {
     }
     const last = first - 1 + printed.matchLines.filter((line) => line < shown.count).length;
     const cutByBytes = shown.count < printed.lines.length;
-    if (last < total) notices.push(pageNotice(first, last, total, args.limit, cutByBytes ? null : shown.bytes, maxBytes));
+    if (last < total) {
+      const cut = cutByBytes ? outputCut(shown.count, maxBytes) : null;
+      notices.push(pageNotice(first, last, total, args.limit, shown.bytes, maxBytes, cut));
+    }
     // read shows a line whole only up to its own byte limit (of a longer one, its first part).
     if (printed.linesCut) {
       const readable = formatSize(outputLimit(READ_MAX_BYTES, ctx));
       notices.push(`Some lines truncated to ${GREP_MAX_LINE_CHARS} chars. Use read tool to see lines of up to ${readable} in full`);
     }
     if (oversized.length > 0) notices.push(skippedNotice(oversized));
+    if (ignoreNotice) notices.push(ignoreNotice);
     return { text: withNotices(lines.join("\n"), notices), error: false };
   },
 };
 
 /**
  * Which matches a cut result shows and how to go on. A larger limit is suggested only when the limit
- * ended it (`bytes` is then what it printed), the maximum allows it, and another match as long as
- * the average printed one would fit.
+ * ended it (not the output limits: `outputCut` null), the maximum allows it, and another match as long
+ * as the average printed one would fit in `maxBytes` after the `bytes` printed.
  */
-function pageNotice(first: number, last: number, total: number, limit: number, bytes: number | null, maxBytes: number): string {
+function pageNotice(
+  first: number,
+  last: number,
+  total: number,
+  limit: number,
+  bytes: number,
+  maxBytes: number,
+  outputCut: string | null,
+): string {
   const more = Math.min(limit * 2, GREP_MAX_LIMIT);
-  const raise = bytes !== null && more > limit && bytes + bytes / (last - first + 1) <= maxBytes;
-  const cut = bytes === null ? `${formatSize(maxBytes)} limit` : `limit=${limit}`;
+  const raise = outputCut === null && more > limit && bytes + bytes / (last - first + 1) <= maxBytes;
+  const cut = outputCut ?? `limit=${limit}`;
   return `Showing matches ${first}-${last} of ${total} (${cut}). ${continuation(last + 1, raise ? more : null, "narrow pattern, path or glob")}`;
 }
 

@@ -1,12 +1,13 @@
 import { z } from "zod";
-import { TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
+import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { listPage } from "./paging";
 import { type OutputBudget, outputLimit, type Tool } from "./tool";
 import { formatSize } from "./truncate";
 
 export const LS_DEFAULT_LIMIT = 500;
-export const LS_MAX_LIMIT = 10_000;
+/** A page is at most as many lines as any tool's output. */
+export const LS_MAX_LIMIT = TOOL_OUTPUT_MAX_LINES;
 export const LS_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const LsParams = z.strictObject({

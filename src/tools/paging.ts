@@ -1,3 +1,4 @@
+import { TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { ToolError } from "./tool";
 import { cutToFit, formatSize, utf8Length, withNotices } from "./truncate";
 
@@ -10,8 +11,9 @@ import { cutToFit, formatSize, utf8Length, withNotices } from "./truncate";
 export function listPage(
   items: readonly string[],
   args: { offset?: number; limit: number },
-  options: { maxBytes: number; maxLimit: number; noun: string; narrow?: string },
+  options: { maxBytes: number; maxLimit: number; noun: string; narrow?: string; notices?: readonly string[] },
 ): string {
+  const more = options.notices ?? [];
   const first = args.offset ?? 1;
   if (first > items.length) {
     throw new ToolError("offset_out_of_range", `Offset ${first} is beyond the last of the ${items.length} ${options.noun}`);
@@ -25,29 +27,34 @@ export function listPage(
     shown = { count: 1, bytes: utf8Length(text) };
   }
   const last = first - 1 + shown.count;
-  if (last === items.length) return text;
+  if (last === items.length) return withNotices(text, more);
   const cutByBytes = shown.count < listed.length;
-  const more = Math.min(args.limit * 2, options.maxLimit);
-  const raise = !cutByBytes && more > args.limit && shown.bytes + 1 + utf8Length(items[last]!) <= options.maxBytes;
-  const cut = cutByBytes ? `${formatSize(options.maxBytes)} limit` : `limit=${args.limit}`;
-  const notice = `Showing ${options.noun} ${first}-${last} of ${items.length} (${cut}). ${continuation(last + 1, raise ? more : null, options.narrow)}`;
-  return withNotices(text, [notice]);
+  const larger = Math.min(args.limit * 2, options.maxLimit);
+  const raise = !cutByBytes && larger > args.limit && shown.bytes + 1 + utf8Length(items[last]!) <= options.maxBytes;
+  const cut = cutByBytes ? outputCut(shown.count, options.maxBytes) : `limit=${args.limit}`;
+  const notice = `Showing ${options.noun} ${first}-${last} of ${items.length} (${cut}). ${continuation(last + 1, raise ? larger : null, options.narrow)}`;
+  return withNotices(text, [notice, ...more]);
 }
 
 /**
- * How many of `lines` (from the first) fit in `maxBytes` joined by "\n", and their bytes. Counted per
- * item, not per "\n": a file name may hold a line break.
+ * How many of `lines` (from the first) fit in `maxBytes` joined by "\n" and in the tool output's
+ * lines, and their bytes. Counted per item, not per "\n": a file name may hold a line break.
  */
 export function linesWithin(lines: readonly string[], maxBytes: number): { count: number; bytes: number } {
   let bytes = 0;
   let count = 0;
   for (const line of lines) {
     const more = utf8Length(line) + (count > 0 ? 1 : 0);
-    if (bytes + more > maxBytes) break;
+    if (bytes + more > maxBytes || count === TOOL_OUTPUT_MAX_LINES) break;
     bytes += more;
     count++;
   }
   return { count, bytes };
+}
+
+/** What ended a page that the output limits cut: `2000 lines limit` or `50.0KB limit`. */
+export function outputCut(shownLines: number, maxBytes: number): string {
+  return shownLines === TOOL_OUTPUT_MAX_LINES ? `${TOOL_OUTPUT_MAX_LINES} lines limit` : `${formatSize(maxBytes)} limit`;
 }
 
 /** "Use offset=N to continue, limit=M for more, or narrow ...": the ways on from a cut page. */

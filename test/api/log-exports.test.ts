@@ -142,8 +142,13 @@ describe("log exports from a seq", () => {
     for (let i = 0; i < 6; i++) {
       expect(await head("events")).toEqual(["events", 200, "application/x-ndjson; charset=utf-8", "48", ""]);
       expect(await head("trace")).toEqual(["trace", 200, "application/x-ndjson; charset=utf-8", "48", ""]);
-      expect(await head("events/stream?after=0")).toEqual(["events/stream?after=0", 200, "text/event-stream; charset=utf-8", null, ""]);
+      // Its log holds messages and no event, and no run is active: nothing to stream.
+      expect(await head("events/stream?after=0")).toEqual(["events/stream?after=0", 204, null, null, ""]);
     }
+    // The stream's HEAD answers the status its GET would (hunt 53: 200 where GET said 204), opening nothing.
+    expect((await exports.default.fetch(new Request(`http://localhost/api/sessions/${sid}/events/stream?after=0`))).status).toBe(204);
+    expect(await head("events/stream?after=49")).toEqual(["events/stream?after=49", 400, "application/json", null, ""]);
+    expect(await head("events/stream?runId=r_nope")).toEqual(["events/stream?runId=r_nope", 404, "application/json", null, ""]);
     // This session has no workspace: HEAD says so as GET does.
     expect(await head("changes")).toEqual(["changes", 404, "application/json", null, ""]);
     // All four places are free: four downloads at once, the first read whole.

@@ -95,6 +95,11 @@ describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", 
       [1, "one"],
       [2, "two"],
     ]);
+    // HEAD answers as GET does (hunt 53 found it 401: the token was read for GET only).
+    const head = await call(`/api/sessions/${sessionId}/events/stream?token=${encodeURIComponent(token)}`, { method: "HEAD" });
+    expect([head.status, head.headers.get("content-type"), await head.text()]).toEqual([200, "text/event-stream; charset=utf-8", ""]);
+    const altered = await call(`/api/sessions/${sessionId}/events/stream?token=${encodeURIComponent(`${token}x`)}`, { method: "HEAD" });
+    expect(altered.status).toBe(401);
     // A chosen lifetime within the range.
     const short = (await (await streamToken(sessionId, { ttlSeconds: 60 })).json()) as { expiresAt: string };
     expect((Date.parse(short.expiresAt) - before) / 1000).toBeLessThanOrEqual(61);

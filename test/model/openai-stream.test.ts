@@ -324,7 +324,7 @@ describe("OpenAIModelClient stream assembly", () => {
     });
     // The model sees its call again with {} for arguments: the error quotes what it sent.
     expect(events[0]!.type === "tool_call" && events[0]!.invalid?.message).toBe(
-      `tool call arguments are not valid JSON (${jsonError('{"path": "a"')}); they were "{\\"path\\": \\"a\\""`,
+      `tool call arguments are not valid JSON. The parser said: ${jsonError('{"path": "a"')}; they were "{\\"path\\": \\"a\\""`,
     );
     expect(events[1]).toEqual({ type: "done", stopReason: "TOOL_CALLS" });
   });
@@ -333,7 +333,7 @@ describe("OpenAIModelClient stream assembly", () => {
     const raw = `{"content": "${"x".repeat(300)}`;
     const events = await play(sse([tc({ index: 0, id: "call_long", function: { name: "write", arguments: raw } }), chunk({}, "length")]));
     expect(events[0]!.type === "tool_call" && events[0]!.invalid?.message).toBe(
-      `tool call arguments are not valid JSON (${jsonError(raw)}); they were ${JSON.stringify(raw.slice(0, 200))} (first 200 of 313 characters)`,
+      `tool call arguments are not valid JSON. The parser said: ${jsonError(raw)}; they were ${JSON.stringify(raw.slice(0, 200))} (first 200 of 313 characters)`,
     );
   });
 

@@ -14,15 +14,40 @@ function failureOf(fn: () => unknown) {
 }
 
 describe("the output limit of one answer", () => {
-  it("text and tool-call arguments count together; the chunk that would pass the limit is refused", () => {
-    const acc = new ChatChunkAccumulator(counterIds(), 10);
+  it("text, tool-call names and arguments count together; the chunk that would pass the limit is refused", () => {
+    const acc = new ChatChunkAccumulator(counterIds(), 14);
     expect(acc.push(chunk({ content: "123456" }))).toEqual([{ type: "text_delta", text: "123456" }]);
+    // 6 + "write" (5) + "{}" (2) = 13; "abc" would make 16.
     expect(acc.push(chunk({ tool_calls: [{ index: 0, id: "c1", function: { name: "write", arguments: "{}" } }] }))).toEqual([]);
     expect(failureOf(() => acc.push(chunk({ tool_calls: [{ index: 0, function: { arguments: "abc" } }] })))).toEqual({
       code: "output_too_large",
-      message: "the model's answer passed 10 characters of text and tool-call arguments; it was cut there (6 characters of text kept)",
+      message: "the model's answer passed 14 characters of text, reasoning and tool calls; it was cut there (6 characters of text kept)",
       retryable: false,
     });
+  });
+
+  it("reasoning counts like text (40 MB of it once ended in internal_error)", () => {
+    const acc = new ChatChunkAccumulator(counterIds(), 10);
+    expect(acc.push(chunk({ reasoning_content: "12345678" }))).toEqual([{ type: "reasoning_delta", text: "12345678" }]);
+    expect(failureOf(() => acc.push(chunk({ content: "abc" }))).message).toBe(
+      "the model's answer passed 10 characters of text, reasoning and tool calls; it was cut there (0 characters of text kept)",
+    );
+    expect(failureOf(() => new ChatChunkAccumulator(counterIds(), 10).push(chunk({ reasoning: "x".repeat(11) }))).code).toBe(
+      "output_too_large",
+    );
+  });
+
+  it("a tool-call name counts whole, and one over 128 characters is kept cut to 128 (it names no tool)", () => {
+    const name = `tool_${"n".repeat(295)}`;
+    const tooLong = new ChatChunkAccumulator(counterIds(), 299);
+    expect(failureOf(() => tooLong.push(chunk({ tool_calls: [{ index: 0, id: "c1", function: { name, arguments: "{}" } }] }))).code).toBe(
+      "output_too_large",
+    );
+    const acc = new ChatChunkAccumulator(counterIds(), 302);
+    expect(acc.push(chunk({ tool_calls: [{ index: 0, id: "c1", function: { name, arguments: "{}" } }] }))).toEqual([]);
+    acc.push(chunk({}, "tool_calls"));
+    const [call] = acc.finish();
+    expect(call).toEqual({ type: "tool_call", call: { id: "c1", name: `${name.slice(0, 128)}…`, arguments: {} } });
   });
 
   it("an answer of more tool calls than the limit is cut at the first call past it", () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { summarizeArgs, toolSummary } from "../../src/runtime/run-tracer";
+import { parseArguments } from "../../src/model/chunk-accumulator";
+import { QUOTED_ARGS, summarizeArgs, toolSummary } from "../../src/runtime/run-tracer";
+import { BUILTIN_TOOLS, toolDefinition } from "../../src/tools/registry";
 
 const SECRET = "OPENAI_API_KEY=sk-live-SECRET123456";
 const finished = (text: string, over: { error?: boolean; code?: string | null; exitCode?: number | null } = {}) => ({
@@ -70,5 +72,33 @@ describe("what a trace keeps of a tool call", () => {
     const long = `cat ${"src/a.ts ".repeat(19)}`.trim();
     expect(summarizeArgs({ command: long, timeoutMs: 500 })).toBe(`command=${JSON.stringify(long)} timeoutMs=500`);
     expect(summarizeArgs({ pattern: "x".repeat(81) })).toBe("pattern=<81 chars>");
+  });
+
+  it("keeps only the length of a string under another agent's name for a file's text (contents, file_text, new_string)", () => {
+    expect(summarizeArgs({ path: ".env", contents: SECRET })).toBe('path=".env" contents=<35 chars>');
+    expect(summarizeArgs({ path: ".env", file_text: SECRET })).toBe('path=".env" file_text=<35 chars>');
+    expect(summarizeArgs({ file_path: ".env", old_string: "x", new_string: SECRET })).toBe(
+      "file_path=<4 chars> old_string=<1 chars> new_string=<35 chars>",
+    );
+  });
+
+  it("quotes exactly the built-in tools' string arguments that are not a file's text", () => {
+    const strings = new Set<string>();
+    for (const tool of BUILTIN_TOOLS) {
+      const properties = (toolDefinition(tool).parameters as { properties: Record<string, { type?: string }> }).properties;
+      for (const [key, schema] of Object.entries(properties)) if (schema.type === "string") strings.add(key);
+    }
+    for (const text of ["content", "oldText", "newText"]) strings.delete(text);
+    expect([...strings].sort()).toEqual([...QUOTED_ARGS].sort());
+  });
+
+  it("an observation of arguments that are not JSON names the fault, never the arguments (a write cut off mid-call)", () => {
+    const raw = `{"path":".env","content":"${SECRET}`;
+    const invalid = parseArguments(raw).invalid!;
+    const text = `invalid_arguments: ${invalid.message}`;
+    expect(text).toContain(SECRET);
+    expect(toolSummary("write", { outcome: "denied", reason: "invalid_arguments", text })).toBe(
+      "invalid_arguments: tool call arguments are not valid JSON.",
+    );
   });
 });

@@ -136,8 +136,12 @@ describe("bash: modes", () => {
   it("chmod changes nothing when the run does not allow writes", async () => {
     const fs = new MemoryWorkspaceFs({ "a.sh": "#!/bin/sh\n" });
     const out = await bash(fs, "chmod +x a.sh", false);
-    // just-bash's chmod words every failure so.
-    expect([out.exitCode, out.text]).toEqual([1, "chmod: cannot access 'a.sh': No such file or directory\n\n[Command exited with code 1]"]);
+    // just-bash's chmod words every failure so; the tool says what it was.
+    expect([out.exitCode, out.text]).toEqual([
+      1,
+      "chmod: cannot access 'a.sh': No such file or directory\n\n[Command exited with code 1. " +
+        "This run does not allow writes: 1 write to the workspace was refused (read-only file system: chmod '/workspace/a.sh'); nothing was changed]",
+    ]);
     expect([fs.stat("a.sh")?.mode.toString(8), fs.mutations]).toEqual(["644", []]);
   });
 

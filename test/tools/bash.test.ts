@@ -36,6 +36,25 @@ describe("bash", () => {
     expect(fs.mutations).toEqual([]);
   });
 
+  it("says so when a command hides a refused write: rm -f drops the error, sed -i, tee and chmod call it a missing file (hunt 54)", async () => {
+    const fs = fixtureFs();
+    expect(await bash(fs, "rm -rf src")).toEqual({
+      error: false,
+      text: "(no output)\n\n[This run does not allow writes: 1 write to the workspace was refused (read-only file system: rm '/workspace/src'); nothing was changed]",
+      exitCode: 0,
+    });
+    const hidden = await bash(fs, "sed -i s/a/b/ README.md; echo x | tee README.md; chmod 600 README.md; rm -f debug.log keep.log");
+    expect(hidden).toEqual({
+      error: false,
+      text:
+        "x\nsed: README.md: No such file or directory\ntee: README.md: No such file or directory\nchmod: cannot access 'README.md': No such file or directory\n\n" +
+        "[This run does not allow writes: 5 writes to the workspace were refused (read-only file system: " +
+        "write '/workspace/README.md', write '/workspace/README.md', chmod '/workspace/README.md', and 2 more); nothing was changed]",
+      exitCode: 0,
+    });
+    expect(fs.mutations).toEqual([]);
+  });
+
   it("writes, moves and deletes through the overlay when writes are allowed", async () => {
     const fs = fixtureFs();
     const out = await bash(fs, "mkdir -p out && echo hi > out/x.txt && cat out/x.txt && mv src/lib/math.ts src/m.ts && rm debug.log", {

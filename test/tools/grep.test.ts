@@ -126,6 +126,20 @@ describe("grep", () => {
     ).toBe(true);
   });
 
+  it("stops at 2,000 lines of output, context lines included (hunt 54: context passed the tool output's lines)", async () => {
+    // Every third line matches; with context 1 the groups join into one run of 2,100 lines.
+    const fs = new MemoryWorkspaceFs({ "c.txt": "x\nm\ny\n".repeat(700) });
+    const out = await grep(fs, { pattern: "m", context: 1, limit: 700 });
+    const body = out.text.split("\n\n")[0]!;
+    expect(body.split("\n")).toHaveLength(2000);
+    expect(body.endsWith("c.txt-1998- y\nc.txt-1999- x\nc.txt:2000: m")).toBe(true);
+    expect(
+      out.text.endsWith(
+        "\n\n[Showing matches 1-667 of 700 (2000 lines limit). Use offset=668 to continue, or narrow pattern, path or glob]",
+      ),
+    ).toBe(true);
+  });
+
   it("says how long a line read shows in full, by the run's budget: a line cut here is read whole within it", async () => {
     const line = "x".repeat(24_000);
     const fs = new MemoryWorkspaceFs({ "a.txt": `head\n${line}\n` });

@@ -53,10 +53,16 @@ describe("ls", () => {
   });
 
   it("suggests a larger limit only when it would show more: not past the maximum, not when the byte cap cut the list", async () => {
-    // The hunt's case: 5,100 entries and limit=5050, where the old hint said limit=10100 (over the maximum).
+    // The hunt's case: 5,100 entries and a limit near the maximum, where the old hint said twice the limit (over the maximum).
     const files = Object.fromEntries(Array.from({ length: 5100 }, (_, i) => [`d/file-${String(i).padStart(4, "0")}.tsx`, ""]));
-    const out = await ls(new MemoryWorkspaceFs(files), { path: "d", limit: 5050 }, 25_600);
+    const out = await ls(new MemoryWorkspaceFs(files), { path: "d", limit: 1990 }, 25_600);
     expect(out.text.endsWith("file-1754.tsx\n\n[Showing entries 1-1755 of 5100 (24.0KB limit). Use offset=1756 to continue]")).toBe(true);
+    const full = await ls(new MemoryWorkspaceFs(files), { path: "d", limit: 1990 }, 100_000);
+    expect(
+      full.text.endsWith(
+        "file-1989.tsx\n\n[Showing entries 1-1990 of 5100 (limit=1990). Use offset=1991 to continue, or limit=2000 for more]",
+      ),
+    ).toBe(true);
     const items = ["a", "b", "c", "d", "e", "f"];
     expect(listPage(items, { limit: 2 }, { maxBytes: 100, maxLimit: 3, noun: "entries" })).toBe(
       "a\nb\n\n[Showing entries 1-2 of 6 (limit=2). Use offset=3 to continue, or limit=3 for more]",
@@ -72,6 +78,16 @@ describe("ls", () => {
       "a\nb\nc\n\n[Showing entries 1-3 of 6 (limit=3). Use offset=4 to continue, or limit=6 for more]",
     );
     expect(listPage(items, { limit: 3, offset: 5 }, { maxBytes: 7, maxLimit: 10, noun: "entries" })).toBe("e\nf");
+  });
+
+  it("a page is at most 2,000 entries, the tool output's lines (hunt 54: limit=10000 listed 3,000 with no notice)", async () => {
+    const files = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`d/${String(i).padStart(4, "0")}`, ""]));
+    expect(lsTool.parameters.safeParse({ path: "d", limit: 2001 }).success).toBe(false);
+    expect((await ls(new MemoryWorkspaceFs(files), { path: "d", limit: 2000 })).text.split("\n").length).toBe(2002);
+    const items = Array.from({ length: 3000 }, (_, i) => String(i));
+    const page = listPage(items, { limit: 2500 }, { maxBytes: 1_000_000, maxLimit: 5000, noun: "entries" });
+    expect(page.split("\n").length).toBe(2002);
+    expect(page.endsWith("1999\n\n[Showing entries 1-2000 of 3000 (2000 lines limit). Use offset=2001 to continue]")).toBe(true);
   });
 
   it("an entry longer than the whole budget is shown cut, and the page still moves on", async () => {
