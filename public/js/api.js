@@ -54,6 +54,21 @@ export async function request(method, path, { body, headers = {} } = {}) {
 
 export const getJson = async (path) => (await request("GET", path)).json();
 
+/**
+ * A paged list (`?cursor=`, `{<field>: [...], nextCursor}`) read from the page at `cursor` (null: the
+ * first) to the last: the items, and the cursor of the last page, where a later read picks up what was
+ * added since (it reads that page again).
+ */
+export async function getPages(path, field, cursor = null) {
+  const items = [];
+  for (let at = cursor; ; ) {
+    const page = await getJson(at === null ? path : `${path}?cursor=${encodeURIComponent(at)}`);
+    for (const item of page[field]) items.push(item);
+    if (!page.nextCursor) return { items, cursor: at };
+    at = page.nextCursor;
+  }
+}
+
 /** A JSONL answer, parsed line by line. */
 export async function getJsonl(path) {
   return (await getLog(path)).records;

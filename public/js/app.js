@@ -1,6 +1,6 @@
 // The session viewer: a list of the tenant's sessions, and one session as a live timeline with its
 // changes. Plain modules, no build step; served by the Worker from public/.
-import { ApiError, download, getJson, getLog, request, token } from "./api.js";
+import { ApiError, download, getJson, getLog, getPages, request, token } from "./api.js";
 import { renderLearning } from "./learning.js";
 import { LiveFeed } from "./live.js";
 import { renderDiff, Timeline } from "./timeline.js";
@@ -182,7 +182,7 @@ async function openSession(id) {
   $("learning").hidden = true;
   $("feed-note").hidden = true; // the last session's; this one's feed says its own
   timeline = new Timeline($("timeline"), { describeCases: (caseIds) => describeCases(id, caseIds) });
-  const read = { messagesThrough: 0, traceThrough: 0, trace: [] };
+  const read = { messagesThrough: 0, traceThrough: 0, trace: [], attributions: [], attributionsCursor: null };
   reads.set(timeline, read);
   const path = `/api/sessions/${encodeURIComponent(id)}`;
   let info;
@@ -249,8 +249,9 @@ function onLiveEvent(view, event) {
 
 /**
  * What the page has read of each timeline's session log, so later reads ask only for what came since
- * (`?after=`): a long session's whole history is megabytes, and a run adds a few records.
- * @type {WeakMap<Timeline, { messagesThrough: number; traceThrough: number; trace: object[] }>}
+ * (`?after=`): a long session's whole history is megabytes, and a run adds a few records. Attributions
+ * come in pages (`?cursor=`): the next read starts at the last page read.
+ * @type {WeakMap<Timeline, { messagesThrough: number; traceThrough: number; trace: object[]; attributions: object[]; attributionsCursor: string | null }>}
  */
 const reads = new WeakMap();
 
@@ -310,15 +311,18 @@ async function refreshLearning() {
   if (!read) return;
   const path = `/api/sessions/${encodeURIComponent(id)}`;
   try {
-    const [{ records, through }, { attributions }] = await authed(() =>
-      Promise.all([getLog(`${path}/trace`, read.traceThrough), getJson(`${path}/attributions`)]),
+    const [{ records, through }, pages] = await authed(() =>
+      Promise.all([getLog(`${path}/trace`, read.traceThrough), getPages(`${path}/attributions`, "attributions", read.attributionsCursor)]),
     );
     if (current?.id !== id || view !== timeline) return;
-    // Only the records after those held (two reads may overlap).
+    // Only the records after those held (two reads may overlap, and a page is read again).
     const held = read.trace.at(-1)?.writerSeq ?? 0;
     for (const record of records) if (record.writerSeq > held) read.trace.push(record);
     read.traceThrough = Math.max(read.traceThrough, through);
-    renderLearning($("learning"), { trace: read.trace, attributions });
+    const heldAttribution = read.attributions.at(-1)?.writerSeq ?? 0;
+    for (const attribution of pages.items) if (attribution.writerSeq > heldAttribution) read.attributions.push(attribution);
+    read.attributionsCursor = pages.cursor;
+    renderLearning($("learning"), { trace: read.trace, attributions: read.attributions });
   } catch {
     // a harness without the learning loop, or a read that failed: nothing to show
   }

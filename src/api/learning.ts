@@ -1,10 +1,11 @@
 import { Hono } from "hono";
-import { unwrapResult } from "../domain";
-import { readJsonBody } from "./body";
+import { DEFAULT_ATTRIBUTION_PAGE, unwrapResult } from "../domain";
+import { encodeCursor } from "../tenant/session-index";
+import { readCursor, readJsonBody, readQuery } from "./body";
 import type { AppBindings } from "./context";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
-import { JudgementBody } from "./schemas";
+import { AttributionListQuery, JudgementBody } from "./schemas";
 import { exportLog } from "./sessions";
 
 /** The failure-learning loop as one session sees it: its trace, judgements on its runs, their attributions. */
@@ -23,8 +24,15 @@ export const learningRoutes = new Hono<AppBindings>()
     );
     return c.json(result, 201);
   })
-  /** Every attribution of the session, oldest first. */
+  /**
+   * `?limit=&cursor=` -> `{attributions, nextCursor}`: the session's attributions, oldest first, a page
+   * at a time (bounded in bytes too: an attribution can be large). The cursor is the seq of a page's
+   * last attribution, so one recorded meanwhile shows on a later page, and none is skipped or repeated.
+   */
   .get("/:id/attributions", async (c) => {
     const { store, meta } = await requireSession(c);
-    return c.json({ attributions: unwrapResult(await store.stub(meta.id).attributions()) });
+    const query = readQuery(c, AttributionListQuery);
+    const after = readCursor(query.cursor);
+    const page = unwrapResult(await store.stub(meta.id).attributions(after?.position ?? 0, query.limit ?? DEFAULT_ATTRIBUTION_PAGE));
+    return c.json({ attributions: page.attributions, nextCursor: page.next === null ? null : encodeCursor({ position: page.next }) });
   });

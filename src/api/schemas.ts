@@ -11,6 +11,7 @@ import {
   API_ERROR_CODES,
   AttributionRecord,
   ContextWindow,
+  DEFAULT_ATTRIBUTION_PAGE,
   DEFAULT_CASE_PAGE,
   DEFAULT_QUARANTINE_PAGE,
   DEFAULT_SESSION_PAGE,
@@ -19,6 +20,7 @@ import {
   isoTime,
   JudgeResult,
   JudgeVerdict,
+  MAX_ATTRIBUTION_PAGE,
   MAX_CASE_PAGE,
   MAX_COMPACTION_INSTRUCTIONS_CHARS,
   MAX_IDEMPOTENCY_KEY_CHARS,
@@ -152,6 +154,9 @@ export const WorkspaceListQuery = z.strictObject(pageQuery(MAX_WORKSPACE_PAGE, D
 
 /** `GET /api/projects/:pid/cases?limit=&cursor=`. */
 export const CaseListQuery = z.strictObject(pageQuery(MAX_CASE_PAGE, DEFAULT_CASE_PAGE));
+
+/** `GET /api/sessions/:id/attributions?limit=&cursor=`. */
+export const AttributionListQuery = z.strictObject(pageQuery(MAX_ATTRIBUTION_PAGE, DEFAULT_ATTRIBUTION_PAGE));
 
 /** `GET /api/projects/:pid/quarantine?limit=&cursor=`. */
 export const QuarantineListQuery = z.strictObject(pageQuery(MAX_QUARANTINE_PAGE, DEFAULT_QUARANTINE_PAGE));
@@ -361,7 +366,10 @@ export const StreamToken = z.strictObject({
 export const MessageLine = AgentMessage;
 
 export const JudgementResult = z.strictObject({ judgeResult: JudgeResult, attribution: AttributionRecord.nullable() });
-export const AttributionList = z.strictObject({ attributions: z.array(AttributionRecord) });
+export const AttributionList = z.strictObject({
+  attributions: z.array(AttributionRecord),
+  nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),
+});
 export const CaseList = z.strictObject({
   cases: z.array(FailedTurnCase),
   nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),

@@ -144,6 +144,15 @@ export const MAX_PROJECT_CASE_BYTES = 8 * MiB;
 /** `GET /api/projects/:pid/cases` page size: the default and the most a client may ask for. */
 export const DEFAULT_CASE_PAGE = 50;
 export const MAX_CASE_PAGE = 200;
+/** `GET /api/sessions/:id/attributions` page size: the default and the most a client may ask for... */
+export const DEFAULT_ATTRIBUTION_PAGE = 100;
+export const MAX_ATTRIBUTION_PAGE = 1_000;
+/**
+ * ...and the most JSON a page holds (one attribution at least, however large). An attribution carries
+ * its verdict's artifact refs, up to a request body's worth: an answer of every attribution of a
+ * session passed workerd's 32 MiB RPC limit at about 140 such verdicts, a 500 for good (hunt 53).
+ */
+export const MAX_ATTRIBUTION_PAGE_BYTES = 4 * MiB;
 /** Most cases one Failure Prevention Brief names... */
 export const MAX_BRIEF_CASES = 5;
 /** ...and the most characters it may take in the system prompt (header included). */
@@ -422,6 +431,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     `${count(MAX_PROJECT_CASES)} cases in ${bytes(MAX_PROJECT_CASE_BYTES)} of JSON; a new case past either evicts the least recently seen case that is not promoted, approved, verified by a replay or being replayed (imported cases first; an import evicts only imported ones, and says how many of its cases it could not keep)`,
   ],
   ["case list page", `\`limit\` 1-${MAX_CASE_PAGE} (default ${DEFAULT_CASE_PAGE})`],
+  [
+    "attribution list page",
+    `\`limit\` 1-${count(MAX_ATTRIBUTION_PAGE)} (default ${DEFAULT_ATTRIBUTION_PAGE}), and at most ${bytes(MAX_ATTRIBUTION_PAGE_BYTES)} of JSON: a page ends before the attribution that would pass it (a page holds one at least)`,
+  ],
   [
     "Failure Prevention Brief",
     `at most ${MAX_BRIEF_CASES} cases in ${count(MAX_BRIEF_CHARS)} characters, a case's hint at most ${MAX_PREVENTION_HINT_CHARS} (long paths shortened from the start); a case's replay validation holds ${CASE_VALIDATION_MAX_AGE_MS / 86_400_000} days`,

@@ -40,8 +40,8 @@ export interface LearningLoopDeps {
    * and are never handed to the project as new occurrences.
    */
   isReplay(runId: string): boolean;
-  /** The session's trace records after a seq, read back from the log (R2 and SQLite). */
-  readTrace(afterSeq: number): Promise<TraceRecord[]>;
+  /** The session's trace records after a seq (through `throughSeq`, if given), read back from the log (R2 and SQLite). */
+  readTrace(afterSeq: number, throughSeq?: number): Promise<TraceRecord[]>;
   waitUntil(work: Promise<unknown>): void;
 }
 
@@ -73,13 +73,17 @@ export class LearningLoop {
     this.sink.record(draft);
   }
 
-  /** An external judge's verdict on one of this session's runs; null when the run is unknown. */
+  /**
+   * An external judge's verdict on one of this session's runs, whose trace lies after `startSeq` and,
+   * once it has ended, through `traceEndSeq`. Only verdicts on the run follow its end, and a verdict
+   * needs none of them: reading them made each verdict on a run slower than the last, tens of MB read (hunt 53).
+   */
   async judge(
     runId: string,
-    startSeq: number,
+    trace: { startSeq: number; traceEndSeq: number | null },
     verdict: ExternalVerdict,
   ): Promise<{ judge: JudgeResult; attribution: AttributionRecord | null }> {
-    const run = RunTraceView.of(runId, await this.deps.readTrace(startSeq));
+    const run = RunTraceView.of(runId, await this.deps.readTrace(trace.startSeq, trace.traceEndSeq ?? undefined));
     if (verdict.sourceActionId !== null && !run.action(verdict.sourceActionId)) {
       throw new HarnessError(
         "action_not_found",
@@ -106,10 +110,6 @@ export class LearningLoop {
     await this.projectStub()
       .replaySessionDeleted(this.deps.project(), this.deps.sessionId)
       .catch(logFailure("replay session notice", { sessionId: this.deps.sessionId }));
-  }
-
-  async attributions(): Promise<AttributionRecord[]> {
-    return (await this.deps.readTrace(0)).filter((r): r is AttributionRecord => r.type === "attribution");
   }
 
   /** The brief for a run about to start, or null (no case applies, or the project cannot be reached). */

@@ -37,6 +37,7 @@ export type FlushedSource = "copy" | "r2";
  * the rows SQLite still holds (the unflushed tail, and with `copy` the kept messages). Yields segment by
  * segment so an export never holds the whole log; up to SEGMENT_PREFETCH segments and
  * SEGMENT_PREFETCH_BYTES are read ahead (a segment is usually a flush's worth, about 256 KiB).
+ * `throughSeq` ends the read there: segments starting after it are not fetched.
  */
 export async function* readLog(
   log: SessionLog,
@@ -44,14 +45,18 @@ export async function* readLog(
   stream: LogStream,
   afterSeq = 0,
   source: FlushedSource = "r2",
+  throughSeq = Number.MAX_SAFE_INTEGER,
 ): AsyncGenerator<SeqLine[]> {
   // Everything below is listed before awaiting R2: rows flushed or trimmed meanwhile are in segments we already listed.
   // From `keptFrom` on, every message has its body in SQLite; segments are read only for what lies before it.
   const keptFrom = source === "copy" && stream === "messages" ? log.keptFrom() : Number.POSITIVE_INFINITY;
-  const segments = keptFrom > afterSeq + 1 ? log.segments(stream, afterSeq).filter((segment) => segment.startSeq < keptFrom) : [];
+  const segments =
+    keptFrom > afterSeq + 1
+      ? log.segments(stream, afterSeq).filter((segment) => segment.startSeq < keptFrom && segment.startSeq <= throughSeq)
+      : [];
   const tailFrom =
     keptFrom !== Number.POSITIVE_INFINITY ? keptFrom - 1 : segments.length > 0 ? segments[segments.length - 1]!.endSeq : afterSeq;
-  const tail = log.tail(stream, Math.max(tailFrom, afterSeq));
+  const tail = log.tail(stream, Math.max(tailFrom, afterSeq), throughSeq);
   const seqs = segments.map((segment) => log.seqsBetween(stream, segment.startSeq, segment.endSeq));
   const texts: (Promise<string> | undefined)[] = [];
   let consumed = 0;
@@ -86,23 +91,24 @@ export async function* readLog(
     const out: SeqLine[] = [];
     for (let j = 0; j < lines.length; j++) {
       const seq = expected[j]!;
-      if (seq > afterSeq && seq < keptFrom) out.push({ seq, body: lines[j]! });
+      if (seq > afterSeq && seq < keptFrom && seq <= throughSeq) out.push({ seq, body: lines[j]! });
     }
     yield out;
   }
   if (tail.length > 0) yield tail;
 }
 
-/** All lines of a stream after `afterSeq`, in one array. */
+/** All lines of a stream after `afterSeq` (through `throughSeq`), in one array. */
 export async function readLogLines(
   log: SessionLog,
   bucket: SegmentBucket,
   stream: LogStream,
   afterSeq = 0,
   source: FlushedSource = "r2",
+  throughSeq = Number.MAX_SAFE_INTEGER,
 ): Promise<SeqLine[]> {
   const all: SeqLine[] = [];
-  for await (const batch of readLog(log, bucket, stream, afterSeq, source)) for (const line of batch) all.push(line);
+  for await (const batch of readLog(log, bucket, stream, afterSeq, source, throughSeq)) for (const line of batch) all.push(line);
   return all;
 }
 

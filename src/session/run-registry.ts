@@ -21,6 +21,11 @@ export interface StoredRun {
   finished: boolean;
   startSeq: number;
   endSeq: number | null;
+  /**
+   * The seq of the run's trace end (`span_end` of the run, the last record of the run's own: only
+   * verdicts on it follow); null while it runs, and for runs whose trace ended before this was kept.
+   */
+  traceEndSeq: number | null;
   command: AgentPromptCommand | null;
   /** Null for runs of older objects. */
   userMessageId: string | null;
@@ -50,6 +55,8 @@ export class RunRegistry {
     // The id its prompt is stored under (announced by message_queued for a queued one): a run cut off
     // before it logged its prompt logs it under this id when it is closed.
     if (!columns.some((c) => c.name === "user_message_id")) sql.exec(`ALTER TABLE runs ADD COLUMN user_message_id TEXT`);
+    // Where its trace ended: a verdict reads the run's trace up to there, not every verdict since (hunt 53).
+    if (!columns.some((c) => c.name === "trace_end_seq")) sql.exec(`ALTER TABLE runs ADD COLUMN trace_end_seq INTEGER`);
     // The newest run and the run after a seq, read at every run's start and by GET .../:id: without
     // it both scan every run (and the newest command sorted them all; 10,000 runs: 20 MB of commands).
     sql.exec(`CREATE INDEX IF NOT EXISTS runs_by_start ON runs (start_seq)`);
@@ -81,10 +88,14 @@ export class RunRegistry {
    */
   find(runId: string): StoredRun | null {
     const row = this.sql
-      .exec<{ status: string; start_seq: number; end_seq: number | null; command: string | null; user_message_id: string | null }>(
-        `SELECT status, start_seq, end_seq, command, user_message_id FROM runs WHERE run_id = ?`,
-        runId,
-      )
+      .exec<{
+        status: string;
+        start_seq: number;
+        end_seq: number | null;
+        trace_end_seq: number | null;
+        command: string | null;
+        user_message_id: string | null;
+      }>(`SELECT status, start_seq, end_seq, trace_end_seq, command, user_message_id FROM runs WHERE run_id = ?`, runId)
       .toArray()[0];
     if (!row) return null;
     const command = row.command ? AgentPromptCommand.parse(JSON.parse(row.command)) : null;
@@ -93,6 +104,7 @@ export class RunRegistry {
       finished: row.status === "finished",
       startSeq: row.start_seq,
       endSeq: row.end_seq,
+      traceEndSeq: row.trace_end_seq,
       command,
       userMessageId: row.user_message_id,
     };
@@ -114,6 +126,11 @@ export class RunRegistry {
   /** The run's terminal event was stored at `seq`. */
   ended(runId: string, seq: number): void {
     this.sql.exec(`UPDATE runs SET end_seq = ? WHERE run_id = ?`, seq, runId);
+  }
+
+  /** The run's trace ended (`span_end` of the run) at `seq`. */
+  traceEnded(runId: string, seq: number): void {
+    this.sql.exec(`UPDATE runs SET trace_end_seq = ? WHERE run_id = ?`, seq, runId);
   }
 
   /** Whether a run's prompt asked for a model whose name starts with `prefix` (the replay model's `replay:`). */

@@ -1,6 +1,7 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import type { AgentEvent, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
+import type { AttributionPage } from "./attribution-pages";
 import type { UsageTotals } from "./session-context";
 import type { ForkOrigin, ForkSource } from "./session-fork";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
@@ -73,7 +74,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
     /** With a key, a repeat returns the first outcome instead of judging twice. */
     idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>>;
-  attributions(): Promise<SessionResult<AttributionRecord[]>>;
+  /** A page of the session's attributions, oldest first, after a seq (0: from the first). */
+  attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>>;
   /** What a replay of a run needs; null when the run is unknown (or predates recorded commands). */
   runInfo(runId: string): Promise<SessionResult<RunInfo | null>>;
   flush(): Promise<SessionResult<FlushSummary>>;

@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import { useLogLevel } from "../log";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import { withEndMark } from "../workspace/streams";
+import type { AttributionPage } from "./attribution-pages";
 import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
 import type { CreateSessionInput, FlushSummary, RunInfo, SessionInfo, SessionResult, SessionRpc } from "./session-api";
@@ -117,8 +118,9 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.open ? this.open.judge(runId, verdict, idempotencyKey) : notFound();
   }
 
-  async attributions(): Promise<SessionResult<AttributionRecord[]>> {
-    return this.read((session) => session.attributions());
+  /** A page of the session's attributions after a seq: bounded in count and bytes, so it always fits an RPC answer. */
+  async attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>> {
+    return this.read((session) => session.attributions(afterSeq, limit));
   }
 
   async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {

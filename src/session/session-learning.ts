@@ -8,6 +8,7 @@ import {
   HarnessError,
   type IdGenerator,
   type JudgeResult,
+  MAX_ATTRIBUTION_PAGE_BYTES,
   ok,
   type RunErrorCode,
   type TraceDraft,
@@ -18,10 +19,11 @@ import { REPLAY_MODEL_PREFIX } from "../model";
 import type { RunBrief } from "../runtime/agent-runtime";
 import { closingTrace } from "../runtime/run-closing";
 import { BUILTIN_TOOLS } from "../tools/registry";
+import { type AttributionPage, attributionPage } from "./attribution-pages";
 import { decodeMessageLine, decodeTraceLine } from "./jsonl";
 import { JudgeRequests } from "./judge-requests";
 import { LearningLoop, projectOf } from "./learning-loop";
-import { readable, readLogLines } from "./log-reader";
+import { readable, readLog, readLogLines } from "./log-reader";
 import { loadStoredMessages } from "./message-history";
 import type { RunRegistry } from "./run-registry";
 import type { RunInfo, SessionResult } from "./session-api";
@@ -64,10 +66,14 @@ export class SessionLearning {
       clock: deps.clock,
       project: () => projectOf(deps.describe()),
       projects: deps.projects,
-      append: deps.appendTrace,
+      append: (record) => {
+        const seq = deps.appendTrace(record);
+        if (record.type === "span_end" && record.kind === "run") deps.registry.traceEnded(record.runId, seq);
+        return seq;
+      },
       nextSeq: () => deps.log.lastSeq() + 1,
       isReplay: (runId) => isReplayCommand(deps.registry.find(runId)?.command ?? null),
-      readTrace: (afterSeq) => this.readTrace(afterSeq),
+      readTrace: (afterSeq, throughSeq) => this.readTrace(afterSeq, throughSeq),
       waitUntil: deps.waitUntil,
     });
   }
@@ -129,8 +135,15 @@ export class SessionLearning {
     return this.judgeRequests.once(idempotencyKey, () => this.judgeOnce(runId, verdict));
   }
 
-  async attributions(): Promise<SessionResult<AttributionRecord[]>> {
-    return readable(() => this.loop.attributions());
+  /** The attributions after a seq (0: from the first), `limit` at most and within MAX_ATTRIBUTION_PAGE_BYTES. */
+  async attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>> {
+    return readable(() =>
+      attributionPage(
+        readLog(this.deps.log, this.deps.bucket, "trace", afterSeq),
+        (line) => decodeTraceLine(line.body, line.seq, this.id),
+        { limit, maxBytes: MAX_ATTRIBUTION_PAGE_BYTES },
+      ),
+    );
   }
 
   /** What a replay of one of this session's runs needs: its command and how many assistant turns came before it. */
@@ -159,7 +172,7 @@ export class SessionLearning {
       return failure("run_in_progress", `run '${runId}' is still going; post the verdict once it has ended`);
     }
     try {
-      const { judge, attribution } = await this.loop.judge(runId, run.startSeq, verdict);
+      const { judge, attribution } = await this.loop.judge(runId, run, verdict);
       return ok({ judgeResult: judge, attribution });
     } catch (err) {
       if (err instanceof HarnessError) return failure(err.code, err.message);
@@ -167,8 +180,10 @@ export class SessionLearning {
     }
   }
 
-  private async readTrace(afterSeq: number): Promise<TraceRecord[]> {
-    return (await readLogLines(this.deps.log, this.deps.bucket, "trace", afterSeq)).map((l) => decodeTraceLine(l.body, l.seq, this.id));
+  private async readTrace(afterSeq: number, throughSeq?: number): Promise<TraceRecord[]> {
+    return (await readLogLines(this.deps.log, this.deps.bucket, "trace", afterSeq, "r2", throughSeq)).map((l) =>
+      decodeTraceLine(l.body, l.seq, this.id),
+    );
   }
 }
 

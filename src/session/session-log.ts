@@ -176,14 +176,19 @@ export class SessionLog {
   }
 
   /**
-   * Rows whose bodies are still here (not yet flushed, or kept messages), in seq order, after a seq.
-   * Read as raw rows: a cold history load reads thousands of them.
+   * Rows whose bodies are still here (not yet flushed, or kept messages), in seq order, after a seq
+   * and up to `throughSeq`. Read as raw rows: a cold history load reads thousands of them.
    */
-  tail(stream: LogStream, afterSeq = 0): { seq: number; body: string }[] {
+  tail(stream: LogStream, afterSeq = 0, throughSeq = Number.MAX_SAFE_INTEGER): { seq: number; body: string }[] {
     const rows: { seq: number; body: string }[] = [];
     const split: { index: number; parts: number }[] = [];
     const cursor = this.sql
-      .exec(`SELECT seq, body, parts FROM log WHERE stream = ? AND seq > ? AND body IS NOT NULL ORDER BY seq`, stream, afterSeq)
+      .exec(
+        `SELECT seq, body, parts FROM log WHERE stream = ? AND seq > ? AND seq <= ? AND body IS NOT NULL ORDER BY seq`,
+        stream,
+        afterSeq,
+        throughSeq,
+      )
       .raw<[number, string, number]>();
     for (const [seq, body, parts] of cursor) {
       if (parts > 0) split.push({ index: rows.length, parts });

@@ -2,7 +2,6 @@ import type { ExternalVerdict } from "../awtl/trace-sink";
 import {
   AgentEvent,
   AgentMessage,
-  type AttributionRecord,
   type CompactionMessage,
   ERROR_REGISTRY,
   eventJsonWithSeq,
@@ -26,6 +25,7 @@ import { setupRun } from "../runtime/run-setup";
 import { tenantObjectName } from "../tenant/tenant-api";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import { textStream } from "../workspace/streams";
+import type { AttributionPage } from "./attribution-pages";
 import { Downloads } from "./downloads";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
@@ -842,8 +842,9 @@ export class Session {
     return this.learning.judge(runId, verdict, idempotencyKey);
   }
 
-  attributions(): Promise<SessionResult<AttributionRecord[]>> {
-    return this.learning.attributions();
+  /** A page of the session's attributions, oldest first, after a seq (0: from the first). */
+  attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>> {
+    return this.learning.attributions(afterSeq, limit);
   }
 
   /** What a replay of one of this session's runs needs. */

@@ -32,10 +32,15 @@ async function session(): Promise<string> {
 describe("query parameters", () => {
   it("one a route does not take is refused on every /api/ route, naming what the route takes", async () => {
     const sid = await session();
-    expect(await refusal(await api(`/api/sessions/${sid}/attributions?after=5`))).toEqual({
+    expect(await refusal(await api(`/api/sessions/${sid}/changes?after=5`))).toEqual({
       status: 400,
       code: "invalid_query",
       message: 'unknown query parameter "after": this route takes none',
+    });
+    expect(await refusal(await api(`/api/sessions/${sid}/attributions?after=5`))).toEqual({
+      status: 400,
+      code: "invalid_query",
+      message: 'unknown query parameter "after": this route takes limit, cursor',
     });
     expect(await refusal(await api(`/api/sessions/${sid}/messages?limit=1`))).toEqual({
       status: 400,

@@ -135,10 +135,17 @@ export async function traceOf(api: Api, sessionId: string): Promise<TraceRecord[
     .map((l) => JSON.parse(l) as TraceRecord);
 }
 
+/** Every attribution of a session, its pages followed to the last. */
 export async function attributionsOf(api: Api, sessionId: string): Promise<AttributionRecord[]> {
-  const res = await api(`/api/sessions/${sessionId}/attributions`);
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { attributions: AttributionRecord[] }).attributions;
+  const all: AttributionRecord[] = [];
+  for (let cursor: string | null = null; ; ) {
+    const res = await api(`/api/sessions/${sessionId}/attributions${cursor === null ? "" : `?cursor=${cursor}`}`);
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { attributions: AttributionRecord[]; nextCursor: string | null };
+    all.push(...page.attributions);
+    if (page.nextCursor === null) return all;
+    cursor = page.nextCursor;
+  }
 }
 
 /** The action id of the tool call `callId` in a trace. */

@@ -376,7 +376,7 @@ describe("whenBusy: a prompt while a run is active", () => {
     ]);
     first.open();
     await readSse(await running);
-    expect(await (await api(`/api/sessions/${sessionId}/attributions`)).json()).toEqual({ attributions: [] });
+    expect(await (await api(`/api/sessions/${sessionId}/attributions`)).json()).toEqual({ attributions: [], nextCursor: null });
     const late = await postJson(`/api/sessions/${sessionId}/judgements`, verdict);
     expect(late.status).toBe(201);
     expect(
