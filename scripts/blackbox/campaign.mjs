@@ -1574,6 +1574,23 @@ const checks = {
         `find ${pattern}: ${glob.events.at(-1)?.type}, error ${glob.finished?.error}, ${JSON.stringify(glob.finished?.summary?.slice(0, 60))}; /healthz ${glob.health}`,
       );
     }
+    // A .gitignore rule of seven `**/a/` over a path 44 directories deep: about a minute a path as the
+    // library's backtracking regex, on every find, grep and warm-up (hunt 54); on RE2 at once.
+    const deep = Array.from({ length: 44 }, () => "a").join("/");
+    const ignoring = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "stalls-gitignore"), {
+      ".gitignore": `${"**/a/".repeat(7)}**/z\n`,
+      [`${deep}/f.txt`]: "x\n",
+    });
+    const ruled = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId: ignoring.workspaceId }))).body);
+    const ruledEvents = await promptEvents(ctx.base, agent, ruled.sessionId, { text: `TOOL find ${JSON.stringify({ pattern: "f.txt" })}` });
+    const ruledFind = ruledEvents.find((e) => e.type === "tool_call_finished");
+    const ruledHealth = await request(ctx.base, agent, "GET", "/healthz");
+    record(
+      "stalls.gitignoreRule",
+      ruledEvents.at(-1)?.type === "agent_completed" && ruledFind?.summary === `${deep}/f.txt` && ruledHealth.status === 200,
+      `find under a .gitignore of seven **/a/, a path 44 deep: ${ruledEvents.at(-1)?.type}, ${JSON.stringify(ruledFind?.summary?.slice(-20))}; /healthz ${ruledHealth.status}`,
+    );
+
     // A CPU-heavy shell command inside every just-bash limit (hunt 13: /healthz waited 9.6 s of its
     // 10 s): while it runs, another request is answered, and it ends at its own timeout.
     const command = "printf '%*s' 3000000 '' > /tmp/f; for i in $(seq 1 9000); do md5sum /tmp/f >/dev/null; done; echo ok";
