@@ -1,4 +1,4 @@
-import type { AttributionRecord, JudgeResult, TraceAction } from "../domain";
+import { type AttributionRecord, type JudgeResult, MAX_ATTRIBUTION_ACTION_IDS, type TraceAction } from "../domain";
 import { overlapsAny } from "./artifacts";
 import { classifyFailure } from "./failure-classes";
 import type { RunTraceView } from "./run-view";
@@ -33,7 +33,8 @@ export function attribute(judge: JudgeResult, run: RunTraceView, opts: { replayP
     classification: classifyFailure(judge.failureKind, { replayPassed: opts.replayPassed, runEnding: run.runEnding }),
     sourceActionIds: sources.map((a) => a.actionId),
     verifierActionId: judge.verifierActionId,
-    touchedActionIds: touched.map((a) => a.actionId),
+    // The latest: a run of thousands of calls on one file must not make an attribution too large to import.
+    touchedActionIds: touched.map((a) => a.actionId).slice(-MAX_ATTRIBUTION_ACTION_IDS),
     memoryReadNodeIds: run.briefCaseIds(),
     artifactRefs: judge.artifactRefs,
     evidenceRefs: [`judge:${judge.judgeName}`, `trace:${judge.taskId}#${judge.writerSeq}`, ...sources.map((a) => `action:${a.actionId}`)],

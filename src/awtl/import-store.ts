@@ -7,6 +7,7 @@ import {
 } from "../domain";
 import { ImportSummary, type QuarantinePage } from "./project-api";
 import type { QuarantinedLine } from "./trace-import";
+import { importedBody } from "./trace-import-bounds";
 
 /** What one import leaves behind: its answer, its good lines' records, its refused lines. */
 export interface StoredImport {
@@ -64,7 +65,8 @@ export class ImportStore {
     const { summary, at } = stored;
     let recordBytes = 0;
     for (const { line, record } of stored.records) {
-      const body = JSON.stringify({ ...record, imported: true });
+      // Each at most MAX_IMPORTED_TRACE_RECORD_BYTES (`parseTraceImport` quarantines larger ones): one row.
+      const body = importedBody(record);
       const bytes = utf8Bytes(body);
       if (recordBytes + bytes > MAX_PROJECT_IMPORTED_RECORD_BYTES) break;
       recordBytes += bytes;

@@ -1,4 +1,11 @@
-import type { JudgeResult, MemoryRead, TraceAction, TraceObservation, TraceRecord } from "../domain";
+import {
+  type JudgeResult,
+  MAX_CASE_MEMORY_READS,
+  type MemoryRead,
+  type TraceAction,
+  type TraceObservation,
+  type TraceRecord,
+} from "../domain";
 
 /** One run's trace, indexed for judging and attribution. */
 export class RunTraceView {
@@ -55,8 +62,16 @@ export class RunTraceView {
     };
   }
 
-  /** Case ids of every brief this run was given. */
+  /**
+   * Case ids of the briefs this run was given, each once, the most recently given last; the newest
+   * MAX_CASE_MEMORY_READS (an imported run may name thousands, and a case keeps them).
+   */
   briefCaseIds(): string[] {
-    return [...new Set(this.memoryReads.flatMap((m) => m.caseIds))];
+    const ids = new Set<string>();
+    for (const id of this.memoryReads.flatMap((m) => m.caseIds)) {
+      ids.delete(id);
+      ids.add(id);
+    }
+    return [...ids].slice(-MAX_CASE_MEMORY_READS);
   }
 }

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import {
-  AttributionRecord,
+  type AttributionRecord,
   formatIssues,
   type JudgeResult,
   MAX_JSON_DEPTH,
+  MAX_TRACE_ID_CHARS,
   nestsDeeperThan,
   sha256Hex,
   type TraceAction,
@@ -12,6 +13,7 @@ import {
 } from "../domain";
 import { artifactPath, isSchemeRef } from "./artifacts";
 import { judgeNameSchema } from "./builtin-judges";
+import { ImportedAttribution, oversizedRecord } from "./trace-import-bounds";
 
 /** Seed 003's snake_case field names and ours. */
 const FIELD_NAMES: Record<string, string> = {
@@ -36,8 +38,16 @@ const FIELD_NAMES: Record<string, string> = {
   call_id: "callId",
 };
 
-const text = z.string().min(1).max(500);
+const text = z.string().min(1).max(MAX_TRACE_ID_CHARS);
 const paths = z.array(z.string().max(4096)).max(200).default([]);
+/**
+ * The task and attempt a line names, capped like every other id (a case repeats them); one left out,
+ * null or empty falls back to the import's task and the line's run.
+ */
+const lineIds = {
+  taskId: z.string().max(MAX_TRACE_ID_CHARS).nullable().optional(),
+  attemptId: z.string().max(MAX_TRACE_ID_CHARS).nullable().optional(),
+};
 
 /**
  * A foreign trace line, after renaming: lenient about what it may leave out (defaults are filled in),
@@ -47,6 +57,7 @@ const paths = z.array(z.string().max(4096)).max(200).default([]);
 const ImportedLine = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("action"),
+    ...lineIds,
     runId: text,
     actionId: text,
     turnId: text.optional(),
@@ -59,6 +70,7 @@ const ImportedLine = z.discriminatedUnion("type", [
   }),
   z.object({
     type: z.literal("observation"),
+    ...lineIds,
     runId: text,
     actionId: text.optional(),
     spanId: text.optional(),
@@ -71,6 +83,7 @@ const ImportedLine = z.discriminatedUnion("type", [
   }),
   z.object({
     type: z.literal("judge_result"),
+    ...lineIds,
     runId: text,
     // As a judgement takes it: a judge's name is shown in briefs. (The harness's own judges' names are
     // kept: its own export imports whole; an imported verdict is never built in.)
@@ -92,9 +105,9 @@ const ImportedLine = z.discriminatedUnion("type", [
     failureKind: z.string().max(100).optional(),
     turnId: text.nullable().optional(),
   }),
-  z.object({ type: z.literal("span_start"), runId: text, spanId: text.optional() }),
-  z.object({ type: z.literal("span_end"), runId: text, spanId: text.optional() }),
-  z.object({ type: z.literal("memory_read"), runId: text, caseIds: z.array(text).min(1).max(50) }),
+  z.object({ type: z.literal("span_start"), ...lineIds, runId: text, spanId: text.optional() }),
+  z.object({ type: z.literal("span_end"), ...lineIds, runId: text, spanId: text.optional() }),
+  z.object({ type: z.literal("memory_read"), ...lineIds, runId: text, caseIds: z.array(text).min(1).max(50) }),
 ]);
 
 export interface QuarantinedLine {
@@ -128,6 +141,13 @@ export async function parseTraceImport(
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   let seq = 0;
   let index = -1;
+  // A good line's record is kept unless it is too large to store as one row (then the reason).
+  const keep = (record: TraceRecord): string | null => {
+    const tooLarge = oversizedRecord(record);
+    if (tooLarge) return tooLarge;
+    records.push({ line: index + 1, record });
+    return null;
+  };
   for (const raw of splitLines(body)) {
     index++;
     const bytes = raw.at(-1) === 0x0d ? raw.subarray(0, -1) : raw;
@@ -152,15 +172,16 @@ export async function parseTraceImport(
         // The harness's own export holds attributions: kept as they are when they are exactly that
         // record (cases come from the judge results, attributed again here, never from these).
         const { seq: _seq, ...rest } = renamed;
-        const attribution = AttributionRecord.safeParse(rest);
+        const attribution = ImportedAttribution.safeParse(rest);
         if (!attribution.success) return issuesReason(attribution.error.issues);
-        records.push({ line: index + 1, record: attribution.data });
-        return null;
+        return keep(attribution.data as AttributionRecord);
       }
       const parsed = ImportedLine.safeParse(renamed);
       if (!parsed.success) return issuesReason(parsed.error.issues);
-      records.push({ line: index + 1, record: normalise(parsed.data, ++seq, renamed, ids) });
-      return null;
+      // A line's writerSeq, when it gives none, is its place among the lines kept.
+      const refused = keep(normalise(parsed.data, seq + 1, renamed, ids));
+      if (refused === null) seq++;
+      return refused;
     })();
     if (reason === null) continue;
     quarantinedLines++;
@@ -210,9 +231,9 @@ function normalise(
   ids: { projectTask: string; now: string },
 ): TraceRecord {
   const base = {
-    taskId: typeof raw.taskId === "string" && raw.taskId ? raw.taskId : ids.projectTask,
+    taskId: data.taskId || ids.projectTask,
     runId: data.runId,
-    attemptId: typeof raw.attemptId === "string" && raw.attemptId ? raw.attemptId : data.runId,
+    attemptId: data.attemptId || data.runId,
     writerSeq: typeof raw.writerSeq === "number" && Number.isInteger(raw.writerSeq) && raw.writerSeq > 0 ? raw.writerSeq : seq,
     createdAt:
       typeof raw.createdAt === "string" && !Number.isNaN(Date.parse(raw.createdAt)) ? new Date(raw.createdAt).toISOString() : ids.now,

@@ -1,4 +1,12 @@
-import { type AttributionRecord, type IdGenerator, type JudgeResult, nowIso, type TraceDraft, type TraceRecord } from "../domain";
+import {
+  type AttributionRecord,
+  type IdGenerator,
+  type JudgeResult,
+  MAX_TRACE_ARTIFACT_REFS,
+  nowIso,
+  type TraceDraft,
+  type TraceRecord,
+} from "../domain";
 import { logLine } from "../log";
 import { attribute } from "./attribution";
 import { type JudgeDraft, judgeRecord } from "./builtin-judges";
@@ -96,6 +104,8 @@ export class TraceSink {
     const attribution = this.deps.append({
       type: "attribution",
       ...attributed,
+      // Within what an import of the record takes (the case's id is made of all of them; a case keeps its first ones too).
+      artifactRefs: attributed.artifactRefs.slice(0, MAX_TRACE_ARTIFACT_REFS),
       createdAt: base.createdAt,
       attributionId: this.deps.ids.next("attribution"),
       caseId: found?.caseId ?? null,

@@ -120,6 +120,34 @@ export const MAX_QUARANTINE_PAGE = 1_000;
  */
 export const MAX_PROJECT_IMPORTED_RECORD_BYTES = 16 * MiB;
 /**
+ * The longest id an imported trace line may give (runId, actionId, taskId, attemptId, span and turn
+ * ids): past it the line is quarantined. A case repeats some of them (taskId twice), so an id must be
+ * far below the 2 MB a SQLite row holds (hunt 53: one 2.2 MB taskId failed a whole import with 500).
+ */
+export const MAX_TRACE_ID_CHARS = 500;
+/**
+ * The JSON of one imported record, normalised, as it is stored (one SQLite row, at most 2 MB): a line
+ * whose record is larger is quarantined. A backstop: the limits on each field keep typical lines far below.
+ */
+export const MAX_IMPORTED_TRACE_RECORD_BYTES = 1 * MiB;
+/**
+ * What one attribution holds, the harness's own and an imported one alike: at most this many action
+ * ids per list (a run's latest touching actions), artifact refs (as many as an imported judge result
+ * names, each at most a path long), evidence refs (each at most MAX_EVIDENCE_REF_CHARS) and case ids of
+ * the briefs its run was given (the newest; a case keeps the newest as many of all its runs).
+ */
+export const MAX_ATTRIBUTION_ACTION_IDS = 1_000;
+export const MAX_TRACE_ARTIFACT_REFS = 200;
+export const MAX_EVIDENCE_REFS = 20;
+export const MAX_EVIDENCE_REF_CHARS = 1_000;
+export const MAX_CASE_MEMORY_READS = 20;
+/**
+ * The JSON of one case. Its other fields are bounded (ids, hint, evidence and memory reads above), so
+ * only its artifact refs can fill it: a case keeps its first ones that fit (at least one). A case that
+ * grows when seen again is charged against the project's bound as a new one is.
+ */
+export const MAX_CASE_BYTES = 256 * KiB;
+/**
  * Attributions a project remembers having been handed, so a session's outbox delivering one again
  * (after a restart between delivery and its acknowledgement) does not count it twice. A redelivery
  * follows within an alarm's retry; the oldest are forgotten past this.
@@ -153,6 +181,8 @@ export const MAX_ATTRIBUTION_PAGE = 1_000;
  * session passed workerd's 32 MiB RPC limit at about 140 such verdicts, a 500 for good (hunt 53).
  */
 export const MAX_ATTRIBUTION_PAGE_BYTES = 4 * MiB;
+/** The cases one page may hold, in bytes of JSON (a page ends early past it): far below the 32 MiB an RPC answer may take. */
+export const MAX_CASE_PAGE_BYTES = 8 * MiB;
 /** Most cases one Failure Prevention Brief names... */
 export const MAX_BRIEF_CASES = 5;
 /** ...and the most characters it may take in the system prompt (header included). */
@@ -412,7 +442,14 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     "one tool result in the context",
     `${TOOL_RESULT_MAX_WINDOW_SHARE * 100} % of the context window (at ${CHARS_PER_TOKEN} characters a token), within the tool output limit`,
   ],
-  ["trace import", `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`)`],
+  [
+    "trace import",
+    `${bytes(MAX_TRACE_IMPORT_BYTES)} of JSONL per request (413 \`body_too_large\`); a line's ids (\`runId\`, \`actionId\`, \`taskId\`, \`attemptId\`, ...) at most ${MAX_TRACE_ID_CHARS} characters, and its record at most ${bytes(MAX_IMPORTED_TRACE_RECORD_BYTES)} of JSON once normalised (past either, the line is quarantined)`,
+  ],
+  [
+    "an `attribution` record (the harness's own hold no more; an imported line past any of these is quarantined)",
+    `ids of at most ${MAX_TRACE_ID_CHARS} characters; at most ${count(MAX_ATTRIBUTION_ACTION_IDS)} source and ${count(MAX_ATTRIBUTION_ACTION_IDS)} touched action ids (a run's latest), ${MAX_TRACE_ARTIFACT_REFS} artifact refs of at most ${count(MAX_PATH_CHARS)} characters, ${MAX_EVIDENCE_REFS} evidence refs of at most ${count(MAX_EVIDENCE_REF_CHARS)} and the newest ${MAX_CASE_MEMORY_READS} case ids of the briefs its run was given`,
+  ],
   [
     "quarantine",
     `an import's first ${count(MAX_QUARANTINED_LINES_PER_IMPORT)} refused lines with their reasons (its answer's \`quarantined\` counts them all); ${count(MAX_PROJECT_QUARANTINE_LINES)} per project, the oldest imports' lines going first`,
@@ -428,9 +465,12 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "failed-turn cases per project",
-    `${count(MAX_PROJECT_CASES)} cases in ${bytes(MAX_PROJECT_CASE_BYTES)} of JSON; a new case past either evicts the least recently seen case that is not promoted, approved, verified by a replay or being replayed (imported cases first; an import evicts only imported ones, and says how many of its cases it could not keep)`,
+    `${count(MAX_PROJECT_CASES)} cases in ${bytes(MAX_PROJECT_CASE_BYTES)} of JSON, one case at most ${bytes(MAX_CASE_BYTES)} (the newest ${MAX_CASE_MEMORY_READS} case ids of the briefs its runs were given, ${MAX_EVIDENCE_REFS} evidence refs, its first and latest, and its first artifact refs that fit, at most ${MAX_TRACE_ARTIFACT_REFS}); a new case past either evicts the least recently seen case that is not promoted, approved, verified by a replay or being replayed (imported cases first; an import evicts only imported ones, and says how many of its cases it could not keep), and so does a case that grows when seen again (never itself; when nothing can go, it keeps what it held and only counts the sighting)`,
   ],
-  ["case list page", `\`limit\` 1-${MAX_CASE_PAGE} (default ${DEFAULT_CASE_PAGE})`],
+  [
+    "case list page",
+    `\`limit\` 1-${MAX_CASE_PAGE} (default ${DEFAULT_CASE_PAGE}), at most ${bytes(MAX_CASE_PAGE_BYTES)} of cases (a page ends early past it, with a \`nextCursor\`)`,
+  ],
   [
     "attribution list page",
     `\`limit\` 1-${count(MAX_ATTRIBUTION_PAGE)} (default ${DEFAULT_ATTRIBUTION_PAGE}), and at most ${bytes(MAX_ATTRIBUTION_PAGE_BYTES)} of JSON: a page ends before the attribution that would pass it (a page holds one at least)`,
