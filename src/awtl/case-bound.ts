@@ -70,10 +70,12 @@ export class CaseBound {
   }
 }
 
-/** The count and bytes of a project's cases as new ones are added, and the cases they push out. */
+/** The count and bytes of a project's cases as new ones are added or grow, and the cases they push out. */
 export class CaseRoom {
   private order: { case_id: string; bytes: number }[] | null = null;
   private next = 0;
+  /** Cases resized since `order` was read: their size now (an eviction frees what they take now). */
+  private readonly resized = new Map<string, number>();
 
   constructor(
     private count: number,
@@ -88,21 +90,39 @@ export class CaseRoom {
    * The caller removes them and adds the case.
    */
   take(bytes: number): string[] | null {
-    let count = this.count + 1;
+    return this.admit(1, bytes, bytes, null);
+  }
+
+  /**
+   * The cases to evict so that case `caseId`, stored in `from` bytes, may take `to` (none when it does
+   * not grow or the bound has room), as a new case would; never the case itself. Null when it cannot:
+   * the caller then keeps a smaller form of it. The caller removes them and stores the case.
+   */
+  grow(caseId: string, from: number, to: number): string[] | null {
+    let victims: string[] | null = [];
+    if (to > from) victims = this.admit(0, to - from, to, caseId);
+    else this.bytes += to - from;
+    if (victims !== null) this.resized.set(caseId, to);
+    return victims;
+  }
+
+  /** Makes room for `added` more cases and `bytes` more bytes (`whole`: the largest case among them), sparing `self`. */
+  private admit(added: number, bytes: number, whole: number, self: string | null): string[] | null {
+    let count = this.count + added;
     let size = this.bytes + bytes;
     const fits = () => count <= MAX_PROJECT_CASES && size <= MAX_PROJECT_CASE_BYTES;
     const victims: string[] = [];
     let next = this.next;
     if (!fits()) {
-      if (bytes > MAX_PROJECT_CASE_BYTES) return null;
+      if (whole > MAX_PROJECT_CASE_BYTES) return null;
       this.order ??= this.evictable();
       while (!fits()) {
         const victim = this.order[next++];
         if (!victim) return null;
-        if (this.keep.has(victim.case_id)) continue;
+        if (victim.case_id === self || this.keep.has(victim.case_id)) continue;
         victims.push(victim.case_id);
         count--;
-        size -= victim.bytes;
+        size -= this.resized.get(victim.case_id) ?? victim.bytes;
       }
     }
     this.count = count;

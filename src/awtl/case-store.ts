@@ -1,10 +1,9 @@
+import { MAX_CASE_BYTES, MAX_CASE_PAGE_BYTES } from "../domain";
 import type { BriefContext } from "./brief";
 import { CaseBound, type CaseRoom } from "./case-bound";
 import { CaseIndex } from "./case-index";
+import { boundCase, type SizedCase, utf8Bytes } from "./case-size";
 import { FailedTurnCase } from "./failed-turn-case";
-
-/** Evidence refs kept per case (a case seen many times keeps its first and latest ones). */
-const MAX_EVIDENCE_REFS = 20;
 
 /**
  * A project's cases in its object's SQLite: a row per case (its JSON, when it was last seen, whether
@@ -48,6 +47,11 @@ export class CaseStore {
     sql.exec(`CREATE TABLE IF NOT EXISTS case_marks (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL)`);
     this.index = new CaseIndex(sql);
     this.bound = new CaseBound(sql);
+    // Cases stored before a case was bounded (hunt 53: memory reads grew one to 1.6 MB): bounded once, in place.
+    for (const { case_id } of sql.exec<{ case_id: string }>(`SELECT case_id FROM cases WHERE bytes > ?`, MAX_CASE_BYTES).toArray()) {
+      const sized = boundCase(this.get(case_id)!);
+      if (sized) this.write(sized.case, this.stored(sized));
+    }
   }
 
   get(caseId: string): FailedTurnCase | null {
@@ -59,19 +63,33 @@ export class CaseStore {
     return this.sql.exec(`SELECT 1 FROM cases WHERE case_id = ?`, caseId).toArray().length > 0;
   }
 
-  /** Newest first, by position; `after`: the position the previous page ended at. */
+  /**
+   * Newest first, by position; `after`: the position the previous page ended at. A page ends early
+   * past MAX_CASE_PAGE_BYTES (it holds one case at least): an RPC answer may take 32 MiB at most.
+   */
   page(limit: number, after: number | null): { cases: FailedTurnCase[]; next: number | null } {
     const rows = this.sql
-      .exec<{ position: number; body: string }>(
-        `SELECT rowid AS position, body FROM cases ${after === null ? "" : "WHERE rowid < ?"} ORDER BY rowid DESC LIMIT ?`,
+      .exec<{ position: number; bytes: number }>(
+        `SELECT rowid AS position, bytes FROM cases ${after === null ? "" : "WHERE rowid < ?"} ORDER BY rowid DESC LIMIT ?`,
         ...(after === null ? [] : [after]),
         limit + 1,
       )
       .toArray();
-    const page = rows.slice(0, limit);
+    let size = 0;
+    let taken = 0;
+    while (taken < Math.min(limit, rows.length) && (taken === 0 || size + rows[taken]!.bytes <= MAX_CASE_PAGE_BYTES))
+      size += rows[taken++]!.bytes;
+    const page = rows.slice(0, taken);
+    // Bodies only of the cases the page holds.
+    const bodies = this.sql
+      .exec<{ body: string }>(
+        `SELECT body FROM cases WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC`,
+        JSON.stringify(page.map((r) => r.position)),
+      )
+      .toArray();
     return {
-      cases: page.map((r) => FailedTurnCase.parse(JSON.parse(r.body))),
-      next: rows.length > limit ? page.at(-1)!.position : null,
+      cases: bodies.map((r) => FailedTurnCase.parse(JSON.parse(r.body))),
+      next: rows.length > taken ? (page.at(-1)?.position ?? null) : null,
     };
   }
 
@@ -105,61 +123,101 @@ export class CaseStore {
    * to the latest run and loses the imported mark once seen for real. A sighting of a run already
    * counted (the harness's own trace imported back), or an imported one of a case seen for real, only
    * adds its evidence: the live case keeps its origin, so its replays still settle as before. A case
-   * found flaky stays flaky. A new case needs room (`CaseBound`): it evicts what `room` allows, or is
-   * not kept (`stored` null).
+   * found flaky stays flaky. A case is stored bounded (`boundCase`). A new case needs room
+   * (`CaseBound`): it evicts what `room` allows, or is not kept (`stored` null). A case that grows
+   * needs room as well; without it, it keeps what it held and only counts the sighting.
    */
   upsert(found: FailedTurnCase, room: () => CaseRoom): { stored: FailedTurnCase | null; evicted: number } {
-    const existing = this.get(found.caseId);
-    let evicted = 0;
-    if (!existing) {
-      const victims = room().take(utf8Bytes(JSON.stringify(found)));
-      if (victims === null) return { stored: null, evicted: 0 };
-      for (const victim of victims) this.remove(victim);
-      evicted = victims.length;
-    }
+    const existing = this.sized(found.caseId);
+    if (!existing) return this.insert(found, room);
     const newRun =
       this.sql
         .exec(`INSERT OR IGNORE INTO case_runs (case_id, run_id) VALUES (?, ?) RETURNING run_id`, found.caseId, found.origin.runId)
         .toArray().length > 0;
-    let merged: FailedTurnCase = found;
-    if (existing) {
-      const evidence = {
-        occurrences: existing.occurrences + (newRun ? 1 : 0),
-        firstSeenAt: existing.firstSeenAt,
-        memoryReadNodeIds: [...new Set([...existing.memoryReadNodeIds, ...found.memoryReadNodeIds])],
-        evidenceRefs: mergeEvidence(existing.evidenceRefs, found.evidenceRefs),
-      };
-      const keepsOrigin = !newRun || (found.imported && !existing.imported);
-      merged = keepsOrigin ? { ...existing, ...evidence } : { ...found, ...evidence, imported: existing.imported && found.imported };
-      if (existing.applicability.failureClass === "flaky")
-        merged = { ...merged, applicability: { ...merged.applicability, failureClass: "flaky" } };
-    }
-    if (existing) this.replace(merged);
-    else {
-      const body = JSON.stringify(FailedTurnCase.parse(merged));
-      this.sql.exec(
-        `INSERT INTO cases (rowid, case_id, body, last_seen_at, imported, bytes) VALUES (?, ?, ?, ?, ?, ?)`,
-        this.nextPosition(),
-        merged.caseId,
-        body,
-        merged.lastSeenAt,
-        Number(merged.imported),
-        utf8Bytes(body),
-      );
-      this.index.put(merged);
-    }
-    return { stored: merged, evicted };
+    const old = existing.case;
+    const evidence = {
+      occurrences: old.occurrences + (newRun ? 1 : 0),
+      firstSeenAt: old.firstSeenAt,
+      // The newest last (one read again moves to the end); `boundCase` keeps the newest.
+      memoryReadNodeIds: [...old.memoryReadNodeIds.filter((id) => !found.memoryReadNodeIds.includes(id)), ...found.memoryReadNodeIds],
+      evidenceRefs: [...new Set([...old.evidenceRefs, ...found.evidenceRefs])],
+    };
+    const keepsOrigin = !newRun || (found.imported && !old.imported);
+    let merged: FailedTurnCase = keepsOrigin
+      ? { ...old, ...evidence }
+      : { ...found, ...evidence, imported: old.imported && found.imported };
+    if (old.applicability.failureClass === "flaky")
+      merged = { ...merged, applicability: { ...merged.applicability, failureClass: "flaky" } };
+    const counted: FailedTurnCase = { ...old, occurrences: merged.occurrences, lastSeenAt: merged.lastSeenAt };
+    return this.update(existing, [merged, counted], room);
   }
 
-  /** Stores a changed case in its place. */
-  replace(c: FailedTurnCase): void {
-    const body = JSON.stringify(FailedTurnCase.parse(c));
+  /** Stores a changed case in its place, if its growth fits the bound (`room`); returns what is stored. */
+  replace(c: FailedTurnCase, room: () => CaseRoom): FailedTurnCase | null {
+    const existing = this.sized(c.caseId);
+    return existing ? this.update(existing, [c], room).stored : null;
+  }
+
+  /** A new case: bounded, within the project's bound (evicting what `room` allows), or not kept. */
+  private insert(found: FailedTurnCase, room: () => CaseRoom): { stored: FailedTurnCase | null; evicted: number } {
+    const sized = boundCase(found);
+    if (!sized) return { stored: null, evicted: 0 };
+    const { body, bytes } = this.stored(sized);
+    const victims = room().take(bytes);
+    if (victims === null) return { stored: null, evicted: 0 };
+    for (const victim of victims) this.remove(victim);
+    this.sql.exec(`INSERT OR IGNORE INTO case_runs (case_id, run_id) VALUES (?, ?)`, found.caseId, found.origin.runId);
+    this.sql.exec(
+      `INSERT INTO cases (rowid, case_id, body, last_seen_at, imported, bytes) VALUES (?, ?, ?, ?, ?, ?)`,
+      this.nextPosition(),
+      sized.case.caseId,
+      body,
+      sized.case.lastSeenAt,
+      Number(sized.case.imported),
+      bytes,
+    );
+    this.index.put(sized.case);
+    return { stored: sized.case, evicted: victims.length };
+  }
+
+  /**
+   * Stores the first of `candidates` (forms of a stored case, largest first) whose growth the bound
+   * has room for, evicting others as a new case would (never this one); else the case stays as it is.
+   */
+  private update(existing: SizedCase, candidates: FailedTurnCase[], room: () => CaseRoom): { stored: FailedTurnCase; evicted: number } {
+    for (const candidate of candidates) {
+      const sized = boundCase(candidate);
+      if (!sized) continue;
+      const stored = this.stored(sized);
+      const victims = room().grow(existing.case.caseId, existing.bytes, stored.bytes);
+      if (victims === null) continue;
+      for (const victim of victims) this.remove(victim);
+      this.write(sized.case, stored);
+      return { stored: sized.case, evicted: victims.length };
+    }
+    return { stored: existing.case, evicted: 0 };
+  }
+
+  /** A stored case with the bytes its row is counted at. */
+  private sized(caseId: string): SizedCase | null {
+    const row = this.sql.exec<{ body: string; bytes: number }>(`SELECT body, bytes FROM cases WHERE case_id = ?`, caseId).toArray()[0];
+    return row ? { case: FailedTurnCase.parse(JSON.parse(row.body)), body: row.body, bytes: row.bytes } : null;
+  }
+
+  /** The JSON a case is stored as, validated (in the strict schema's order of fields), and its size. */
+  private stored(sized: SizedCase): { body: string; bytes: number } {
+    const body = JSON.stringify(FailedTurnCase.parse(sized.case));
+    return { body, bytes: utf8Bytes(body) };
+  }
+
+  /** Writes a stored case's new form in its place (its position stays). */
+  private write(c: FailedTurnCase, { body, bytes }: { body: string; bytes: number }): void {
     this.sql.exec(
       `UPDATE cases SET body = ?, last_seen_at = ?, imported = ?, bytes = ? WHERE case_id = ?`,
       body,
       c.lastSeenAt,
       Number(c.imported),
-      utf8Bytes(body),
+      bytes,
       c.caseId,
     );
     this.index.put(c);
@@ -185,13 +243,4 @@ export class CaseStore {
     this.sql.exec(`INSERT OR REPLACE INTO case_marks (id, last) VALUES (1, ?)`, next);
     return next;
   }
-}
-
-function utf8Bytes(text: string): number {
-  return new TextEncoder().encode(text).byteLength;
-}
-
-function mergeEvidence(old: string[], added: string[]): string[] {
-  const all = [...new Set([...old, ...added])];
-  return all.length <= MAX_EVIDENCE_REFS ? all : [...all.slice(0, MAX_EVIDENCE_REFS / 2), ...all.slice(-MAX_EVIDENCE_REFS / 2)];
 }

@@ -443,8 +443,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     const found = this.getCase(caseId);
     if (!found) return;
     const changed: FailedTurnCase = { ...found, applicability: { ...found.applicability, failureClass } };
-    this.cases.replace(changed);
-    this.withdrawIfUnpromotable(changed);
+    const stored = this.cases.replace(changed, () => this.cases.bound.room(LIVE));
+    if (stored) this.withdrawIfUnpromotable(stored);
   }
 
   /** Memory holds only cases that could be promoted now: a case found flaky (or otherwise reclassified) leaves it. */

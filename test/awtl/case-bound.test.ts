@@ -8,7 +8,16 @@ import { type ProjectRef, projectObjectName } from "../../src/awtl/project-api";
 import { ProjectDO } from "../../src/awtl/project-do";
 import { MIRROR_DELAY_MS, ProjectMirror, projectPrefix } from "../../src/awtl/project-mirror";
 import { type Scorecard, verdictOf } from "../../src/awtl/scorecard";
-import { type AttributionRecord, MAX_PROJECT_CASE_BYTES, MAX_PROJECT_CASES, unwrapResult } from "../../src/domain";
+import {
+  type AttributionRecord,
+  MAX_CASE_BYTES,
+  MAX_CASE_MEMORY_READS,
+  MAX_CASE_PAGE_BYTES,
+  MAX_PROJECT_CASE_BYTES,
+  MAX_PROJECT_CASES,
+  MAX_TRACE_ID_CHARS,
+  unwrapResult,
+} from "../../src/domain";
 
 /** The project object's side of the bound, the brief's case selection and the R2 mirror, driven directly. */
 
@@ -169,6 +178,178 @@ describe("the bound on a project's cases", () => {
       await record(o, ref, range(10, 10 + fit + 20).map(big));
       const { bytes } = state.storage.sql.exec<{ bytes: number }>(`SELECT SUM(bytes) AS bytes FROM cases`).one();
       expect([ids(o).length, bytes <= MAX_PROJECT_CASE_BYTES, ids(o).at(-1)]).toEqual([fit, true, big(10 + 20).caseId]);
+    });
+  });
+});
+
+// Hunt 53: only a new case was held to the bound; one seen again grew without a check (its memory
+// reads a union with no cap), 22 cases reached 34.8 MB and listing them failed.
+describe("a case seen again", () => {
+  const bytesOf = (c: FailedTurnCase) => new TextEncoder().encode(JSON.stringify(c)).byteLength;
+  /** Case `n` of exactly `target` bytes of JSON: as many long paths as fit, and an evidence ref padded to fill it. */
+  const sized = (n: number, target: number): FailedTurnCase => {
+    const withPaths = (k: number) =>
+      makeCase(n, { paths: range(0, k).map((i) => `src/${String(i).padStart(3, "0")}/${"x".repeat(400)}.ts`) });
+    let k = 1;
+    while (bytesOf(withPaths(k + 1)) < target) k++;
+    const base = withPaths(k);
+    const c = { ...base, evidenceRefs: [`run:r_${n}:${"e".repeat(target - bytesOf(base) - 1)}`] };
+    expect([bytesOf(c), c.evidenceRefs[0]!.length < 1000]).toEqual([target, true]);
+    return c;
+  };
+  const totals = (sql: SqlStorage) =>
+    sql
+      .exec<{ n: number; bytes: number; actual: number }>(
+        `SELECT COUNT(*) AS n, SUM(bytes) AS bytes, SUM(length(CAST(body AS BLOB))) AS actual FROM cases`,
+      )
+      .one();
+  const reads = (tag: string, n: number) => range(0, n).map((i) => `${tag}-${i}-${"m".repeat(MAX_TRACE_ID_CHARS - 20)}`);
+
+  it("grows within the bound: it evicts the least recently seen others (never itself), and keeps its newest brief case ids", async () => {
+    await inProject("p_grow_live", async (o, state, ref) => {
+      // 100 cases filling the budget to within 8 bytes.
+      const each = Math.floor(MAX_PROJECT_CASE_BYTES / 100);
+      const cases = range(0, 100).map((n) => sized(n, each));
+      await record(o, ref, cases);
+      expect(totals(state.storage.sql)).toEqual({ n: 100, bytes: 100 * each, actual: 100 * each });
+
+      // The oldest case, seen in a new run that was given 30 briefs' cases: it keeps the newest 20 and evicts case 1.
+      const again = (runId: string, memory: string[], at: number): FailedTurnCase => ({
+        ...cases[0]!,
+        memoryReadNodeIds: memory,
+        lastSeenAt: new Date(T0 + at * 1000).toISOString(),
+        origin: { ...cases[0]!.origin, runId },
+      });
+      await o.recordAttribution(ref, attribution(1000), again("r_again", reads("a", 30), 500));
+      const first = o.getCase(cases[0]!.caseId)!;
+      expect([first.occurrences, first.memoryReadNodeIds]).toEqual([2, reads("a", 30).slice(-MAX_CASE_MEMORY_READS)]);
+      expect(ids(o).length).toBe(99);
+      expect(range(0, 3).map((n) => ids(o).includes(cases[n]!.caseId))).toEqual([true, false, true]);
+      let t = totals(state.storage.sql);
+      expect([t.n, t.bytes, t.bytes <= MAX_PROJECT_CASE_BYTES, t.bytes - 98 * each]).toEqual([99, t.actual, true, bytesOf(first)]);
+
+      // Seen again with 20 other ids: it replaces them, grows by nothing and evicts nothing.
+      await o.recordAttribution(ref, attribution(1001), again("r_third", reads("b", MAX_CASE_MEMORY_READS), 501));
+      expect([ids(o).length, o.getCase(cases[0]!.caseId)!.memoryReadNodeIds]).toEqual([99, reads("b", MAX_CASE_MEMORY_READS)]);
+
+      // Filled up again (to within 8 bytes), with every other case relied on, it cannot grow: it keeps
+      // what it held and only counts the run.
+      await record(o, ref, [sized(100, MAX_PROJECT_CASE_BYTES - totals(state.storage.sql).bytes - 8)]);
+      state.storage.sql.exec(
+        `INSERT OR IGNORE INTO approvals (case_id, approved_by, note, approved_at) SELECT case_id, 'dana', '', '' FROM cases`,
+      );
+      const held = o.getCase(cases[0]!.caseId)!;
+      const bigger = { ...again("r_fourth", reads("c", MAX_CASE_MEMORY_READS), 502), evidenceRefs: ["e".repeat(1000)] };
+      await o.recordAttribution(ref, attribution(1002), bigger);
+      expect(o.getCase(cases[0]!.caseId)).toEqual({ ...held, occurrences: 4, lastSeenAt: bigger.lastSeenAt });
+      t = totals(state.storage.sql);
+      expect([t.n, t.bytes, t.actual]).toEqual([100, MAX_PROJECT_CASE_BYTES - 8, MAX_PROJECT_CASE_BYTES - 8]);
+    });
+  });
+
+  it("an import that makes an imported case grow evicts other imported cases, and counts them", async () => {
+    await inProject("p_grow_import", async (o, state, ref) => {
+      const failure = (runId: string, memory: string[][]) =>
+        new TextEncoder().encode(
+          [
+            JSON.stringify({ type: "action", runId, actionId: "a1", tool: "write", writes: ["src/a.ts"] }),
+            ...memory.map((caseIds) => JSON.stringify({ type: "memory_read", runId, caseIds })),
+            JSON.stringify({ type: "judge_result", runId, judgeName: "ci", result: "fail", artifactRefs: ["src/a.ts"] }),
+          ].join("\n"),
+        );
+      const [caseId] = unwrapResult(await o.importTraces(ref, failure("ext-1", []))).caseIds;
+      const small = state.storage.sql.exec<{ bytes: number }>(`SELECT bytes FROM cases`).one().bytes;
+      // 99 imported cases of the same size fill the rest, to within 99 bytes.
+      const each = Math.floor((MAX_PROJECT_CASE_BYTES - small) / 99);
+      await record(
+        o,
+        ref,
+        range(0, 99).map((n) => ({ ...sized(n, each), imported: true })),
+      );
+      expect(totals(state.storage.sql).n).toBe(100);
+
+      // Seen again in a run given 3 briefs of 50 cases each: the newest 20 of them, and two others go.
+      const memory = range(0, 3).map((b) => reads(`b${b}`, 50));
+      const second = unwrapResult(await o.importTraces(ref, failure("ext-2", memory)));
+      expect([second.caseIds, second.casesNotKept, second.casesEvicted]).toEqual([[caseId], 0, 1]);
+      const grown = o.getCase(caseId!)!;
+      expect([grown.occurrences, grown.memoryReadNodeIds]).toEqual([2, memory.flat().slice(-MAX_CASE_MEMORY_READS)]);
+      expect([ids(o).length, ids(o).includes(sized(0, each).caseId), ids(o).includes(sized(1, each).caseId)]).toEqual([99, false, true]);
+      const t = totals(state.storage.sql);
+      expect([t.bytes, t.bytes <= MAX_PROJECT_CASE_BYTES]).toEqual([t.actual, true]);
+    });
+  });
+
+  it(`one case holds at most ${MAX_CASE_BYTES} bytes: its first artifact refs that fit`, async () => {
+    await inProject("p_case_max", async (o, _state, ref) => {
+      const paths = range(0, 150).map((i) => `src/${String(i).padStart(3, "0")}/${"y".repeat(3000)}.ts`);
+      const c = makeCase(1, { paths });
+      await record(o, ref, [c]);
+      const stored = o.getCase(c.caseId)!;
+      const k = stored.artifactRefs.length;
+      const withRefs = (n: number) =>
+        bytesOf({ ...c, artifactRefs: paths.slice(0, n), applicability: { ...c.applicability, pathGlobs: paths.slice(0, n) } });
+      expect([
+        stored.artifactRefs,
+        stored.applicability.pathGlobs,
+        withRefs(k) <= MAX_CASE_BYTES,
+        withRefs(k + 1) > MAX_CASE_BYTES,
+      ]).toEqual([paths.slice(0, k), paths.slice(0, k), true, true]);
+      expect(k).toBe(Math.floor((MAX_CASE_BYTES - (bytesOf(c) - 150 * 2 * (paths[0]!.length + 3))) / (2 * (paths[0]!.length + 3))));
+    });
+  });
+
+  it("cases stored larger before the bound: a page ends before 8 MiB, and reopened, each is bounded in place", async () => {
+    await inProject("p_grow_legacy", async (o, state, ref) => {
+      await record(o, ref, [makeCase(1), makeCase(2)]);
+      const sql = state.storage.sql;
+      // As an older version left them: 1.5 MB of memory reads each.
+      const legacy = (n: number) => ({ ...makeCase(n), memoryReadNodeIds: reads(`l${n}`, 3000) });
+      for (const n of [1, 2]) {
+        const body = JSON.stringify(legacy(n));
+        sql.exec(
+          `UPDATE cases SET body = ?, bytes = ? WHERE case_id = ?`,
+          body,
+          new TextEncoder().encode(body).byteLength,
+          makeCase(n).caseId,
+        );
+      }
+      for (const n of range(3, 8)) {
+        const body = JSON.stringify(legacy(n));
+        sql.exec(
+          `INSERT INTO cases (rowid, case_id, body, last_seen_at, imported, bytes) VALUES (?, ?, ?, ?, 0, ?)`,
+          n,
+          legacy(n).caseId,
+          body,
+          legacy(n).lastSeenAt,
+          new TextEncoder().encode(body).byteLength,
+        );
+      }
+      const each = bytesOf(legacy(3));
+      const perPage = Math.floor(MAX_CASE_PAGE_BYTES / each);
+      const first = o.listCases(50, null);
+      expect([first.cases.map((c) => c.caseId), first.next]).toEqual([
+        range(8 - perPage, 8)
+          .reverse()
+          .map((n) => makeCase(n).caseId),
+        8 - perPage,
+      ]);
+      const rest = o.listCases(50, first.next);
+      expect([rest.cases.map((c) => c.caseId), rest.next]).toEqual([
+        range(1, 8 - perPage)
+          .reverse()
+          .map((n) => makeCase(n).caseId),
+        null,
+      ]);
+
+      const reopened = new ProjectDO(state, env);
+      const bounded = reopened.listCases(50, null).cases;
+      expect(bounded).toEqual(
+        range(1, 8)
+          .reverse()
+          .map((n) => ({ ...legacy(n), memoryReadNodeIds: reads(`l${n}`, 3000).slice(-MAX_CASE_MEMORY_READS) })),
+      );
+      expect(totals(sql).bytes).toBe(bounded.reduce((sum, c) => sum + bytesOf(c), 0));
     });
   });
 });

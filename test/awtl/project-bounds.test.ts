@@ -8,11 +8,15 @@ import type { ProjectDO } from "../../src/awtl/project-do";
 import { type Scorecard, verdictOf } from "../../src/awtl/scorecard";
 import {
   type AttributionRecord,
+  MAX_CASE_MEMORY_READS,
+  MAX_IMPORTED_TRACE_RECORD_BYTES,
   MAX_PROJECT_ATTRIBUTIONS_REMEMBERED,
+  MAX_PROJECT_CASE_BYTES,
   MAX_PROJECT_IMPORTED_RECORD_BYTES,
   MAX_PROJECT_QUARANTINE_LINES,
   MAX_PROJECT_REPLAY_OUTCOMES,
   MAX_QUARANTINED_LINES_PER_IMPORT,
+  MAX_TRACE_ID_CHARS,
   MAX_TRACE_IMPORT_BYTES,
   unwrapResult,
 } from "../../src/domain";
@@ -262,6 +266,121 @@ function liveCase(runId: string): FailedTurnCase {
 }
 
 const attribution = (id: string) => ({ attributionId: id }) as AttributionRecord;
+
+// Hunt 53: one row past SQLite's 2 MB (a 2.2 MB taskId, or a case naming two 1.1 MB ones) failed the
+// whole import with 500, and a case seen again grew without bound until listing cases failed.
+describe("rows an import writes", () => {
+  const failure = (runId: string, extra: Record<string, unknown> = {}) => [
+    JSON.stringify({ type: "action", runId, actionId: "a1", tool: "write", writes: ["src/x.ts"], ...extra }),
+    JSON.stringify({ type: "judge_result", runId, judgeName: "ci", result: "fail", artifactRefs: ["src/x.ts"], ...extra }),
+  ];
+  const tooLong = (field: string) => `${field}: Too big: expected string to have <=${MAX_TRACE_ID_CHARS} characters`;
+
+  it("a line with an id past its limit, or a record past 1 MiB, is quarantined with its reason and the rest is kept (201)", async () => {
+    const P = "p_row_bounds";
+    await openSession(api, { projectId: P });
+    const attribution = {
+      type: "attribution",
+      taskId: "s_1",
+      runId: "ok",
+      attemptId: "ok",
+      writerSeq: 1,
+      createdAt: "2026-12-01T00:00:00.000Z",
+      attributionId: "at_1",
+      failureEventId: "j_1",
+      failureTurnId: null,
+      judgeName: "ci",
+      failureKind: "external",
+      classification: "agent",
+      sourceActionIds: [],
+      verifierActionId: null,
+      touchedActionIds: Array.from({ length: 1_001 }, (_, i) => `a${i}`),
+      memoryReadNodeIds: [],
+      artifactRefs: ["src/x.ts"],
+      evidenceRefs: [],
+      rule: "none",
+      caseId: null,
+    };
+    const paths = Array.from({ length: 200 }, (_, i) => `src/${i}/${"p".repeat(4000)}`);
+    const lines = [
+      ...failure("ok"),
+      JSON.stringify({ type: "span_start", runId: "t", taskId: "t".repeat(2_200_000) }),
+      JSON.stringify({ type: "span_start", runId: "t", attempt_id: "a".repeat(MAX_TRACE_ID_CHARS + 1) }),
+      JSON.stringify(attribution),
+      JSON.stringify({ type: "action", runId: "big", actionId: "a1", reads: paths, writes: paths }),
+      JSON.stringify({ type: "span_end", runId: "ok" }),
+    ];
+    const summary = await importLines(P, lines);
+    expect([summary.imported, summary.quarantined, summary.caseIds.length]).toEqual([3, 4, 1]);
+    expect(new TextEncoder().encode(lines.join("\n")).byteLength).toBeLessThan(MAX_TRACE_IMPORT_BYTES);
+    expect((await walk(P, 100)).map((q) => [q.line, q.reason])).toEqual([
+      [3, tooLong("taskId")],
+      [4, tooLong("attemptId")],
+      [5, "touchedActionIds: Too big: expected array to have <=1000 items"],
+      [
+        6,
+        expect.stringMatching(
+          new RegExp(`^the record takes [0-9,]+ bytes of JSON, over the ${count(MAX_IMPORTED_TRACE_RECORD_BYTES)} one record may take$`),
+        ),
+      ],
+    ]);
+    const kept = await inProject(P, (_o, sql) =>
+      sql
+        .exec<{ line: number }>(`SELECT line FROM imported_records ORDER BY line`)
+        .toArray()
+        .map((r) => r.line),
+    );
+    expect(kept).toEqual([1, 2, 7]);
+  });
+
+  it("two lines with a 1.1 MB taskId each no longer fail the import: both are quarantined, and no case names them", async () => {
+    const P = "p_row_bounds_case";
+    await openSession(api, { projectId: P });
+    const summary = await importLines(P, failure("r1", { taskId: "t".repeat(1_100_000) }));
+    expect([summary.imported, summary.quarantined, summary.caseIds]).toEqual([0, 2, []]);
+    expect((await walk(P, 100)).map((q) => [q.line, q.reason])).toEqual([
+      [1, tooLong("taskId")],
+      [2, tooLong("taskId")],
+    ]);
+    // At the limit, the case names it (its origin and its evidence) and is kept.
+    const atLimit = await importLines(P, failure("r2", { taskId: "t".repeat(MAX_TRACE_ID_CHARS) }));
+    expect([atLimit.imported, atLimit.quarantined, atLimit.caseIds.length]).toEqual([2, 0, 1]);
+    const [c] = await casesOf(api, P);
+    expect([(c!.origin as { sessionId: string }).sessionId.length, c!.evidenceRefs]).toEqual([
+      MAX_TRACE_ID_CHARS,
+      ["judge:ci", `trace:${"t".repeat(MAX_TRACE_ID_CHARS)}#2`, "action:a1"],
+    ]);
+  });
+
+  it(`cases seen again in runs that read many briefs keep their newest ${MAX_CASE_MEMORY_READS} brief case ids, within the bound; listing works`, async () => {
+    const P = "p_row_bounds_reads";
+    await openSession(api, { projectId: P });
+    const reads = (runId: string, tag: string) =>
+      Array.from({ length: 10 }, (_, i) =>
+        JSON.stringify({
+          type: "memory_read",
+          runId,
+          caseIds: Array.from({ length: 50 }, (_, k) => `${tag}-${i}-${k}-${"m".repeat(400)}`),
+        }),
+      );
+    for (let c = 0; c < 3; c++) await importLines(P, failure(`small${c}`, { writes: [`src/f${c}.ts`], artifactRefs: [`src/f${c}.ts`] }));
+    for (let c = 0; c < 3; c++)
+      await importLines(P, [
+        ...failure(`grow${c}`, { writes: [`src/f${c}.ts`], artifactRefs: [`src/f${c}.ts`] }),
+        ...reads(`grow${c}`, `c${c}`),
+      ]);
+    const res = await api(`/api/projects/${P}/cases`);
+    expect(res.status).toBe(200);
+    const { cases } = (await res.json()) as { cases: { occurrences: number; memoryReadNodeIds: string[] }[] };
+    const newest = (c: number) => Array.from({ length: MAX_CASE_MEMORY_READS }, (_, k) => `c${c}-9-${k + 30}-${"m".repeat(400)}`);
+    expect(cases.map((c) => [c.occurrences, c.memoryReadNodeIds])).toEqual([2, 1, 0].map((c) => [2, newest(c)]));
+    const total = await inProject(P, (_o, sql) =>
+      sql.exec<{ bytes: number; actual: number }>(`SELECT SUM(bytes) AS bytes, SUM(length(CAST(body AS BLOB))) AS actual FROM cases`).one(),
+    );
+    expect(total.bytes).toBe(total.actual);
+    expect(total.bytes).toBeLessThan(MAX_PROJECT_CASE_BYTES);
+  });
+});
 
 describe("what the project remembers of deliveries and replays", () => {
   it(`remembers the latest ${count(MAX_PROJECT_ATTRIBUTIONS_REMEMBERED)} attributions handed over: one delivered again counts nothing`, async () => {
