@@ -1,5 +1,6 @@
 import type { Ignore } from "ignore";
 import { RE2JS } from "re2js";
+import type { LibraryRule } from "./gitignore-dispatch";
 import { classEnd, classPattern, literal } from "./glob-re2";
 
 /**
@@ -14,10 +15,10 @@ export const MAX_V8_RULE_WILDCARDS = 2;
 
 /**
  * Replaces the matcher of each complex rule of a loaded `.gitignore` with an RE2 one; the library
- * keeps reading the file (comments, `!`, escapes, trailing spaces) and deciding which rule wins. It
- * tests a rule through the rule's `regex` property, which it caches as `_regex`: setting that is
- * what this relies on, with the rule list (`_rules._rules`) and each rule's normalised `body`. They
- * are not in the library's types; the version is pinned and a test covers them.
+ * keeps reading the file (comments, `!`, escapes, trailing spaces). A rule is tested through its
+ * `regex` property (by the library and by `RuleDispatch`), which the library caches as `_regex`:
+ * setting that is what this relies on, with the rule list (`_rules._rules`) and each rule's
+ * normalised `body`. They are not in the library's types; the version is pinned and a test covers them.
  */
 export function boundRuleMatching(matcher: Ignore): Ignore {
   for (const rule of ruleList(matcher)) {
@@ -43,8 +44,12 @@ export function ruleCount(matcher: Ignore): number {
   return ruleList(matcher).length;
 }
 
-function ruleList(matcher: Ignore): { body?: unknown; _regex?: unknown }[] {
-  const rules = (matcher as unknown as { _rules?: { _rules?: { body?: unknown; _regex?: unknown }[] } })._rules?._rules;
+/**
+ * The rules of a loaded `.gitignore` in order, as the library keeps them (`_rules._rules`: not in
+ * its types; the version is pinned and a test covers it).
+ */
+export function ruleList(matcher: Ignore): LibraryRule[] {
+  const rules = (matcher as unknown as { _rules?: { _rules?: LibraryRule[] } })._rules?._rules;
   if (!Array.isArray(rules)) throw new Error("the ignore library no longer exposes its rule list");
   return rules;
 }

@@ -1,9 +1,10 @@
-import ignore, { type Ignore } from "ignore";
+import ignore from "ignore";
 import { MAX_GITIGNORE_RULES } from "../domain/limits";
 import { parentOf } from "../workspace/paths";
 import { decodeText } from "../workspace/text";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
-import { boundRuleMatching, keepFirstRules, ruleCount } from "./gitignore-rules";
+import { RuleDispatch } from "./gitignore-dispatch";
+import { boundRuleMatching, keepFirstRules, ruleCount, ruleList } from "./gitignore-rules";
 
 /** `.gitignore` files read in parallel. */
 const IGNORE_READS_AT_ONCE = 8;
@@ -16,19 +17,27 @@ const IGNORE_READS_AT_ONCE = 8;
  */
 export class IgnoreRules {
   private readonly dirVerdicts = new Map<string, boolean>();
+  /** Directories that hold a `.gitignore` or have one below them (the root aside). */
+  private readonly towardMatchers = new Set<string>();
 
   private constructor(
-    private readonly matchers: ReadonlyMap<string, Ignore>,
+    /** Each `.gitignore`'s rules by its directory. */
+    private readonly matchers: ReadonlyMap<string, RuleDispatch>,
     /** Rules of the workspace's `.gitignore` files in all, and how many of them are not applied (past `MAX_GITIGNORE_RULES`). */
     private readonly rules = { total: 0, dropped: 0 },
-  ) {}
+  ) {
+    for (const base of matchers.keys()) {
+      for (let dir = base; dir !== "" && !this.towardMatchers.has(dir); dir = parentOf(dir)) this.towardMatchers.add(dir);
+    }
+  }
 
   static readonly none = new IgnoreRules(new Map());
 
   /**
    * Loads every `.gitignore` in the view (overlay edits included), shallower ones first, up to
-   * `MAX_GITIGNORE_RULES` rules in all: every path is tested against every rule of its directories,
-   * and 20,000 rules over 3,000 files took 18 s. One file at a time through `readFile`, a few at once:
+   * `MAX_GITIGNORE_RULES` rules in all: a path is tested against the rules of its directories that
+   * can match its name and every rule that can match any name (`RuleDispatch`), and 20,000 of
+   * those over 3,000 files took 18 s. One file at a time through `readFile`, a few at once:
    * a snapshot keeps them in its read cache, so grep and find calls after the first read nothing from
    * R2 for them.
    */
@@ -38,7 +47,7 @@ export class IgnoreRules {
       .files()
       .filter((p) => p === ".gitignore" || p.endsWith("/.gitignore"))
       .sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
-    const matchers = new Map<string, Ignore>();
+    const matchers = new Map<string, RuleDispatch>();
     const rules = { total: 0, dropped: 0 };
     for (let i = 0; i < paths.length; i += IGNORE_READS_AT_ONCE) {
       const batch = paths.slice(i, i + IGNORE_READS_AT_ONCE);
@@ -48,7 +57,7 @@ export class IgnoreRules {
         const count = ruleCount(matcher);
         rules.dropped += keepFirstRules(matcher, Math.max(0, MAX_GITIGNORE_RULES - (rules.total - rules.dropped)));
         rules.total += count;
-        matchers.set(parentOf(path), boundRuleMatching(matcher));
+        matchers.set(parentOf(path), new RuleDispatch(ruleList(boundRuleMatching(matcher))));
       }
     }
     return new IgnoreRules(matchers, rules);
@@ -82,47 +91,26 @@ export class IgnoreRules {
 
   /** The verdict on `path` itself, its parents assumed not ignored. */
   private ownVerdict(path: string, isDir: boolean): boolean {
-    if (path.slice(path.lastIndexOf("/") + 1) === ".git") return true;
+    if (path === ".git" || path.endsWith("/.git")) return true;
     if (this.matchers.size === 0) return false;
+    const dir = parentOf(path);
     let ignored = false;
-    // From the root's .gitignore down to the one in the path's own directory; the last verdict wins.
-    for (const base of ancestorsTopDown(parentOf(path))) {
+    // From the root's .gitignore down to the one in the path's own directory; the last verdict
+    // wins. The walk down stops where no directory below holds a .gitignore.
+    for (let base = "", end = -1; ; ) {
       const matcher = this.matchers.get(base);
-      if (!matcher) continue;
-      const result = ownRules(matcher)((base === "" ? path : path.slice(base.length + 1)) + (isDir ? "/" : ""));
-      if (result.ignored) ignored = true;
-      else if (result.unignored) ignored = false;
+      if (matcher) {
+        const result = matcher.verdict((base === "" ? path : path.slice(base.length + 1)) + (isDir ? "/" : ""));
+        if (result.ignored) ignored = true;
+        else if (result.unignored) ignored = false;
+      }
+      if (base.length === dir.length) break;
+      end = path.indexOf("/", end + 1);
+      base = path.slice(0, end);
+      if (!this.towardMatchers.has(base)) break;
     }
     return ignored;
   }
-}
-
-type Verdict = { ignored: boolean; unignored: boolean };
-
-/**
- * A .gitignore's rules applied to a path itself. The library's `test` also judges the path's
- * parents by the same file, so a directory excluded by the root file and re-included by a deeper
- * one (`build/`, then `!build/` in sub/) kept its files excluded; as in git, the walk judges the
- * parents itself, across every file (`ignoresDir`). Its rule list's own `test` is what the
- * library calls per path; it is not in its types (the version is pinned, and a test covers it).
- */
-function ownRules(matcher: Ignore): (path: string) => Verdict {
-  const rules = (matcher as unknown as { _rules?: { test?: (path: string, mode: "regex") => Verdict } })._rules;
-  if (typeof rules?.test !== "function") throw new Error("the ignore library no longer exposes its rule list");
-  return (path) => rules.test!(path, "regex");
-}
-
-/** "a/b" -> ["", "a", "a/b"]. */
-function ancestorsTopDown(dir: string): string[] {
-  const out = [""];
-  if (dir === "") return out;
-  let end = dir.indexOf("/");
-  while (end >= 0) {
-    out.push(dir.slice(0, end));
-    end = dir.indexOf("/", end + 1);
-  }
-  out.push(dir);
-  return out;
 }
 
 /**

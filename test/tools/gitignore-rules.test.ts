@@ -6,6 +6,7 @@ import { boundRuleMatching, gitignoreRuleToRe2, re2RuleTester, wildcardRuns } fr
 import { grepTool } from "../../src/tools/grep";
 import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 import { random } from "../workspace/search/helpers";
+import { generatedPaths, generatedRules } from "./gitignore-generators";
 
 type LibraryRule = { body: string; negative: boolean; regex: { test(path: string): boolean } };
 
@@ -14,38 +15,11 @@ function libraryRules(text: string): LibraryRule[] {
   return (ignore({ ignorecase: false }).add(text) as unknown as { _rules: { _rules: LibraryRule[] } })._rules._rules;
 }
 
-const RULE_PARTS = ["a", "b", "ab", ".", "/", "/", "*", "**", "**/", "/**", "?", "[ab]", "[!a]", "[a-c]", "\\*", "\\?", "x"];
-const SEGMENTS = ["a", "b", "ab", "ba", "aa", ".a", "a.b", "x", "abc", "*", "?"];
-
-function rules(count: number, next: () => number): string[] {
-  const out = new Set<string>();
-  while (out.size < count) {
-    let body = "";
-    const parts = 1 + Math.floor(next() * 5);
-    for (let i = 0; i < parts; i++) body += RULE_PARTS[Math.floor(next() * RULE_PARTS.length)];
-    out.add(body);
-  }
-  return [...out];
-}
-
-/** Paths of 1-4 segments, each as a file and as a directory (with its "/"). */
-function paths(count: number, next: () => number): string[] {
-  const out = new Set<string>();
-  while (out.size < count) {
-    const depth = 1 + Math.floor(next() * 4);
-    const segments = Array.from({ length: depth }, () => SEGMENTS[Math.floor(next() * SEGMENTS.length)]);
-    const path = segments.join("/");
-    out.add(path);
-    out.add(`${path}/`);
-  }
-  return [...out];
-}
-
 describe(".gitignore rules on RE2", () => {
   it("judge every path as the library's regex does, for 600 generated rules x 400 paths (full paths, and names for rules without a /)", () => {
     const next = random(20261204);
-    const bodies = rules(600, next);
-    const inputs = paths(200, next);
+    const bodies = generatedRules(600, next);
+    const inputs = generatedPaths(200, next);
     let compared = 0;
     const differences: string[] = [];
     for (const text of bodies) {
