@@ -412,7 +412,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "a `find` or `grep` glob",
-    "read as fd and rg read globs: parentheses and the vertical bar are the characters themselves (no extglobs such as `+(x)`, whose matching can take exponential time); one with more than two `*`, `**` and braces together is matched in linear time, on RE2; `?` and a class take one character (an emoji too, but after an escape picomatch keeps, such as `\\~`, one UTF-16 unit); a class out of order (`[z-a]`) is `invalid_glob`",
+    "read as fd and rg read globs: `x/**` takes what is inside x, not x itself; parentheses and the vertical bar are the characters themselves (no extglobs such as `+(x)`, whose matching can take exponential time); one with more than two `*`, `**` and braces together is matched in linear time, on RE2; `?` and a class take one character (an emoji too, but after an escape picomatch keeps, such as `\\~`, one UTF-16 unit); a class out of order (`[z-a]`) is `invalid_glob`",
   ],
   [
     "a `.gitignore` rule",

@@ -90,9 +90,11 @@ export type BackfillName =
   /** A manual compaction cut off before the `open_compaction` mark existed: checked once at recovery. */
   | "open_compaction"
   /** The tenant's list row, last told by older code (a run closed by recovery stayed "running"): reported once. */
-  | "tenant_summary";
+  | "tenant_summary"
+  /** Tool calls a fork made by older code left open (before forks closed them): closed once at recovery. */
+  | "fork_open_calls";
 
-const BACKFILLS: readonly BackfillName[] = ["runs.end_seq", "withdrawn_runs", "open_compaction", "tenant_summary"];
+const BACKFILLS: readonly BackfillName[] = ["runs.end_seq", "withdrawn_runs", "open_compaction", "tenant_summary", "fork_open_calls"];
 
 export class Backfills {
   /** `kept`: data this object already has (a version that knew it kept it up to date), registered as done. */

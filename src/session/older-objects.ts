@@ -1,8 +1,8 @@
-import type { AgentEvent } from "../domain";
+import type { AgentEvent, AgentMessage } from "../domain";
 import { runLeftovers } from "../runtime/run-closing";
-import { decodeEventLine } from "./jsonl";
+import { decodeEventLine, decodeMessageLine } from "./jsonl";
 import type { SeqEvent } from "./live-events";
-import { readLog } from "./log-reader";
+import { readLog, readLogLines } from "./log-reader";
 import type { Backfills } from "./log-tables";
 import type { PromptIntake } from "./prompt-intake";
 import type { RunRegistry, StoredRun } from "./run-registry";
@@ -21,8 +21,8 @@ export interface OlderObjectsDeps {
 
 /**
  * What a session object written by an older version lacks, looked up in its log when first needed
- * (see `Backfills`): a finished run's end, withdrawn follow-ups, a manual compaction left open, and
- * whether the tenant's list was last told by older code.
+ * (see `Backfills`): a finished run's end, withdrawn follow-ups, a manual compaction left open,
+ * tool calls a fork left open, and whether the tenant's list was last told by older code.
  */
 export class OlderObjects {
   /** The one-time fill of `withdrawn_runs` under way (requests that need it wait for the same one). */
@@ -85,6 +85,32 @@ export class OlderObjects {
     const open = runLeftovers([], events).compacting;
     if (open) close();
     backfills.done("open_compaction");
+    return open;
+  }
+
+  /**
+   * Tool calls a fork made by an older version left open (forks close them since hunt 52): closed by
+   * `close` with the fork's messages, once, when no run has been made in the fork since. Then the
+   * calls end its history; after a run they lie inside it, where each model request fills them as
+   * for any history. Whether any were closed.
+   */
+  async closeLegacyForkCalls(isFork: boolean, close: (messages: AgentMessage[]) => void): Promise<boolean> {
+    const { backfills, registry, log, bucket, sessionId } = this.deps;
+    if (backfills.pending("fork_open_calls") === 0) return false;
+    if (!isFork || registry.nextStartSeq(-1) !== null) {
+      backfills.done("fork_open_calls");
+      return false;
+    }
+    let messages: AgentMessage[];
+    try {
+      messages = (await readLogLines(log, bucket, "messages")).map((line) => decodeMessageLine(line.body, line.seq, sessionId));
+    } catch {
+      // The log cannot be read now: the next start looks again.
+      return false;
+    }
+    const open = runLeftovers(messages, []).unanswered.length > 0;
+    if (open) close(messages);
+    backfills.done("fork_open_calls");
     return open;
   }
 

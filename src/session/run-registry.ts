@@ -118,6 +118,15 @@ export class RunRegistry {
     return this.sql.exec<{ seq: number | null }>(`SELECT MIN(start_seq) AS seq FROM runs WHERE start_seq > ?`, startSeq).one().seq;
   }
 
+  /**
+   * The last seq a finished run's trace may hold: its `traceEndSeq`, or, for a run of an older object
+   * that kept none, the next run's start (a run's trace is written while it runs, before the next
+   * one starts); null for the newest such run (its trace lies anywhere up to the log's end).
+   */
+  traceBound(run: StoredRun): number | null {
+    return run.traceEndSeq ?? this.nextStartSeq(run.startSeq);
+  }
+
   /** The start of the newest run (0 when there is none): what follows it lies outside any earlier run. */
   lastStartSeq(): number {
     return this.sql.exec<{ seq: number }>(`SELECT IFNULL(MAX(start_seq), 0) AS seq FROM runs`).one().seq;

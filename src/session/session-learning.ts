@@ -172,7 +172,8 @@ export class SessionLearning {
       return failure("run_in_progress", `run '${runId}' is still going; post the verdict once it has ended`);
     }
     try {
-      const { judge, attribution } = await this.loop.judge(runId, run, verdict);
+      const trace = { startSeq: run.startSeq, traceEndSeq: this.deps.registry.traceBound(run) };
+      const { judge, attribution } = await this.loop.judge(runId, trace, verdict);
       return ok({ judgeResult: judge, attribution });
     } catch (err) {
       if (err instanceof HarnessError) return failure(err.code, err.message);

@@ -773,6 +773,11 @@ export class Session {
     }
     // Before a follow-up starts: its records must not come between.
     if (await this.older.closeLegacyCompaction(() => this.closeCompaction())) closed = true;
+    await this.older.closeLegacyForkCalls(this.forkedFrom() !== null, (messages) => {
+      const closing = forkClosingResults(messages, { sessionId: this.id, ids: this.deps.ids, clock: this.deps.clock });
+      unwrapResult(this.appendValid("messages", closing));
+      logLine("warn", "tool calls an older fork left open, closed", { sessionId: this.id, calls: closing.length });
+    });
     // The queue outlives the object: the next follow-up starts now (an interrupted run counts as failed).
     if (orphaned.length > 0 || this.queue.size() > 0) this.intake.runEnded({ stopReason: orphaned.length > 0 ? "ERROR" : "STOP" });
     // The tenant's list last heard "running" from the run (or from older code): it is told what is left.

@@ -6,14 +6,15 @@ import { ToolError } from "./tool";
 /**
  * Compiles a glob as fd --glob and rg --glob read it: a pattern without `/` matches a file's name
  * at any depth (`*.ts`), one with `/` matches the path relative to the search directory
- * (`src/**\/*.ts`). Dotfiles match.
+ * (`src/**\/*.ts`). Dotfiles match. `x/**` takes what is inside x, not x itself, as rg and fd
+ * read it (picomatch and the RE2 translation also take x): a trailing `/**` is read as `/**\/*`.
  */
 export function compileGlob(pattern: string): (relativePath: string) => boolean {
   // A leading `!` negates (`!!` does not), as picomatch reads it; handled here so that the regex
   // holds no look-ahead and can run on RE2.
   const bangs = /^!*/.exec(pattern)![0].length;
   const negated = bangs % 2 === 1;
-  const body = pattern.slice(bangs);
+  const body = insideOnly(pattern.slice(bangs));
   try {
     const test = body === "" ? () => false : bodyMatcher(body);
     // picomatch's own `basename` option breaks patterns that contain "/", so choose here.
@@ -23,6 +24,11 @@ export function compileGlob(pattern: string): (relativePath: string) => boolean 
   } catch (err) {
     throw new ToolError("invalid_glob", `invalid glob ${JSON.stringify(pattern)}: ${(err as Error).message}`);
   }
+}
+
+/** A glob ending in `/**` with one segment more, so that it takes only what is below (`build/**` not `build`). */
+function insideOnly(body: string): string {
+  return body.endsWith("/**") && !body.endsWith("\\/**") ? `${body}/*` : body;
 }
 
 /**

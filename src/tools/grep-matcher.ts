@@ -43,16 +43,18 @@ export class LineMatcher {
         `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}. ${refusalAdvice(source)}`,
       );
     }
-    this.query = regexQuery(source, { ignoreCase });
     if (repeatsAmbiguousGroup(source)) {
       // V8 backtracks: (a|aa)+c on a line of 60 a's would hold the isolate for minutes. RE2 runs in
-      // linear time; its syntax is JavaScript's but for look-arounds and back-references.
+      // linear time; its syntax is JavaScript's but for look-arounds and back-references, and its
+      // ignoreCase folds as Unicode does (the index's query must too).
       this.engine = "re2";
+      this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
       this.line = linearTimeRegex(pattern, source, ignoreCase);
       this.scan = null;
       this.needle = null;
       return;
     }
+    this.query = regexQuery(source, { ignoreCase });
     const chain = options.literal ? null : textChain(source, ignoreCase);
     if (chain) {
       // V8 backtracks on these in time that grows with the square of the line: `.*foo.*bar` took

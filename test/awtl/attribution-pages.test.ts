@@ -192,4 +192,41 @@ describe("a verdict reads its run's trace, not the verdicts on it since", () => 
     );
     expect([full.status, ((await full.json()) as { error: { code: string } }).error.code]).toEqual([500, "history_unreadable"]);
   });
+  it("for a run of an older object, which kept no trace end, reads up to the next run's start (hunt 56)", async () => {
+    const workspaceId = await uploadWorkspace(api);
+    const { sessionId } = await openSession(api, {
+      workspaceId,
+      answers: [
+        model.tools({ id: "r1", name: "read", args: { path: "src/math.ts" } }),
+        model.tools({ id: "e1", name: "edit", args: { path: "src/math.ts", oldText: "return a + b;", newText: "return a - b;" } }),
+        model.text("Simplified add."),
+        model.tools({ id: "r2", name: "read", args: { path: "src/math.ts" } }),
+        model.text("Looked again."),
+      ],
+    });
+    const { runId } = await prompt(api, sessionId, { text: "tidy up src/math.ts", allowWrite: true });
+    await store.stub(sessionId).flush();
+    const { runId: nextRunId } = await prompt(api, sessionId, { text: "look again" });
+    await store.stub(sessionId).flush();
+    const trace = await traceOf(api, sessionId);
+    // As a version before trace_end_seq left it.
+    await traceEnd(sessionId, runId, null);
+    const nextStart = await runInDurableObject(
+      store.stub(sessionId) as unknown as DurableObjectStub,
+      (_o, state) => state.storage.sql.exec<{ seq: number }>(`SELECT start_seq AS seq FROM runs WHERE run_id = ?`, nextRunId).one().seq,
+    );
+    // Everything after the next run's start is gone: a read past it would fail (history_unreadable).
+    const listed = await env.STORE.list({ prefix: `sessions/${sessionId}/trace/` });
+    const later = listed.objects.map((o) => o.key).filter((key) => Number(/(\d+)\.jsonl$/.exec(key)![1]) > nextStart);
+    expect(later.length).toBeGreaterThan(0);
+    await env.STORE.delete(later);
+    const attribution = await judge(sessionId, runId, "ci-older", "fail", ["src/math.ts"]);
+    expect(attribution).toMatchObject({
+      sourceActionIds: [actionOfCall(trace, "e1")],
+      touchedActionIds: [actionOfCall(trace, "r1")],
+      rule: "wrote_artifact",
+      classification: "agent",
+    });
+    expect(await traceEnd(sessionId, runId)).toBe(null);
+  });
 });

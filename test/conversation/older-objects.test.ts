@@ -2,10 +2,24 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/domain";
+import { FORKED_TOOL_RESULT_TEXT } from "../../src/session/session-fork";
 import { tenantObjectName } from "../../src/tenant/tenant-api";
 import { T0 } from "../helpers/records";
 import { readSse } from "../helpers/sse-client";
-import { api, echoAnswer, prompt, sessionWithHeldRun, sessionWithModel, store, until } from "./helpers";
+import { useSessionDeps } from "../helpers/test-worker";
+import {
+  api,
+  echoAnswer,
+  type ModelBody,
+  postJson,
+  prompt,
+  sessionWithHeldRun,
+  sessionWithModel,
+  store,
+  textAnswer,
+  toolCallAnswer,
+  until,
+} from "./helpers";
 
 /**
  * Objects written by older versions: a table or column added later starts empty (or NULL) for them.
@@ -181,5 +195,77 @@ describe("the tenant's session list after a restart", () => {
     await asOlderObject(sessionId);
     expect((await store.info(sessionId))!.status).toBe("idle");
     await until(async () => (await listedStatus(sessionId)) === "idle", "the list to say idle");
+  });
+});
+
+describe("a fork made before forks closed the tool calls they leave open (hunt 56)", () => {
+  /** A fork at the assistant message of `source` that called `ls`, as an older version left it: without closing results. */
+  async function olderFork(source: string, callingId: string): Promise<string> {
+    const res = await postJson(`/api/sessions/${source}/fork`, { atMessageId: callingId });
+    const { sessionId } = (await res.json()) as { sessionId: string };
+    const closing = `SELECT COUNT(*) AS n FROM log WHERE stream = 'messages' AND body LIKE '%forked before this tool call%'`;
+    // Still in the object's SQLite (not yet in an R2 segment): removing the rows removes them.
+    expect(await inObject(sessionId, closing)).toEqual([{ n: 1 }]);
+    await runInDurableObject(store.stub(sessionId), (_instance, state) => {
+      state.storage.sql.exec(`DELETE FROM log WHERE stream = 'messages' AND body LIKE '%forked before this tool call%'`);
+    });
+    return sessionId;
+  }
+
+  it("has them closed with error results at its first start, once, and its next request answers them so", async () => {
+    const { sessionId: source } = await sessionWithModel((body, n) =>
+      (n === 1 ? toolCallAnswer("tc_1", "ls", {}) : textAnswer("done"))(body),
+    );
+    await readSse(await prompt(source, { text: "list" }));
+    const calling = (await store.loadMessages(source))[1]!;
+    expect(calling.kind).toBe("assistant");
+
+    const forkId = await olderFork(source, calling.id);
+    await asOlderObject(forkId);
+    const messages = await store.loadMessages(forkId);
+    expect(messages.map((m) => [m.kind, m.parentId === (messages[messages.indexOf(m) - 1]?.id ?? null)])).toEqual([
+      ["user", true],
+      ["assistant", true],
+      ["tool_result", true],
+    ]);
+    expect(messages[2]).toMatchObject({ toolCallId: "tc_1", toolName: "ls", resultText: FORKED_TOOL_RESULT_TEXT, error: true });
+    expect(await inObject(forkId, `SELECT until_seq FROM backfills WHERE name = 'fork_open_calls'`)).toEqual([{ until_seq: 0 }]);
+    // Once: a second start adds nothing.
+    await abortAllDurableObjects();
+    expect((await store.loadMessages(forkId)).length).toBe(3);
+
+    const requests: ModelBody[] = [];
+    useSessionDeps(forkId, {
+      modelFetch: async (_i, init) => {
+        const body = JSON.parse(String(init?.body)) as ModelBody;
+        requests.push(body);
+        return echoAnswer(body);
+      },
+    });
+    await readSse(await prompt(forkId, { text: "go on" }));
+    expect(requests[0]!.messages.filter((m) => m.role === "tool")).toEqual([
+      { role: "tool", tool_call_id: "tc_1", content: FORKED_TOOL_RESULT_TEXT },
+    ]);
+  });
+
+  it("one with a run since is left as it is (the calls lie inside its history), and so is a session that is no fork", async () => {
+    const { sessionId: source } = await sessionWithModel((body, n) =>
+      (n === 1 ? toolCallAnswer("tc_1", "ls", {}) : textAnswer("done"))(body),
+    );
+    await readSse(await prompt(source, { text: "list" }));
+    const calling = (await store.loadMessages(source))[1]!;
+    const forkId = await olderFork(source, calling.id);
+    useSessionDeps(forkId, { modelFetch: async (_i, init) => echoAnswer(JSON.parse(String(init?.body))) });
+    await readSse(await prompt(forkId, { text: "go on" }));
+    const before = await store.loadMessages(forkId);
+    expect(before.map((m) => m.kind)).toEqual(["user", "assistant", "user", "assistant"]);
+    await asOlderObject(forkId);
+    expect(await store.loadMessages(forkId)).toEqual(before);
+    expect(await inObject(forkId, `SELECT until_seq FROM backfills WHERE name = 'fork_open_calls'`)).toEqual([{ until_seq: 0 }]);
+
+    // The source itself ends with its answered calls: nothing to close, and it is no fork.
+    const sourceBefore = await store.loadMessages(source);
+    await asOlderObject(source);
+    expect(await store.loadMessages(source)).toEqual(sourceBefore);
   });
 });

@@ -45,6 +45,8 @@ const CRAFTED: Record<string, string | Uint8Array> = {
   "crafted/latin1.txt": Uint8Array.from([...Buffer.from("caf"), 0xe9, 0x20, ...Buffer.from("cr"), 0xe8, ...Buffer.from("me return\n")]),
   "crafted/u2028.txt": "alpha\u2028return beta\nreturn\u2029gamma\n",
   "crafted/emoji.md": "# 😀 Grüße\nsmile 😀 return 😀😀\nnaïve café — done\n",
+  // Letters only Unicode's case folding (RE2's ignoreCase) pairs: the Kelvin sign, capital sharp s, long s.
+  "crafted/folding.txt": "300 \u212Aelvin units\nSTRA\u1E9EE 1\ncongre\u017F\u017F shall\n",
   "crafted/late-nul.txt": `${"text line with return\n".repeat(500)}\u0000 after the sniff window\n`,
   "crafted/binary.bin": Uint8Array.from([...Buffer.from("return function "), 0, 1, 2, ...Buffer.from("return")]),
   "crafted/no-final-newline.js": "function last() {\n  return 42;\n}",

@@ -21,8 +21,13 @@ export type RegexNode =
 /** Character classes with more members than this are treated as "any character". */
 const MAX_CLASS_CHARS = 8;
 
-export function parseRegex(source: string, ignoreCase: boolean): RegexNode {
-  return new Parser(source, ignoreCase ? CaseFolding.ignoreCase : CaseFolding.exact).parse();
+/**
+ * `unicodeFolding`: the pattern runs on RE2, whose `ignoreCase` folds as Unicode does (`k` also
+ * matches the Kelvin sign) where JavaScript's (without `u`) keeps ASCII and non-ASCII apart.
+ */
+export function parseRegex(source: string, ignoreCase: boolean, unicodeFolding = false): RegexNode {
+  const folding = !ignoreCase ? CaseFolding.exact : unicodeFolding ? CaseFolding.unicode : CaseFolding.ignoreCase;
+  return new Parser(source, folding).parse();
 }
 
 class Parser {
@@ -247,9 +252,8 @@ class Parser {
         const lo = from.charCodeAt(0);
         const hi = to.charCodeAt(0);
         if (hi - lo >= MAX_CLASS_CHARS * 4) any = true;
-        else for (let code = lo; code <= hi; code++) this.addFolded(members, String.fromCharCode(code));
-      } else if (from === null) any = true;
-      else this.addFolded(members, from);
+        else for (let code = lo; code <= hi; code++) if (!this.addFolded(members, String.fromCharCode(code))) any = true;
+      } else if (from === null || !this.addFolded(members, from)) any = true;
     }
     this.i++;
     if (negated || any || members.size === 0 || members.size > MAX_CLASS_CHARS) return ANY_CHAR;
@@ -271,12 +275,16 @@ class Parser {
 
   private char(c: string): RegexNode {
     const members = new Set<string>();
-    this.addFolded(members, c);
+    if (!this.addFolded(members, c)) return ANY_CHAR;
     return members.size > MAX_CLASS_CHARS ? ANY_CHAR : { kind: "char", chars: [...members] };
   }
 
-  private addFolded(into: Set<string>, c: string): void {
-    for (const variant of this.folding.variants(c)) into.add(variant);
+  /** Adds what `c` matches; false when that is not modelled (any character). */
+  private addFolded(into: Set<string>, c: string): boolean {
+    const variants = this.folding.variants(c);
+    if (!variants) return false;
+    for (const variant of variants) into.add(variant);
+    return true;
   }
 }
 
@@ -288,17 +296,29 @@ const UNKNOWN: RegexNode = { kind: "unknown" };
  * The code units a pattern character can match, written the way the index sees them: ASCII upper
  * case folded to lower case (the index folds it too). With the `i` flag (and no `u`), a character
  * also matches every code unit with the same canonical form (ECMA-262 Canonicalize: upper case,
- * except that a non-ASCII character never maps to an ASCII one).
+ * except that a non-ASCII character never maps to an ASCII one). RE2's `ignoreCase` (`unicode`)
+ * folds by Unicode's case orbits instead: an ASCII letter also matches its non-ASCII kin (`k` the
+ * Kelvin sign, `s` the long s; a test holds this list to what RE2 matches), and a non-ASCII
+ * character, whose orbit is not modelled here, matches any code unit (null).
  */
 export class CaseFolding {
-  static readonly exact = new CaseFolding(false);
-  static readonly ignoreCase = new CaseFolding(true);
+  static readonly exact = new CaseFolding(false, false);
+  static readonly ignoreCase = new CaseFolding(true, false);
+  static readonly unicode = new CaseFolding(true, true);
   private static classes: Map<number, number[]> | null = null;
 
-  private constructor(private readonly ignoreCase: boolean) {}
+  private constructor(
+    private readonly ignoreCase: boolean,
+    private readonly unicodeOrbits: boolean,
+  ) {}
 
-  variants(c: string): string[] {
+  variants(c: string): string[] | null {
     const code = c.charCodeAt(0);
+    if (this.unicodeOrbits) {
+      if (code >= 0x80) return null;
+      const folded = foldAscii(c);
+      return [folded, ...(NON_ASCII_KIN[folded] ?? [])];
+    }
     if (code < 0x80 || !this.ignoreCase) return [foldAscii(c)];
     const same = CaseFolding.equivalents().get(canonicalize(code));
     return same ? same.map((unit) => String.fromCharCode(unit)) : [c];
@@ -325,6 +345,9 @@ export class CaseFolding {
     return groups;
   }
 }
+
+/** The non-ASCII members of an ASCII letter's Unicode case orbit (RE2's `ignoreCase` matches them). */
+export const NON_ASCII_KIN: Readonly<Record<string, readonly string[]>> = { k: ["\u212a"], s: ["\u017f"] };
 
 function canonicalize(code: number): number {
   const upper = String.fromCharCode(code).toUpperCase();

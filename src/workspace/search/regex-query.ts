@@ -9,10 +9,10 @@ import { parseRegex, type RegexNode } from "./regex-parser";
  * match satisfies. Every step only loses information, so the query never excludes a matching file.
  * A pattern with no required literal of three bytes or more gives `all` (search every file).
  */
-export function regexQuery(source: string, options: { ignoreCase?: boolean } = {}): SearchQuery {
+export function regexQuery(source: string, options: { ignoreCase?: boolean; unicodeFolding?: boolean } = {}): SearchQuery {
   let root: RegexNode;
   try {
-    root = parseRegex(source, options.ignoreCase ?? false);
+    root = parseRegex(source, options.ignoreCase ?? false, options.unicodeFolding);
   } catch {
     return ALL;
   }

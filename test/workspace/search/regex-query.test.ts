@@ -1,5 +1,7 @@
+import { RE2JS } from "re2js";
 import { describe, expect, it } from "vitest";
 import { lines } from "../../../src/tools/grep-matcher";
+import { NON_ASCII_KIN } from "../../../src/workspace/search/regex-parser";
 import { regexQuery } from "../../../src/workspace/search/regex-query";
 import { decodeText } from "../../../src/workspace/text";
 import { fileKeys, holds, random, randomFile, randomPattern, show, trigramsOf } from "./helpers";
@@ -80,6 +82,31 @@ describe("regexQuery: the trigrams a file must contain", () => {
     expect(either).not.toEqual(lower);
     expect(holds(either, fileKeys(new TextEncoder().encode("ФАЙЛ")))).toBe(true);
     expect(holds(lower, fileKeys(new TextEncoder().encode("ФАЙЛ")))).toBe(false);
+  });
+
+  it("with RE2's Unicode folding, lets k be the Kelvin sign and s the long s, and a non-ASCII letter be anything", () => {
+    const keys = (text: string) => fileKeys(new TextEncoder().encode(text));
+    const re2 = (source: string) => regexQuery(source, { ignoreCase: true, unicodeFolding: true });
+    expect(holds(re2("kelvin"), keys("300 \u212Aelvin"))).toBe(true);
+    expect(holds(regexQuery("kelvin", { ignoreCase: true }), keys("300 \u212Aelvin"))).toBe(false);
+    expect(holds(re2("congress"), keys("congre\u017F\u017F"))).toBe(true);
+    expect(holds(re2("straße"), keys("STRA\u1E9EE"))).toBe(true);
+    expect(holds(re2("straße"), keys("elsewhere"))).toBe(false);
+    // Without ignoreCase nothing folds.
+    expect(regexQuery("kelvin", { unicodeFolding: true })).toEqual(regexQuery("kelvin"));
+  });
+
+  it("knows every non-ASCII code unit RE2's ignoreCase matches for an ASCII character", () => {
+    const found = new Map<string, Set<string>>();
+    for (let ascii = 0x20; ascii < 0x7f; ascii++) {
+      const c = String.fromCharCode(ascii);
+      const re2 = RE2JS.compile(RE2JS.quote(c), RE2JS.CASE_INSENSITIVE);
+      for (let unit = 0x80; unit <= 0xffff; unit++) {
+        if ((unit >= 0xd800 && unit <= 0xdfff) || !re2.matches(String.fromCharCode(unit))) continue;
+        found.set(c.toLowerCase(), (found.get(c.toLowerCase()) ?? new Set()).add(String.fromCharCode(unit)));
+      }
+    }
+    expect(Object.fromEntries([...found].map(([c, kin]) => [c, [...kin]]))).toEqual(NON_ASCII_KIN);
   });
 });
 
