@@ -121,10 +121,16 @@ export class RunRegistry {
   /**
    * The last seq a finished run's trace may hold: its `traceEndSeq`, or, for a run of an older object
    * that kept none, the next run's start (a run's trace is written while it runs, before the next
-   * one starts); null for the newest such run (its trace lies anywhere up to the log's end).
+   * one starts); null for the newest such run (its trace lies anywhere up to the log's end). The
+   * first read of such a run's trace keeps its end (`traceEndFound`).
    */
   traceBound(run: StoredRun): number | null {
     return run.traceEndSeq ?? this.nextStartSeq(run.startSeq);
+  }
+
+  /** The run's trace end, met in its trace, for a run that kept none (of an older object). */
+  traceEndFound(runId: string, seq: number): void {
+    this.sql.exec(`UPDATE runs SET trace_end_seq = ? WHERE run_id = ? AND trace_end_seq IS NULL`, seq, runId);
   }
 
   /** The start of the newest run (0 when there is none): what follows it lies outside any earlier run. */

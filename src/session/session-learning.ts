@@ -182,9 +182,15 @@ export class SessionLearning {
   }
 
   private async readTrace(afterSeq: number, throughSeq?: number): Promise<TraceRecord[]> {
-    return (await readLogLines(this.deps.log, this.deps.bucket, "trace", afterSeq, "r2", throughSeq)).map((l) =>
-      decodeTraceLine(l.body, l.seq, this.id),
-    );
+    const records = (await readLogLines(this.deps.log, this.deps.bucket, "trace", afterSeq, "r2", throughSeq)).map((l) => ({
+      seq: l.seq,
+      record: decodeTraceLine(l.body, l.seq, this.id),
+    }));
+    // A run of an older object kept no trace end (`traceBound`): the first read that meets it keeps it.
+    for (const { seq, record } of records) {
+      if (record.type === "span_end" && record.kind === "run") this.deps.registry.traceEndFound(record.runId, seq);
+    }
+    return records.map((r) => r.record);
   }
 }
 

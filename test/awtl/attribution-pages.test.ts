@@ -192,7 +192,7 @@ describe("a verdict reads its run's trace, not the verdicts on it since", () => 
     );
     expect([full.status, ((await full.json()) as { error: { code: string } }).error.code]).toEqual([500, "history_unreadable"]);
   });
-  it("for a run of an older object, which kept no trace end, reads up to the next run's start (hunt 56)", async () => {
+  it("for a run of an older object, which kept no trace end, reads up to the next run's start and keeps the end it meets (hunt 56)", async () => {
     const workspaceId = await uploadWorkspace(api);
     const { sessionId } = await openSession(api, {
       workspaceId,
@@ -227,6 +227,8 @@ describe("a verdict reads its run's trace, not the verdicts on it since", () => 
       rule: "wrote_artifact",
       classification: "agent",
     });
-    expect(await traceEnd(sessionId, runId)).toBe(null);
+    // The read met the run's trace end and kept it: later verdicts stop there.
+    const end = trace.find((r) => r.type === "span_end" && r.kind === "run" && r.runId === runId)!;
+    expect(await traceEnd(sessionId, runId)).toBe(end.writerSeq);
   });
 });
