@@ -588,7 +588,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     method: "delete",
     path: "/api/projects/:pid/cases/:caseId",
     summary:
-      "Deletes a case with its scorecards and approvals; its rule leaves project memory if it was promoted. Then it is 404, until the same failure happens again in a run.",
+      "Deletes a case with its scorecards and approvals; its rule leaves project memory if it was promoted. Then it is 404, until the same failure happens again in a run. Its replay sessions (titled 'replay of <caseId>') stay: delete them as sessions.",
     auth: true,
     status: 204,
     answer: null,
