@@ -135,7 +135,8 @@ describe("a verdict reads its run's trace, not the verdicts on it since", () => 
       return state.storage.sql.exec<{ seq: number | null }>(`SELECT trace_end_seq AS seq FROM runs WHERE run_id = ?`, runId).one().seq;
     });
 
-  it("reads up to the run's end: the verdicts' segments are never read, and the attribution is the one a full read gives", async () => {
+  /** A session whose run read src/math.ts (r1) and then edited it (e1); `more` answers its later runs. */
+  async function editingRun(more: ReturnType<typeof model.text>[] = []): Promise<{ sessionId: string; runId: string }> {
     const workspaceId = await uploadWorkspace(api);
     const { sessionId } = await openSession(api, {
       workspaceId,
@@ -143,9 +144,15 @@ describe("a verdict reads its run's trace, not the verdicts on it since", () => 
         model.tools({ id: "r1", name: "read", args: { path: "src/math.ts" } }),
         model.tools({ id: "e1", name: "edit", args: { path: "src/math.ts", oldText: "return a + b;", newText: "return a - b;" } }),
         model.text("Simplified add."),
+        ...more,
       ],
     });
     const { runId } = await prompt(api, sessionId, { text: "tidy up src/math.ts", allowWrite: true });
+    return { sessionId, runId };
+  }
+
+  it("reads up to the run's end: the verdicts' segments are never read, and the attribution is the one a full read gives", async () => {
+    const { sessionId, runId } = await editingRun();
     const trace = await traceOf(api, sessionId);
     const end = trace.find((r) => r.type === "span_end" && r.kind === "run")!;
     expect(await traceEnd(sessionId, runId)).toBe(end.writerSeq);
@@ -192,19 +199,12 @@ describe("a verdict reads its run's trace, not the verdicts on it since", () => 
     );
     expect([full.status, ((await full.json()) as { error: { code: string } }).error.code]).toEqual([500, "history_unreadable"]);
   });
+
   it("for a run of an older object, which kept no trace end, reads up to the next run's start and keeps the end it meets (hunt 56)", async () => {
-    const workspaceId = await uploadWorkspace(api);
-    const { sessionId } = await openSession(api, {
-      workspaceId,
-      answers: [
-        model.tools({ id: "r1", name: "read", args: { path: "src/math.ts" } }),
-        model.tools({ id: "e1", name: "edit", args: { path: "src/math.ts", oldText: "return a + b;", newText: "return a - b;" } }),
-        model.text("Simplified add."),
-        model.tools({ id: "r2", name: "read", args: { path: "src/math.ts" } }),
-        model.text("Looked again."),
-      ],
-    });
-    const { runId } = await prompt(api, sessionId, { text: "tidy up src/math.ts", allowWrite: true });
+    const { sessionId, runId } = await editingRun([
+      model.tools({ id: "r2", name: "read", args: { path: "src/math.ts" } }),
+      model.text("Looked again."),
+    ]);
     await store.stub(sessionId).flush();
     const { runId: nextRunId } = await prompt(api, sessionId, { text: "look again" });
     await store.stub(sessionId).flush();
