@@ -113,6 +113,11 @@ export async function main(argv, io) {
     io.stderr.write(`--url ${visible(url)}: give the harness's address without a query or a fragment, e.g. ${DEFAULT_URL}\n\n${USAGE}\n`);
     return 2;
   }
+  // `localhost:8787` would be read as a URL of the scheme "localhost:" and fail as "cannot reach" (hunt 58).
+  if (!/^https?:\/\/[^/]/i.test(url)) {
+    io.stderr.write(`--url ${visible(url)}: give the harness's address with http:// or https://, e.g. ${DEFAULT_URL}\n\n${USAGE}\n`);
+    return 2;
+  }
   const token = values.token ?? io.env.PI_HARNESS_TOKEN;
   const api = new HarnessApi(url, token);
   try {

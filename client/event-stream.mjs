@@ -27,7 +27,7 @@ const MAX_RECONNECTS = 20;
 export async function* followRun(api, sessionId, prompt, hooks = {}) {
   const path = `/api/sessions/${encodeURIComponent(sessionId)}`;
   const state = { lastSeq: 0, retryMs: hooks.reconnectDelayMs ?? 2000, ended: false };
-  const first = await api.request("POST", `${path}/messages/stream`, { body: JSON.stringify(prompt), type: "application/json" });
+  const first = await sendPrompt(api, `${path}/messages/stream`, prompt, state, hooks);
   // The run that carries the prompt: a resume asks for its stream, not the session's (which replays
   // the runs before it, terminal events and all).
   const runId = first.headers.get("x-run-id");
@@ -62,6 +62,35 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
     }
     // 204: the run has ended and nothing is after lastSeq.
     if (response.status === 204) return;
+  }
+}
+
+/** Tries of a prompt whose answer never came (the connection dropped, a 5xx). */
+const PROMPT_TRIES = 4;
+
+/**
+ * POSTs the prompt under an Idempotency-Key, again with the same key while no answer comes back: a
+ * prompt the server took before the connection dropped then answers with the run it started (its
+ * stream from the first event), instead of starting a second run (with --allow-write, its edits twice).
+ * @param {import("./api.mjs").HarnessApi} api
+ * @param {string} url
+ * @param {Record<string, unknown>} prompt
+ * @param {{ lastSeq: number; retryMs: number }} state
+ * @param {{ onReconnect?: (info: ReconnectInfo) => void }} hooks
+ * @returns {Promise<Response>}
+ */
+async function sendPrompt(api, url, prompt, state, hooks) {
+  const key = `cli-${crypto.randomUUID()}`;
+  const body = JSON.stringify(prompt);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api.request("POST", url, { body, type: "application/json", headers: { "idempotency-key": key } });
+    } catch (err) {
+      const unanswered = err instanceof ApiError && (err.status === 0 || err.status >= 500);
+      if (!unanswered || attempt === PROMPT_TRIES) throw err;
+      hooks.onReconnect?.({ attempt, lastSeq: state.lastSeq, delayMs: state.retryMs, reason: err.message });
+      await new Promise((r) => setTimeout(r, state.retryMs));
+    }
   }
 }
 

@@ -28,10 +28,10 @@ export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
   app.use("*", headWithoutBody());
   app.use("*", requestContext());
-  app.use("*", corsPolicy());
   // Before the routes, so that every answer of the Worker, the refusals of the middleware after it
-  // (auth, query) included, carries it: a cached health check or error would be a stale one.
+  // (CORS preflights, auth, query) included, carries it: a cached health check or error would be a stale one.
   app.use("*", noStoreByDefault());
+  app.use("*", corsPolicy());
   /** Liveness: answers without auth and without touching storage. */
   app.get("/healthz", (c) => c.json({ status: "ok" as const }));
   /** The OpenAPI 3.1 document of this API, built from the schemas the routes validate with. */

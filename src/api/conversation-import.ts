@@ -11,6 +11,7 @@ import {
 } from "../domain";
 import { decodeMessageLine, JsonlDecodeError } from "../session/jsonl";
 import { jsonTextProblem, tooLarge } from "./body";
+import { PromptText } from "./schemas";
 import { Sha256Stream } from "./sha256-stream";
 
 const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
@@ -156,7 +157,9 @@ class ConversationReader {
 /** Why a user message's text is not one a prompt could have sent (blank, or too long), or null. */
 function promptTextProblem(text: string): string | null {
   if (!/\S/.test(text)) return "a user message's text is blank (a prompt's text is not)";
-  if (text.length > MAX_PROMPT_CHARS) return `a user message's text has ${text.length} characters (a prompt's at most ${MAX_PROMPT_CHARS})`;
+  // Counted as a prompt's (code points): every prompt the server took can be imported back (hunt 57).
+  if (!PromptText.safeParse(text).success)
+    return `a user message's text has ${[...text].length} characters (a prompt's at most ${MAX_PROMPT_CHARS})`;
   return null;
 }
 

@@ -597,7 +597,8 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   {
     method: "post",
     path: "/api/projects/:pid/cases/:caseId/replay",
-    summary: "Re-runs the case's failing run with the replay model against the current tools and workspace; answers its scorecard.",
+    summary:
+      "Re-runs the case's failing run with the replay model against the current tools, on the workspace and conversation as the failing run found them (a fork of its session at its prompt); answers its scorecard.",
     auth: true,
     body: json(EmptyBody, "Empty", {}),
     status: 201,

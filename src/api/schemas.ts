@@ -20,16 +20,22 @@ import {
   isoTime,
   JudgeResult,
   JudgeVerdict,
+  MAX_APPROVER_CHARS,
+  MAX_ARTIFACT_REF_CHARS,
   MAX_ATTRIBUTION_PAGE,
   MAX_CASE_PAGE,
   MAX_COMPACTION_INSTRUCTIONS_CHARS,
   MAX_IDEMPOTENCY_KEY_CHARS,
   MAX_IMPORTED_ID_CHARS,
+  MAX_MODEL_NAME_CHARS,
   MAX_PROMPT_CHARS,
   MAX_QUARANTINE_PAGE,
   MAX_SESSION_PAGE,
   MAX_STREAM_TOKEN_TTL_SECONDS,
   MAX_TITLE_CHARS,
+  MAX_VERDICT_ARTIFACT_REFS,
+  MAX_VERDICT_DETAIL_CHARS,
+  MAX_VERDICT_ID_CHARS,
   MAX_WORKSPACE_PAGE,
   MessageId,
   MIN_STREAM_TOKEN_TTL_SECONDS,
@@ -85,11 +91,17 @@ export const ForkBody = z.strictObject({
   requestId,
 });
 
+/** A prompt's text: zod counts its characters as code points (an emoji is one). */
+export const PromptText = nonBlank.max(MAX_PROMPT_CHARS);
+
 /** `POST /api/sessions/:id/messages/stream`: the text plus optional permissions and limits. */
 export const PromptBody = z.strictObject({
-  text: nonBlank.max(MAX_PROMPT_CHARS),
+  text: PromptText,
   ...AgentRunOptions.partial().shape,
-  model: nonBlank.max(200).optional().meta({ description: "another model name, or replay:<sessionId> to replay a recorded session" }),
+  model: nonBlank
+    .max(MAX_MODEL_NAME_CHARS)
+    .optional()
+    .meta({ description: "another model name, or replay:<sessionId> to replay a recorded session" }),
   retryOf: RunId.optional().meta({
     description: "the run this prompt retries (another attempt of the same task: its failed-turn cases always reach the brief)",
   }),
@@ -207,29 +219,32 @@ const JUDGE_NAME_DESCRIPTION = `${JUDGE_NAME_RULE}; nor be the name of one of th
 
 /** `POST /api/sessions/:id/judgements`: an external judge's verdict on one of the session's runs (a CI test run on `/changes`, a reviewer). */
 export const JudgementBody = z.strictObject({
-  runId: nonBlank.max(100),
-  judgeName: judgeNameSchema(100)
+  runId: nonBlank.max(MAX_VERDICT_ID_CHARS),
+  judgeName: judgeNameSchema(MAX_VERDICT_ID_CHARS)
     // The harness's own judges' names: an external verdict under one would pass for the harness's.
     .refine((name) => !(Object.values(BUILT_IN_JUDGES) as string[]).includes(name), {
       message: "is the name of one of the harness's own judges",
     })
     .meta({ description: JUDGE_NAME_DESCRIPTION }),
   result: JudgeVerdict,
-  sourceActionId: nonBlank.max(100).optional(),
+  sourceActionId: nonBlank.max(MAX_VERDICT_ID_CHARS).optional(),
   artifactRefs: z
     .array(
       nonBlank
-        .max(4096)
+        .max(MAX_ARTIFACT_REF_CHARS)
         .refine((ref) => isSchemeRef(ref) || artifactPath(ref) !== null, { message: ARTIFACT_REF_RULE })
         .meta({ description: ARTIFACT_REF_RULE }),
     )
-    .max(100),
-  detail: z.string().max(2000).default(""),
+    .max(MAX_VERDICT_ARTIFACT_REFS),
+  detail: z.string().max(MAX_VERDICT_DETAIL_CHARS).default(""),
   requestId: IdempotencyKey.optional().meta({ description: "an idempotency key, when the Idempotency-Key header cannot be sent" }),
 });
 
 /** `POST /api/projects/:pid/cases/:caseId/approve`. */
-export const ApproveBody = z.strictObject({ approvedBy: nonBlank.max(200), note: z.string().max(2000).default("") });
+export const ApproveBody = z.strictObject({
+  approvedBy: nonBlank.max(MAX_APPROVER_CHARS),
+  note: z.string().max(MAX_VERDICT_DETAIL_CHARS).default(""),
+});
 
 /** `POST /api/projects/:pid/memory/promote`. */
 export const PromoteBody = z.strictObject({ caseId: nonBlank.max(100), write: z.boolean().default(false) });

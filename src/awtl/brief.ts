@@ -48,11 +48,14 @@ export function applies(c: FailedTurnCase, ctx: BriefContext): boolean {
   }
 }
 
+/** Cases a brief names as given (those sharing a bullet included): what a run's records keep of it. */
+const MAX_BRIEF_CASE_IDS = 4 * MAX_BRIEF_CASES;
+
 /**
  * The Failure Prevention Brief for a run: the cases that apply to it, minus those their scorecard
  * excludes and imported ones no person approved, promoted memory first, then by occurrences and
- * recency, at most MAX_BRIEF_CASES one-line bullets within MAX_BRIEF_CHARS. Null when nothing
- * applies: the prompt stays exactly as it was.
+ * recency, at most MAX_BRIEF_CASES one-line bullets within MAX_BRIEF_CHARS (cases with the same
+ * hint share one). Null when nothing applies: the prompt stays exactly as it was.
  */
 export function buildBrief(
   cases: readonly FailedTurnCase[],
@@ -80,8 +83,14 @@ export function buildBrief(
   const lines = [BRIEF_HEADER];
   const chosen: FailedTurnCase[] = [];
   for (const c of ranked) {
-    if (chosen.length === MAX_BRIEF_CASES) break;
+    if (lines.length - 1 === MAX_BRIEF_CASES) break;
     const bullet = `- ${promoted.has(c.caseId) ? "[verified] " : ""}${caseHint(c)}`;
+    // Cases of one kind (three denied writes) can share a hint: it is given once, for all of them,
+    // and takes one of the slots (hunt 58: three equal bullets took three).
+    if (lines.includes(bullet)) {
+      if (chosen.length < MAX_BRIEF_CASE_IDS) chosen.push(c);
+      continue;
+    }
     if ([...lines, bullet].join("\n").length > MAX_BRIEF_CHARS) continue;
     lines.push(bullet);
     chosen.push(c);

@@ -97,6 +97,17 @@ export const COMPACTION_MAX_WINDOW_SHARE = 0.25;
 export const TOOL_RESULT_MAX_WINDOW_SHARE = 0.2;
 /** Longest `instructions` of a manual compaction, in characters. */
 export const MAX_COMPACTION_INSTRUCTIONS_CHARS = 4_000;
+/** A prompt's `model` name. */
+export const MAX_MODEL_NAME_CHARS = 200;
+/** A verdict's `runId`, `judgeName` and `sourceActionId`. */
+export const MAX_VERDICT_ID_CHARS = 100;
+/** A verdict's `artifactRefs`, and the characters of each. */
+export const MAX_VERDICT_ARTIFACT_REFS = 100;
+export const MAX_ARTIFACT_REF_CHARS = 4096;
+/** A verdict's `detail` and an approval's `note`. */
+export const MAX_VERDICT_DETAIL_CHARS = 2_000;
+/** An approval's `approvedBy`. */
+export const MAX_APPROVER_CHARS = 200;
 /** The character-based estimate: this many characters make one token. */
 export const CHARS_PER_TOKEN = 4;
 
@@ -310,6 +321,8 @@ export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
 export const TOOL_OUTPUT_MAX_LINES = 2000;
 /** ...or this many bytes, whichever comes first, with a notice telling the model how to continue. */
 export const TOOL_OUTPUT_MAX_BYTES = 50 * KiB;
+/** What a tool leaves of the run's per-result budget for the notices after its output (see outputLimit). */
+export const NOTICE_ROOM_BYTES = 1024;
 export const BASH_DEFAULT_TIMEOUT_MS = 10_000;
 export const BASH_MAX_TIMEOUT_MS = 60_000;
 /** Bytes one bash command may write in total. */
@@ -350,8 +363,12 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     "JSON nesting (request bodies, imported lines)",
     `${MAX_JSON_DEPTH} levels of arrays and objects (400 \`invalid_body\`, \`import_invalid\`; a trace line past it is quarantined)`,
   ],
-  ["prompt text", `${count(MAX_PROMPT_CHARS)} characters`],
+  ["prompt text", `${count(MAX_PROMPT_CHARS)} characters (code points: an emoji is one; an imported user message is counted the same way)`],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
+  [
+    "other request fields (400 `invalid_body` past them)",
+    `a prompt's \`model\` ${count(MAX_MODEL_NAME_CHARS)} characters; a manual compaction's \`instructions\` ${count(MAX_COMPACTION_INSTRUCTIONS_CHARS)}; a verdict's \`runId\`, \`judgeName\` and \`sourceActionId\` ${count(MAX_VERDICT_ID_CHARS)}, its \`artifactRefs\` ${count(MAX_VERDICT_ARTIFACT_REFS)} of at most ${count(MAX_ARTIFACT_REF_CHARS)} characters, its \`detail\` ${count(MAX_VERDICT_DETAIL_CHARS)}; an approval's \`approvedBy\` ${count(MAX_APPROVER_CHARS)} and \`note\` ${count(MAX_VERDICT_DETAIL_CHARS)}`,
+  ],
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
     "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`)",
@@ -420,7 +437,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "tool output",
-    `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue`,
+    `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue; in a run (whose budget per result is at most ${bytes(TOOL_OUTPUT_MAX_BYTES)}) ${bytes(NOTICE_ROOM_BYTES)} of it is kept for the notices, so output is cut at ${bytes(TOOL_OUTPUT_MAX_BYTES - NOTICE_ROOM_BYTES)} (a file of exactly ${bytes(TOOL_OUTPUT_MAX_BYTES)} is shown cut)`,
   ],
   [
     "`bash`",

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { NOTICE_ROOM_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { resolveWorkspacePath } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
@@ -24,9 +25,6 @@ export function outputLimit(own: number, ctx: { maxOutputBytes?: number }): numb
   // or the last guard cuts them off (grep's "limit reached ... Use limit=" was lost that way).
   return Math.min(own, ctx.maxOutputBytes === undefined ? own : Math.max(1024, ctx.maxOutputBytes - NOTICE_ROOM_BYTES));
 }
-
-/** What a tool leaves of the run's per-result budget for the notices after its output. */
-export const NOTICE_ROOM_BYTES = 1024;
 
 /** The run's per-result budget in bytes (see ToolContext.maxOutputBytes); absent: each tool's own limit. */
 export interface OutputBudget {

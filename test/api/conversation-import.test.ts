@@ -107,6 +107,11 @@ describe("readConversation", () => {
       `import_invalid: line 1: a user message's text has ${MAX_PROMPT_CHARS + 1} characters (a prompt's at most ${MAX_PROMPT_CHARS})`,
     );
     expect(refusal([{ ...m1, text: "x".repeat(MAX_PROMPT_CHARS) }])).toBe("accepted");
+    // Counted as a prompt's: in code points, so a prompt of 100,000 emoji (200,000 UTF-16 units) comes back (hunt 57).
+    expect(refusal([{ ...m1, text: "😀".repeat(MAX_PROMPT_CHARS) }])).toBe("accepted");
+    expect(refusal([{ ...m1, text: "😀".repeat(MAX_PROMPT_CHARS + 1) }])).toBe(
+      `import_invalid: line 1: a user message's text has ${MAX_PROMPT_CHARS + 1} characters (a prompt's at most ${MAX_PROMPT_CHARS})`,
+    );
   });
 });
 

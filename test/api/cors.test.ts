@@ -73,6 +73,8 @@ describe("CORS", () => {
       const allowed = res.headers.get("access-control-allow-headers")!.toLowerCase().split(",");
       for (const header of ["authorization", "content-type", "last-event-id", "idempotency-key"]) expect(allowed).toContain(header);
       expect(res.headers.get("access-control-max-age")).toBe("600");
+      // As every answer of the Worker (hunt 58: the preflight lacked it).
+      expect(res.headers.get("cache-control")).toBe("no-store");
       expect(res.headers.get("vary")).toContain("Origin");
     }
     expect(CORS_ALLOW_HEADERS).toEqual(expect.arrayContaining(["Last-Event-ID", "Idempotency-Key"]));

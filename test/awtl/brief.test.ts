@@ -287,6 +287,21 @@ describe("choosing the cases of a brief", () => {
     ]);
   });
 
+  it("gives a hint once: cases with the same hint share one bullet, and the next case gets the slot (hunt 58)", () => {
+    const about = (id: string) => ({ artifactRefs: [`src/${id}.ts`], globs: ["src/math.ts"] });
+    const cases = [
+      aCase("cs_a", { occurrences: 9, ...about("same") }),
+      aCase("cs_b", { occurrences: 8, ...about("same") }),
+      aCase("cs_c", { occurrences: 7, ...about("same") }),
+      ...["one", "two", "three", "four", "five"].map((name, i) => aCase(`cs_${name}`, { occurrences: 6 - i, ...about(name) })),
+    ];
+    const brief = buildBrief(cases, new Map(), new Set(), ctx())!;
+    // All three were given their hint; five bullets in all.
+    expect(brief.caseIds).toEqual(["cs_a", "cs_b", "cs_c", "cs_one", "cs_two", "cs_three", "cs_four"]);
+    const hint = (name: string) => `- Run \`ci\` again on \`src/${name}.ts\` after changing it: it failed after such a change.`;
+    expect(brief.text.split("\n")).toEqual([BRIEF_HEADER, hint("same"), hint("one"), hint("two"), hint("three"), hint("four")]);
+  });
+
   it(`never exceeds ${MAX_BRIEF_CASES} bullets or ${MAX_BRIEF_CHARS} characters, however many long hints apply`, () => {
     for (const pathChars of [4, 40, 80]) {
       // One to three paths of up to 80 characters shown each: hints of about 80 to 300 characters.

@@ -289,6 +289,11 @@ describe("pi-harness run", () => {
     const fragment = await cli(["sessions"], { url: `${dev.base}/#/s/s_x` });
     assert.equal(fragment.code, 2);
     assert.match(fragment.stderr, /give the harness's address without a query or a fragment/);
+    for (const url of ["localhost:8787", "127.0.0.1:8787", "ftp://x"]) {
+      const schemeless = await cli(["sessions"], { url });
+      assert.deepEqual([url, schemeless.code], [url, 2]);
+      assert.match(schemeless.stderr, /give the harness's address with http:\/\/ or https:\/\//);
+    }
     const page = http.createServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<html>\u001b]0;PWNED\u0007 a login page</html>");

@@ -10,14 +10,22 @@ import { followRun } from "../../client/event-stream.mjs";
 let routes = new Map();
 /** What each request asked for: "METHOD path?query last-event-id". */
 let received = [];
+/** The Idempotency-Key of each request ("-" without one). */
+let keys = [];
 let server;
 let base;
 
 before(async () => {
   server = createServer((req, res) => {
     received.push(`${req.method} ${req.url} ${req.headers["last-event-id"] ?? "-"}`);
+    keys.push(req.headers["idempotency-key"] ?? "-");
     req.resume();
     const answer = routes.get(`${req.method} ${req.url}`);
+    // The server took the request, then the connection dropped before any answer.
+    if (answer?.drop > 0) {
+      answer.drop--;
+      return req.on("end", () => req.socket.destroy());
+    }
     if (!answer) {
       res.writeHead(404, { "content-type": "application/json" });
       return res.end(JSON.stringify({ error: { code: "route_not_found", message: req.url } }));
@@ -119,6 +127,26 @@ describe("followRun", () => {
       [5, "queue_updated", null],
       [9, "queued_message_withdrawn", "r_2"],
     ]);
+    assert.deepEqual(received, [`${POST} -`]);
+  });
+
+  it("a prompt whose connection drops before the answer is sent again under the same Idempotency-Key (hunt 58)", async () => {
+    routes = new Map([[POST, { runId: "r_2", events: promptRun, drop: 2 }]]);
+    received = [];
+    keys = [];
+    assert.deepEqual(
+      (await follow()).map(([seq]) => seq),
+      [7, 8, 9, 10],
+    );
+    assert.deepEqual(received, [`${POST} -`, `${POST} -`, `${POST} -`]);
+    assert.equal(new Set(keys).size, 1);
+    assert.match(keys[0], /^cli-[0-9a-f-]{36}$/);
+  });
+
+  it("a prompt refused (4xx) is not sent again", async () => {
+    routes = new Map();
+    received = [];
+    await assert.rejects(follow(), { code: "route_not_found" });
     assert.deepEqual(received, [`${POST} -`]);
   });
 });
