@@ -112,6 +112,12 @@ function refreshSessions() {
     if (!unchanged) list.replaceChildren(...next); // replacing would take the focus from a listed link
     $("more-sessions").hidden = nextCursor === null;
     markCurrent();
+    // The open session renamed elsewhere: its heading follows the list, not only the next run's end (hunt 58).
+    const open = current?.info ? page.items.find((s) => s.id === current.id) : undefined;
+    if (open && open.title !== current.info.title) {
+      current.info.title = open.title;
+      $("session-title").textContent = open.title || open.id;
+    }
   }).finally(() => {
     refreshing = null;
   });

@@ -875,6 +875,16 @@ describe("session viewer", () => {
     assert.deepEqual(await shown(), await everyId());
   });
 
+  it("the open session's heading follows a rename made elsewhere, without waiting for a run (hunt 58)", async () => {
+    const { sessionId } = await (await api("POST", "/api/sessions", { title: "named here" })).json();
+    await page.goto(`${proxy.base}/#/s/${sessionId}`);
+    await page.waitForFunction(() => document.getElementById("session-title").textContent === "named here");
+    await api("PATCH", `/api/sessions/${sessionId}`, { title: "renamed in a terminal" });
+    await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+    await page.waitForFunction(() => document.getElementById("session-title").textContent === "renamed in a terminal");
+    assert.equal(await page.textContent(`#session-list a[data-session-id="${sessionId}"]`), "renamed in a terminal");
+  });
+
   it("fills an assistant entry from a message stored before its events, and does not double the replayed deltas", async () => {
     const shown = await page.evaluate(async () => {
       const { Timeline } = await import("/js/timeline.js");
