@@ -32,7 +32,9 @@ Options:
   --include-env          pack .env* files too
   --include-node-modules pack node_modules/ too
   --session ID           continue a session instead of opening a new one
-  --json                 raw events (run) or raw answers (sessions, show) as JSON lines
+  --json                 JSON for scripts: run prints its events, one per line; sessions,
+                         workspaces, show and abort print the server's answer as one line;
+                         delete prints nothing; changes is a diff either way
   -h, --help             this text`;
 
 /** @typedef {{ write(text: string): unknown; isTTY?: boolean }} Output */

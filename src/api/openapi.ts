@@ -12,7 +12,7 @@ import {
   SessionId,
   WorkspaceId,
 } from "../domain";
-import { API_ROUTES, BODY_API_ERRORS, COMMON_API_ERRORS, type Content, type RouteDoc } from "./route-docs";
+import { API_ROUTES, BODY_API_ERRORS, COMMON_API_ERRORS, type Content, type Method } from "./route-docs";
 import { ErrorResponse } from "./schemas";
 
 /**
@@ -142,14 +142,17 @@ function buildDocument(): JsonSchema {
       };
     }
     paths[path] ??= {};
-    paths[path][route.method] = {
-      operationId: operationId(route),
+    const operation = {
+      operationId: operationId(route.method, route.path),
       summary: route.summary,
       ...(route.auth ? {} : { security: [] }),
       ...(params.length + query.length + headers.length > 0 ? { parameters: [...params, ...query, ...headers] } : {}),
       ...(route.body ? { requestBody: { required: bodyRequired(route.body), content: content(route.body, "input") } } : {}),
       responses,
     };
+    paths[path][route.method] = operation;
+    // Every GET also answers HEAD (app.ts): the same status and headers, no body.
+    if (route.method === "get") paths[path].head = headOperation(operation, route.path);
   }
 
   return {
@@ -194,10 +197,21 @@ const ERROR_HEADERS: Record<number, Record<string, { description: string; schema
 };
 const RUN_ID_HEADER = { "x-run-id": { description: "the run being streamed, when there is one", schema: { type: "string" } } };
 
-function operationId(route: RouteDoc): string {
-  const words = route.path
+function operationId(method: Method | "head", path: string): string {
+  const words = path
     .replace(/\{[^}]*\}/g, "")
     .split(/[/.:-]/)
     .filter((w) => w !== "" && w !== "api");
-  return [route.method, ...words].map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join("");
+  return [method, ...words].map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join("");
+}
+
+/** A GET operation's HEAD: its parameters, statuses and headers, with no response bodies. */
+function headOperation(get: { summary: string; responses: Record<string, unknown> }, path: string): Record<string, unknown> {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses).map(([status, response]) => {
+      const { content: _body, ...rest } = response as Record<string, unknown>;
+      return [status, rest];
+    }),
+  );
+  return { ...get, operationId: operationId("head", path), summary: `${get.summary} (status and headers only, no body)`, responses };
 }

@@ -147,6 +147,7 @@ export const bashTool: Tool<BashParams> = {
       clearTimeout(timer);
     }
     if (signal.aborted) throw new ToolError("aborted", "Command aborted");
+    result = statementLimit(result);
 
     const stderr = commandsNotFound(fixedLimits(result.stderr));
     // stdout's last line without its newline would run into stderr's first ("count=3ls: missing...").
@@ -194,6 +195,22 @@ const WORK_LIMIT_ADVICE =
   `This shell stops a call at ${count(BASH_MAX_COMMANDS)} commands or ${count(BASH_MAX_LOOP_ITERATIONS)} loop iterations, a fixed limit that ` +
   "cannot be raised: process the items in batches over several calls, or use fewer commands per item (one grep, sed or awk " +
   "over many files, xargs) instead of a loop per item";
+
+/**
+ * just-bash's parser refuses a script of more than 10,000 top-level statements as a syntax error
+ * (exit 2, "Parser stuck"), before a command runs. It is the same fixed limit as the command count,
+ * met earlier: it is told as that limit (exit 126, with the advice), not as a mistake in the script.
+ */
+function statementLimit(result: { stdout: string; stderr: string; exitCode: number }) {
+  const stuck = result.exitCode === 2 ? PARSER_STATEMENT_LIMIT.exec(result.stderr) : null;
+  if (!stuck) return result;
+  return {
+    stdout: result.stdout,
+    stderr: `bash: too many commands executed (more than ${count(Number(stuck[1]))} statements in one call; nothing was run)\n`,
+    exitCode: BASH_LIMIT_EXIT_CODE,
+  };
+}
+const PARSER_STATEMENT_LIMIT = /^bash: syntax error: Parse error at \d+:\d+: Parser stuck: too many iterations \(>(\d+)\)\n?$/;
 
 /**
  * just-bash's limit errors end in ", increase executionLimits.maxCommandCount": a setting neither

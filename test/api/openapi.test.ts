@@ -40,6 +40,7 @@ function defaultKeywords(schema: unknown, at = ""): string[] {
 
 /** Every operation of the document: [method, path, operation]. */
 const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([m, op]) => [m, path, op] as const));
+const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document without auth", async () => {
@@ -53,14 +54,33 @@ describe("GET /openapi.json", () => {
     expect(self.responses["200"]!.content["application/json"]!.schema).toEqual({ type: "object", description: "the OpenAPI 3.1 document" });
   });
 
-  it("documents every route Hono has registered, and no other", () => {
+  it("documents every route Hono has registered, and no other, with a HEAD beside every GET", () => {
     const registered = createApp()
       .routes.filter((r) => r.method !== "ALL")
       .map((r) => `${r.method.toLowerCase()} ${openApiPath(r.path)}`);
+    const heads = registered.filter((r) => r.startsWith("get ")).map((r) => r.replace(/^get /, "head "));
     const documented = operations.map(([method, path]) => `${method} ${path}`);
-    expect(new Set(documented)).toEqual(new Set(registered));
-    expect(documented.length).toBe(registered.length);
+    expect(new Set(documented)).toEqual(new Set([...registered, ...heads]));
+    expect(documented.length).toBe(registered.length + heads.length);
     expect(API_ROUTES.length).toBe(registered.length);
+  });
+
+  it("documents each HEAD as its GET without bodies, and the server answers HEAD with the documented status", async () => {
+    const messages = doc.paths["/api/sessions/{id}/messages"]! as Record<string, Json>;
+    const get = messages.get as { responses: Record<string, Json>; parameters: Json[] };
+    const head = messages.head as { operationId: string; summary: string; responses: Record<string, Json>; parameters: Json[] };
+    expect(head.operationId).toBe("headSessionsIdMessages");
+    expect(head.summary).toBe(`${(get as unknown as { summary: string }).summary} (status and headers only, no body)`);
+    expect(head.parameters).toEqual(get.parameters);
+    expect(Object.keys(head.responses)).toEqual(Object.keys(get.responses));
+    for (const [status, response] of Object.entries(head.responses)) {
+      const { content: _content, ...rest } = get.responses[status]!;
+      expect(response).toEqual(rest);
+    }
+    const created = SessionCreated.parse(await (await api("/api/sessions", { method: "POST" })).json());
+    const res = await api(`/api/sessions/${created.sessionId}/messages`, { method: "HEAD" });
+    expect([res.status, await res.text()]).toEqual([200, ""]);
+    expect(Object.keys(head.responses)).toContain("200");
   });
 
   it("names every error code of the registry: API codes per route, run codes and denial reasons in the event schema", () => {
@@ -143,7 +163,6 @@ describe("GET /openapi.json", () => {
   });
 
   it("real answers fit the documented schemas", async () => {
-    const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
     const created = SessionCreated.parse(await (await api("/api/sessions", { method: "POST" })).json());
     SessionInfo.parse(await (await api(`/api/sessions/${created.sessionId}`)).json());
     SessionList.parse(await (await api("/api/sessions?limit=2")).json());
@@ -154,7 +173,6 @@ describe("GET /openapi.json", () => {
 describe("the document as a contract for generated clients (hunt 38)", () => {
   type Operation = { requestBody?: { content: Record<string, { schema: Json }> }; responses: Record<string, Json> };
   const op = (method: string, path: string) => doc.paths[path]![method] as unknown as Operation;
-  const api = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://localhost${path}`, init));
 
   it("every operation with a body, and only those, lists 415 unsupported_media_type (a Content-Encoding is refused)", async () => {
     const withBody = operations.filter(([, , o]) => o.requestBody !== undefined).map(([m, p]) => `${m} ${p}`);
@@ -193,6 +211,9 @@ describe("the document as a contract for generated clients (hunt 38)", () => {
       "get /api/sessions/{id}/events",
       "get /api/sessions/{id}/messages",
       "get /api/sessions/{id}/trace",
+      "head /api/sessions/{id}/events",
+      "head /api/sessions/{id}/messages",
+      "head /api/sessions/{id}/trace",
     ]);
     const created = op("post", "/api/sessions").responses["201"] as { headers: Record<string, Json> };
     expect(Object.keys(created.headers)).toEqual(["x-request-id", "location"]);

@@ -230,6 +230,27 @@ describe("pi-harness run", () => {
     assert.equal((await cli(["delete"])).code, 2);
   });
 
+  it("--json: show, sessions and abort print the server's answer as one line; delete prints nothing; changes stays a diff", async () => {
+    const run = await cli(["run", "--workspace", workspaceDir(), "hello"]);
+    assert.equal(run.code, 0, run.stderr);
+    const sessionId = sessionIdOf(run.stdout);
+    const shown = await cli(["show", sessionId, "--json"]);
+    const info = await (await api(`/api/sessions/${sessionId}`)).json();
+    const messages = (await (await api(`/api/sessions/${sessionId}/messages`)).text())
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual([shown.code, shown.stderr, shown.stdout.endsWith("}\n"), shown.stdout.split("\n").length], [0, "", true, 2]);
+    assert.deepEqual(JSON.parse(shown.stdout), { session: info, messages });
+    const listed = await cli(["sessions", "--limit", "1", "--json"]);
+    assert.deepEqual(Object.keys(JSON.parse(listed.stdout)).sort(), ["items", "nextCursor"]);
+    assert.equal(JSON.parse(listed.stdout).items[0].id, sessionId);
+    assert.deepEqual(await cli(["abort", sessionId, "--json"]), { code: 0, stdout: '{"aborted":false,"runId":null}\n', stderr: "" });
+    const changes = await cli(["changes", sessionId, "--json"]);
+    assert.deepEqual(changes, { code: 0, stdout: await (await api(`/api/sessions/${sessionId}/changes`)).text(), stderr: "" });
+    assert.deepEqual(await cli(["delete", sessionId, "--json"]), { code: 0, stdout: "", stderr: "" });
+  });
+
   it("Ctrl-C stops the run on the server and follows it to its end; abort ID stops a session's run", async () => {
     let interrupt = () => {};
     let stderr = "";

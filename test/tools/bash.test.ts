@@ -276,6 +276,22 @@ describe("bash", () => {
     });
   });
 
+  it("tells a script of more than 10,000 statements as the command limit (exit 126, nothing run), not as a syntax error", async () => {
+    const fs = fixtureFs();
+    const out = await bash(fs, `${"echo x > /workspace/ran.txt\n"}${"true\n".repeat(10_000)}`, { allowWrite: true });
+    expect(out).toEqual({
+      error: true,
+      text: `bash: too many commands executed (more than 10,000 statements in one call; nothing was run)\n\n[Command exited with code 126. ${limitAdvice}]`,
+      exitCode: 126,
+      code: "exit_status",
+    });
+    expect((await bash(fs, "test -e /workspace/ran.txt && echo ran || echo not run")).text).toBe("not run");
+    // 10,000 statements are one call's worth: they run.
+    expect(await bash(fs, "true;".repeat(9_999) + "echo ok")).toEqual({ error: false, text: "ok", exitCode: 0 });
+    // A real syntax error stays one.
+    expect((await bash(fs, "if then fi")).exitCode).toBe(2);
+  });
+
   it("stops seq at the iteration limit with the same advice", async () => {
     const out = await bash(fixtureFs(), "seq 1 20000 | wc -l");
     expect([out.exitCode, out.text]).toEqual([
