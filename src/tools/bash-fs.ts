@@ -64,7 +64,7 @@ export class WorkspaceBashFs implements IFileSystem {
     try {
       return await this.fs.readFile(p, this.signal);
     } catch (err) {
-      throw errno(err, "open", path);
+      throw errno(err, "open", this.shown(path));
     }
   }
 
@@ -106,7 +106,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
     if (this.madeDirs.has(p))
       return { isFile: false, isDirectory: true, isSymbolicLink: false, mode: 0o755, size: 0, mtime: EPOCH, identity: `workspace:${p}` };
-    throw new Error(`ENOENT: no such file or directory, stat '${path}'`);
+    throw new Error(`ENOENT: no such file or directory, stat '${this.shown(path)}'`);
   }
 
   lstat(path: string): Promise<FsStat> {
@@ -117,15 +117,16 @@ export class WorkspaceBashFs implements IFileSystem {
     this.assertWritable("mkdir", path);
     const p = toWorkspace(path);
     const kind = this.kind(p);
-    if (kind === "file") throw new Error(`EEXIST: file already exists, mkdir '${path}'`);
+    if (kind === "file") throw new Error(`EEXIST: file already exists, mkdir '${this.shown(path)}'`);
     if (kind === "dir") {
       if (options?.recursive) return;
-      throw new Error(`EEXIST: directory already exists, mkdir '${path}'`);
+      throw new Error(`EEXIST: directory already exists, mkdir '${this.shown(path)}'`);
     }
     const parent = parentOf(p);
-    if (!options?.recursive && this.kind(parent) !== "dir") throw new Error(`ENOENT: no such file or directory, mkdir '${path}'`);
+    if (!options?.recursive && this.kind(parent) !== "dir")
+      throw new Error(`ENOENT: no such file or directory, mkdir '${this.shown(path)}'`);
     for (let dir = p; dir !== "" && this.kind(dir) === null; dir = parentOf(dir)) {
-      if (this.kind(parentOf(dir)) === "file") throw new Error(`ENOTDIR: not a directory, mkdir '${path}'`);
+      if (this.kind(parentOf(dir)) === "file") throw new Error(`ENOTDIR: not a directory, mkdir '${this.shown(path)}'`);
       this.madeDirs.add(dir);
     }
   }
@@ -141,7 +142,7 @@ export class WorkspaceBashFs implements IFileSystem {
       try {
         for (const e of this.fs.readdir(p)) entries.set(e.name, dirent(e.name, e.type === "dir"));
       } catch (err) {
-        throw errno(err, "scandir", path);
+        throw errno(err, "scandir", this.shown(path));
       }
     }
     for (const dir of this.madeDirs) {
@@ -156,18 +157,18 @@ export class WorkspaceBashFs implements IFileSystem {
     const kind = this.kind(p);
     if (kind === null) {
       if (options?.force) return;
-      throw new Error(`ENOENT: no such file or directory, rm '${path}'`);
+      throw new Error(`ENOENT: no such file or directory, rm '${this.shown(path)}'`);
     }
     if (kind === "file") {
       await this.fs.deleteFile(p);
       this.keepEmptied(parentOf(p));
       return;
     }
-    if (p === "") throw new Error(`EBUSY: mount point, cannot remove '${path}'`);
+    if (p === "") throw new Error(`EBUSY: mount point, cannot remove '${this.shown(path)}'`);
     const inside = this.filesUnder(p);
     const madeInside = [...this.madeDirs].filter((d) => d.startsWith(`${p}/`));
     if (!options?.recursive && (inside.length > 0 || madeInside.length > 0)) {
-      throw new Error(`ENOTEMPTY: directory not empty, rm '${path}'`);
+      throw new Error(`ENOTEMPTY: directory not empty, rm '${this.shown(path)}'`);
     }
     for (const file of inside) await this.fs.deleteFile(file);
     for (const dir of madeInside) this.madeDirs.delete(dir);
@@ -190,15 +191,16 @@ export class WorkspaceBashFs implements IFileSystem {
     this.assertWritable(op, dest);
     const from = toWorkspace(src);
     const kind = this.kind(from);
-    if (kind === null) throw new Error(`ENOENT: no such file or directory, cp '${src}'`);
+    if (kind === null) throw new Error(`ENOENT: no such file or directory, cp '${this.shown(src)}'`);
     // A copy keeps its source's mode (an executable stays executable), as cp does for a new file.
     if (kind === "file") {
       await this.put(dest, await this.readFileBuffer(src), op, this.fs.stat(from)?.mode, replace);
       return;
     }
-    if (!options?.recursive) throw new Error(`EISDIR: is a directory, cp '${src}'`);
+    if (!options?.recursive) throw new Error(`EISDIR: is a directory, cp '${this.shown(src)}'`);
     const to = toWorkspace(dest);
-    if (to === from || to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot copy '${src}' into itself, '${dest}'`);
+    if (to === from || to.startsWith(`${from}/`))
+      throw new Error(`EINVAL: cannot copy '${this.shown(src)}' into itself, '${this.shown(dest)}'`);
     await this.mkdir(dest, { recursive: true });
     // Empty directories inside go along, as they would on a disk.
     for (const dir of [...this.madeDirs]) if (dir.startsWith(`${from}/`)) this.madeDirs.add(normalize(`${to}${dir.slice(from.length)}`));
@@ -211,9 +213,9 @@ export class WorkspaceBashFs implements IFileSystem {
     this.assertWritable("mv", dest);
     const from = toWorkspace(src);
     const to = toWorkspace(dest);
-    if (this.kind(from) === null) throw new Error(`ENOENT: no such file or directory, mv '${src}'`);
+    if (this.kind(from) === null) throw new Error(`ENOENT: no such file or directory, mv '${this.shown(src)}'`);
     if (from === to) return;
-    if (to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot move '${src}' into itself, '${dest}'`);
+    if (to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot move '${this.shown(src)}' into itself, '${this.shown(dest)}'`);
     await this.copy(src, dest, { recursive: true }, true);
     await this.rm(src, { recursive: true });
   }
@@ -235,7 +237,7 @@ export class WorkspaceBashFs implements IFileSystem {
     this.assertWritable("chmod", path);
     const p = toWorkspace(path);
     const kind = this.kind(p);
-    if (kind === null) throw new Error(`ENOENT: no such file or directory, chmod '${path}'`);
+    if (kind === null) throw new Error(`ENOENT: no such file or directory, chmod '${this.shown(path)}'`);
     const bits = mode & 0o777;
     const before = this.fs.stat(p);
     if (kind === "dir" || before === null || (before.mode & 0o777) === bits) return;
@@ -246,27 +248,27 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async symlink(_target: string, linkPath: string): Promise<void> {
-    throw new Error(`EPERM: operation not permitted, symlink '${linkPath}' (links are not supported in the workspace)`);
+    throw new Error(`EPERM: operation not permitted, symlink '${this.shown(linkPath)}' (links are not supported in the workspace)`);
   }
 
   async link(existingPath: string, _newPath: string): Promise<void> {
-    throw new Error(`EPERM: operation not permitted, link '${existingPath}' (links are not supported in the workspace)`);
+    throw new Error(`EPERM: operation not permitted, link '${this.shown(existingPath)}' (links are not supported in the workspace)`);
   }
 
   async readlink(path: string): Promise<string> {
-    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, readlink '${path}'`);
-    throw new Error(`EINVAL: invalid argument, readlink '${path}'`);
+    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, readlink '${this.shown(path)}'`);
+    throw new Error(`EINVAL: invalid argument, readlink '${this.shown(path)}'`);
   }
 
   async realpath(path: string): Promise<string> {
     const p = toWorkspace(path);
-    if (this.kind(p) === null) throw new Error(`ENOENT: no such file or directory, realpath '${path}'`);
+    if (this.kind(p) === null) throw new Error(`ENOENT: no such file or directory, realpath '${this.shown(path)}'`);
     return `/${p}`;
   }
 
   async utimes(path: string, _atime: Date, _mtime: Date): Promise<void> {
     // Times are not stored; touching an existing file changes nothing, so it is allowed read-only too.
-    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, utimes '${path}'`);
+    if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, utimes '${this.shown(path)}'`);
   }
 
   private kind(p: string): "file" | "dir" | null {
@@ -288,8 +290,8 @@ export class WorkspaceBashFs implements IFileSystem {
   private assertWritable(op: string, path: string): void {
     if (!this.allowWrite) {
       this.refused.count++;
-      if (this.refused.first.length < REFUSED_WRITES_NAMED) this.refused.first.push(`${op} '${this.mountPoint}${path}'`);
-      throw new Error(`EROFS: read-only file system, ${op} '${this.mountPoint}${path}' (this run does not allow writes)`);
+      if (this.refused.first.length < REFUSED_WRITES_NAMED) this.refused.first.push(`${op} '${this.shown(path)}'`);
+      throw new Error(`EROFS: read-only file system, ${op} '${this.shown(path)}' (this run does not allow writes)`);
     }
   }
 
@@ -305,17 +307,24 @@ export class WorkspaceBashFs implements IFileSystem {
     this.assertWritable(op, path);
     const p = toWorkspace(path);
     const refusal = writeRefusal(p, (q) => this.kind(q));
-    if (refusal?.code === "is_directory") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${path}'`);
-    if (refusal) throw new Error(`ENOTDIR: not a directory, ${op} '${path}'`);
+    if (refusal?.code === "is_directory") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${this.shown(path)}'`);
+    if (refusal) throw new Error(`ENOTDIR: not a directory, ${op} '${this.shown(path)}'`);
     if (bytes.byteLength > MAX_FILE_BYTES)
-      throw new Error(`EFBIG: file too large, ${op} '${path}' (limit ${MAX_FILE_BYTES} bytes per file)`);
+      throw new Error(`EFBIG: file too large, ${op} '${this.shown(path)}' (limit ${MAX_FILE_BYTES} bytes per file)`);
     if (this.bytesWritten + counted > BASH_MAX_WRITTEN_BYTES) {
-      throw new Error(`ENOSPC: no space left on device, ${op} '${path}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
+      throw new Error(
+        `ENOSPC: no space left on device, ${op} '${this.shown(path)}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`,
+      );
     }
     this.bytesWritten += counted;
     await this.fs.writeFile(p, bytes, mode, { replace });
     this.lastWritten = counted === bytes.byteLength ? p : null;
     for (let dir = parentOf(p); dir !== ""; dir = parentOf(dir)) this.madeDirs.delete(dir);
+  }
+
+  /** A path as the shell sees it (under its mount point), for error messages. */
+  private shown(path: string): string {
+    return `${this.mountPoint}${path.startsWith("/") || path === "" ? path : `/${path}`}`;
   }
 }
 

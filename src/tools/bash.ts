@@ -11,6 +11,7 @@ import {
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
 import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
+import { teeCommand } from "./bash-tee";
 import { type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
 
@@ -99,7 +100,7 @@ export const bashTool: Tool<BashParams> = {
   async execute(args, ctx) {
     const { fs, signal, allowWrite } = ctx;
     const timeoutMs = args.timeoutMs ?? BASH_DEFAULT_TIMEOUT_MS;
-    const { Bash, InMemoryFs, MountableFs, getCommandNames } = await loadJustBash();
+    const { Bash, InMemoryFs, MountableFs, getCommandNames, defineCommand } = await loadJustBash();
     const scratch = new InMemoryFs({}, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
     scratch.mkdirSync("/tmp", { recursive: true });
     const root = new MountableFs({ base: scratch });
@@ -113,7 +114,9 @@ export const bashTool: Tool<BashParams> = {
       fs: yieldingFs(root),
       cwd: BASH_WORKSPACE_DIR,
       env: { HOME: BASH_WORKSPACE_DIR, PWD: BASH_WORKSPACE_DIR },
-      commands: getCommandNames().filter((c) => !excluded.includes(c)) as CommandName[],
+      // tee is ours (bash-tee.ts): it says why a write failed.
+      commands: getCommandNames().filter((c) => !excluded.includes(c) && c !== "tee") as CommandName[],
+      customCommands: [teeCommand(defineCommand)],
       executionLimitProfile: "hardened",
       executionLimits: {
         maxCommandCount: BASH_MAX_COMMANDS,
@@ -170,8 +173,8 @@ export const bashTool: Tool<BashParams> = {
     if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
     if (result.exitCode === BASH_LIMIT_EXIT_CODE && WORK_LIMIT_ERROR.test(result.stderr)) notices.push(WORK_LIMIT_ADVICE);
-    // Unless the output already says so (a redirect's EROFS does), a write the shell hid is told.
-    if (workspace.refused.count > 0 && !/EROFS|read-only file system/i.test(output)) notices.push(refusedNotice(workspace.refused));
+    // Unless the output already tells each refusal (a redirect's or tee's EROFS does), a write the shell hid is told.
+    if (workspace.refused.count > (output.match(/EROFS/g)?.length ?? 0)) notices.push(refusedNotice(workspace.refused));
     const body = output === "" ? "(no output)" : shown.content;
     const failed = timeout.signal.aborted || result.exitCode !== 0;
     const code = timeout.signal.aborted ? "bash_timeout" : "exit_status";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS, BASH_MAX_OUTPUT_BYTES_PER_COMMAND } from "../../src/domain/limits";
+import { BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS, BASH_MAX_OUTPUT_BYTES_PER_COMMAND, MAX_FILE_BYTES } from "../../src/domain/limits";
 import { BASH_UNAVAILABLE_COMMANDS, bashTool } from "../../src/tools/bash";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
@@ -36,7 +36,7 @@ describe("bash", () => {
     expect(fs.mutations).toEqual([]);
   });
 
-  it("says so when a command hides a refused write: rm -f drops the error, sed -i, tee and chmod call it a missing file (hunt 54)", async () => {
+  it("says so when a command hides a refused write: rm -f drops the error, sed -i and chmod call it a missing file (hunt 54)", async () => {
     const fs = fixtureFs();
     expect(await bash(fs, "rm -rf src")).toEqual({
       error: false,
@@ -47,12 +47,50 @@ describe("bash", () => {
     expect(hidden).toEqual({
       error: false,
       text:
-        "x\nsed: README.md: No such file or directory\ntee: README.md: No such file or directory\nchmod: cannot access 'README.md': No such file or directory\n\n" +
+        "x\nsed: README.md: No such file or directory\n" +
+        "tee: README.md: EROFS: read-only file system, write '/workspace/README.md' (this run does not allow writes)\n" +
+        "chmod: cannot access 'README.md': No such file or directory\n\n" +
         "[This run does not allow writes: 5 writes to the workspace were refused (read-only file system: " +
         "write '/workspace/README.md', write '/workspace/README.md', chmod '/workspace/README.md', and 2 more); nothing was changed]",
       exitCode: 0,
     });
     expect(fs.mutations).toEqual([]);
+  });
+
+  it("tee says why a write failed (hunt 57): past 16 MiB, a run without writes; it still writes the other files and passes its input on", async () => {
+    const fs = fixtureFs();
+    await fs.writeFile("big.txt", new Uint8Array(MAX_FILE_BYTES - 2).fill(0x61));
+    await fs.writeFile("raw.bin", new Uint8Array([0x61, 0x62, 0xff, 0x0a]));
+    expect(await bash(fs, "cat raw.bin | tee -a big.txt out.txt | wc -c", { allowWrite: true })).toEqual({
+      error: false,
+      text: `4\ntee: big.txt: EFBIG: file too large, append '/workspace/big.txt' (limit ${MAX_FILE_BYTES} bytes per file)`,
+      exitCode: 0,
+    });
+    expect([fs.stat("big.txt")?.size, [...(await fs.readFile("out.txt"))]]).toEqual([MAX_FILE_BYTES - 2, [0x61, 0x62, 0xff, 0x0a]]);
+    expect(await bash(fs, "echo x | tee -a out.txt > /dev/null; echo $?; cat out.txt | wc -c", { allowWrite: true })).toEqual({
+      error: false,
+      text: "0\n6",
+      exitCode: 0,
+    });
+    expect(await bash(fs, "echo x | tee README.md; echo $?")).toEqual({
+      error: false,
+      text: "x\n1\ntee: README.md: EROFS: read-only file system, write '/workspace/README.md' (this run does not allow writes)",
+      exitCode: 0,
+    });
+    expect((await bash(fs, "echo x | tee -z f")).text).toBe("tee: invalid option -- 'z'\n\n[Command exited with code 1]");
+    expect((await bash(fs, "echo x | tee -- -a", { allowWrite: true })).text).toBe("x");
+    expect(fs.text("-a")).toBe("x\n");
+  });
+
+  it("names a refused write by the path the shell sees, under /workspace", async () => {
+    const fs = fixtureFs();
+    await fs.writeFile("big.txt", new Uint8Array(MAX_FILE_BYTES).fill(0x61));
+    expect((await bash(fs, "echo x >> big.txt", { allowWrite: true })).text).toBe(
+      `bash: EFBIG: file too large, append '/workspace/big.txt' (limit ${MAX_FILE_BYTES} bytes per file)\n\n[Command exited with code 1]`,
+    );
+    expect((await bash(fs, "cd src && echo x > index.ts/y", { allowWrite: true })).text).toBe(
+      "bash: ENOTDIR: not a directory, write '/workspace/src/index.ts/y'\n\n[Command exited with code 1]",
+    );
   });
 
   it("writes, moves and deletes through the overlay when writes are allowed", async () => {
