@@ -7,7 +7,7 @@ import type { AppBindings } from "./context";
 export const CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key", "X-Request-Id"];
 /** Response headers a cross-origin page may read. */
 export const CORS_EXPOSE_HEADERS = ["x-run-id", "x-request-id", "retry-after", "location", "x-log-seq"];
-const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/i;
 
 /** Which origins may call the API: none, any (`*`), or a list. */
 export type CorsOrigins = "none" | "any" | readonly string[];
@@ -28,14 +28,21 @@ export function parseCorsOrigins(config: string | undefined, authOn: boolean): C
     if (authOn) throw new HarnessError("cors_misconfigured", "CORS_ORIGINS=* is only allowed while auth is off (AUTH_TOKENS unset)");
     return "any";
   }
-  for (const entry of entries) {
-    if (!ORIGIN.test(entry))
-      throw new HarnessError(
-        "cors_misconfigured",
-        `CORS_ORIGINS entry ${JSON.stringify(entry.slice(0, 80))} is not an origin like https://app.example.com`,
-      );
-  }
-  return entries;
+  return entries.map(canonicalOrigin);
+}
+
+/**
+ * An entry as a browser names its origin in `Origin`: host and scheme in lower case, no default
+ * port. Compared as written, `https://App.example.com:443` was accepted and matched no page (hunt 60).
+ */
+function canonicalOrigin(entry: string): string {
+  const url = ORIGIN.test(entry) ? URL.parse(entry) : null;
+  if (url === null)
+    throw new HarnessError(
+      "cors_misconfigured",
+      `CORS_ORIGINS entry ${JSON.stringify(entry.slice(0, 80))} is not an origin like https://app.example.com`,
+    );
+  return url.origin;
 }
 
 /**

@@ -465,7 +465,6 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       "message_not_found",
       "stream_token_invalid",
       "stream_token_expired",
-      "stream_token_unconfigured",
       "history_unreadable",
     ],
   },

@@ -27,8 +27,12 @@ export const MIN_STREAM_TOKEN_SECRET_CHARS = 32;
 const encoder = new TextEncoder();
 const keys = new Map<string, Promise<CryptoKey>>();
 
+function configured(secret: string | undefined): secret is string {
+  return secret !== undefined && secret.length >= MIN_STREAM_TOKEN_SECRET_CHARS;
+}
+
 function keyFor(secret: string | undefined): Promise<CryptoKey> {
-  if (secret === undefined || secret.length < MIN_STREAM_TOKEN_SECRET_CHARS)
+  if (!configured(secret))
     throw new HarnessError(
       "stream_token_unconfigured",
       `stream tokens need STREAM_TOKEN_SECRET, a secret of at least ${MIN_STREAM_TOKEN_SECRET_CHARS} characters`,
@@ -82,7 +86,8 @@ export async function issueStreamToken(secret: string | undefined, claims: Strea
 
 /**
  * The claims of a token signed with `secret`, if it is for `sessionId` and has not expired at
- * `nowSeconds`; otherwise `stream_token_invalid` or `stream_token_expired` is thrown.
+ * `nowSeconds`; otherwise `stream_token_invalid` (also when no secret is configured) or
+ * `stream_token_expired` is thrown.
  */
 export async function verifyStreamToken(
   secret: string | undefined,
@@ -90,8 +95,11 @@ export async function verifyStreamToken(
   sessionId: string,
   nowSeconds: number,
 ): Promise<StreamTokenClaims> {
-  const key = await keyFor(secret);
   const invalid = (why: string) => new HarnessError("stream_token_invalid", `the stream token ${why}`);
+  // A server without the secret has signed no token: one sent to it is not its own. A 401, as for a
+  // forged one, not a 500 that anyone without a token could cause (hunt 60).
+  if (!configured(secret)) throw invalid("was not signed by this server");
+  const key = await keyFor(secret);
   const [version, body, signature, ...rest] = token.split(".");
   const signatureBytes = signature === undefined ? null : fromBase64url(signature);
   if (version !== "v1" || body === undefined || signatureBytes === null || rest.length > 0) throw invalid("is malformed");

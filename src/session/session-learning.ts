@@ -182,15 +182,14 @@ export class SessionLearning {
   }
 
   private async readTrace(afterSeq: number, throughSeq?: number): Promise<TraceRecord[]> {
-    const records = (await readLogLines(this.deps.log, this.deps.bucket, "trace", afterSeq, "r2", throughSeq)).map((l) => ({
-      seq: l.seq,
-      record: decodeTraceLine(l.body, l.seq, this.id),
-    }));
-    // A run of an older object kept no trace end (`traceBound`): the first read that meets it keeps it.
-    for (const { seq, record } of records) {
-      if (record.type === "span_end" && record.kind === "run") this.deps.registry.traceEndFound(record.runId, seq);
+    const records: TraceRecord[] = [];
+    for (const line of await readLogLines(this.deps.log, this.deps.bucket, "trace", afterSeq, "r2", throughSeq)) {
+      const record = decodeTraceLine(line.body, line.seq, this.id);
+      // A run of an older object kept no trace end (`traceBound`): the first read that meets it keeps it.
+      if (record.type === "span_end" && record.kind === "run") this.deps.registry.traceEndFound(record.runId, line.seq);
+      records.push(record);
     }
-    return records.map((r) => r.record);
+    return records;
   }
 }
 

@@ -31,6 +31,12 @@ describe("parseCorsOrigins", () => {
     ]);
   });
 
+  it("origins as a browser sends them: host and scheme in lower case, no default port (hunt 60)", () => {
+    expect(
+      parseCorsOrigins("http://App.Example.com:5173, https://x.example.com:443,HTTP://Y.example.com:80,http://z.example.com:443", true),
+    ).toEqual(["http://app.example.com:5173", "https://x.example.com", "http://y.example.com", "http://z.example.com:443"]);
+  });
+
   it("* only while auth is off, and never mixed with origins", () => {
     expect(parseCorsOrigins("*", false)).toBe("any");
     expect(() => parseCorsOrigins("*", true)).toThrow(expect.objectContaining({ code: "cors_misconfigured" }));
@@ -44,6 +50,7 @@ describe("parseCorsOrigins", () => {
       "https://a.example.com/path",
       "ftp://a.example.com",
       "https://*.example.com",
+      "https://a.example.com:99999",
     ])
       expect(() => parseCorsOrigins(bad, false), bad).toThrow(expect.objectContaining({ code: "cors_misconfigured" }));
   });
@@ -106,6 +113,9 @@ describe("CORS", () => {
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
     const unset = await app.fetch(new Request("http://localhost/healthz", { headers: { origin: ORIGIN } }), env);
     expect(unset.headers.get("access-control-allow-origin")).toBeNull();
+    const written = { ...env, CORS_ORIGINS: "http://Viewer.Example.com:80" };
+    const listed = await app.fetch(new Request("http://localhost/healthz", { headers: { origin: "http://viewer.example.com" } }), written);
+    expect(listed.headers.get("access-control-allow-origin")).toBe("http://viewer.example.com");
   });
 
   it("a write sent by a page of another site that CORS does not allow is refused before it is done (403 origin_not_allowed)", async () => {
@@ -142,6 +152,8 @@ describe("CORS", () => {
     for (const [origin, config] of [
       ["http://localhost", env],
       [ORIGIN, withCors],
+      // Listed in another case and with its default port: the browser's Origin still matches.
+      ["https://viewer.example.com", { ...env, CORS_ORIGINS: "https://Viewer.Example.com:443" }],
       [null, env],
     ] as const)
       expect((await post(origin, config)).status).toBe(415);

@@ -46,7 +46,12 @@ describe("issueStreamToken / verifyStreamToken", () => {
   it("needs a secret of at least 32 characters", async () => {
     expect(await codeOf(issueStreamToken(undefined, claims))).toBe("stream_token_unconfigured");
     expect(await codeOf(issueStreamToken("short", claims))).toBe("stream_token_unconfigured");
-    expect(await codeOf(verifyStreamToken(undefined, "v1.a.b", "s_a", NOW))).toBe("stream_token_unconfigured");
+    // A server without a secret has signed nothing: a token sent to it is not its own.
+    const token = await issueStreamToken(SECRET, claims);
+    for (const secret of [undefined, "short"]) {
+      expect(await codeOf(verifyStreamToken(secret, "v1.a.b", "s_a", NOW))).toBe("stream_token_invalid");
+      expect(await codeOf(verifyStreamToken(secret, token, "s_a", NOW))).toBe("stream_token_invalid");
+    }
   });
 });
 
@@ -205,9 +210,16 @@ describe("POST /api/sessions/:id/stream-token and ?token= on the event stream", 
     expect([res.status, await errorCode(res)]).toEqual([404, "session_not_found"]);
   });
 
-  it("without STREAM_TOKEN_SECRET no token is issued (500 stream_token_unconfigured)", async () => {
+  it("without STREAM_TOKEN_SECRET no token is issued (500 stream_token_unconfigured), and one sent is a 401 (hunt 60)", async () => {
     const sessionId = await sessionWithEvents();
-    const res = await streamToken(sessionId, {}, { ...authed, STREAM_TOKEN_SECRET: undefined });
+    const unset = { ...authed, STREAM_TOKEN_SECRET: undefined };
+    const res = await streamToken(sessionId, {}, unset);
     expect([res.status, await errorCode(res)]).toEqual([500, "stream_token_unconfigured"]);
+    // Anyone without a bearer token can send ?token=: that must not be a server error.
+    for (const method of ["GET", "HEAD"]) {
+      const sent = await call(`/api/sessions/${sessionId}/events/stream?token=junk`, { method }, unset);
+      expect([method, sent.status, sent.headers.get("www-authenticate")]).toEqual([method, 401, 'Bearer realm="pi-harness"']);
+      if (method === "GET") expect(await errorCode(sent)).toBe("stream_token_invalid");
+    }
   });
 });
