@@ -69,6 +69,11 @@ export class FlushScheduler {
     await this.deps.setAlarm(this.deps.now() + FLUSH_INTERVAL_MS);
   }
 
+  /** Settles once no flush is in flight (one chained after the last is waited for too); never rejects. */
+  async settled(): Promise<void> {
+    while (this.running) await this.running.catch(() => {});
+  }
+
   get flushing(): boolean {
     return this.running !== null;
   }

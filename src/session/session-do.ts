@@ -53,14 +53,21 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   /**
-   * A read of the session's log. A deletion that begins while it reads removes the segments under
-   * it: the read then fails as the deleted session answers (404), not as an unreadable log (a 500;
-   * forks of a long session racing its DELETE, hunt 52).
+   * A call that awaits while the session is open. A deletion that begins meanwhile removes its R2
+   * objects and then its tables: a call that then fails, or throws ("no such table"), answers as the
+   * deleted session does (404), not as a broken one (a 500; forks of a long session racing its
+   * DELETE, hunt 52; renames and verdicts racing it, hunt 61).
    */
-  private async read<T>(call: (session: Session) => Promise<SessionResult<T>>): Promise<SessionResult<T>> {
+  private async whileOpen<T>(call: (session: Session) => Promise<SessionResult<T>>): Promise<SessionResult<T>> {
     const session = this.open;
     if (!session) return notFound();
-    const result = await call(session);
+    let result: SessionResult<T>;
+    try {
+      result = await call(session);
+    } catch (err) {
+      if (this.open) throw err;
+      return notFound();
+    }
     return result.ok || this.open ? result : notFound();
   }
 
@@ -90,11 +97,11 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
 
   /** Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
   async loadMessages(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return marked(await this.read((session) => session.loadMessages()));
+    return marked(await this.whileOpen((session) => session.loadMessages()));
   }
 
   async loadEvents(afterSeq = 0): Promise<SessionResult<SeqEvent[]>> {
-    return this.read((session) => session.loadEvents(afterSeq));
+    return this.whileOpen((session) => session.loadEvents(afterSeq));
   }
 
   /** The body is marked at its end (`withEndMark`): read it through `withoutEndMark`. */
@@ -102,7 +109,7 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     stream: "messages" | "events" | "trace",
     afterSeq = 0,
   ): Promise<SessionResult<{ body: ReadableStream<Uint8Array>; through: number }>> {
-    const exported = await this.read((session) => session.exportJsonl(stream, afterSeq));
+    const exported = await this.whileOpen((session) => session.exportJsonl(stream, afterSeq));
     return exported.ok ? ok({ body: withEndMark(exported.value.body), through: exported.value.through }) : exported;
   }
 
@@ -115,16 +122,16 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     verdict: ExternalVerdict,
     idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>> {
-    return this.open ? this.open.judge(runId, verdict, idempotencyKey) : notFound();
+    return this.whileOpen((session) => session.judge(runId, verdict, idempotencyKey));
   }
 
   /** A page of the session's attributions after a seq: bounded in count and bytes, so it always fits an RPC answer. */
   async attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>> {
-    return this.read((session) => session.attributions(afterSeq, limit));
+    return this.whileOpen((session) => session.attributions(afterSeq, limit));
   }
 
   async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {
-    return this.read((session) => session.runInfo(runId));
+    return this.whileOpen((session) => session.runInfo(runId));
   }
 
   async flush(): Promise<SessionResult<FlushSummary>> {
@@ -146,11 +153,11 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   async setTitle(title: string | null): Promise<SessionResult<SessionMeta>> {
-    return this.open ? ok(await this.open.setTitle(title)) : notFound();
+    return this.whileOpen(async (session) => ok(await session.setTitle(title)));
   }
 
   async forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>> {
-    return this.read((session) => session.forkSource(atMessageId));
+    return this.whileOpen((session) => session.forkSource(atMessageId));
   }
 
   forkChangeBytes(refs: OverlayVersionRef[]): SessionResult<Uint8Array[]> {
@@ -189,12 +196,12 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
   }
 
   async readFile(path: string): Promise<SessionResult<Uint8Array>> {
-    return this.open ? this.open.readFile(path) : notFound();
+    return this.whileOpen((session) => session.readFile(path));
   }
 
   /** Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
   async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    return this.open ? marked(await this.open.changes()) : notFound();
+    return marked(await this.whileOpen((session) => session.changes()));
   }
 }
 

@@ -93,6 +93,8 @@ export class Session {
   private readonly forkOrigin: ForkOriginTable;
   /** Set by `destroy`: nothing more is written, to SQLite or R2. */
   private destroyed = false;
+  /** Writes of `session.json` under way: a deletion lets them land before it removes the session's objects. */
+  private readonly metaWrites = new Set<Promise<unknown>>();
   /** A deletion has begun: nothing new starts. */
   private deleting = false;
 
@@ -134,6 +136,8 @@ export class Session {
     this.flusher = new SegmentFlusher(meta.id, this.log, this.transactionSync, deps.bucket);
     this.flushes = new FlushScheduler({
       flush: async () => {
+        // A flush that a running one chained (`flushAgain`) may come after a deletion began.
+        if (this.destroyed) return { segmentsWritten: 0, recordsFlushed: 0, flushedSeq: 0 };
         const result = await this.flusher.flush();
         if (result.recordsFlushed > 0) {
           this.meta.saveHead();
@@ -509,6 +513,10 @@ export class Session {
     compaction?.controller.abort();
     await compaction?.done;
     this.destroyed = true;
+    // R2 writes under way (a flush's segments, a rename's session.json) land first: one landing after
+    // the objects were removed would outlive the session (hunt 61).
+    await this.flushes.settled();
+    while (this.metaWrites.size > 0) await Promise.allSettled([...this.metaWrites]);
     await this.learning.sessionDeleted();
     await deleteSessionObjects(this.deps.bucket, this.id);
     await this.storage.deleteAlarm();
@@ -1016,9 +1024,15 @@ export class Session {
   }
 
   private async writeMetaObject(): Promise<void> {
-    await this.deps.bucket.put(sessionKeys.meta(this.id), JSON.stringify(publicMeta(this.describe())), {
+    const write = this.deps.bucket.put(sessionKeys.meta(this.id), JSON.stringify(publicMeta(this.describe())), {
       httpMetadata: { contentType: "application/json" },
     });
+    this.metaWrites.add(write);
+    try {
+      await write;
+    } finally {
+      this.metaWrites.delete(write);
+    }
   }
 }
 
