@@ -211,6 +211,17 @@ async function uploadTree(base, agent, dir, files, mode = 0o644, modes = {}) {
   return { workspaceId: JSON.parse(upload.body).workspaceId, tar };
 }
 
+/**
+ * Waits until the server has logged `count` stalled streams ended since `from` (a length of its log),
+ * or `deadlineMs` has passed; returns how many it logged.
+ */
+async function streamsEnded(log, from, count, deadlineMs) {
+  const ended = () => log().slice(from).split("a stalled stream was ended").length - 1;
+  const deadline = Date.now() + deadlineMs;
+  while (ended() < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  return ended();
+}
+
 /** A prompt's run to its end: its events. */
 async function promptEvents(base, agent, sessionId, body) {
   const res = await request(base, agent, "POST", `/api/sessions/${sessionId}/messages/stream`, { ...json(body), timeoutMs: 30_000 });
@@ -507,9 +518,10 @@ const checks = {
    * when they read again; a client that reads gets it meanwhile, and another request is answered
    * promptly.
    */
-  async stalledStreams({ base }) {
+  async stalledStreams({ base, log }) {
     const agent = new http.Agent({ keepAlive: true });
     const { sessionId, logged } = await sessionWithLargeLog(base, agent, 20);
+    const logFrom = log().length;
     const streamPath = `/api/sessions/${sessionId}/events/stream?after=0`;
     const held = [];
     for (let i = 0; i < 12; i++) {
@@ -518,6 +530,8 @@ const checks = {
     }
     const reader = request(base, new http.Agent(), "GET", streamPath, { timeoutMs: 60_000 });
     await new Promise((r) => setTimeout(r, 10_000));
+    // Under load the pipes of twelve replays take longer to fill: wait for the server to say it ended four.
+    const told = await streamsEnded(log, logFrom, 4, 30_000);
     const other = await request(base, agent, "GET", `/api/sessions/${sessionId}`);
     const read = await reader;
     // Read now, a stream ended meanwhile gives what it had sent before its end, one kept the whole log.
@@ -537,19 +551,20 @@ const checks = {
         whole &&
         other.status === 200 &&
         other.ms < 2000,
-      `a log of ${logged.length} events (${(logged.join("\n").length / 1e6).toFixed(1)} MB); 12 streams that read nothing for 10 s (${[...new Set(held.map((c) => c.status))].join(",")}), then read: ${rest.map((events, i) => (ended[i] ? `ended at ${events.at(-1)?.seq ?? "-"}` : "whole")).join(", ")}; a reading client meanwhile ${read.status}, ${events.length} events${whole ? ", the whole log" : ", NOT the log"}; another request meanwhile ${other.status} in ${other.ms} ms`,
+      `a log of ${logged.length} events (${(logged.join("\n").length / 1e6).toFixed(1)} MB); 12 streams that read nothing until the server logged ${told} ended (${[...new Set(held.map((c) => c.status))].join(",")}), then read: ${rest.map((events, i) => (ended[i] ? `ended at ${events.at(-1)?.seq ?? "-"}` : "whole")).join(", ")}; a reading client meanwhile ${read.status}, ${events.length} events${whole ? ", the whole log" : ", NOT the log"}; another request meanwhile ${other.status} in ${other.ms} ms`,
     );
   },
 
   /**
    * The same bound across sessions (objects of one class may share an isolate; `wrangler dev` runs
    * them all in one): the server keeps 16 stalled streams of all sessions together. Three sessions
-   * with 6 unread streams each, 18 in all, within each session's 8: two are ended within 25 s,
+   * with 6 unread streams each, 18 in all, within each session's 8: two are ended (the check waits for the server's log line of each),
    * and 16 get their session's whole log when they read again.
    */
-  async stalledStreamsServer({ base }) {
+  async stalledStreamsServer({ base, log }) {
     const agent = new http.Agent({ keepAlive: true });
     const sessions = await Promise.all([0, 1, 2].map(() => sessionWithLargeLog(base, agent, 12, 2_000_000, 4096)));
+    const logFrom = log().length;
     const held = [];
     for (let i = 0; i < 6; i++) {
       for (const { sessionId, logged } of sessions) {
@@ -557,10 +572,10 @@ const checks = {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    // 25 s: the last stream is opened about 2 s in, and under load three sessions replaying 25 MB
-    // each take seconds to put 256 KiB before it; with 10 s one stream was not yet stalled (CI,
-    // 2026-12-04). A longer wait cannot end more than 2 (18 - 16), and the 60 s cutoff is far off.
-    await new Promise((r) => setTimeout(r, 25_000));
+    // Until the server has logged the two ends (18 - 16), for at most 45 s: under load the pipes of
+    // 18 replays of 25 MB take long to fill, and a fixed wait of 10, 15 or 25 s saw 0 or 1 stream
+    // stalled (CI next to other work, 2026-12-04). Past 45 s the 60 s cutoff would come near.
+    const told = await streamsEnded(log, logFrom, 2, 45_000);
     const other = await request(base, agent, "GET", `/api/sessions/${sessions[0].sessionId}`);
     const rest = await Promise.all(held.map(async ({ client }) => (client.status === 200 ? sseEvents(await readRestOf(client)) : [])));
     agent.destroy();
@@ -571,7 +586,7 @@ const checks = {
     record(
       "stalledStreamsServer",
       held.every(({ client }) => client.status === 200) && whole.filter((w) => !w).length === 2 && other.status === 200 && other.ms < 2000,
-      `3 logs of ${sessions.map((s) => `${(s.logged.join("\n").length / 1e6).toFixed(1)} MB`).join(", ")}; 6 streams each that read nothing for 25 s (${[...new Set(held.map(({ client }) => client.status))].join(",")}), then read: ${rest.map((events, i) => (whole[i] ? "whole" : `session ${i % 3} ended at ${events.at(-1)?.seq ?? "-"}`)).join(", ")}; another request meanwhile ${other.status} in ${other.ms} ms`,
+      `3 logs of ${sessions.map((s) => `${(s.logged.join("\n").length / 1e6).toFixed(1)} MB`).join(", ")}; 6 streams each that read nothing until the server logged ${told} ended (${[...new Set(held.map(({ client }) => client.status))].join(",")}), then read: ${rest.map((events, i) => (whole[i] ? "whole" : `session ${i % 3} ended at ${events.at(-1)?.seq ?? "-"}`)).join(", ")}; another request meanwhile ${other.status} in ${other.ms} ms`,
     );
   },
 
@@ -1938,6 +1953,8 @@ async function main() {
     persistTo,
     tmp,
     model,
+    /** What the server has logged so far (stdout and stderr of wrangler dev). */
+    log: () => dev.log(),
     restart: async (signal) => {
       await dev.stop(signal);
       dev = await startDevServer({ port, persistTo, modelUrl });

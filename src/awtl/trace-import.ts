@@ -3,6 +3,7 @@ import {
   type AttributionRecord,
   formatIssues,
   type JudgeResult,
+  MAX_ARTIFACT_REF_CHARS,
   MAX_JSON_DEPTH,
   MAX_TRACE_ID_CHARS,
   nestsDeeperThan,
@@ -92,12 +93,18 @@ const ImportedLine = z.discriminatedUnion("type", [
     result: z.enum(["pass", "fail", "warn", "failed", "passed"]),
     sourceActionId: text.nullable().optional(),
     spanId: text.optional(),
-    // As a judgement takes them: a path inside the workspace, or a ref with a scheme (ci:job-12).
+    // As a judgement takes them: a path inside the workspace, or a ref with a scheme (ci:job-12), up
+    // to a judgement's length (capped as ids were, a 501-character ref of this harness's own export
+    // was quarantined; hunt 59).
     artifactRefs: z
       .array(
-        text.refine((ref) => isSchemeRef(ref) || artifactPath(ref) !== null, {
-          message: "must be a path inside the workspace or a ref with a scheme",
-        }),
+        z
+          .string()
+          .min(1)
+          .max(MAX_ARTIFACT_REF_CHARS)
+          .refine((ref) => isSchemeRef(ref) || artifactPath(ref) !== null, {
+            message: "must be a path inside the workspace or a ref with a scheme",
+          }),
       )
       .max(200)
       .default([]),

@@ -64,6 +64,11 @@ export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
  */
 export const MAX_GITIGNORE_RULES = 1_000;
 /**
+ * A tool call's `extra_content` (Gemini's thought signature, a few KB) is kept and sent back up to this
+ * many characters of JSON; a larger one is dropped (a cut signature would be refused anyway).
+ */
+export const MAX_TOOL_CALL_EXTRA_CHARS = 64 * 1024;
+/**
  * A tool-call name from the model longer than this is cut to it (and so names no tool): no tool's name
  * is near it, and the call is stored, streamed and sent back to the provider every turn.
  */
@@ -372,7 +377,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
     "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`)",
-    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short, and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s`,
+    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short, and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s; a download cut short ends like a complete one (workerd ends a failed body normally), its last line broken off: a last line that does not parse means it was cut, so download again`,
   ],
   [
     `stalled event streams (a prompt's SSE answer, \`GET .../events/stream\`, whose client has read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting)`,

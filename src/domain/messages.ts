@@ -10,6 +10,11 @@ export const ToolCall = z.strictObject({
   id: nonBlank,
   name: nonBlank,
   arguments: z.record(z.string(), z.unknown()),
+  /**
+   * The provider's `extra_content` of the call, kept as sent and sent back with it: Gemini refuses the
+   * next turn without the thought signature it holds.
+   */
+  extraContent: z.record(z.string(), z.unknown()).optional(),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
@@ -52,8 +57,14 @@ export const AssistantMessage = z.strictObject({
   usage: Usage.optional(),
   /** What the call cost in US dollars, when the model's prices are known. */
   cost: z.number().nonnegative().optional(),
-  /** Reasoning text the provider streamed; kept for the record, never sent back to a provider. */
+  /** Reasoning text the provider streamed; kept for the record, and sent back only as `thinkingField` says. */
   thinking: z.string().optional(),
+  /**
+   * The provider streamed its reasoning in `reasoning_content` (DeepSeek, Kimi, vLLM): a message that
+   * called tools sends it back there (empty when there was none), as DeepSeek's and Kimi's thinking
+   * modes require of a tool-call turn. Other thinking is never sent back.
+   */
+  thinkingField: z.literal("reasoning_content").optional(),
 });
 export type AssistantMessage = z.infer<typeof AssistantMessage>;
 

@@ -3,6 +3,7 @@ import {
   MAX_IMPORTED_ID_CHARS,
   MAX_IMPORTED_TOKENS,
   MAX_MODEL_OUTPUT_CHARS,
+  MAX_TOOL_CALL_EXTRA_CHARS,
   MAX_TOOL_CALLS_PER_ANSWER,
   MAX_TOOL_NAME_CHARS,
 } from "../domain/limits";
@@ -22,6 +23,8 @@ interface CallSlot {
   id: string;
   name: string;
   args: string;
+  /** The call's `extra_content` (Gemini's thought signature), the first one sent. */
+  extra: Record<string, unknown> | undefined;
 }
 
 function nonEmptyString(value: unknown): string {
@@ -91,14 +94,17 @@ export function normaliseUsage(raw: unknown): Usage | undefined {
  * Tool-call fragments are matched to a call by `index` when present, otherwise by `id`, otherwise to
  * the latest call. A fragment starts a new call, even under a reused index, when it carries a name, the
  * current call's arguments are already complete JSON, and its non-empty id differs, or its name
- * differs, or neither has an id and it brings arguments of its own. Later `id`/`name` repeats never
- * overwrite or append; a repeat of a whole call's arguments is dropped.
+ * differs, or neither has an id and it brings arguments of its own. A name that arrives in pieces
+ * before the arguments is put together; later `id`/`name` repeats never overwrite or append; a repeat
+ * of a whole call's arguments is dropped.
  */
 export class ChatChunkAccumulator {
   private readonly calls: CallSlot[] = [];
   private finishReason: string | undefined;
   private usage: Usage | undefined;
   private textChars = 0;
+  /** A delta carried `reasoning_content` (even null: DeepSeek sends it beside every content delta in thinking mode). */
+  private reasoningContent = false;
   /** Characters counted against `maxOutputChars`: text, reasoning, tool-call names and arguments. */
   private outputChars = 0;
 
@@ -124,6 +130,7 @@ export class ChatChunkAccumulator {
       if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") this.finishReason = choice.finish_reason;
       const delta = choice.delta;
       if (!isRecord(delta)) continue;
+      if ("reasoning_content" in delta) this.reasoningContent = true;
       const reasoning = nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning) || nonEmptyString(delta.reasoning_text);
       if (reasoning) {
         // Reasoning is streamed, logged and kept as the message's thinking: it counts like text.
@@ -155,6 +162,11 @@ export class ChatChunkAccumulator {
     });
   }
 
+  /** The provider said how the answer ended: it is whole, whatever happens to the connection after. */
+  get finished(): boolean {
+    return this.finishReason !== undefined;
+  }
+
   /** The terminal events after the stream ended cleanly. */
   finish(): ModelEvent[] {
     const reason = this.finishReason;
@@ -169,11 +181,24 @@ export class ChatChunkAccumulator {
     if (reason === "content_filter")
       return [modelError("content_filtered", "the provider stopped the answer with finish_reason 'content_filter'")];
     if (reason === "error") return [modelError("provider_error", "the provider ended the stream with finish_reason 'error'")];
+    // DeepSeek's word for an answer it cut short for want of capacity: what came is not the answer.
+    if (reason === "insufficient_system_resource")
+      return [
+        modelError(
+          "provider_error",
+          "the provider cut the answer short: finish_reason 'insufficient_system_resource' (it ran out of capacity)",
+        ),
+      ];
     const events: ModelEvent[] = this.completedCalls();
     // Providers disagree on the word for a normal end (stop, end, eos, end_turn, tool_calls without
-    // calls, ...); anything but length, content_filter and error ended a usable answer: STOP.
+    // calls, ...); anything but the reasons above and length ended a usable answer: STOP.
     const stopReason: ModelStopReason = events.length > 0 ? "TOOL_CALLS" : reason === "length" ? "LENGTH" : "STOP";
-    events.push(this.usage ? { type: "done", stopReason, usage: this.usage } : { type: "done", stopReason });
+    events.push({
+      type: "done",
+      stopReason,
+      ...(this.usage ? { usage: this.usage } : {}),
+      ...(this.reasoningContent ? { thinkingField: "reasoning_content" as const } : {}),
+    });
     return events;
   }
 
@@ -199,14 +224,26 @@ export class ChatChunkAccumulator {
           retryable: false,
         });
       }
-      slot = { index, seen: this.calls.length, id: "", name: "", args: "" };
+      slot = { index, seen: this.calls.length, id: "", name: "", args: "", extra: undefined };
       this.calls.push(slot);
     }
     if (slot.id === "") slot.id = id;
-    if (slot.name === "" && name !== "") {
-      this.countOutput(name.length);
+    if (slot.extra === undefined && isRecord(fragment.extra_content)) {
+      const extra = fragment.extra_content;
+      const chars = JSON.stringify(extra).length;
+      // Sent back whole or not at all: one cut would be refused as a forged signature.
+      if (chars <= MAX_TOOL_CALL_EXTRA_CHARS) {
+        this.countOutput(chars);
+        slot.extra = extra;
+      }
+    }
+    if (name !== "" && name !== slot.name && slot.args === "" && slot.name.length < MAX_TOOL_NAME_CHARS) {
+      // Before the arguments, another name is the rest of this one: LM Studio and Gemini stream a name
+      // in pieces ("re" + "ad"); a server that resends the name so far ("re", "read") replaces it.
+      const whole = name.startsWith(slot.name) ? name : slot.name + name;
+      this.countOutput(whole.length - slot.name.length);
       // No tool has a longer name; one that is would be stored, streamed and sent back every turn.
-      slot.name = name.length > MAX_TOOL_NAME_CHARS ? `${name.slice(0, MAX_TOOL_NAME_CHARS)}…` : name;
+      slot.name = whole.length > MAX_TOOL_NAME_CHARS ? `${whole.slice(0, MAX_TOOL_NAME_CHARS)}…` : whole;
     }
     // A whole call sent again (some proxies end with an aggregate chunk): appended, it would be invalid JSON.
     if (args !== "" && args === slot.args && isCompleteJson(args)) return;
@@ -245,7 +282,12 @@ export class ChatChunkAccumulator {
       const id = keep ? slot.id : this.ids.next("toolCall");
       usedIds.add(id);
       const parsed = parseArguments(slot.args);
-      const call: ToolCall = { id, name: slot.name || UNKNOWN_TOOL_NAME, arguments: parsed.arguments };
+      const call: ToolCall = {
+        id,
+        name: slot.name || UNKNOWN_TOOL_NAME,
+        arguments: parsed.arguments,
+        ...(slot.extra ? { extraContent: slot.extra } : {}),
+      };
       let invalid: InvalidToolCall | undefined = parsed.invalid;
       if (slot.name === "") {
         invalid = { code: "missing_tool_name", message: "the model sent a tool call without a function name", rawArguments: slot.args };

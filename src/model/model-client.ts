@@ -93,7 +93,8 @@ export type ModelEvent =
   | { type: "reasoning_delta"; text: string }
   /** One complete call, emitted after all text, in index order, before `done`. */
   | { type: "tool_call"; call: ToolCall; invalid?: InvalidToolCall }
-  | { type: "done"; stopReason: ModelStopReason; usage?: Usage }
+  /** `thinkingField`: the answer's reasoning came in `reasoning_content` (see AssistantMessage). */
+  | { type: "done"; stopReason: ModelStopReason; usage?: Usage; thinkingField?: "reasoning_content" }
   /** Sent before the client waits to retry a failed attempt (nothing of that attempt was delivered). */
   | { type: "retry"; retry: ModelRetryNotice }
   | { type: "error"; code: ModelErrorCode; message: string };

@@ -6,14 +6,18 @@ import { rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
-import { classifyFailure, redactSecrets } from "./provider-errors";
+import { classifyFailure, ProviderStreamError, redactSecrets } from "./provider-errors";
 import { abortableSleep, DEFAULT_RETRY_POLICY, type FailedAttempt, type RetryPolicy, retryDecision, type Sleep } from "./retry-policy";
 import { ABORT, StreamCancellation } from "./stream-cancellation";
 
 /** The fetch the client calls; tests pass one that answers with recorded-shape SSE bodies. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/** Time allowed until the provider's response headers arrive (the stream itself may run longer). */
+/**
+ * Time allowed until the provider's response headers arrive (the stream itself may run longer), for a
+ * request without a deadline; a run's requests may wait as long as the run has left (a server that
+ * loads a large model first, as Ollama does, sends nothing for minutes).
+ */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
 export interface OpenAIModelClientOptions {
@@ -82,7 +86,8 @@ export class OpenAIModelClient implements ModelClient {
     try {
       const body = this.buildBody(request);
       for (let attempt = 1; ; attempt++) {
-        const end = yield* this.attempt(body, cancellation);
+        const timeout = request.deadlineAt === undefined ? undefined : Math.max(1, request.deadlineAt - Date.now());
+        const end = yield* this.attempt(body, cancellation, timeout);
         if (end === "finished") return null;
         if (end === "aborted") break;
         const timeLeftMs = request.deadlineAt === undefined ? undefined : request.deadlineAt - Date.now();
@@ -112,11 +117,14 @@ export class OpenAIModelClient implements ModelClient {
   private async *attempt(
     body: ChatCompletionCreateParamsStreaming,
     cancellation: StreamCancellation,
+    /** How long to wait for the response headers (the client's default when undefined). */
+    timeout: number | undefined,
   ): AsyncGenerator<ModelEvent, AttemptEnd> {
     let produced = false;
     try {
       const accumulator = new ChatChunkAccumulator(this.ids);
-      const stream = await cancellation.wait(this.client.chat.completions.create(body, { signal: cancellation.requestSignal }));
+      const options = { signal: cancellation.requestSignal, ...(timeout === undefined ? {} : { timeout }) };
+      const stream = await cancellation.wait(this.client.chat.completions.create(body, options));
       const chunks = stream[Symbol.asyncIterator]();
       let drained = false;
       try {
@@ -127,6 +135,10 @@ export class OpenAIModelClient implements ModelClient {
           }
         }
         drained = true;
+      } catch (err) {
+        // The answer was whole (its finish reason came) when the connection broke: a proxy that cuts
+        // a finished stream before its [DONE] or the body's end costs nothing of it.
+        if (!accumulator.finished || cancellation.aborted || err === ABORT || err instanceof ProviderStreamError) throw err;
       } finally {
         // Left early (abort, broken stream, consumer stopped): stop the SDK's reader, without waiting.
         if (!drained) chunks.return?.().catch(() => {});

@@ -8,6 +8,13 @@ import type { AgentMessage, AssistantMessage, StopReason, ToolDefinition } from 
 /** The content of the tool result made up for a call whose result was never recorded (pi's wording). */
 export const MISSING_TOOL_RESULT_TEXT = "No result provided";
 
+/**
+ * Stands in for the model's reply to tool results that got none before the next user message (a run
+ * that failed, was aborted or ran out of turns after a tool call, or a steer): strict providers
+ * (Mistral, templates that alternate roles) refuse `user` right after `tool`.
+ */
+export const NO_REPLY_TEXT = "(no reply to the tool results)";
+
 /** Assistant turns that failed before they said anything useful; pi leaves them out of the replayed history. */
 const FAILED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["ERROR", "ABORTED", "TIMEOUT"]);
 
@@ -18,12 +25,17 @@ const FAILED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["ERROR
  *   any assistant message with neither text nor tool calls;
  * - every assistant tool call is followed by exactly one tool message: a call without a recorded result
  *   gets a synthetic error result ("No result provided") before the next user/assistant message;
- * - a tool result whose call is not pending (unknown id, or already answered) is dropped.
+ * - a tool result whose call is not pending (unknown id, or already answered) is dropped;
+ * - roles alternate as strict providers want: a user message right after tool results follows a
+ *   stand-in assistant reply (`NO_REPLY_TEXT`), and one right after another user message is joined
+ *   to it (a blank line between), so a failed turn left out breaks no order.
  * - a tool call id used by an earlier call (an imported history may reuse answered ones) is sent as
  *   `<id>_<n>`, the first n that is unused, and so is its result: strict providers refuse a history that
  *   repeats an id. Other ids are sent verbatim.
- * Arguments are JSON-stringified. A compaction record becomes a user message holding its summary; an
- * assistant message's `thinking` is never sent.
+ * Arguments are JSON-stringified. A compaction record becomes a user message holding its summary. An
+ * assistant message's `thinking` is sent only on a message that called tools and whose provider streamed
+ * it in `reasoning_content` (as `reasoning_content`); a call's `extraContent` goes back as its
+ * `extra_content`.
  */
 export function toOpenAIMessages(system: string, messages: readonly AgentMessage[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
@@ -49,11 +61,23 @@ export function toOpenAIMessages(system: string, messages: readonly AgentMessage
     return unique;
   };
 
+  // A user message where the model's turn is missing: after tool results it gets a stand-in reply,
+  // after another user message (a failed turn left out, a compaction summary) it joins that one.
+  const pushUser = (content: string) => {
+    const last = out.at(-1);
+    if (last?.role === "user" && typeof last.content === "string") {
+      last.content = `${last.content}\n\n${content}`;
+      return;
+    }
+    if (last?.role === "tool") out.push({ role: "assistant", content: NO_REPLY_TEXT });
+    out.push({ role: "user", content });
+  };
+
   for (const message of messages) {
     switch (message.kind) {
       case "user":
         closePending();
-        out.push({ role: "user", content: message.text });
+        pushUser(message.text);
         break;
       case "assistant": {
         const converted = toAssistantParam(message);
@@ -76,7 +100,7 @@ export function toOpenAIMessages(system: string, messages: readonly AgentMessage
       }
       case "compaction":
         closePending();
-        out.push({ role: "user", content: compactionText(message.summary) });
+        pushUser(compactionText(message.summary));
         break;
     }
   }
@@ -90,15 +114,20 @@ function toAssistantParam(message: AssistantMessage): ChatCompletionAssistantMes
     if (FAILED_STOP_REASONS.has(message.stopReason) || message.text === "") return undefined;
     return { role: "assistant", content: message.text };
   }
-  return {
+  const param: ChatCompletionAssistantMessageParam & { reasoning_content?: string } = {
     role: "assistant",
     content: message.text === "" ? null : message.text,
     tool_calls: calls.map((call) => ({
       id: call.id,
       type: "function",
       function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+      // Gemini's thought signature goes back where it came: in the call's extra_content.
+      ...(call.extraContent ? { extra_content: call.extraContent } : {}),
     })),
   };
+  // DeepSeek's and Kimi's thinking modes refuse a tool-call turn whose reasoning is not sent back.
+  if (message.thinkingField === "reasoning_content") param.reasoning_content = message.thinking ?? "";
+  return param;
 }
 
 /** How a compaction summary is put to the model: as a user message that says what it is (pi's wording). */

@@ -53,12 +53,14 @@ export function retryDecision(
     return { giveUp: attempt > 1 ? `${failure.message} (gave up after ${attempt} attempts)` : failure.message };
   }
   const delayMs = failure.retryAfterMs ?? Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxRetryDelayMs);
+  // Whose wait it is: the provider's Retry-After, or this client's own backoff.
+  const asked = failure.retryAfterMs !== undefined ? "the provider asked to retry after" : "the next retry would wait";
   if (delayMs > policy.maxRetryDelayMs) {
-    const wait = `the provider asked to retry after ${formatSeconds(delayMs)}, longer than the ${formatSeconds(policy.maxRetryDelayMs)} this client waits`;
+    const wait = `${asked} ${formatSeconds(delayMs)}, longer than the ${formatSeconds(policy.maxRetryDelayMs)} this client waits`;
     return { giveUp: `${failure.message} (${wait})` };
   }
   if (delayMs > timeLeftMs) {
-    const wait = `the provider asked to retry after ${formatSeconds(delayMs)}, longer than the ${formatSeconds(Math.max(0, timeLeftMs))} left in this run`;
+    const wait = `${asked} ${formatSeconds(delayMs)}, longer than the ${formatSeconds(Math.max(0, timeLeftMs))} left in this run`;
     return { giveUp: `${failure.message} (${wait})` };
   }
   return { retryAfterMs: delayMs };

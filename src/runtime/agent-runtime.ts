@@ -218,6 +218,7 @@ class AgentRun {
         toolCalls: reply.calls.length > 0 ? reply.calls : undefined,
         usage: reply.end.usage ?? reply.usage,
         thinking: reply.thinking,
+        thinkingField: reply.end.thinkingField,
       });
       if (stopReason !== "TOOL_CALLS") {
         // The model would stop, but steering arrived: it gets another turn to answer it (as pi does).
@@ -456,7 +457,14 @@ class AgentRun {
 
   private assistant(
     id: string,
-    body: { text: string; stopReason: StopReason; toolCalls?: ToolCall[]; usage?: Usage; thinking?: string },
+    body: {
+      text: string;
+      stopReason: StopReason;
+      toolCalls?: ToolCall[];
+      usage?: Usage;
+      thinking?: string;
+      thinkingField?: "reasoning_content";
+    },
   ): void {
     const price = this.price;
     const message: AssistantMessage = {
@@ -471,6 +479,7 @@ class AgentRun {
       ...(body.usage ? { usage: body.usage } : {}),
       ...(body.usage && price ? { cost: costOf(body.usage, price) } : {}),
       ...(body.thinking ? { thinking: body.thinking } : {}),
+      ...(body.thinkingField ? { thinkingField: body.thinkingField } : {}),
     };
     this.appendWithEvent(message, { type: "assistant_completed", messageId: id, stopReason: body.stopReason });
   }
@@ -529,5 +538,6 @@ class AgentRun {
 
 /** A tool call with well-formed text throughout: its id, name and arguments are stored and sent back to the provider. */
 function wellFormedCall(call: ToolCall): ToolCall {
-  return { id: wellFormed(call.id), name: wellFormed(call.name), arguments: wellFormedJson(call.arguments) };
+  const extra = call.extraContent ? { extraContent: wellFormedJson(call.extraContent) } : {};
+  return { id: wellFormed(call.id), name: wellFormed(call.name), arguments: wellFormedJson(call.arguments), ...extra };
 }

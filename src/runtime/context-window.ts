@@ -40,15 +40,28 @@ export function estimateTextTokens(text: string): number {
   return Math.ceil(text.length / CHARS_PER_TOKEN);
 }
 
-/** A message's tokens as the model sees it (a few tokens of framing each; `thinking` is never sent). */
+/**
+ * A message's tokens as the model sees it (a few tokens of framing each): `thinking` only where it is
+ * sent back (a tool-call turn of a `reasoning_content` provider), a call's `extraContent` always.
+ */
 export function estimateMessageTokens(message: AgentMessage): number {
   const framing = 4;
   switch (message.kind) {
     case "user":
       return framing + estimateTextTokens(message.text);
     case "assistant": {
-      const calls = (message.toolCalls ?? []).reduce((n, c) => n + c.id.length + c.name.length + JSON.stringify(c.arguments).length, 0);
-      return framing + estimateTextTokens(message.text) + Math.ceil(calls / CHARS_PER_TOKEN);
+      const toolCalls = message.toolCalls ?? [];
+      const calls = toolCalls.reduce(
+        (n, c) =>
+          n +
+          c.id.length +
+          c.name.length +
+          JSON.stringify(c.arguments).length +
+          (c.extraContent ? JSON.stringify(c.extraContent).length : 0),
+        0,
+      );
+      const thinking = toolCalls.length > 0 && message.thinkingField === "reasoning_content" ? (message.thinking ?? "") : "";
+      return framing + estimateTextTokens(message.text) + estimateTextTokens(thinking) + Math.ceil(calls / CHARS_PER_TOKEN);
     }
     case "tool_result":
       return framing + estimateTextTokens(message.resultText) + Math.ceil(message.toolCallId.length / CHARS_PER_TOKEN);

@@ -1,3 +1,5 @@
+import { logLine } from "../log";
+
 /**
  * Streams whose clients stopped reading (event streams, downloads), within one bound (a session's
  * or the isolate's), in the order they stalled. Ending the one stalled longest refuses nobody: its
@@ -24,6 +26,8 @@ export class StalledStreams {
       // Its end takes it out of this set and the others it is in; one that had ended already leaves too.
       longest.fail(new Error(this.why));
       this.streams.delete(longest);
+      // Told to the operator: a client cut off here resumes, but one that keeps stalling shows here.
+      logLine("info", "a stalled stream was ended", { bound: this.max, reason: this.why });
     }
   }
 

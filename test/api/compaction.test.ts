@@ -77,12 +77,12 @@ describe("POST /api/sessions/:id/compact", () => {
     const events = (await store.loadEvents(sessionId)).map((e) => e.type);
     expect(events.slice(-2)).toEqual(["compaction_started", "compaction_finished"]);
 
-    // The next prompt: system, the summary, the kept messages, the new prompt.
+    // The next prompt: system, the summary with the first kept message (roles alternate: hunt 62), the
+    // rest of the kept messages, the new prompt.
     await run(sessionId, { text: "question 4", contextWindow: 8_000 });
     const next = requests.at(-1)!;
-    expect(next.messages.map((m) => m.role)).toEqual(["system", "user", "user", "assistant", "user"]);
-    expect(next.messages[1]!.content).toContain("<summary>\n## Goal\nthe summary\n</summary>");
-    expect(next.messages[2]!.content).toBe("question 3");
+    expect(next.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(next.messages[1]!.content).toContain("<summary>\n## Goal\nthe summary\n</summary>\n\nquestion 3");
 
     // The export is the whole log, compaction record included.
     const exported = new TextDecoder().decode(await (await api(`/api/sessions/${sessionId}/messages`)).arrayBuffer());

@@ -596,9 +596,10 @@ describe("importing foreign traces", () => {
   });
 
   it("a session's own trace export imports without quarantine (its attributions are kept as they are); a long path's failure still becomes a case", async () => {
-    const deep = `src/${"deeply/".repeat(34)}Module.ts`;
+    // 573 characters: past the 500 of an id, which the import once held artifact refs to (hunt 59).
+    const deep = `src/${"deeply/".repeat(80)}Module.ts`;
     const { sessionId, runId } = await failedEdit("p_reimport", workspaceId);
-    // Through a judgement: the case of a failure on a 251-character path is stored, its hint shortened.
+    // Through a judgement: the case of a failure on a long path is stored, its hint shortened.
     const judged = await api(
       `/api/sessions/${sessionId}/judgements`,
       post({ runId, judgeName: "lint", result: "fail", artifactRefs: [deep] }),

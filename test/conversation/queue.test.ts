@@ -1,5 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { NO_REPLY_TEXT } from "../../src/model";
 import { readSse, type SseFrame } from "../helpers/sse-client";
 import { jsonResponse } from "../model/helpers";
 import {
@@ -104,8 +105,11 @@ describe("whenBusy: a prompt while a run is active", () => {
       ["user", "look around"],
       ["assistant", ""],
       ["tool", ""],
+      // Strict providers refuse a user message right after tool results (hunt 62).
+      ["assistant", ""],
       ["user", "also check b.txt"],
     ]);
+    expect(requests[1]!.messages[4]).toEqual({ role: "assistant", content: NO_REPLY_TEXT });
     expect(types(steered.frames)[0]).toBe("message_queued");
     expect(steered.frames[0]!.data).toMatchObject({ mode: "steer", runId: "r_1" });
     expect(steered.frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId: "r_1" });
@@ -243,7 +247,9 @@ describe("whenBusy: a prompt while a run is active", () => {
     ]);
     expect(await userTexts(sessionId)).toEqual(["doomed", "queued before the crash"]);
     const last = (await store.loadMessages(sessionId)).at(-1)!;
-    expect(last.kind === "assistant" && last.text).toBe("answer to queued before the crash");
+    // The interrupted run said nothing: its prompt and the follow-up reach the model as one user
+    // message (two in a row are refused by strict providers, hunt 62).
+    expect(last.kind === "assistant" && last.text).toBe("answer to doomed\n\nqueued before the crash");
   });
 
   it("afterFailedRun: withdraw drops a follow-up when the run before it fails; keep runs it", async () => {

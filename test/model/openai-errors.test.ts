@@ -264,6 +264,43 @@ describe("OpenAIModelClient errors", () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("keeps an answer whose finish reason came before the connection broke (a proxy cutting a finished stream, hunt 62)", async () => {
+    const whole = sse([chunk({ content: "Hello" }), chunk({}, "stop"), usageChunk(3, 1)]);
+    const { client, calls } = testClient([sseResponse(bodyOf([whole], { errorAfter: new Error("Network connection lost.") }))]);
+    expect(await run(client)).toEqual([
+      { type: "text_delta", text: "Hello" },
+      { type: "done", stopReason: "STOP", usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 } },
+    ]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("ends with provider_error when DeepSeek cuts the answer short (finish_reason insufficient_system_resource, hunt 62)", async () => {
+    const { client } = testClient([
+      sseResponse(sse([chunk({ content: "The server listens on port" }), chunk({}, "insufficient_system_resource")])),
+    ]);
+    expect(await run(client)).toEqual([
+      { type: "text_delta", text: "The server listens on port" },
+      {
+        type: "error",
+        code: "provider_error",
+        message: "the provider cut the answer short: finish_reason 'insufficient_system_resource' (it ran out of capacity)",
+      },
+    ]);
+  });
+
+  it("waits for a provider's response headers as long as the run has left, not a fixed 120 s (hunt 62)", async () => {
+    // A server that sends nothing until the request is given up (Ollama loading a model): the wait ends with the run's deadline.
+    const silent = (init: RequestInit | undefined) =>
+      new Promise<Response>((_resolve, reject) =>
+        init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))),
+      );
+    const { client, calls } = testClient([silent, silent, silent]);
+    const request = { ...EMPTY_REQUEST, deadlineAt: Date.now() + 300 };
+    const events = await collect(client.stream(request, new AbortController().signal));
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "network_error" });
+    expect(calls).toHaveLength(1);
+  });
+
   it("ends with provider_error when a chunk is not JSON", async () => {
     const { client } = testClient([sseResponse(`${sse([chunk({ content: "a" })], { done: false })}data: {not json\n\n`)]);
     const events = await run(client);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolCall } from "../../src/domain";
-import { MISSING_TOOL_RESULT_TEXT, toOpenAIMessages, toOpenAITools } from "../../src/model";
+import { compactionText, MISSING_TOOL_RESULT_TEXT, NO_REPLY_TEXT, toOpenAIMessages, toOpenAITools } from "../../src/model";
 
 let n = 0;
 const base = () => ({ id: `m_${++n}`, sessionId: "s_1", parentId: null, createdAt: "2026-11-30T00:00:00.000Z" });
@@ -19,6 +19,44 @@ const call = (id: string, args: Record<string, unknown> = {}): ToolCall => ({ id
 const wireCall = (id: string, args = "{}") => ({ id, type: "function", function: { name: "read", arguments: args } });
 
 describe("toOpenAIMessages", () => {
+  it("sends reasoning_content back on a tool-call turn whose provider streamed it there, and a call's extra_content (hunt 62)", () => {
+    const signature = { google: { thought_signature: "c2ln" } };
+    const history: AgentMessage[] = [
+      user("which port?"),
+      {
+        kind: "assistant",
+        ...base(),
+        text: "",
+        stopReason: "TOOL_CALLS",
+        toolCalls: [{ ...call("c1"), extraContent: signature }],
+        thinking: "Check the config.",
+        thinkingField: "reasoning_content",
+      },
+      result("c1", "port = 8080"),
+      { kind: "assistant", ...base(), text: "", stopReason: "TOOL_CALLS", toolCalls: [call("c2")], thinkingField: "reasoning_content" },
+      result("c2", "ok"),
+      { kind: "assistant", ...base(), text: "8080", stopReason: "STOP", thinking: "Done.", thinkingField: "reasoning_content" },
+      { kind: "assistant", ...base(), text: "", stopReason: "TOOL_CALLS", toolCalls: [call("c3")], thinking: "from `reasoning`" },
+      result("c3", "ok"),
+    ];
+    expect(toOpenAIMessages("", history)).toEqual([
+      { role: "user", content: "which port?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ ...wireCall("c1"), extra_content: signature }],
+        reasoning_content: "Check the config.",
+      },
+      { role: "tool", tool_call_id: "c1", content: "port = 8080" },
+      // DeepSeek refuses a tool-call turn without the field, even when it had no reasoning.
+      { role: "assistant", content: null, tool_calls: [wireCall("c2")], reasoning_content: "" },
+      { role: "tool", tool_call_id: "c2", content: "ok" },
+      { role: "assistant", content: "8080" },
+      { role: "assistant", content: null, tool_calls: [wireCall("c3")] },
+      { role: "tool", tool_call_id: "c3", content: "ok" },
+    ]);
+  });
+
   it("converts a whole conversation: system first, tool calls with verbatim ids, results as tool messages", () => {
     const history = [
       user("read a and b"),
@@ -51,7 +89,7 @@ describe("toOpenAIMessages", () => {
     ]);
   });
 
-  it("drops ERROR, ABORTED and TIMEOUT assistant messages without tool calls, and empty assistant messages", () => {
+  it("drops ERROR, ABORTED and TIMEOUT assistant messages without tool calls, and empty assistant messages; the user messages around them join (hunt 62)", () => {
     const history = [
       user("a"),
       assistant("partial", "ABORTED"),
@@ -63,10 +101,42 @@ describe("toOpenAIMessages", () => {
     ];
     expect(toOpenAIMessages("s", history)).toEqual([
       { role: "system", content: "s" },
-      { role: "user", content: "a" },
-      { role: "user", content: "b" },
+      // Two user messages in a row are refused by strict chat templates (roles must alternate).
+      { role: "user", content: "a\n\nb" },
       { role: "assistant", content: "fine" },
     ]);
+  });
+
+  it("keeps roles alternating after a compaction, a steer and a failed first turn: every request a strict provider takes (hunt 62)", () => {
+    const compaction: AgentMessage = {
+      kind: "compaction",
+      ...base(),
+      summary: "S",
+      firstKeptMessageId: "m_x",
+      tokensBefore: 10,
+      tokensAfter: 2,
+    };
+    const history = [
+      compaction,
+      user("next"),
+      assistant("", "TOOL_CALLS", [call("c1")]),
+      result("c1", "r"),
+      user("steer"),
+      assistant("ok", "STOP"),
+    ];
+    const out = toOpenAIMessages("sys", history);
+    expect(out.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "user", "assistant"]);
+    expect(out[1]).toEqual({ role: "user", content: `${compactionText("S")}\n\nnext` });
+    // The property itself: no user after user or tool, across the history shapes above.
+    for (const shape of [
+      history,
+      [user("a"), assistant("", "ERROR"), user("b")],
+      [user("a"), assistant("", "TOOL_CALLS", [call("c9")]), user("b")],
+    ]) {
+      const roles = toOpenAIMessages("", shape).map((m) => m.role);
+      const pairs = roles.slice(1).map((role, i) => `${roles[i]}>${role}`);
+      expect(pairs.filter((pair) => pair === "user>user" || pair === "tool>user")).toEqual([]);
+    }
   });
 
   it("keeps an ERROR assistant message that has tool calls, with its results", () => {
@@ -83,6 +153,8 @@ describe("toOpenAIMessages", () => {
       { role: "tool", tool_call_id: "c2", content: "two" },
       { role: "tool", tool_call_id: "c1", content: MISSING_TOOL_RESULT_TEXT },
       { role: "tool", tool_call_id: "c3", content: "No result provided" },
+      // Mistral refuses a user message right after tool results.
+      { role: "assistant", content: NO_REPLY_TEXT },
       { role: "user", content: "stop that" },
     ]);
   });
@@ -115,6 +187,7 @@ describe("toOpenAIMessages", () => {
       { role: "tool", tool_call_id: "call_0_2_2", content: "third" },
       { role: "assistant", content: null, tool_calls: [wireCall("call_0_3")] },
       { role: "tool", tool_call_id: "call_0_3", content: MISSING_TOOL_RESULT_TEXT },
+      { role: "assistant", content: NO_REPLY_TEXT },
       { role: "user", content: "stop" },
     ]);
   });

@@ -203,7 +203,7 @@ describe("OpenAIModelClient stream assembly", () => {
       { type: "reasoning_delta", text: "think 2. " },
       { type: "reasoning_delta", text: "think 3." },
       { type: "text_delta", text: "Answer." },
-      { type: "done", stopReason: "STOP" },
+      { type: "done", stopReason: "STOP", thinkingField: "reasoning_content" },
     ]);
   });
 
@@ -415,14 +415,60 @@ describe("OpenAIModelClient stream assembly", () => {
     );
     expect(events).toEqual([
       { type: "tool_call", call: { id: "call_r", name: "read", arguments: { path: "a" } } },
-      // A name in pieces is not put together (as before), but it stays one call.
-      { type: "tool_call", call: { id: "call_l", name: "l", arguments: {} } },
+      // A name in pieces is put together (hunt 62), and it stays one call.
+      { type: "tool_call", call: { id: "call_l", name: "ls", arguments: {} } },
       {
         type: "done",
         stopReason: "TOOL_CALLS",
         usage: { inputTokens: MAX_IMPORTED_TOKENS, outputTokens: 7, totalTokens: MAX_IMPORTED_TOKENS },
       },
     ]);
+  });
+
+  it("puts a name streamed in pieces together, or takes the whole name a server resends so far (hunt 62)", async () => {
+    const events = await play(
+      sse([
+        tc({ index: 0, id: "call_split", function: { name: "re" } }),
+        tc({ index: 0, function: { name: "ad" } }),
+        tc({ index: 0, function: { arguments: '{"path":' } }),
+        tc({ index: 0, function: { name: "read", arguments: '"a"}' } }),
+        tc({ index: 1, id: "call_grow", function: { name: "fi" } }),
+        tc({ index: 1, function: { name: "find", arguments: '{"pattern":"*.ts"}' } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "tool_call", call: { id: "call_split", name: "read", arguments: { path: "a" } } },
+      { type: "tool_call", call: { id: "call_grow", name: "find", arguments: { pattern: "*.ts" } } },
+      { type: "done", stopReason: "TOOL_CALLS" },
+    ]);
+  });
+
+  it("keeps a call's extra_content (Gemini's thought signature) and notes reasoning sent in reasoning_content (hunt 62)", async () => {
+    const signature = { google: { thought_signature: "c2lnbmF0dXJl" } };
+    const events = await play(
+      sse([
+        chunk({ role: "assistant", content: null, reasoning_content: "Look at the config." }),
+        chunk({ content: null, reasoning_content: null }),
+        tc({
+          index: 0,
+          id: "function-call-1",
+          type: "function",
+          function: { name: "read", arguments: '{"path":"a"}' },
+          extra_content: signature,
+        }),
+        tc({ index: 0, extra_content: { google: { thought_signature: "other" } } }),
+        chunk({}, "tool_calls"),
+      ]),
+    );
+    expect(events).toEqual([
+      { type: "reasoning_delta", text: "Look at the config." },
+      { type: "tool_call", call: { id: "function-call-1", name: "read", arguments: { path: "a" }, extraContent: signature } },
+      { type: "done", stopReason: "TOOL_CALLS", thinkingField: "reasoning_content" },
+    ]);
+    // `reasoning` (OpenRouter, Groq) is kept as thinking, but is not sent back: no thinkingField.
+    const other = await play(sse([chunk({ reasoning: "hmm" }), chunk({ content: "ok" }), chunk({}, "stop")]));
+    expect(other.at(-1)).toEqual({ type: "done", stopReason: "STOP" });
   });
 
   it("streams OpenAI's refusal as the answer's text", async () => {

@@ -25,6 +25,16 @@ describe("retryDecision", () => {
     });
   });
 
+  it("says whose wait is too long: the provider's Retry-After, or this client's own backoff (hunt 62)", () => {
+    const PROVIDER_ERROR: ProviderFailure = { code: "provider_error", message: "HTTP 503", retryable: true };
+    expect(retryDecision({ failure: PROVIDER_ERROR, produced: false }, 2, POLICY, 1_500)).toEqual({
+      giveUp: "HTTP 503 (the next retry would wait 2 s, longer than the 1.5 s left in this run)",
+    });
+    expect(retryDecision({ failure: { ...PROVIDER_ERROR, retryAfterMs: 10_000 }, produced: false }, 1, POLICY, 3_000)).toEqual({
+      giveUp: "HTTP 503 (the provider asked to retry after 10 s, longer than the 3 s left in this run)",
+    });
+  });
+
   it("never retries a failure that is not retryable, or an attempt that already produced events", () => {
     expect(decide({ code: "bad_request", message: "no", retryable: false }, 1)).toEqual({ giveUp: "no" });
     expect(decide(RATE_LIMITED, 2, true)).toEqual({ giveUp: "slow down (gave up after 2 attempts)" });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { costOf, modelSpec, normaliseUsage } from "../../src/model";
-import { contextBudget } from "../../src/runtime/context-window";
+import { contextBudget, estimateMessageTokens } from "../../src/runtime/context-window";
 import { fitToolResult } from "../../src/runtime/result-budget";
 import { readTool } from "../../src/tools/read";
 import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
@@ -32,6 +32,36 @@ describe("context windows and budgets", () => {
     const price = { input: 2.5, cachedInput: 1.25, output: 10 };
     expect(costOf({ inputTokens: 1_000_000, outputTokens: 0, totalTokens: 1_000_000 }, price)).toBe(2.5);
     expect(costOf({ inputTokens: 1_000, outputTokens: 100, totalTokens: 1_100, cachedInputTokens: 600 }, price)).toBe(0.00275);
+  });
+});
+
+describe("estimateMessageTokens", () => {
+  it("counts thinking only where it is sent back, and a call's extra_content (hunt 62)", () => {
+    const base = {
+      kind: "assistant" as const,
+      id: "m_1",
+      sessionId: "s_1",
+      parentId: null,
+      createdAt: "2026-12-04T00:00:00.000Z",
+      text: "",
+    };
+    const thinking = "t".repeat(4_000);
+    const call = { id: "c1", name: "read", arguments: {} };
+    const plain = estimateMessageTokens({ ...base, stopReason: "TOOL_CALLS", toolCalls: [call], thinking });
+    const echoed = estimateMessageTokens({
+      ...base,
+      stopReason: "TOOL_CALLS",
+      toolCalls: [call],
+      thinking,
+      thinkingField: "reasoning_content",
+    });
+    const answer = estimateMessageTokens({ ...base, stopReason: "STOP", text: "ok", thinking, thinkingField: "reasoning_content" });
+    const signed = estimateMessageTokens({
+      ...base,
+      stopReason: "TOOL_CALLS",
+      toolCalls: [{ ...call, extraContent: { sig: "s".repeat(3_990) } }],
+    });
+    expect([echoed - plain, answer, signed - plain]).toEqual([1_000, 5, 1_000]);
   });
 });
 

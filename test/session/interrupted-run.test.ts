@@ -2,6 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, type AgentMessage, counterIds, safeRunOptions } from "../../src/domain";
+import { NO_REPLY_TEXT } from "../../src/model";
 import { INTERRUPTED_TOOL_RESULT_TEXT } from "../../src/runtime/run-closing";
 import { DurableSessionStore } from "../../src/session/session-store";
 import { T0, userMessage } from "../helpers/records";
@@ -183,9 +184,12 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
       ["tool", "tc_a"],
       ["tool", "tc_b"],
       ["tool", "tc_c"],
+      // The interrupted run never answered its tool results: a stand-in reply keeps roles in order (hunt 62).
+      ["assistant", ""],
       ["user", ""],
     ]);
     expect(sent[4]!.content).toBe(INTERRUPTED_TOOL_RESULT_TEXT);
+    expect(sent[6]!.content).toBe(NO_REPLY_TEXT);
   });
 
   it("in the middle of the model's answer: the closing message keeps the streamed text under the streamed id", async () => {

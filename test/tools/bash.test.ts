@@ -325,7 +325,7 @@ describe("bash", () => {
     });
     expect((await bash(fs, "test -e /workspace/ran.txt && echo ran || echo not run")).text).toBe("not run");
     // 10,000 statements are one call's worth: they run.
-    expect(await bash(fs, "true;".repeat(9_999) + "echo ok")).toEqual({ error: false, text: "ok", exitCode: 0 });
+    expect(await bash(fs, `${"true;".repeat(9_999)}echo ok`)).toEqual({ error: false, text: "ok", exitCode: 0 });
     // A real syntax error stays one.
     expect((await bash(fs, "if then fi")).exitCode).toBe(2);
   });
