@@ -545,7 +545,11 @@ const checks = {
     record(
       "stalledStreams",
       held.every((c) => c.status === 200) &&
-        ended.filter(Boolean).length === 4 &&
+        // As many ended as the server says it ended for the bound: 12 - 8 = 4 when all twelve stalled,
+        // fewer when a client's socket still drains a little every few seconds (it is not stalled then).
+        ended.filter(Boolean).length === told &&
+        told >= 1 &&
+        told <= 4 &&
         keptWhole &&
         read.status === 200 &&
         whole &&
@@ -558,8 +562,9 @@ const checks = {
   /**
    * The same bound across sessions (objects of one class may share an isolate; `wrangler dev` runs
    * them all in one): the server keeps 16 stalled streams of all sessions together. Three sessions
-   * with 6 unread streams each, 18 in all, within each session's 8: two are ended (the check waits for the server's log line of each),
-   * and 16 get their session's whole log when they read again.
+   * with 6 unread streams each, 18 in all, within each session's 8: two are ended once all have
+   * stalled (the check waits for the server's log line of each, and takes one when a client's socket
+   * still drains), and the others get their session's whole log when they read again.
    */
   async stalledStreamsServer({ base, log }) {
     const agent = new http.Agent({ keepAlive: true });
@@ -585,7 +590,14 @@ const checks = {
     });
     record(
       "stalledStreamsServer",
-      held.every(({ client }) => client.status === 200) && whole.filter((w) => !w).length === 2 && other.status === 200 && other.ms < 2000,
+      // 18 - 16 = 2 ended when all eighteen stalled; 1 when one client's socket still drained a little
+      // (seen on a quiet CI machine, 2026-12-04): exactly those the server logged, never more than 2.
+      held.every(({ client }) => client.status === 200) &&
+        whole.filter((w) => !w).length === told &&
+        told >= 1 &&
+        told <= 2 &&
+        other.status === 200 &&
+        other.ms < 2000,
       `3 logs of ${sessions.map((s) => `${(s.logged.join("\n").length / 1e6).toFixed(1)} MB`).join(", ")}; 6 streams each that read nothing until the server logged ${told} ended (${[...new Set(held.map(({ client }) => client.status))].join(",")}), then read: ${rest.map((events, i) => (whole[i] ? "whole" : `session ${i % 3} ended at ${events.at(-1)?.seq ?? "-"}`)).join(", ")}; another request meanwhile ${other.status} in ${other.ms} ms`,
     );
   },
