@@ -1962,6 +1962,9 @@ const checks = {
   },
 };
 
+/** Longest a check may take (the slowest take about 2 minutes on a loaded machine). */
+const CHECK_TIMEOUT_MS = 8 * 60_000;
+
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pi-harness-blackbox-"));
   const persistTo = path.join(tmp, "state");
@@ -1986,10 +1989,19 @@ async function main() {
     for (const [name, check] of Object.entries(checks)) {
       if (only && !only.includes(name)) continue;
       const started = Date.now();
+      let deadline;
       try {
-        await check(ctx);
+        // A check that hangs (a stream that neither ends nor fails) fails, and the campaign goes on.
+        await Promise.race([
+          check(ctx),
+          new Promise((_, reject) => {
+            deadline = setTimeout(() => reject(new Error(`did not finish within ${CHECK_TIMEOUT_MS / 60_000} minutes`)), CHECK_TIMEOUT_MS);
+          }),
+        ]);
       } catch (err) {
         record(name, false, `threw: ${err.stack ?? err}`);
+      } finally {
+        clearTimeout(deadline);
       }
       console.log(`     (${name}: ${((Date.now() - started) / 1000).toFixed(1)} s)`);
     }
