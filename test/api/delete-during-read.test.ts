@@ -72,6 +72,15 @@ describe("a read of the log that a deletion overtakes", () => {
   }
 });
 
+/** Starts the session's DELETE without waiting: `status()` is its answer once it came (null before). */
+function startDelete(sid: string) {
+  let status: number | null = null;
+  const done = api(`/api/sessions/${sid}`, { method: "DELETE" }).then((res) => {
+    status = res.status;
+  });
+  return { status: () => status, done };
+}
+
 describe("a rename or a verdict that a deletion overtakes (hunt 61)", () => {
   const awtl = client();
   const objectsOf = async (sid: string) => (await env.STORE.list({ prefix: `sessions/${sid}/` })).objects.map((o) => o.key);
@@ -83,15 +92,14 @@ describe("a rename or a verdict that a deletion overtakes (hunt 61)", () => {
 
     const renaming = store.stub(sid).setTitle("a new title");
     await gated.entered();
-    let deleted: number | null = null;
-    const deleting = api(`/api/sessions/${sid}`, { method: "DELETE" }).then((res) => (deleted = res.status));
+    const deletion = startDelete(sid);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // The deletion waits for the write under way instead of removing the objects under it.
-    expect(deleted).toBeNull();
+    expect(deletion.status()).toBeNull();
     gated.open();
     const renamed = await renaming;
-    await deleting;
-    expect(deleted).toBe(204);
+    await deletion.done;
+    expect(deletion.status()).toBe(204);
     expect(renamed.ok ? renamed.value.title : renamed.code).toBe("a new title");
     expect(await objectsOf(sid)).toEqual([]);
     expect((await api(`/api/sessions/${sid}`)).status).toBe(404);
@@ -112,14 +120,13 @@ describe("a rename or a verdict that a deletion overtakes (hunt 61)", () => {
 
     const flushing = store.stub(sid).flush();
     await gated.entered();
-    let deleted: number | null = null;
-    const deleting = api(`/api/sessions/${sid}`, { method: "DELETE" }).then((res) => (deleted = res.status));
+    const deletion = startDelete(sid);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(deleted).toBeNull();
+    expect(deletion.status()).toBeNull();
     gated.open();
     expect((await flushing).ok).toBe(true);
-    await deleting;
-    expect(deleted).toBe(204);
+    await deletion.done;
+    expect(deletion.status()).toBe(204);
     expect(await objectsOf(sid)).toEqual([]);
   });
 
