@@ -218,6 +218,12 @@ export class Timeline {
           const hints = el("ul", "hints");
           for (const id of event.caseIds) hints.append(el("li", "", id));
           li.append(hints);
+          // The words the run was given, as its system prompt held them (events logged before they were kept have none).
+          if (typeof event.text === "string") {
+            const given = el("details", "brief-text");
+            given.append(el("summary", "", "as the run was given it"), el("pre", "", event.text));
+            li.append(given);
+          }
           this.hooks.describeCases?.(event.caseIds).then(
             (texts) => {
               for (const [i, text] of texts.entries()) if (hints.children[i]) hints.children[i].textContent = text;

@@ -68,7 +68,12 @@ export const projectRoutes = new Hono<AppBindings>()
     const caseId = c.req.param("caseId");
     const found = await project.getCase(caseId);
     if (!found) throw notFound(caseId);
-    return c.json({ case: found, scorecard: await project.scorecard(caseId), judgedScorecard: await project.judgedScorecard(caseId) });
+    return c.json({
+      case: found,
+      scorecard: await project.scorecard(caseId),
+      judgedScorecard: await project.judgedScorecard(caseId),
+      approvals: await project.approvals(caseId),
+    });
   })
   /**
    * -> 204: removes the case, its scorecards and approvals, and its memory rule if it was promoted.

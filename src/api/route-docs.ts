@@ -567,7 +567,8 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/projects/:pid/cases/:caseId",
-    summary: "One case and its scorecard.",
+    summary:
+      "One case, its scorecards (the latest replay's and the latest a judge settled) and its approvals (one per name, the latest first).",
     auth: true,
     status: 200,
     answer: json(CaseDetail, "CaseDetail"),

@@ -395,6 +395,8 @@ export const CaseDetail = z.strictObject({
   scorecard: Scorecard.nullable(),
   /** The latest one a judge settled (passed or stale): what promotion goes by while a later replay is pending or unavailable. */
   judgedScorecard: Scorecard.nullable(),
+  /** Who approved it (one approval per name, the latest first; the 20 latest names are kept). */
+  approvals: z.array(Approval),
 });
 export const ScorecardAnswer = z.strictObject({ scorecard: Scorecard });
 export const ApprovalAnswer = z.strictObject({ approval: Approval });

@@ -9,7 +9,8 @@ export type AttributionDraft = Omit<AttributionRecord, "writerSeq" | "attributio
 /**
  * Ties a failed verdict to the actions behind it, deterministically. Source actions: the one the judge
  * named (if the run has it), else the latest action of the run that wrote an overlapping artifact,
- * else the latest that read one, else the action that failed, else the run's last action. Also: the
+ * else (for an external verdict) every action of the run that wrote a file, else the latest that read
+ * an overlapping artifact, else the action that failed, else the run's last action. Also: the
  * verifier action, the other actions that touched those artifacts, the cases of any brief the run was
  * given (a misleading brief is blamed this way), evidence refs, and the failure's class.
  */
@@ -45,14 +46,19 @@ export function attribute(judge: JudgeResult, run: RunTraceView, opts: { replayP
 function sourceActions(judge: JudgeResult, run: RunTraceView): { sources: TraceAction[]; rule: AttributionRecord["rule"] } {
   const given = judge.sourceActionId ? run.action(judge.sourceActionId) : undefined;
   if (given) return { sources: [given], rule: "given" };
-  if (judge.artifactRefs.length > 0) {
-    const latest = (pick: (t: { reads: string[]; writes: string[] }) => string[]) =>
-      [...run.actions].reverse().find((a) => overlapsAny(judge.artifactRefs, pick(run.touches(a))));
-    const writer = latest((t) => t.writes);
-    if (writer) return { sources: [writer], rule: "wrote_artifact" };
-    const reader = latest((t) => t.reads);
-    if (reader) return { sources: [reader], rule: "read_artifact" };
+  const latest = (pick: (t: { reads: string[]; writes: string[] }) => string[]) =>
+    judge.artifactRefs.length === 0 ? undefined : run.actions.findLast((a) => overlapsAny(judge.artifactRefs, pick(run.touches(a))));
+  const writer = latest((t) => t.writes);
+  if (writer) return { sources: [writer], rule: "wrote_artifact" };
+  // A CI verdict names the test that failed, not the change that broke it: the run's changes are what
+  // it judged, and a read or the closing answer changed nothing. Only writes that happened count (a
+  // denied or failed edit planned one); a built-in judge always names its action.
+  if (!judge.builtIn) {
+    const changed = run.actions.filter((a) => (run.observations.get(a.actionId)?.writes.length ?? 0) > 0);
+    if (changed.length > 0) return { sources: changed.slice(-MAX_ATTRIBUTION_ACTION_IDS), rule: "wrote_in_run" };
   }
+  const reader = latest((t) => t.reads);
+  if (reader) return { sources: [reader], rule: "read_artifact" };
   const failing = judge.verifierActionId ? run.action(judge.verifierActionId) : undefined;
   if (failing) return { sources: [failing], rule: "failing_action" };
   const last = run.actions.at(-1);

@@ -73,10 +73,13 @@ export function judgeRecord(record: TraceRecord, run: RunTraceView): JudgeDraft 
 function judgeObservation(observation: TraceObservation, run: RunTraceView): JudgeDraft | null {
   const action = run.action(observation.actionId);
   if (!action || observation.code === null || observation.code === "aborted") return null;
-  const kind = observation.code;
-  const bashExit = kind === "exit_status" && action.tool === "bash";
+  const bashExit = observation.code === "exit_status" && action.tool === "bash";
   const command = bashExit ? commandOf(action) : null;
   if (command !== null && observation.exitCode === 1 && answersWithExitOne(command)) return null;
+  // 127: the shell has no such command (node, python, ...). The files the line names worked; the
+  // case is about the command, and reaches retries of the run only.
+  const notFound = bashExit && observation.exitCode === COMMAND_NOT_FOUND_EXIT;
+  const kind = notFound ? "command_not_found" : observation.code;
   const judgeName =
     action.actor === "model"
       ? BUILT_IN_JUDGES.model
@@ -86,7 +89,7 @@ function judgeObservation(observation: TraceObservation, run: RunTraceView): Jud
           ? BUILT_IN_JUDGES.policy
           : BUILT_IN_JUDGES.toolError;
   const touched = run.touches(action);
-  const refs = bashExit ? commandArtifacts(command, touched, run) : [...touched.writes, ...touched.reads];
+  const refs = notFound ? [] : bashExit ? commandArtifacts(command, touched, run) : [...touched.writes, ...touched.reads];
   return {
     runId: observation.runId,
     judgeName,
@@ -125,6 +128,9 @@ function commandArtifacts(command: string | null, touched: { reads: string[]; wr
       (path): path is string => path !== null && read.has(path) && FILE_NAME.test(path) && !seen.some((p) => p.startsWith(`${path}/`)),
     );
 }
+
+/** The exit code a shell gives a command it cannot find. */
+const COMMAND_NOT_FOUND_EXIT = 127;
 
 /** A last path segment with an extension (`a.ts`) or a dot file (`.env`). */
 const FILE_NAME = /(?:^|\/)[^/]*\.[^/.]+$/;

@@ -24,7 +24,12 @@ export function buildCase(
   if (!becomesCase(attribution.classification) || attribution.failureTurnId === null) return null;
   const sources = attribution.sourceActionIds.map((id) => run.action(id)).filter((a) => a !== undefined);
   const tools = [...new Set(sources.filter((a) => a.actor === "tool").map((a) => a.tool))].sort();
-  const paths = [...new Set(attribution.artifactRefs.map(artifactPath).filter((p): p is string => p !== null && p !== ""))].sort();
+  // A verdict that named none of the run's changes is about the files the run changed (see attribute).
+  const named =
+    attribution.rule === "wrote_in_run"
+      ? sources.flatMap((a) => run.observations.get(a.actionId)?.writes ?? [])
+      : attribution.artifactRefs.map(artifactPath);
+  const paths = [...new Set(named.filter((p): p is string => p !== null && p !== ""))].sort();
   const opaque = attribution.artifactRefs.filter((ref) => artifactPath(ref) === null);
   const facts = { judgeName: judge.judgeName, builtIn: judge.builtIn, failureKind: judge.failureKind, tool: tools[0] ?? null, paths };
   const hint = preventionHint(facts);

@@ -1,4 +1,4 @@
-import type { FailureClass } from "../domain";
+import { type FailureClass, PROVIDER_TIMEOUT } from "../domain";
 
 /** Failures of the world around the agent: the provider (its refusals too), the network, the server's own restarts. */
 const ENVIRONMENT_CODES: ReadonlySet<string> = new Set([
@@ -11,6 +11,7 @@ const ENVIRONMENT_CODES: ReadonlySet<string> = new Set([
   "model_not_configured",
   "stream_incomplete",
   "run_interrupted",
+  PROVIDER_TIMEOUT,
 ]);
 
 /** Failures of this service itself. */

@@ -40,6 +40,9 @@ const PLAIN_EXTENSION = /\.[\p{L}\p{N}]{1,10}$/u;
 /** Widths paths are shortened to, in turn, until the hint fits: at most the first even when it does. */
 const PATH_WIDTHS = [80, 40, 20];
 
+/** Tools that only look: a verdict blamed on one judged what the run concluded, not a change. */
+const READING_TOOLS = ["read", "grep", "find", "ls"];
+
 /** Data in a hint: in backticks, which what is shown can never hold (see PLAIN_SEGMENT and JUDGE_IDENTIFIER). */
 const data = (text: string) => `\`${text}\``;
 
@@ -93,6 +96,10 @@ const TEMPLATES: ReadonlyMap<string, (f: Shown) => string> = new Map([
         : `Read ${f.paths} from an offset inside the file (check its length first).`,
   ],
   ["exit_status", (f) => `Check the command's output before relying on it: it exited with an error${f.count > 0 ? ` on ${f.paths}` : ""}.`],
+  [
+    "command_not_found",
+    () => "Use only the commands the bash tool's description lists: a command the failed attempt called does not exist in this shell.",
+  ],
   ["bash_timeout", () => "Keep bash commands short: avoid commands that run longer than the bash timeout."],
   ["write_not_allowed", () => "Do not call write or edit in a read-only run: describe the change instead."],
   ["bash_not_allowed", () => "Do not call bash unless the run allows it: use read, grep, find and ls."],
@@ -164,6 +171,10 @@ function hintOf(facts: HintFacts, width: number): string {
   const template = TEMPLATES.get(facts.failureKind);
   if (template) return template(shown);
   if (facts.failureKind === "external" || !facts.builtIn) {
+    // A case without paths reaches only a retry of the failed run.
+    if (shown.count === 0) return `Check your work against ${shown.judge} before you finish: it failed the attempt this run retries.`;
+    if (shown.toolIn(...READING_TOOLS))
+      return `Check what you conclude from ${shown.paths} against ${shown.count === 1 ? "it" : "them"} before you answer: ${shown.judge} failed a run that read ${shown.count === 1 ? "it" : "them"}.`;
     return `Run ${shown.judge} again on ${shown.paths} after changing ${shown.count === 1 ? "it" : "them"}: it failed after such a change.`;
   }
   const where = shown.count > 0 ? ` on ${shown.paths}` : "";

@@ -102,6 +102,7 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
   replaySessionDeleted(ref: ProjectRef, sessionId: string): Promise<void>;
   verdict(ref: ProjectRef, notice: VerdictNotice): Promise<Scorecard | null>;
   approve(ref: ProjectRef, caseId: string, approvedBy: string, note: string): Promise<Result<Approval>>;
+  approvals(caseId: string): Approval[];
   promote(ref: ProjectRef, caseId: string, write: boolean): Promise<Result<MemoryRule>>;
   memory(): MemoryRule[];
   /** `importId`: the id an Idempotency-Key allocated; an import already stored under it answers as it did. */

@@ -201,8 +201,11 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
     outcome: { originRunId: string; judgeName: string; reproduced: boolean } | null,
   ): Promise<void> {
     // The case was deleted (or evicted) while it was replayed: nothing to keep a scorecard for.
-    if (!this.cases.has(card.caseId)) return;
-    const body = JSON.stringify(Scorecard.parse(card));
+    const found = this.getCase(card.caseId);
+    if (!found) return;
+    // A failure once found flaky stays flaky: a later replay that reproduces it does not bring it back.
+    const flaky = found.applicability.failureClass === "flaky" || (outcome !== null && !outcome.reproduced);
+    const body = JSON.stringify(Scorecard.parse(flaky ? { ...card, decision: "exclude" } : card));
     this.sql.exec(
       `INSERT INTO scorecards (case_id, body, judged) VALUES (?, ?, ?)
        ON CONFLICT (case_id) DO UPDATE SET body = excluded.body, judged = COALESCE(excluded.judged, scorecards.judged)`,
@@ -287,6 +290,17 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
       MAX_APPROVERS_PER_CASE,
     );
     return ok(approval);
+  }
+
+  /** Who approved the case, the latest first. */
+  approvals(caseId: string): Approval[] {
+    return this.sql
+      .exec<{ approved_by: string; note: string; approved_at: string }>(
+        `SELECT approved_by, note, approved_at FROM approvals WHERE case_id = ? ORDER BY approved_at DESC, rowid DESC`,
+        caseId,
+      )
+      .toArray()
+      .map((r) => ({ caseId, approvedBy: r.approved_by, note: r.note, approvedAt: r.approved_at }));
   }
 
   async promote(ref: ProjectRef, caseId: string, write: boolean): Promise<Result<MemoryRule>> {

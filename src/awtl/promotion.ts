@@ -24,7 +24,10 @@ export function promotionRefusal(
   if (!becomesCase(c.applicability.failureClass)) {
     return {
       code: "promotion_class_not_allowed",
-      message: `case ${c.caseId} is a ${c.applicability.failureClass} failure; only agent and policy failures are promoted`,
+      message:
+        c.applicability.failureClass === "flaky"
+          ? `case ${c.caseId} is flaky (a replay passed where it had failed); a flaky failure is never promoted, whatever later replays show`
+          : `case ${c.caseId} is a ${c.applicability.failureClass} failure; only agent and policy failures are promoted`,
     };
   }
   const replayed = evidence.scorecard?.status === "passed";

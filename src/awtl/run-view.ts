@@ -2,6 +2,7 @@ import {
   type JudgeResult,
   MAX_CASE_MEMORY_READS,
   type MemoryRead,
+  PROVIDER_TIMEOUT,
   type TraceAction,
   type TraceObservation,
   type TraceRecord,
@@ -13,7 +14,7 @@ export class RunTraceView {
   readonly observations = new Map<string, TraceObservation>();
   readonly memoryReads: MemoryRead[] = [];
   readonly judgements: JudgeResult[] = [];
-  /** The code the run ended with (span_end of the run), if it has ended with an error. */
+  /** The code the run ended with (span_end of the run), if it has ended with an error (see endingOf). */
   runEnding: string | null = null;
   ended = false;
 
@@ -43,10 +44,20 @@ export class RunTraceView {
       case "span_end":
         if (record.kind === "run") {
           this.ended = true;
-          this.runEnding = record.status === "error" ? record.stopReason : null;
+          this.runEnding = record.status === "error" ? this.endingOf(record.stopReason) : null;
         }
         break;
     }
+  }
+
+  /**
+   * The code a run's failed ending is classed by: its stop reason, except a timeout whose time ran out
+   * waiting for the provider's first word (the last action, a model call, observed as PROVIDER_TIMEOUT).
+   */
+  private endingOf(stopReason: string): string {
+    const last = this.actions.at(-1);
+    const waited = last?.actor === "model" && this.observations.get(last.actionId)?.code === PROVIDER_TIMEOUT;
+    return stopReason === "run_timeout" && waited ? PROVIDER_TIMEOUT : stopReason;
   }
 
   action(actionId: string): TraceAction | undefined {

@@ -122,6 +122,8 @@ export const BriefInjected = z.strictObject({
   ...eventBase,
   runId: nonBlank,
   caseIds: z.array(nonBlank).min(1),
+  /** The brief as the system prompt received it (absent in events logged before it was kept). */
+  text: z.string().min(1).optional(),
 });
 
 export const AgentCompleted = z.strictObject({

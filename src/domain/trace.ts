@@ -77,6 +77,12 @@ export const TraceObservation = z.strictObject({
   writes: z.array(z.string()),
 });
 
+/**
+ * A model call's observation code when the run's time ran out before the provider sent any of its
+ * answer: an `environment` failure, where a timeout during the agent's own work is a limit it hit.
+ */
+export const PROVIDER_TIMEOUT = "provider_timeout";
+
 export const JudgeVerdict = z.enum(["pass", "fail", "warn"]);
 export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
 
@@ -129,8 +135,8 @@ export const AttributionRecord = z.strictObject({
   memoryReadNodeIds: z.array(nonBlank),
   artifactRefs: z.array(nonBlank),
   evidenceRefs: z.array(nonBlank),
-  /** How the source action was chosen. */
-  rule: z.enum(["given", "wrote_artifact", "read_artifact", "failing_action", "last_action", "none"]),
+  /** How the source action was chosen (`wrote_in_run`: an external verdict named none of the files the run changed; its writes are the sources). */
+  rule: z.enum(["given", "wrote_artifact", "wrote_in_run", "read_artifact", "failing_action", "last_action", "none"]),
   /** The case this failure became (agent and policy failures), or null. */
   caseId: nonBlank.nullable(),
 });

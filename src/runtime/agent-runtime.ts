@@ -8,6 +8,7 @@ import {
   type ErrorCode,
   type IdGenerator,
   nowIso,
+  PROVIDER_TIMEOUT,
   type RunErrorCode,
   type StopReason,
   type ToolCall,
@@ -162,7 +163,7 @@ class AgentRun {
     this.userMessage(this.userText, this.ctx.userMessageId ?? this.ctx.ids.next("message"));
     const brief = this.ctx.brief ?? null;
     if (brief) {
-      this.event({ type: "brief_injected", runId: this.ctx.runId, caseIds: brief.caseIds });
+      this.event({ type: "brief_injected", runId: this.ctx.runId, caseIds: brief.caseIds, text: brief.text });
       this.tracer.memoryRead(brief.caseIds, brief.promotedCaseIds, brief.text.length);
     }
     const setup = this.ctx.setup;
@@ -198,7 +199,14 @@ class AgentRun {
         else if (compacted !== "nothing_to_compact") return compacted;
       }
       const modelError = reply.end.type === "error" ? reply.end.code : null;
-      this.tracer.modelAnswered(this.turn, modelAction, { error: modelError, text: reply.text, calls: reply.calls.length });
+      // The run's time ran out before the provider sent any of its answer: the provider's doing, not the agent's.
+      const unanswered =
+        modelError === "aborted" && this.abortReason() === "TIMEOUT" && !reply.text && !reply.thinking && reply.calls.length === 0;
+      this.tracer.modelAnswered(this.turn, modelAction, {
+        error: unanswered ? PROVIDER_TIMEOUT : modelError,
+        text: reply.text,
+        calls: reply.calls.length,
+      });
 
       if (reply.end.type === "error") {
         const { code, message } = reply.end;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
-import { decodeText, isBinary, textOf } from "../workspace/text";
+import { decodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
 import { filePathArg, type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
 import { CUT_MARK, formatSize, headBytes, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
 
@@ -26,7 +26,8 @@ function readDescription(budget: OutputBudget): string {
 
 /**
  * Reads a text file, as pi's read does: raw text without line numbers, head-truncated with a notice
- * that names the offset to continue from. CRLF is shown as LF and a BOM is dropped.
+ * that names the offset to continue from. CRLF is shown as LF and a BOM is dropped, with a notice
+ * that says so (pi shows them; a model that writes back what it read would drop them unawares).
  */
 export const readTool: Tool<ReadParams> = {
   name: "read",
@@ -46,7 +47,10 @@ export const readTool: Tool<ReadParams> = {
     const text = decodeText(bytes);
     // The model would write U+FFFD back where the file has other bytes; edit refuses such a file.
     const notUtf8 = textOf(bytes) === null ? [invalidUtf8Notice(path, text, bytes)] : [];
-    const lines = splitLines(text.replaceAll("\r\n", "\n"));
+    const lf = text.replaceAll("\r\n", "\n");
+    const hidden = hiddenBytesNotice(path, hasUtf8Bom(bytes), text.length - lf.length, lf);
+    if (hidden) notUtf8.push(hidden);
+    const lines = splitLines(lf);
     const total = lines.length;
     const start = (args.offset ?? 1) - 1;
     if (total === 0 && start === 0) return { text: "(empty file)", error: false };
@@ -101,6 +105,20 @@ function restOfLineCommand(path: string, lineNumber: number, head: string, maxBy
 /** `path` as one shell word: single-quoted, a `'` inside written as `'\''`. */
 export function shellQuote(path: string): string {
   return `'${path.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * Says what the text shown leaves out: a UTF-8 BOM, CRLF line endings (`crlf` of them). Null when
+ * neither: the text is the file's.
+ */
+function hiddenBytesNotice(path: string, bom: boolean, crlf: number, lf: string): string | null {
+  if (!bom && crlf === 0) return null;
+  let newlines = 0;
+  for (let i = lf.indexOf("\n"); i >= 0; i = lf.indexOf("\n", i + 1)) newlines++;
+  const endings = crlf === 0 ? "" : crlf === newlines ? "CRLF line endings" : `CRLF line endings on ${crlf} of ${newlines} lines`;
+  const what = [bom ? "a UTF-8 BOM" : "", endings].filter(Boolean).join(" and ");
+  const shown = [bom ? "without the BOM" : "", crlf > 0 ? "with LF endings" : ""].filter(Boolean).join(" and ");
+  return `${path} has ${what}, shown here ${shown}: edit keeps ${crlf > 0 ? "them" : "it"}; write writes exactly the text it is given`;
 }
 
 /** Says how many invalid sequences `text` shows as U+FFFD (a valid EF BF BD in the file is U+FFFD itself). */

@@ -13,6 +13,8 @@ const MAX_LINK_HOPS = 16;
 const DEFAULT_FILE_MODE = 0o644;
 
 interface PendingLink {
+  /** The entry's name as the archive wrote it: what `skipped` lists, like every other entry's. */
+  name: string;
   path: string;
   /** Canonical target path. */
   target: string;
@@ -86,7 +88,7 @@ export class SnapshotBuilder {
     for (const link of this.links.values()) {
       const target = this.resolveLink(link);
       if (!target) {
-        this.skip(link.path, link.kind === "symlink" ? "symlink_unresolved" : "hard_link_unresolved");
+        this.skip(link.name, link.kind === "symlink" ? "symlink_unresolved" : "hard_link_unresolved");
         continue;
       }
       this.countBytes(target.size);
@@ -121,7 +123,7 @@ export class SnapshotBuilder {
     } catch {
       return this.skip(name, outside);
     }
-    this.links.set(path, { path, target, kind });
+    this.links.set(path, { name, path, target, kind });
     this.claimDirs(parentOf(path));
   }
 

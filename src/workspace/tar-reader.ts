@@ -43,7 +43,18 @@ export async function* readTarEntries(tar: ReadableStream<Uint8Array>): AsyncGen
   }
 }
 
-const asTarError = (error: unknown) => asArchiveInvalid(error, "not a valid tar archive");
+const asTarError = (error: unknown) => asArchiveInvalid(explained(error), "not a valid tar archive");
+
+/**
+ * modern-tar's words for a tar that does not end in its two zero blocks ("Invalid EOF.", "Tar archive
+ * is truncated."), with what usually causes it: GNU tar reads such archives, this server does not.
+ */
+function explained(error: unknown): unknown {
+  if (!(error instanceof Error) || !/^(Invalid EOF|Tar archive is truncated)/.test(error.message)) return error;
+  return new Error(
+    `${error.message} The archive does not end with its end-of-archive blocks right after its last entry: it was cut off, or has data after its end (two tars joined, trailing bytes)`,
+  );
+}
 
 const VOLUME_LABEL = "V".charCodeAt(0);
 const OLD_GNU_SPARSE = "S".charCodeAt(0);

@@ -37,7 +37,9 @@ export async function* readZipEntries(bucket: R2Bucket, key: string, size: numbe
       await reader.skip(local.getUint16(26, true) + local.getUint16(28, true));
       const dataEnd = reader.position + data.compressedSize;
       if (entry.type === "symlink") {
-        const target = decodeExactly(await readAll(contentOf(reader, data, entry.size, label, limits), MAX_LINK_TARGET_BYTES));
+        // A link's entry has no size (it is no file), but its target may be deflated (Python's and Go's
+        // zip writers do): inflate up to the longest target taken, which its declared size was checked against.
+        const target = decodeExactly(await readAll(contentOf(reader, data, MAX_LINK_TARGET_BYTES, label, limits), MAX_LINK_TARGET_BYTES));
         // A target that is not UTF-8 names no file of the snapshot (such names are skipped), and must not
         // become one that is (U+FFFD in a real name).
         if (target === null) Object.assign(entry, { type: "unreadable", unreadableReason: "symlink_unresolved" });

@@ -353,6 +353,8 @@ describe("the brief in a run", () => {
     expect(system.slice(systemPromptOf(fresh.log, 0).length)).toMatch(
       new RegExp(`^\\n\\n${BRIEF_HEADER.replace(/[()]/g, "\\$&")}\\n- .*src/missing\\.ts`),
     );
+    // The event keeps the words exactly as the system prompt received them.
+    expect(`\n\n${injected.data.text}`).toBe(system.slice(systemPromptOf(fresh.log, 0).length));
   });
 
   it("a workspace file name reaches another session's brief as shortened data, never as a sentence", async () => {

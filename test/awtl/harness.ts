@@ -57,6 +57,8 @@ export const model = {
     new Response(JSON.stringify({ error: { message: "slow down" } }), { status: 429, headers: { "retry-after": "3600" } }),
   /** The provider refuses the request (a 400 that is not about the context window): `bad_request`. */
   badRequest: (): Answer => () => new Response(JSON.stringify({ error: { message: "unsupported parameter" } }), { status: 400 }),
+  /** Headers, then nothing at all: the provider never answers (until the run's time runs out). */
+  silent: (): Answer => () => sseResponse(new ReadableStream<Uint8Array>()),
   /** Text, then an error inside the stream: `provider_error` (nothing is retried once output was produced). */
   brokenStream: (): Answer => () =>
     sseResponse(sse([chunk({ content: "Let me" }), { error: { message: "upstream overloaded" } }], { done: false })),

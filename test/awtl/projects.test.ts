@@ -239,6 +239,26 @@ describe("cases, replay, approval and promotion", () => {
       409,
       "promotion_class_not_allowed",
     ]);
+    // A later replay that reproduces it settles as passed, but its decision says what the case gets: nothing.
+    const again = await api(`/api/projects/${P}/cases/${caseId}/replay`, post({}));
+    const second = ((await again.json()) as { scorecard: { replay: { sessionId: string; runId: string } } }).scorecard;
+    await api(
+      `/api/sessions/${second.replay.sessionId}/judgements`,
+      post({ runId: second.replay.runId, judgeName: "ci", result: "fail", artifactRefs: ["src/math.ts"] }),
+    );
+    const reproduced = await waitForScorecard(`/api/projects/${P}/cases/${caseId}`, "passed");
+    expect([reproduced.scorecard?.status, reproduced.scorecard?.decision, reproduced.case.applicability.failureClass]).toEqual([
+      "passed",
+      "exclude",
+      "flaky",
+    ]);
+    const refused = (await (await api(`/api/projects/${P}/memory/promote`, post({ caseId, write: true }))).json()) as {
+      error: { code: string; message: string };
+    };
+    expect(refused.error).toMatchObject({
+      code: "promotion_class_not_allowed",
+      message: `case ${caseId} is flaky (a replay passed where it had failed); a flaky failure is never promoted, whatever later replays show`,
+    });
   });
 
   it("a replay starts from the workspace as the failing run found it: an earlier run's edit is there", async () => {
@@ -476,7 +496,7 @@ describe("cases, replay, approval and promotion", () => {
     const { caseId } = await failedEdit("p_get", workspaceId);
     const res = await api(`/api/projects/p_get/cases/${caseId}`);
     const body = (await res.json()) as { case: Record<string, unknown>; scorecard: null; judgedScorecard: null };
-    expect(Object.keys(body)).toEqual(["case", "scorecard", "judgedScorecard"]);
+    expect(Object.keys(body)).toEqual(["case", "scorecard", "judgedScorecard", "approvals"]);
     expect(Object.keys(body.case)).toEqual([
       "schemaVersion",
       "caseId",
@@ -508,7 +528,7 @@ async function waitForScorecard(path: string, status: string) {
   for (let i = 0; i < 100; i++) {
     const body = (await (await api(path)).json()) as {
       case: { applicability: { failureClass: string } };
-      scorecard: { status: string } | null;
+      scorecard: { status: string; decision: string } | null;
     };
     if (body.scorecard?.status === status) return body;
     await new Promise((r) => setTimeout(r, 20));
@@ -600,9 +620,10 @@ describe("importing foreign traces", () => {
     const deep = `src/${"deeply/".repeat(80)}Module.ts`;
     const { sessionId, runId } = await failedEdit("p_reimport", workspaceId);
     // Through a judgement: the case of a failure on a long path is stored, its hint shortened.
+    const edit = actionOfCall(await traceOf(api, sessionId), "e1");
     const judged = await api(
       `/api/sessions/${sessionId}/judgements`,
-      post({ runId, judgeName: "lint", result: "fail", artifactRefs: [deep] }),
+      post({ runId, judgeName: "lint", result: "fail", sourceActionId: edit, artifactRefs: [deep] }),
     );
     const { attribution } = (await judged.json()) as { attribution: { caseId: string } };
     let long: Response | null = null;

@@ -133,9 +133,19 @@ describe("read", () => {
     );
   });
 
-  it("shows CRLF as LF and drops the BOM", async () => {
+  it("shows CRLF as LF and drops the BOM, and says so (writing the text back would drop them)", async () => {
     const out = await read(fixtureFs(), { path: "src/windows.txt" });
-    expect(out.text).toBe("first line\nsecond TODO line\nthird line");
+    expect(out.text).toBe(
+      "first line\nsecond TODO line\nthird line\n\n[src/windows.txt has a UTF-8 BOM and CRLF line endings, shown here without the BOM and with LF endings: edit keeps them; write writes exactly the text it is given]",
+    );
+    const fs = new MemoryWorkspaceFs({ "mixed.txt": "a\r\nb\nc\r\n", "bom.txt": "\uFEFFx\n", "lf.txt": "x\ny\n" });
+    expect((await read(fs, { path: "mixed.txt" })).text).toBe(
+      "a\nb\nc\n\n[mixed.txt has CRLF line endings on 2 of 3 lines, shown here with LF endings: edit keeps them; write writes exactly the text it is given]",
+    );
+    expect((await read(fs, { path: "bom.txt" })).text).toBe(
+      "x\n\n[bom.txt has a UTF-8 BOM, shown here without the BOM: edit keeps it; write writes exactly the text it is given]",
+    );
+    expect((await read(fs, { path: "lf.txt" })).text).toBe("x\ny");
   });
 
   it("refuses an offset past the end of the file", async () => {

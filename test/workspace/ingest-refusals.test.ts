@@ -133,9 +133,28 @@ const CASES: RefusalCase[] = [
     partBytes: 4 * KIB,
     status: 400,
     code: "archive_invalid",
-    message: "not a valid tar archive: Tar archive is truncated.",
+    message:
+      "not a valid tar archive: Tar archive is truncated. The archive does not end with its end-of-archive blocks right after its last entry: it was cut off, or has data after its end (two tars joined, trailing bytes)",
     uploads: [],
     packChunks: true,
+  },
+  {
+    name: "two tars joined (GNU tar reads the first; refused, with why)",
+    archive: async () => {
+      const [a, b] = [await tarOf({ "a.txt": "a\n" }), await tarOf({ "b.txt": "b\n" })];
+      const joined = new Uint8Array(a.byteLength + b.byteLength);
+      joined.set(a, 0);
+      joined.set(b, a.byteLength);
+      return joined;
+    },
+    contentType: "application/x-tar",
+    partBytes: 4 * KIB,
+    status: 400,
+    code: "archive_invalid",
+    message:
+      "not a valid tar archive: Invalid EOF. The archive does not end with its end-of-archive blocks right after its last entry: it was cut off, or has data after its end (two tars joined, trailing bytes)",
+    uploads: [],
+    packChunks: false,
   },
   {
     name: "an unsupported format",

@@ -161,7 +161,8 @@ describe("ingestWorkspace: tar", () => {
       entry("sub/link-up", "symlink", { linkname: "../ok.txt" }),
       entry("hard-in", "link", { linkname: "ok.txt" }),
       entry("link-dir", "symlink", { linkname: "dev" }),
-      entry("link-missing", "symlink", { linkname: "nope.txt" }),
+      // Named as `tar cf x.tar -C dir .` names entries: listed as written, like every other skip (hunt 64 F5).
+      entry("./link-missing", "symlink", { linkname: "nope.txt" }),
       entry("hard-missing", "link", { linkname: "nope.txt" }),
     ]);
     const { workspaceId, result } = await ingest(tar);
@@ -181,7 +182,7 @@ describe("ingestWorkspace: tar", () => {
       { path: "./ok.txt", reason: "duplicate_path" },
       { path: "ok.txt/child", reason: "path_conflict" },
       { path: "link-dir", reason: "symlink_unresolved" },
-      { path: "link-missing", reason: "symlink_unresolved" },
+      { path: "./link-missing", reason: "symlink_unresolved" },
       { path: "hard-missing", reason: "hard_link_unresolved" },
     ]);
     // Links that resolve to a file inside become index entries over the same pack bytes.
@@ -346,12 +347,14 @@ describe("ingestWorkspace: tar.gz and zip", () => {
     expect(await json(`workspaces/${gzipped.workspaceId}/meta.json`)).toMatchObject({ format: "tar.gz" });
   });
 
-  it("reads stored and deflated zip entries, Unix modes and symlinks, and removes the spooled upload", async () => {
+  it("reads stored and deflated zip entries, Unix modes and symlinks (stored or deflated), and removes the spooled upload", async () => {
     const archive = zip({
       "src/": [new Uint8Array(0), { os: 3, attrs: (0o040755 << 16) >>> 0 }],
       "src/main.ts": [text("console.log(1);\n".repeat(50)), { level: 9, os: 3, attrs: (0o100644 << 16) >>> 0 }],
       "run.sh": [text("#!/bin/sh\n"), { level: 0, os: 3, attrs: (0o100755 << 16) >>> 0 }],
       "link.ts": [text("src/main.ts"), { level: 0, os: 3, attrs: (0o120777 << 16) >>> 0 }],
+      // Python's and Go's zip writers deflate a link's target too (hunt 64 F1).
+      "deflated-link.ts": [text("src/main.ts"), { level: 9, os: 3, attrs: (0o120777 << 16) >>> 0 }],
       evil: [text("../../etc/passwd"), { level: 0, os: 3, attrs: (0o120777 << 16) >>> 0 }],
       "../zip-slip.txt": [text("x"), { level: 0 }],
       "dos.txt": [text("dos"), { level: 6 }],
@@ -359,8 +362,8 @@ describe("ingestWorkspace: tar.gz and zip", () => {
     const { workspaceId, result } = await ingest(archive);
     expect(result).toEqual({
       workspaceId,
-      files: 4,
-      bytes: 800 + 10 + 800 + 3,
+      files: 5,
+      bytes: 800 + 10 + 800 + 800 + 3,
       skipped: [
         { path: "evil", reason: "symlink_outside" },
         { path: "../zip-slip.txt", reason: "path_escape" },
@@ -369,6 +372,7 @@ describe("ingestWorkspace: tar.gz and zip", () => {
     expect(await json(`workspaces/${workspaceId}/index.json`)).toEqual({
       version: 1,
       files: [
+        { path: "deflated-link.ts", offset: 0, size: 800, mode: 0o644 },
         { path: "dos.txt", offset: 810, size: 3, mode: 0o644 },
         { path: "link.ts", offset: 0, size: 800, mode: 0o644 },
         { path: "run.sh", offset: 800, size: 10, mode: 0o755 },

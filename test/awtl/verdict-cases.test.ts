@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import { casesOf, client, model, openSession, post, prompt, uploadWorkspace } from "./harness";
+
+/**
+ * What a judged failure teaches, and to which later runs: the case an external verdict becomes when
+ * it names the failing test rather than the change, when it names nothing, when the run only read,
+ * when the shell lacked a command, and when the provider never answered.
+ */
+
+const api = client();
+
+type Case = {
+  caseId: string;
+  artifactRefs: string[];
+  preventionHint: string;
+  applicability: { tools: string[]; pathGlobs: string[]; scope: string; failureClass: string };
+};
+
+const editMath = model.tools({ id: "e1", name: "edit", args: { path: "src/math.ts", oldText: "a + b", newText: "a - b" } });
+
+async function judge(sessionId: string, runId: string, verdict: Record<string, unknown>): Promise<void> {
+  const res = await api(`/api/sessions/${sessionId}/judgements`, post({ runId, judgeName: "ci", result: "fail", ...verdict }));
+  expect(res.status).toBe(201);
+}
+
+/** Whether a run in the project with this prompt and these permissions starts with a brief. */
+async function briefed(workspaceId: string, projectId: string, body: Record<string, unknown>): Promise<boolean> {
+  const { sessionId } = await openSession(api, { workspaceId, projectId, answers: [model.text("ok")] });
+  const { frames } = await prompt(api, sessionId, body);
+  return frames.some((f) => f.data.type === "brief_injected");
+}
+
+describe("the case an external verdict becomes", () => {
+  it("CI names the failing test: the case is about the file the run changed, and reaches runs that may change it", async () => {
+    const P = "p_verdict_test_named";
+    const workspaceId = await uploadWorkspace(api);
+    const read = model.tools({ id: "r1", name: "read", args: { path: "test/math.test.js" } });
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [read, editMath, model.text("done")] });
+    const { runId } = await prompt(api, sessionId, { text: "make add faster", allowWrite: true });
+    await judge(sessionId, runId, { artifactRefs: ["test/math.test.js"], detail: "add(2, 2) returned 0" });
+
+    const [found] = (await casesOf(api, P)) as unknown as Case[];
+    expect([found!.artifactRefs, found!.applicability, found!.preventionHint]).toEqual([
+      ["src/math.ts"],
+      { tools: ["edit"], pathGlobs: ["src/math.ts"], failureClass: "agent", scope: "paths" },
+      "Run `ci` again on `src/math.ts` after changing it: it failed after such a change.",
+    ]);
+    expect(await briefed(workspaceId, P, { text: "please fix the bug in src/math.ts", allowWrite: true })).toBe(true);
+    expect(await briefed(workspaceId, P, { text: "explain what test/math.test.js checks" })).toBe(false);
+    expect(await briefed(workspaceId, P, { text: "explain src/math.ts" })).toBe(false);
+  });
+
+  it("a verdict that names no file, on a run that changed nothing, teaches its retries only, in words that name no file", async () => {
+    const P = "p_verdict_nothing";
+    const workspaceId = await uploadWorkspace(api);
+    const read = model.tools({ id: "r1", name: "read", args: { path: "src/util.ts" } });
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [read, model.text("done")] });
+    const { runId } = await prompt(api, sessionId, { text: "look around" });
+    await judge(sessionId, runId, { artifactRefs: [] });
+
+    const [found] = (await casesOf(api, P)) as unknown as Case[];
+    expect([found!.applicability.scope, found!.applicability.pathGlobs, found!.preventionHint]).toEqual([
+      "retry",
+      [],
+      "Check your work against `ci` before you finish: it failed the attempt this run retries.",
+    ]);
+  });
+
+  it("a verdict on what a read-only run concluded from a file asks the next run to check that file, not to re-run after a change", async () => {
+    const P = "p_verdict_read";
+    const workspaceId = await uploadWorkspace(api);
+    const read = model.tools({ id: "r1", name: "read", args: { path: "src/util.ts" } });
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [read, model.text("clamp rounds")] });
+    const { runId } = await prompt(api, sessionId, { text: "what does clamp do?" });
+    const res = await api(
+      `/api/sessions/${sessionId}/judgements`,
+      post({ runId, judgeName: "review", result: "fail", artifactRefs: ["src/util.ts"] }),
+    );
+    expect(res.status).toBe(201);
+
+    const [found] = (await casesOf(api, P)) as unknown as Case[];
+    expect(found!.preventionHint).toBe(
+      "Check what you conclude from `src/util.ts` against it before you answer: `review` failed a run that read it.",
+    );
+  });
+
+  it("a command the shell lacks (exit 127) is a case about the command, for retries only, not about the files the line read", async () => {
+    const P = "p_verdict_127";
+    const workspaceId = await uploadWorkspace(api);
+    const bash = model.tools({ id: "b1", name: "bash", args: { command: "cat src/math.ts && node test/math.test.js" } });
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [bash, model.text("done")] });
+    await prompt(api, sessionId, { text: "run the tests", allowBash: true });
+
+    const [found] = (await casesOf(api, P)) as unknown as Case[];
+    expect([found!.artifactRefs, found!.applicability, found!.preventionHint]).toEqual([
+      ["tool:bash"],
+      { tools: ["bash"], pathGlobs: [], failureClass: "agent", scope: "retry" },
+      "Use only the commands the bash tool's description lists: a command the failed attempt called does not exist in this shell.",
+    ]);
+    expect(await briefed(workspaceId, P, { text: "run the tests for src/math.ts", allowBash: true })).toBe(false);
+  });
+
+  it("a run whose provider never answered teaches nothing: neither its timeout nor a CI verdict on it becomes a case", async () => {
+    const P = "p_verdict_silent";
+    const workspaceId = await uploadWorkspace(api);
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [model.silent()] });
+    const { runId, frames } = await prompt(api, sessionId, { text: "fix src/math.ts", allowWrite: true, timeoutMs: 1000 });
+    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_error", code: "run_timeout" });
+    await judge(sessionId, runId, { artifactRefs: ["src/math.ts"] });
+
+    const attributions = (await (await api(`/api/sessions/${sessionId}/attributions`)).json()) as {
+      attributions: { judgeName: string; failureKind: string; classification: string; caseId: string | null }[];
+    };
+    expect(attributions.attributions.map((a) => [a.judgeName, a.failureKind, a.classification, a.caseId])).toEqual([
+      ["model-error", "provider_timeout", "environment", null],
+      ["run-limit", "run_timeout", "environment", null],
+      ["ci", "external", "environment", null],
+    ]);
+    expect(((await (await api(`/api/projects/${P}/cases`)).json()) as { cases: unknown[] }).cases).toEqual([]);
+  });
+});
+
+describe("approvals", () => {
+  it("a case's approvals can be read back, one per name, the latest first", async () => {
+    const P = "p_verdict_approvals";
+    const workspaceId = await uploadWorkspace(api);
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [editMath, model.text("done")] });
+    const { runId } = await prompt(api, sessionId, { text: "change add", allowWrite: true });
+    await judge(sessionId, runId, { artifactRefs: ["src/math.ts"] });
+    const [found] = await casesOf(api, P);
+    const detail = async () =>
+      ((await (await api(`/api/projects/${P}/cases/${found!.caseId}`)).json()) as { approvals: { approvedBy: string; note: string }[] })
+        .approvals;
+    expect(await detail()).toEqual([]);
+    for (const [approvedBy, note] of [
+      ["dana", "first look"],
+      ["eve", "agreed"],
+      ["dana", "checked again"],
+    ]) {
+      expect((await api(`/api/projects/${P}/cases/${found!.caseId}/approve`, post({ approvedBy, note }))).status).toBe(201);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect((await detail()).map((a) => [a.approvedBy, a.note])).toEqual([
+      ["dana", "checked again"],
+      ["eve", "agreed"],
+    ]);
+  });
+});
