@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pipeThroughOnDemand, withEndMark, withoutEndMark } from "../../src/workspace/streams";
+import { pipeThroughOnDemand, textStream, withEndMark, withoutEndMark } from "../../src/workspace/streams";
 import { gzip } from "./archives";
 
 const MIB = 1024 * 1024;
@@ -30,6 +30,47 @@ function countedGzip() {
   );
   return { source, stream };
 }
+
+describe("textStream", () => {
+  /** Yields `parts`, counting how many were asked for. */
+  function counted(parts: string[]) {
+    const asked = { count: 0 };
+    async function* gen() {
+      for (const part of parts) {
+        asked.count++;
+        yield part;
+      }
+    }
+    return { asked, gen: gen() };
+  }
+
+  it("joins small parts into chunks of at least 64 Ki characters, asking for parts only as the reader reads", async () => {
+    // 56,001 one-line diffs of about 100 bytes: one chunk each made /changes slow enough for local workerd to drop the connection (hunt 63).
+    const parts = Array.from({ length: 2000 }, (_, i) => `${String(i).padStart(99, "-")}\n`);
+    const { asked, gen } = counted(parts);
+    const reader = (await textStream(gen)).getReader();
+    expect(asked.count).toBe(1);
+    const sizes: number[] = [];
+    let text = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (sizes.length === 0) expect(asked.count).toBe(656);
+      sizes.push(value.byteLength);
+      text += new TextDecoder().decode(value);
+    }
+    expect(sizes).toEqual([65_600, 65_600, 65_600, 3_200]);
+    expect(text).toBe(parts.join(""));
+  });
+
+  it("cuts a part larger than 1 MiB into chunks of 1 MiB; a part past 64 Ki characters is a chunk of its own", async () => {
+    const big = "x".repeat(2.5 * 1024 * 1024);
+    const reader = (await textStream(counted([big, "tail"]).gen)).getReader();
+    const sizes: number[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) sizes.push(r.value.byteLength);
+    expect(sizes).toEqual([1024 * 1024, 1024 * 1024, 0.5 * 1024 * 1024, 4]);
+  });
+});
 
 describe("pipeThroughOnDemand", () => {
   it("feeds a native DecompressionStream only as fast as its output is read", async () => {
