@@ -358,6 +358,9 @@ describe("session viewer", () => {
     const hint = await page.textContent("#timeline .brief li");
     const { case: found } = await (await api("GET", `/api/projects/p_default/cases/${brief.caseIds[0]}`)).json();
     assert.ok(hint.startsWith(found.preventionHint), hint);
+    // And the words exactly as the run was given them.
+    assert.equal(await page.textContent("#timeline .brief .brief-text pre"), brief.text);
+    assert.ok(brief.text.includes(found.preventionHint), brief.text);
     // Each denial was judged and attributed (a policy failure), and the trace shows it step by step.
     const attributions = await page.$$eval("#attribution-list > li", (items) => items.map((li) => li.dataset.classification));
     const stored = (await (await api("GET", `/api/sessions/${sessionId}/attributions`)).json()).attributions;
