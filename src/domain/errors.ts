@@ -209,7 +209,12 @@ export const ERROR_REGISTRY = {
       "the upload (an archive, a conversation or trace import) sent too few bytes while it held one of the server's upload slots; nothing was stored",
   },
   // Runs (agent_error codes)
-  run_timeout: { status: null, in: ["run"], meaning: "the run did not finish within its timeoutMs" },
+  run_timeout: {
+    status: null,
+    in: ["run"],
+    meaning:
+      "the run did not finish within its timeoutMs (the message adds when the provider had sent nothing of its answer by then: for the learning loop that is the provider's failure, not the agent's)",
+  },
   max_turns_reached: { status: null, in: ["run"], meaning: "the run used all of its model turns" },
   run_interrupted: { status: null, in: ["run"], meaning: "the server restarted during the run; its unanswered tool calls were closed" },
   run_aborted: {

@@ -212,7 +212,13 @@ class AgentRun {
         const { code, message } = reply.end;
         if (code === "aborted") {
           this.assistant(messageId, { text: reply.text, stopReason: this.abortReason(), usage: reply.usage, thinking: reply.thinking });
-          return this.terminal(this.abortReason());
+          const silence = unanswered
+            ? {
+                code: "run_timeout" as const,
+                message: `${LIMIT_ENDINGS.TIMEOUT!.message(this.options)}: the provider sent nothing of its answer in that time`,
+              }
+            : undefined;
+          return this.terminal(this.abortReason(), silence);
         }
         // An answer cut at the output limit ended for its length, and the run fails visibly.
         const stopReason = code === "output_too_large" ? "LENGTH" : "ERROR";

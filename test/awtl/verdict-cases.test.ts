@@ -105,7 +105,11 @@ describe("the case an external verdict becomes", () => {
     const workspaceId = await uploadWorkspace(api);
     const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [model.silent()] });
     const { runId, frames } = await prompt(api, sessionId, { text: "fix src/math.ts", allowWrite: true, timeoutMs: 1000 });
-    expect(frames.at(-1)!.data).toMatchObject({ type: "agent_error", code: "run_timeout" });
+    expect(frames.at(-1)!.data).toMatchObject({
+      type: "agent_error",
+      code: "run_timeout",
+      message: "the run did not finish within 1000 ms: the provider sent nothing of its answer in that time",
+    });
     await judge(sessionId, runId, { artifactRefs: ["src/math.ts"] });
 
     const attributions = (await (await api(`/api/sessions/${sessionId}/attributions`)).json()) as {
