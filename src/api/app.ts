@@ -78,15 +78,22 @@ export function createApp(): Hono<AppBindings> {
 /**
  * Middleware: Hono answers HEAD by running the GET route and dropping the body it answered without
  * cancelling it. The routes whose bodies hold a place answer HEAD without one (`isHead`); any other
- * body (a file read from R2) is cancelled here rather than left to the garbage collector.
+ * body (a file read from R2) is cancelled here rather than left to the garbage collector. A JSON
+ * answer (bounded, already in memory) is measured first: the GET's `Content-Length` is the runtime's,
+ * set on the body, and a HEAD answers with the same headers.
  */
 function headWithoutBody(): MiddlewareHandler {
   return async (c, next) => {
     await next();
     const body = c.req.method === "HEAD" ? c.res.body : null;
     if (!body) return;
-    await body.cancel().catch(() => {});
-    c.res = new Response(null, c.res);
+    const headers = new Headers(c.res.headers);
+    if (!headers.has("content-length") && headers.get("content-type")?.startsWith("application/json")) {
+      headers.set("content-length", String((await c.res.arrayBuffer()).byteLength));
+    } else {
+      await body.cancel().catch(() => {});
+    }
+    c.res = new Response(null, { status: c.res.status, statusText: c.res.statusText, headers });
   };
 }
 

@@ -188,6 +188,7 @@ function bodyRequired(body: Content): boolean {
 
 const REQUEST_ID_HEADER = {
   "x-request-id": { description: "names this request in error bodies and in the server's logs", schema: { type: "string" } },
+  "cache-control": { description: "no-store: no answer of this service may be kept by a cache", schema: { type: "string" } },
 };
 /** Headers `app.onError` adds to an error answer of that status. */
 const ERROR_HEADERS: Record<number, Record<string, { description: string; schema: { type: string } }>> = {

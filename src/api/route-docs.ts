@@ -131,6 +131,11 @@ const sessionLocation: AnswerHeader = {
   description: "the session created: /api/sessions/{id}",
   schema: { type: "string" },
 };
+/** A file download's headers: its length, and no content sniffing (the bytes are the workspace's, not a page). */
+const FILE_HEADERS: readonly AnswerHeader[] = [
+  { name: "content-length", description: "the file's size in bytes (on HEAD too)", schema: { type: "integer", minimum: 0 } },
+  { name: "x-content-type-options", description: "nosniff", schema: { type: "string" } },
+];
 const LOG_SEQ: AnswerHeader = {
   name: "x-log-seq",
   description: "the log's last seq when the read began: pass it as after to read only what came since",
@@ -229,6 +234,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     auth: true,
     status: 200,
     answer: { type: "application/octet-stream", description: "the file's bytes" },
+    answerHeaders: FILE_HEADERS,
     errors: ["invalid_workspace_id", "workspace_not_found", ...FILE],
   },
   {
@@ -496,6 +502,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     auth: true,
     status: 200,
     answer: { type: "application/octet-stream", description: "the file's bytes" },
+    answerHeaders: FILE_HEADERS,
     errors: [...SESSION, "no_workspace", "workspace_not_found", ...FILE],
   },
   {

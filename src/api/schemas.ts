@@ -46,6 +46,7 @@ import {
   WhenBusy,
   WorkspaceId,
 } from "../domain";
+import { SKIP_REASONS } from "../workspace/archive-entry";
 
 /**
  * The shapes of the HTTP API: what the routes validate requests with, and what they answer. The
@@ -265,7 +266,7 @@ export const WorkspaceCreated = z.strictObject({
   workspaceId: WorkspaceId,
   files: z.number().int().nonnegative(),
   bytes: z.number().int().nonnegative(),
-  skipped: z.array(z.strictObject({ path: z.string(), reason: z.string() })),
+  skipped: z.array(z.strictObject({ path: z.string(), reason: z.enum(SKIP_REASONS) })),
 });
 
 export const WorkspaceInfo = z.strictObject({

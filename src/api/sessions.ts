@@ -150,7 +150,14 @@ export const sessionRoutes = new Hono<AppBindings>()
   .get("/:id/files/:path{[\\s\\S]+}", async (c) => {
     const { store, meta } = await requireSession(c);
     const bytes = unwrapResult(await store.stub(meta.id).readFile(c.req.param("path")));
-    return new Response(bytes, { headers: { "content-type": "application/octet-stream", "x-content-type-options": "nosniff" } });
+    return new Response(bytes, {
+      // Set here, as the workspace's file route does: a HEAD keeps it (app.ts answers HEAD without the body).
+      headers: {
+        "content-type": "application/octet-stream",
+        "content-length": String(bytes.byteLength),
+        "x-content-type-options": "nosniff",
+      },
+    });
   })
   /** Every change this session made, as a unified diff that `git apply` accepts on the snapshot. */
   .get("/:id/changes", async (c) => {

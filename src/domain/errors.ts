@@ -76,7 +76,7 @@ export const ERROR_REGISTRY = {
     status: 500,
     in: ["api"],
     meaning:
-      "STREAM_TOKEN_SECRET is unset or shorter than 32 characters, so stream tokens cannot be issued (a token sent to such a server is 401 `stream_token_invalid`)",
+      "STREAM_TOKEN_SECRET is unset or shorter than 32 characters, so stream tokens cannot be issued (with auth on, a token sent to such a server is 401 `stream_token_invalid`)",
   },
   // Sessions and their logs
   session_not_found: { status: 404, in: ["api"], meaning: "no such session, or it belongs to another tenant" },

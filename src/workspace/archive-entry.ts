@@ -20,22 +20,24 @@ export interface ArchiveItem {
 }
 
 /** Stable reasons for entries left out of a snapshot (reported in `skipped`). */
-export type SkipReason =
-  | "path_escape"
-  | "path_too_long"
-  | "path_invalid"
-  | "path_conflict"
-  | "duplicate_path"
-  | "symlink_outside"
-  | "symlink_unresolved"
-  | "hard_link_outside"
-  | "hard_link_unresolved"
-  | "device_file"
-  | "special_file"
-  | "file_too_large"
-  | "sparse_file"
-  | "encrypted"
-  | "unsupported_compression";
+export const SKIP_REASONS = [
+  "path_escape",
+  "path_too_long",
+  "path_invalid",
+  "path_conflict",
+  "duplicate_path",
+  "symlink_outside",
+  "symlink_unresolved",
+  "hard_link_outside",
+  "hard_link_unresolved",
+  "device_file",
+  "special_file",
+  "file_too_large",
+  "sparse_file",
+  "encrypted",
+  "unsupported_compression",
+] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export interface SkippedEntry {
   path: string;

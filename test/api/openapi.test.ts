@@ -151,15 +151,15 @@ describe("GET /openapi.json", () => {
       "query:messageId",
       "header:Last-Event-ID",
     ]);
-    expect(Object.keys((stream.responses["200"] as { headers: Json }).headers)).toEqual(["x-request-id", "x-run-id"]);
+    expect(Object.keys((stream.responses["200"] as { headers: Json }).headers)).toEqual(["x-request-id", "cache-control", "x-run-id"]);
     expect(stream.responses["204"]).toBeDefined();
     // app.onError adds these to every 401, 429 and 503 answer.
     const upload = (doc.paths["/api/workspaces"]!.post as { responses: Record<string, { headers: Json }> }).responses;
-    expect(Object.keys(upload["503"]!.headers)).toEqual(["x-request-id", "retry-after"]);
-    expect(Object.keys(upload["401"]!.headers)).toEqual(["x-request-id", "www-authenticate"]);
-    expect(Object.keys(upload["400"]!.headers)).toEqual(["x-request-id"]);
+    expect(Object.keys(upload["503"]!.headers)).toEqual(["x-request-id", "cache-control", "retry-after"]);
+    expect(Object.keys(upload["401"]!.headers)).toEqual(["x-request-id", "cache-control", "www-authenticate"]);
+    expect(Object.keys(upload["400"]!.headers)).toEqual(["x-request-id", "cache-control"]);
     const messages = (doc.paths["/api/sessions/{id}/messages"]!.get as { responses: Record<string, { headers: Json }> }).responses;
-    expect(Object.keys(messages["429"]!.headers)).toEqual(["x-request-id", "retry-after"]);
+    expect(Object.keys(messages["429"]!.headers)).toEqual(["x-request-id", "cache-control", "retry-after"]);
   });
 
   it("real answers fit the documented schemas", async () => {
@@ -216,11 +216,19 @@ describe("the document as a contract for generated clients (hunt 38)", () => {
       "head /api/sessions/{id}/trace",
     ]);
     const created = op("post", "/api/sessions").responses["201"] as { headers: Record<string, Json> };
-    expect(Object.keys(created.headers)).toEqual(["x-request-id", "location"]);
+    expect(Object.keys(created.headers)).toEqual(["x-request-id", "cache-control", "location"]);
     expect(created.headers.location).toEqual({ description: "the session created: /api/sessions/{id}", schema: { type: "string" } });
     const exported = op("get", "/api/sessions/{id}/messages").responses["200"] as { headers: Record<string, Json> };
-    expect(Object.keys(exported.headers)).toEqual(["x-request-id", "x-log-seq"]);
+    expect(Object.keys(exported.headers)).toEqual(["x-request-id", "cache-control", "x-log-seq"]);
     expect(exported.headers["x-log-seq"]!.schema).toEqual({ type: "integer", minimum: 0 });
+    // A file download's length (on HEAD too) and nosniff, both file routes (hunt 66).
+    for (const path of ["/api/sessions/{id}/files/{path}", "/api/workspaces/{wid}/files/{path}"])
+      for (const method of ["get", "head"] as const)
+        expect([method, path, Object.keys((op(method, path).responses["200"] as { headers: Json }).headers)]).toEqual([
+          method,
+          path,
+          ["x-request-id", "cache-control", "content-length", "x-content-type-options"],
+        ]);
     // ...and the server sends them.
     const res = await api("/api/sessions", { method: "POST" });
     const { sessionId } = (await res.json()) as { sessionId: string };

@@ -157,6 +157,26 @@ describe("bodies and answers", () => {
       expect([path, (await api(path)).headers.get("cache-control")]).toEqual([path, "no-store"]);
   });
 
+  it("a HEAD answers the Content-Length of its GET's body: JSON, files, /healthz and /openapi.json (hunt 66)", async () => {
+    const upload = await uploadWorkspace();
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const sid = ((await (await api("/api/sessions", post({ workspaceId }))).json()) as { sessionId: string }).sessionId;
+    for (const path of [
+      "/api/sessions",
+      `/api/sessions/${sid}`,
+      `/api/sessions/${sid}/files/a.txt`,
+      `/api/workspaces/${workspaceId}`,
+      `/api/workspaces/${workspaceId}/files/a.txt`,
+      "/api/sessions/s_missing",
+      "/healthz",
+      "/openapi.json",
+    ]) {
+      const length = (await (await api(path)).arrayBuffer()).byteLength;
+      const head = await api(path, { method: "HEAD" });
+      expect([path, head.headers.get("content-length"), await head.text()]).toEqual([path, String(length), ""]);
+    }
+  });
+
   it("a 201 that creates a session or a workspace names it in Location", async () => {
     const upload = await uploadWorkspace();
     const { workspaceId } = (await upload.json()) as { workspaceId: string };
