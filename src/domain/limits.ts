@@ -98,6 +98,13 @@ export const COMPACTION_KEEP_RECENT_TOKENS = 20_000;
  * and keeps 2,000), so a compacted history always fits.
  */
 export const COMPACTION_MAX_WINDOW_SHARE = 0.25;
+/**
+ * A summary (its file lists included) takes at most this share of the reserve, as pi caps it: a longer
+ * answer is cut, or a summary too large for the window would make every later request overflow, and
+ * the next summary request carry it again. The provider is not asked for a cap (`max_tokens` and
+ * `max_completion_tokens` are each refused by some).
+ */
+export const COMPACTION_SUMMARY_RESERVE_SHARE = 0.8;
 /** One tool result may take at most this share of the window (and never more than the tool output limit). */
 export const TOOL_RESULT_MAX_WINDOW_SHARE = 0.2;
 /** Longest `instructions` of a manual compaction, in characters. */
@@ -459,7 +466,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "compaction",
-    `when the estimate passes the window minus ${count(COMPACTION_RESERVE_TOKENS)} tokens; keeps the newest ~${count(COMPACTION_KEEP_RECENT_TOKENS)} tokens (each at most ${COMPACTION_MAX_WINDOW_SHARE * 100} % of a small window)`,
+    `when the estimate passes the window minus ${count(COMPACTION_RESERVE_TOKENS)} tokens; keeps the newest ~${count(COMPACTION_KEEP_RECENT_TOKENS)} tokens (each at most ${COMPACTION_MAX_WINDOW_SHARE * 100} % of a small window); the summary, its file lists included, at most ${COMPACTION_SUMMARY_RESERVE_SHARE * 100} % of that reserve (${count(Math.floor(COMPACTION_RESERVE_TOKENS * COMPACTION_SUMMARY_RESERVE_SHARE))} tokens at ${CHARS_PER_TOKEN} characters a token; a longer answer is cut in the middle, and a file list past a quarter of it keeps its newest paths)`,
   ],
   [
     "one tool result in the context",

@@ -1,4 +1,13 @@
-import { type AgentMessage, CHARS_PER_TOKEN, type CompactionMessage, clipText, type ErrorCode, type ToolCall, type Usage } from "../domain";
+import {
+  type AgentMessage,
+  CHARS_PER_TOKEN,
+  COMPACTION_SUMMARY_RESERVE_SHARE,
+  type CompactionMessage,
+  clipText,
+  type ErrorCode,
+  type ToolCall,
+  type Usage,
+} from "../domain";
 import { costOf, type ModelClient, type ModelPrice, type ModelRequest } from "../model";
 import {
   type CompactionCut,
@@ -83,7 +92,10 @@ async function summarise(input: CompactionInput, view: ModelView, cut: Compactio
   );
   // The file lists come from the tool calls themselves; any the model (or a replayed recording) wrote are replaced.
   const body = text.replace(/\n*<(read-files|modified-files)>[\s\S]*?<\/\1>/g, "").trim();
-  const summary = `${body}${fileList("read-files", files.read)}${fileList("modified-files", files.modified)}`;
+  // Bounded (see COMPACTION_SUMMARY_RESERVE_SHARE): the lists take at most a quarter, the text the rest.
+  const maxChars = maxSummaryChars(input.budget);
+  const lists = boundedFileLists(files, Math.floor(maxChars / 4));
+  const summary = `${cutMiddle(body, maxChars - lists.length)}${lists}`;
   const draft = { kind: "compaction" as const, summary, firstKeptMessageId: firstKept.id, tokensBefore, tokensAfter: 0 };
   const tokensAfter =
     input.fixedTokens + estimateMessageTokens({ ...draft, id: "-", sessionId: "-", parentId: null, createdAt: "" }) + sumTokens(cut.kept);
@@ -137,7 +149,9 @@ export async function compact(
 }
 
 /** The request that asks for the summary: one user message holding the conversation as plain text. */
-function summaryRequest(input: CompactionInput, previous: string | null, older: readonly AgentMessage[]): ModelRequest {
+function summaryRequest(input: CompactionInput, previousSummary: string | null, older: readonly AgentMessage[]): ModelRequest {
+  // A summary stored before summaries were bounded, or under a larger window, is cut as a new one would be.
+  const previous = previousSummary === null ? null : cutMiddle(previousSummary, maxSummaryChars(input.budget));
   // The summary request must fit the window too: keep the newest lines that do, and say so.
   const room = input.budget.contextWindow - input.budget.reserveTokens - estimateTextTokens(SUMMARY_SYSTEM_PROMPT) - 200;
   const lines = older.map(serialise);
@@ -182,6 +196,11 @@ function summaryRequest(input: CompactionInput, previous: string | null, older: 
     purpose: "compaction",
     ...(input.assistantTurns !== undefined ? { assistantTurns: input.assistantTurns } : {}),
   };
+}
+
+/** The longest summary, file lists included (see COMPACTION_SUMMARY_RESERVE_SHARE). */
+function maxSummaryChars(budget: ContextBudget): number {
+  return Math.floor(budget.reserveTokens * COMPACTION_SUMMARY_RESERVE_SHARE) * CHARS_PER_TOKEN;
 }
 
 /** Room kept for the omission notes of a summary request. */
@@ -257,11 +276,34 @@ function fileList(tag: string, paths: readonly string[]): string {
   return paths.length > 0 ? `\n\n<${tag}>\n${paths.join("\n")}\n</${tag}>` : "";
 }
 
+/**
+ * Both file lists within `maxChars`: while they are longer, the oldest path goes (from the longer
+ * list), and a last line says how many earlier ones are not listed.
+ */
+function boundedFileLists(files: { read: string[]; modified: string[] }, maxChars: number): string {
+  const lists = { read: [...files.read], modified: [...files.modified] };
+  const dropped = { read: 0, modified: 0 };
+  const render = () =>
+    fileList("read-files", withDropped(lists.read, dropped.read)) +
+    fileList("modified-files", withDropped(lists.modified, dropped.modified));
+  for (let text = render(); text.length > maxChars && lists.read.length + lists.modified.length > 0; text = render()) {
+    const from = lists.read.length >= lists.modified.length ? "read" : "modified";
+    lists[from].shift();
+    dropped[from]++;
+  }
+  return render();
+}
+
+const withDropped = (paths: string[], dropped: number) =>
+  dropped > 0 ? [...paths, `${DROPPED_MARK}${dropped} earlier path(s) not listed]`] : paths;
+/** Starts the line that counts the paths a bounded list left out (never a path: `listedFiles` skips it). */
+const DROPPED_MARK = "[… ";
+
 /** The file lists a summary carries (`fileList`'s blocks), empty when it has none. */
 export function listedFiles(summary: string): { read: string[]; modified: string[] } {
   const list = (tag: string) => {
     const block = new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`).exec(summary);
-    return block ? block[1]!.split("\n").filter((p) => p !== "") : [];
+    return block ? block[1]!.split("\n").filter((p) => p !== "" && !p.startsWith(DROPPED_MARK)) : [];
   };
   return { read: list("read-files"), modified: list("modified-files") };
 }

@@ -258,6 +258,51 @@ describe("compaction in the agent loop", () => {
     }
   });
 
+  it("a summary is cut to 80 % of the reserve, file lists included, so a long answer cannot make every later request overflow (hunt 67)", async () => {
+    const budget = contextBudget(WINDOW);
+    const maxChars = Math.floor(budget.reserveTokens * 0.8) * 4;
+    // A model that answers every summary request with about six times the window.
+    const long: Answer = () => [
+      { type: "text_delta", text: `## Goal\n${"g".repeat(12_000)}\n## Next steps\n${"n".repeat(12_000)}` },
+      { type: "done", stopReason: "STOP" },
+    ];
+    const history: AgentMessage[] = [];
+    const ids = counterIds();
+    let prompt = 0;
+    // Each prompt reads 20 files of its own: 80 paths, more than a quarter of the summary holds.
+    const model = new TestModel(
+      (_request, call) =>
+        call <= 20
+          ? [
+              { type: "tool_call", call: { id: `tc_${prompt}_${call}`, name: "read", arguments: { path: `src/p${prompt}/f${call}.ts` } } },
+              { type: "done", stopReason: "TOOL_CALLS" },
+            ]
+          : [
+              { type: "text_delta", text: "All files read." },
+              { type: "done", stopReason: "STOP" },
+            ],
+      long,
+    );
+    for (prompt = 1; prompt <= 4; prompt++) {
+      const { log, ctx } = context(model, { history: [...history], ids });
+      expect(await runAgent(`prompt ${prompt}`, options, ctx)).toEqual({ stopReason: "STOP" });
+      history.push(...log.messages);
+      model.agentCalls = 0;
+    }
+    const compactions = history.filter((m): m is CompactionMessage => m.kind === "compaction");
+    expect(compactions.length).toBeGreaterThan(3);
+    for (const c of compactions) {
+      expect(c.summary.length).toBeLessThanOrEqual(maxChars);
+      // Its start and end, with what was left out between them said.
+      expect(c.summary).toMatch(/^## Goal\ng+\n\[\.\.\. \d+ characters omitted \.\.\.\]\nn+\n\n<read-files>\n/);
+    }
+    // The file lists keep their newest paths and say how many earlier ones they left out.
+    const last = compactions.at(-1)!.summary;
+    expect(last).toMatch(/\n\[… \d+ earlier path\(s\) not listed\]\n<\/read-files>$/);
+    expect(listedFiles(last).read.at(-1)).toMatch(/^src\/p4\/f\d+\.ts$/);
+    for (const { tokens } of model.requests) expect(tokens).toBeLessThanOrEqual(WINDOW);
+  });
+
   it("a 50-prompt session never sends a request larger than the window", async () => {
     const history: AgentMessage[] = [];
     const ids = counterIds();
