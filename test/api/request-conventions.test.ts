@@ -29,6 +29,13 @@ async function session(): Promise<string> {
   return ((await res.json()) as { sessionId: string }).sessionId;
 }
 
+/** A one-file workspace and a session on it. */
+async function sessionOnWorkspace(): Promise<{ workspaceId: string; sid: string }> {
+  const { workspaceId } = (await (await uploadWorkspace()).json()) as { workspaceId: string };
+  const sid = ((await (await api("/api/sessions", post({ workspaceId }))).json()) as { sessionId: string }).sessionId;
+  return { workspaceId, sid };
+}
+
 describe("query parameters", () => {
   it("one a route does not take is refused on every /api/ route, naming what the route takes", async () => {
     const sid = await session();
@@ -136,9 +143,7 @@ describe("bodies and answers", () => {
   });
 
   it("answers are not stored by caches: JSON, files, errors, /healthz and /openapi.json carry no-store", async () => {
-    const upload = await uploadWorkspace();
-    const { workspaceId } = (await upload.json()) as { workspaceId: string };
-    const sid = ((await (await api("/api/sessions", post({ workspaceId }))).json()) as { sessionId: string }).sessionId;
+    const { workspaceId, sid } = await sessionOnWorkspace();
     for (const path of [
       "/api/sessions",
       `/api/sessions/${sid}`,
@@ -158,9 +163,7 @@ describe("bodies and answers", () => {
   });
 
   it("a HEAD answers the Content-Length of its GET's body: JSON, files, /healthz and /openapi.json (hunt 66)", async () => {
-    const upload = await uploadWorkspace();
-    const { workspaceId } = (await upload.json()) as { workspaceId: string };
-    const sid = ((await (await api("/api/sessions", post({ workspaceId }))).json()) as { sessionId: string }).sessionId;
+    const { workspaceId, sid } = await sessionOnWorkspace();
     for (const path of [
       "/api/sessions",
       `/api/sessions/${sid}`,
