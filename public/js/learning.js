@@ -2,6 +2,8 @@
 // it) and its trace (spans, actions, observations, verdicts), read from GET .../attributions and
 // GET .../trace. The brief a run was given is shown in the timeline (brief_injected).
 
+import { visible } from "./timeline.js";
+
 const el = (tag, className, text) => {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -36,7 +38,7 @@ function describe(record, actions) {
 /** The action an attribution blames, in words. */
 function actionText(actionId, actions) {
   const action = actions.get(actionId);
-  return action ? `${action.tool} ${action.argsSummary}` : actionId;
+  return action ? visible(`${action.tool} ${action.argsSummary}`) : actionId;
 }
 
 /**
@@ -95,7 +97,7 @@ function traceRun(runId, records, actions, open) {
   details.append(el("summary", "", `run ${runId} · ${records.length} records`));
   const ol = el("ol", "trace-records");
   for (const record of records) {
-    const li = el("li", `trace-${record.type}`, describe(record, actions));
+    const li = el("li", `trace-${record.type}`, visible(describe(record, actions)));
     li.dataset.traceType = record.type;
     if ((record.type === "observation" && record.status === "error") || (record.type === "judge_result" && record.result === "fail"))
       li.classList.add("failed");

@@ -16,11 +16,19 @@ const el = (tag, className, text) => {
   return node;
 };
 
-/** A block that starts collapsed when its text is long. */
+/**
+ * `text` with its invisible format characters (bidi overrides and isolates, zero-width spaces and
+ * joiners, the BOM) written out as `<U+202E>`: in a file name, a command or a tool's output they
+ * could make what ran read as something else (`run\u202egnp.sh` as `runhs.png`). The server
+ * quotes them so in diffs and briefs; tool calls, results and trace lines show them here.
+ */
+export const visible = (text) => text.replace(/\p{Cf}/gu, (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
+
+/** A block that starts collapsed when its text is long; its text with format characters visible. */
 function collapsible(label, text) {
   const details = el("details", "block");
   details.open = text.length <= COLLAPSE_CHARS && text.split("\n").length <= COLLAPSE_LINES;
-  details.append(el("summary", "", label), el("pre", "", text));
+  details.append(el("summary", "", label), el("pre", "", visible(text)));
   return details;
 }
 
@@ -187,7 +195,7 @@ export class Timeline {
         const li = this.toolEntry(event.callId, event.tool, undefined);
         li.dataset.status = event.error ? "error" : "ok";
         if (event.summary !== undefined && !li.querySelector(".result").dataset.full)
-          li.querySelector(".result").textContent = event.summary;
+          li.querySelector(".result").textContent = visible(event.summary);
         break;
       }
       case "tool_call_denied": {
@@ -335,7 +343,7 @@ export class Timeline {
     const li = this.entry(key, "tool");
     if (!li.firstChild) {
       li.dataset.status = "pending";
-      li.append(el("div", "tool-head", tool ?? "tool"), el("div", "args"), el("div", "result"));
+      li.append(el("div", "tool-head", visible(tool ?? "tool")), el("div", "args"), el("div", "result"));
     }
     const argsBox = li.querySelector(".args");
     if (args !== undefined && !argsBox.firstChild) argsBox.append(collapsible("arguments", JSON.stringify(args, null, 2)));
@@ -383,8 +391,23 @@ const lineKind = (line) =>
  * A unified diff as a <pre> with one span per line, coloured by kind. Appended one by one: a diff
  * can have more lines than a call can take arguments.
  */
+/**
+ * Lines of a diff the panel shows: one element a line, built at once, froze the tab for 7 s at
+ * 600,000 lines (hunt 68); the rest is counted, and `/changes` gives the whole diff.
+ */
+export const DIFF_MAX_LINES = 50_000;
+
 export function renderDiff(pre, diff) {
   const lines = document.createDocumentFragment();
-  for (const line of diff.split("\n")) lines.append(el("span", `line ${lineKind(line)}`, `${line}\n`));
+  const all = diff.split("\n");
+  for (const line of all.slice(0, DIFF_MAX_LINES)) lines.append(el("span", `line ${lineKind(line)}`, `${line}\n`));
+  if (all.length > DIFF_MAX_LINES)
+    lines.append(
+      el(
+        "span",
+        "line note",
+        `[${count.format(all.length - DIFF_MAX_LINES)} more lines not shown: GET /api/sessions/<id>/changes gives the whole diff]\n`,
+      ),
+    );
   pre.replaceChildren(lines);
 }

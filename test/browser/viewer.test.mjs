@@ -287,6 +287,23 @@ describe("session viewer", () => {
     await page.screenshot({ path: path.join(RESULTS, "viewer-history.png"), fullPage: true });
   });
 
+  it("writes out the format characters of a tool call, its result and its trace line: a hidden override cannot disguise a file (hunt 68)", async () => {
+    const sessionId = await sessionOnWorkspace("spoof");
+    // Shown raw, `run\u202egnp.sh` reads as `runhs.png`.
+    await runToEnd(sessionId, { text: 'TOOL read {"path":"run\u202egnp.sh"}' });
+    await page.goto(`${proxy.base}/#/s/${sessionId}`);
+    await page.waitForSelector("#timeline .run-end");
+    assert.match(await page.textContent("#timeline .tool .args pre"), /"path": "run<U\+202E>gnp\.sh"/);
+    assert.match(await page.textContent("#timeline .tool .result"), /run<U\+202E>gnp\.sh/);
+    await page.waitForSelector("#learning:not([hidden])");
+    const trace = await page.$$eval("#trace-list li", (items) => items.map((li) => li.textContent));
+    assert.ok(
+      trace.some((line) => line.includes("run<U+202E>gnp.sh")),
+      trace.join("\n"),
+    );
+    assert.ok(!trace.some((line) => line.includes("\u202e")), trace.join("\n"));
+  });
+
   it("renders a live run as it streams, and resumes after a forced disconnect with nothing lost or doubled", async () => {
     const sessionId = await sessionOnWorkspace("live run");
     await page.goto(`${proxy.base}/#/s/${sessionId}`);
@@ -555,7 +572,7 @@ describe("session viewer", () => {
     );
   });
 
-  it("shows a diff of 150,000 lines, and says so when the changes cannot be read", async () => {
+  it("shows a diff's first 50,000 lines of 150,000 and counts the rest, and says so when the changes cannot be read", async () => {
     const sessionId = await sessionOnWorkspace("huge diff");
     const lines = Array.from({ length: 150_000 }, (_, i) => `-line ${i}`);
     const diff = `diff --git a/big.txt b/big.txt\n--- a/big.txt\n+++ b/big.txt\n@@ -1,150000 +1,1 @@\n${lines.join("\n")}\n+short\n`;
@@ -566,9 +583,15 @@ describe("session viewer", () => {
     const shown = await page.$eval("#diff", (pre) => ({
       lines: pre.querySelectorAll(".line").length,
       dels: pre.querySelectorAll(".del").length,
-      chars: pre.textContent.length,
+      text: pre.textContent,
     }));
-    assert.deepEqual(shown, { lines: 150_006, dels: 150_000, chars: diff.length + 1 });
+    // One element a line froze the tab for 7 s at 600,000 lines (hunt 68): the first 50,000, then a count.
+    const kept = diff.split("\n").slice(0, 50_000);
+    assert.deepEqual(shown, {
+      lines: 50_001,
+      dels: 49_996,
+      text: `${kept.join("\n")}\n[100,006 more lines not shown: GET /api/sessions/<id>/changes gives the whole diff]\n`,
+    });
     assert.equal(await page.isVisible("#changes-error"), false);
 
     await page.unroute(changes);
