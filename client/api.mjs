@@ -137,9 +137,13 @@ export class HarnessApi {
     return this.json("GET", `/api/workspaces${pageQuery(page)}`);
   }
 
-  /** Aborts the session's active run, or else its compaction under way (runId null). @param {string} id @returns {Promise<{ aborted: boolean; runId: string | null }>} */
-  abort(id) {
-    return this.json("POST", `/api/sessions/${encodeURIComponent(id)}/abort`, {});
+  /**
+   * Aborts the session's active run, or else its compaction under way (runId null); with `runId`, only
+   * that run (`{aborted: false}` when it is not the active one).
+   * @param {string} id @param {string} [runId] @returns {Promise<{ aborted: boolean; runId: string | null }>}
+   */
+  abort(id, runId) {
+    return this.json("POST", `/api/sessions/${encodeURIComponent(id)}/abort`, runId ? { runId } : {});
   }
 
   /** Deletes a session (`s_...`) or a workspace snapshot (`w_...`). @param {string} id */

@@ -252,10 +252,15 @@ async function run(api, values, text, io) {
   // on to the run's end; a second Ctrl-C leaves at once.
   let interrupts = 0;
   const runSession = sessionId;
+  /** This prompt's run, once its stream said: Ctrl-C names it, so a run that ended meanwhile is not mistaken for the next one. */
+  /** @type {string | null} */
+  let runId = null;
   const unsubscribe = (io.onInterrupt ?? onSigint)(() => {
     if (++interrupts > 1) return (io.exit ?? process.exit)(130);
     io.stderr.write("stopping the run (Ctrl-C again to leave without waiting)\n");
-    api.abort(runSession).catch((/** @type {Error} */ err) => io.stderr.write(`could not stop the run: ${visible(err.message)}\n`));
+    api
+      .abort(runSession, runId ?? undefined)
+      .catch((/** @type {Error} */ err) => io.stderr.write(`could not stop the run: ${visible(err.message)}\n`));
   });
   try {
     const events = followRun(api, sessionId, prompt, {
@@ -266,6 +271,7 @@ async function run(api, values, text, io) {
       if (values.json) io.stdout.write(`${JSON.stringify(event)}\n`);
       else progress.event(event);
       firstSeq ??= event.seq;
+      if (event.type === "agent_started") runId ??= event.runId;
       if (event.type === "user_message_appended") userMessageId = event.messageId;
       if (event.type === "agent_completed" || event.type === "agent_error") terminal = event;
     }

@@ -16,6 +16,7 @@ import {
 import { ARCHIVE_CONTENT_TYPES } from "../workspace/archive-format";
 import { JSONL_MEDIA_TYPES } from "./request-body";
 import {
+  AbortBody,
   AbortResult,
   ApprovalAnswer,
   ApproveBody,
@@ -488,9 +489,9 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     method: "post",
     path: "/api/sessions/:id/abort",
     summary:
-      "Cancels the active run, or else a manual compaction under way (its POST .../compact answers 409 compaction_aborted, the log gets compaction_failed run_aborted; runId is then null); aborted is false when neither was going on.",
+      "Cancels the active run, or else a manual compaction under way (its POST .../compact answers 409 compaction_aborted, the log gets compaction_failed run_aborted; runId is then null); aborted is false when neither was going on. With runId, only that run: when it is not the active one (it ended, and a queued run may have started), nothing is aborted and the answer is {aborted: false, runId}.",
     auth: true,
-    body: json(EmptyBody, "Empty", {}),
+    body: json(AbortBody, "AbortBody", { runId: "r_01jd8x9a1b2c3d4e5f6g7h8j9k" }),
     status: 200,
     answer: json(AbortResult, "AbortResult", { aborted: true, runId: "r_01jd8x9a1b2c3d4e5f6g7h8j9k" }),
     errors: [...SESSION, ...JSON_BODY],

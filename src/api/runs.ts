@@ -7,7 +7,7 @@ import { type AppBindings, isHead } from "./context";
 import { isApiCode } from "./errors";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
-import { EmptyBody, EventStreamQuery, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
+import { AbortBody, EventStreamQuery, PromptBody, ResumeSeq, StreamTokenBody } from "./schemas";
 import { bearerTag, issueStreamToken } from "./stream-tokens";
 
 /** Runs: start one (or steer / queue it while one runs) and stream it, resume a stream, hand out stream tokens, withdraw queued messages, abort. */
@@ -81,11 +81,11 @@ export const runRoutes = new Hono<AppBindings>()
     const token = await issueStreamToken(secret, { tenant: c.get("tenant"), sessionId: meta.id, expiresAt, bearer });
     return c.json({ token, expiresAt: nowIso(() => expiresAt * 1000) });
   })
-  /** Cancels the active run, if any: `{aborted, runId}`. */
+  /** Cancels the active run, if any (with `runId`, only that run): `{aborted, runId}`. */
   .post("/:id/abort", async (c) => {
     const { store, meta } = await requireSession(c);
-    await readJsonBody(c, EmptyBody);
-    return c.json(await store.stub(meta.id).abortRun());
+    const { runId } = await readJsonBody(c, AbortBody);
+    return c.json(await store.stub(meta.id).abortRun(runId));
   });
 
 /** A streaming answer of the session object; its coded refusals (`session_busy`) become the API's error answers. */

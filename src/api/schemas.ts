@@ -371,6 +371,10 @@ export const SessionList = z.strictObject({
   nextCursor: z.string().nullable().meta({ description: "pass as ?cursor= for the next page; null on the last page" }),
 });
 
+/** `POST .../abort`: `runId` names the run meant (a run that ended meanwhile is not mistaken for the next one). */
+export const AbortBody = z.strictObject({
+  runId: RunId.optional().meta({ description: "abort only this run: when it is not the active one, nothing is aborted" }),
+});
 export const AbortResult = z.strictObject({ aborted: z.boolean(), runId: z.string().nullable() });
 
 export const StreamToken = z.strictObject({

@@ -76,10 +76,14 @@ export class RunSupervisor {
     return ok(run);
   }
 
-  /** Cancels the active run (model request and tools); it ends with ABORTED. */
-  abort(): { aborted: boolean; runId: string | null } {
+  /**
+   * Cancels the active run (model request and tools); it ends with ABORTED. With `runId`, only that
+   * run: when another is active (the named one ended, and a queued one started), nothing is aborted.
+   */
+  abort(runId?: string): { aborted: boolean; runId: string | null } {
     const run = this.deps.registry.current();
-    if (!run) return { aborted: false, runId: null };
+    if (!run) return { aborted: false, runId: runId ?? null };
+    if (runId !== undefined && run.runId !== runId) return { aborted: false, runId };
     run.controller.abort();
     return { aborted: true, runId: run.runId };
   }

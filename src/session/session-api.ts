@@ -79,7 +79,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   /** What a replay of a run needs; null when the run is unknown (or predates recorded commands). */
   runInfo(runId: string): Promise<SessionResult<RunInfo | null>>;
   flush(): Promise<SessionResult<FlushSummary>>;
-  abortRun(): { aborted: boolean; runId: string | null };
+  abortRun(runId?: string): { aborted: boolean; runId: string | null };
   setTitle(title: string | null): Promise<SessionResult<SessionMeta>>;
   /** What a fork at `atMessageId` (default: the newest message) copies; `message_not_found` for an unknown id. */
   forkSource(atMessageId?: string): Promise<SessionResult<ForkSource>>;

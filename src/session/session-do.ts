@@ -148,8 +148,8 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.session.handleStream(request);
   }
 
-  abortRun(): { aborted: boolean; runId: string | null } {
-    return this.session?.abortRun() ?? { aborted: false, runId: null };
+  abortRun(runId?: string): { aborted: boolean; runId: string | null } {
+    return this.session?.abortRun(runId) ?? { aborted: false, runId: runId ?? null };
   }
 
   async setTitle(title: string | null): Promise<SessionResult<SessionMeta>> {

@@ -726,9 +726,10 @@ export class Session {
    * Aborts the active run, or else a manual compaction under way: both keep the session busy, and
    * a client told to "wait for it or abort it" can end either.
    */
-  abortRun(): { aborted: boolean; runId: string | null } {
-    const run = this.runs.abort();
-    if (run.aborted || !this.compacting || !this.compaction) return run;
+  abortRun(runId?: string): { aborted: boolean; runId: string | null } {
+    const run = this.runs.abort(runId);
+    // A client that names its run means that run, not a compaction that came after it.
+    if (run.aborted || runId !== undefined || !this.compacting || !this.compaction) return run;
     this.compaction.abortedByClient = true;
     this.compaction.controller.abort();
     return { aborted: true, runId: null };

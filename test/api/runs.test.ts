@@ -269,6 +269,32 @@ describe("busy, abort, disconnect and resume", () => {
     expect(await (await api(`/api/sessions/${sessionId}/abort`, { method: "POST" })).json()).toEqual({ aborted: false, runId: null });
   });
 
+  it("an abort that names its run stops only that run: one that ended is not mistaken for the next (hunt 69)", async () => {
+    const [one, two] = [gatedAnswer(), gatedAnswer()];
+    const { sessionId } = await sessionWithModel([one.answer, two.answer]);
+    const abort = (body: unknown) =>
+      api(`/api/sessions/${sessionId}/abort`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json" },
+      });
+    const first = await prompt(sessionId, { text: "first" });
+    one.send("done");
+    one.finish();
+    expect((await readSse(first)).ended).toBe(true);
+    const second = await prompt(sessionId, { text: "second" });
+    two.send("working");
+    await waitForStatus(sessionId, "running");
+
+    // The first run's Ctrl-C, arriving late: nothing is aborted, and the second run goes on.
+    expect(await (await abort({ runId: "r_1" })).json()).toEqual({ aborted: false, runId: "r_1" });
+    expect(((await (await api(`/api/sessions/${sessionId}`)).json()) as { status: string }).status).toBe("running");
+    expect(await (await abort({ runId: "r_2" })).json()).toEqual({ aborted: true, runId: "r_2" });
+    expect((await readSse(second)).frames.at(-1)!.data).toMatchObject({ type: "agent_completed", stopReason: "ABORTED" });
+    const refused = await abort({ runId: "not a run" });
+    expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_body"]);
+  });
+
   it("a client that disconnects does not cancel the run; resuming yields exactly the remaining events", async () => {
     const gate = gatedAnswer();
     const { sessionId } = await sessionWithModel([gate.answer]);
