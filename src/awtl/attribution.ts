@@ -54,7 +54,7 @@ function sourceActions(judge: JudgeResult, run: RunTraceView): { sources: TraceA
   // it judged, and a read or the closing answer changed nothing. Only writes that happened count (a
   // denied or failed edit planned one); a built-in judge always names its action.
   if (!judge.builtIn) {
-    const changed = run.actions.filter((a) => (run.observations.get(a.actionId)?.writes.length ?? 0) > 0);
+    const changed = run.actions.filter((a) => run.changed(a).length > 0);
     if (changed.length > 0) return { sources: changed.slice(-MAX_ATTRIBUTION_ACTION_IDS), rule: "wrote_in_run" };
   }
   const reader = latest((t) => t.reads);

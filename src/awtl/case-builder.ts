@@ -25,10 +25,7 @@ export function buildCase(
   const sources = attribution.sourceActionIds.map((id) => run.action(id)).filter((a) => a !== undefined);
   const tools = [...new Set(sources.filter((a) => a.actor === "tool").map((a) => a.tool))].sort();
   // A verdict that named none of the run's changes is about the files the run changed (see attribute).
-  const named =
-    attribution.rule === "wrote_in_run"
-      ? sources.flatMap((a) => run.observations.get(a.actionId)?.writes ?? [])
-      : attribution.artifactRefs.map(artifactPath);
+  const named = attribution.rule === "wrote_in_run" ? sources.flatMap((a) => run.changed(a)) : attribution.artifactRefs.map(artifactPath);
   const paths = [...new Set(named.filter((p): p is string => p !== null && p !== ""))].sort();
   const opaque = attribution.artifactRefs.filter((ref) => artifactPath(ref) === null);
   const facts = { judgeName: judge.judgeName, builtIn: judge.builtIn, failureKind: judge.failureKind, tool: tools[0] ?? null, paths };

@@ -64,6 +64,11 @@ export class RunTraceView {
     return this.actions.find((a) => a.actionId === actionId);
   }
 
+  /** The files an action changed, as seen when it finished (a denied or failed call planned writes it never made). */
+  changed(action: TraceAction): string[] {
+    return this.observations.get(action.actionId)?.writes ?? [];
+  }
+
   /** What an action read and wrote: what its arguments named plus what it was seen to touch. */
   touches(action: TraceAction): { reads: string[]; writes: string[] } {
     const seen = this.observations.get(action.actionId);

@@ -281,21 +281,23 @@ function fileList(tag: string, paths: readonly string[]): string {
  * list), and a last line says how many earlier ones are not listed.
  */
 function boundedFileLists(files: { read: string[]; modified: string[] }, maxChars: number): string {
-  const lists = { read: [...files.read], modified: [...files.modified] };
-  const dropped = { read: 0, modified: 0 };
+  // Each list is shown from `from` on; the length is kept as paths go, and measured again when it
+  // looks to fit (the count lines change it too): one pass, not a render per path.
+  const from = { read: 0, modified: 0 };
   const render = () =>
-    fileList("read-files", withDropped(lists.read, dropped.read)) +
-    fileList("modified-files", withDropped(lists.modified, dropped.modified));
-  for (let text = render(); text.length > maxChars && lists.read.length + lists.modified.length > 0; text = render()) {
-    const from = lists.read.length >= lists.modified.length ? "read" : "modified";
-    lists[from].shift();
-    dropped[from]++;
+    fileList("read-files", withDropped(files.read, from.read)) + fileList("modified-files", withDropped(files.modified, from.modified));
+  let length = render().length;
+  while (length > maxChars && from.read + from.modified < files.read.length + files.modified.length) {
+    const list = files.read.length - from.read >= files.modified.length - from.modified ? "read" : "modified";
+    length -= files[list][from[list]]!.length + 1;
+    from[list]++;
+    if (length <= maxChars) length = render().length;
   }
   return render();
 }
 
 const withDropped = (paths: string[], dropped: number) =>
-  dropped > 0 ? [...paths, `${DROPPED_MARK}${dropped} earlier path(s) not listed]`] : paths;
+  dropped > 0 ? [...paths.slice(dropped), `${DROPPED_MARK}${dropped} earlier path(s) not listed]`] : paths;
 /** Starts the line that counts the paths a bounded list left out (never a path: `listedFiles` skips it). */
 const DROPPED_MARK = "[… ";
 
