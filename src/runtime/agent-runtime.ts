@@ -54,6 +54,8 @@ export interface RunContext {
   brief?: RunBrief | null;
   /** The id the prompt's user message gets (announced earlier when the prompt was queued). */
   userMessageId?: string;
+  /** The caller logged `agent_started` when the run took its slot (the session does); otherwise the run logs it first. */
+  startAnnounced?: boolean;
   /**
    * Steering messages that arrived while the run was busy, taken (and so delivered) at a turn
    * boundary: after the tool calls of a turn, before the next model call. The caller removes them
@@ -158,7 +160,7 @@ class AgentRun {
   }
 
   private async loop(): Promise<RunOutcome> {
-    this.event({ type: "agent_started", runId: this.ctx.runId });
+    if (!this.ctx.startAnnounced) this.event({ type: "agent_started", runId: this.ctx.runId });
     this.tracer.runStarted();
     this.userMessage(this.userText, this.ctx.userMessageId ?? this.ctx.ids.next("message"));
     const brief = this.ctx.brief ?? null;

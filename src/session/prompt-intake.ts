@@ -83,7 +83,7 @@ export class PromptIntake {
       if (earlier) return ok(earlier);
     }
     // The queue only holds prompts while a run is active; an object that just restarted catches up here.
-    if (!runs.active && queue.size() > 0) this.startNext();
+    if (!runs.active && queue.size() > 0) this.startNext(false);
     let stream: PromptStream;
     if (!runs.active) {
       const started = runs.start(delivery.command);
@@ -150,7 +150,7 @@ export class PromptIntake {
         changed = true;
       }
     }
-    if (this.startNext() || changed) this.queueUpdated();
+    this.startNext(changed);
   }
 
   /** Whether a run will still produce events: it is active, or a queued follow-up's. */
@@ -158,13 +158,16 @@ export class PromptIntake {
     return this.deps.runs.active?.runId === runId || this.deps.queue.hasRun(runId);
   }
 
-  /** Starts the oldest follow-up if the slot is free; whether one started. */
-  private startNext(): boolean {
-    const next = this.deps.queue.list("followUp")[0];
-    if (!next || this.deps.runs.active) return false;
-    this.deps.queue.remove(next.messageId);
-    const started = this.deps.runs.start(next.command, { runId: next.runId, userMessageId: next.messageId });
-    return started.ok;
+  /**
+   * Starts the oldest follow-up if the slot is free. The queue's new state is logged first (when it
+   * changed, or `queueChanged` says it did already), then the run's `agent_started`: a follow-up's
+   * stream, which skips to its run's start, begins there both when it is first read and when resumed.
+   */
+  private startNext(queueChanged: boolean): void {
+    const next = this.deps.runs.active ? undefined : this.deps.queue.list("followUp")[0];
+    if (next) this.deps.queue.remove(next.messageId);
+    if (next || queueChanged) this.queueUpdated();
+    if (next) this.deps.runs.start(next.command, { runId: next.runId, userMessageId: next.messageId });
   }
 
   private enqueue(delivery: PromptDelivery, activeRunId: string): PromptStream {

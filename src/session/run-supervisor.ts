@@ -12,6 +12,11 @@ export interface RunSupervisorDeps {
   clock: () => number;
   /** The seq of the newest record: a run's stream replays from there. */
   lastSeq(): number;
+  /**
+   * Logs the run's `agent_started`, in the step that takes the slot: nothing another client sends
+   * meanwhile (a queued prompt's events) can come before it.
+   */
+  announce(run: ActiveRun): void;
   /** Runs one prompt to its end; never throws (failures end the run with agent_error). */
   execute(run: ActiveRun, command: AgentPromptCommand): Promise<RunEnding>;
   /**
@@ -54,6 +59,7 @@ export class RunSupervisor {
     const run = registry.begin(runId, userMessageId, this.deps.lastSeq(), nowIso(this.deps.clock), command);
     if (!run)
       return failure("session_busy", `a run (${registry.current()!.runId}) is already active in this session; wait for it or abort it`);
+    this.deps.announce(run);
     const startedMs = this.deps.clock();
     const done = this.deps
       .execute(run, command)

@@ -173,6 +173,7 @@ export class Session {
       ids: deps.ids,
       clock: deps.clock,
       lastSeq: () => this.log.lastSeq(),
+      announce: (run) => this.appendEvent({ type: "agent_started", runId: run.runId }),
       execute: (run, command) => this.execute(run, command),
       onRunEnded: (_runId, outcome) => this.intake.runEnded(outcome),
       afterRun: async () => {
@@ -845,6 +846,7 @@ export class Session {
       retryOf: command.retryOf ?? null,
       brief,
       userMessageId: run.userMessageId,
+      startAnnounced: true,
       takeSteering: () => this.intake.takeSteering(),
     });
     // A setup that failed unexpectedly left its cause with the setup: the run's end line logs it.
@@ -888,9 +890,9 @@ export class Session {
       const events = (await readLogLines(this.log, this.deps.bucket, "events", run.startSeq)).map((l) =>
         decodeEventLine(l.body, l.seq, this.id),
       );
-      // Accepted but stopped before it logged its start (its setup was still running): log the start
-      // and the prompt, so the prompt is not lost and the stream of the run begins as every run's does.
-      if (!events.some((e) => e.type === "agent_started" && e.runId === run.runId)) this.logUnstartedRun(run.runId);
+      // Accepted but stopped before it logged its prompt (its setup was still running): log it now, so
+      // the prompt is not lost (and the start, which runs of older objects logged with the prompt).
+      this.logUnloggedPrompt(run.runId, events);
       records = closingRecords({ ...this.closing(run.runId, code, message), leftovers: runLeftovers(messages, events) });
     } catch {
       // The run's own records cannot be read: close it with what is certain.
@@ -903,13 +905,17 @@ export class Session {
     await this.learning.closeRun(run.runId, run.startSeq, code, message);
   }
 
-  private logUnstartedRun(runId: string): void {
+  private logUnloggedPrompt(runId: string, events: readonly AgentEvent[]): void {
     const run = this.registry.find(runId);
     const command = run?.command;
     if (!command) return;
+    const started = events.some((e) => e.type === "agent_started" && e.runId === runId);
+    const prompted =
+      run.userMessageId === null ? started : events.some((e) => e.type === "user_message_appended" && e.messageId === run.userMessageId);
+    if (prompted) return;
     const at = nowIso(this.deps.clock);
     const event = (body: Record<string, unknown>) => ({ eventId: this.deps.ids.next("event"), sessionId: this.id, createdAt: at, ...body });
-    unwrapResult(this.appendValid("events", [event({ type: "agent_started", runId }) as AgentEvent]));
+    if (!started) unwrapResult(this.appendValid("events", [event({ type: "agent_started", runId }) as AgentEvent]));
     const user = {
       kind: "user",
       // The id a queued prompt was announced under (message_queued), so clients find it.

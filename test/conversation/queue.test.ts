@@ -1,8 +1,12 @@
 import { abortAllDurableObjects } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { counterIds } from "../../src/domain";
 import { NO_REPLY_TEXT } from "../../src/model";
 import { readSse, type SseFrame } from "../helpers/sse-client";
+import { useSessionDeps } from "../helpers/test-worker";
 import { jsonResponse } from "../model/helpers";
+import { tarOf } from "../workspace/archives";
 import {
   api,
   echoAnswer,
@@ -67,6 +71,11 @@ describe("whenBusy: a prompt while a run is active", () => {
       const runId = responses[i]!.headers.get("x-run-id");
       const started = frames.filter((f) => f.data.type === "agent_started");
       expect(started.map((f) => f.data.runId)).toEqual([runId]);
+      // The run that started at once begins with its start, before any other client's queue events
+      // (hunt 69: its agent_started came after the runtime's setup, so queued prompts came first); a
+      // follow-up's stream begins with its own message_queued and queue_updated.
+      const beforeStart = frames.slice(0, frames.indexOf(started[0]!)).map((f) => f.data.type);
+      expect(beforeStart).toEqual(runId === runIds[0] ? [] : ["message_queued", "queue_updated"]);
       expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId });
       const ids = frames.map((f) => f.id);
       expect(ids).toEqual([...ids].sort((a, b) => a - b));
@@ -304,10 +313,37 @@ describe("whenBusy: a prompt while a run is active", () => {
     });
     expect(resumed.headers.get("x-run-id")).toBe(runId);
     const { frames } = await readSse(resumed);
-    expect(frames[0]!.data.type).toBe("queue_updated");
+    // Resumed, it starts at its run's start: the queue events before it are not sent again.
+    expect(frames[0]!.data).toMatchObject({ type: "agent_started", runId });
     expect(frames.filter((f) => f.data.type === "agent_started").map((f) => f.data.runId)).toEqual([runId]);
     expect(frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId });
     await readSse(await running);
+  });
+
+  it("a follow-up's stream resumed from any of its seqs is the uncut stream's tail from its run's start (hunt 69)", async () => {
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
+    const follow = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
+    const runId = follow.headers.get("x-run-id")!;
+    // Another client's follow-up, queued while this one waits: its events are in the log between them.
+    const other = await prompt(sessionId, { text: "three", whenBusy: "followUp" });
+    first.open();
+    const uncut = (await readSse(follow)).frames;
+    await readSse(other);
+    await readSse(await running);
+    const startedAt = uncut.findIndex((f) => f.data.type === "agent_started");
+    expect(uncut.slice(0, startedAt + 1).map((f) => f.data.type)).toEqual(["message_queued", "queue_updated", "agent_started"]);
+    expect(uncut[startedAt]!.data.runId).toBe(runId);
+    for (const [i, frame] of uncut.entries()) {
+      const resumed = await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`, {
+        headers: { "last-event-id": String(frame.id) },
+      });
+      const expected = uncut.slice(Math.max(i + 1, startedAt)).map((f) => f.id);
+      if (expected.length === 0) {
+        expect(resumed.status).toBe(204);
+        continue;
+      }
+      expect((await readSse(resumed)).frames.map((f) => f.id)).toEqual(expected);
+    }
   });
 
   it("a withdrawn follow-up's stream resumes by Last-Event-ID and runId to its queued_message_withdrawn; after it, 204", async () => {
@@ -476,6 +512,47 @@ async function sessionWhoseFirstRunFails() {
   });
   return { sessionId, first };
 }
+
+describe("a run's start and the prompts other clients send meanwhile (hunt 69)", () => {
+  it("a run logs agent_started as it takes the slot: a follow-up sent while its setup reads the workspace comes after it", async () => {
+    const tar = await tarOf({ "a.txt": "a\n" });
+    const upload = await api("/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } });
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const { sessionId } = (await (await postJson("/api/sessions", { workspaceId })).json()) as { sessionId: string };
+    // The run's setup opens the workspace: held there, the run has taken the slot and not begun.
+    const held = { open: false, entered: false };
+    const bucket = new Proxy(env.STORE, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property !== "get") return typeof value === "function" ? value.bind(target) : value;
+        return async (key: string, ...rest: unknown[]) => {
+          if (key.startsWith(`workspaces/${workspaceId}/`)) {
+            held.entered = true;
+            await until(() => held.open, "the gate");
+          }
+          return (value as (key: string, ...rest: unknown[]) => Promise<unknown>).call(target, key, ...rest);
+        };
+      },
+    });
+    useSessionDeps(sessionId, {
+      ids: counterIds(),
+      bucket,
+      modelFetch: async (_input, init) => echoAnswer(JSON.parse(String(init?.body))),
+    });
+    const running = prompt(sessionId, { text: "one" });
+    await until(() => held.entered, "the run's setup");
+    const follow = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
+    held.open = true;
+    const first = await readSse(await running);
+    const second = await readSse(follow);
+    const log = (await store.loadEventsAfter(sessionId, 0)).map(({ event: e }) => ("runId" in e ? `${e.type} ${e.runId}` : e.type));
+    const [runA, runB] = [first.frames[0]!.data.runId, follow.headers.get("x-run-id")];
+    expect(log.slice(0, 4)).toEqual([`agent_started ${runA}`, `message_queued ${runB}`, "queue_updated", "user_message_appended"]);
+    expect(types(first.frames).slice(0, 4)).toEqual(["agent_started", "message_queued", "queue_updated", "user_message_appended"]);
+    expect(types(second.frames).slice(0, 3)).toEqual(["message_queued", "queue_updated", "agent_started"]);
+    expect(second.frames.at(-1)!.data).toMatchObject({ type: "agent_completed", runId: runB });
+  });
+});
 
 describe("a steer's stream resumed with its message, when its re-queued follow-up was withdrawn", () => {
   it("after the queued_message_withdrawn that ended it (re-queued, then withdrawn: afterFailedRun withdraw) is 204, as the uncut stream ended", async () => {

@@ -124,6 +124,35 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
     ]);
   });
 
+  it("started (its agent_started logged as it took the slot) but stopped before it logged its prompt: the prompt is logged, the start is not repeated", async () => {
+    const { id } = await store.create({});
+    await store.appendMessage(id, userMessage(id, "m_u"));
+    const command = { sessionId: id, userText: "fix the build", options: safeRunOptions() };
+    await runInDurableObject(store.stub(id), (_instance, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO runs (run_id, status, started_at, start_seq, command, user_message_id) VALUES ('r_dead', 'running', ?, 1, ?, 'm_queued')`,
+        T0,
+        JSON.stringify(command),
+      );
+    });
+    await store.appendEvent(id, { ...ev({ type: "agent_started", runId: "r_dead" }, 1), sessionId: id });
+    useSessionDeps(id, { ids: counterIds() });
+    await abortAllDurableObjects();
+
+    expect((await store.info(id))!.status).toBe("idle");
+    expect(shape(await store.loadEvents(id))).toEqual([
+      ["agent_started", ""],
+      ["user_message_appended", "m_queued"],
+      ["assistant_completed", "m_1"],
+      ["agent_error", "run_interrupted"],
+    ]);
+    expect((await store.loadMessages(id)).map((m) => [m.kind, m.id, m.parentId])).toEqual([
+      ["user", "m_u", null],
+      ["user", "m_queued", "m_u"],
+      ["assistant", "m_1", "m_queued"],
+    ]);
+  });
+
   it("in the middle of a tool call: every unanswered call gets an error tool_result, in call order", async () => {
     const calls = [
       { id: "tc_a", name: "read", arguments: { path: "a.txt" } },
