@@ -31,6 +31,29 @@ async function crashedSession(records: (AgentMessage | AgentEvent)[]) {
   return id;
 }
 
+/** The events of `acceptedRun`'s session once its run is closed: one start, its prompt, its end. */
+const ACCEPTED_RUN_CLOSED = [
+  ["agent_started", ""],
+  ["user_message_appended", "m_queued"],
+  ["assistant_completed", "m_1"],
+  ["agent_error", "run_interrupted"],
+];
+
+/** A session whose run r_dead was accepted (its command and prompt id stored) after message m_u, and nothing of it logged. */
+async function acceptedRun() {
+  const { id } = await store.create({});
+  await store.appendMessage(id, userMessage(id, "m_u"));
+  const command = { sessionId: id, userText: "fix the build", options: safeRunOptions() };
+  await runInDurableObject(store.stub(id), (_instance, state) => {
+    state.storage.sql.exec(
+      `INSERT INTO runs (run_id, status, started_at, start_seq, command, user_message_id) VALUES ('r_dead', 'running', ?, 1, ?, 'm_queued')`,
+      T0,
+      JSON.stringify(command),
+    );
+  });
+  return id;
+}
+
 const ev = (body: Record<string, unknown>, n: number) => ({ eventId: `e_run${n}`, sessionId: "", createdAt: T0, ...body }) as AgentEvent;
 const msg = (body: Record<string, unknown>) => ({ sessionId: "", createdAt: T0, ...body }) as AgentMessage;
 const shape = (events: AgentEvent[]) =>
@@ -93,27 +116,13 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
     });
   });
 
-  it("accepted but stopped before it logged its start: the start and the prompt (under its announced id) are logged, then it is closed", async () => {
-    const { id } = await store.create({});
-    await store.appendMessage(id, userMessage(id, "m_u"));
-    const command = { sessionId: id, userText: "fix the build", options: safeRunOptions() };
-    await runInDurableObject(store.stub(id), (_instance, state) => {
-      state.storage.sql.exec(
-        `INSERT INTO runs (run_id, status, started_at, start_seq, command, user_message_id) VALUES ('r_dead', 'running', ?, 1, ?, 'm_queued')`,
-        T0,
-        JSON.stringify(command),
-      );
-    });
+  it("accepted but stopped before it logged its start (as versions that logged it after the setup left it): the start and the prompt (under its announced id) are logged, then it is closed", async () => {
+    const id = await acceptedRun();
     useSessionDeps(id, { ids: counterIds() });
     await abortAllDurableObjects();
 
     expect((await store.info(id))!.status).toBe("idle");
-    expect(shape(await store.loadEvents(id))).toEqual([
-      ["agent_started", ""],
-      ["user_message_appended", "m_queued"],
-      ["assistant_completed", "m_1"],
-      ["agent_error", "run_interrupted"],
-    ]);
+    expect(shape(await store.loadEvents(id))).toEqual(ACCEPTED_RUN_CLOSED);
     const messages = await store.loadMessages(id);
     expect(
       messages.map((m) => [m.kind, m.id, m.parentId, m.kind === "user" ? m.text : m.kind === "assistant" ? m.stopReason : ""]),
@@ -125,27 +134,13 @@ describe("a run interrupted by a crash is closed when the object restarts", () =
   });
 
   it("started (its agent_started logged as it took the slot) but stopped before it logged its prompt: the prompt is logged, the start is not repeated", async () => {
-    const { id } = await store.create({});
-    await store.appendMessage(id, userMessage(id, "m_u"));
-    const command = { sessionId: id, userText: "fix the build", options: safeRunOptions() };
-    await runInDurableObject(store.stub(id), (_instance, state) => {
-      state.storage.sql.exec(
-        `INSERT INTO runs (run_id, status, started_at, start_seq, command, user_message_id) VALUES ('r_dead', 'running', ?, 1, ?, 'm_queued')`,
-        T0,
-        JSON.stringify(command),
-      );
-    });
+    const id = await acceptedRun();
     await store.appendEvent(id, { ...ev({ type: "agent_started", runId: "r_dead" }, 1), sessionId: id });
     useSessionDeps(id, { ids: counterIds() });
     await abortAllDurableObjects();
 
     expect((await store.info(id))!.status).toBe("idle");
-    expect(shape(await store.loadEvents(id))).toEqual([
-      ["agent_started", ""],
-      ["user_message_appended", "m_queued"],
-      ["assistant_completed", "m_1"],
-      ["agent_error", "run_interrupted"],
-    ]);
+    expect(shape(await store.loadEvents(id))).toEqual(ACCEPTED_RUN_CLOSED);
     expect((await store.loadMessages(id)).map((m) => [m.kind, m.id, m.parentId])).toEqual([
       ["user", "m_u", null],
       ["user", "m_queued", "m_u"],
