@@ -27,7 +27,7 @@ Options:
   --token TOKEN          a bearer token of AUTH_TOKENS (env PI_HARNESS_TOKEN)
   --model NAME           another model, or replay:<sessionId>
   --allow-write          let the agent write and edit files
-  --allow-bash           let the agent run bash (a simulated shell)
+  --allow-bash           let the agent run bash (a simulated shell; it writes files only with --allow-write too)
   --workspace DIR        pack DIR like git would (.gitignore honoured; .git/, node_modules/ and .env* left out)
   --include-env          pack .env* files too
   --include-node-modules pack node_modules/ too

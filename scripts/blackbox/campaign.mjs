@@ -411,9 +411,15 @@ const checks = {
     const other = await request(base, new http.Agent(), "GET", "/api/sessions?limit=1");
     for (const h of held) h.req.destroy();
     const hungUp = Date.now();
+    // Past the 5 s grace the refusal says when the first unread one is cut short (hunt 71: it said
+    // 5 s for a minute); the client waits as told.
+    await new Promise((r) => setTimeout(r, 6000));
     let again = await request(base, new http.Agent(), "GET", exportPath, { timeoutMs: 30_000 });
+    const announced = again.status === 429 ? Number(again.headers["retry-after"]) : null;
+    let polls = 0;
     while (again.status === 429 && Date.now() - hungUp < 75_000) {
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise((r) => setTimeout(r, Number(again.headers["retry-after"] ?? 2) * 1000));
+      polls++;
       again = await request(base, new http.Agent(), "GET", exportPath, { timeoutMs: 30_000 });
     }
     const freedMs = Date.now() - hungUp;
@@ -435,9 +441,10 @@ const checks = {
         JSON.parse(fifth.body).error?.code === "too_many_downloads" &&
         other.status === 200 &&
         other.ms < 2000 &&
+        (announced === null || (announced >= 40 && polls <= 2)) &&
         again.status === 200 &&
         whole,
-      `a ${(lines.join("\n").length / 2 ** 20).toFixed(1)} MiB log (import ${imported.status}): 4 unread downloads ${held.map((h) => h.status).join(" ")}, a fifth ${fifth.status} ${JSON.parse(fifth.body || "{}").error?.code} (Retry-After ${fifth.headers["retry-after"]}); another request meanwhile ${other.status} in ${other.ms} ms; after the 4 hung up, a download was served in ${freedMs} ms: ${again.status}, ${got.length} lines${whole ? ", as imported" : ", NOT as imported"}`,
+      `a ${(lines.join("\n").length / 2 ** 20).toFixed(1)} MiB log (import ${imported.status}): 4 unread downloads ${held.map((h) => h.status).join(" ")}, a fifth ${fifth.status} ${JSON.parse(fifth.body || "{}").error?.code} (Retry-After ${fifth.headers["retry-after"]}); another request meanwhile ${other.status} in ${other.ms} ms; after the 4 hung up, ${announced === null ? "" : `a download 6 s later was told Retry-After ${announced}, then `}a download was served in ${freedMs} ms${announced === null ? "" : ` (${polls} wait(s) as told)`}: ${again.status}, ${got.length} lines${whole ? ", as imported" : ", NOT as imported"}`,
     );
   },
   /**

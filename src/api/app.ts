@@ -1,11 +1,11 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { clipText } from "../domain";
+import { clipText, HarnessError, RETRY_AFTER_SECONDS } from "../domain";
 import { logLine } from "../log";
 import { requireBearerToken } from "./auth";
 import type { AppBindings } from "./context";
 import { corsPolicy } from "./cors";
-import { errorBody, errorResponse, RETRY_AFTER_SECONDS } from "./errors";
+import { errorBody, errorResponse } from "./errors";
 import { learningRoutes } from "./learning";
 import { openApiDocument } from "./openapi";
 import { projectRoutes } from "./projects";
@@ -69,7 +69,10 @@ export function createApp(): Hono<AppBindings> {
         message: clipText(message, MAX_LOGGED_MESSAGE_CHARS),
       });
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="pi-harness"');
-    if (status === 503 || status === 429) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+    if (status === 503 || status === 429) {
+      const wait = err instanceof HarnessError ? err.retryAfterSeconds : undefined;
+      c.header("Retry-After", String(wait ?? RETRY_AFTER_SECONDS));
+    }
     return c.json(body, status);
   });
   return app;

@@ -1,9 +1,6 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type ApiErrorCode, ERROR_REGISTRY, HarnessError, httpStatus } from "../domain";
 
-/** A 503 (a busy server, a flush to retry) or a 429 (too many at once) tells the client when to try again: this many seconds. */
-export const RETRY_AFTER_SECONDS = 5;
-
 /** `{"error":{"code","message","requestId"}}`, the one error body of the API. */
 export function errorBody(code: ApiErrorCode, message: string, requestId: string) {
   return { error: { code, message, requestId } };

@@ -4,6 +4,7 @@ import {
   DEFAULT_CASE_PAGE,
   DEFAULT_QUARANTINE_PAGE,
   HarnessError,
+  idForm,
   isId,
   MAX_TRACE_IMPORT_BYTES,
   randomIds,
@@ -174,7 +175,7 @@ async function requireProject(
   if (!isId("project", projectId)) {
     throw new HarnessError(
       "invalid_project_id",
-      `project id ${JSON.stringify(String(projectId).slice(0, 80))} is not of the form p_<letters, digits, _ or ->`,
+      `project id ${JSON.stringify(String(projectId).slice(0, 80))} is not ${idForm("project")}`,
     );
   }
   const tenant = c.get("tenant");

@@ -81,8 +81,17 @@ function fingerprintOf(c: AppContext, sha256: string): Promise<string> {
 /** The answer the first upload under the key gave (404 once its workspace is deleted). */
 async function storedAnswer(c: AppContext, proposal: string): Promise<IngestResult> {
   const { workspaceId } = JSON.parse(proposal) as { workspaceId: string };
-  await readWorkspaceMeta(c.env.STORE, workspaceId, c.get("tenant")); // ownership, existence
+  // A repeat after the workspace was deleted: say so, as a repeated session creation does.
+  const deleted = new HarnessError(
+    "workspace_not_found",
+    `workspace '${workspaceId}', which the first upload with this Idempotency-Key made, was deleted; repeating the upload does not bring it back (send it with a new Idempotency-Key)`,
+  );
+  try {
+    await readWorkspaceMeta(c.env.STORE, workspaceId, c.get("tenant")); // ownership, existence
+  } catch (err) {
+    throw err instanceof HarnessError && err.code === "workspace_not_found" ? deleted : err;
+  }
   const stored = await c.env.STORE.get(workspaceKeys(workspaceId).result);
-  if (!stored) throw new HarnessError("workspace_not_found", `workspace '${workspaceId}' does not exist`);
+  if (!stored) throw deleted;
   return (await stored.json()) as IngestResult;
 }

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { DEFAULT_WORKSPACE_PAGE, HarnessError, isId, randomIds } from "../domain";
+import { DEFAULT_WORKSPACE_PAGE, HarnessError, idForm, isId, randomIds } from "../domain";
 import type { WorkspaceListItem } from "../tenant/workspace-index";
 import { archiveInvalid, archiveTooLarge } from "../workspace/archive-errors";
 import { ingestWorkspace } from "../workspace/ingest";
@@ -116,8 +116,5 @@ function workspaceInfo(meta: WorkspaceMeta): WorkspaceListItem {
 
 function workspaceIdOf(wid: string): string {
   if (isId("workspace", wid)) return wid;
-  throw new HarnessError(
-    "invalid_workspace_id",
-    `workspace id ${JSON.stringify(String(wid).slice(0, 80))} is not of the form w_<letters, digits, _ or ->`,
-  );
+  throw new HarnessError("invalid_workspace_id", `workspace id ${JSON.stringify(String(wid).slice(0, 80))} is not ${idForm("workspace")}`);
 }

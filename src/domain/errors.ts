@@ -286,24 +286,32 @@ export class HarnessError<C extends ErrorCode = ErrorCode> extends Error {
   constructor(
     readonly code: C,
     message: string,
+    /** For a refusal to come back later (429, 503): the `Retry-After` its answer carries, when known better than the default. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
 
 /** Expected failures cross RPC boundaries as values, so the code survives serialisation. */
-export type Result<T, C extends ErrorCode = ErrorCode> = { ok: true; value: T } | { ok: false; code: C; message: string };
+export type Result<T, C extends ErrorCode = ErrorCode> =
+  | { ok: true; value: T }
+  | { ok: false; code: C; message: string; retryAfterSeconds?: number };
 
 export function ok<T>(value: T): { ok: true; value: T } {
   return { ok: true, value };
 }
 
-export function failure<C extends ErrorCode>(code: C, message: string): { ok: false; code: C; message: string } {
-  return { ok: false, code, message };
+export function failure<C extends ErrorCode>(
+  code: C,
+  message: string,
+  retryAfterSeconds?: number,
+): { ok: false; code: C; message: string; retryAfterSeconds?: number } {
+  return retryAfterSeconds === undefined ? { ok: false, code, message } : { ok: false, code, message, retryAfterSeconds };
 }
 
 /** The value of a Result, or its failure thrown as a HarnessError. */
 export function unwrapResult<T, C extends ErrorCode>(result: Result<T, C>): T {
   if (result.ok) return result.value;
-  throw new HarnessError(result.code, result.message);
+  throw new HarnessError(result.code, result.message, result.retryAfterSeconds);
 }

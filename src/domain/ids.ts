@@ -28,12 +28,15 @@ export interface IdGenerator {
 
 const ID_BODY_MAX_CHARS = 64;
 
+/** What an id of `kind` is, in the words of the errors that refuse one: `'s_' followed by 1-64 characters of [A-Za-z0-9_-]`. */
+export function idForm(kind: IdKind): string {
+  return `'${ID_PREFIX[kind]}_' followed by 1-${ID_BODY_MAX_CHARS} characters of [A-Za-z0-9_-]`;
+}
+
 /** A schema for ids of one kind: the prefix, `_`, then 1-64 characters of [A-Za-z0-9_-]. */
 export function idSchema(kind: IdKind) {
   const prefix = `${ID_PREFIX[kind]}_`;
-  return z.string().regex(new RegExp(`^${prefix}[A-Za-z0-9_-]{1,${ID_BODY_MAX_CHARS}}$`), {
-    message: `must be '${prefix}' followed by 1-${ID_BODY_MAX_CHARS} characters of [A-Za-z0-9_-]`,
-  });
+  return z.string().regex(new RegExp(`^${prefix}[A-Za-z0-9_-]{1,${ID_BODY_MAX_CHARS}}$`), { message: `must be ${idForm(kind)}` });
 }
 
 export const SessionId = idSchema("session");

@@ -286,6 +286,9 @@ export const UPLOAD_PACE_WINDOW_MS = 10_000;
 export const MAX_DOWNLOADS_PER_SESSION = 4;
 /** A download whose client has read nothing for this long is ended (cut short), freeing its place. */
 export const DOWNLOAD_STALL_MS = 60_000;
+
+/** A 503 (a busy server, a flush to retry) or a 429 (too many at once) tells the client when to try again: this many seconds, unless it knows better. */
+export const RETRY_AFTER_SECONDS = 5;
 /**
  * Downloads of all sessions in one isolate whose clients have read nothing for `SSE_STALL_GRACE_MS`
  * (objects of a class may share an isolate, and each such download holds about 6 MB): when one more
@@ -375,7 +378,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
     "JSON nesting (request bodies, imported lines)",
     `${MAX_JSON_DEPTH} levels of arrays and objects (400 \`invalid_body\`, \`import_invalid\`; a trace line past it is quarantined)`,
   ],
-  ["prompt text", `${count(MAX_PROMPT_CHARS)} characters (code points: an emoji is one; an imported user message is counted the same way)`],
+  [
+    "prompt text",
+    `${count(MAX_PROMPT_CHARS)} characters (code points: an emoji is one; an imported user message is counted the same way); a prompt is also a JSON body, at most ${bytes(MAX_JSON_BODY_BYTES)} of UTF-8, so about ${count(Math.floor(MAX_JSON_BODY_BYTES / 3000) * 1000)} characters of CJK text (3 bytes each) or ${count(Math.floor(MAX_JSON_BODY_BYTES / 4000) * 1000)} emoji fit`,
+  ],
   ["session title", `${count(MAX_TITLE_CHARS)} characters`],
   [
     "other request fields (400 `invalid_body` past them)",
@@ -384,7 +390,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
     "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`)",
-    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short, and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s; a download cut short ends like a complete one (workerd ends a failed body normally), its last line broken off: a last line that does not parse means it was cut, so download again`,
+    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`: ${RETRY_AFTER_SECONDS} s, or, when none of them has been read for ${SSE_STALL_GRACE_MS / 1000} s, the seconds until the first is cut short); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short (a client that hangs up holds its place until then when its hang-up does not reach the server, as under \`wrangler dev\`), and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s; a download cut short ends like a complete one (workerd ends a failed body normally), its last line broken off: a last line that does not parse means it was cut, so download again`,
   ],
   [
     `stalled event streams (a prompt's SSE answer, \`GET .../events/stream\`, whose client has read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting)`,
@@ -449,7 +455,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "tool output",
-    `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue; in a run (whose budget per result is at most ${bytes(TOOL_OUTPUT_MAX_BYTES)}) ${bytes(NOTICE_ROOM_BYTES)} of it is kept for the notices, so output is cut at ${bytes(TOOL_OUTPUT_MAX_BYTES - NOTICE_ROOM_BYTES)} (a file of exactly ${bytes(TOOL_OUTPUT_MAX_BYTES)} is shown cut)`,
+    `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue; in a run (whose budget per result is at most ${bytes(TOOL_OUTPUT_MAX_BYTES)}) ${bytes(NOTICE_ROOM_BYTES)} of it is kept for the notices, so output is cut at ${bytes(TOOL_OUTPUT_MAX_BYTES - NOTICE_ROOM_BYTES)} (a file of exactly ${bytes(TOOL_OUTPUT_MAX_BYTES)} is shown cut); \`read\` continues by lines (\`offset\`), so of one line longer than the budget it shows the start only, and says so (with \`allowBash\`, naming a \`sed | cut | head -c\` command that prints the rest)`,
   ],
   [
     "`bash`",

@@ -19,6 +19,8 @@ export const isolateStalledDownloads = new StalledStreams(
  */
 export class Downloads {
   private serving = 0;
+  /** Per download served: since when it has waited for its client's next read (null while the object produces a chunk). */
+  private readonly waiting = new Map<object, number | null>();
 
   constructor(
     readonly max = MAX_DOWNLOADS_PER_SESSION,
@@ -40,6 +42,22 @@ export class Downloads {
   }
 
   /**
+   * In how many seconds a place frees for certain, when every place is held by a download whose
+   * client has read nothing for `graceMs` (most likely one that hung up: locally its cancel never
+   * reaches the object, so only the stall cutoff frees the place): the first cutoff. Undefined while
+   * a download is being read or produced, as it may end any moment.
+   */
+  retryAfterSeconds(now = Date.now()): number | undefined {
+    if (this.waiting.size < this.serving) return undefined;
+    let first = Number.POSITIVE_INFINITY;
+    for (const since of this.waiting.values()) {
+      if (since === null || now - since < this.graceMs) return undefined;
+      first = Math.min(first, since + this.stallMs);
+    }
+    return Number.isFinite(first) ? Math.max(1, Math.ceil((first - now) / 1000)) : undefined;
+  }
+
+  /**
    * `source` as a download that keeps the place `take` gave it until it ends: read to its end,
    * cancelled by its client, failed, or stalled (then `source` is cancelled). Reads `source` only
    * when the client reads.
@@ -54,6 +72,7 @@ export class Downloads {
       if (!open) return;
       open = false;
       stopWaiting();
+      this.waiting.delete(download);
       this.serving--;
     };
     const download = {
@@ -69,9 +88,11 @@ export class Downloads {
       clearTimeout(stall);
       clearTimeout(grace);
       this.isolate.delete(download);
+      if (open) this.waiting.set(download, null);
     };
     // Waits for the client's next read: from the start (a body nobody ever reads keeps no place) and after each chunk.
     const awaitRead = () => {
+      this.waiting.set(download, Date.now());
       stall = setTimeout(() => download.fail(new Error(`the client read nothing for ${this.stallMs} ms`)), this.stallMs);
       grace = setTimeout(() => this.isolate.add(download), this.graceMs);
     };

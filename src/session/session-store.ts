@@ -1,5 +1,15 @@
 import { DEFAULT_PROJECT_ID } from "../awtl/project-api";
-import { type AgentEvent, type AgentMessage, HarnessError, type IdGenerator, isId, nowIso, randomIds, unwrapResult } from "../domain";
+import {
+  type AgentEvent,
+  type AgentMessage,
+  HarnessError,
+  type IdGenerator,
+  idForm,
+  isId,
+  nowIso,
+  randomIds,
+  unwrapResult,
+} from "../domain";
 import { logLine } from "../log";
 import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
@@ -51,7 +61,7 @@ export class DurableSessionStore {
     if (!isId("session", sessionId)) {
       throw new HarnessError(
         "invalid_session_id",
-        `session id ${JSON.stringify(String(sessionId).slice(0, 80))} is not of the form s_<letters, digits, _ or ->`,
+        `session id ${JSON.stringify(String(sessionId).slice(0, 80))} is not ${idForm("session")}`,
       );
     }
     return this.bindings.SESSIONS.getByName(sessionId);

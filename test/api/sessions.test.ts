@@ -126,6 +126,11 @@ describe("GET /api/sessions/:id and its logs", () => {
   it("400 for a malformed id, 404 for an unknown one", async () => {
     await expectError(await api("/api/sessions/nope"), 400, "invalid_session_id");
     await expectError(await api("/api/sessions/s_a%2F..%2Fb"), 400, "invalid_session_id");
+    // Only too long: the message names the bound (it said "not of the form s_<letters, ...>", hunt 71).
+    const long = `s_${"a".repeat(65)}`;
+    expect(await expectError(await api(`/api/sessions/${long}`), 400, "invalid_session_id")).toBe(
+      `session id "${long}" is not 's_' followed by 1-64 characters of [A-Za-z0-9_-]`,
+    );
     await expectError(await api("/api/sessions/s_missing"), 404, "session_not_found");
     await expectError(await api("/api/sessions/s_missing/messages"), 404, "session_not_found");
     await expectError(await api("/api/sessions/s_missing/events"), 404, "session_not_found");

@@ -42,6 +42,26 @@ describe("Idempotency-Key on workspace uploads", () => {
     expect(unkeyed.body.workspaceId).not.toBe(first.body.workspaceId);
   });
 
+  it("a repeat after the workspace was deleted is 404 and says it was deleted and what to do (hunt 71)", async () => {
+    const tar = await tarOf({ "a.txt": "alpha\n" });
+    const first = await upload(tar, "upload-deleted");
+    expect(first.status).toBe(201);
+    const id = first.body.workspaceId!;
+    expect((await api(`/api/workspaces/${id}`, { method: "DELETE" })).status).toBe(204);
+    const again = await upload(tar, "upload-deleted");
+    expect(again).toEqual({
+      status: 404,
+      body: {
+        error: {
+          code: "workspace_not_found",
+          message: `workspace '${id}', which the first upload with this Idempotency-Key made, was deleted; repeating the upload does not bring it back (send it with a new Idempotency-Key)`,
+          requestId: (again.body as unknown as { error: { requestId: string } }).error.requestId,
+        },
+      },
+    });
+    expect(await workspaces()).not.toContain(id);
+  });
+
   it("two identical uploads at once under one key leave one workspace, and both get its answer", async () => {
     const tar = await tarOf({ "x.txt": "x\n".repeat(1000) });
     const before = await workspaces();

@@ -50,6 +50,29 @@ describe("Downloads", () => {
     expect([downloads.take(), downloads.take()]).toEqual([true, false]);
   });
 
+  it("says when a place frees for certain only once every place's client has read nothing for the grace (hunt 71)", async () => {
+    const downloads = new Downloads(2, 3_000, new StalledStreams(8, "cut"), 100);
+    const t0 = Date.now();
+    const first = download(downloads, [["a"], ["b"]]);
+    expect(downloads.retryAfterSeconds(t0)).toBeUndefined(); // the other place is free
+    expect(downloads.take()).toBe(true); // taken, not served yet: it may be read at once
+    expect(downloads.retryAfterSeconds(t0 + 200)).toBeUndefined();
+    const second = { body: downloads.serve(source([["c"]]).stream) };
+    // Both unread, but for less than the grace: they may still be read.
+    expect(downloads.retryAfterSeconds(Date.now())).toBeUndefined();
+    await sleep(150);
+    // Unread past the grace: the first cutoff, 3 s after the first began to wait, rounded up.
+    expect(downloads.retryAfterSeconds(t0 + 150)).toBe(3);
+    expect(downloads.retryAfterSeconds(t0 + 1_100)).toBe(2);
+    expect(downloads.retryAfterSeconds(t0 + 2_999)).toBe(1);
+    // One read again: it may end any moment, so no certain time.
+    const reader = first.body.getReader();
+    expect(await reader.read()).toEqual({ done: false, value: encode(["a"]) });
+    expect(downloads.retryAfterSeconds(Date.now())).toBeUndefined();
+    await reader.cancel();
+    await second.body.cancel();
+  });
+
   it("a body read to its end gives its place back; its bytes are every chunk in order", async () => {
     const downloads = new Downloads(1, 10_000);
     const { body, state } = download(downloads, [["a", "b"], [], ["c"]]);

@@ -80,7 +80,7 @@ describe("workspace routes", () => {
     const malformed = await app().request("/api/workspaces/s_123", {}, env);
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toEqual(
-      errorOf("invalid_workspace_id", 'workspace id "s_123" is not of the form w_<letters, digits, _ or ->'),
+      errorOf("invalid_workspace_id", "workspace id \"s_123\" is not 'w_' followed by 1-64 characters of [A-Za-z0-9_-]"),
     );
   });
 
