@@ -1,4 +1,4 @@
-import { type IdGenerator, isRecord, type ToolCall, type Usage } from "../domain";
+import { type IdGenerator, isRecord, MAX_JSON_DEPTH, nestsDeeperThan, type ToolCall, type Usage } from "../domain";
 import {
   MAX_IMPORTED_ID_CHARS,
   MAX_IMPORTED_TOKENS,
@@ -301,6 +301,18 @@ export class ChatChunkAccumulator {
 /** Empty or missing argument text means `{}`; anything that is not a JSON object is reported, not thrown. */
 export function parseArguments(raw: string): { arguments: Record<string, unknown>; invalid?: InvalidToolCall } {
   if (raw.trim() === "") return { arguments: {} };
+  // Stored and exported as they are, deeper arguments would overflow the stack that writes the log
+  // (hunt 70: 20,000 levels ended the run with internal_error) and fail the import of the export.
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
+    return {
+      arguments: {},
+      invalid: {
+        code: "invalid_arguments",
+        message: `tool call arguments nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels; they were ${quoteStart(raw)}`,
+        rawArguments: raw,
+      },
+    };
+  }
   let value: unknown;
   try {
     value = JSON.parse(raw);

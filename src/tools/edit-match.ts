@@ -136,6 +136,12 @@ export function listed(items: readonly string[]): string {
 const NEAR_MISS_MIN_SIMILARITY = 0.5;
 /** Of the lines equally similar to oldText's first line, at most this many are followed further. */
 const NEAR_MISS_MAX_CANDIDATES = 50;
+/**
+ * A candidate's agreement with oldText is followed for at most this many characters of oldText: 50
+ * candidates walked through a 2 MB oldText held the isolate 18 s (hunt 70). Candidates that agree
+ * this far tie, and the first is taken.
+ */
+const NEAR_MISS_MAX_AGREE_CHARS = 64 * 1024;
 /** A line a hint quotes is cut to this many characters. */
 const NEAR_MISS_SHOWN_CHARS = 120;
 
@@ -186,7 +192,11 @@ function nearestLine(lines: readonly string[], wanted: readonly string[], k: num
   let longest = -1;
   for (const i of candidates) {
     let agree = 0;
-    while (k + agree + 1 < wanted.length && loose(lines[i + agree + 1] ?? "") === loose(wanted[k + agree + 1] ?? "")) agree++;
+    for (let chars = 0; k + agree + 1 < wanted.length && chars < NEAR_MISS_MAX_AGREE_CHARS; agree++) {
+      const want = wanted[k + agree + 1] ?? "";
+      if (loose(lines[i + agree + 1] ?? "") !== loose(want)) break;
+      chars += want.length + 1;
+    }
     if (agree > longest) [nearest, longest] = [i, agree];
   }
   return nearest;

@@ -329,6 +329,26 @@ describe("OpenAIModelClient stream assembly", () => {
     expect(events[1]).toEqual({ type: "done", stopReason: "TOOL_CALLS" });
   });
 
+  it("delivers a call whose arguments nest deeper than 64 levels as {} plus invalid_arguments (hunt 70: 20,000 levels overflowed the log's writer)", async () => {
+    const raw = `{"path":"a.txt","x":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
+    const events = await play(
+      sse([tc({ index: 0, id: "call_deep", function: { name: "read", arguments: raw } }), chunk({}, "tool_calls")]),
+    );
+    expect(events[0]).toEqual({
+      type: "tool_call",
+      call: { id: "call_deep", name: "read", arguments: {} },
+      invalid: {
+        code: "invalid_arguments",
+        message: `tool call arguments nest arrays and objects deeper than 64 levels; they were ${JSON.stringify(raw.slice(0, 200))} (first 200 of ${raw.length} characters)`,
+        rawArguments: raw,
+      },
+    });
+    // 64 levels still parse.
+    const ok = `{"x":${"[".repeat(63)}${"]".repeat(63)}}`;
+    const fine = await play(sse([tc({ index: 0, id: "call_ok", function: { name: "read", arguments: ok } }), chunk({}, "tool_calls")]));
+    expect(fine[0]).toEqual({ type: "tool_call", call: { id: "call_ok", name: "read", arguments: JSON.parse(ok) } });
+  });
+
   it("quotes only the first 200 characters of long unparseable arguments", async () => {
     const raw = `{"content": "${"x".repeat(300)}`;
     const events = await play(sse([tc({ index: 0, id: "call_long", function: { name: "write", arguments: raw } }), chunk({}, "length")]));

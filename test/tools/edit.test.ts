@@ -171,6 +171,17 @@ describe("edit", () => {
     expect(fs.mutations).toEqual([]);
   });
 
+  it("follows a candidate's agreement for at most 64 Ki characters of oldText: candidates that agree that far tie, the first wins (hunt 70)", async () => {
+    // Two candidates for "head": the first agrees for 35,000 lines, the second for all 40,000; both
+    // pass the bound, so the first is taken (following each through a 2 MB oldText held the isolate 18 s).
+    const block = (n: number, end: string) => `head\n${"x\n".repeat(n)}${end}\n`;
+    const fs = new MemoryWorkspaceFs({ "big.txt": `${block(35_000, "y")}${block(40_000, "R")}` });
+    await expect(edit(fs, "big.txt", `head\n${"x\n".repeat(40_000)}Q`, "")).rejects.toMatchObject({
+      code: "no_match",
+      message: expect.stringMatching(/ Nearest: line 35002 of the file is "y"; oldText has "x"\.$/),
+    });
+  });
+
   it("follows the nearest candidate whose next lines agree with oldText longest", async () => {
     const fs = new MemoryWorkspaceFs({ "c.ts": "if (a) {\n  run();\n}\nif (b) {\n  stop();\n  done = true;\n}\n" });
     await expect(edit(fs, "c.ts", "}\nif (b) {\n  stop();\n  done = 1;", "")).rejects.toMatchObject({
