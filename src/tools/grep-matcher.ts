@@ -49,7 +49,7 @@ export class LineMatcher {
       // ignoreCase folds as Unicode does (the index's query must too).
       this.engine = "re2";
       this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
-      this.line = linearTimeRegex(pattern, source, ignoreCase);
+      this.line = linearTimeRegex(pattern, source, ignoreCase, "group");
       this.scan = null;
       this.needle = null;
       return;
@@ -62,6 +62,16 @@ export class LineMatcher {
       this.engine = "chain";
       this.chain = chain;
       this.line = { test: (line) => chain.matches(line) };
+      this.scan = null;
+      this.needle = null;
+      return;
+    }
+    if (repeatsOverlappingNeighbours(source, ignoreCase)) {
+      // `-*-*-*-*-*-*y` on a line of 64 dashes held the isolate for minutes (hunt 70): each such pair
+      // multiplies V8's backtracking by the line's length, and a model picks how many.
+      this.engine = "re2";
+      this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
+      this.line = linearTimeRegex(pattern, source, ignoreCase, "repeats");
       this.scan = null;
       this.needle = null;
       return;
@@ -288,6 +298,159 @@ export function repeatsAmbiguousGroup(source: string): boolean {
   return false;
 }
 
+/** One item of a pattern, as `repeatsOverlappingNeighbours` reads it. */
+interface Item {
+  /** Its source; null for a repeated group, which may match anything. */
+  atom: string | null;
+  unbounded: boolean;
+  /** It may match nothing (`?`, `*`, `{0,n}`, a look-around, an anchor). */
+  optional: boolean;
+}
+
+/**
+ * Whether two unbounded repetitions that can match a same character follow each other with only
+ * optional items, or items that character can be taken for, between (`-*-*`, `\s*\s+`, `.*\s*=`,
+ * `[a-z]+\w*`, `\w*a\w*`): a backtracking engine tries every
+ * way to share a run of such characters between them, so each pair multiplies the time by the
+ * line's length, and a model picks how many pairs (hunt 70: `-*-*-*-*-*-*y` held the isolate for
+ * minutes on a 67-character line). Reads the source as written; a repeated group counts as
+ * matching anything, and an alternation starts a new sequence.
+ */
+export function repeatsOverlappingNeighbours(source: string, ignoreCase: boolean): boolean {
+  let previous: Item | null = null;
+  for (const item of patternItems(source)) {
+    if (item === "|") {
+      previous = null;
+      continue;
+    }
+    if (item.unbounded) {
+      if (previous && mayShareCharacters(previous.atom, item.atom, ignoreCase)) return true;
+      previous = item;
+    } else if (!item.optional && previous && !mayShareCharacters(previous.atom, item.atom, ignoreCase)) {
+      // An item the repetition's characters cannot be taken for ends its run; one they can be
+      // (`\w*a\w*`: the `a` is a word character too) lets the run go on through it.
+      previous = null;
+    }
+  }
+  return false;
+}
+
+/** The pattern's items in order, groups not repeated read through (their contents are the sequence), "|" where a branch ends. */
+function* patternItems(source: string): Generator<Item | "|"> {
+  for (let i = 0; i < source.length; ) {
+    const c = source[i]!;
+    let end: number;
+    let atom: string | null;
+    if (c === "|") {
+      yield "|";
+      i++;
+      continue;
+    }
+    if (c === ")") {
+      i++;
+      continue;
+    }
+    if (c === "^" || c === "$") {
+      yield { atom: null, unbounded: false, optional: true };
+      i++;
+      continue;
+    }
+    if (c === "(") {
+      const close = groupEnd(source, i);
+      const lookaround = /^\(\?<?[=!]/.test(source.slice(i, i + 4));
+      if (lookaround) {
+        i = close + 1;
+        // A quantifier on a look-around changes nothing here: it matches no character either way.
+        if (quantifierAt(source, i) !== null) i = afterQuantifier(source, i);
+        yield { atom: null, unbounded: false, optional: true };
+        continue;
+      }
+      if (quantifierAt(source, close + 1) === null) {
+        // Not repeated: its items are part of the sequence (the group syntax itself is skipped).
+        const syntax = /^\((?:\?(?::|<[^>]*>))?/.exec(source.slice(i))![0];
+        i += syntax.length;
+        continue;
+      }
+      end = close + 1;
+      atom = null;
+    } else if (c === "\\") {
+      const escaped = /^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[\s\S])/.exec(
+        source.slice(i),
+      )![0];
+      if (escaped === "\\b" || escaped === "\\B") {
+        yield { atom: null, unbounded: false, optional: true };
+        i += 2;
+        continue;
+      }
+      end = i + escaped.length;
+      // A back-reference matches what its group did: anything.
+      atom = /^\\(?:[1-9]|k<)/.test(escaped) ? null : escaped;
+    } else if (c === "[") {
+      let j = i + (source[i + 1] === "^" ? 2 : 1);
+      for (; j < source.length && source[j] !== "]"; j++) if (source[j] === "\\") j++;
+      end = j + 1;
+      atom = source.slice(i, end);
+    } else {
+      end = i + 1;
+      atom = c;
+    }
+    const most = quantifierAt(source, end);
+    const least = most === null ? 1 : leastAt(source, end);
+    yield { atom, unbounded: most === Number.POSITIVE_INFINITY, optional: least === 0 };
+    i = most === null ? end : afterQuantifier(source, end);
+  }
+}
+
+/** Where the group opened at `open` closes (its ")"), or the source's end. */
+function groupEnd(source: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") {
+      for (i += source[i + 1] === "^" ? 2 : 1; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
+    } else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return i;
+  }
+  return source.length;
+}
+
+/** The fewest times the quantifier at `i` repeats. */
+function leastAt(source: string, i: number): number {
+  const c = source[i];
+  if (c === "*" || c === "?") return 0;
+  if (c === "+") return 1;
+  return Number(/^\{(\d+)/.exec(source.slice(i))?.[1] ?? 1);
+}
+
+/** Past the quantifier at `i` (and its lazy `?`). */
+function afterQuantifier(source: string, i: number): number {
+  const braced = source[i] === "{" ? /^\{\d+(,\d*)?\}/.exec(source.slice(i)) : null;
+  const next = i + (braced ? braced[0].length : 1);
+  return source[next] === "?" ? next + 1 : next;
+}
+
+/** Characters that tell apart the atoms grep patterns use: Latin-1, a few scripts' letters, spaces and line separators. */
+const PROBE_CHARACTERS = [
+  ...Array.from({ length: 256 }, (_, n) => String.fromCharCode(n)),
+  ..."\u0100\u017f\u0391\u03b1\u0410\u0430\u05d0\u0627\u0905\u0e01\u3042\u30a2\u4e00\u4e2d\uac00\u1680\u2000\u2028\u2029\u202f\u205f\u3000\ufeff\u212a\u2126",
+];
+
+/** Whether two single-character atoms (null: a group, anything) can match a same character: tried on probes and on the characters they name. */
+function mayShareCharacters(a: string | null, b: string | null, ignoreCase: boolean): boolean {
+  if (a === null || b === null) return true;
+  let first: RegExp;
+  let second: RegExp;
+  try {
+    first = new RegExp(`^(?:${a})$`, ignoreCase ? "i" : "");
+    second = new RegExp(`^(?:${b})$`, ignoreCase ? "i" : "");
+  } catch {
+    return true;
+  }
+  const named = [...a, ...b].flatMap((ch) => [ch, ch.toLowerCase(), ch.toUpperCase()]);
+  return [...PROBE_CHARACTERS, ...named].some((ch) => first.test(ch) && second.test(ch));
+}
+
 /** The most times the quantifier at `i` repeats (Infinity when unbounded), or null when there is none. */
 function quantifierAt(source: string, i: number): number | null {
   const c = source[i];
@@ -300,7 +463,7 @@ function quantifierAt(source: string, i: number): number | null {
 }
 
 /** The pattern on RE2 (linear time), or invalid_regex naming what RE2 cannot do. */
-function linearTimeRegex(pattern: string, source: string, ignoreCase: boolean): { test(line: string): boolean } {
+function linearTimeRegex(pattern: string, source: string, ignoreCase: boolean, why: "group" | "repeats"): { test(line: string): boolean } {
   try {
     // RE2 reads \1 as an octal escape: a back-reference would silently mean something else.
     if (/(?:^|[^\\])(?:\\\\)*\\(?:[1-9]|k<)/.test(source)) throw new Error("back-references are not supported");
@@ -309,7 +472,9 @@ function linearTimeRegex(pattern: string, source: string, ignoreCase: boolean): 
   } catch (err) {
     throw new ToolError(
       "invalid_regex",
-      `regular expression ${JSON.stringify(pattern)} repeats a group that itself repeats or alternates, which can take exponential time; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or without the nested repetition`,
+      why === "group"
+        ? `regular expression ${JSON.stringify(pattern)} repeats a group that itself repeats or alternates, which can take exponential time; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or without the nested repetition`
+        : `regular expression ${JSON.stringify(pattern)} has unbounded repetitions next to each other that can match the same characters (as in \`a*a*\` or \`\\s*\\s+\`), which can take time growing with a power of the line's length; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or with one repetition there`,
     );
   }
 }
