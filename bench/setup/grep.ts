@@ -55,6 +55,8 @@ const CASES: Omit<GrepBenchCase, "gnuMs" | "gnuMatches" | "gnuCommand" | "rg">[]
   { label: "regex, ignore case", args: { pattern: "todo|fixme", ignoreCase: true } },
   // Texts joined by .*, the regex models write most (found in order, not by V8's backtracking).
   { label: "texts joined by .*", args: { pattern: "return.*\\(.+\\);" } },
+  // Two .* around a class: neighbouring repetitions that share characters run on RE2 (hunt 70).
+  { label: "two .* around a class (RE2)", args: { pattern: 'import .* from ["@].*"' } },
 ];
 
 export default async function setup(project: TestProject) {

@@ -28,6 +28,8 @@ export class LineMatcher {
   private readonly needle: string | null;
   /** The texts of a `.*` chain, each found with `find`; the first non-empty one picks the lines to try. */
   private readonly chain: TextChain | null = null;
+  /** On RE2: a text every matching line holds (`requiredText`); only lines holding it are tried. */
+  private readonly anchor: TextFinder | null = null;
 
   constructor(pattern: string, options: { literal?: boolean; ignoreCase?: boolean }) {
     // Every engine and the index's query get the same JavaScript source.
@@ -74,6 +76,11 @@ export class LineMatcher {
       this.line = linearTimeRegex(pattern, source, ignoreCase, "repeats");
       this.scan = null;
       this.needle = null;
+      // RE2 tries a line at a time, 10x slower than V8's scan: only the lines holding the text every
+      // match holds are tried (case folded as V8's `i` does; RE2 also folds k to the Kelvin sign, so
+      // not under ignoreCase).
+      const required = ignoreCase ? "" : requiredText(source);
+      this.anchor = required === "" ? null : textFinder(required, false);
       return;
     }
     this.engine = "regexp";
@@ -117,11 +124,12 @@ export class LineMatcher {
     const scan = this.scan;
     const needle = this.needle;
     const chain = this.chain;
+    const anchor = this.anchor;
     for (let from = 0; from < text.length; ) {
       let start: number;
-      if (chain !== null) {
-        // A matching line holds the chain's first text: jump to the next one, try its line.
-        const at = chain.first.find(text, from);
+      if (chain !== null || anchor !== null) {
+        // A matching line holds the chain's first text (or the required text): jump to the next one, try its line.
+        const at = (chain?.first ?? anchor)!.find(text, from);
         if (at < 0) return;
         start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
       } else if (needle !== null) {
@@ -296,6 +304,55 @@ export function repeatsAmbiguousGroup(source: string): boolean {
     } else if (quantifierAt(source, i) !== null && open.length > 0) open[open.length - 1] = true;
   }
   return false;
+}
+
+/**
+ * The longest text every match holds, read from the pattern's top level: plain characters and escaped
+ * punctuation in a row, outside groups and classes. "" when there is none, or when the top level
+ * alternates (`a|b`).
+ */
+export function requiredText(source: string): string {
+  let best = "";
+  let run = "";
+  let depth = 0;
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  for (let i = 0; i < source.length; ) {
+    const c = source[i]!;
+    let piece: string | null = null;
+    let next = i + 1;
+    if (c === "\\") {
+      const escaped = source[i + 1] ?? "";
+      if (/^[^0-9A-Za-z\s]$/.test(escaped)) piece = escaped;
+      // Other escapes (\d, \x41, \u{...}, \p{...}, \cJ, \1) are not taken apart: the run ends there.
+      next =
+        i +
+        1 +
+        (/^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[\s\S])/.exec(
+          source.slice(i),
+        )?.[0].length ?? 1) -
+        1;
+    } else if (c === "[") {
+      for (next = i + (source[i + 1] === "^" ? 2 : 1); next < source.length && source[next] !== "]"; next++)
+        if (source[next] === "\\") next++;
+      next++;
+    } else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|") {
+      if (depth === 0) return "";
+    } else if (c !== "^" && c !== "$" && c !== "." && quantifierAt(source, i) === null) piece = c;
+    const most = quantifierAt(source, next);
+    const least = most === null ? 1 : leastAt(source, next);
+    if (depth > 0) piece = null;
+    if (piece !== null && depth === 0 && least >= 1) run += piece;
+    // A repeated character is there at least once, but what follows it may not come right after it.
+    if (piece === null || most !== null) end();
+    i = most === null ? next : afterQuantifier(source, next);
+  }
+  end();
+  return best;
 }
 
 /** One item of a pattern, as `repeatsOverlappingNeighbours` reads it. */

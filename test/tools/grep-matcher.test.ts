@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LineMatcher, lines, repeatsAmbiguousGroup, repeatsOverlappingNeighbours } from "../../src/tools/grep-matcher";
+import { LineMatcher, lines, repeatsAmbiguousGroup, repeatsOverlappingNeighbours, requiredText } from "../../src/tools/grep-matcher";
 import { regexQuery } from "../../src/workspace/search/regex-query";
 import { decodeText } from "../../src/workspace/text";
 import { random, randomFile, randomPattern, show } from "../workspace/search/helpers";
@@ -114,6 +114,23 @@ describe("patterns that make a backtracking engine take exponential time", () =>
     const fine = ["(?:ab)+", "(a|b)", "[(]+", "\\(a|b\\)+", "(a|b){1}", "((a)+)", "function [a-zA-Z]+\\(", "todo|fixme", "[a|b]+", "(a)?"];
     expect(risky.filter((p) => !repeatsAmbiguousGroup(p))).toEqual([]);
     expect(fine.filter((p) => repeatsAmbiguousGroup(p))).toEqual([]);
+  });
+
+  it("reads the text every match holds from the pattern's top level, for RE2 to try only the lines holding it", () => {
+    const cases: [string, string][] = [
+      ['import .* from ["@].*"', "import "],
+      ["ab+c", "ab"],
+      ["ab?cd", "cd"],
+      ["\\(foo\\)\\s*bar", "(foo)"],
+      ["x(abc)*yz", "yz"],
+      ["(abc|def)xy", "xy"],
+      ["abc|def", ""],
+      ["[abc]+\\d*", ""],
+      ["\\bword\\b", "word"],
+      ["a{2}b{0,1}", "a"],
+      ["^-*-*-*-*-*-*y$", "y"],
+    ];
+    expect(cases.map(([p]) => [p, requiredText(p)])).toEqual(cases);
   });
 
   it("finds unbounded repetitions next to each other that can match a same character (hunt 70), optional items between", () => {
