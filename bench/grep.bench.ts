@@ -188,7 +188,10 @@ it("grep over a snapshot with a search index, cold and warm, vs rg -n and GNU gr
       const start = performance.now();
       // find lists at most FIND_MAX_LIMIT paths (2,000); this tree has 417 for the pattern.
       expect(input.find.gnuResults).toBeLessThanOrEqual(FIND_MAX_LIMIT);
-      const result = await findTool.execute(findTool.parameters.parse({ pattern: input.find.pattern, limit: FIND_MAX_LIMIT }), toolContext(fs));
+      const result = await findTool.execute(
+        findTool.parameters.parse({ pattern: input.find.pattern, limit: FIND_MAX_LIMIT }),
+        toolContext(fs),
+      );
       samples.push(performance.now() - start);
       expect(result.text.split("\n").length).toBe(input.find.gnuResults);
     }
