@@ -365,7 +365,7 @@ const checks = {
         req.write(conversation.slice(0, 1024));
       },
     });
-    // In 2 of 3 clean-clone CI runs (2026-12-04) this request went unanswered for 10 s, and the same
+    // In 2 of 4 clean-clone CI runs (2026-12-04) this request went unanswered for 10 s, and the same
     // request on a new connection was answered in 22 ms; never in about 25 runs outside CI, alone or
     // loaded (wrangler dev's proxy also holds some answers to unfinished uploads: docs/architecture.md,
     // "Local runtime artefacts"). It is named in the detail and asked once more on a new connection;
