@@ -284,8 +284,7 @@ export function repeatsAmbiguousGroup(source: string): boolean {
       continue;
     }
     if (c === "[") {
-      // JavaScript: a class ends at the first unescaped "]" ("[]" is empty, "[^]" any character).
-      for (i += source[i + 1] === "^" ? 2 : 1; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
+      i = classEnd(source, i);
       continue;
     }
     if (c === "(") {
@@ -327,17 +326,9 @@ export function requiredText(source: string): string {
       const escaped = source[i + 1] ?? "";
       if (/^[^0-9A-Za-z\s]$/.test(escaped)) piece = escaped;
       // Other escapes (\d, \x41, \u{...}, \p{...}, \cJ, \1) are not taken apart: the run ends there.
-      next =
-        i +
-        1 +
-        (/^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[\s\S])/.exec(
-          source.slice(i),
-        )?.[0].length ?? 1) -
-        1;
+      next = i + escapeAt(source, i).length;
     } else if (c === "[") {
-      for (next = i + (source[i + 1] === "^" ? 2 : 1); next < source.length && source[next] !== "]"; next++)
-        if (source[next] === "\\") next++;
-      next++;
+      next = classEnd(source, i) + 1;
     } else if (c === "(") depth++;
     else if (c === ")") depth--;
     else if (c === "|") {
@@ -431,9 +422,7 @@ function* patternItems(source: string): Generator<Item | "|"> {
       end = close + 1;
       atom = null;
     } else if (c === "\\") {
-      const escaped = /^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[\s\S])/.exec(
-        source.slice(i),
-      )![0];
+      const escaped = escapeAt(source, i);
       if (escaped === "\\b" || escaped === "\\B") {
         yield { atom: null, unbounded: false, optional: true };
         i += 2;
@@ -443,9 +432,7 @@ function* patternItems(source: string): Generator<Item | "|"> {
       // A back-reference matches what its group did: anything.
       atom = /^\\(?:[1-9]|k<)/.test(escaped) ? null : escaped;
     } else if (c === "[") {
-      let j = i + (source[i + 1] === "^" ? 2 : 1);
-      for (; j < source.length && source[j] !== "]"; j++) if (source[j] === "\\") j++;
-      end = j + 1;
+      end = classEnd(source, i) + 1;
       atom = source.slice(i, end);
     } else {
       end = i + 1;
@@ -458,15 +445,28 @@ function* patternItems(source: string): Generator<Item | "|"> {
   }
 }
 
+/** Where the class opened at `open` ends (its "]"): in JavaScript at the first unescaped "]" ("[]" is empty, "[^]" any character). */
+function classEnd(source: string, open: number): number {
+  let i = open + (source[open + 1] === "^" ? 2 : 1);
+  for (; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
+  return i;
+}
+
+/** The escape at `i` (a backslash there) as written: `\x41`, `\u{1F600}`, `\p{L}`, `\cJ`, `\k<name>`, `\12`, or one character. */
+function escapeAt(source: string, i: number): string {
+  return ESCAPE.exec(source.slice(i, i + 64))?.[0] ?? "\\";
+}
+
+const ESCAPE = /^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[\s\S])/;
+
 /** Where the group opened at `open` closes (its ")"), or the source's end. */
 function groupEnd(source: string, open: number): number {
   let depth = 0;
   for (let i = open; i < source.length; i++) {
     const c = source[i];
     if (c === "\\") i++;
-    else if (c === "[") {
-      for (i += source[i + 1] === "^" ? 2 : 1; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
-    } else if (c === "(") depth++;
+    else if (c === "[") i = classEnd(source, i);
+    else if (c === "(") depth++;
     else if (c === ")" && --depth === 0) return i;
   }
   return source.length;

@@ -30,10 +30,18 @@ async function session(): Promise<string> {
 }
 
 /** A one-file workspace and a session on it. */
-async function sessionOnWorkspace(): Promise<{ workspaceId: string; sid: string }> {
+/** A session on a workspace holding a.txt, and GET paths answering JSON, a file or an error about them. */
+async function sessionOnWorkspace(): Promise<{ workspaceId: string; sid: string; answers: string[] }> {
   const { workspaceId } = (await (await uploadWorkspace()).json()) as { workspaceId: string };
   const sid = ((await (await api("/api/sessions", post({ workspaceId }))).json()) as { sessionId: string }).sessionId;
-  return { workspaceId, sid };
+  const answers = [
+    "/api/sessions",
+    `/api/sessions/${sid}`,
+    `/api/sessions/${sid}/files/a.txt`,
+    `/api/workspaces/${workspaceId}`,
+    "/api/sessions/s_missing",
+  ];
+  return { workspaceId, sid, answers };
 }
 
 describe("query parameters", () => {
@@ -143,17 +151,9 @@ describe("bodies and answers", () => {
   });
 
   it("answers are not stored by caches: JSON, files, errors, /healthz and /openapi.json carry no-store", async () => {
-    const { workspaceId, sid } = await sessionOnWorkspace();
-    for (const path of [
-      "/api/sessions",
-      `/api/sessions/${sid}`,
-      `/api/sessions/${sid}/files/a.txt`,
-      `/api/workspaces/${workspaceId}`,
-      `/api/sessions/${sid}/messages`,
-      "/api/sessions/s_missing",
-      // Refused by the middleware before any route: still an API answer.
-      `/api/sessions/${sid}?x=1`,
-    ])
+    const { sid, answers } = await sessionOnWorkspace();
+    // The last one is refused by the middleware before any route: still an API answer.
+    for (const path of [...answers, `/api/sessions/${sid}/messages`, `/api/sessions/${sid}?x=1`])
       expect([path, (await api(path)).headers.get("cache-control")]).toEqual([path, "no-store"]);
     const refused = await createApp().request("/api/sessions", {}, { ...env, AUTH_TOKENS: "team:secret-token" });
     expect([refused.status, refused.headers.get("cache-control")]).toEqual([401, "no-store"]);
@@ -163,17 +163,8 @@ describe("bodies and answers", () => {
   });
 
   it("a HEAD answers the Content-Length of its GET's body: JSON, files, /healthz and /openapi.json (hunt 66)", async () => {
-    const { workspaceId, sid } = await sessionOnWorkspace();
-    for (const path of [
-      "/api/sessions",
-      `/api/sessions/${sid}`,
-      `/api/sessions/${sid}/files/a.txt`,
-      `/api/workspaces/${workspaceId}`,
-      `/api/workspaces/${workspaceId}/files/a.txt`,
-      "/api/sessions/s_missing",
-      "/healthz",
-      "/openapi.json",
-    ]) {
+    const { workspaceId, answers } = await sessionOnWorkspace();
+    for (const path of [...answers, `/api/workspaces/${workspaceId}/files/a.txt`, "/healthz", "/openapi.json"]) {
       const length = (await (await api(path)).arrayBuffer()).byteLength;
       const head = await api(path, { method: "HEAD" });
       expect([path, head.headers.get("content-length"), await head.text()]).toEqual([path, String(length), ""]);
