@@ -58,19 +58,24 @@ export class Downloads {
   }
 
   /**
-   * `source` as a download that keeps the place `take` gave it until it ends: read to its end,
-   * cancelled by its client, failed, or stalled (then `source` is cancelled). Reads `source` only
-   * when the client reads.
+   * `source` as a download that keeps the place `take` gave it until it ends: its last chunk handed
+   * to the client, cancelled by its client, failed, or stalled (then `source` is cancelled). Reads
+   * `source` when the client reads, and one chunk ahead: a download whose last chunk is out is over,
+   * so a client still draining it is neither cut short (it would get the whole body and then the
+   * cut) nor holding a place.
    */
   serve(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
     const reader = source.getReader();
     let open = true;
+    /** The source's next chunk, read when the client took the one before. */
+    let ahead: Uint8Array | undefined;
     let stall: ReturnType<typeof setTimeout> | undefined;
     let grace: ReturnType<typeof setTimeout> | undefined;
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     const end = () => {
       if (!open) return;
       open = false;
+      ahead = undefined;
       stopWaiting();
       this.waiting.delete(download);
       this.serving--;
@@ -96,6 +101,12 @@ export class Downloads {
       stall = setTimeout(() => download.fail(new Error(`the client read nothing for ${this.stallMs} ms`)), this.stallMs);
       grace = setTimeout(() => this.isolate.add(download), this.graceMs);
     };
+    // The source is exhausted: closed for the client once it has taken what is queued.
+    const finish = () => {
+      if (!open) return;
+      end();
+      controller.close();
+    };
     return new ReadableStream<Uint8Array>(
       {
         start: (c) => {
@@ -106,24 +117,30 @@ export class Downloads {
           // Producing the next chunk (reading R2, diffing a file) is the object's time, not the client's.
           stopWaiting();
           try {
-            const { done, value } = await reader.read();
-            if (done) {
-              end();
-              return controller.close();
+            let chunk = ahead;
+            ahead = undefined;
+            if (chunk === undefined) {
+              const { done, value } = await reader.read();
+              if (done) return finish();
+              chunk = value;
             }
-            controller.enqueue(value);
+            if (!open) return;
+            controller.enqueue(chunk);
+            const next = await reader.read();
+            if (next.done) return finish();
+            if (open) ahead = next.value;
           } catch (err) {
             end();
             throw err;
           }
-          awaitRead();
+          if (open) awaitRead();
         },
         cancel: async (reason) => {
           end();
           await reader.cancel(reason);
         },
       },
-      // Nothing queued ahead: a pull is a read of the client's, so the time between pulls is the client's.
+      // Nothing queued ahead for the client: a pull is a read of the client's, so the time between pulls is the client's.
       { highWaterMark: 0 },
     );
   }

@@ -113,6 +113,19 @@ describe("Downloads", () => {
     await expect(reader.read()).rejects.toThrow("the client read nothing for 50 ms");
   });
 
+  it("a body whose last chunk its client has taken is over: it keeps no place and is never cut short, however long the client takes to read its end", async () => {
+    const downloads = new Downloads(1, 30);
+    const { body, state } = download(downloads, [["a"], ["b"]]);
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    expect(decoder.decode((await reader.read()).value)).toBe("a\n");
+    expect(decoder.decode((await reader.read()).value)).toBe("b\n");
+    // Past the stall time without the read that would see the end (a client draining its socket).
+    await sleep(80);
+    expect([downloads.take(), state.cancelled]).toEqual([true, false]);
+    expect(await reader.read()).toEqual({ done: true, value: undefined });
+  });
+
   it("a body never read at all is ended after the stall time too", async () => {
     const downloads = new Downloads(1, 30);
     const { body, state } = download(downloads, [["a"], ["b"]]);
