@@ -11,20 +11,26 @@ const ERROR_FIELD = new TextEncoder().encode("error:");
  */
 export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  let held = new Uint8Array(0);
+  // The unfinished line's reads, joined once it ends: joining (and searching) them on every read
+  // took time growing with the square of one line's length (hunt 72: 4 MB of tool-call arguments).
+  let held: Uint8Array[] = [];
   // A pull source rather than pipeThrough: a pipe costs several promises per read, on every token.
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) {
-          if (held.length > 0) controller.enqueue(rewriteLines(held));
+          if (held.length > 0) controller.enqueue(rewriteLines(concat(held)));
           return controller.close();
         }
-        const bytes = held.length === 0 ? value : concat([held, value]);
-        const end = Math.max(bytes.lastIndexOf(LF), bytes.lastIndexOf(CR)) + 1;
-        held = bytes.slice(end);
-        if (end > 0) return controller.enqueue(rewriteLines(bytes.subarray(0, end)));
+        const end = Math.max(value.lastIndexOf(LF), value.lastIndexOf(CR)) + 1;
+        if (end === 0) {
+          held.push(value);
+          continue;
+        }
+        const lines = held.length === 0 ? value.subarray(0, end) : concat([...held, value.subarray(0, end)]);
+        held = end < value.length ? [value.slice(end)] : [];
+        return controller.enqueue(rewriteLines(lines));
       }
     },
     cancel(reason) {

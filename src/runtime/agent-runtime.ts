@@ -20,6 +20,7 @@ import {
 import { logLine } from "../log";
 import { costOf, type InvalidToolCall, type ModelClient, type ModelEvent, type ModelPrice, type ModelRequest } from "../model";
 import type { ToolExecution, ToolRunner } from "../tools/execution-service";
+import { eventLoopTurn } from "../workspace/event-loop-turns";
 import { type CompactionReason, compact } from "./compaction";
 import { type ContextBudget, contextBudget, estimateContextTokens, estimateFixedTokens, modelView } from "./context-window";
 import { DeltaCoalescer } from "./delta-coalescer";
@@ -246,7 +247,13 @@ class AgentRun {
         return this.terminal(stopReason);
       }
 
-      for (const call of reply.calls) await this.runTool(call, reply.invalid.get(call.id));
+      for (const call of reply.calls) {
+        // A call served from memory (a cached file) never waits on I/O: without a turn between
+        // calls, the run's timeout, an abort and every other request on the isolate waited for the
+        // whole batch (hunt 72: 60 reads of a 15 MiB file held it 9.8 s past a 1 s timeout).
+        await eventLoopTurn();
+        await this.runTool(call, reply.invalid.get(call.id));
+      }
       if (this.signal.aborted) return this.end(this.abortReason(), "");
       this.tracer.turnEnded(this.turn, "TOOL_CALLS", false);
       this.turn = null;

@@ -1,6 +1,7 @@
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
 import { BASH_MAX_WRITTEN_BYTES, MAX_FILE_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
+import { eventLoopTurn } from "../workspace/event-loop-turns";
 import { comparePaths, parentOf, writeRefusal } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
 
@@ -512,7 +513,6 @@ export const BASH_FS_CALLS_PER_TURN = 32;
  */
 export function yieldingFs<T extends object>(fs: T, every = BASH_FS_CALLS_PER_TURN): T {
   let calls = 0;
-  const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
   return new Proxy(fs, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
@@ -521,7 +521,7 @@ export function yieldingFs<T extends object>(fs: T, every = BASH_FS_CALLS_PER_TU
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (!(result instanceof Promise)) return result;
         return result.then(async (settled) => {
-          if (++calls % every === 0) await turn();
+          if (++calls % every === 0) await eventLoopTurn();
           return settled;
         });
       };

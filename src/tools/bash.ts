@@ -7,6 +7,7 @@ import {
   BASH_MAX_OUTPUT_BYTES_PER_COMMAND,
   BASH_MAX_TIMEOUT_MS,
   BASH_MAX_TRAVERSAL_OPERATIONS,
+  MAX_PATH_DEPTH,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
@@ -125,6 +126,9 @@ export const bashTool: Tool<BashParams> = {
         maxSedIterations: BASH_MAX_LOOP_ITERATIONS,
         maxJqIterations: BASH_MAX_LOOP_ITERATIONS,
         maxTraversalEntries: BASH_MAX_TRAVERSAL_OPERATIONS,
+        // The deepest path a workspace holds (the hardened profile's 256 made find and grep -r
+        // skip deeper files without a word, hunt 72).
+        maxTraversalDepth: MAX_PATH_DEPTH,
         maxTraversalWork: BASH_MAX_TRAVERSAL_OPERATIONS,
         maxGlobOperations: BASH_MAX_TRAVERSAL_OPERATIONS,
         // Traversals draw on the shell's shared work budget too (find stopped at its 100,000).

@@ -3,7 +3,7 @@ import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { decodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
 import { filePathArg, type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
-import { CUT_MARK, formatSize, headBytes, splitLines, truncateHead, utf8Length, withNotices } from "./truncate";
+import { CUT_MARK, formatSize, headBytes, linesFrom, truncateHead, utf8Length, withNotices } from "./truncate";
 
 export const READ_MAX_LINES = TOOL_OUTPUT_MAX_LINES;
 export const READ_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
@@ -50,19 +50,19 @@ export const readTool: Tool<ReadParams> = {
     const lf = text.replaceAll("\r\n", "\n");
     const hidden = hiddenBytesNotice(path, hasUtf8Bom(bytes), text.length - lf.length, lf);
     if (hidden) notUtf8.push(hidden);
-    const lines = splitLines(lf);
-    const total = lines.length;
     const start = (args.offset ?? 1) - 1;
+    // One line past what can be shown: enough for the truncation to see that there is more.
+    const { lines, total } = linesFrom(lf, start, Math.min(args.limit ?? Number.POSITIVE_INFINITY, READ_MAX_LINES + 1));
     if (total === 0 && start === 0) return { text: "(empty file)", error: false };
     if (start >= total) {
       throw new ToolError("offset_out_of_range", `Offset ${args.offset} is beyond end of file (${total} lines total)`);
     }
     const end = args.limit === undefined ? total : Math.min(start + args.limit, total);
-    const shown = truncateHead(lines.slice(start, end).join("\n"), { maxLines: READ_MAX_LINES, maxBytes });
+    const shown = truncateHead(lines.join("\n"), { maxLines: READ_MAX_LINES, maxBytes });
     const first = start + 1;
 
     if (shown.firstLineExceedsLimit) {
-      const line = lines[start] ?? "";
+      const line = lines[0] ?? "";
       const head = headBytes(line, maxBytes);
       const rest = ctx.allowBash ? `, bash can: ${restOfLineCommand(path, first, head, maxBytes)}` : "";
       const next = first < total ? ` Use offset=${first + 1} to continue.` : "";

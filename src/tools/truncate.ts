@@ -39,12 +39,21 @@ export function utf8Length(text: string): number {
   return /^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).byteLength;
 }
 
-/** Splits text into lines; a final "\n" ends the last line rather than starting an empty one. */
-export function splitLines(text: string): string[] {
-  if (text === "") return [];
-  const lines = text.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
-  return lines;
+/**
+ * The lines of `text` from line `start` (0-based), at most `count`, and how many lines it has; a
+ * final "\n" ends the last line rather than starting an empty one. Only those lines are cut out: a
+ * file of millions of short lines split whole took hundreds of MB (hunt 72).
+ */
+export function linesFrom(text: string, start: number, count: number): { lines: string[]; total: number } {
+  const lines: string[] = [];
+  let total = 0;
+  for (let at = 0; at < text.length; total++) {
+    const newline = text.indexOf("\n", at);
+    const end = newline < 0 ? text.length : newline;
+    if (total >= start && lines.length < count) lines.push(text.slice(at, end));
+    at = end + 1;
+  }
+  return { lines, total };
 }
 
 /** Keeps the first lines of `content` that fit both limits; never a partial line. */

@@ -346,6 +346,38 @@ describe("AgentRuntime", () => {
     expect(log.events.at(-1)).toMatchObject({ type: "agent_completed", stopReason: "ABORTED" });
   });
 
+  it("gives the event loop a turn between the calls of one answer: an abort arriving meanwhile skips the rest (hunt 72)", async () => {
+    const abort = new AbortController();
+    const tools = new FakeToolRunner(() => {
+      // Another request's abort, or the run's timer: it runs when the isolate gets a turn. Calls
+      // served from memory never wait on I/O, so without a turn between them all three ran first.
+      setTimeout(() => abort.abort(), 0);
+      return { outcome: "finished", text: "done", error: false };
+    });
+    const { log, ctx } = setup(
+      [
+        {
+          toolCalls: [
+            { id: "a", name: "read" },
+            { id: "b", name: "read" },
+            { id: "c", name: "read" },
+          ],
+        },
+      ],
+      { tools, signal: abort.signal },
+    );
+    expect(await run("go", ctx)).toEqual({ stopReason: "ABORTED" });
+    expect(tools.executed.map((c) => c.id)).toEqual(["a"]);
+    expect(
+      log.messages.slice(2).map((m) => [m.kind, m.kind === "tool_result" ? m.resultText : m.kind === "assistant" ? m.stopReason : ""]),
+    ).toEqual([
+      ["tool_result", "done"],
+      ["tool_result", "not executed: the run was aborted"],
+      ["tool_result", "not executed: the run was aborted"],
+      ["assistant", "ABORTED"],
+    ]);
+  });
+
   it("an abort during tools records results for the calls it skips", async () => {
     const abort = new AbortController();
     const tools = new FakeToolRunner(() => {

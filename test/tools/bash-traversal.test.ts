@@ -1,5 +1,11 @@
 import { expect, it } from "vitest";
-import { BASH_MAX_TRAVERSAL_OPERATIONS, MAX_ARCHIVE_FILES, MAX_SESSION_CHANGE_VERSIONS } from "../../src/domain/limits";
+import {
+  BASH_MAX_TRAVERSAL_OPERATIONS,
+  MAX_ARCHIVE_FILES,
+  MAX_PATH_CHARS,
+  MAX_PATH_DEPTH,
+  MAX_SESSION_CHANGE_VERSIONS,
+} from "../../src/domain/limits";
 import { bashTool } from "../../src/tools/bash";
 import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
@@ -15,4 +21,18 @@ it("walks a workspace at the upload limit: find, grep -r, ls -R and a glob over 
   expect(await run("grep -rl needle . | wc -l")).toEqual(ok("500"));
   expect(await run("ls -R | wc -l")).toEqual(ok("51504"));
   expect(await run("echo src/*/f99.ts | wc -w")).toEqual(ok("500"));
+}, 120_000);
+
+it("finds the deepest path a workspace can hold: find reaches a file 2,047 directories down, its path at the 4,096-character limit (the hardened profile's 256 skipped it without a word, hunt 72); grep -r stops at 256, so find feeds grep", async () => {
+  expect([MAX_PATH_CHARS, MAX_PATH_DEPTH]).toEqual([4096, 2048]);
+  const deep = `${"d/".repeat(MAX_PATH_DEPTH - 1)}ff`;
+  expect(deep.length).toBe(MAX_PATH_CHARS);
+  const fs = new MemoryWorkspaceFs({ [deep]: "needle\n", "top.txt": "x\n" });
+  const run = (command: string) => bashTool.execute({ command, timeoutMs: 60_000 }, toolContext(fs, { allowWrite: false }));
+  const ok = (text: string) => ({ text, error: false, exitCode: 0 });
+  expect(await run("find . -name ff")).toEqual(ok(`./${deep}`));
+  expect(await run("find . -type f | xargs grep -l needle")).toEqual(ok(`./${deep}`));
+  expect(await run("find . -type f -exec grep -l needle {} +")).toEqual(ok(`./${deep}`));
+  // just-bash's grep -r has a depth of its own, fixed at 256 (README, bash row).
+  expect(await run("grep -rl needle .")).toMatchObject({ exitCode: 1 });
 }, 120_000);

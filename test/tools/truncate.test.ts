@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../../src/domain/limits";
-import { formatSize, splitLines, truncateHead, truncateLine, truncateTail, withNotices } from "../../src/tools/truncate";
+import { formatSize, linesFrom, truncateHead, truncateLine, truncateTail, withNotices } from "../../src/tools/truncate";
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n");
 
@@ -68,10 +68,16 @@ describe("helpers", () => {
     expect([formatSize(512), formatSize(51_200), formatSize(1_572_864)]).toEqual(["512B", "50.0KB", "1.5MB"]);
   });
 
-  it("splitLines does not count a final newline as a line", () => {
-    expect(splitLines("a\nb\n")).toEqual(["a", "b"]);
-    expect(splitLines("a\n\n")).toEqual(["a", ""]);
-    expect(splitLines("")).toEqual([]);
+  it("linesFrom does not count a final newline as a line, and cuts out only the lines asked for", () => {
+    const all = (text: string) => linesFrom(text, 0, Number.POSITIVE_INFINITY);
+    expect(all("a\nb\n")).toEqual({ lines: ["a", "b"], total: 2 });
+    expect(all("a\n\n")).toEqual({ lines: ["a", ""], total: 2 });
+    expect(all("\n")).toEqual({ lines: [""], total: 1 });
+    expect(all("")).toEqual({ lines: [], total: 0 });
+    expect(all("a\nb")).toEqual({ lines: ["a", "b"], total: 2 });
+    expect(linesFrom("a\nb\nc\nd", 1, 2)).toEqual({ lines: ["b", "c"], total: 4 });
+    expect(linesFrom("a\nb\n", 2, 5)).toEqual({ lines: [], total: 2 });
+    expect(linesFrom("a\n\n\nd\n", 1, 0)).toEqual({ lines: [], total: 4 });
   });
 
   it("withNotices joins notices in one bracket after a blank line", () => {

@@ -32,6 +32,31 @@ describe("searchTextOf", () => {
     expect(text.lineNumber(k, text.selected("all")[k]!.indexOf("line 2000 "))).toBe(2000);
   });
 
+  it("numbers every line start of every piece right, asked in any order (each answer counts on from the last within a piece)", () => {
+    const source = Array.from({ length: 3000 }, (_, i) => `${i} ${"-".repeat(i % 40)}`).join("\n");
+    const text = searchTextOf(encode(source));
+    const pieces = text.selected("all");
+    expect(pieces.length).toBeGreaterThan(2);
+    const starts: [number, number, number][] = []; // piece, offset, line
+    let line = 0;
+    pieces.forEach((piece, k) => {
+      for (let at = 0; at < piece.length; at = piece.indexOf("\n", at) + 1 || piece.length) starts.push([k, at, line++]);
+    });
+    expect(line).toBe(3000);
+    const asked = (order: [number, number, number][]) => order.map(([k, at]) => text.lineNumber(k, at));
+    expect(asked(starts)).toEqual(starts.map(([, , n]) => n));
+    const backwards = [...starts].reverse();
+    expect(asked(backwards)).toEqual(backwards.map(([, , n]) => n));
+    const shuffled = starts
+      .map((s, i) => [s, (i * 7919) % starts.length] as const)
+      .sort((a, b) => a[1] - b[1])
+      .map(([s]) => s);
+    expect(asked(shuffled)).toEqual(shuffled.map(([, , n]) => n));
+    // An offset inside a line numbers the line that holds it.
+    const [k, at, n] = starts[1234]!;
+    expect([text.lineNumber(k, at + 1), text.lineNumber(k, at)]).toEqual([n, n]);
+  });
+
   it("cuts a file with wide characters at line breaks, so that only the pieces holding them cost 2 bytes a character", () => {
     const ascii = `${"x".repeat(99)}\n`.repeat(400); // 40,000 bytes
     const text = searchTextOf(encode(`${ascii}one — dash\n${ascii}`));
