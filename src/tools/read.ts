@@ -3,7 +3,7 @@ import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { decodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
 import { filePathArg, type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
-import { CUT_MARK, formatSize, headBytes, linesFrom, truncateHead, utf8Length, withNotices } from "./truncate";
+import { CUT_MARK, formatSize, headBytes, linesFrom, occurrences, truncateHead, utf8Length, withNotices } from "./truncate";
 
 export const READ_MAX_LINES = TOOL_OUTPUT_MAX_LINES;
 export const READ_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
@@ -44,15 +44,19 @@ export const readTool: Tool<ReadParams> = {
     if (isBinary(bytes)) {
       throw new ToolError("binary_file", `${path} is a binary file (${formatSize(bytes.byteLength)}); read shows text files only`);
     }
+    // One copy of the file's text, never split whole: a file of millions of short lines made
+    // hundreds of MB of line strings (hunt 72).
     const text = decodeText(bytes);
     // The model would write U+FFFD back where the file has other bytes; edit refuses such a file.
-    const notUtf8 = textOf(bytes) === null ? [invalidUtf8Notice(path, text, bytes)] : [];
-    const lf = text.replaceAll("\r\n", "\n");
-    const hidden = hiddenBytesNotice(path, hasUtf8Bom(bytes), text.length - lf.length, lf);
+    // (Text without U+FFFD decoded without a replacement: it is valid UTF-8.)
+    const notUtf8 = text.includes("\ufffd") && textOf(bytes) === null ? [invalidUtf8Notice(path, text, bytes)] : [];
+    const hidden = hiddenBytesNotice(path, hasUtf8Bom(bytes), occurrences(text, "\r\n"), occurrences(text, "\n"));
     if (hidden) notUtf8.push(hidden);
     const start = (args.offset ?? 1) - 1;
     // One line past what can be shown: enough for the truncation to see that there is more.
-    const { lines, total } = linesFrom(lf, start, Math.min(args.limit ?? Number.POSITIVE_INFINITY, READ_MAX_LINES + 1));
+    const { lines, total } = linesFrom(text, start, Math.min(args.limit ?? Number.POSITIVE_INFINITY, READ_MAX_LINES + 1), {
+      crlfAsLf: true,
+    });
     if (total === 0 && start === 0) return { text: "(empty file)", error: false };
     if (start >= total) {
       throw new ToolError("offset_out_of_range", `Offset ${args.offset} is beyond end of file (${total} lines total)`);
@@ -111,10 +115,8 @@ export function shellQuote(path: string): string {
  * Says what the text shown leaves out: a UTF-8 BOM, CRLF line endings (`crlf` of them). Null when
  * neither: the text is the file's.
  */
-function hiddenBytesNotice(path: string, bom: boolean, crlf: number, lf: string): string | null {
+function hiddenBytesNotice(path: string, bom: boolean, crlf: number, newlines: number): string | null {
   if (!bom && crlf === 0) return null;
-  let newlines = 0;
-  for (let i = lf.indexOf("\n"); i >= 0; i = lf.indexOf("\n", i + 1)) newlines++;
   const endings = crlf === 0 ? "" : crlf === newlines ? "CRLF line endings" : `CRLF line endings on ${crlf} of ${newlines} lines`;
   const what = [bom ? "a UTF-8 BOM" : "", endings].filter(Boolean).join(" and ");
   const shown = [bom ? "without the BOM" : "", crlf > 0 ? "with LF endings" : ""].filter(Boolean).join(" and ");

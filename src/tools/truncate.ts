@@ -44,16 +44,32 @@ export function utf8Length(text: string): number {
  * final "\n" ends the last line rather than starting an empty one. Only those lines are cut out: a
  * file of millions of short lines split whole took hundreds of MB (hunt 72).
  */
-export function linesFrom(text: string, start: number, count: number): { lines: string[]; total: number } {
+export function linesFrom(
+  text: string,
+  start: number,
+  count: number,
+  options: { crlfAsLf?: boolean } = {},
+): { lines: string[]; total: number } {
   const lines: string[] = [];
   let total = 0;
   for (let at = 0; at < text.length; total++) {
     const newline = text.indexOf("\n", at);
     const end = newline < 0 ? text.length : newline;
-    if (total >= start && lines.length < count) lines.push(text.slice(at, end));
+    if (total >= start && lines.length < count) {
+      // With `crlfAsLf`, a "\r" that ends a line before its "\n" is not part of it.
+      const cr = options.crlfAsLf && newline > at && text.charCodeAt(newline - 1) === 13;
+      lines.push(text.slice(at, cr ? end - 1 : end));
+    }
     at = end + 1;
   }
   return { lines, total };
+}
+
+/** How many times `part` occurs in `text`, not overlapping. */
+export function occurrences(text: string, part: string): number {
+  let n = 0;
+  for (let at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + part.length)) n++;
+  return n;
 }
 
 /** Keeps the first lines of `content` that fit both limits; never a partial line. */

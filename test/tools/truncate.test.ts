@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../../src/domain/limits";
-import { formatSize, linesFrom, truncateHead, truncateLine, truncateTail, withNotices } from "../../src/tools/truncate";
+import { formatSize, linesFrom, occurrences, truncateHead, truncateLine, truncateTail, withNotices } from "../../src/tools/truncate";
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n");
 
@@ -78,6 +78,10 @@ describe("helpers", () => {
     expect(linesFrom("a\nb\nc\nd", 1, 2)).toEqual({ lines: ["b", "c"], total: 4 });
     expect(linesFrom("a\nb\n", 2, 5)).toEqual({ lines: [], total: 2 });
     expect(linesFrom("a\n\n\nd\n", 1, 0)).toEqual({ lines: [], total: 4 });
+    // As read shows CRLF: the "\r" of a "\r\n" only; a "\r" that ends the file stays.
+    expect(linesFrom("a\r\nb\r\r\n\r\nc\r", 0, 9, { crlfAsLf: true })).toEqual({ lines: ["a", "b\r", "", "c\r"], total: 4 });
+    expect(linesFrom("a\r\nb", 0, 9)).toEqual({ lines: ["a\r", "b"], total: 2 });
+    expect([occurrences("a\r\n\r\nb\r\n", "\r\n"), occurrences("aaa", "aa"), occurrences("", "\n")]).toEqual([3, 1, 0]);
   });
 
   it("withNotices joins notices in one bracket after a blank line", () => {
