@@ -25,7 +25,9 @@ const POSIX_CLASSES: ReadonlyMap<string, string> = new Map([
 
 /**
  * The pattern in JavaScript's syntax, from the grep and ripgrep habits models bring: a leading `(?i)`
- * is ignoreCase, and a POSIX class inside brackets stands for its ASCII members, as in ripgrep.
+ * is ignoreCase, a POSIX class inside brackets stands for its ASCII members, and `\x{...}` for the
+ * character it names, as in ripgrep. ripgrep's Unicode classes (`\p{L}`) are refused: JavaScript
+ * reads them as the text "p{L}", which found nothing, without a word (hunt 73).
  */
 export function javaScriptSyntax(pattern: string, ignoreCase: boolean): { source: string; ignoreCase: boolean } {
   const flagged = pattern.startsWith("(?i)");
@@ -35,8 +37,9 @@ export function javaScriptSyntax(pattern: string, ignoreCase: boolean): { source
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
     if (c === "\\") {
-      source += body.slice(i, i + 2);
-      i++;
+      const translated = rgEscape(pattern, body, i, inClass);
+      source += translated.source;
+      i += translated.length - 1;
     } else if (!inClass && c === "[") {
       inClass = true;
       // JavaScript: a class ends at the first unescaped "]" ("[]" is empty, "[^]" any character).
@@ -56,6 +59,33 @@ export function javaScriptSyntax(pattern: string, ignoreCase: boolean): { source
     } else source += c;
   }
   return { source, ignoreCase: ignoreCase || flagged };
+}
+
+/** The escape at `i` of `body` (a backslash) in JavaScript's syntax, and how many characters it took. */
+function rgEscape(pattern: string, body: string, i: number, inClass: boolean): { source: string; length: number } {
+  const c = body[i + 1];
+  const refuse = (why: string) => new ToolError("invalid_regex", `invalid regular expression ${JSON.stringify(pattern)}: ${why}`);
+  // ripgrep's forms: \p{Name} and \pL (a bare \p is JavaScript's "p").
+  const unicodeClass = c === "p" || c === "P" ? /^\\[pP](?:\{[^}]*\}|[A-Za-z])/.exec(body.slice(i)) : null;
+  if (unicodeClass) {
+    const written = unicodeClass[0];
+    throw refuse(
+      `Unicode classes such as ${written} are not supported (the pattern is a JavaScript regular expression without the u flag, where it would be the text "${written.slice(1)}"); ` +
+        "name the characters instead, with a range such as [\\u0400-\\u04ff], or . for any character",
+    );
+  }
+  const braced = c === "x" ? /^\\x\{([0-9A-Fa-f]{1,6})\}/.exec(body.slice(i)) : null;
+  if (!braced) return { source: body.slice(i, i + 2), length: 2 };
+  const code = Number.parseInt(braced[1]!, 16);
+  if (code > 0x10ffff) throw refuse(`${braced[0]} is past the last Unicode character (\\x{10FFFF})`);
+  if (code <= 0xffff) return { source: `\\u${code.toString(16).padStart(4, "0")}`, length: braced[0].length };
+  // Past U+FFFF a character is two code units to JavaScript without the u flag: as text they match
+  // it, inside a class they would be two characters.
+  if (inClass)
+    throw refuse(`${braced[0]} inside a class is not supported (past U+FFFF); write it outside, as an alternative: (?:${braced[0]}|[...])`);
+  const pair = String.fromCodePoint(code);
+  const unit = (k: number) => `\\u${pair.charCodeAt(k).toString(16).padStart(4, "0")}`;
+  return { source: `(?:${unit(0)}${unit(1)})`, length: braced[0].length };
 }
 
 function posixMembers(pattern: string, written: string, negated: boolean, name: string): string {

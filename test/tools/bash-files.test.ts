@@ -189,3 +189,21 @@ describe("bash: /dev/null", () => {
     expect(fs.mutations).toEqual([]);
   });
 });
+
+describe("bash: bytes that are not UTF-8", () => {
+  it("keeps them through cat, cp and a redirect of what cat read; through a group, subshell, loop, xargs or find -exec they become UTF-8 text, as README says (hunt 73)", async () => {
+    const fs = new MemoryWorkspaceFs({ "b.bin": new Uint8Array([0x00, 0x89, 0xff, 0xfe, 0x80]) });
+    const out = await bash(
+      fs,
+      "cat b.bin > plain.bin; cp b.bin copy.bin; { cat b.bin; } > group.bin; (cat b.bin) > subshell.bin; " +
+        "for f in b.bin; do cat $f; done > loop.bin; echo b.bin | xargs cat > xargs.bin; find . -name b.bin -exec cat {} \\; > findexec.bin",
+    );
+    expect([out.exitCode, out.text]).toEqual([0, "(no output)"]);
+    const hex = async (path: string) => Buffer.from(await fs.readFile(path)).toString("hex");
+    expect(await Promise.all(["plain.bin", "copy.bin"].map(hex))).toEqual(["0089fffe80", "0089fffe80"]);
+    // just-bash joins a compound command's output as text: each byte becomes the character's UTF-8 encoding.
+    expect(await Promise.all(["group.bin", "subshell.bin", "loop.bin", "xargs.bin", "findexec.bin"].map(hex))).toEqual(
+      Array(5).fill("00c289c3bfc3bec280"),
+    );
+  });
+});

@@ -362,6 +362,37 @@ describe("grep and ripgrep habits", () => {
     expect(matching("^[:space:]$", "s\n:\nx\n")).toBe(2);
   });
 
+  it("reads ripgrep's \\x{...} as the character it names, and refuses its Unicode classes (\\p{L}), which JavaScript read as text (hunt 73)", () => {
+    const text = "caf\u00e9\n\u263a smile\n\ud83d\ude00 grin\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx41\n";
+    const matching = (pattern: string) => lines(text).filter((line) => new LineMatcher(pattern, {}).matches(line));
+    expect(matching("caf\\x{e9}")).toEqual(["caf\u00e9"]);
+    expect(matching("\\x{263A} smile")).toEqual(["\u263a smile"]);
+    expect(matching("^\\x{1F600} grin$")).toEqual(["\ud83d\ude00 grin"]);
+    expect(matching("^\\x{1F600}+ grin$")).toEqual(["\ud83d\ude00 grin"]);
+    expect(matching("[\\x{e9}\\x{263a}]")).toEqual(["caf\u00e9", "\u263a smile"]);
+    // JavaScript alone read \x{41} as 41 x's.
+    expect(matching("\\x{41}")).toEqual([]);
+    expect(matching("\\\\x{41}")).toEqual([]);
+    // The index is given the same pattern: its query needs the character, not "x{".
+    expect(show(new LineMatcher("caf\\x{e9}", {}).query)).toBe(show(regexQuery("caf\\u00e9")));
+    const refusal = (pattern: string) => {
+      try {
+        new LineMatcher(pattern, {});
+        return "accepted";
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    expect(refusal("\\p{L}+")).toContain("Unicode classes such as \\p{L} are not supported");
+    expect(refusal("[\\pL\\d]")).toContain("Unicode classes such as \\pL are not supported");
+    expect(refusal("\\P{Greek}")).toContain("Unicode classes such as \\P{Greek} are not supported");
+    expect(refusal("[\\x{1F600}a]")).toContain("inside a class is not supported (past U+FFFF)");
+    expect(refusal("\\x{110000}")).toContain("past the last Unicode character");
+    // An escaped backslash before p is the text \p.
+    expect(refusal("\\\\p{L}")).toBe("accepted");
+    expect(new LineMatcher("p{L}", { literal: true }).countMatchingLines("p{L}\n")).toBe(1);
+  });
+
   it("reads a leading (?i) as ignoreCase", () => {
     const text = "int main(void) {\n\treturn 0;\n}\nRETURN\n";
     expect(new LineMatcher("(?i)RETURN", {}).countMatchingLines(text)).toBe(2);
