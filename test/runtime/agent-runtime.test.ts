@@ -346,64 +346,46 @@ describe("AgentRuntime", () => {
     expect(log.events.at(-1)).toMatchObject({ type: "agent_completed", stopReason: "ABORTED" });
   });
 
-  it("gives the event loop a turn between the calls of one answer: an abort arriving meanwhile skips the rest (hunt 72)", async () => {
+  /** A run of one answer with read calls `ids`, whose tools finish with "done" after `each`; what it logged after the prompt. */
+  async function abortedBatch(ids: string[], each: (abort: AbortController) => void) {
     const abort = new AbortController();
     const tools = new FakeToolRunner(() => {
-      // Another request's abort, or the run's timer: it runs when the isolate gets a turn. Calls
-      // served from memory never wait on I/O, so without a turn between them all three ran first.
-      setTimeout(() => abort.abort(), 0);
+      each(abort);
       return { outcome: "finished", text: "done", error: false };
     });
-    const { log, ctx } = setup(
-      [
-        {
-          toolCalls: [
-            { id: "a", name: "read" },
-            { id: "b", name: "read" },
-            { id: "c", name: "read" },
-          ],
-        },
+    const { log, ctx } = setup([{ toolCalls: ids.map((id) => ({ id, name: "read" })) }], { tools, signal: abort.signal });
+    const outcome = await run("go", ctx);
+    const logged = log.messages
+      .slice(2)
+      .map((m) => [m.kind, m.kind === "tool_result" ? m.resultText : m.kind === "assistant" ? m.stopReason : ""]);
+    return { outcome, executed: tools.executed.map((c) => c.id), logged };
+  }
+
+  it("gives the event loop a turn between the calls of one answer: an abort arriving meanwhile skips the rest (hunt 72)", async () => {
+    // Another request's abort, or the run's timer: it runs when the isolate gets a turn. Calls served
+    // from memory never wait on I/O, so without a turn between them all three ran first.
+    expect(await abortedBatch(["a", "b", "c"], (abort) => setTimeout(() => abort.abort(), 0))).toEqual({
+      outcome: { stopReason: "ABORTED" },
+      executed: ["a"],
+      logged: [
+        ["tool_result", "done"],
+        ["tool_result", "not executed: the run was aborted"],
+        ["tool_result", "not executed: the run was aborted"],
+        ["assistant", "ABORTED"],
       ],
-      { tools, signal: abort.signal },
-    );
-    expect(await run("go", ctx)).toEqual({ stopReason: "ABORTED" });
-    expect(tools.executed.map((c) => c.id)).toEqual(["a"]);
-    expect(
-      log.messages.slice(2).map((m) => [m.kind, m.kind === "tool_result" ? m.resultText : m.kind === "assistant" ? m.stopReason : ""]),
-    ).toEqual([
-      ["tool_result", "done"],
-      ["tool_result", "not executed: the run was aborted"],
-      ["tool_result", "not executed: the run was aborted"],
-      ["assistant", "ABORTED"],
-    ]);
+    });
   });
 
   it("an abort during tools records results for the calls it skips", async () => {
-    const abort = new AbortController();
-    const tools = new FakeToolRunner(() => {
-      abort.abort();
-      return { outcome: "finished", text: "done", error: false };
-    });
-    const { log, ctx } = setup(
-      [
-        {
-          toolCalls: [
-            { id: "a", name: "read" },
-            { id: "b", name: "read" },
-          ],
-        },
+    expect(await abortedBatch(["a", "b"], (abort) => abort.abort())).toEqual({
+      outcome: { stopReason: "ABORTED" },
+      executed: ["a"],
+      logged: [
+        ["tool_result", "done"],
+        ["tool_result", "not executed: the run was aborted"],
+        ["assistant", "ABORTED"],
       ],
-      { tools, signal: abort.signal },
-    );
-    expect(await run("go", ctx)).toEqual({ stopReason: "ABORTED" });
-    expect(tools.executed.map((c) => c.id)).toEqual(["a"]);
-    expect(
-      log.messages.slice(2).map((m) => [m.kind, m.kind === "tool_result" ? m.resultText : m.kind === "assistant" ? m.stopReason : ""]),
-    ).toEqual([
-      ["tool_result", "done"],
-      ["tool_result", "not executed: the run was aborted"],
-      ["assistant", "ABORTED"],
-    ]);
+    });
   });
 
   it("a follow-up sends the earlier messages and links its user message to the last one", async () => {
