@@ -105,7 +105,10 @@ export const bashTool: Tool<BashParams> = {
     const scratch = new InMemoryFs({}, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
     scratch.mkdirSync("/tmp", { recursive: true });
     const root = new MountableFs({ base: scratch });
-    const workspace = new WorkspaceBashFs(fs, allowWrite, signal, BASH_WORKSPACE_DIR);
+    // The run's abort or the command's timeout: what stops the command, and the workspace's long walks.
+    const timeout = new AbortController();
+    const stop = AbortSignal.any([signal, timeout.signal]);
+    const workspace = new WorkspaceBashFs(fs, allowWrite, stop, BASH_WORKSPACE_DIR);
     root.mount(BASH_WORKSPACE_DIR, workspace);
     root.mount("/dev", new DeviceFs());
     copiesKeepDestinationModes(root);
@@ -140,20 +143,17 @@ export const bashTool: Tool<BashParams> = {
       },
     });
 
-    const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), timeoutMs);
     let result: { stdout: string; stderr: string; exitCode: number };
     try {
-      result = await shell.exec(args.command, { signal: AbortSignal.any([signal, timeout.signal]) });
+      result = await shell.exec(args.command, { signal: stop });
     } catch (err) {
       // just-bash lets a filesystem error of a redirect target (EROFS, ENOSPC, ...) escape exec();
       // the command's earlier output is lost with it, so say what failed instead.
-      if (signal.aborted) throw new ToolError("aborted", "Command aborted");
-      result = { stdout: "", stderr: `bash: ${(err as Error).message}\n`, exitCode: 1 };
+      result = { stdout: "", stderr: signal.aborted ? "" : `bash: ${(err as Error).message}\n`, exitCode: 1 };
     } finally {
       clearTimeout(timer);
     }
-    if (signal.aborted) throw new ToolError("aborted", "Command aborted");
     result = statementLimit(result);
 
     const stderr = commandsNotFound(fixedLimits(result.stderr));
@@ -174,17 +174,31 @@ export const bashTool: Tool<BashParams> = {
         `Showing lines ${first}-${shown.totalLines} of ${shown.totalLines}${partial}. Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts`,
       );
     }
-    if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
+    if (signal.aborted) notices.push("Command aborted: the run was aborted");
+    else if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
+    // A stopped command's writes stay: the next turn (or run) must know the workspace changed.
+    if ((signal.aborted || timeout.signal.aborted) && workspace.changed.size > 0) notices.push(changedNotice(workspace.changed));
     if (result.exitCode === BASH_LIMIT_EXIT_CODE && WORK_LIMIT_ERROR.test(result.stderr)) notices.push(WORK_LIMIT_ADVICE);
     // Unless the output already tells each refusal (a redirect's or tee's EROFS does), a write the shell hid is told.
     if (workspace.refused.count > (output.match(/EROFS/g)?.length ?? 0)) notices.push(refusedNotice(workspace.refused));
     const body = output === "" ? "(no output)" : shown.content;
-    const failed = timeout.signal.aborted || result.exitCode !== 0;
-    const code = timeout.signal.aborted ? "bash_timeout" : "exit_status";
+    const failed = signal.aborted || timeout.signal.aborted || result.exitCode !== 0;
+    const code = signal.aborted ? "aborted" : timeout.signal.aborted ? "bash_timeout" : "exit_status";
     return { text: withNotices(body, notices), error: failed, exitCode: result.exitCode, ...(failed ? { code } : {}) };
   },
 };
+
+/** Files written or deleted before the command was stopped: `It had changed 437 workspace files (f/1.txt, ...), which stay changed`. */
+function changedNotice(changed: ReadonlySet<string>): string {
+  const first = [...changed].slice(0, CHANGED_NAMED);
+  const more = changed.size - first.length;
+  const files = changed.size === 1 ? "1 workspace file" : `${changed.size} workspace files`;
+  return `It had changed ${files} (${first.join(", ")}${more > 0 ? `, and ${more} more` : ""}), which stay changed`;
+}
+
+/** How many changed files a stopped command's notice names. */
+const CHANGED_NAMED = 3;
 
 /** `This run does not allow writes: 2 writes to the workspace were refused (rm '/workspace/d', ...)`. */
 function refusedNotice(refused: { count: number; first: string[] }): string {

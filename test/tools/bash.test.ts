@@ -345,9 +345,45 @@ describe("bash", () => {
     );
   });
 
-  it("throws aborted when the run is cancelled", async () => {
+  it("says a command was aborted with the run, and which files it had changed, which stay changed (hunt 74: only 'Command aborted' was said)", async () => {
     const controller = new AbortController();
+    const fs = fixtureFs();
+    const hanging = bash(fs, "echo one > a.txt; echo two > b.txt; rm README.md; sleep 5", { allowWrite: true, signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 200));
     controller.abort();
-    await expect(bash(fixtureFs(), "echo hi", { signal: controller.signal })).rejects.toMatchObject({ code: "aborted" });
+    const out = await hanging;
+    expect(out).toMatchObject({ error: true, code: "aborted" });
+    expect(out.text).toMatch(
+      /\[Command aborted: the run was aborted\. It had changed 3 workspace files \(a\.txt, b\.txt, README\.md\), which stay changed\]$/,
+    );
+    expect([fs.text("a.txt"), fs.text("b.txt"), fs.stat("README.md")]).toEqual(["one\n", "two\n", null]);
+    // Aborted before it began: nothing changed, nothing to tell.
+    const before = new AbortController();
+    before.abort();
+    const none = await bash(fixtureFs(), "echo hi > c.txt", { allowWrite: true, signal: before.signal });
+    expect(none).toMatchObject({ error: true, code: "aborted" });
+    expect(none.text).toMatch(/\[Command aborted: the run was aborted\]$/);
+  });
+
+  it("stops a cp -r of a large directory part-way when the run is aborted, between files (hunt 74: 6,000 files held the isolate 7 s past the timeout)", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1000; i++) files[`src/f${String(i).padStart(4, "0")}.ts`] = `${i}\n`;
+    const controller = new AbortController();
+    // The run is aborted while the copy writes its 100th file; the copy stops at its next turn.
+    class AbortingFs extends MemoryWorkspaceFs {
+      override async writeFile(...args: Parameters<MemoryWorkspaceFs["writeFile"]>): Promise<void> {
+        await super.writeFile(...args);
+        if (this.files().filter((f) => f.startsWith("dst/")).length === 100) controller.abort();
+      }
+    }
+    const fs = new AbortingFs(files);
+    const out = await bash(fs, "cp -r src dst; echo copied", { allowWrite: true, signal: controller.signal });
+    expect(out).toMatchObject({ error: true, code: "aborted" });
+    expect(out.text).toContain(
+      "[Command aborted: the run was aborted. It had changed 128 workspace files (dst/f0000.ts, dst/f0001.ts, dst/f0002.ts, and 125 more), which stay changed]",
+    );
+    expect(out.text).not.toContain("copied");
+    expect(fs.files().filter((f) => f.startsWith("dst/")).length).toBe(128);
+    expect(fs.files().filter((f) => f.startsWith("src/")).length).toBe(1000);
   });
 });
