@@ -214,7 +214,8 @@ export class WorkspaceBashFs implements IFileSystem {
     for (const dir of [...this.madeDirs]) if (dir.startsWith(`${from}/`)) this.madeDirs.add(normalize(`${to}${dir.slice(from.length)}`));
     for (const [i, file] of this.filesUnder(from).entries()) {
       await this.turnEvery(i);
-      await this.put(`/${to}${file.slice(from.length)}`, await this.fs.readFile(file, this.signal), op, this.fs.stat(file)?.mode, replace);
+      const bytes = await this.fs.readFile(file, this.signal);
+      await this.put(`/${to}${file.slice(from.length)}`, bytes, op, this.fs.stat(file)?.mode, replace, bytes.byteLength, true);
     }
   }
 
@@ -237,6 +238,13 @@ export class WorkspaceBashFs implements IFileSystem {
     if (this.kind(from) === null) throw new Error(`ENOENT: no such file or directory, mv '${this.shown(src)}'`);
     if (from === to) return;
     if (to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot move '${this.shown(src)}' into itself, '${this.shown(dest)}'`);
+    // A directory moves onto an empty one only, as rename(2) does (hunt 75: it was merged into a full one, overwriting).
+    if (
+      this.kind(from) === "dir" &&
+      this.kind(to) === "dir" &&
+      (this.filesUnder(to).length > 0 || [...this.madeDirs].some((d) => d.startsWith(`${to}/`)))
+    )
+      throw new Error(`ENOTEMPTY: directory not empty, rename '${this.shown(src)}' -> '${this.shown(dest)}'`);
     await this.copy(src, dest, { recursive: true }, true);
     await this.rm(src, { recursive: true });
   }
@@ -324,12 +332,17 @@ export class WorkspaceBashFs implements IFileSystem {
     mode?: number,
     replace = false,
     counted = bytes.byteLength,
+    /** A tree's copy makes the directories its files sit in, as `cp -r` does. */
+    makeParents = false,
   ): Promise<void> {
     this.assertWritable(op, path);
     const p = toWorkspace(path);
     const refusal = writeRefusal(p, (q) => this.kind(q));
     if (refusal?.code === "is_directory") throw new Error(`EISDIR: illegal operation on a directory, ${op} '${this.shown(path)}'`);
     if (refusal) throw new Error(`ENOTDIR: not a directory, ${op} '${this.shown(path)}'`);
+    // As on a disk: a write into a directory that does not exist fails (hunt 75: `echo x > typo/f`
+    // made the directory, and a mistyped path became a new tree).
+    if (!makeParents && this.kind(parentOf(p)) !== "dir") throw new Error(`ENOENT: no such file or directory, ${op} '${this.shown(path)}'`);
     if (bytes.byteLength > MAX_FILE_BYTES)
       throw new Error(`EFBIG: file too large, ${op} '${this.shown(path)}' (limit ${MAX_FILE_BYTES} bytes per file)`);
     if (this.bytesWritten + counted > BASH_MAX_WRITTEN_BYTES) {

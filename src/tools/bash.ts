@@ -12,6 +12,7 @@ import {
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
 import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
+import { findCommand, lnCommand } from "./bash-guards";
 import { teeCommand } from "./bash-tee";
 import { type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
@@ -120,7 +121,8 @@ export const bashTool: Tool<BashParams> = {
       env: { HOME: BASH_WORKSPACE_DIR, PWD: BASH_WORKSPACE_DIR },
       // tee is ours (bash-tee.ts): it says why a write failed.
       commands: getCommandNames().filter((c) => !excluded.includes(c) && c !== "tee") as CommandName[],
-      customCommands: [teeCommand(defineCommand)],
+      // find and ln guard against just-bash losing files (bash-guards.ts).
+      customCommands: [teeCommand(defineCommand), findCommand(defineCommand), lnCommand(defineCommand)],
       executionLimitProfile: "hardened",
       executionLimits: {
         maxCommandCount: BASH_MAX_COMMANDS,

@@ -207,3 +207,73 @@ describe("bash: bytes that are not UTF-8", () => {
     );
   });
 });
+
+describe("bash: writes that real bash refuses (hunt 75)", () => {
+  it("refuses a write into a directory that does not exist, as a disk does; cp -r makes the directories of the tree it copies", async () => {
+    const fs = project();
+    // A redirect's failure ends the call (just-bash lets it escape), as EROFS does.
+    expect(await bash(fs, "echo x > nodir/f.txt; echo after")).toEqual({
+      error: true,
+      text: "bash: ENOENT: no such file or directory, write '/workspace/nodir/f.txt'\n\n[Command exited with code 1]",
+      exitCode: 1,
+      code: "exit_status",
+    });
+    const out = await bash(fs, "cp src/index.ts nodir/c.ts; echo rc=$?; touch nodir/t; echo rc=$?; echo x | tee nodir/u; echo rc=$?");
+    expect(out.text.split("\n").filter((l) => l.startsWith("rc="))).toEqual(["rc=1", "rc=1", "rc=1"]);
+    expect(tree(fs).map(([f]) => f)).toEqual(["src/index.ts", "src/utils/log.ts", "tests/unit/a.test.ts"]);
+    const made = await bash(fs, "mkdir -p nodir && echo x > nodir/f.txt && cp -r src copy && echo ok");
+    expect([made.exitCode, made.text]).toEqual([0, "ok"]);
+    expect(tree(fs).map(([f]) => f)).toEqual([
+      "copy/index.ts",
+      "copy/utils/log.ts",
+      "nodir/f.txt",
+      "src/index.ts",
+      "src/utils/log.ts",
+      "tests/unit/a.test.ts",
+    ]);
+  });
+
+  it("refuses to move a directory onto a directory that holds files, changing nothing; onto an empty one it moves", async () => {
+    const fs = new MemoryWorkspaceFs({ "d/x.txt": "new\n", "q/d/x.txt": "old\n", "q/d/keep.txt": "keep\n", "e/.keep": "" });
+    const out = await bash(fs, "mv d q; echo rc=$?");
+    expect(out.text).toContain("rc=1");
+    expect(out.text).toContain("not empty");
+    expect(tree(fs)).toEqual([
+      ["d/x.txt", "644", "new\n"],
+      ["e/.keep", "644", ""],
+      ["q/d/keep.txt", "644", "keep\n"],
+      ["q/d/x.txt", "644", "old\n"],
+    ]);
+    const moved = await bash(fs, "mkdir e/d && mv d e && echo ok");
+    expect([moved.exitCode, moved.text]).toEqual([0, "ok"]);
+    expect(tree(fs).map(([f]) => f)).toEqual(["e/.keep", "e/d/x.txt", "q/d/keep.txt", "q/d/x.txt"]);
+  });
+
+  it("refuses find -exec with {} inside a word before running anything (just-bash moved every match onto one file named {}.bak); sh -c does it", async () => {
+    const fs = new MemoryWorkspaceFs({ "d/x.txt": "x\n", "d/y.txt": "y\n" });
+    const refused = await bash(fs, "find d -name '*.txt' -exec mv {} {}.bak \\;");
+    expect(refused).toMatchObject({ error: true, exitCode: 1 });
+    expect(refused.text).toContain("this shell's find replaces {} only as a whole argument");
+    expect(tree(fs).map(([f]) => f)).toEqual(["d/x.txt", "d/y.txt"]);
+    const done = await bash(
+      fs,
+      `find d -name '*.txt' -exec sh -c 'mv "$1" "$1.bak"' _ {} \\; && find d -type f -exec cat {} + && find d | sort`,
+    );
+    expect([done.exitCode, done.text]).toEqual([0, "x\ny\nd\nd/x.txt.bak\nd/y.txt.bak"]);
+  });
+
+  it("refuses ln before it changes anything (just-bash's ln -f deleted the destination, then failed)", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.txt": "a\n", "config.txt": "keep\n" });
+    const out = await bash(fs, "ln -sf a.txt config.txt");
+    expect(out).toEqual({
+      error: true,
+      text: "ln: links are not supported in the workspace; copy the file with cp instead\n\n[Command exited with code 1]",
+      exitCode: 1,
+      code: "exit_status",
+    });
+    expect(tree(fs)).toEqual([
+      ["a.txt", "644", "a\n"],
+      ["config.txt", "644", "keep\n"],
+    ]);
+  });
+});
