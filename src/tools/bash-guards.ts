@@ -1,4 +1,5 @@
 import type { Command, ExecResult } from "just-bash";
+import { shellQuote } from "./read";
 
 /** just-bash is loaded on first use (bash.ts). */
 type DefineCommand = typeof import("just-bash").defineCommand;
@@ -7,26 +8,36 @@ type DefineCommand = typeof import("just-bash").defineCommand;
 const EXEC_ACTIONS = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
 /**
- * `find` as just-bash has it, refusing an `-exec` argument that holds `{}` inside a longer word.
+ * `find` as just-bash has it, but replacing `{}` inside a word of an `-exec ... ;` as GNU find does.
  * just-bash replaces only a whole `{}`, so `-exec mv {} {}.bak \;` moved every match onto one file
- * named `{}.bak`, losing all but the last (hunt 75); GNU find replaces it inside words too.
+ * named `{}.bak`, losing all but the last (hunt 75). Such an action is run through `sh -c`, the path
+ * passed as `$1`: `-exec sh -c "'mv' ''\"$1\"'' ''\"$1\"'.bak'" _ {} \;`.
  */
 export function findCommand(defineCommand: DefineCommand): Command {
   return defineCommand("find", async (args, ctx): Promise<ExecResult> => {
-    let inExec = false;
-    for (const arg of args) {
-      if (!inExec) inExec = EXEC_ACTIONS.has(arg);
-      else if (arg === ";" || arg === "+") inExec = false;
-      else if (arg !== "{}" && arg.includes("{}")) {
-        const stderr =
-          `find: '${arg}': this shell's find replaces {} only as a whole argument, not inside '${arg}'; ` +
-          `to use the path inside a word, run it through sh: -exec sh -c 'mv "$1" "$1.bak"' _ {} \\;\n`;
-        return { stdout: "", stderr, exitCode: 1 };
-      }
-    }
     if (!ctx.origCommand) return { stdout: "", stderr: "find: not available\n", exitCode: 127 };
-    return ctx.origCommand(args);
+    return ctx.origCommand(withWholeBraces(args));
   });
+}
+
+/** `args` with each `-exec`/`-execdir`/`-ok`/`-okdir ... ;` that holds `{}` inside a word run through `sh -c`. */
+export function withWholeBraces(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    out.push(arg);
+    if (!EXEC_ACTIONS.has(arg)) continue;
+    let end = i + 1;
+    while (end < args.length && args[end] !== ";" && args[end] !== "+") end++;
+    const command = args.slice(i + 1, end);
+    // With "+" (or no end) just-bash's own rules apply; GNU refuses {} inside a word there too.
+    if (args[end] === ";" && command.some((word) => word !== "{}" && word.includes("{}"))) {
+      const script = command.map((word) => word.split("{}").map(shellQuote).join('"$1"')).join(" ");
+      out.push("sh", "-c", script, "_", "{}");
+      i = end - 1;
+    }
+  }
+  return out;
 }
 
 /**

@@ -249,17 +249,18 @@ describe("bash: writes that real bash refuses (hunt 75)", () => {
     expect(tree(fs).map(([f]) => f)).toEqual(["e/.keep", "e/d/x.txt", "q/d/keep.txt", "q/d/x.txt"]);
   });
 
-  it("refuses find -exec with {} inside a word before running anything (just-bash moved every match onto one file named {}.bak); sh -c does it", async () => {
-    const fs = new MemoryWorkspaceFs({ "d/x.txt": "x\n", "d/y.txt": "y\n" });
-    const refused = await bash(fs, "find d -name '*.txt' -exec mv {} {}.bak \\;");
-    expect(refused).toMatchObject({ error: true, exitCode: 1 });
-    expect(refused.text).toContain("this shell's find replaces {} only as a whole argument");
-    expect(tree(fs).map(([f]) => f)).toEqual(["d/x.txt", "d/y.txt"]);
-    const done = await bash(
-      fs,
-      `find d -name '*.txt' -exec sh -c 'mv "$1" "$1.bak"' _ {} \\; && find d -type f -exec cat {} + && find d | sort`,
-    );
-    expect([done.exitCode, done.text]).toEqual([0, "x\ny\nd\nd/x.txt.bak\nd/y.txt.bak"]);
+  it("replaces {} inside a word of find -exec ... \\; as GNU find does (just-bash moved every match onto one file named {}.bak)", async () => {
+    const fs = new MemoryWorkspaceFs({ "d/x.txt": "x\n", "d/it's here.txt": "q\n", "d/sub/z.txt": "z\n" });
+    const moved = await bash(fs, "find d -name '*.txt' -exec mv {} {}.bak \\; && find d -name '*.bak' -exec echo pre-{}-post \\; | sort");
+    expect([moved.exitCode, moved.text]).toEqual([0, "pre-d/it's here.txt.bak-post\npre-d/sub/z.txt.bak-post\npre-d/x.txt.bak-post"]);
+    expect(tree(fs)).toEqual([
+      ["d/it's here.txt.bak", "644", "q\n"],
+      ["d/sub/z.txt.bak", "644", "z\n"],
+      ["d/x.txt.bak", "644", "x\n"],
+    ]);
+    // A whole {} and the + form are just-bash's own, as before.
+    const whole = await bash(fs, "find d -name x.txt.bak -exec cat {} \\; && find d -type f -exec cat {} + | sort");
+    expect([whole.exitCode, whole.text]).toEqual([0, "x\nq\nx\nz"]);
   });
 
   it("refuses ln before it changes anything (just-bash's ln -f deleted the destination, then failed)", async () => {
