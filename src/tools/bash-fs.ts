@@ -170,7 +170,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
     if (p === "") throw new Error(`EBUSY: mount point, cannot remove '${this.shown(path)}'`);
     const inside = this.filesUnder(p);
-    const madeInside = [...this.madeDirs].filter((d) => d.startsWith(`${p}/`));
+    const madeInside = this.madeUnder(p);
     if (!options?.recursive && (inside.length > 0 || madeInside.length > 0)) {
       throw new Error(`ENOTEMPTY: directory not empty, rm '${this.shown(path)}'`);
     }
@@ -211,7 +211,7 @@ export class WorkspaceBashFs implements IFileSystem {
       throw new Error(`EINVAL: cannot copy '${this.shown(src)}' into itself, '${this.shown(dest)}'`);
     await this.mkdir(dest, { recursive: true });
     // Empty directories inside go along, as they would on a disk.
-    for (const dir of [...this.madeDirs]) if (dir.startsWith(`${from}/`)) this.madeDirs.add(normalize(`${to}${dir.slice(from.length)}`));
+    for (const dir of this.madeUnder(from)) this.madeDirs.add(normalize(`${to}${dir.slice(from.length)}`));
     for (const [i, file] of this.filesUnder(from).entries()) {
       await this.turnEvery(i);
       const bytes = await this.fs.readFile(file, this.signal);
@@ -239,11 +239,7 @@ export class WorkspaceBashFs implements IFileSystem {
     if (from === to) return;
     if (to.startsWith(`${from}/`)) throw new Error(`EINVAL: cannot move '${this.shown(src)}' into itself, '${this.shown(dest)}'`);
     // A directory moves onto an empty one only, as rename(2) does (hunt 75: it was merged into a full one, overwriting).
-    if (
-      this.kind(from) === "dir" &&
-      this.kind(to) === "dir" &&
-      (this.filesUnder(to).length > 0 || [...this.madeDirs].some((d) => d.startsWith(`${to}/`)))
-    )
+    if (this.kind(from) === "dir" && this.kind(to) === "dir" && (this.filesUnder(to).length > 0 || this.madeUnder(to).length > 0))
       throw new Error(`ENOTEMPTY: directory not empty, rename '${this.shown(src)}' -> '${this.shown(dest)}'`);
     await this.copy(src, dest, { recursive: true }, true);
     await this.rm(src, { recursive: true });
@@ -309,6 +305,11 @@ export class WorkspaceBashFs implements IFileSystem {
   /** `dir` and the directories above it stay while the command runs, though a deletion left them no file. */
   private keepEmptied(dir: string): void {
     for (; dir !== "" && this.kind(dir) === null; dir = parentOf(dir)) this.madeDirs.add(dir);
+  }
+
+  /** The directories this command made below `dir`. */
+  private madeUnder(dir: string): string[] {
+    return [...this.madeDirs].filter((d) => d.startsWith(`${dir}/`));
   }
 
   private filesUnder(dir: string): string[] {

@@ -50,13 +50,15 @@ export const readTool: Tool<ReadParams> = {
     // The model would write U+FFFD back where the file has other bytes; edit refuses such a file.
     // (Text without U+FFFD decoded without a replacement: it is valid UTF-8.)
     const notUtf8 = text.includes("\ufffd") && textOf(bytes) === null ? [invalidUtf8Notice(path, text, bytes)] : [];
-    const hidden = hiddenBytesNotice(path, hasUtf8Bom(bytes), occurrences(text, "\r\n"), occurrences(text, "\n"));
-    if (hidden) notUtf8.push(hidden);
     const start = (args.offset ?? 1) - 1;
     // One line past what can be shown: enough for the truncation to see that there is more.
     const { lines, total } = linesFrom(text, start, Math.min(args.limit ?? Number.POSITIVE_INFINITY, READ_MAX_LINES + 1), {
       crlfAsLf: true,
     });
+    // Every line but an unfinished last one ends with a "\n".
+    const newlines = total - (text === "" || text.endsWith("\n") ? 0 : 1);
+    const hidden = hiddenBytesNotice(path, hasUtf8Bom(bytes), occurrences(text, "\r\n"), newlines);
+    if (hidden) notUtf8.push(hidden);
     if (total === 0 && start === 0) return { text: "(empty file)", error: false };
     if (start >= total) {
       throw new ToolError("offset_out_of_range", `Offset ${args.offset} is beyond end of file (${total} lines total)`);

@@ -64,12 +64,12 @@ export function javaScriptSyntax(pattern: string, ignoreCase: boolean): { source
 /** The escape at `i` of `body` (a backslash) in JavaScript's syntax, and how many characters it took. */
 function rgEscape(pattern: string, body: string, i: number, inClass: boolean): { source: string; length: number } {
   const c = body[i + 1];
-  const refuse = (why: string) => new ToolError("invalid_regex", `invalid regular expression ${JSON.stringify(pattern)}: ${why}`);
   // ripgrep's forms: \p{Name} and \pL (a bare \p is JavaScript's "p").
   const unicodeClass = c === "p" || c === "P" ? /^\\[pP](?:\{[^}]*\}|[A-Za-z])/.exec(body.slice(i)) : null;
   if (unicodeClass) {
     const written = unicodeClass[0];
-    throw refuse(
+    throw refusal(
+      pattern,
       `Unicode classes such as ${written} are not supported (the pattern is a JavaScript regular expression without the u flag, where it would be the text "${written.slice(1)}"); ` +
         "name the characters instead, with a range such as [\\u0400-\\u04ff], or . for any character",
     );
@@ -77,24 +77,35 @@ function rgEscape(pattern: string, body: string, i: number, inClass: boolean): {
   const braced = c === "x" ? /^\\x\{([0-9A-Fa-f]{1,6})\}/.exec(body.slice(i)) : null;
   if (!braced) return { source: body.slice(i, i + 2), length: 2 };
   const code = Number.parseInt(braced[1]!, 16);
-  if (code > 0x10ffff) throw refuse(`${braced[0]} is past the last Unicode character (\\x{10FFFF})`);
-  if (code <= 0xffff) return { source: `\\u${code.toString(16).padStart(4, "0")}`, length: braced[0].length };
+  if (code > 0x10ffff) throw refusal(pattern, `${braced[0]} is past the last Unicode character (\\x{10FFFF})`);
+  if (code <= 0xffff) return { source: codeUnit(code), length: braced[0].length };
   // Past U+FFFF a character is two code units to JavaScript without the u flag: as text they match
   // it, inside a class they would be two characters.
   if (inClass)
-    throw refuse(`${braced[0]} inside a class is not supported (past U+FFFF); write it outside, as an alternative: (?:${braced[0]}|[...])`);
+    throw refusal(
+      pattern,
+      `${braced[0]} inside a class is not supported (past U+FFFF); write it outside, as an alternative: (?:${braced[0]}|[...])`,
+    );
   const pair = String.fromCodePoint(code);
-  const unit = (k: number) => `\\u${pair.charCodeAt(k).toString(16).padStart(4, "0")}`;
-  return { source: `(?:${unit(0)}${unit(1)})`, length: braced[0].length };
+  return { source: `(?:${codeUnit(pair.charCodeAt(0))}${codeUnit(pair.charCodeAt(1))})`, length: braced[0].length };
+}
+
+/** A UTF-16 code unit as a `\\uXXXX` escape. */
+const codeUnit = (unit: number) => `\\u${unit.toString(16).padStart(4, "0")}`;
+
+function refusal(pattern: string, why: string): ToolError {
+  return new ToolError("invalid_regex", `invalid regular expression ${JSON.stringify(pattern)}: ${why}`);
 }
 
 function posixMembers(pattern: string, written: string, negated: boolean, name: string): string {
   const members = POSIX_CLASSES.get(name);
-  const refuse = (why: string) => new ToolError("invalid_regex", `invalid regular expression ${JSON.stringify(pattern)}: ${why}`);
   if (members === undefined) {
-    throw refuse(`${written} is not a POSIX class; the known ones are ${[...POSIX_CLASSES.keys()].map((n) => `[:${n}:]`).join(", ")}`);
+    throw refusal(
+      pattern,
+      `${written} is not a POSIX class; the known ones are ${[...POSIX_CLASSES.keys()].map((n) => `[:${n}:]`).join(", ")}`,
+    );
   }
-  if (negated) throw refuse(`negated POSIX classes such as ${written} are not supported; write [^[:${name}:]] instead`);
+  if (negated) throw refusal(pattern, `negated POSIX classes such as ${written} are not supported; write [^[:${name}:]] instead`);
   return members;
 }
 

@@ -15,8 +15,10 @@ export class SearchText {
   private readonly linesBefore: Uint32Array;
   private counted = 0;
   private missing: number;
-  /** The last `lineNumber` answer, to count on from. */
-  private lastAsked = { piece: -1, offset: 0, line: 0 };
+  /** The last `lineNumber` answer (piece, offset, line), to count on from. */
+  private askedPiece = -1;
+  private askedOffset = 0;
+  private askedLine = 0;
 
   constructor(
     /** Every piece, or undefined for a piece not read yet. */
@@ -77,11 +79,12 @@ export class SearchText {
    * not one per match (hunt 72: paging 400,000 matches deep into a file of short lines took minutes).
    */
   lineNumber(k: number, offset: number): number {
-    const last = this.lastAsked;
-    const from = last.piece === k && last.offset <= offset ? last : { piece: k, offset: 0, line: this.lineBase(k) };
-    const line = from.line + countNewlines(this.pieces[k]!, from.offset, offset);
-    this.lastAsked = { piece: k, offset, line };
-    return line;
+    const onward = this.askedPiece === k && this.askedOffset <= offset;
+    const from = onward ? this.askedOffset : 0;
+    this.askedLine = (onward ? this.askedLine : this.lineBase(k)) + countNewlines(this.pieces[k]!, from, offset);
+    this.askedPiece = k;
+    this.askedOffset = offset;
+    return this.askedLine;
   }
 
   /** Line `n` (0-based) without its "\n" and a trailing "\r", as `lines()` splits; undefined past the last line. */
