@@ -14,6 +14,7 @@ import {
 import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
 import { findCommand, lnCommand } from "./bash-guards";
 import { teeCommand } from "./bash-tee";
+import { trailingSlashes } from "./bash-trailing-slash";
 import { type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
 import { formatSize, truncateTail, withNotices } from "./truncate";
 
@@ -116,7 +117,7 @@ export const bashTool: Tool<BashParams> = {
 
     const excluded: readonly string[] = BASH_EXCLUDED_COMMANDS;
     const shell = new Bash({
-      fs: yieldingFs(root),
+      fs: yieldingFs(trailingSlashes(root)),
       cwd: BASH_WORKSPACE_DIR,
       env: { HOME: BASH_WORKSPACE_DIR, PWD: BASH_WORKSPACE_DIR },
       // tee is ours (bash-tee.ts): it says why a write failed.

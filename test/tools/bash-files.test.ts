@@ -208,6 +208,29 @@ describe("bash: bytes that are not UTF-8", () => {
   });
 });
 
+describe("bash: read and mapfile (just-bash patched, patches/just-bash+3.4.2.patch)", () => {
+  const text = "café\n日本語 한국어\n😀\n";
+
+  it("keep UTF-8 text whole from a file, a pipe, a here-string or a descriptor (just-bash stored each byte as a character)", async () => {
+    const fs = new MemoryWorkspaceFs({ "uni.txt": text });
+    const out = await bash(
+      fs,
+      'while IFS= read -r l; do echo "$l"; done < uni.txt > loop.txt; cat uni.txt | while read -r l; do echo "[${#l}] $l"; done; ' +
+        'read -r first < uni.txt; echo "$first ${#first}"; read -r a b <<< "日本 語"; echo "$b|$a"; ' +
+        'exec 3< uni.txt; read -r -u 3 x; echo "$x"; mapfile -t L < uni.txt; echo "${L[1]} ${#L[@]}"; readarray -t M < <(cat uni.txt); echo "${M[2]}"',
+    );
+    expect([out.exitCode, out.text]).toEqual([0, "[4] café\n[7] 日本語 한국어\n[1] 😀\ncafé 4\n語|日本\ncafé\n日本語 한국어 3\n😀"]);
+    expect(fs.text("loop.txt")).toBe(text);
+  });
+
+  it("leave bytes that are not UTF-8 as they were (each becomes its character's UTF-8 encoding when written, as README says)", async () => {
+    const fs = new MemoryWorkspaceFs({ "b.bin": new Uint8Array([0x61, 0xff, 0xfe, 0x0a]) });
+    const out = await bash(fs, 'read -r x < b.bin; printf %s "$x" > out.bin; echo ${#x}');
+    expect([out.exitCode, out.text]).toEqual([0, "3"]);
+    expect(Buffer.from(await fs.readFile("out.bin")).toString("hex")).toBe("61c3bfc3be");
+  });
+});
+
 describe("bash: writes that real bash refuses (hunt 75)", () => {
   it("refuses a write into a directory that does not exist, as a disk does; cp -r makes the directories of the tree it copies", async () => {
     const fs = project();
@@ -261,6 +284,37 @@ describe("bash: writes that real bash refuses (hunt 75)", () => {
     // A whole {} and the + form are just-bash's own, as before.
     const whole = await bash(fs, "find d -name x.txt.bak -exec cat {} \\; && find d -type f -exec cat {} + | sort");
     expect([whole.exitCode, whole.text]).toEqual([0, "x\nq\nx\nz"]);
+  });
+
+  it("takes a trailing / as naming a directory: no file is written, renamed or made under that name (just-bash dropped the slash)", async () => {
+    const files = { "a.txt": "A\n", "b.txt": "B\n", "d/x.txt": "X\n", "d2/y.txt": "Y\n" };
+    const fs = new MemoryWorkspaceFs(files);
+    // A redirect's failure ends the call (just-bash lets it escape), as EROFS does.
+    expect(await bash(fs, "echo x > a.txt/; echo after")).toEqual({
+      error: true,
+      text: "bash: EISDIR: illegal operation on a directory, open '/workspace/a.txt/'\n\n[Command exited with code 1]",
+      exitCode: 1,
+      code: "exit_status",
+    });
+    const refused = await bash(
+      fs,
+      "mv a.txt nodir/; echo mv=$?; cp b.txt newdir/; echo cp=$?; echo y | tee out/ >/dev/null; echo tee=$?; " +
+        "mv a.txt b.txt/; echo onto=$?; [ -e a.txt/ ] || echo 'a.txt/ is not there'; rm a.txt/; echo rm=$?",
+    );
+    expect(refused.text.split("\n").filter((l) => /^\w+=|is not there/.test(l))).toEqual([
+      "mv=1",
+      "cp=1",
+      "tee=1",
+      "onto=1",
+      "a.txt/ is not there",
+      "rm=1",
+    ]);
+    expect(refused.text).toContain("mv: cannot move 'a.txt': ENOTDIR: not a directory, mv '/workspace/a.txt' -> '/workspace/nodir/'");
+    expect(fs.files()).toEqual(["a.txt", "b.txt", "d/x.txt", "d2/y.txt"]);
+    // Onto a directory, or a directory to a new name, as before.
+    const moved = await bash(fs, "cp b.txt d/ && mv a.txt d/ && mv d2 e/ && cp -r d/ f/ && mkdir g/ && ls -d g/ && ls d/");
+    expect([moved.exitCode, moved.text]).toEqual([0, "g/\na.txt\nb.txt\nx.txt"]);
+    expect(fs.files()).toEqual(["b.txt", "d/a.txt", "d/b.txt", "d/x.txt", "e/y.txt", "f/a.txt", "f/b.txt", "f/x.txt"]);
   });
 
   it("refuses ln before it changes anything (just-bash's ln -f deleted the destination, then failed)", async () => {
