@@ -364,32 +364,47 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 }
 
+/** The shell's devices: /dev itself ("") and the files in it. */
+const DEVICES = ["", "null", "stderr", "stdout"] as const;
+type Device = (typeof DEVICES)[number];
+
 /**
- * The shell's /dev: only /dev/null, which reads as empty and keeps nothing written to it (a file in
- * the scratch space kept `grep ... > /dev/null` for a later `cat /dev/null`). Other changes here are
- * refused; a process substitution (`<(...)`) then routes /dev/fd to a filesystem of its own.
+ * The shell's /dev: /dev/null, which reads as empty and keeps nothing written to it (a file in the
+ * scratch space kept `grep ... > /dev/null` for a later `cat /dev/null`), and /dev/stdout and
+ * /dev/stderr for the commands that write to them as files (awk's `print > "/dev/stderr"`, `tee
+ * /dev/stderr`; a redirect to them never reaches here): what they write is kept, in order, for the
+ * tool to show after the command's output, since a filesystem cannot tell which stream it belongs
+ * in (refusing it failed the whole command, hunt 76). Other changes here are refused; a process
+ * substitution (`<(...)`) then routes /dev/fd to a filesystem of its own.
  */
 export class DeviceFs implements IFileSystem {
+  /** Text written to /dev/stdout and /dev/stderr, in order. */
+  readonly written: string[] = [];
+  private writtenBytes = 0;
+
+  /** @param maxWrittenBytes what the streams may take in all (the shell's output limit) */
+  constructor(private readonly maxWrittenBytes = Number.POSITIVE_INFINITY) {}
+
   async readFile(path: string): Promise<string> {
-    this.nullDevice(path, "open");
+    this.device(path, "open");
     return "";
   }
 
   async readFileBuffer(path: string): Promise<Uint8Array> {
-    this.nullDevice(path, "open");
+    this.device(path, "open");
     return new Uint8Array();
   }
 
-  async writeFile(path: string): Promise<void> {
-    this.nullDevice(path, "write");
+  async writeFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
+    this.take(path, "write", content, options);
   }
 
-  async appendFile(path: string): Promise<void> {
-    this.nullDevice(path, "append");
+  async appendFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
+    this.take(path, "append", content, options);
   }
 
   async exists(path: string): Promise<boolean> {
-    return ["", "null"].includes(normalize(path));
+    return (DEVICES as readonly string[]).includes(normalize(path));
   }
 
   async stat(path: string): Promise<FsStat> {
@@ -416,7 +431,7 @@ export class DeviceFs implements IFileSystem {
 
   async readdir(path: string): Promise<string[]> {
     if (this.entry(path, "scandir") !== "") throw new Error(`ENOTDIR: not a directory, scandir '/dev${path}'`);
-    return ["null"];
+    return DEVICES.filter((name) => name !== "");
   }
 
   async readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
@@ -429,7 +444,7 @@ export class DeviceFs implements IFileSystem {
 
   async cp(src: string, dest: string): Promise<void> {
     this.entry(src, "cp");
-    this.nullDevice(dest, "cp");
+    this.device(dest, "cp");
   }
 
   async mv(_src: string, dest: string): Promise<void> {
@@ -441,7 +456,7 @@ export class DeviceFs implements IFileSystem {
   }
 
   getAllPaths(): string[] {
-    return ["/", "/null"];
+    return DEVICES.map((name) => `/${name}`);
   }
 
   /** Nothing to keep; allowed, as just-bash's `cp file /dev/null` sets the mode after it writes. */
@@ -463,22 +478,35 @@ export class DeviceFs implements IFileSystem {
   }
 
   async realpath(path: string): Promise<string> {
-    return this.entry(path, "realpath") === "" ? "/" : "/null";
+    return `/${this.entry(path, "realpath")}`;
   }
 
   async utimes(path: string): Promise<void> {
     this.entry(path, "utimes");
   }
 
-  /** "" for /dev itself, "null" for /dev/null; ENOENT for anything else. */
-  private entry(path: string, op: string): "" | "null" {
+  /** "" for /dev itself, a device's name for a device; ENOENT for anything else. */
+  private entry(path: string, op: string): Device {
     const p = normalize(path);
-    if (p === "" || p === "null") return p;
+    if ((DEVICES as readonly string[]).includes(p)) return p as Device;
     throw new Error(`ENOENT: no such file or directory, ${op} '/dev${path}'`);
   }
 
-  private nullDevice(path: string, op: string): void {
-    if (this.entry(path, op) === "") throw new Error(`EISDIR: illegal operation on a directory, ${op} '/dev${path}'`);
+  /** A device (not /dev itself). */
+  private device(path: string, op: string): Exclude<Device, ""> {
+    const device = this.entry(path, op);
+    if (device === "") throw new Error(`EISDIR: illegal operation on a directory, ${op} '/dev${path}'`);
+    return device;
+  }
+
+  private take(path: string, op: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): void {
+    if (this.device(path, op) === "null") return;
+    const bytes = toBytes(content, options);
+    if (this.writtenBytes + bytes.byteLength > this.maxWrittenBytes) {
+      throw new Error(`EFBIG: file too large, ${op} '/dev${path}' (more than the command's output limit)`);
+    }
+    this.writtenBytes += bytes.byteLength;
+    if (bytes.byteLength > 0) this.written.push(new TextDecoder().decode(bytes));
   }
 }
 

@@ -54,3 +54,58 @@ export function lnCommand(defineCommand: DefineCommand): Command {
     }),
   );
 }
+
+/**
+ * `ls` of several operands laid out as GNU ls does: the files first, one per line, then each
+ * directory under a `name:` header, a blank line before each. just-bash lists every operand on its
+ * own with a blank line between, so `ls src/*.ts | wc -l` counted 27 for 15 files, and read an
+ * operand holding `[`, `*` or `?` as a pattern again (`d/[x].txt` was "not found") (hunt 76). With
+ * one operand, or `-R`, it is just-bash's own.
+ */
+export function lsCommand(defineCommand: DefineCommand): Command {
+  return defineCommand("ls", async (args, ctx): Promise<ExecResult> => {
+    if (!ctx.origCommand) return { stdout: "", stderr: "ls: not available\n", exitCode: 127 };
+    const flags: string[] = [];
+    const operands: string[] = [];
+    let options = true;
+    for (const arg of args) {
+      if (options && arg === "--") options = false;
+      else if (options && arg.startsWith("-") && arg.length > 1) flags.push(arg);
+      else operands.push(arg);
+    }
+    const has = (short: string, long: string) => flags.some((f) => f === long || (!f.startsWith("--") && f.includes(short)));
+    if (operands.length < 2 || has("R", "--recursive") || flags.includes("--help")) return ctx.origCommand(args);
+    const directoryOnly = has("d", "--directory");
+    const isDirectory = await Promise.all(
+      operands.map((operand) =>
+        ctx.fs.stat(ctx.fs.resolvePath(ctx.cwd, operand)).then(
+          (s) => s.isDirectory,
+          () => false,
+        ),
+      ),
+    );
+    const files = operands.filter((_, i) => directoryOnly || !isDirectory[i]);
+    const directories = directoryOnly ? [] : operands.filter((_, i) => isDirectory[i]);
+    let stdout = "";
+    let stderr = "";
+    let exitCode = 0;
+    if (files.length > 0) {
+      // One line per operand with -d (an error goes to stderr); just-bash puts a blank line between them.
+      const listed = await ctx.origCommand([...flags, "-d", "--", ...files]);
+      stdout = listed.stdout
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => `${line}\n`)
+        .join("");
+      stderr = listed.stderr;
+      exitCode = listed.exitCode;
+    }
+    for (const directory of directories) {
+      const listed = await ctx.origCommand([...flags, "--", directory]);
+      stdout += `${stdout === "" ? "" : "\n"}${directory}:\n${listed.stdout}`;
+      stderr += listed.stderr;
+      exitCode = Math.max(exitCode, listed.exitCode);
+    }
+    return { stdout, stderr, exitCode };
+  });
+}

@@ -12,7 +12,8 @@ import {
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
 import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
-import { findCommand, lnCommand } from "./bash-guards";
+import { grepCommand } from "./bash-grep";
+import { findCommand, lnCommand, lsCommand } from "./bash-guards";
 import { teeCommand } from "./bash-tee";
 import { trailingSlashes } from "./bash-trailing-slash";
 import { type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
@@ -112,7 +113,8 @@ export const bashTool: Tool<BashParams> = {
     const stop = AbortSignal.any([signal, timeout.signal]);
     const workspace = new WorkspaceBashFs(fs, allowWrite, stop, BASH_WORKSPACE_DIR);
     root.mount(BASH_WORKSPACE_DIR, workspace);
-    root.mount("/dev", new DeviceFs());
+    const devices = new DeviceFs(BASH_MAX_CAPTURED_OUTPUT_BYTES);
+    root.mount("/dev", devices);
     copiesKeepDestinationModes(root);
 
     const excluded: readonly string[] = BASH_EXCLUDED_COMMANDS;
@@ -122,8 +124,15 @@ export const bashTool: Tool<BashParams> = {
       env: { HOME: BASH_WORKSPACE_DIR, PWD: BASH_WORKSPACE_DIR },
       // tee is ours (bash-tee.ts): it says why a write failed.
       commands: getCommandNames().filter((c) => !excluded.includes(c) && c !== "tee") as CommandName[],
-      // find and ln guard against just-bash losing files (bash-guards.ts).
-      customCommands: [teeCommand(defineCommand), findCommand(defineCommand), lnCommand(defineCommand)],
+      // find and ln guard against just-bash losing files, ls lays out several operands as GNU ls (bash-guards.ts);
+      // grep reads its arguments as GNU grep does (bash-grep.ts).
+      customCommands: [
+        teeCommand(defineCommand),
+        findCommand(defineCommand),
+        lnCommand(defineCommand),
+        lsCommand(defineCommand),
+        ...(["grep", "egrep", "fgrep"] as const).map((name) => grepCommand(defineCommand, name)),
+      ],
       executionLimitProfile: "hardened",
       executionLimits: {
         maxCommandCount: BASH_MAX_COMMANDS,
@@ -159,10 +168,12 @@ export const bashTool: Tool<BashParams> = {
     }
     result = statementLimit(result);
 
+    // What commands wrote to /dev/stdout and /dev/stderr as files comes after the command's own output.
+    const stdout = result.stdout + devices.written.join("");
     const stderr = commandsNotFound(fixedLimits(result.stderr));
     // stdout's last line without its newline would run into stderr's first ("count=3ls: missing...").
-    const seam = result.stdout !== "" && stderr !== "" && !result.stdout.endsWith("\n") ? "\n" : "";
-    const output = result.stdout + seam + stderr;
+    const seam = stdout !== "" && stderr !== "" && !stdout.endsWith("\n") ? "\n" : "";
+    const output = stdout + seam + stderr;
     const shown = truncateTail(output.endsWith("\n") ? output.slice(0, -1) : output, {
       maxLines: BASH_MAX_OUTPUT_LINES,
       maxBytes: outputLimit(BASH_MAX_OUTPUT_BYTES, ctx),

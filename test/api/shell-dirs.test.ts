@@ -28,7 +28,7 @@ it("the shell removes directories that came empty in the upload (rmdir, rm -r), 
   const results = (await new DurableSessionStore(env).loadMessages(sessionId)).filter((m) => m.kind === "tool_result");
   expect(results.map((m) => m.kind === "tool_result" && [m.error, m.resultText])).toEqual([
     [false, "keep"],
-    [false, "keep\nls: empty: No such file or directory\nls: vacant: No such file or directory\nrc=2"],
+    [false, "keep\nls: cannot access 'empty': No such file or directory\nls: cannot access 'vacant': No such file or directory\nrc=2"],
   ]);
   // git keeps no directories: the diff is empty.
   expect(await (await api(`/api/sessions/${sessionId}/changes`)).text()).toBe("");

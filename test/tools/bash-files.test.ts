@@ -174,7 +174,7 @@ describe("bash: /dev/null", () => {
       "grep -r TODO src > /dev/null; ls missing 2> /dev/null; echo more >> /dev/null; cp /dev/null app.log; " +
         "cat /dev/null > cleared.txt; cp src/a.ts /dev/null; wc -c < /dev/null; cat /dev/null | wc -c; ls /dev",
     );
-    expect([out.exitCode, out.text]).toEqual([0, "0\n0\nnull"]);
+    expect([out.exitCode, out.text]).toEqual([0, "0\n0\nnull\nstderr\nstdout"]);
     expect(tree(fs)).toEqual([
       ["app.log", "644", ""],
       ["cleared.txt", "644", ""],

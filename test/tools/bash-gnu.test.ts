@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { bashTool } from "../../src/tools/bash";
+import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
+
+/** What each command prints: GNU bash 5.2's, grep 3.8's, gawk's and coreutils' on the same files, unless a comment says otherwise. */
+const run = async (fs: MemoryWorkspaceFs, command: string) => {
+  const out = await bashTool.execute({ command }, toolContext(fs, { allowWrite: true }));
+  return [out.exitCode, out.text];
+};
+
+const project = () =>
+  new MemoryWorkspaceFs({
+    "app.ts": "const a = 1;\nconst PORT = 80;\nlet b;\n\nexport PORT;\nlisten(PORT)\nlistening()\ny\n// TODO one\n// TODO: two\nmain();\n",
+    "README.md": "# demo\nsee https://example.com and http://x.org/a\n+plus line\nfoo+x\n",
+    "d/a.txt": "a\n",
+    "d/b.txt": "b\n",
+    "d/[x].txt": "x\n",
+    "e/c.txt": "c\n",
+  });
+
+describe("bash: text commands answer as the GNU tools do (hunt 76)", () => {
+  it("grep matches every -e pattern (just-bash kept the last), in files, pipes, -r and through xargs", async () => {
+    const fs = project();
+    expect(await run(fs, "grep -n -e TODO -e PORT app.ts")).toEqual([
+      0,
+      "2:const PORT = 80;\n5:export PORT;\n6:listen(PORT)\n9:// TODO one\n10:// TODO: two",
+    ]);
+    expect(await run(fs, "printf 'a\\nb\\nc\\n' | grep -c -e a -e b -e c; printf 'a\\nb\\nc\\n' | grep -v -e a -e c")).toEqual([0, "3\nb"]);
+    expect(
+      await run(fs, "grep -c --regexp=PORT --regexp=TODO app.ts; egrep -c -e 'PORT|y' -e TODO app.ts; fgrep -c -e '?' -e '+' README.md"),
+    ).toEqual([0, "5\n6\n2"]);
+    expect(await run(fs, "grep -c -e PORT -e TODO app.ts README.md; find . -name '*.ts' | xargs grep -c -ie port -e todo")).toEqual([
+      0,
+      "app.ts:5\nREADME.md:0\n5",
+    ]);
+  });
+
+  it("grep reads GNU's \\+ and \\? in a basic pattern as repetitions (just-bash: a literal + and ?, so nothing matched)", async () => {
+    const out = await run(
+      project(),
+      "grep -c 'https\\?://' README.md; grep -o 'https\\?://[^ ]*' README.md; grep -n 'o\\+' README.md | head -1; grep -c '^\\+' README.md; grep -cF 'o\\+' README.md",
+    );
+    expect(out).toEqual([1, "1\nhttps://example.com\nhttp://x.org/a\n1:# demo\n1\n0\n\n[Command exited with code 1]"]);
+  });
+
+  it("grep shows a match inside another's trailing context as a match (just-bash marked it as context)", async () => {
+    const fs = project();
+    expect(await run(fs, "grep -nA1 TODO app.ts")).toEqual([0, "9:// TODO one\n10:// TODO: two\n11-main();"]);
+    expect(await run(fs, "grep -n -C1 listen app.ts")).toEqual([0, "5-export PORT;\n6:listen(PORT)\n7:listening()\n8-y"]);
+    // Past -m's count a match is context, as in GNU grep.
+    expect(await run(fs, "grep -m1 -nA1 TODO app.ts")).toEqual([0, "9:// TODO one\n10-// TODO: two"]);
+  });
+
+  it("awk's bare length is the record's length (just-bash read it as an unset variable)", async () => {
+    expect(await run(project(), "awk 'length > 14' app.ts; awk '{ n = length; print n }' app.ts | head -3")).toEqual([
+      0,
+      "const PORT = 80;\n12\n16\n6",
+    ]);
+  });
+
+  it("ls lists file operands one per line, then each directory under its name (just-bash: a blank line between every operand)", async () => {
+    const fs = project();
+    expect(await run(fs, "ls d/*.txt; ls d/*.txt | wc -l")).toEqual([0, "d/[x].txt\nd/a.txt\nd/b.txt\n3"]);
+    expect(await run(fs, "ls app.ts d")).toEqual([0, "app.ts\n\nd:\n[x].txt\na.txt\nb.txt"]);
+    expect(await run(fs, "ls d e; ls -d d e")).toEqual([0, "d:\n[x].txt\na.txt\nb.txt\n\ne:\nc.txt\nd\ne"]);
+    expect(await run(fs, "ls -l d/a.txt d/b.txt")).toEqual([
+      0,
+      "-rw-r--r-- 1 user user     2 Jan  1  1970 d/a.txt\n-rw-r--r-- 1 user user     2 Jan  1  1970 d/b.txt",
+    ]);
+    expect(await run(fs, "ls nope d/a.txt")).toEqual([
+      2,
+      "d/a.txt\nls: cannot access 'nope': No such file or directory\n\n[Command exited with code 2]",
+    ]);
+  });
+
+  it("what awk and tee write to /dev/stderr or /dev/stdout is shown after the command's output (it failed the command)", async () => {
+    const fs = project();
+    // Not GNU's order: a filesystem cannot tell which stream a write belongs in, so it comes last.
+    expect(await run(fs, 'awk \'BEGIN{print "warn" > "/dev/stderr"} {n++} END{print n}\' app.ts')).toEqual([0, "11\nwarn"]);
+    expect(await run(fs, "grep TODO app.ts | tee /dev/stderr | wc -l; ls /dev")).toEqual([
+      0,
+      "2\nnull\nstderr\nstdout\n// TODO one\n// TODO: two",
+    ]);
+    expect(fs.files()).toEqual(["README.md", "app.ts", "d/[x].txt", "d/a.txt", "d/b.txt", "e/c.txt"]);
+  });
+});
