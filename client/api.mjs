@@ -56,13 +56,24 @@ export class HarnessApi {
     if (init.type) headers["content-type"] = init.type;
     let res;
     try {
-      res = await fetch(`${this.baseUrl}${path}`, { method, headers, body: init.body, signal: init.signal });
+      // Not followed: a redirect to another origin drops the token (a wrong "unauthorized"), and a 301
+      // turns the upload's POST into a GET of the workspace list (hunt 77).
+      res = await fetch(`${this.baseUrl}${path}`, { method, headers, body: init.body, signal: init.signal, redirect: "manual" });
     } catch (err) {
       if (init.signal?.aborted) throw err;
       const cause = /** @type {{ cause?: { code?: string } }} */ (err).cause?.code;
       throw new ApiError(0, "network_error", `cannot reach ${this.baseUrl}${cause ? ` (${cause})` : ""}`);
     }
     if (res.ok) return res;
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      const location = res.headers.get("location");
+      throw new ApiError(
+        res.status,
+        "redirected",
+        `${this.baseUrl} answered ${res.status}, a redirect${location ? ` to ${location}` : ""}: give the harness's own address with --url`,
+      );
+    }
     const text = await res.text();
     const retryAfter = Number.parseInt(res.headers.get("retry-after") ?? "", 10);
     try {
@@ -164,11 +175,15 @@ export class HarnessApi {
   async messages(id, from = {}, opts = {}) {
     const query = from.after === undefined ? "" : `?after=${from.after}`;
     const path = `/api/sessions/${encodeURIComponent(id)}/messages${query}`;
-    const text = await (await whenFree("too_many_downloads", DOWNLOAD_ATTEMPTS, opts, () => this.request("GET", path))).text();
-    return text
-      .split("\n")
-      .filter((line) => line !== "")
-      .map((line) => JSON.parse(line));
+    for (let attempt = 1; ; attempt++) {
+      const text = await (await whenFree("too_many_downloads", DOWNLOAD_ATTEMPTS, opts, () => this.request("GET", path))).text();
+      const messages = parseLines(text);
+      if (messages) return messages;
+      // A download the server cut short ends like a complete one, its last line unfinished: read it again.
+      if (attempt >= CUT_DOWNLOAD_ATTEMPTS) {
+        throw new ApiError(0, "download_cut", `the session's messages were cut short ${attempt} times while downloading; try again`);
+      }
+    }
   }
 
   /**
@@ -181,6 +196,21 @@ export class HarnessApi {
   async changes(id, opts = {}) {
     const path = `/api/sessions/${encodeURIComponent(id)}/changes`;
     return (await whenFree("too_many_downloads", DOWNLOAD_ATTEMPTS, opts, () => this.request("GET", path))).text();
+  }
+}
+
+/** Downloads of the messages cut short (a line that does not parse) before the client gives up. */
+const CUT_DOWNLOAD_ATTEMPTS = 3;
+
+/** The JSON lines of a download, or null when one does not parse (the download was cut short). @param {string} text */
+function parseLines(text) {
+  try {
+    return text
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => /** @type {Record<string, any>} */ (JSON.parse(line)));
+  } catch {
+    return null;
   }
 }
 

@@ -31,7 +31,10 @@ Options:
   --workspace DIR        pack DIR like git would (.gitignore honoured; .git/, node_modules/ and .env* left out)
   --include-env          pack .env* files too
   --include-node-modules pack node_modules/ too
+  --include-ignored      pack what .gitignore leaves out too (a build output; .git/, node_modules/ and .env* still out)
   --session ID           continue a session instead of opening a new one
+  --when-busy MODE       with --session, while another run is active: steer (give it this message at
+                         its next turn) or followUp (run it after); without, a busy session refuses
   --json                 JSON for scripts: run prints its events, one per line; sessions,
                          workspaces, show and abort print the server's answer as one line;
                          delete prints nothing; changes is a diff either way
@@ -83,6 +86,7 @@ export async function main(argv, io) {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
+      tokens: true,
       options: {
         url: { type: "string" },
         token: { type: "string" },
@@ -92,7 +96,9 @@ export async function main(argv, io) {
         workspace: { type: "string" },
         "include-env": { type: "boolean", default: false },
         "include-node-modules": { type: "boolean", default: false },
+        "include-ignored": { type: "boolean", default: false },
         session: { type: "string" },
+        "when-busy": { type: "string" },
         json: { type: "boolean", default: false },
         limit: { type: "string" },
         cursor: { type: "string" },
@@ -103,11 +109,17 @@ export async function main(argv, io) {
     io.stderr.write(`${/** @type {Error} */ (err).message}\n\n${USAGE}\n`);
     return 2;
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   const [command, ...rest] = positionals;
   if (values.help || command === undefined || command === "help") {
     (values.help || command === "help" ? io.stdout : io.stderr).write(`${USAGE}\n`);
     return values.help || command === "help" ? 0 : 2;
+  }
+  // An option of another command, or an id `sessions` does not take, would pass without a word (hunt 77).
+  const misfit = misfitArgument(command, tokens ?? [], rest);
+  if (misfit) {
+    io.stderr.write(`${misfit}\n\n${USAGE}\n`);
+    return 2;
   }
   const url = values.url ?? io.env.PI_HARNESS_URL ?? DEFAULT_URL;
   // The viewer's link (`.../#/s/...`) is not the API's address: every request would reach the page.
@@ -120,7 +132,17 @@ export async function main(argv, io) {
     io.stderr.write(`--url ${visible(url)}: give the harness's address with http:// or https://, e.g. ${DEFAULT_URL}\n\n${USAGE}\n`);
     return 2;
   }
-  const token = values.token ?? io.env.PI_HARNESS_TOKEN;
+  // fetch refuses a URL with a user name or password, which "cannot reach" would then print (hunt 77).
+  if (/^https?:\/\/[^/]*@/i.test(url)) {
+    io.stderr.write(`--url: give the harness's address without a user name or password (a token goes in --token)\n\n${USAGE}\n`);
+    return 2;
+  }
+  // A token pasted with its line break is fine; one holding a character a header cannot carry is not.
+  const token = (values.token ?? io.env.PI_HARNESS_TOKEN)?.trim();
+  if (token && /[^\x21-\x7e]/.test(token)) {
+    io.stderr.write("the token (--token or PI_HARNESS_TOKEN) holds a space, a control or a non-ASCII character, which no token has\n");
+    return 2;
+  }
   const api = new HarnessApi(url, token);
   try {
     switch (command) {
@@ -139,7 +161,7 @@ export async function main(argv, io) {
       case "show":
         return await show(api, oneId(rest), values.json, io);
       case "changes": {
-        const diff = await api.changes(oneId(rest));
+        const diff = await api.changes(oneId(rest), { onBusy: busyNote(io) });
         // Raw for `| git apply`; on a terminal as `run` shows it, so a file's escape sequences stay text.
         io.stdout.write(io.stdout.isTTY === true ? colorDiff(diff, paint(io.env.NO_COLOR === undefined)) : diff);
         return 0;
@@ -163,7 +185,9 @@ export async function main(argv, io) {
       return 2;
     }
     if (err instanceof ApiError) {
-      io.stderr.write(`error: ${visible(`${err.code}: ${err.message}`)}${err.requestId ? ` (request ${visible(err.requestId)})` : ""}\n`);
+      // The server's advice names the body's field; this client's option is --when-busy.
+      const message = err.code === "session_busy" ? err.message.replace(/send with whenBusy\b/, "run it with --when-busy") : err.message;
+      io.stderr.write(`error: ${visible(`${err.code}: ${message}`)}${err.requestId ? ` (request ${visible(err.requestId)})` : ""}\n`);
       // The server's words name the header; a user of this client sets the token another way.
       if (err.code === "unauthorized") {
         io.stderr.write(
@@ -178,6 +202,56 @@ export async function main(argv, io) {
     io.stderr.write(`error: ${visible(err instanceof Error ? err.message : String(err))}\n`);
     return 1;
   }
+}
+
+/** The options each command takes (besides --url, --token, --json and --help, which all do). */
+const COMMAND_OPTIONS = /** @type {Record<string, string[]>} */ ({
+  run: [
+    "model",
+    "allow-write",
+    "allow-bash",
+    "workspace",
+    "include-env",
+    "include-node-modules",
+    "include-ignored",
+    "session",
+    "when-busy",
+  ],
+  sessions: ["limit", "cursor"],
+  workspaces: ["limit", "cursor"],
+  show: [],
+  changes: [],
+  abort: [],
+  delete: [],
+});
+const COMMON_OPTIONS = ["url", "token", "json", "help"];
+
+/**
+ * Why the command line gives an argument its command does not take, or null: an option of another
+ * command, an id for a list, an empty --workspace (a script's unset variable).
+ * @param {string} command
+ * @param {ReturnType<typeof parseArgs>["tokens"] & {}} tokens
+ * @param {string[]} rest the positionals after the command
+ */
+function misfitArgument(command, tokens, rest) {
+  const own = COMMAND_OPTIONS[command];
+  if (!own) return null; // an unknown command, told as such
+  for (const token of tokens) {
+    if (token.kind !== "option" || COMMON_OPTIONS.includes(token.name) || own.includes(token.name)) continue;
+    return `${token.rawName} does not apply to ${command}`;
+  }
+  if ((command === "sessions" || command === "workspaces") && rest.length > 0) {
+    return `${command} takes no ${rest.length === 1 ? "argument" : "arguments"} (${visible(rest.join(" "))}): did you mean show or changes?`;
+  }
+  if (tokens.some((t) => t.kind === "option" && t.name === "workspace" && t.value === "")) return "--workspace: give a directory";
+  return null;
+}
+
+/** The note for a download the session refuses while it serves others. @param {Io} io */
+function busyNote(io) {
+  return (/** @type {number} */ seconds) => {
+    io.stderr.write(`the session is serving other downloads; trying again in ${seconds} s\n`);
+  };
 }
 
 /** @param {string[]} rest @param {string} [usage] */
@@ -195,6 +269,9 @@ function oneId(rest, usage = "give exactly one session id") {
 async function run(api, values, text, io) {
   if (text.trim() === "") throw new UsageError('give the prompt, e.g. pi-harness run --workspace . "Where is the server started?"');
   if (values.session && values.workspace) throw new UsageError("a session keeps its workspace: give --session or --workspace, not both");
+  const whenBusy = values["when-busy"];
+  if (whenBusy !== undefined && !["steer", "followUp"].includes(whenBusy)) throw new UsageError("--when-busy takes steer or followUp");
+  if (whenBusy !== undefined && !values.session) throw new UsageError("--when-busy goes with --session (a new session is never busy)");
   const workspace = values.workspace && path.resolve(callerDirectory(io.env, io.cwd ?? process.cwd()), values.workspace);
   if (workspace) {
     const stat = statSync(workspace, { throwIfNoEntry: false });
@@ -218,6 +295,7 @@ async function run(api, values, text, io) {
       const packed = await packWorkspace(workspace, {
         includeEnv: values["include-env"],
         includeNodeModules: values["include-node-modules"],
+        includeIgnored: values["include-ignored"],
       });
       const skipped =
         packed.skipped.length > 0
@@ -242,6 +320,7 @@ async function run(api, values, text, io) {
     allowWrite: values["allow-write"],
     allowBash: values["allow-bash"],
     ...(values.model ? { model: values.model } : {}),
+    ...(whenBusy ? { whenBusy } : {}),
   };
   /** @type {Record<string, any> | null} */
   let terminal = null;
@@ -252,26 +331,54 @@ async function run(api, values, text, io) {
   // on to the run's end; a second Ctrl-C leaves at once.
   let interrupts = 0;
   const runSession = sessionId;
-  /** This prompt's run, once its stream said: Ctrl-C names it, so a run that ended meanwhile is not mistaken for the next one. */
-  /** @type {string | null} */
+  /**
+   * This prompt's run, once the server said (the prompt's answer names it, and its first event):
+   * Ctrl-C names it, so it never stops another client's run, nor a run that ended meanwhile.
+   * @type {string | null}
+   */
   let runId = null;
+  /** Its agent_started came: it is the session's active run. */
+  let runStarted = false;
+  /** Ctrl-C came; the abort is sent once the run is known, and again once it starts if it was queued then. */
+  let stopWanted = false;
+  let stopSent = false;
+  const stopRun = async () => {
+    if (!stopWanted || stopSent || runId === null) return;
+    stopSent = true;
+    const startedBefore = runStarted;
+    const outcome = await abortRun(api, runSession, runId);
+    if (typeof outcome === "string") {
+      io.stderr.write(`could not stop the run: ${visible(outcome)}; it goes on: stop it with pi-harness abort ${runSession}\n`);
+    } else if (!outcome.aborted && !startedBefore) {
+      // Not active yet (a follow-up waiting its turn): stopped when it starts.
+      stopSent = false;
+      if (runStarted) void stopRun();
+    }
+  };
   const unsubscribe = (io.onInterrupt ?? onSigint)(() => {
     if (++interrupts > 1) return (io.exit ?? process.exit)(130);
     io.stderr.write("stopping the run (Ctrl-C again to leave without waiting)\n");
-    api
-      .abort(runSession, runId ?? undefined)
-      .catch((/** @type {Error} */ err) => io.stderr.write(`could not stop the run: ${visible(err.message)}\n`));
+    stopWanted = true;
+    void stopRun();
   });
   try {
     const events = followRun(api, sessionId, prompt, {
       onReconnect: (info) => progress.reconnecting(info),
+      onRunId: (id) => {
+        runId ??= id;
+        void stopRun();
+      },
       reconnectDelayMs: io.reconnectDelayMs,
     });
     for await (const event of events) {
       if (values.json) io.stdout.write(`${JSON.stringify(event)}\n`);
       else progress.event(event);
       firstSeq ??= event.seq;
-      if (event.type === "agent_started") runId ??= event.runId;
+      if (event.type === "agent_started") {
+        runId ??= event.runId;
+        if (event.runId === runId) runStarted = true;
+        void stopRun();
+      }
       if (event.type === "user_message_appended") userMessageId = event.messageId;
       if (event.type === "agent_completed" || event.type === "agent_error") terminal = event;
     }
@@ -279,20 +386,31 @@ async function run(api, values, text, io) {
     unsubscribe();
     progress.stop();
   }
-  // Stopped by the user: the shell's code for Ctrl-C, once the run has ended.
-  const done = terminal?.type === "agent_completed" ? 0 : 1;
+  // Stopped by the user: the shell's code for Ctrl-C, once the run has ended. Stopped by someone
+  // else (the abort command, the viewer): not done either.
+  const done = terminal?.type === "agent_completed" && terminal.stopReason !== "ABORTED" ? 0 : 1;
   const exitCode = interrupts > 0 ? 130 : done;
   if (values.json) return exitCode;
 
+  // The run is over: a failure to show its diff or its tokens is told, and the exit code stays the
+  // run's (a script that took 1 for a failed run would send the prompt, and its edits, again).
   const p = paint(color);
-  if (hasWorkspace) {
-    const diff = await api.changes(sessionId);
-    io.stdout.write(diff === "" ? `${p.dim("no changes")}\n` : `${p.bold("changes:")}\n${colorDiff(diff, p)}`);
+  const onBusy = busyNote(io);
+  try {
+    if (hasWorkspace) {
+      const diff = await api.changes(sessionId, { onBusy });
+      io.stdout.write(diff === "" ? `${p.dim("no changes")}\n` : `${p.bold("changes:")}\n${colorDiff(diff, p)}`);
+    }
+    const usage = await usageOfRun(api, sessionId, firstSeq, userMessageId, onBusy);
+    io.stdout.write(
+      `${p.dim(`tokens: ${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total (${usage.calls} model call${usage.calls === 1 ? "" : "s"})`)}\n`,
+    );
+  } catch (err) {
+    const why = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+    io.stderr.write(
+      `warning: the run has ended, but its changes or tokens could not be read (${visible(why)}); pi-harness changes ${sessionId} shows its changes\n`,
+    );
   }
-  const usage = await usageOfRun(api, sessionId, firstSeq, userMessageId);
-  io.stdout.write(
-    `${p.dim(`tokens: ${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total (${usage.calls} model call${usage.calls === 1 ? "" : "s"})`)}\n`,
-  );
   if (terminal === null) {
     io.stderr.write("error: the run's stream ended without its final event\n");
     return 1;
@@ -307,13 +425,36 @@ async function run(api, values, text, io) {
  * @param {string} sessionId
  * @param {number | null} firstSeq
  * @param {string | null} userMessageId
+ * @param {(waitSeconds: number) => void} [onBusy]
  */
-async function usageOfRun(api, sessionId, firstSeq, userMessageId) {
+async function usageOfRun(api, sessionId, firstSeq, userMessageId, onBusy) {
   if (firstSeq !== null) {
-    const recent = await api.messages(sessionId, { after: firstSeq - 1 });
+    const recent = await api.messages(sessionId, { after: firstSeq - 1 }, { onBusy });
     if (recent.some((m) => m.id === userMessageId)) return runUsage(recent, userMessageId);
   }
-  return runUsage(await api.messages(sessionId), userMessageId);
+  return runUsage(await api.messages(sessionId, {}, { onBusy }), userMessageId);
+}
+
+/** Tries of the abort Ctrl-C sends, and the wait between them. */
+const ABORT_TRIES = 3;
+const ABORT_RETRY_MS = 1000;
+
+/**
+ * Aborts the run, again while no answer comes (the connection dropped, a 5xx); resolves to the
+ * server's answer, or to why it failed in the end.
+ * @param {HarnessApi} api @param {string} sessionId @param {string} runId
+ * @returns {Promise<{ aborted: boolean } | string>}
+ */
+async function abortRun(api, sessionId, runId) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api.abort(sessionId, runId);
+    } catch (err) {
+      const unanswered = err instanceof ApiError && (err.status === 0 || err.status >= 500);
+      if (!unanswered || attempt >= ABORT_TRIES) return err instanceof Error ? err.message : String(err);
+      await new Promise((resolve) => setTimeout(resolve, ABORT_RETRY_MS));
+    }
+  }
 }
 
 /**
@@ -384,7 +525,7 @@ function pageOptions(values) {
  */
 async function show(api, id, json, io) {
   const info = await api.session(id);
-  const messages = await api.messages(id);
+  const messages = await api.messages(id, {}, { onBusy: busyNote(io) });
   if (json) {
     io.stdout.write(`${JSON.stringify({ session: info, messages })}\n`);
     return 0;

@@ -30,9 +30,11 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
   const first = await sendPrompt(api, `${path}/messages/stream`, prompt, state, hooks);
   // The run that carries the prompt: a resume asks for its stream, not the session's (which replays
   // the runs before it, terminal events and all).
-  const runId = first.headers.get("x-run-id");
+  let runId = first.headers.get("x-run-id");
   hooks.onRunId?.(runId);
-  const resumePath = `${path}/events/stream${runId ? `?runId=${encodeURIComponent(runId)}` : ""}`;
+  const runPath = `${path}/events/stream${runId ? `?runId=${encodeURIComponent(runId)}` : ""}`;
+  /** A steer's message, once `message_queued` named it: its resume follows the message, also when it becomes a follow-up. */
+  let steerId = /** @type {string | null} */ (null);
   let response = /** @type {Response | null} */ (first);
   let failures = 0;
   let reason = "";
@@ -41,6 +43,11 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
       try {
         for await (const event of readEvents(response, state, hooks.reconnectDelayMs === undefined)) {
           failures = 0;
+          if (event.type === "message_queued" && prompt.whenBusy === "steer") {
+            steerId ??= event.messageId;
+            // A steer its run ended without taking is a follow-up now: its run is the one to follow.
+            if (event.messageId === steerId && event.mode === "followUp") runId = event.runId;
+          }
           yield event;
           if (endsRun(event, runId)) return;
         }
@@ -53,6 +60,7 @@ export async function* followRun(api, sessionId, prompt, hooks = {}) {
     hooks.onReconnect?.({ attempt: failures, lastSeq: state.lastSeq, delayMs: state.retryMs, reason });
     await new Promise((r) => setTimeout(r, state.retryMs));
     try {
+      const resumePath = steerId && runId ? `${runPath}&messageId=${encodeURIComponent(steerId)}` : runPath;
       response = await api.request("GET", resumePath, { headers: { "last-event-id": String(state.lastSeq) } });
     } catch (err) {
       if (err instanceof ApiError && err.status !== 0 && err.status < 500) throw err;

@@ -23,6 +23,7 @@ export const DEFAULT_EXCLUDES = { git: ".git", nodeModules: "node_modules/", env
  * @typedef {object} PackOptions
  * @property {boolean} [includeEnv] pack .env* files too
  * @property {boolean} [includeNodeModules] pack node_modules/ too
+ * @property {boolean} [includeIgnored] pack what .gitignore rules leave out too (the directory is walked; the three above still apply)
  * @property {boolean} [useGit] ask git for the list when the directory is in a work tree (default true)
  */
 
@@ -54,10 +55,22 @@ export async function listWorkspaceFiles(root, options = {}) {
   const defaults = ignore({ ignorecase: false }).add(DEFAULT_EXCLUDES.git);
   if (!options.includeNodeModules) defaults.add(DEFAULT_EXCLUDES.nodeModules);
   if (!options.includeEnv) defaults.add(DEFAULT_EXCLUDES.env);
-  const listed = options.useGit === false ? null : await gitListing(root);
-  // Nothing from git (not a work tree, or a directory git ignores as a whole, such as a build
-  // output the user named on purpose): the directory itself, walked with its own rules.
-  const found = listed && listed.length > 0 ? await fromGit(root, listed, defaults) : await walkTree(root, defaults);
+  const listed = options.useGit === false || options.includeIgnored ? null : await gitListing(root);
+  // Not a work tree: the directory walked with its own rules. In one, where git lists nothing the
+  // directory is empty or git ignores all of it; walking it with its own rules only would drop the
+  // parents' rules and send what they keep home (a secrets/ directory, hunt 77): it is refused
+  // unless asked for (a build output named on purpose).
+  const found =
+    listed === null ? await walkTree(root, defaults, !options.includeIgnored) : await fromGit(root, listed.names, defaults, listed.unfit);
+  if (listed !== null && listed.names.length === 0 && listed.unfit.length === 0) {
+    const ignored = await walkTree(root, defaults, false);
+    if (ignored.files.length > 0) {
+      throw new Error(
+        `git ignores every file in ${root} (${ignored.files.length} of them, such as ${ignored.files[0]?.path}): nothing was sent. ` +
+          "Give --include-ignored to pack them anyway (.git, node_modules/ and .env* stay out unless asked for)",
+      );
+    }
+  }
   /** @type {PackedFile[]} */
   const files = [];
   const skipped = found.skipped;
@@ -91,21 +104,44 @@ export async function packWorkspace(root, options = {}) {
 }
 
 /**
- * The paths git lists under `root`, relative to it, when `root` is inside a work tree; null when it is
- * not, or git cannot be run.
+ * The paths git lists under `root`, relative to it, when `root` is inside a work tree (those whose
+ * names are not UTF-8 apart, as skipped); null when it is not, or git cannot be run.
  * @param {string} root
- * @returns {Promise<string[] | null>}
+ * @returns {Promise<{ names: string[]; unfit: Skipped[] } | null>}
  */
 async function gitListing(root) {
+  let stdout;
   try {
-    const { stdout } = await execFileAsync("git", ["-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    ({ stdout } = await execFileAsync("git", ["-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
       encoding: "buffer",
       maxBuffer: 512 * 1024 * 1024,
-    });
-    return stdout
-      .toString("utf8")
-      .split("\0")
-      .filter((p) => p !== "");
+    }));
+  } catch {
+    return null;
+  }
+  /** @type {string[]} */
+  const names = [];
+  /** @type {Skipped[]} */
+  const unfit = [];
+  for (let start = 0; start < stdout.length; ) {
+    const end = stdout.indexOf(0, start);
+    const name = stdout.subarray(start, end < 0 ? stdout.length : end);
+    start = end < 0 ? stdout.length : end + 1;
+    if (name.length === 0) continue;
+    const decoded = utf8(name);
+    if (decoded === null) unfit.push({ path: name.toString("utf8"), reason: NOT_UTF8 });
+    else names.push(decoded);
+  }
+  return { names, unfit };
+}
+
+/** Why a name the disk holds is left out when its bytes are not UTF-8. */
+const NOT_UTF8 = "a name that is not UTF-8 (a workspace's names are UTF-8)";
+
+/** The UTF-8 text of a name's bytes, or null when they are not UTF-8. @param {Uint8Array} bytes */
+function utf8(bytes) {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     return null;
   }
@@ -118,12 +154,13 @@ async function gitListing(root) {
  * @param {string} root
  * @param {string[]} listed
  * @param {import("ignore").Ignore} defaults
+ * @param {Skipped[]} unfit names git listed that are skipped already
  */
-async function fromGit(root, listed, defaults) {
+async function fromGit(root, listed, defaults, unfit) {
   /** @type {PackedFile[]} */
   const files = [];
   /** @type {Skipped[]} */
-  const skipped = [];
+  const skipped = unfit.filter((s) => !defaults.ignores(s.path));
   for (const entry of listed) {
     const relPath = entry.endsWith("/") ? entry.slice(0, -1) : entry;
     if (defaults.ignores(entry)) continue;
@@ -143,8 +180,9 @@ async function fromGit(root, listed, defaults) {
  * a repository inside it is skipped, as `fromGit` skips it.
  * @param {string} root
  * @param {import("ignore").Ignore} defaults
+ * @param {boolean} [gitignore] apply the .gitignore files (false: only `defaults`)
  */
-async function walkTree(root, defaults) {
+async function walkTree(root, defaults, gitignore = true) {
   /** @type {PackedFile[]} */
   const files = [];
   /** @type {Skipped[]} */
@@ -158,16 +196,23 @@ async function walkTree(root, defaults) {
     const abs = path.join(root, rel);
     let entries;
     try {
-      entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) => compare(a.name, b.name));
+      // Names as bytes: one that is not UTF-8 would read as another name (U+FFFD), which the disk does not hold.
+      entries = (await readdir(abs, { withFileTypes: true, encoding: "buffer" }))
+        .map((entry) => ({ entry, name: utf8(entry.name) }))
+        .sort((a, b) => compare(a.name ?? "", b.name ?? ""));
     } catch (err) {
       // A directory git could not open either: it says so and goes on.
       skipped.push({ path: rel, reason: `not readable (${/** @type {NodeJS.ErrnoException} */ (err).code})` });
       return;
     }
-    for (const entry of entries) {
-      const relPath = rel === "" ? entry.name : `${rel}/${entry.name}`;
+    for (const { entry, name } of entries) {
+      if (name === null) {
+        skipped.push({ path: rel === "" ? entry.name.toString("utf8") : `${rel}/${entry.name.toString("utf8")}`, reason: NOT_UTF8 });
+        continue;
+      }
+      const relPath = rel === "" ? name : `${rel}/${name}`;
       const isDir = entry.isDirectory();
-      if (defaults.ignores(isDir ? `${relPath}/` : relPath) || ignoredBy(chain, relPath, isDir)) continue;
+      if (defaults.ignores(isDir ? `${relPath}/` : relPath) || (gitignore && ignoredBy(chain, relPath, isDir))) continue;
       if (isDir) {
         // A repository of its own (a `.git` directory, or a submodule's `.git` file): git stages it
         // as one entry and never looks inside, so its files stay home, listed as the git mode lists them.
@@ -179,7 +224,7 @@ async function walkTree(root, defaults) {
         await walk(relPath, rules.length > 0 ? [...chain, { dir: relPath, ig: ignore({ ignorecase: false }).add(rules) }] : chain);
         continue;
       }
-      const source = path.join(abs, entry.name);
+      const source = path.join(abs, name);
       const stat = await lstat(source);
       if (stat.isFile()) files.push({ path: relPath, source, size: stat.size, mode: stat.mode & 0o777 });
       else skipped.push({ path: relPath, reason: kindOf(stat) });

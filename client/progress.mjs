@@ -41,7 +41,10 @@ export function visible(text) {
 /** A value shown on one line, cut to `max` characters. @param {unknown} value @param {number} max */
 export function oneLine(value, max) {
   const text = visible((typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ").trim());
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  if (text.length <= max) return text;
+  // Never half of a surrogate pair (an emoji): the server refuses a title holding one (hunt 77).
+  const end = /[\uD800-\uDBFF]/.test(text[max - 2] ?? "") ? max - 2 : max - 1;
+  return `${text.slice(0, end)}…`;
 }
 
 export class RunProgress {

@@ -5,7 +5,8 @@ import http from "node:http";
 /**
  * Forwards every request to `target`. `dropStreams(which)` cuts the event streams open right now
  * that `which` picks, by default all (the client sees its connection reset mid-stream);
- * `dropNextStreamAfter(n)` cuts the next event stream once it has passed `n` SSE frames with an id.
+ * `dropNextStreamAfter(n)` cuts the next event stream once it has passed `n` SSE frames with an id;
+ * `refuseNext(method, path)` answers the next such request 503 itself.
  * @param {string} target e.g. http://127.0.0.1:8787
  */
 export function startFlakyProxy(target) {
@@ -13,8 +14,16 @@ export function startFlakyProxy(target) {
   let dropAfter = null;
   let dropped = 0;
   const requests = [];
+  /** Requests to refuse with 503 before they reach the server: each entry once, for the first request it matches. */
+  const refusals = [];
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url.replace(/([?&]token=)[^&]*/, "$1…")}`);
+    const refusal = refusals.findIndex((r) => r.method === req.method && r.path.test(req.url));
+    if (refusal >= 0) {
+      refusals.splice(refusal, 1);
+      res.writeHead(503, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: { code: "internal_error", message: "refused by the test proxy" } }));
+    }
     const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       const isStream = String(answer.headers["content-type"] ?? "").startsWith("text/event-stream");
@@ -68,6 +77,13 @@ export function startFlakyProxy(target) {
         /** The event streams open right now, as method and path (no query: it may hold a token). */
         get openStreams() {
           return [...streams].map((s) => `${s.method} ${s.url.split("?")[0]}`);
+        },
+        /**
+         * Answers the next `method` request whose URL `path` matches with a 503, without passing it on.
+         * @param {string} method @param {RegExp} path
+         */
+        refuseNext(method, path) {
+          refusals.push({ method, path });
         },
         /** @param {number} n */
         dropNextStreamAfter(n) {

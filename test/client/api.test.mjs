@@ -125,6 +125,38 @@ describe("HarnessApi.messages", () => {
   });
 });
 
+describe("HarnessApi: answers that are not the harness's own (hunt 77)", () => {
+  it("a redirect is not followed: it is an error naming where it points", async () => {
+    script = [{ status: 301, headers: { location: "https://harness.example.com/api/sessions" }, raw: "" }];
+    await assert.rejects(
+      new HarnessApi(base, "tok").listSessions(),
+      (err) =>
+        err instanceof ApiError &&
+        err.status === 301 &&
+        err.code === "redirected" &&
+        err.message ===
+          `${base} answered 301, a redirect to https://harness.example.com/api/sessions: give the harness's own address with --url`,
+    );
+  });
+
+  it("messages cut short (a last line that does not parse) are downloaded again, up to three times", async () => {
+    const cut = { status: 200, headers: { "content-type": "application/x-ndjson" }, raw: '{"id":"m_1"}\n{"id":"m_' };
+    script = [cut, log];
+    received = [];
+    assert.deepEqual(await new HarnessApi(base).messages("s_1"), [{ id: "m_1" }, { id: "m_2" }]);
+    assert.equal(received.length, 2);
+    script = [cut, cut, cut, log];
+    await assert.rejects(
+      new HarnessApi(base).messages("s_1"),
+      (err) =>
+        err instanceof ApiError &&
+        err.code === "download_cut" &&
+        err.message === "the session's messages were cut short 3 times while downloading; try again",
+    );
+    script = [];
+  });
+});
+
 describe("HarnessApi.changes", () => {
   it("tries again after a 429 too_many_downloads, as messages does", async () => {
     script = [serving("2"), { status: 200, headers: { "content-type": "text/plain" }, raw: "diff --git a/x b/x\n" }];

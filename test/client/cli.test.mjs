@@ -58,6 +58,14 @@ const api = async (urlPath) => {
   assert.equal(res.status, 200, `${urlPath}: ${res.status}`);
   return res;
 };
+/** Polls `check` every 50 ms for up to 10 s. */
+async function waitFor(check) {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("timed out waiting");
+}
 const sessionIdOf = (output) => /session (s_[A-Za-z0-9_-]+)/.exec(output)?.[1];
 
 function workspaceDir() {
@@ -283,6 +291,97 @@ describe("pi-harness run", () => {
     assert.deepEqual(await cli(["abort", sessionId]), { code: 0, stdout: "no run or compaction was active\n", stderr: "" });
   });
 
+  it("Ctrl-C before the run is known waits for the server to name it and stops that run only (hunt 77)", async () => {
+    // A teammate's run on the session: a run-less abort would have stopped it.
+    const first = await cli(["run", "hello"]);
+    const sessionId = sessionIdOf(first.stdout);
+    const teammate = cli(["run", "--session", sessionId, "SLOW 30 100"]);
+    await waitFor(async () => (await (await api(`/api/sessions/${sessionId}`)).json()).status === "running");
+    let stderr = "";
+    const queued = main(["--url", dev.base, "run", "--session", sessionId, "--when-busy", "followUp", "SLOW 30 100"], {
+      stdout: { write: () => {} },
+      stderr: { write: (s) => (stderr += s) },
+      env: { PI_HARNESS_TOKEN: TOKEN },
+      reconnectDelayMs: 100,
+      // Ctrl-C at once: before the prompt's answer, so before its run is known.
+      onInterrupt: (handler) => {
+        handler();
+        return () => {};
+      },
+    });
+    assert.equal(await queued, 130);
+    assert.equal(stderr, "stopping the run (Ctrl-C again to leave without waiting)\n");
+    assert.equal((await teammate).code, 0);
+    const ends = (await (await api(`/api/sessions/${sessionId}/events`)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "agent_completed" || e.type === "queued_message_withdrawn")
+      .map((e) => e.stopReason ?? e.type);
+    // hello, the teammate's run to its end, then the queued prompt's own run, aborted.
+    assert.deepEqual(ends, ["STOP", "STOP", "ABORTED"]);
+  });
+
+  it("a run stopped by someone else exits 1; --when-busy followUp runs after another client's run, exit 0", async () => {
+    const first = await cli(["run", "hello"]);
+    const sessionId = sessionIdOf(first.stdout);
+    const running = async () => (await (await api(`/api/sessions/${sessionId}`)).json()).status === "running";
+    const stopped = cli(["run", "--session", sessionId, "SLOW 50 100"]);
+    await waitFor(running);
+    assert.equal((await cli(["abort", sessionId])).code, 0);
+    const aborted = await stopped;
+    assert.equal(aborted.code, 1);
+    assert.match(aborted.stdout, /^\(aborted\)$/m);
+    const teammate = cli(["run", "--session", sessionId, "SLOW 10 100"]);
+    await waitFor(running);
+    const queued = await cli(["run", "--session", sessionId, "--when-busy", "followUp", "hello"]);
+    assert.equal(queued.code, 0, queued.stderr);
+    // Its own run only: the teammate's ticks are not in it.
+    assert.equal(queued.stdout.split("\n")[1], "hello world");
+    assert.equal((await teammate).code, 0);
+  });
+
+  it("Ctrl-C's abort is sent again when it gets no answer; a failure after the run ends is a warning, the exit code the run's (hunt 77)", async () => {
+    let interrupt = () => {};
+    let stderr = "";
+    let stdout = "";
+    proxy.refuseNext("POST", /\/abort$/);
+    const running = main(["--url", proxy.base, "run", "HANG"], {
+      stdout: { write: (s) => (stdout += s) },
+      stderr: { write: (s) => (stderr += s) },
+      env: { PI_HARNESS_TOKEN: TOKEN },
+      reconnectDelayMs: 100,
+      onInterrupt: (handler) => {
+        interrupt = handler;
+        return () => {};
+      },
+    });
+    await waitFor(() => stdout.includes("partial answer"));
+    interrupt();
+    assert.equal(await running, 130);
+    assert.equal(stderr, "stopping the run (Ctrl-C again to leave without waiting)\n");
+    const aborts = proxy.requests.filter((r) => r.startsWith("POST ") && r.endsWith("/abort"));
+    assert.equal(aborts.length, 2);
+
+    const dir = workspaceDir();
+    proxy.refuseNext("GET", /\/changes$/);
+    const run = await cli(["run", "--workspace", dir, "hello"], { url: proxy.base });
+    assert.equal(run.code, 0);
+    const sessionId = sessionIdOf(run.stdout);
+    assert.equal(
+      run.stderr,
+      `warning: the run has ended, but its changes or tokens could not be read (internal_error: refused by the test proxy); pi-harness changes ${sessionId} shows its changes\n`,
+    );
+  });
+
+  it("a title cut at 80 characters never splits an emoji (the server refused the half)", async () => {
+    const text = `${"x".repeat(78)}🚀 on a cold start`;
+    const run = await cli(["run", text]);
+    assert.equal(run.code, 0, run.stderr);
+    const info = await (await api(`/api/sessions/${sessionIdOf(run.stdout)}`)).json();
+    assert.equal(info.title, `${"x".repeat(78)}…`);
+  });
+
   it("changes on a terminal shows escape sequences as text; piped, the diff is raw for git apply", async () => {
     const dir = workspaceDir();
     const run = await cli([
@@ -330,6 +429,44 @@ describe("pi-harness run", () => {
     } finally {
       page.close();
     }
+  });
+
+  it("arguments a command does not take, a URL with a password and a token no header can carry exit 2, naming what is wrong (hunt 77)", async () => {
+    const usage = async (args, env) => {
+      const out = await cli(args, env);
+      return [out.code, out.stdout, out.stderr.split("\n")[0]];
+    };
+    assert.deepEqual(await usage(["sessions", "s_x"]), [2, "", "sessions takes no argument (s_x): did you mean show or changes?"]);
+    assert.deepEqual(await usage(["show", "s_x", "--allow-write"]), [2, "", "--allow-write does not apply to show"]);
+    assert.deepEqual(await usage(["run", "--limit", "5", "hi"]), [2, "", "--limit does not apply to run"]);
+    assert.deepEqual(await usage(["run", "--workspace", "", "hi"]), [2, "", "--workspace: give a directory"]);
+    assert.deepEqual(await usage(["run", "--when-busy", "steer", "hi"]), [
+      2,
+      "",
+      "--when-busy goes with --session (a new session is never busy)",
+    ]);
+    assert.deepEqual(await usage(["run", "--session", "s_x", "--when-busy", "later", "hi"]), [
+      2,
+      "",
+      "--when-busy takes steer or followUp",
+    ]);
+    const secret = new URL(dev.base);
+    secret.username = "deploy";
+    secret.password = "hunter2";
+    const withPassword = await cli(["sessions"], { url: secret.href.replace(/\/$/, "") });
+    assert.equal(withPassword.code, 2);
+    assert.equal(
+      withPassword.stderr.split("\n")[0],
+      "--url: give the harness's address without a user name or password (a token goes in --token)",
+    );
+    assert.doesNotMatch(withPassword.stderr, /hunter2/);
+    assert.deepEqual(await usage(["sessions"], { token: "tok en" }), [
+      2,
+      "",
+      "the token (--token or PI_HARNESS_TOKEN) holds a space, a control or a non-ASCII character, which no token has",
+    ]);
+    // A line break pasted with it is not part of it.
+    assert.equal((await cli(["sessions"], { token: `${TOKEN}\r\n` })).code, 0);
   });
 
   it("refusals: no token is 401 (exit 1); bad usage exits 2", async () => {

@@ -137,6 +137,50 @@ describe("listWorkspaceFiles: git's rules in and out of a repository", () => {
     );
   });
 
+  it("in a repository, a directory git ignores as a whole is refused, not walked with its own rules; --include-ignored packs it (hunt 77)", async () => {
+    const repo = tree({
+      ".gitignore": "secrets/*\ndist/\n",
+      "app.js": "x\n",
+      "secrets/creds.txt": "AWS_SECRET_ACCESS_KEY=1\n",
+      "dist/main.js": "built\n",
+      "dist/.env": "SECRET=1\n",
+      "empty/.keep-none/.gitkeep": "",
+    });
+    execFileSync("git", ["-C", repo, "init", "-q"]);
+    await assert.rejects(
+      listWorkspaceFiles(path.join(repo, "secrets")),
+      new Error(
+        `git ignores every file in ${path.join(repo, "secrets")} (1 of them, such as creds.txt): nothing was sent. ` +
+          "Give --include-ignored to pack them anyway (.git, node_modules/ and .env* stay out unless asked for)",
+      ),
+    );
+    const built = await listWorkspaceFiles(path.join(repo, "dist"), { includeIgnored: true });
+    assert.deepEqual(
+      built.files.map((f) => f.path),
+      ["main.js"],
+    );
+    // From the repository's root --include-ignored packs what .gitignore leaves out too.
+    const all = await listWorkspaceFiles(repo, { includeIgnored: true });
+    assert.deepEqual(
+      all.files.map((f) => f.path),
+      [".gitignore", "app.js", "dist/main.js", "empty/.keep-none/.gitkeep", "secrets/creds.txt"],
+    );
+  });
+
+  it("a name that is not UTF-8 is left out and listed, in a repository and outside one (the walk failed on it, git dropped it)", async () => {
+    const root = tree({ "a.txt": "a\n" });
+    writeFileSync(Buffer.concat([Buffer.from(path.join(root, "caf")), Buffer.from([0xe9]), Buffer.from(".txt")]), "latin-1 name\n");
+    const expected = {
+      files: ["a.txt"],
+      skipped: [{ path: "caf\uFFFD.txt", reason: "a name that is not UTF-8 (a workspace's names are UTF-8)" }],
+    };
+    const outside = await listWorkspaceFiles(root);
+    assert.deepEqual({ files: outside.files.map((f) => f.path), skipped: outside.skipped }, expected);
+    execFileSync("git", ["-C", root, "init", "-q"]);
+    const inside = await listWorkspaceFiles(root);
+    assert.deepEqual({ files: inside.files.map((f) => f.path), skipped: inside.skipped }, expected);
+  });
+
   it("git's list and the walk agree on the fixture", async () => {
     const root = fixture();
     const walked = (await listWorkspaceFiles(root)).files.map((f) => f.path);
