@@ -33,9 +33,10 @@ const MIN_DENSE_DOCS = 16;
 /**
  * Builds a snapshot's search index while its files stream into the pack (see index-layout.ts),
  * in memory bounded by one shard: a 1 MiB table of the last doc each trigram was seen in (also
- * reused to count while a shard is written), the shard's pairs (4 bytes each, SHARD_POSTINGS of
- * them, more only for one piece with more), 7 bytes per pair of scratch for writing a shard (kept
- * from shard to shard), and the encoded shard while it uploads. A doc is a piece of a file, cut as
+ * reused to count while a shard is written), another of each key's last doc for writing a shard,
+ * the shard's pairs (4 bytes each, SHARD_POSTINGS of them, more only for one piece with more), at
+ * most 3 bytes per pair of scratch for its lists (kept from shard to shard), and the encoded shard
+ * while it uploads. A doc is a piece of a file, cut as
  * `searchTextOf` cuts it. The shards' key tables, kept for the directory, are bounded on their own
  * (`MAX_SEARCH_DIRECTORY_BYTES`; past it no index is built). Binary files (a NUL in the first 8000 bytes, as grep decides) are listed
  * but not indexed, and so are files larger than grep searches (`SEARCH_MAX_FILE_BYTES`): indexing
@@ -52,11 +53,12 @@ export class SearchIndexBuilder {
   private docPairs: number[] = [];
   private shardFirstDoc = 0;
   /**
-   * Scratch of `cutShard` (each pair's doc number, sorted by key; the encoded lists), kept for
-   * the next shard: fresh multi-MiB arrays per shard cost garbage collections during the ingest.
+   * Scratch of `cutShard` (the encoded lists), kept for the next shard: fresh multi-MiB arrays per
+   * shard cost garbage collections during the ingest.
    */
-  private shardDocs = new Uint32Array(0);
   private shardLists = new Uint8Array(0);
+  /** `cutShard`'s per key last doc written + 1 (all 0 between shards). */
+  private readonly lastDoc = new Int32Array(TRIGRAM_KEYS);
   private readonly offsets: number[] = [];
   private readonly flags: number[] = [];
   /** Per file, its first piece. */
@@ -299,8 +301,11 @@ export class SearchIndexBuilder {
   }
 
   /**
-   * Turns the shard's pairs into posting lists (a counting sort by key), queues their upload after
-   * the one before, and starts the next shard. Called between docs only.
+   * Turns the shard's pairs into posting lists, queues their upload after the one before, and starts
+   * the next shard. Called between docs only. One pass over the pairs, doc by doc, writes each doc's
+   * gap straight into its key's list (a counting sort whose scatter is the encoder: a key's docs come
+   * in order); each list is laid out with room for its gaps at their widest, LEB128 of a number below
+   * the doc count, and the lists are moved together after unless that is one byte (no room left over).
    */
   private cutShard(): void {
     const docCount = this.docPairs.length;
@@ -314,68 +319,67 @@ export class SearchIndexBuilder {
     let keyCount = 0;
     for (let key = 0; key < keySpace; key++) if (counts[key]! > 0) keyCount++;
     const keys = new Uint32Array(keyCount);
+    /** Per key (in `keys` order), where its list starts in `lists`; its end once written. */
+    const ends = new Uint32Array(keyCount);
     // A key in at least half of the shard's docs is stored as "every doc" (`DENSE_LIST`): it would
     // narrow little, and skipping it saves about a third of the work and of the lists' bytes.
     const denseFrom = docCount >= this.minDenseDocs ? Math.ceil(docCount / 2) : Number.POSITIVE_INFINITY;
-    // `counts` becomes each key's next write position in `docs` (-1: dense, not written).
+    // A gap is at most the doc count (the first is doc + 1): its LEB128 bytes at most.
+    const width = docCount < 0x80 ? 1 : docCount < 0x4000 ? 2 : 3;
+    if (this.shardLists.length < pairCount * width) this.shardLists = new Uint8Array(pairCount * width);
+    const lists = this.shardLists;
+    // `counts` becomes each key's next write position in `lists` (-1: dense, its byte written now).
     let k = 0;
     let position = 0;
     for (let key = 0; key < keySpace; key++) {
       const n = counts[key]!;
       if (n === 0) continue;
-      keys[k++] = key;
-      if (n >= denseFrom) counts[key] = -1;
-      else {
+      keys[k] = key;
+      ends[k++] = position;
+      if (n >= denseFrom) {
+        counts[key] = -1;
+        lists[position++] = DENSE_LIST_BYTE;
+      } else {
         counts[key] = position;
-        position += n;
+        position += n * width;
       }
     }
-    if (this.shardDocs.length < pairCount) this.shardDocs = new Uint32Array(pairCount);
-    const docs = this.shardDocs;
+    // Per key, its last doc written + 1 (0: none yet), so a gap is (doc + 1) - last.
+    const last = this.lastDoc;
     for (let doc = 0; doc < docCount; doc++) {
       const end = doc + 1 < docCount ? docPairs[doc + 1]! : pairCount;
+      const next = doc + 1;
       for (let i = docPairs[doc]!; i < end; i++) {
         const key = pairs[i]!;
-        const at = counts[key]!;
+        let at = counts[key]!;
         if (at < 0) continue;
-        docs[at] = doc;
-        counts[key] = at + 1;
-      }
-    }
-    // Each key's list is docs[start, counts[key]), start being the previous written key's end; gaps
-    // are LEB128 (`decodePostings` reads them), at most 5 bytes each (3 below 2^21, the usual case).
-    if (this.shardLists.length < pairCount * 5) this.shardLists = new Uint8Array(pairCount * 5);
-    const encoded = this.shardLists;
-    const ends = new Uint32Array(keyCount);
-    let at = 0;
-    let start = 0;
-    for (let i = 0; i < keyCount; i++) {
-      const end = counts[keys[i]!]!;
-      if (end < 0) {
-        encoded[at++] = DENSE_LIST_BYTE;
-        ends[i] = at;
-        continue;
-      }
-      let previous = -1;
-      for (let j = start; j < end; j++) {
-        const doc = docs[j]!;
-        let gap = doc - previous;
+        let gap = next - last[key]!;
+        last[key] = next;
         while (gap >= 0x80) {
-          encoded[at++] = (gap & 0x7f) | 0x80;
+          lists[at++] = (gap & 0x7f) | 0x80;
           gap >>>= 7;
         }
-        encoded[at++] = gap;
-        previous = doc;
+        lists[at++] = gap;
+        counts[key] = at;
       }
-      ends[i] = at;
-      start = end;
+    }
+    // Each list's end; with room left over (gaps narrower than `width`), the lists are moved together.
+    let length = 0;
+    for (let i = 0; i < keyCount; i++) {
+      const key = keys[i]!;
+      const start = ends[i]!;
+      const end = counts[key]! < 0 ? start + 1 : counts[key]!;
+      if (length !== start) lists.copyWithin(length, start, end);
+      length += end - start;
+      ends[i] = length;
     }
     counts.fill(0);
+    last.fill(0);
     this.directoryBytes += keys.byteLength + ends.byteLength;
     if (this.directoryBytes > this.maxDirectoryBytes) return this.abandon();
 
     const key = this.keys.shard(this.shards.length);
-    const bytes = encoded.slice(0, at);
+    const bytes = lists.slice(0, length);
     this.upload = (this.upload ?? Promise.resolve()).then(() => this.put(key, bytes));
     // Observed by the next shard, finish() or abort(); never an unhandled rejection meanwhile.
     this.upload.catch(() => {});
@@ -392,7 +396,6 @@ export class SearchIndexBuilder {
     this.docPairs = [];
     this.pairCount = 0;
     this.pairs = new Uint32Array(0);
-    this.shardDocs = new Uint32Array(0);
     this.shardLists = new Uint8Array(0);
   }
 

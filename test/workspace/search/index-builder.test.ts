@@ -113,6 +113,53 @@ describe("SearchIndexBuilder", () => {
     for (const [key, bytes] of whole) expect(chunked.get(key), key).toEqual(bytes);
   });
 
+  it("lists every doc of a shard of thousands of docs exactly, gaps of one to three bytes, dense keys among them", async () => {
+    // 20,000 one-doc files in one shard: gaps up to 20,000, past one (128) and two (16,384) bytes of LEB128.
+    // Each starts with "the ": its keys are in every doc, so the shard stores them as dense.
+    const the = new TextEncoder().encode("the ");
+    const tiny = Array.from({ length: 20_000 }, (_, i) => new Uint8Array([...the, ...fileBytes(1_000 + i, 3 + (i % 11))]));
+    const { bucket, objects } = memoryBucket();
+    const builder = new SearchIndexBuilder(bucket, "w_builder", 1 << 20, 16);
+    let offset = 0;
+    for (const file of tiny) {
+      builder.beginFile(offset, file.byteLength);
+      builder.addBytes(file);
+      await builder.endFile();
+      offset += file.byteLength;
+    }
+    await builder.finish();
+    const directory = decodeDirectory(objects.get("workspaces/w_builder/search/directory")!);
+    expect(directory.shards.map((shard) => shard.docCount)).toEqual([20_000]);
+    const expected = new Map<number, number[]>();
+    tiny.forEach((file, doc) => {
+      let key = 0;
+      const keys = new Set<number>();
+      for (const byte of file) {
+        key = ((key << 6) | BYTE_CLASS[byte]!) & TRIGRAM_KEY_MASK;
+        keys.add(key);
+      }
+      for (const k of keys) expected.set(k, [...(expected.get(k) ?? []), doc]);
+    });
+    const [shard] = directory.shards;
+    const body = objects.get("workspaces/w_builder/search/postings-0000")!;
+    expect([...shard!.keys]).toEqual([...expected.keys()].sort((a, b) => a - b));
+    let dense = 0;
+    let wide = 0;
+    shard!.keys.forEach((key, i) => {
+      const list = body.subarray(i === 0 ? 0 : shard!.ends[i - 1]!, shard!.ends[i]!);
+      const docs = expected.get(key)!;
+      if (isDenseList(list)) {
+        dense++;
+        expect(docs.length, `key ${key}`).toBeGreaterThanOrEqual(10_000);
+        return;
+      }
+      expect([...decodePostings(list)], `key ${key}`).toEqual(docs);
+      if (list.byteLength > docs.length + 1) wide++;
+    });
+    expect(dense).toBeGreaterThan(0);
+    expect(wide).toBeGreaterThan(100);
+  });
+
   it("lists a file larger than grep searches without indexing it: no pieces, no docs, flagged unindexed", async () => {
     const needle = new TextEncoder().encode("a needle here\n");
     const big = new Uint8Array(SEARCH_MAX_FILE_BYTES + 1);
