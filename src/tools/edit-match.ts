@@ -13,8 +13,8 @@ export interface Located {
 /**
  * Finds the one place oldText names: exactly, else (as pi's edit does) after normalising both
  * texts, with whitespace at line ends dropped and typographic quotes, Unicode dashes and spaces
- * read as their ASCII lookalikes. Unlike pi, only the matched span of the file is replaced; the
- * rest keeps its characters.
+ * read as their ASCII lookalikes, else with both composed as well (NFC; pi compares NFKC). Unlike
+ * pi, only the matched span of the file is replaced; the rest keeps its characters.
  */
 export function locate(content: string, oldText: string, path: string): Located {
   const exact = occurrences(content, oldText);
@@ -28,6 +28,8 @@ export function locate(content: string, oldText: string, path: string): Located 
   const at = near.first[0];
   if (near.count > 1) throw ambiguous(path, haystack, near, `, ignoring ${listed(NORMALISATIONS)}; none matches exactly.`);
   if (at === undefined) {
+    const composed = locateComposed(content, haystack, oldText, needle, path);
+    if (composed) return composed;
     throw new ToolError(
       "no_match",
       `Could not find oldText in ${path}. It must match the file exactly, including whitespace and indentation; read the file and copy the text to replace.${nearMissHint(content, haystack, oldText)}`,
@@ -35,6 +37,45 @@ export function locate(content: string, oldText: string, path: string): Located 
   }
   const [start = 0, last = 0] = originalOffsets(content, [at, at + needle.length - 1]);
   return { start, end: last + 1, normalised: overlooked(content.slice(start, last + 1), oldText) };
+}
+
+/**
+ * The match of the last resort: the texts compared composed (NFC), so an é written as one character
+ * in one and as e and a combining accent in the other (as macOS writes names and text) is the same
+ * é. Null when composing changes neither text or still nothing matches.
+ */
+function locateComposed(content: string, haystack: string, oldText: string, needle: string, path: string): Located | null {
+  const composedNeedle = needle.normalize("NFC");
+  if (composedNeedle === needle && haystack.normalize("NFC") === haystack) return null;
+  const hay = composedText(haystack);
+  const found = composedNeedle === "" ? { count: 0, first: [] } : occurrences(hay.text, composedNeedle);
+  const at = found.first[0];
+  if (found.count > 1)
+    throw ambiguous(path, hay.text, found, `, ignoring ${listed([...NORMALISATIONS, "Unicode composition"])}; none matches exactly.`);
+  if (at === undefined) return null;
+  const [start = 0, last = 0] = originalOffsets(content, [hay.starts[at]!, hay.ends[at + composedNeedle.length - 1]! - 1]);
+  const span = content.slice(start, last + 1);
+  const normalised = overlooked(span.normalize("NFC"), oldText.normalize("NFC"));
+  return { start, end: last + 1, normalised: [...normalised, "Unicode composition"] };
+}
+
+/** A character and the marks (or Hangul jamo) composing with it. */
+const COMPOSING_SEGMENT = /[\s\S][\p{M}\u1160-\u11ff]*/gu;
+
+/** `text` composed (NFC), with where each of its UTF-16 units comes from: the span of `text` it was composed from. */
+function composedText(text: string): { text: string; starts: number[]; ends: number[] } {
+  let out = "";
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (const segment of text.matchAll(COMPOSING_SEGMENT)) {
+    const composed = segment[0].normalize("NFC");
+    for (let i = 0; i < composed.length; i++) {
+      starts.push(segment.index);
+      ends.push(segment.index + segment[0].length);
+    }
+    out += composed;
+  }
+  return { text: out, starts, ends };
 }
 
 /** Names the lines of the first occurrences (a one-letter oldText can occur 100,000 times in a file). */
@@ -48,8 +89,8 @@ function ambiguous(path: string, text: string, found: Occurrences, how: string):
   );
 }
 
-/** What the fallback match overlooks, in the order messages name them. */
-export type Normalisation = "trailing whitespace" | "typographic quotes" | "Unicode dashes" | "Unicode spaces";
+/** What the fallback match overlooks, in the order messages name them (composition last, as its own pass). */
+export type Normalisation = "trailing whitespace" | "typographic quotes" | "Unicode dashes" | "Unicode spaces" | "Unicode composition";
 const NORMALISATIONS: readonly Normalisation[] = ["trailing whitespace", "typographic quotes", "Unicode dashes", "Unicode spaces"];
 
 /** Non-breaking and other Unicode spaces. */

@@ -51,17 +51,20 @@ export const editTool: Tool<EditParams> = {
     `unified diff of the change. Changes go to this session's overlay. At most ${formatSize(MAX_FILE_BYTES)} per file.`,
   parameters: EditParams,
   prepareArguments: (args) => {
-    if (typeof args.edits === "string") {
+    let edits = args.edits;
+    if (typeof edits === "string") {
       // Some models send the array as a JSON string.
       try {
-        return { ...args, edits: JSON.parse(args.edits) };
+        edits = JSON.parse(edits);
       } catch {
         return args;
       }
     }
-    if (args.edits !== undefined || !("oldText" in args || "newText" in args)) return args;
+    if (!("oldText" in args || "newText" in args)) return { ...args, edits };
+    // The older single form, alone or beside an array (as pi takes it: one more edit).
     const { oldText, newText, ...rest } = args;
-    return { ...rest, edits: [{ oldText, newText }] };
+    if (edits === undefined) return { ...rest, edits: [{ oldText, newText }] };
+    return Array.isArray(edits) ? { ...rest, edits: [...edits, { oldText, newText }] } : { ...args, edits };
   },
   mutates: true,
   pathArgs: ["path"],
@@ -75,8 +78,13 @@ export const editTool: Tool<EditParams> = {
     if (exact === null) throw new ToolError("binary_file", `${path} is not UTF-8 text; edit changes UTF-8 text files only`);
     const raw = bom ? exact.slice(1) : exact;
     const content = raw.replaceAll("\r\n", "\n");
+    // In a file whose every CR ends a CRLF, a CR in oldText or newText is a line break (a copy cut
+    // between "\r" and "\n" matched nothing): the model's text read as pi reads it.
+    const lineBreaks = /\r(?!\n)/.test(raw)
+      ? (text: string) => text.replaceAll("\r\n", "\n")
+      : (text: string) => text.replace(/\r\n?/g, "\n");
 
-    const placed = placeEdits(content, args.edits, path);
+    const placed = placeEdits(content, args.edits, path, lineBreaks);
     // Only the replaced text changes in the file: its other lines keep their own endings.
     let updated = "";
     let written = "";
@@ -113,18 +121,20 @@ export const editTool: Tool<EditParams> = {
 };
 
 /**
- * Where each edit's oldText is in `content` (LF-normalised), in file order. Refused: an edit that
- * changes nothing, one whose oldText is missing or not unique, and edits that overlap. With several
- * edits, a refusal names the edit (`edits[i]`).
+ * Where each edit's oldText is in `content` (LF-normalised), in file order. Refused: a single edit
+ * that changes nothing, one whose oldText is missing or not unique, and edits that overlap. With
+ * several edits, a refusal names the edit (`edits[i]`); one of them that changes nothing is applied
+ * with the others, as pi does (the call is refused only when all of them change nothing).
  */
-function placeEdits(content: string, edits: EditParams["edits"], path: string): Placed[] {
+function placeEdits(content: string, edits: EditParams["edits"], path: string, lineBreaks: (text: string) => string): Placed[] {
   const several = edits.length > 1;
   const placed = edits.map((edit, index): Placed => {
-    const oldText = edit.oldText.replaceAll("\r\n", "\n");
-    const newText = edit.newText.replaceAll("\r\n", "\n");
+    const oldText = lineBreaks(edit.oldText);
+    const newText = lineBreaks(edit.newText);
     try {
       const found = locate(content, oldText, path);
-      if (oldText === newText) throw new ToolError("no_change", `oldText and newText are identical; nothing to change in ${path}`);
+      if (!several && oldText === newText)
+        throw new ToolError("no_change", `oldText and newText are identical; nothing to change in ${path}`);
       return { index, start: found.start, end: found.end, newText, normalised: found.normalised };
     } catch (err) {
       if (several && err instanceof ToolError) throw new ToolError(err.code, `edits[${index}]: ${err.message}`);

@@ -3,7 +3,7 @@ import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { globFilter } from "./glob";
-import { listPage } from "./paging";
+import { listPage, oneBasedOffset } from "./paging";
 import { type OutputBudget, outputLimit, type Tool, throwIfAborted } from "./tool";
 import { formatSize, withNotices } from "./truncate";
 import { IgnoreRules, walkWorkspace } from "./workspace-walk";
@@ -21,7 +21,7 @@ export const FindParams = z.strictObject({
       "Glob, e.g. '*.ts', 'src/**/*.test.ts' or '**/README*'. Without '/' it matches names; with '/' the path relative to path or to the workspace root",
     ),
   path: z.string().optional().describe("Directory to search in, relative to the workspace root (default: the root)"),
-  offset: z.number().int().min(1).optional().describe("Number of the first result to show (1-based), to continue a cut list"),
+  offset: oneBasedOffset("Number of the first result to show (1-based), to continue a cut list"),
   limit: z.number().int().min(1).max(FIND_MAX_LIMIT).default(FIND_DEFAULT_LIMIT).describe("Maximum number of results"),
 });
 export type FindParams = z.infer<typeof FindParams>;

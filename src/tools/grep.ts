@@ -8,7 +8,7 @@ import type { SearchableText, WorkspaceFs } from "../workspace/workspace-fs";
 import { globFilter } from "./glob";
 import { formatFileMatches } from "./grep-format";
 import { LineMatcher } from "./grep-matcher";
-import { continuation, linesWithin, outputCut } from "./paging";
+import { continuation, linesWithin, oneBasedOffset, outputCut } from "./paging";
 import { READ_MAX_BYTES } from "./read";
 import { type OutputBudget, outputLimit, type Tool, ToolError, throwIfAborted } from "./tool";
 import { cutToFit, formatSize, GREP_MAX_LINE_CHARS, utf8Length, withNotices } from "./truncate";
@@ -39,7 +39,7 @@ export const GrepParams = z.strictObject({
   ignoreCase: z.boolean().optional().describe("Case-insensitive search"),
   literal: z.boolean().optional().describe("Treat pattern as literal text, not a regular expression"),
   context: z.number().int().min(0).max(GREP_MAX_CONTEXT_LINES).optional().describe("Lines of context before and after each match"),
-  offset: z.number().int().min(1).optional().describe("Number of the first match to show (1-based), to continue a cut result"),
+  offset: oneBasedOffset("Number of the first match to show (1-based), to continue a cut result"),
   limit: z.number().int().min(1).max(GREP_MAX_LIMIT).default(GREP_DEFAULT_LIMIT).describe("Maximum number of matches"),
 });
 export type GrepParams = z.infer<typeof GrepParams>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
-import { listPage } from "./paging";
+import { listPage, oneBasedOffset } from "./paging";
 import { type OutputBudget, outputLimit, type Tool } from "./tool";
 import { formatSize } from "./truncate";
 
@@ -12,7 +12,7 @@ export const LS_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const LsParams = z.strictObject({
   path: z.string().optional().describe("Directory to list, relative to the workspace root (default: the root)"),
-  offset: z.number().int().min(1).optional().describe("Number of the first entry to show (1-based), to continue a cut listing"),
+  offset: oneBasedOffset("Number of the first entry to show (1-based), to continue a cut listing"),
   limit: z.number().int().min(1).max(LS_MAX_LIMIT).default(LS_DEFAULT_LIMIT).describe("Maximum number of entries to return"),
 });
 export type LsParams = z.infer<typeof LsParams>;
@@ -27,7 +27,7 @@ function lsDescription(budget: OutputBudget): string {
   );
 }
 
-/** Lists one directory like pi's ls: case-insensitive order, `/` after directories, dotfiles included. */
+/** Lists one directory like pi's ls: its alphabetical order, `/` after directories, dotfiles included. */
 export const lsTool: Tool<LsParams> = {
   name: "ls",
   description: lsDescription({}),
@@ -40,15 +40,18 @@ export const lsTool: Tool<LsParams> = {
     const dir = resolveWorkspacePath(args.path ?? ".");
     const entries = fs
       .readdir(dir)
-      .map((e) => (e.type === "dir" ? `${e.name}/` : e.name))
-      .sort(caseInsensitive);
+      .sort((a, b) => alphabetical(a.name, b.name))
+      .map((e) => (e.type === "dir" ? `${e.name}/` : e.name));
     if (entries.length === 0) return { text: "(empty directory)", error: false };
     const page = listPage(entries, args, { maxBytes: outputLimit(LS_MAX_BYTES, ctx), maxLimit: LS_MAX_LIMIT, noun: "entries" });
     return { text: page, error: false };
   },
 };
 
-/** Names that differ only in case keep the workspace's own order between them. */
-function caseInsensitive(a: string, b: string): number {
-  return comparePaths(a.toLowerCase(), b.toLowerCase()) || comparePaths(a, b);
+/**
+ * pi's order: names compared lower-cased as words (`localeCompare`: `été` between `e` and `f`, `dir`
+ * before `dir.txt`), the workspace's own order between names that compare equal (hunt 79).
+ */
+function alphabetical(a: string, b: string): number {
+  return a.toLowerCase().localeCompare(b.toLowerCase()) || comparePaths(a, b);
 }

@@ -1,6 +1,21 @@
+import { z } from "zod";
 import { TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { ToolError } from "./tool";
 import { cutToFit, formatSize, utf8Length, withNotices } from "./truncate";
+
+/**
+ * A 1-based `offset` (read's line, grep's match, find's result, ls's entry). 0, which models that
+ * count from zero send, is read as 1, as pi reads it (refused, it cost a turn: hunt 79).
+ */
+export function oneBasedOffset(description: string) {
+  return z
+    .number()
+    .int()
+    .min(0)
+    .transform((n) => Math.max(n, 1))
+    .optional()
+    .describe(description);
+}
 
 /**
  * One page of a sorted listing (ls, find): the `limit` items from number `offset` on (1-based), cut

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { decodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
+import { oneBasedOffset } from "./paging";
 import { filePathArg, type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
 import { CUT_MARK, formatSize, headBytes, linesFrom, occurrences, truncateHead, utf8Length, withNotices } from "./truncate";
 
@@ -10,7 +11,7 @@ export const READ_MAX_BYTES = TOOL_OUTPUT_MAX_BYTES;
 
 export const ReadParams = z.strictObject({
   path: z.string().min(1).describe("Path of the file to read, relative to the workspace root"),
-  offset: z.number().int().min(1).optional().describe("Line number to start reading from (1-based)"),
+  offset: oneBasedOffset("Line number to start reading from (1-based)"),
   limit: z.number().int().min(1).optional().describe("Maximum number of lines to read"),
 });
 export type ReadParams = z.infer<typeof ReadParams>;

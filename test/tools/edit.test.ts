@@ -253,12 +253,17 @@ describe("edit", () => {
       message:
         "edits[1]: Found 2 occurrences of oldText in o.txt (at lines 1, 2). It must occur exactly once: add surrounding lines to oldText to make it unique.",
     });
+    // Edits that all change nothing are refused; one among others that do is applied with them, as pi does (hunt 79).
     await expect(
       editAll(fs, "o.txt", [
         { oldText: "gamma", newText: "gamma" },
-        { oldText: "beta", newText: "B" },
+        { oldText: "beta", newText: "beta" },
       ]),
-    ).rejects.toMatchObject({ code: "no_change", message: "edits[0]: oldText and newText are identical; nothing to change in o.txt" });
+    ).rejects.toMatchObject({ code: "no_change", message: "the edits leave the text as it is; nothing to change in o.txt" });
+    await expect(editAll(fs, "o.txt", [{ oldText: "gamma", newText: "gamma" }])).rejects.toMatchObject({
+      code: "no_change",
+      message: "oldText and newText are identical; nothing to change in o.txt",
+    });
     await expect(editAll(fs, "o.txt", [{ oldText: "delta", newText: "D" }])).rejects.toMatchObject({
       code: "no_match",
       message: expect.stringMatching(/^Could not find oldText in o\.txt\./),
@@ -269,6 +274,12 @@ describe("edit", () => {
       { oldText: "beta gamma", newText: "b g" },
     ]);
     expect(fs.text("o.txt")).toBe("a b g\nalpha\n");
+    const out = await editAll(fs, "o.txt", [
+      { oldText: "b g", newText: "b g" },
+      { oldText: "a ", newText: "A " },
+    ]);
+    expect(out.text.split("\n")[0]).toBe("Successfully replaced 2 blocks in o.txt.");
+    expect(fs.text("o.txt")).toBe("A b g\nalpha\n");
   });
 
   it("says which of several edits matched only after normalising", async () => {
@@ -290,8 +301,23 @@ describe("edit", () => {
       path: "a",
       edits: [{ oldText: "x", newText: "y" }],
     });
-    // Both forms at once, or a string that is not JSON: the schema refuses them as they are.
-    expect(prepare({ path: "a", oldText: "x", newText: "y", edits: [{ oldText: "x", newText: "y" }] }).success).toBe(false);
+    // Both forms at once: the single one is one more edit, as pi takes it (hunt 79), also beside an array sent as a string.
+    expect(prepare({ path: "a", oldText: "x", newText: "y", edits: [{ oldText: "v", newText: "w" }] }).data).toEqual({
+      path: "a",
+      edits: [
+        { oldText: "v", newText: "w" },
+        { oldText: "x", newText: "y" },
+      ],
+    });
+    expect(prepare({ path: "a", oldText: "x", newText: "y", edits: '[{"oldText":"v","newText":"w"}]' }).data).toEqual({
+      path: "a",
+      edits: [
+        { oldText: "v", newText: "w" },
+        { oldText: "x", newText: "y" },
+      ],
+    });
+    // A string that is not JSON, or edits that are not an array: the schema refuses them as they are.
+    expect(prepare({ path: "a", oldText: "x", newText: "y", edits: { oldText: "v" } }).success).toBe(false);
     expect(prepare({ path: "a", edits: "[{" }).success).toBe(false);
     expect(prepare({ path: "a", edits: [] }).success).toBe(false);
     expect(prepare({ path: "a", edits: Array.from({ length: 101 }, (_, i) => ({ oldText: `${i}`, newText: "" })) }).success).toBe(false);

@@ -153,12 +153,14 @@ describe("ToolExecutionService: denials", () => {
     const s = service({ allowWrite: true });
     const legacy = await s.execute(call("edit", { path: "README.md", oldText: "TODO", newText: "DONE" }), signal);
     expect(legacy).toMatchObject({ outcome: "finished", error: false });
-    // Both shapes at once fit neither: the schema names the extra keys.
+    // Both shapes at once: the single one is one more edit, as pi takes it (hunt 79); here it overlaps the other.
     const both = await s.execute(
       call("edit", { path: "README.md", oldText: "DONE", newText: "x", edits: [{ oldText: "DONE", newText: "y" }] }),
       signal,
     );
-    expect(both.text).toBe('invalid_arguments: invalid arguments for edit: Unrecognized keys: "oldText", "newText"');
+    expect(both.text).toBe(
+      "overlapping_edits: edits[0] and edits[1] overlap in README.md: each edit must replace its own text; merge them into one edit",
+    );
     expect((await s.execute(call("edit", { path: "README.md", oldText: "DONE" }), signal)).text).toBe(
       "invalid_arguments: invalid arguments for edit: edits.0.newText: Invalid input: expected string, received undefined",
     );

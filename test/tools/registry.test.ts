@@ -34,7 +34,7 @@ describe("registry", () => {
           offset: {
             description: "Line number to start reading from (1-based)",
             type: "integer",
-            minimum: 1,
+            minimum: 0,
           },
           limit: {
             description: "Maximum number of lines to read",
@@ -54,7 +54,7 @@ describe("registry", () => {
           offset: {
             description: "Number of the first entry to show (1-based), to continue a cut listing",
             type: "integer",
-            minimum: 1,
+            minimum: 0,
           },
           limit: {
             default: 500,
@@ -99,7 +99,7 @@ describe("registry", () => {
           offset: {
             description: "Number of the first match to show (1-based), to continue a cut result",
             type: "integer",
-            minimum: 1,
+            minimum: 0,
           },
           limit: {
             default: 100,
@@ -126,7 +126,7 @@ describe("registry", () => {
           offset: {
             description: "Number of the first result to show (1-based), to continue a cut list",
             type: "integer",
-            minimum: 1,
+            minimum: 0,
           },
           limit: {
             default: 1000,
