@@ -46,36 +46,57 @@ export function locate(content: string, oldText: string, path: string): Located 
  */
 function locateComposed(content: string, haystack: string, oldText: string, needle: string, path: string): Located | null {
   const composedNeedle = needle.normalize("NFC");
-  if (composedNeedle === needle && haystack.normalize("NFC") === haystack) return null;
-  const hay = composedText(haystack);
-  const found = composedNeedle === "" ? { count: 0, first: [] } : occurrences(hay.text, composedNeedle);
+  const composedHaystack = haystack.normalize("NFC");
+  if (composedNeedle === needle && composedHaystack === haystack) return null;
+  const found = composedNeedle === "" ? { count: 0, first: [] } : occurrences(composedHaystack, composedNeedle);
   const at = found.first[0];
-  if (found.count > 1)
-    throw ambiguous(path, hay.text, found, `, ignoring ${listed([...NORMALISATIONS, "Unicode composition"])}; none matches exactly.`);
+  if (found.count > 1) {
+    throw ambiguous(path, composedHaystack, found, `, ignoring ${listed([...NORMALISATIONS, "Unicode composition"])}; none matches exactly.`);
+  }
   if (at === undefined) return null;
-  const [start = 0, last = 0] = originalOffsets(content, [hay.starts[at]!, hay.ends[at + composedNeedle.length - 1]! - 1]);
+  const [from, to] = composedSpan(haystack, at, at + composedNeedle.length);
+  const [start = 0, last = 0] = originalOffsets(content, [from, to - 1]);
   const span = content.slice(start, last + 1);
-  const normalised = overlooked(span.normalize("NFC"), oldText.normalize("NFC"));
-  return { start, end: last + 1, normalised: [...normalised, "Unicode composition"] };
+  return { start, end: last + 1, normalised: [...overlooked(span.normalize("NFC"), oldText.normalize("NFC")), "Unicode composition"] };
 }
 
 /** A character and the marks (or Hangul jamo) composing with it. */
 const COMPOSING_SEGMENT = /[\s\S][\p{M}\u1160-\u11ff]*/gu;
 
-/** `text` composed (NFC), with where each of its UTF-16 units comes from: the span of `text` it was composed from. */
-function composedText(text: string): { text: string; starts: number[]; ends: number[] } {
-  let out = "";
-  const starts: number[] = [];
+/**
+ * The span of `text` that composes (NFC) to the span [from, to) of its composed form. Composition
+ * never crosses a line break, so lines are composed one at a time and only the lines holding the
+ * span's ends are walked character by character (a mapping of the whole text would take 16 bytes
+ * per character).
+ */
+function composedSpan(text: string, from: number, to: number): [number, number] {
   const ends: number[] = [];
-  for (const segment of text.matchAll(COMPOSING_SEGMENT)) {
-    const composed = segment[0].normalize("NFC");
-    for (let i = 0; i < composed.length; i++) {
-      starts.push(segment.index);
-      ends.push(segment.index + segment[0].length);
+  let original = 0;
+  let composed = 0;
+  for (const line of text.split("\n")) {
+    const composedLine = line.normalize("NFC");
+    // The span's start (ends[0]) and end (ends[1]) as offsets into this line's composed text.
+    while (ends.length < 2) {
+      const offset = (ends.length === 0 ? from : to) - composed;
+      if (offset > composedLine.length) break;
+      ends.push(original + lineOffset(line, composedLine, offset));
     }
-    out += composed;
+    if (ends.length === 2) break;
+    original += line.length + 1;
+    composed += composedLine.length + 1;
   }
-  return { text: out, starts, ends };
+  return [ends[0] ?? text.length, ends[1] ?? text.length];
+}
+
+/** Where in `line` its composed text's offset `offset` falls (a segment's start; the line's end past its last). */
+function lineOffset(line: string, composedLine: string, offset: number): number {
+  if (composedLine === line) return offset;
+  let k = 0;
+  for (const segment of line.matchAll(COMPOSING_SEGMENT)) {
+    if (offset <= k) return segment.index;
+    k += segment[0].normalize("NFC").length;
+  }
+  return line.length;
 }
 
 /** Names the lines of the first occurrences (a one-letter oldText can occur 100,000 times in a file). */

@@ -61,6 +61,10 @@ describe("the file tools take what pi's take (hunt 79: pi 0.73.1's own tools on 
     const hangul = new MemoryWorkspaceFs({ "k.txt": "const 한글 = 1;\n" });
     await call(editTool, hangul, { path: "k.txt", edits: [{ oldText: "\u1112\u1161\u11ab\u1100\u1173\u11af = 1", newText: "한글 = 2" }] });
     expect(hangul.text("k.txt")).toBe("const 한글 = 2;\n");
+    // A match over several lines, each with marks of its own: the span starts and ends where it should.
+    const lines = new MemoryWorkspaceFs({ "l.txt": "keep\nx a\u0301\nb\u0301 c\u0327a\u0300 y\nkeep\n" });
+    await call(editTool, lines, { path: "l.txt", edits: [{ oldText: "\u00e1\nb\u0301 \u00e7\u00e0", newText: "Z" }] });
+    expect(lines.text("l.txt")).toBe("keep\nx Z y\nkeep\n");
     // Still one place: the same text spelled two ways is two occurrences (oldText, spelled a third way, matches both).
     const twice = new MemoryWorkspaceFs({ "t.txt": "\u00e9 \u00e8\ne\u0301 e\u0300\n" });
     await expect(call(editTool, twice, { path: "t.txt", edits: [{ oldText: "\u00e9 e\u0300", newText: "x" }] })).rejects.toMatchObject({
