@@ -1384,6 +1384,62 @@ const checks = {
    * re-included by a deeper one keeps its files; `[!_]` in a glob is a negated class; a pattern that
    * goes to RE2 takes JavaScript's `\u` escapes; the limit's last match keeps its trailing context.
    */
+  /**
+   * Text commands agents inspect code with, through `wrangler dev` (the bundle a deploy ships, with the
+   * just-bash patch of `npm install`), against real bash on the same tree: every -e of grep, GNU's \+
+   * and \?, context marks, awk's bare length, ls of several operands, read and mapfile of UTF-8 text,
+   * a trailing "/" (hunts 75 and 76). The output must be byte for byte real bash's.
+   */
+  async shellTextLikeGnu(ctx) {
+    const agent = new http.Agent({ keepAlive: true });
+    const dir = path.join(ctx.tmp, "shell-text");
+    const { workspaceId } = await uploadTree(ctx.base, agent, dir, {
+      "app.ts": "const a = 1;\nconst PORT = 80;\nlisten(PORT)\nlistening()\n// TODO one\n// TODO: two\nmain();\n",
+      "README.md": "# demo\nsee https://example.com and http://x.org/a\n",
+      "uni.txt": "café\n日本語 한국어\n😀\n",
+      "d/a.txt": "a\n",
+      "d/b.txt": "b\n",
+      "e/c.txt": "c\n",
+    });
+    const sessionId = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
+    const command = [
+      "grep -n -e TODO -e PORT app.ts",
+      "grep -c 'https\\?://' README.md",
+      "grep -n -C1 listen app.ts",
+      "grep -nA1 TODO app.ts",
+      "awk 'length > 14' app.ts",
+      "ls d/*.txt | wc -l",
+      "ls app.ts d e",
+      'while IFS= read -r l; do echo "[$l] ${#l}"; done < uni.txt',
+      'mapfile -t L < uni.txt; echo "${#L[@]} ${L[1]}"',
+      "mv d/a.txt nodir/ 2>/dev/null || echo refused; ls d",
+    ].join("; echo --; ");
+    await promptEvents(ctx.base, agent, sessionId, { text: `TOOL bash ${JSON.stringify({ command })}`, allowBash: true, allowWrite: true });
+    const jsonl = (await request(ctx.base, agent, "GET", `/api/sessions/${sessionId}/messages`)).body;
+    const got =
+      jsonl
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line))
+        .filter((m) => m.kind === "tool_result")
+        .at(-1)?.resultText ?? "";
+    const want = execFileSync("bash", ["-c", command], { cwd: dir, encoding: "utf8", env: { ...process.env, LC_ALL: "C.UTF-8" } }).replace(
+      /\n$/,
+      "",
+    );
+    const gotParts = got.split("\n--\n");
+    const wantParts = want.split("\n--\n");
+    const wrong = wantParts.map((part, i) => (gotParts[i] === part ? null : i)).filter((i) => i !== null);
+    record(
+      "shellTextLikeGnu",
+      got === want,
+      got === want
+        ? `${wantParts.length}/${wantParts.length} commands as real bash`
+        : wrong.map((i) => `${command.split("; echo --; ")[i]}: ${String(JSON.stringify(gotParts[i] ?? null)).slice(0, 100)}`).join("; "),
+    );
+    agent.destroy();
+  },
+
   async toolsLikeRg(ctx) {
     const agent = new http.Agent({ keepAlive: true });
     const { workspaceId } = await uploadTree(ctx.base, agent, path.join(ctx.tmp, "tools-like-rg"), {
