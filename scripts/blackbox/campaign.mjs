@@ -1410,8 +1410,8 @@ const checks = {
       "awk 'length > 14' app.ts",
       "ls d/*.txt | wc -l",
       "ls app.ts d e",
-      'while IFS= read -r l; do echo "[$l] ${#l}"; done < uni.txt',
-      'mapfile -t L < uni.txt; echo "${#L[@]} ${L[1]}"',
+      `while IFS= read -r l; do echo "[$l] \${#l}"; done < uni.txt`,
+      `mapfile -t L < uni.txt; echo "\${#L[@]} \${L[1]}"`,
       "mv d/a.txt nodir/ 2>/dev/null || echo refused; ls d",
     ].join("; echo --; ");
     await promptEvents(ctx.base, agent, sessionId, { text: `TOOL bash ${JSON.stringify({ command })}`, allowBash: true, allowWrite: true });

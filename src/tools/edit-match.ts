@@ -51,7 +51,12 @@ function locateComposed(content: string, haystack: string, oldText: string, need
   const found = composedNeedle === "" ? { count: 0, first: [] } : occurrences(composedHaystack, composedNeedle);
   const at = found.first[0];
   if (found.count > 1) {
-    throw ambiguous(path, composedHaystack, found, `, ignoring ${listed([...NORMALISATIONS, "Unicode composition"])}; none matches exactly.`);
+    throw ambiguous(
+      path,
+      composedHaystack,
+      found,
+      `, ignoring ${listed([...NORMALISATIONS, "Unicode composition"])}; none matches exactly.`,
+    );
   }
   if (at === undefined) return null;
   const [from, to] = composedSpan(haystack, at, at + composedNeedle.length);
