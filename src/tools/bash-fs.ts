@@ -370,15 +370,16 @@ type Device = (typeof DEVICES)[number];
 
 /**
  * The shell's /dev: /dev/null, which reads as empty and keeps nothing written to it (a file in the
- * scratch space kept `grep ... > /dev/null` for a later `cat /dev/null`), and /dev/stdout and
- * /dev/stderr for the commands that write to them as files (awk's `print > "/dev/stderr"`, `tee
- * /dev/stderr`; a redirect to them never reaches here): what they write is kept, in order, for the
- * tool to show after the command's output, since a filesystem cannot tell which stream it belongs
- * in (refusing it failed the whole command, hunt 76). Other changes here are refused; a process
- * substitution (`<(...)`) then routes /dev/fd to a filesystem of its own.
+ * scratch space kept `grep ... > /dev/null` for a later `cat /dev/null`), and /dev/stderr for the
+ * commands that write to it as a file (awk's `print > "/dev/stderr"`; a redirect to it never reaches
+ * here, and tee handles its streams itself): what they write is kept, in order, for the tool to
+ * show after the command's output (refusing it failed the whole command, hunt 76). /dev/stdout is
+ * refused as a file: kept here, its text missed the command's pipe (hunt 78); awk, tee and redirects
+ * reach standard output without it. Other changes here are refused; a process substitution
+ * (`<(...)`) then routes /dev/fd to a filesystem of its own.
  */
 export class DeviceFs implements IFileSystem {
-  /** Text written to /dev/stdout and /dev/stderr, in order. */
+  /** Text written to /dev/stderr, in order. */
   readonly written: string[] = [];
   private writtenBytes = 0;
 
@@ -500,7 +501,11 @@ export class DeviceFs implements IFileSystem {
   }
 
   private take(path: string, op: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): void {
-    if (this.device(path, op) === "null") return;
+    const device = this.device(path, op);
+    if (device === "null") return;
+    if (device === "stdout") {
+      throw new Error(`EOPNOTSUPP: /dev/stdout cannot be written as a file here, ${op} '/dev${path}' (write to standard output instead)`);
+    }
     const bytes = toBytes(content, options);
     if (this.writtenBytes + bytes.byteLength > this.maxWrittenBytes) {
       throw new Error(`EFBIG: file too large, ${op} '/dev${path}' (more than the command's output limit)`);

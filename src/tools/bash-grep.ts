@@ -25,6 +25,15 @@ const LONG_VALUE_OPTIONS = new Set([
   "--directories",
   "--group-separator",
 ]);
+/** Long options just-bash reads only as their short form. */
+const LONG_AS_SHORT: Readonly<Record<string, string>> = {
+  "--max-count": "-m",
+  "--after-context": "-A",
+  "--before-context": "-B",
+  "--context": "-C",
+};
+/** Long options just-bash reads only with "=" (`--include=GLOB`). */
+const LONG_WITH_EQUALS = new Set(["--include", "--exclude", "--exclude-dir"]);
 const LONG_SYNTAX: Readonly<Record<string, Syntax>> = {
   "--basic-regexp": "G",
   "--extended-regexp": "E",
@@ -32,36 +41,56 @@ const LONG_SYNTAX: Readonly<Record<string, Syntax>> = {
   "--perl-regexp": "P",
 };
 
+/** What a grep call passes to just-bash's grep, and what is done to its answer. */
+export interface GrepCall {
+  args: string[];
+  /** -s: messages about files that cannot be read are dropped. */
+  noMessages: boolean;
+  /** -c with -m N: a count is at most N (just-bash counts every match). */
+  countCap: number | null;
+}
+
 /**
  * `grep` (and `egrep`, `fgrep`) as just-bash has it, with its arguments rewritten where it reads
- * them differently from GNU grep (hunt 76), which was a silent wrong answer each time:
+ * them differently from GNU grep (hunts 76 and 78), which was a silent wrong answer each time:
  * - each `-e` replaced the pattern before it, so `grep -e TODO -e FIXME` found only FIXME: the
- *   patterns are passed as one `-e`, one per line, which just-bash matches as alternatives, as GNU does;
+ *   patterns are passed as one `-e`, one per line, which just-bash matches as alternatives, as GNU
+ *   does; basic ones each in a group, so that a `$` or `^` in one keeps anchoring it;
  * - GNU's `\+` and `\?` in a basic pattern were a literal + and ?, so `grep 'https\?://'` found
- *   nothing: they are passed as the intervals `\{1,\}` and `\{0,1\}`;
- * - option clusters just-bash refuses (`-ie PATTERN`, `-nA2`) are passed as separate options, and
- *   `-G`, `--basic-regexp` and `--color` (there is no terminal) are dropped.
+ *   nothing: they are passed as the intervals `\{1,\}` and `\{0,1\}`; `\<` never matched: it is `\b`;
+ * - option clusters just-bash refuses (`-ie PATTERN`, `-nA2`), `-y`, `-NUM`, `--include GLOB` and
+ *   `--context N` are passed in forms it takes; `-s` drops the messages itself; `-G`,
+ *   `--basic-regexp` and `--color` (there is no terminal) are dropped;
+ * - `-l`/`-L` on standard input printed its lines: `-` is named as the file; `-c` with `-m N`
+ *   counted past N: the count is capped.
  */
 export function grepCommand(defineCommand: DefineCommand, name: "grep" | "egrep" | "fgrep"): Command {
   const syntax: Syntax = name === "egrep" ? "E" : name === "fgrep" ? "F" : "G";
   return defineCommand(name, async (args, ctx): Promise<ExecResult> => {
     if (!ctx.origCommand) return { stdout: "", stderr: `${name}: not available\n`, exitCode: 127 };
-    return ctx.origCommand(grepArgs(args, syntax));
+    const call = grepCall(args, syntax);
+    const result = await ctx.origCommand(call.args);
+    const stdout = call.countCap === null ? result.stdout : cappedCounts(result.stdout, call.countCap);
+    return { ...result, stdout, stderr: call.noMessages ? "" : result.stderr };
   });
 }
 
-/** `args` of a grep reading `syntax` by default, as just-bash's grep reads them the way GNU grep does. */
-export function grepArgs(args: readonly string[], syntax: Syntax = "G"): string[] {
+/** The arguments of a grep reading `syntax` by default, as just-bash's grep must get them to answer as GNU grep. */
+export function grepCall(args: readonly string[], syntax: Syntax = "G"): GrepCall {
   const patterns: string[] = [];
   const out: string[] = [];
-  /** Where the first operand is in `out`: the pattern, when no -e or -f gave one. */
-  let firstOperand = -1;
+  const operands: number[] = [];
   let patternFile = false;
   let options = true;
+  let noMessages = false;
+  let maxCount: number | null = null;
+  let count = false;
+  let listsFiles = false;
+  let recursive = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!options || arg === "-" || !arg.startsWith("-")) {
-      if (firstOperand < 0) firstOperand = out.length;
+      operands.push(out.length);
       out.push(arg);
       continue;
     }
@@ -70,30 +99,54 @@ export function grepArgs(args: readonly string[], syntax: Syntax = "G"): string[
       out.push(arg);
       continue;
     }
+    // -NUM: NUM lines of context.
+    if (/^-\d+$/.test(arg)) {
+      out.push("-C", arg.slice(1));
+      continue;
+    }
     if (arg.startsWith("--")) {
       const equals = arg.indexOf("=");
       const option = equals < 0 ? arg : arg.slice(0, equals);
       if (option === "--color" || option === "--colour") continue;
+      if (option === "--no-messages") {
+        noMessages = true;
+        continue;
+      }
       if (option in LONG_SYNTAX) {
         syntax = LONG_SYNTAX[option]!;
         if (option === "--basic-regexp") continue;
       }
-      const takesNext = equals < 0 && LONG_VALUE_OPTIONS.has(option) && i + 1 < args.length;
-      if (option === "--regexp" && (equals >= 0 || takesNext)) {
-        patterns.push(equals >= 0 ? arg.slice(equals + 1) : args[++i]!);
+      if (option === "--count") count = true;
+      if (option === "--files-with-matches" || option === "--files-without-match") listsFiles = true;
+      if (option === "--recursive" || option === "--dereference-recursive") recursive = true;
+      const takesNext = equals < 0 && LONG_VALUE_OPTIONS.has(option);
+      if (takesNext && i + 1 >= args.length) {
+        out.push(arg); // just-bash says the value is missing
         continue;
       }
-      if (option === "--file") patternFile = true;
-      out.push(arg);
-      if (takesNext) out.push(args[++i]!);
+      const value = equals >= 0 ? arg.slice(equals + 1) : takesNext ? args[++i]! : undefined;
+      if (option === "--regexp" && value !== undefined) patterns.push(value);
+      else if (option in LONG_AS_SHORT && value !== undefined) {
+        out.push(LONG_AS_SHORT[option]!, value);
+        if (option === "--max-count") maxCount = Number.parseInt(value, 10);
+      } else if (LONG_WITH_EQUALS.has(option) && value !== undefined) out.push(`${option}=${value}`);
+      else {
+        if (option === "--file") patternFile = true;
+        out.push(arg);
+        if (takesNext) out.push(value!);
+      }
       continue;
     }
     for (let k = 1; k < arg.length; k++) {
       const flag = arg[k]!;
       if (!VALUE_OPTIONS.has(flag)) {
         if (flag === "E" || flag === "F" || flag === "G" || flag === "P") syntax = flag;
-        // -G is the default, which just-bash's grep does not know as an option.
-        if (flag !== "G") out.push(`-${flag}`);
+        if (flag === "c") count = true;
+        if (flag === "l" || flag === "L") listsFiles = true;
+        if (flag === "r" || flag === "R") recursive = true;
+        if (flag === "s") noMessages = true;
+        // -G is the default and -s is done here, neither known to just-bash's grep; -y is -i.
+        else if (flag !== "G") out.push(flag === "y" ? "-i" : `-${flag}`);
         continue;
       }
       const attached = arg.slice(k + 1);
@@ -105,14 +158,54 @@ export function grepArgs(args: readonly string[], syntax: Syntax = "G"): string[
       if (flag === "e") patterns.push(value);
       else {
         if (flag === "f") patternFile = true;
+        if (flag === "m") maxCount = Number.parseInt(value, 10);
         out.push(`-${flag}`, value);
       }
       break;
     }
   }
-  const basic = syntax === "G";
-  if (patterns.length > 0) return ["-e", patterns.map((p) => (basic ? gnuBasicRepeats(p) : p)).join("\n"), ...out];
-  if (basic && !patternFile && firstOperand >= 0) out[firstOperand] = gnuBasicRepeats(out[firstOperand]!);
+  const gnu = (pattern: string) => gnuPattern(pattern, syntax);
+  const fromOperand = patterns.length === 0 && !patternFile;
+  if (fromOperand && operands.length > 0) out[operands[0]!] = gnu(out[operands[0]!]!);
+  // Standard input named as `-`, so -l and -L name it as GNU does, "(standard input)".
+  const files = operands.length - (fromOperand ? 1 : 0);
+  if (listsFiles && files === 0 && !recursive && (patterns.length > 0 || patternFile || operands.length > 0)) out.push("-");
+  const countCap = count && maxCount !== null && Number.isFinite(maxCount) && maxCount >= 0 ? maxCount : null;
+  if (patterns.length === 0) return { args: out, noMessages, countCap };
+  // Several basic patterns are joined as alternatives, where a `$` is an anchor only at the end: each
+  // in a group. Not when one has a back-reference: the groups are numbered across the patterns.
+  const grouped = syntax === "G" && patterns.length > 1 && !patterns.some((p) => /\\[1-9]/.test(p));
+  const joined = patterns.map((p) => (grouped ? `\\(${gnu(p)}\\)` : gnu(p))).join("\n");
+  return { args: ["-e", joined, ...out], noMessages, countCap };
+}
+
+/** Counts as `-c` prints them (`N`, or `file:N`), each at most `cap`. */
+function cappedCounts(stdout: string, cap: number): string {
+  return stdout.replace(/(^|:)(\d+)$/gm, (_, before: string, n: string) => `${before}${Math.min(Number(n), cap)}`);
+}
+
+/** A pattern of `syntax` as just-bash reads GNU's: basic repetitions rewritten, `\<` as `\b`. */
+function gnuPattern(pattern: string, syntax: Syntax): string {
+  if (syntax === "G") return wordStarts(gnuBasicRepeats(pattern));
+  if (syntax === "E") return wordStarts(pattern);
+  return pattern;
+}
+
+/** `\<` (the start of a word, which just-bash never matched) as `\b`, outside bracket expressions. */
+function wordStarts(pattern: string): string {
+  if (!pattern.includes("\\<")) return pattern;
+  let out = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "[") {
+      const end = bracketEnd(pattern, i);
+      out += pattern.slice(i, end);
+      i = end - 1;
+    } else if (c === "\\" && i + 1 < pattern.length) {
+      out += pattern[i + 1] === "<" ? "\\b" : pattern.slice(i, i + 2);
+      i++;
+    } else out += c;
+  }
   return out;
 }
 

@@ -1,4 +1,5 @@
 import type { Command, ExecResult } from "just-bash";
+import { comparePaths } from "../workspace/paths";
 import { shellQuote } from "./read";
 
 /** just-bash is loaded on first use (bash.ts). */
@@ -57,7 +58,7 @@ export function lnCommand(defineCommand: DefineCommand): Command {
 
 /**
  * `ls` of several operands laid out as GNU ls does: the files first, one per line, then each
- * directory under a `name:` header, a blank line before each. just-bash lists every operand on its
+ * directory under a `name:` header, a blank line before each, each group in name order. just-bash lists every operand on its
  * own with a blank line between, so `ls src/*.ts | wc -l` counted 27 for 15 files, and read an
  * operand holding `[`, `*` or `?` as a pattern again (`d/[x].txt` was "not found") (hunt 76). With
  * one operand, or `-R`, it is just-bash's own.
@@ -84,8 +85,15 @@ export function lsCommand(defineCommand: DefineCommand): Command {
         ),
       ),
     );
-    const files = operands.filter((_, i) => directoryOnly || !isDirectory[i]);
-    const directories = directoryOnly ? [] : operands.filter((_, i) => isDirectory[i]);
+    // In name order (reversed with -r), as GNU ls sorts its operands; by time or size it keeps them as given.
+    const byName =
+      has("t", "--sort=time") || has("S", "--sort=size")
+        ? () => 0
+        : has("r", "--reverse")
+          ? (a: string, b: string) => comparePaths(b, a)
+          : comparePaths;
+    const files = operands.filter((_, i) => directoryOnly || !isDirectory[i]).sort(byName);
+    const directories = directoryOnly ? [] : operands.filter((_, i) => isDirectory[i]).sort(byName);
     let stdout = "";
     let stderr = "";
     let exitCode = 0;

@@ -40,17 +40,24 @@ export function teeCommand(defineCommand: DefineCommand): Command {
     }
     // Bytes as they came (one char per byte), written and passed on unchanged.
     const input = latin1(ctx.stdin);
+    let stdout = input;
     let stderr = "";
+    let failed = false;
     for (const file of files) {
       try {
         const path = ctx.fs.resolvePath(ctx.cwd, file);
-        if (append) await ctx.fs.appendFile(path, input, "binary");
+        // The command's own streams, as on a system where they are files (hunt 78: through the
+        // filesystem the text came after the command's output, not into its pipe).
+        if (path === "/dev/stdout") stdout += input;
+        else if (path === "/dev/stderr") stderr += new TextDecoder().decode(Uint8Array.from(input, (c) => c.charCodeAt(0)));
+        else if (append) await ctx.fs.appendFile(path, input, "binary");
         else await ctx.fs.writeFile(path, input, "binary");
       } catch (err) {
         stderr += `tee: ${file}: ${(err as Error).message}\n`;
+        failed = true;
       }
     }
-    return { stdout: input, stderr, exitCode: stderr === "" ? 0 : 1, stdoutEncoding: "binary" };
+    return { stdout, stderr, exitCode: failed ? 1 : 0, stdoutEncoding: "binary" };
   });
 }
 

@@ -168,9 +168,9 @@ export const bashTool: Tool<BashParams> = {
     }
     result = statementLimit(result);
 
-    // What commands wrote to /dev/stdout and /dev/stderr as files comes after the command's own output.
-    const stdout = result.stdout + devices.written.join("");
-    const stderr = commandsNotFound(fixedLimits(result.stderr));
+    const stdout = result.stdout;
+    // What commands wrote to /dev/stderr as a file goes with the shell's own stderr, before it.
+    const stderr = devices.written.join("") + commandsNotFound(fixedLimits(result.stderr));
     // stdout's last line without its newline would run into stderr's first ("count=3ls: missing...").
     const seam = stdout !== "" && stderr !== "" && !stdout.endsWith("\n") ? "\n" : "";
     const output = stdout + seam + stderr;
@@ -261,11 +261,15 @@ function fixedLimits(stderr: string): string {
  * Node.js bundle.": advice for the host's developer, not for the model. It reads as what it is here.
  */
 function commandsNotFound(stderr: string): string {
+  // The name is matched from where a word starts only: tried at every offset of a long run of
+  // non-blank output, `(\S+)` took time quadratic in its length (60 x 2 KB on stderr: 7 s, hunt 78).
+  if (!stderr.includes(NOT_AVAILABLE)) return stderr;
   return stderr.replace(
-    /(\S+): command not available in browser environments\. Exclude '[^'\n]*' from your commands or use the Node\.js bundle\./g,
+    /(?<![^\s])(\S+): command not available in browser environments\. Exclude '[^'\n]*' from your commands or use the Node\.js bundle\./g,
     "$1: command not found (this shell is a simulated bash with built-in commands only; see the tool description)",
   );
 }
+const NOT_AVAILABLE = ": command not available in browser environments. ";
 
 /** 10000 -> "10,000". */
 function count(n: number): string {

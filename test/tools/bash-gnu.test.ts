@@ -83,4 +83,39 @@ describe("bash: text commands answer as the GNU tools do (hunt 76)", () => {
     ]);
     expect(fs.files()).toEqual(["README.md", "app.ts", "d/[x].txt", "d/a.txt", "d/b.txt", "e/c.txt"]);
   });
+
+  it("hunt 78: anchors in several -e patterns, -l on stdin, -m with -c, \\<, -s, -y, -NUM, as GNU grep", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.txt": "one\ntwo\nthree\n", "w.txt": "one\ntwo\nsome one\n" });
+    expect(await run(fs, "grep -c -e 'e$' -e zz a.txt; printf 'one\\ntwo\\nfour\\n' | grep -m1 -c o; grep -c '\\<one' w.txt")).toEqual([
+      0,
+      "2\n1\n2",
+    ]);
+    expect(await run(fs, "grep -qs x missing.txt || echo none; grep -ys ONE a.txt; grep -1 three a.txt")).toEqual([
+      0,
+      "none\none\ntwo\nthree",
+    ]);
+    expect(await run(fs, "cat a.txt | grep -l o; cat a.txt | grep -L zz")).toEqual([
+      1,
+      "(standard input)\n(standard input)\n\n[Command exited with code 1]",
+    ]);
+  });
+
+  it("hunt 78: tee and awk write /dev/stdout into the command's output (its pipe); other writes to it as a file are refused", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.txt": "one\ntwo\nthree\n" });
+    expect(await run(fs, "echo hi | tee /dev/stdout | wc -l; awk '{print > \"/dev/stdout\"}' a.txt | wc -l")).toEqual([0, "2\n3"]);
+    // Not GNU's: a copy to /dev/stdout would come after the command's output, not into its pipe.
+    expect(await run(fs, "cp a.txt /dev/stdout; echo rc=$?")).toEqual([
+      0,
+      "rc=1\ncp: cannot copy 'a.txt': EOPNOTSUPP: /dev/stdout cannot be written as a file here, write '/dev/stdout' (write to standard output instead)",
+    ]);
+  });
+
+  it("hunt 78: a glob ending in / names directories only, with the slash; ls sorts its operands by name", async () => {
+    const fs = new MemoryWorkspaceFs({ "a.txt": "a\n", "b.txt": "b\n", "d/x.txt": "x\n", "e/c.txt": "c\n" });
+    expect(await run(fs, 'for p in */; do echo "[$p]"; done; ls -d */; echo d/*/')).toEqual([0, "[d/]\n[e/]\nd/\ne/\nd/*/"]);
+    expect(await run(fs, "ls b.txt a.txt e d; ls -r b.txt a.txt e d")).toEqual([
+      0,
+      "a.txt\nb.txt\n\nd:\nx.txt\n\ne:\nc.txt\nb.txt\na.txt\n\ne:\nc.txt\n\nd:\nx.txt",
+    ]);
+  });
 });

@@ -1,10 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { gnuBasicRepeats, grepArgs } from "../../src/tools/bash-grep";
+import { gnuBasicRepeats, grepCall } from "../../src/tools/bash-grep";
+
+const grepArgs = (args: string[], syntax?: "G" | "E" | "F" | "P") => grepCall(args, syntax).args;
 
 describe("grepArgs: grep's arguments as just-bash must get them to answer as GNU grep", () => {
   it("passes every -e and --regexp pattern as one -e, one pattern per line, wherever they stand", () => {
-    expect(grepArgs(["-n", "-e", "TODO", "-e", "PORT", "app.ts"])).toEqual(["-e", "TODO\nPORT", "-n", "app.ts"]);
-    expect(grepArgs(["--regexp=a", "-c", "--regexp", "b", "-eb\\+", "f"])).toEqual(["-e", "a\nb\nb\\{1,\\}", "-c", "f"]);
+    // Several basic patterns each in a group, so that an anchor in one stays one (hunt 78); none when one
+    // has a back-reference (the groups are numbered across the patterns).
+    expect(grepArgs(["-n", "-e", "TODO", "-e", "PORT", "app.ts"])).toEqual(["-e", "\\(TODO\\)\n\\(PORT\\)", "-n", "app.ts"]);
+    expect(grepArgs(["--regexp=a$", "-c", "--regexp", "^b", "-eb\\+", "f"])).toEqual([
+      "-e",
+      "\\(a$\\)\n\\(^b\\)\n\\(b\\{1,\\}\\)",
+      "-c",
+      "f",
+    ]);
+    expect(grepArgs(["-e", "a$", "-e", "\\(x\\)\\1", "f"])).toEqual(["-e", "a$\n\\(x\\)\\1", "f"]);
+    expect(grepArgs(["-E", "-e", "a$", "-e", "b"])).toEqual(["-e", "a$\nb", "-E"]);
     // With -e given, the first operand is a file, never a pattern.
     expect(grepArgs(["-e", "x", "a\\+.txt"])).toEqual(["-e", "x", "a\\+.txt"]);
   });
@@ -15,6 +26,23 @@ describe("grepArgs: grep's arguments as just-bash must get them to answer as GNU
     expect(grepArgs(["-rnC", "1", "x", "."])).toEqual(["-r", "-n", "-C", "1", "x", "."]);
     expect(grepArgs(["-m1e", "x"])).toEqual(["-m", "1e", "x"]);
     expect(grepArgs(["-vf", "pats.txt", "f"])).toEqual(["-v", "-f", "pats.txt", "f"]);
+  });
+
+  it("passes -y, -NUM, --include GLOB and --context N in forms just-bash takes; -s, -m with -c and -l on stdin are done here (hunt 78)", () => {
+    expect(grepCall(["-ys", "x", "f"])).toEqual({ args: ["-i", "x", "f"], noMessages: true, countCap: null });
+    expect(grepArgs(["-3", "--context", "2", "--after-context=1", "--include", "*.ts", "--exclude-dir", "node_modules", "x", "."])).toEqual(
+      ["-C", "3", "-C", "2", "-A", "1", "--include=*.ts", "--exclude-dir=node_modules", "x", "."],
+    );
+    expect(grepCall(["-c", "--max-count", "2", "x", "f"])).toEqual({ args: ["-c", "-m", "2", "x", "f"], noMessages: false, countCap: 2 });
+    expect(grepCall(["-m1", "x"]).countCap).toBe(null);
+    expect(grepArgs(["-l", "x"])).toEqual(["-l", "x", "-"]);
+    expect(grepArgs(["-L", "-e", "x"])).toEqual(["-e", "x", "-L", "-"]);
+    expect(grepArgs(["-lr", "x"])).toEqual(["-l", "-r", "x"]);
+    expect(grepArgs(["-l", "x", "f"])).toEqual(["-l", "x", "f"]);
+    // \< is the start of a word (\b here) in basic and extended patterns, left alone in brackets and with -F.
+    expect(grepArgs(["\\<one[\\<]"])).toEqual(["\\bone[\\<]"]);
+    expect(grepArgs(["-E", "\\<one"])).toEqual(["-E", "\\bone"]);
+    expect(grepArgs(["-F", "\\<one"])).toEqual(["-F", "\\<one"]);
   });
 
   it("drops -G, --basic-regexp and --color, and leaves a missing value for just-bash to refuse", () => {

@@ -261,6 +261,23 @@ describe("bash", () => {
     });
   });
 
+  it("reads a long run of output without blanks in a time linear in it (it was quadratic: past this test's timeout, hunt 78)", async () => {
+    const fs = new MemoryWorkspaceFs({ s: "x".repeat(4000) });
+    const out = await bash(fs, "for i in $(seq 1 80); do cat s >&2; done; python3 -V", { timeoutMs: 30_000 });
+    // stderr is one line: 320,000 x's, then the shell's message for the missing command, rewritten.
+    const message =
+      "bash: python3: command not found (this shell is a simulated bash with built-in commands only; see the tool description)";
+    const [shown = "", blank, notice] = out.text.split("\n");
+    expect([out.exitCode, shown.endsWith(message), shown.length, blank, notice]).toEqual([
+      127,
+      true,
+      50 * 1024,
+      "",
+      "[Showing lines 1-1 of 1 (last 50.0KB of line 1). Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts. Command exited with code 127]",
+    ]);
+    expect(shown.slice(0, -message.length)).toBe("x".repeat(50 * 1024 - message.length));
+  }, 30_000);
+
   it("reports a non-zero exit code as an error with the output", async () => {
     expect(await bash(fixtureFs(), "echo before; ls missing")).toEqual({
       error: true,
