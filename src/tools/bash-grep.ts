@@ -194,11 +194,12 @@ function gnuPattern(pattern: string, syntax: Syntax): string {
 /** `\<` (the start of a word, which just-bash never matched) as `\b`, outside bracket expressions. */
 function wordStarts(pattern: string): string {
   if (!pattern.includes("\\<")) return pattern;
+  const closers = lastClosers(pattern);
   let out = "";
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
     if (c === "[") {
-      const end = bracketEnd(pattern, i);
+      const end = bracketEnd(pattern, i, closers);
       out += pattern.slice(i, end);
       i = end - 1;
     } else if (c === "\\" && i + 1 < pattern.length) {
@@ -217,6 +218,7 @@ function wordStarts(pattern: string): string {
  * another repetition (`a*\+`), which an interval cannot follow here.
  */
 export function gnuBasicRepeats(pattern: string): string {
+  const closers = lastClosers(pattern);
   let out = "";
   /** Where a repetition would have nothing to repeat. */
   let start = true;
@@ -225,7 +227,7 @@ export function gnuBasicRepeats(pattern: string): string {
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
     if (c === "[") {
-      const end = bracketEnd(pattern, i);
+      const end = bracketEnd(pattern, i, closers);
       out += pattern.slice(i, end);
       i = end - 1;
       start = repeated = false;
@@ -242,7 +244,8 @@ export function gnuBasicRepeats(pattern: string): string {
         continue;
       }
       if (next === "{") {
-        const close = pattern.indexOf("\\}", i + 1);
+        // Searched only when one is left: from every "\{" of a long pattern with none, it was quadratic (hunt 80).
+        const close = i < closers.interval ? pattern.indexOf("\\}", i + 1) : -1;
         const end = close < 0 ? i + 1 : close + 2;
         out += `\\${pattern.slice(i, end)}`;
         i = end - 1;
@@ -263,15 +266,32 @@ export function gnuBasicRepeats(pattern: string): string {
   return out;
 }
 
+/** Where the last of each closing mark is in a pattern: a search for one past it finds nothing. */
+interface Closers {
+  interval: number;
+  ":": number;
+  "=": number;
+  ".": number;
+}
+
+function lastClosers(pattern: string): Closers {
+  return {
+    interval: pattern.lastIndexOf("\\}"),
+    ":": pattern.lastIndexOf(":]"),
+    "=": pattern.lastIndexOf("=]"),
+    ".": pattern.lastIndexOf(".]"),
+  };
+}
+
 /** Where the bracket expression opening at `open` ends (past its "]"), or the pattern's end. */
-function bracketEnd(pattern: string, open: number): number {
+function bracketEnd(pattern: string, open: number, closers: Closers): number {
   let i = open + 1;
   if (pattern[i] === "^") i++;
   if (pattern[i] === "]") i++;
   while (i < pattern.length && pattern[i] !== "]") {
     // [:alpha:], [=e=] and [.-.] hold a "]" of their own.
     const kind = pattern[i] === "[" ? pattern[i + 1] : undefined;
-    if (kind === ":" || kind === "=" || kind === ".") {
+    if ((kind === ":" || kind === "=" || kind === ".") && i + 2 <= closers[kind]) {
       const close = pattern.indexOf(`${kind}]`, i + 2);
       if (close >= 0) {
         i = close + 2;

@@ -108,7 +108,17 @@ export function lsCommand(defineCommand: DefineCommand): Command {
       stderr = listed.stderr;
       exitCode = listed.exitCode;
     }
+    // The shell's output limit applies to what the guard returns: the listings it gathers stop there
+    // (one directory named 1,200 times built a 580 MB string, hunt 80).
+    const maxBytes = ctx.limits?.maxOutputSize ?? Number.POSITIVE_INFINITY;
     for (const directory of directories) {
+      if (stdout.length + stderr.length > maxBytes) {
+        return {
+          stdout,
+          stderr: `${stderr}ls: output limit exceeded (more than ${maxBytes} bytes): list fewer directories at a time\n`,
+          exitCode: 2,
+        };
+      }
       const listed = await ctx.origCommand([...flags, "--", directory]);
       stdout += `${stdout === "" ? "" : "\n"}${directory}:\n${listed.stdout}`;
       stderr += listed.stderr;

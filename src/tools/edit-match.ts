@@ -59,22 +59,25 @@ function locateComposed(content: string, haystack: string, oldText: string, need
     );
   }
   if (at === undefined) return null;
-  const [from, to] = composedSpan(haystack, at, at + composedNeedle.length);
-  const [start = 0, last = 0] = originalOffsets(content, [from, to - 1]);
-  const span = content.slice(start, last + 1);
-  return { start, end: last + 1, normalised: [...overlooked(span.normalize("NFC"), oldText.normalize("NFC")), "Unicode composition"] };
+  const span = composedSpan(haystack, at, at + composedNeedle.length);
+  // A match that starts or ends inside what one character and its marks compose to (a mark NFC leaves
+  // apart, e + U+0301 + U+0331 -> é + U+0331) has no span of its own in the file: none is taken.
+  if (span === null) return null;
+  const [start = 0, last = 0] = originalOffsets(content, [span[0], span[1] - 1]);
+  const matched = content.slice(start, last + 1);
+  return { start, end: last + 1, normalised: [...overlooked(matched.normalize("NFC"), oldText.normalize("NFC")), "Unicode composition"] };
 }
 
 /** A character and the marks (or Hangul jamo) composing with it. */
 const COMPOSING_SEGMENT = /[\s\S][\p{M}\u1160-\u11ff]*/gu;
 
 /**
- * The span of `text` that composes (NFC) to the span [from, to) of its composed form. Composition
- * never crosses a line break, so lines are composed one at a time and only the lines holding the
- * span's ends are walked character by character (a mapping of the whole text would take 16 bytes
- * per character).
+ * The span of `text` that composes (NFC) to the span [from, to) of its composed form, or null when an
+ * end falls inside what one segment composes to. Composition never crosses a line break, so lines
+ * are composed one at a time and only the lines holding the span's ends are walked character by
+ * character (a mapping of the whole text would take 16 bytes per character).
  */
-function composedSpan(text: string, from: number, to: number): [number, number] {
+function composedSpan(text: string, from: number, to: number): [number, number] | null {
   const ends: number[] = [];
   let original = 0;
   let composed = 0;
@@ -84,7 +87,9 @@ function composedSpan(text: string, from: number, to: number): [number, number] 
     while (ends.length < 2) {
       const offset = (ends.length === 0 ? from : to) - composed;
       if (offset > composedLine.length) break;
-      ends.push(original + lineOffset(line, composedLine, offset));
+      const at = lineOffset(line, composedLine, offset);
+      if (at === null) return null;
+      ends.push(original + at);
     }
     if (ends.length === 2) break;
     original += line.length + 1;
@@ -93,15 +98,16 @@ function composedSpan(text: string, from: number, to: number): [number, number] 
   return [ends[0] ?? text.length, ends[1] ?? text.length];
 }
 
-/** Where in `line` its composed text's offset `offset` falls (a segment's start; the line's end past its last). */
-function lineOffset(line: string, composedLine: string, offset: number): number {
+/** Where in `line` its composed text's offset `offset` falls: a segment's start, the line's end, or null inside a segment. */
+function lineOffset(line: string, composedLine: string, offset: number): number | null {
   if (composedLine === line) return offset;
   let k = 0;
   for (const segment of line.matchAll(COMPOSING_SEGMENT)) {
-    if (offset <= k) return segment.index;
+    if (offset === k) return segment.index;
+    if (offset < k) return null;
     k += segment[0].normalize("NFC").length;
   }
-  return line.length;
+  return offset === k ? line.length : null;
 }
 
 /** Names the lines of the first occurrences (a one-letter oldText can occur 100,000 times in a file). */

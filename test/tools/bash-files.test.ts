@@ -223,6 +223,17 @@ describe("bash: read and mapfile (just-bash patched, patches/just-bash+3.4.2.pat
     expect(fs.text("loop.txt")).toBe(text);
   });
 
+  it("keep text that only looks like UTF-8 read as Latin-1 ('Ã©') as it is, from a file, a pipe or a descriptor (hunt 80)", async () => {
+    const fs = new MemoryWorkspaceFs({ "lat.txt": "Ã©tat\nÂ±5\n" });
+    const out = await bash(
+      fs,
+      'while IFS= read -r l; do echo "$l"; done < lat.txt > loop.txt; cat lat.txt | { read -r a; echo "$a"; } > pipe.txt; ' +
+        'exec 3< lat.txt; read -r -u 3 x; echo "$x" > fd.txt; mapfile -t L < lat.txt; echo "${L[1]}" > map.txt',
+    );
+    expect([out.exitCode, out.text]).toEqual([0, "(no output)"]);
+    expect(["loop.txt", "pipe.txt", "fd.txt", "map.txt"].map((f) => fs.text(f))).toEqual(["Ã©tat\nÂ±5\n", "Ã©tat\n", "Ã©tat\n", "Â±5\n"]);
+  });
+
   it("leave bytes that are not UTF-8 as they were (each becomes its character's UTF-8 encoding when written, as README says)", async () => {
     const fs = new MemoryWorkspaceFs({ "b.bin": new Uint8Array([0x61, 0xff, 0xfe, 0x0a]) });
     const out = await bash(fs, 'read -r x < b.bin; printf %s "$x" > out.bin; echo ${#x}');

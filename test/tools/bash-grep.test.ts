@@ -89,3 +89,13 @@ describe("gnuBasicRepeats: GNU's \\+ and \\? in a basic pattern as the intervals
     expect(gnuBasicRepeats(pattern)).toBe(expected);
   });
 });
+
+describe("the grep guard on hostile patterns (hunt 80)", () => {
+  it("rewrites a long pattern of unclosed intervals and classes in time linear in it (it was quadratic: past this test's timeout)", () => {
+    const intervals = "a\\{".repeat(100_000);
+    expect(gnuBasicRepeats(intervals)).toBe(intervals);
+    const classes = "[[:".repeat(100_000);
+    expect(gnuBasicRepeats(`${classes}\\+`)).toBe(`${classes}\\+`);
+    expect(grepArgs([`\\<${"[[=".repeat(100_000)}`])).toEqual([`\\b${"[[=".repeat(100_000)}`]);
+  }, 30_000);
+});

@@ -65,6 +65,15 @@ describe("the file tools take what pi's take (hunt 79: pi 0.73.1's own tools on 
     const lines = new MemoryWorkspaceFs({ "l.txt": "keep\nx a\u0301\nb\u0301 c\u0327a\u0300 y\nkeep\n" });
     await call(editTool, lines, { path: "l.txt", edits: [{ oldText: "\u00e1\nb\u0301 \u00e7\u00e0", newText: "Z" }] });
     expect(lines.text("l.txt")).toBe("keep\nx Z y\nkeep\n");
+    // A mark NFC leaves apart (e + U+0301 + U+0331 composes to é + U+0331) is never cut off with the
+    // character before it: a match ending between them is none (hunt 80), one taking both is taken.
+    const marks = new MemoryWorkspaceFs({ "y.txt": "x e\u0301\u0331 y\n" });
+    await expect(call(editTool, marks, { path: "y.txt", edits: [{ oldText: "x \u00e9", newText: "Z" }] })).rejects.toMatchObject({
+      code: "no_match",
+    });
+    expect(marks.text("y.txt")).toBe("x e\u0301\u0331 y\n");
+    await call(editTool, marks, { path: "y.txt", edits: [{ oldText: "x \u00e9\u0331", newText: "Z" }] });
+    expect(marks.text("y.txt")).toBe("Z y\n");
     // Still one place: the same text spelled two ways is two occurrences (oldText, spelled a third way, matches both).
     const twice = new MemoryWorkspaceFs({ "t.txt": "\u00e9 \u00e8\ne\u0301 e\u0300\n" });
     await expect(call(editTool, twice, { path: "t.txt", edits: [{ oldText: "\u00e9 e\u0300", newText: "x" }] })).rejects.toMatchObject({
