@@ -2,7 +2,7 @@ import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { z } from "zod";
 import { MAX_EDITS_PER_CALL, MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { encodeText, hasUtf8Bom, isBinary, textOf } from "../workspace/text";
-import { listed, locate, type Normalisation } from "./edit-match";
+import { FileTexts, listed, locate, type Normalisation } from "./edit-match";
 import { filePathArg, type Tool, ToolError } from "./tool";
 import { formatSize, truncateHead, withNotices } from "./truncate";
 import { writeChecked } from "./write";
@@ -123,19 +123,22 @@ export const editTool: Tool<EditParams> = {
 /**
  * Where each edit's oldText is in `content` (LF-normalised), in file order. Refused: a single edit
  * that changes nothing, one whose oldText is missing or not unique, and edits that overlap. With
- * several edits, a refusal names the edit (`edits[i]`); one of them that changes nothing is applied
- * with the others, as pi does (the call is refused only when all of them change nothing).
+ * several edits, a refusal names the edit (`edits[i]`); one of them that changes nothing is taken
+ * with the others, as pi does, and leaves its text as it is (the call is refused only when all of
+ * them change nothing).
  */
 function placeEdits(content: string, edits: EditParams["edits"], path: string, lineBreaks: (text: string) => string): Placed[] {
   const several = edits.length > 1;
+  const file = new FileTexts(content);
   const placed = edits.map((edit, index): Placed => {
     const oldText = lineBreaks(edit.oldText);
     const newText = lineBreaks(edit.newText);
     try {
-      const found = locate(content, oldText, path);
-      if (!several && oldText === newText)
-        throw new ToolError("no_change", `oldText and newText are identical; nothing to change in ${path}`);
-      return { index, start: found.start, end: found.end, newText, normalised: found.normalised };
+      const found = locate(file, oldText, path);
+      if (oldText !== newText) return { index, start: found.start, end: found.end, newText, normalised: found.normalised };
+      if (!several) throw new ToolError("no_change", `oldText and newText are identical; nothing to change in ${path}`);
+      // One of several that changes nothing keeps the file's own text, also where it matched only after normalising (hunt 80).
+      return { index, start: found.start, end: found.end, newText: content.slice(found.start, found.end), normalised: [] };
     } catch (err) {
       if (several && err instanceof ToolError) throw new ToolError(err.code, `edits[${index}]: ${err.message}`);
       throw err;

@@ -74,6 +74,17 @@ describe("the file tools take what pi's take (hunt 79: pi 0.73.1's own tools on 
     expect(marks.text("y.txt")).toBe("x e\u0301\u0331 y\n");
     await call(editTool, marks, { path: "y.txt", edits: [{ oldText: "x \u00e9\u0331", newText: "Z" }] });
     expect(marks.text("y.txt")).toBe("Z y\n");
+    // One of several edits that changes nothing leaves the file's text as it is, also where it matched
+    // only after normalising (it turned curly quotes into ASCII ones, hunt 80).
+    const quotes = new MemoryWorkspaceFs({ "q.txt": "say \u201chi\u201d\nx = 1\n" });
+    await call(editTool, quotes, {
+      path: "q.txt",
+      edits: [
+        { oldText: 'say "hi"', newText: 'say "hi"' },
+        { oldText: "x = 1", newText: "x = 2" },
+      ],
+    });
+    expect(quotes.text("q.txt")).toBe("say \u201chi\u201d\nx = 2\n");
     // Still one place: the same text spelled two ways is two occurrences (oldText, spelled a third way, matches both).
     const twice = new MemoryWorkspaceFs({ "t.txt": "\u00e9 \u00e8\ne\u0301 e\u0300\n" });
     await expect(call(editTool, twice, { path: "t.txt", edits: [{ oldText: "\u00e9 e\u0300", newText: "x" }] })).rejects.toMatchObject({
