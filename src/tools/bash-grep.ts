@@ -48,7 +48,16 @@ export interface GrepCall {
   noMessages: boolean;
   /** -c with -m N: a count is at most N (just-bash counts every match). */
   countCap: number | null;
+  /** Why the call is refused before just-bash's grep sees it, if it is. */
+  refusal?: string;
 }
+
+/**
+ * The longest regular expression given on the command line: just-bash's own reading of one takes
+ * time quadratic in its length on the isolate's thread, past any timeout (a 140 KB pattern held it
+ * 38 s, hunt 80). A fixed string (-F) has no such bound.
+ */
+export const GREP_MAX_PATTERN_CHARS = 16 * 1024;
 
 /**
  * `grep` (and `egrep`, `fgrep`) as just-bash has it, with its arguments rewritten where it reads
@@ -69,6 +78,7 @@ export function grepCommand(defineCommand: DefineCommand, name: "grep" | "egrep"
   return defineCommand(name, async (args, ctx): Promise<ExecResult> => {
     if (!ctx.origCommand) return { stdout: "", stderr: `${name}: not available\n`, exitCode: 127 };
     const call = grepCall(args, syntax);
+    if (call.refusal) return { stdout: "", stderr: `${name}: ${call.refusal}\n`, exitCode: 2 };
     const result = await ctx.origCommand(call.args);
     const stdout = call.countCap === null ? result.stdout : cappedCounts(result.stdout, call.countCap);
     return { ...result, stdout, stderr: call.noMessages ? "" : result.stderr };
@@ -171,6 +181,11 @@ export function grepCall(args: readonly string[], syntax: Syntax = "G"): GrepCal
   const files = operands.length - (fromOperand ? 1 : 0);
   if (listsFiles && files === 0 && !recursive && (patterns.length > 0 || patternFile || operands.length > 0)) out.push("-");
   const countCap = count && maxCount !== null && Number.isFinite(maxCount) && maxCount >= 0 ? maxCount : null;
+  const given = fromOperand ? (operands.length > 0 ? out[operands[0]!]!.length : 0) : patterns.reduce((n, p) => n + p.length, 0);
+  if ((syntax === "G" || syntax === "E") && given > GREP_MAX_PATTERN_CHARS) {
+    const refusal = `a regular expression of ${given} characters is longer than this shell takes (${GREP_MAX_PATTERN_CHARS}); search for fixed strings with -F, or narrow the pattern`;
+    return { args: out, noMessages, countCap, refusal };
+  }
   if (patterns.length === 0) return { args: out, noMessages, countCap };
   // Several basic patterns are joined as alternatives, where a `$` is an anchor only at the end: each
   // in a group. Not when one has a back-reference: the groups are numbered across the patterns.

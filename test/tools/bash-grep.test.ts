@@ -98,4 +98,16 @@ describe("the grep guard on hostile patterns (hunt 80)", () => {
     expect(gnuBasicRepeats(`${classes}\\+`)).toBe(`${classes}\\+`);
     expect(grepArgs([`\\<${"[[=".repeat(100_000)}`])).toEqual([`\\b${"[[=".repeat(100_000)}`]);
   }, 30_000);
+
+  it("refuses a regular expression longer than 16,384 characters, which just-bash reads in quadratic time; a fixed string of any length passes", () => {
+    const long = "a\\{".repeat(6_000);
+    expect(grepCall([long, "f"]).refusal).toBe(
+      "a regular expression of 18000 characters is longer than this shell takes (16384); search for fixed strings with -F, or narrow the pattern",
+    );
+    expect(grepCall(["-E", "-e", "x".repeat(10_000), "-e", "y".repeat(7_000)]).refusal).toBe(
+      "a regular expression of 17000 characters is longer than this shell takes (16384); search for fixed strings with -F, or narrow the pattern",
+    );
+    expect(grepCall(["-F", long, "f"]).refusal).toBe(undefined);
+    expect(grepCall(["x".repeat(16_384), "f"]).refusal).toBe(undefined);
+  });
 });
