@@ -58,6 +58,28 @@ const api = async (urlPath) => {
   assert.equal(res.status, 200, `${urlPath}: ${res.status}`);
   return res;
 };
+/**
+ * Runs the client with Ctrl-C in the test's hands: `interrupt()` presses it (`atOnce`: as the run
+ * starts, before the prompt's answer); its output is collected as it comes.
+ */
+function interruptible(args, { url = dev.base, atOnce = false } = {}) {
+  const client = { stdout: "", stderr: "", interrupt: () => {} };
+  client.running = main(["--url", url, ...args], {
+    stdout: { write: (s) => (client.stdout += s) },
+    stderr: { write: (s) => (client.stderr += s) },
+    env: { PI_HARNESS_TOKEN: TOKEN },
+    reconnectDelayMs: 100,
+    onInterrupt: (handler) => {
+      client.interrupt = handler;
+      if (atOnce) handler();
+      return () => {
+        client.interrupt = () => {};
+      };
+    },
+  });
+  return client;
+}
+
 /** Polls `check` every 50 ms for up to 10 s. */
 async function waitFor(check) {
   for (let i = 0; i < 200; i++) {
@@ -260,26 +282,12 @@ describe("pi-harness run", () => {
   });
 
   it("Ctrl-C stops the run on the server and follows it to its end; abort ID stops a session's run", async () => {
-    let interrupt = () => {};
-    let stderr = "";
-    let stdout = "";
-    const running = main(["--url", dev.base, "run", "HANG"], {
-      stdout: { write: (s) => (stdout += s) },
-      stderr: { write: (s) => (stderr += s) },
-      env: { PI_HARNESS_TOKEN: TOKEN },
-      reconnectDelayMs: 100,
-      onInterrupt: (handler) => {
-        interrupt = handler;
-        return () => {
-          interrupt = () => {};
-        };
-      },
-    });
-    for (let i = 0; i < 100 && !stdout.includes("partial answer"); i++) await new Promise((r) => setTimeout(r, 100));
-    interrupt();
-    assert.equal(await running, 130);
-    assert.match(stderr, /^stopping the run \(Ctrl-C again to leave without waiting\)$/m);
-    const sessionId = sessionIdOf(stdout);
+    const client = interruptible(["run", "HANG"]);
+    await waitFor(() => client.stdout.includes("partial answer"));
+    client.interrupt();
+    assert.equal(await client.running, 130);
+    assert.match(client.stderr, /^stopping the run \(Ctrl-C again to leave without waiting\)$/m);
+    const sessionId = sessionIdOf(client.stdout);
     const info = await (await api(`/api/sessions/${sessionId}`)).json();
     assert.equal(info.status, "idle");
     const events = (await (await api(`/api/sessions/${sessionId}/events`)).text())
@@ -297,20 +305,10 @@ describe("pi-harness run", () => {
     const sessionId = sessionIdOf(first.stdout);
     const teammate = cli(["run", "--session", sessionId, "SLOW 30 100"]);
     await waitFor(async () => (await (await api(`/api/sessions/${sessionId}`)).json()).status === "running");
-    let stderr = "";
-    const queued = main(["--url", dev.base, "run", "--session", sessionId, "--when-busy", "followUp", "SLOW 30 100"], {
-      stdout: { write: () => {} },
-      stderr: { write: (s) => (stderr += s) },
-      env: { PI_HARNESS_TOKEN: TOKEN },
-      reconnectDelayMs: 100,
-      // Ctrl-C at once: before the prompt's answer, so before its run is known.
-      onInterrupt: (handler) => {
-        handler();
-        return () => {};
-      },
-    });
-    assert.equal(await queued, 130);
-    assert.equal(stderr, "stopping the run (Ctrl-C again to leave without waiting)\n");
+    // Ctrl-C at once: before the prompt's answer, so before its run is known.
+    const queued = interruptible(["run", "--session", sessionId, "--when-busy", "followUp", "SLOW 30 100"], { atOnce: true });
+    assert.equal(await queued.running, 130);
+    assert.equal(queued.stderr, "stopping the run (Ctrl-C again to leave without waiting)\n");
     assert.equal((await teammate).code, 0);
     const ends = (await (await api(`/api/sessions/${sessionId}/events`)).text())
       .trim()
@@ -342,24 +340,12 @@ describe("pi-harness run", () => {
   });
 
   it("Ctrl-C's abort is sent again when it gets no answer; a failure after the run ends is a warning, the exit code the run's (hunt 77)", async () => {
-    let interrupt = () => {};
-    let stderr = "";
-    let stdout = "";
     proxy.refuseNext("POST", /\/abort$/);
-    const running = main(["--url", proxy.base, "run", "HANG"], {
-      stdout: { write: (s) => (stdout += s) },
-      stderr: { write: (s) => (stderr += s) },
-      env: { PI_HARNESS_TOKEN: TOKEN },
-      reconnectDelayMs: 100,
-      onInterrupt: (handler) => {
-        interrupt = handler;
-        return () => {};
-      },
-    });
-    await waitFor(() => stdout.includes("partial answer"));
-    interrupt();
-    assert.equal(await running, 130);
-    assert.equal(stderr, "stopping the run (Ctrl-C again to leave without waiting)\n");
+    const client = interruptible(["run", "HANG"], { url: proxy.base });
+    await waitFor(() => client.stdout.includes("partial answer"));
+    client.interrupt();
+    assert.equal(await client.running, 130);
+    assert.equal(client.stderr, "stopping the run (Ctrl-C again to leave without waiting)\n");
     const aborts = proxy.requests.filter((r) => r.startsWith("POST ") && r.endsWith("/abort"));
     assert.equal(aborts.length, 2);
 
