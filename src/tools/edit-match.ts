@@ -36,7 +36,8 @@ export function locate(file: FileTexts, oldText: string, path: string): Located 
       `Could not find oldText in ${path}. It must match the file exactly, including whitespace and indentation; read the file and copy the text to replace.${nearMissHint(content, haystack, oldText)}`,
     );
   }
-  const [start = 0, last = 0] = originalOffsets(content, [at, at + needle.length - 1]);
+  const start = file.originalOffset(at);
+  const last = file.originalOffset(at + needle.length - 1);
   return { start, end: last + 1, normalised: overlooked(content.slice(start, last + 1), oldText) };
 }
 
@@ -61,44 +62,19 @@ function locateComposed(file: FileTexts, oldText: string, needle: string, path: 
     );
   }
   if (at === undefined) return null;
-  const span = composedSpan(haystack, at, at + composedNeedle.length);
   // A match that starts or ends inside what one character and its marks compose to (a mark NFC leaves
   // apart, e + U+0301 + U+0331 -> é + U+0331) has no span of its own in the file: none is taken.
-  if (span === null) return null;
-  const [start = 0, last = 0] = originalOffsets(content, [span[0], span[1] - 1]);
+  const from = file.normalisedOffset(at);
+  const to = file.normalisedOffset(at + composedNeedle.length);
+  if (from === null || to === null) return null;
+  const start = file.originalOffset(from);
+  const last = file.originalOffset(to - 1);
   const matched = content.slice(start, last + 1);
   return { start, end: last + 1, normalised: [...overlooked(matched.normalize("NFC"), oldText.normalize("NFC")), "Unicode composition"] };
 }
 
 /** A character and the marks (or Hangul jamo) composing with it. */
 const COMPOSING_SEGMENT = /[\s\S][\p{M}\u1160-\u11ff]*/gu;
-
-/**
- * The span of `text` that composes (NFC) to the span [from, to) of its composed form, or null when an
- * end falls inside what one segment composes to. Composition never crosses a line break, so lines
- * are composed one at a time and only the lines holding the span's ends are walked character by
- * character (a mapping of the whole text would take 16 bytes per character).
- */
-function composedSpan(text: string, from: number, to: number): [number, number] | null {
-  const ends: number[] = [];
-  let original = 0;
-  let composed = 0;
-  for (const line of text.split("\n")) {
-    const composedLine = line.normalize("NFC");
-    // The span's start (ends[0]) and end (ends[1]) as offsets into this line's composed text.
-    while (ends.length < 2) {
-      const offset = (ends.length === 0 ? from : to) - composed;
-      if (offset > composedLine.length) break;
-      const at = lineOffset(line, composedLine, offset);
-      if (at === null) return null;
-      ends.push(original + at);
-    }
-    if (ends.length === 2) break;
-    original += line.length + 1;
-    composed += composedLine.length + 1;
-  }
-  return [ends[0] ?? text.length, ends[1] ?? text.length];
-}
 
 /** Where in `line` its composed text's offset `offset` falls: a segment's start, the line's end, or null inside a segment. */
 function lineOffset(line: string, composedLine: string, offset: number): number | null {
@@ -113,26 +89,96 @@ function lineOffset(line: string, composedLine: string, offset: number): number 
 }
 
 /**
- * A file's text as each pass compares it, each made once for all the edits of a call (100 edits of a
- * 15 MB file normalised it 100 times: 52 s, hunt 80).
+ * A file's text as each pass compares it, and where each line starts in each, made once for all the
+ * edits of a call: 100 edits of a 15 MB file normalised it 100 times (52 s, hunt 80), then walked
+ * its lines once per edit to map a match back (13-20 s in Node).
  */
 export class FileTexts {
   private normalisedText?: string;
   private composedText?: string;
+  /** Per line (the text split at "\n"), where it starts in `content` and in `normalised`. */
+  private lineStarts?: { original: Int32Array; normalised: Int32Array };
+  /** Per line, where it starts in `composed`. */
+  private composedStarts?: Int32Array;
 
   constructor(readonly content: string) {}
 
   /** As the second pass compares it (`normalise`). */
   get normalised(): string {
-    this.normalisedText ??= normalise(this.content);
+    if (this.normalisedText === undefined) {
+      const lines = this.content.split("\n");
+      const kept = lines.map(trimBlanksEnd);
+      this.lineStarts = { original: startsOf(lines), normalised: startsOf(kept) };
+      this.normalisedText = asciiLookalikes(kept.join("\n"));
+    }
     return this.normalisedText;
   }
 
-  /** As the last pass compares it: normalised, then composed (NFC). */
+  /**
+   * As the last pass compares it: normalised, then composed (NFC). Composition never crosses a line
+   * break ("\n" composes with nothing), so each line is composed on its own and keeps its number.
+   */
   get composed(): string {
-    this.composedText ??= this.normalised.normalize("NFC");
+    if (this.composedText === undefined) {
+      const lines = this.normalised.split("\n").map((line) => line.normalize("NFC"));
+      this.composedStarts = startsOf(lines);
+      this.composedText = lines.join("\n");
+    }
     return this.composedText;
   }
+
+  /** The offset in `content` of the character at `at` in `normalised` (a line's "\n" is after its blanks). */
+  originalOffset(at: number): number {
+    const normalised = this.normalised;
+    const starts = this.lineStarts!;
+    const line = lineAt(starts.normalised, at);
+    const kept = lineEnd(starts.normalised, line, normalised.length) - starts.normalised[line]!;
+    const into = at - starts.normalised[line]!;
+    return starts.original[line]! + (into < kept ? into : lineEnd(starts.original, line, this.content.length) - starts.original[line]!);
+  }
+
+  /**
+   * The offset in `normalised` that composes to the offset `at` of `composed`: a character's start,
+   * a line's end, or null when `at` falls inside what one character and its marks compose to.
+   */
+  normalisedOffset(at: number): number | null {
+    const composed = this.composed;
+    const normalised = this.normalised;
+    const starts = this.composedStarts!;
+    const normalisedStarts = this.lineStarts!.normalised;
+    const line = lineAt(starts, at);
+    const from = normalisedStarts[line]!;
+    const within = lineOffset(
+      normalised.slice(from, lineEnd(normalisedStarts, line, normalised.length)),
+      composed.slice(starts[line]!, lineEnd(starts, line, composed.length)),
+      at - starts[line]!,
+    );
+    return within === null ? null : from + within;
+  }
+}
+
+/** Where each of `lines` starts in their text joined by "\n". */
+function startsOf(lines: readonly string[]): Int32Array {
+  const starts = new Int32Array(lines.length);
+  for (let i = 1; i < lines.length; i++) starts[i] = starts[i - 1]! + lines[i - 1]!.length + 1;
+  return starts;
+}
+
+/** The last line starting at or before `offset`. */
+function lineAt(starts: Int32Array, offset: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >>> 1;
+    if (starts[mid]! <= offset) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
+/** Where line `line` ends (its "\n", or the text's end). */
+function lineEnd(starts: Int32Array, line: number, textLength: number): number {
+  return line + 1 < starts.length ? starts[line + 1]! - 1 : textLength;
 }
 
 /** Names the lines of the first occurrences (a one-letter oldText can occur 100,000 times in a file). */
@@ -188,24 +234,6 @@ function trimBlanksEnd(line: string): string {
 /** The text the fallback match compares: blanks at line ends dropped, lookalikes made ASCII. */
 function normalise(text: string): string {
   return asciiLookalikes(text.split("\n").map(trimBlanksEnd).join("\n"));
-}
-
-/** The offsets in `text` of the characters at the ascending offsets `at` of `normalise(text)`. */
-function originalOffsets(text: string, at: readonly number[]): number[] {
-  const out: number[] = [];
-  let original = 0;
-  let normalised = 0;
-  for (const line of text.split("\n")) {
-    const kept = trimBlanksEnd(line).length;
-    // The line's kept characters keep their places; its "\n" is at the end of its blanks.
-    for (let n = at[out.length]; n !== undefined && n <= normalised + kept; n = at[out.length]) {
-      out.push(n < normalised + kept ? original + (n - normalised) : original + line.length);
-    }
-    if (out.length === at.length) break;
-    original += line.length + 1;
-    normalised += kept + 1;
-  }
-  return out;
 }
 
 /** What differs between the matched span of the file and oldText (both normalise to the same text). */

@@ -322,4 +322,44 @@ describe("edit", () => {
     expect(prepare({ path: "a", edits: [] }).success).toBe(false);
     expect(prepare({ path: "a", edits: Array.from({ length: 101 }, (_, i) => ({ oldText: `${i}`, newText: "" })) }).success).toBe(false);
   });
+
+  it("places 100 edits that match only after normalising, each on its own line of a long file, exactly where they are", async () => {
+    // Lines with trailing blanks, curly quotes, dashes and decomposed accents, so that a line's offset
+    // in the file, in the normalised text and in the composed text all differ from each other.
+    const line = (i: number) =>
+      i % 3 === 0
+        ? `  v${i} = \u2018caf\u0065\u0301 ${i}\u2019; \t `
+        : i % 3 === 1
+          ? `  w${i} = ${i} \u2014 1;  `
+          : `  x${i} = "na\u0131\u0308ve ${i}";`;
+    const count = 3000;
+    const lines = Array.from({ length: count }, (_, i) => line(i));
+    const fs = new MemoryWorkspaceFs({ "long.txt": `${lines.join("\n")}\n` });
+    const chosen = Array.from({ length: 100 }, (_, k) => k * 29 + 5);
+    // oldText as a model types it: ASCII quotes and dashes, composed accents, no trailing blanks.
+    const typed = (i: number) =>
+      i % 3 === 0 ? `v${i} = 'caf\u00e9 ${i}';` : i % 3 === 1 ? `w${i} = ${i} - 1;` : `x${i} = "na\u0131\u0308ve ${i}";`;
+    const out = await editAll(
+      fs,
+      "long.txt",
+      chosen.map((i) => ({ oldText: typed(i), newText: `EDITED ${i}` })),
+    );
+    expect(out.text.split("\n")[0]).toBe(
+      `Successfully replaced 100 blocks in long.txt. the oldText of ${chosen
+        .map((_, k) => k)
+        .filter((k) => chosen[k]! % 3 !== 2)
+        .map((k) => `edits[${k}]`)
+        .join(
+          ", ",
+        )} matched only after normalising Unicode dashes, typographic quotes and Unicode composition; the rest of the file is unchanged.`,
+    );
+    // (Kinds in the order the edits first needed them; no match covers a line's trailing blanks.) Each
+    // chosen line keeps its indentation and its trailing blanks, which the match did not cover.
+    const expected = lines.map((text, i) => {
+      if (!chosen.includes(i)) return text;
+      if (i % 3 === 2) return `  EDITED ${i}`;
+      return i % 3 === 0 ? `  EDITED ${i} \t ` : `  EDITED ${i}  `;
+    });
+    expect(fs.text("long.txt")).toBe(`${expected.join("\n")}\n`);
+  });
 });
