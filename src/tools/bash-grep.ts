@@ -59,6 +59,11 @@ export interface GrepCall {
  */
 export const GREP_MAX_PATTERN_CHARS = 16 * 1024;
 
+/** `\1` to `\9` not escaped: just-bash matches in linear time (RE2), which has no back-references. */
+const BACK_REFERENCE = /(^|[^\\])(\\\\)*\\[1-9]/;
+const BACK_REFERENCE_REFUSAL =
+  "back-references (\\1 to \\9) are not supported by this shell's grep, which matches in linear time; the grep tool takes them";
+
 /**
  * `grep` (and `egrep`, `fgrep`) as just-bash has it, with its arguments rewritten where it reads
  * them differently from GNU grep (hunts 76 and 78), which was a silent wrong answer each time:
@@ -186,10 +191,11 @@ export function grepCall(args: readonly string[], syntax: Syntax = "G"): GrepCal
     const refusal = `a regular expression of ${given} characters is longer than this shell takes (${GREP_MAX_PATTERN_CHARS}); search for fixed strings with -F, or narrow the pattern`;
     return { args: out, noMessages, countCap, refusal };
   }
+  const regexes = syntax === "F" ? [] : fromOperand ? operands.slice(0, 1).map((at) => out[at]!) : patterns;
+  if (regexes.some((p) => BACK_REFERENCE.test(p))) return { args: out, noMessages, countCap, refusal: BACK_REFERENCE_REFUSAL };
   if (patterns.length === 0) return { args: out, noMessages, countCap };
-  // Several basic patterns are joined as alternatives, where a `$` is an anchor only at the end: each
-  // in a group. Not when one has a back-reference: the groups are numbered across the patterns.
-  const grouped = syntax === "G" && patterns.length > 1 && !patterns.some((p) => /\\[1-9]/.test(p));
+  // Several basic patterns are joined as alternatives, where a `$` is an anchor only at the end: each in a group.
+  const grouped = syntax === "G" && patterns.length > 1;
   const joined = patterns.map((p) => (grouped ? `\\(${gnu(p)}\\)` : gnu(p))).join("\n");
   return { args: ["-e", joined, ...out], noMessages, countCap };
 }

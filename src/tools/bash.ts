@@ -170,7 +170,7 @@ export const bashTool: Tool<BashParams> = {
 
     const stdout = result.stdout;
     // What commands wrote to /dev/stderr as a file goes with the shell's own stderr, before it.
-    const stderr = devices.written.join("") + commandsNotFound(fixedLimits(result.stderr));
+    const stderr = devices.written.join("") + fixedLimits(result.stderr);
     // stdout's last line without its newline would run into stderr's first ("count=3ls: missing...").
     const seam = stdout !== "" && stderr !== "" && !stdout.endsWith("\n") ? "\n" : "";
     const output = stdout + seam + stderr;
@@ -254,22 +254,6 @@ const PARSER_STATEMENT_LIMIT = /^bash: syntax error: Parse error at \d+:\d+: Par
 function fixedLimits(stderr: string): string {
   return stderr.replace(/, increase executionLimits\.\w+/g, ", this shell's fixed limit");
 }
-
-/**
- * just-bash's browser bundle answers a command it leaves out (python3, node, ...) with "bash: python3:
- * command not available in browser environments. Exclude 'python3' from your commands or use the
- * Node.js bundle.": advice for the host's developer, not for the model. It reads as what it is here.
- */
-function commandsNotFound(stderr: string): string {
-  // The name is matched from where a word starts only: tried at every offset of a long run of
-  // non-blank output, `(\S+)` took time quadratic in its length (60 x 2 KB on stderr: 7 s, hunt 78).
-  if (!stderr.includes(NOT_AVAILABLE)) return stderr;
-  return stderr.replace(
-    /(?<![^\s])(\S+): command not available in browser environments\. Exclude '[^'\n]*' from your commands or use the Node\.js bundle\./g,
-    "$1: command not found (this shell is a simulated bash with built-in commands only; see the tool description)",
-  );
-}
-const NOT_AVAILABLE = ": command not available in browser environments. ";
 
 /** 10000 -> "10,000". */
 function count(n: number): string {

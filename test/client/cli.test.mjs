@@ -2,7 +2,8 @@
 // checks, through a proxy that can cut event streams. Run by `npm run test:client`.
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -59,25 +60,45 @@ const api = async (urlPath) => {
   return res;
 };
 /**
- * Runs the client with Ctrl-C in the test's hands: `interrupt()` presses it (`atOnce`: as the run
- * starts, before the prompt's answer); its output is collected as it comes.
+ * Runs the client with Ctrl-C in the test's hands: `interrupt()` presses it (`atOnce: "prompt"`: as
+ * the prompt is sent, before its answer); its output is collected as it comes, and a leave at once
+ * (`io.exit`) in `exited`. The client takes Ctrl-C twice: during its setup (pack, upload, session),
+ * then for the run.
  */
-function interruptible(args, { url = dev.base, atOnce = false } = {}) {
-  const client = { stdout: "", stderr: "", interrupt: () => {} };
+function interruptible(args, { url = dev.base, atOnce = null } = {}) {
+  const client = { stdout: "", stderr: "", exited: null, interrupt: () => {} };
+  let subscriptions = 0;
   client.running = main(["--url", url, ...args], {
     stdout: { write: (s) => (client.stdout += s) },
     stderr: { write: (s) => (client.stderr += s) },
     env: { PI_HARNESS_TOKEN: TOKEN },
     reconnectDelayMs: 100,
+    exit: (code) => {
+      client.exited = code;
+    },
     onInterrupt: (handler) => {
       client.interrupt = handler;
-      if (atOnce) handler();
+      if (++subscriptions === 2 && atOnce === "prompt") handler();
       return () => {
         client.interrupt = () => {};
       };
     },
   });
   return client;
+}
+
+/** Calls `before(url, init)` ahead of every request the client sends while `body` runs. */
+async function watchingRequests(before, body) {
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (url, init) => {
+    before(String(url), init ?? {});
+    return realFetch(url, init);
+  };
+  try {
+    return await body();
+  } finally {
+    globalThis.fetch = realFetch;
+  }
 }
 
 /** Polls `check` every 50 ms for up to 10 s. */
@@ -139,11 +160,16 @@ describe("pi-harness run", () => {
     assert.equal(code, 0, stderr);
     assert.equal(proxy.dropped, before + 1);
     assert.match(stderr, /^reconnecting after event \d+: /m);
-    const events = stdout
+    const lines = stdout
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line));
-    const sessionId = events[0].sessionId;
+    // The client's own line (no seq) names the session before the run's events.
+    assert.deepEqual(Object.keys(lines[0]), ["type", "sessionId", "workspaceId", "created", "viewer"]);
+    assert.equal(lines[0].type, "session");
+    const events = lines.filter((line) => "seq" in line);
+    assert.equal(events.length, lines.length - 1);
+    const sessionId = lines[0].sessionId;
     const stored = (await (await api(`/api/sessions/${sessionId}/events`)).text())
       .trim()
       .split("\n")
@@ -306,7 +332,7 @@ describe("pi-harness run", () => {
     const teammate = cli(["run", "--session", sessionId, "SLOW 30 100"]);
     await waitFor(async () => (await (await api(`/api/sessions/${sessionId}`)).json()).status === "running");
     // Ctrl-C at once: before the prompt's answer, so before its run is known.
-    const queued = interruptible(["run", "--session", sessionId, "--when-busy", "followUp", "SLOW 30 100"], { atOnce: true });
+    const queued = interruptible(["run", "--session", sessionId, "--when-busy", "followUp", "SLOW 30 100"], { atOnce: "prompt" });
     assert.equal(await queued.running, 130);
     assert.equal(queued.stderr, "stopping the run (Ctrl-C again to leave without waiting)\n");
     assert.equal((await teammate).code, 0);
@@ -351,13 +377,169 @@ describe("pi-harness run", () => {
 
     const dir = workspaceDir();
     proxy.refuseNext("GET", /\/changes$/);
-    const run = await cli(["run", "--workspace", dir, "hello"], { url: proxy.base });
+    const run = await cli(["run", "--workspace", dir, "--allow-write", 'TOOL write {"path":"a.txt","content":"x"}'], { url: proxy.base });
     assert.equal(run.code, 0);
     const sessionId = sessionIdOf(run.stdout);
     assert.equal(
       run.stderr,
       `warning: the run has ended, but its changes or tokens could not be read (internal_error: refused by the test proxy); pi-harness changes ${sessionId} shows its changes\n`,
     );
+  });
+
+  it("--json names what was left out: its packed and uploaded lines list the client's and the harness's skipped files (hunt 82)", async () => {
+    const dir = workspaceDir();
+    symlinkSync("a.txt", path.join(dir, "link.txt"));
+    // Past the harness's 16 MiB a file: the client packs it, the harness skips it (random: zeros
+    // would be refused as a decompression bomb).
+    writeFileSync(path.join(dir, "big.bin"), randomBytes(16 * 1024 * 1024 + 1));
+    const { code, stdout, stderr } = await cli(["run", "--workspace", dir, "--json", "hello"]);
+    assert.equal(code, 0, stderr);
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const [packed, uploaded, session] = lines;
+    assert.deepEqual(
+      { ...packed, archiveBytes: typeof packed.archiveBytes },
+      {
+        type: "packed",
+        files: 4,
+        bytes: 16 * 1024 * 1024 + 1 + 6 + 19 + 6,
+        archiveBytes: "number",
+        skipped: [{ path: "link.txt", reason: "symbolic link" }],
+      },
+    );
+    assert.equal(uploaded.type, "uploaded");
+    assert.match(uploaded.workspaceId, /^w_/);
+    assert.deepEqual(uploaded.skipped, [{ path: "big.bin", reason: "file_too_large" }]);
+    assert.equal(uploaded.files, 3);
+    assert.deepEqual(session, {
+      type: "session",
+      sessionId: session.sessionId,
+      workspaceId: uploaded.workspaceId,
+      created: true,
+      viewer: `${dev.base}/#/s/${session.sessionId}`,
+    });
+    // Then the run's events, each with its seq; the client's own lines have none.
+    assert.ok(lines.slice(3).every((e) => typeof e.seq === "number" && e.sessionId === session.sessionId));
+    assert.equal(lines.at(-1).type, "agent_completed");
+    // Without --json the same is said in words.
+    const plain = await cli(["run", "--workspace", dir, "hello"]);
+    assert.match(plain.stdout, /^packed 4 files .*, skipped 1 \(link\.txt: symbolic link\)$/m);
+    assert.match(plain.stdout, /^the harness skipped big\.bin \(file_too_large\)$/m);
+  });
+
+  it("Ctrl-C before the prompt is sent stops there and names the workspace and session it created (hunt 82)", async () => {
+    const creatingSession = (url, init) => init.method === "POST" && url.endsWith("/api/sessions");
+    const dir = workspaceDir();
+    const plain = interruptible(["run", "--workspace", dir, "--allow-write", "hello"]);
+    const code = await watchingRequests(
+      (url, init) => creatingSession(url, init) && plain.interrupt(),
+      () => plain.running,
+    );
+    assert.equal(code, 130);
+    const sessionId = sessionIdOf(plain.stdout);
+    const { workspaceId, counts } = await (await api(`/api/sessions/${sessionId}`)).json();
+    assert.equal(counts.messages, 0);
+    assert.equal(
+      plain.stderr,
+      "stopping before the prompt is sent (Ctrl-C again to leave at once)\n" +
+        `interrupted before the prompt was sent; created workspace ${workspaceId} and session ${sessionId}: ` +
+        `continue with pi-harness run --session ${sessionId} "PROMPT", or delete them with pi-harness delete ${sessionId} && pi-harness delete ${workspaceId}\n`,
+    );
+    assert.equal(plain.exited, null);
+    await api(`/api/workspaces/${workspaceId}`);
+
+    // --json: the same as a line of its own, after those naming what was created.
+    const json = interruptible(["run", "--workspace", dir, "--json", "hello"]);
+    assert.equal(
+      await watchingRequests(
+        (url, init) => creatingSession(url, init) && json.interrupt(),
+        () => json.running,
+      ),
+      130,
+    );
+    const lines = json.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      lines.map((l) => l.type),
+      ["packed", "uploaded", "session", "interrupted"],
+    );
+    assert.deepEqual(lines[3], {
+      type: "interrupted",
+      promptSent: false,
+      created: { workspaceId: lines[1].workspaceId, sessionId: lines[2].sessionId },
+      underWay: null,
+    });
+    assert.match(
+      json.stderr,
+      new RegExp(`^interrupted before the prompt was sent; created workspace ${lines[1].workspaceId} and session `, "m"),
+    );
+
+    // Pressed during the upload: it is not followed by a session; twice, the client leaves at once.
+    const uploading = interruptible(["run", "--workspace", dir, "hello"]);
+    const twice = (url, init) => {
+      if (init.method !== "POST" || !url.endsWith("/api/workspaces")) return;
+      uploading.interrupt();
+      uploading.interrupt();
+    };
+    await watchingRequests(twice, () => uploading.running);
+    assert.equal(uploading.exited, 130);
+    assert.match(
+      uploading.stderr,
+      /^interrupted before the prompt was sent; nothing was created on the harness; the upload under way may still store a workspace \(pi-harness workspaces lists it\)$/m,
+    );
+  });
+
+  it("a --when-busy steer client shows the call under way without arguments it never saw, and says its tokens are from when it joined (hunt 82)", async () => {
+    const dir = workspaceDir();
+    const first = await cli(["run", "--workspace", dir, "hello"]);
+    const sessionId = sessionIdOf(first.stdout);
+    const teammate = cli(["run", "--session", sessionId, "--allow-bash", 'TOOL bash {"command":"sleep 2"}']);
+    await waitFor(async () => (await (await api(`/api/sessions/${sessionId}/events`)).text()).includes('"tool_call_started"'));
+    const steer = await cli(["run", "--session", sessionId, "--when-busy", "steer", "and now?"]);
+    assert.equal(steer.code, 0, steer.stderr);
+    assert.match(steer.stdout, /^✓ bash \(started before this client joined the run\) — \(no output\)$/m);
+    assert.doesNotMatch(steer.stdout, /bash \{\}/);
+    assert.match(steer.stdout, /^tokens since this client joined the run \(it began before\): 10 in · 5 out · 15 total \(1 model call\)$/m);
+    // The teammate saw the whole run: its two model calls, the one after the steer included.
+    const whole = await teammate;
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.match(whole.stdout, /^✓ bash \{"command":"sleep 2"\} — \(no output\)$/m);
+    assert.match(whole.stdout, /^tokens: 20 in · 10 out · 30 total \(2 model calls\)$/m);
+  });
+
+  it("the diff after a run: its own in a new session, labelled the session's when it continues one, none when the run wrote nothing (hunt 82)", async () => {
+    const dir = workspaceDir();
+    const first = await cli(["run", "--workspace", dir, "--allow-write", 'TOOL write {"path":"a.txt","content":"first\\n"}']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^changes:\n(.*\n)*-hello\n\+first$/m);
+    const sessionId = sessionIdOf(first.stdout);
+    const seen = proxy.requests.length;
+    const idle = await cli(["run", "--session", sessionId, "--allow-write", "and now?"], { url: proxy.base });
+    assert.equal(idle.code, 0, idle.stderr);
+    assert.match(idle.stdout, /^no changes in this run$/m);
+    assert.doesNotMatch(idle.stdout, /first/);
+    // Not even asked for.
+    assert.deepEqual(
+      proxy.requests.slice(seen).filter((r) => r.includes("/changes")),
+      [],
+    );
+    const failed = await cli(["run", "--session", sessionId, "--model", "replay:s_nope", "hello"]);
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /^error: replay_load_failed: /m);
+    assert.match(failed.stdout, /^no changes in this run$/m);
+    assert.doesNotMatch(failed.stdout, /first/);
+    // Without --allow-write nothing the run called could write.
+    const readOnly = await cli(["run", "--session", sessionId, 'TOOL write {"path":"b.txt","content":"x"}']);
+    assert.match(readOnly.stdout, /^no changes in this run$/m);
+    const second = await cli(["run", "--session", sessionId, "--allow-write", 'TOOL write {"path":"b.txt","content":"second\\n"}']);
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, /^the session's changes so far \(earlier runs' included\):\n/m);
+    assert.match(second.stdout, /^\+first$/m);
+    assert.match(second.stdout, /^\+second$/m);
   });
 
   it("a title cut at 80 characters never splits an emoji (the server refused the half)", async () => {

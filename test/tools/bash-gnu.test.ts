@@ -119,3 +119,89 @@ describe("bash: text commands answer as the GNU tools do (hunt 76)", () => {
     ]);
   });
 });
+
+describe("bash: what a new team's everyday commands met (hunt 82), as GNU answers them", () => {
+  const tree = () =>
+    new MemoryWorkspaceFs({
+      ".github/workflows/ci.yml": "runs-on: hello\n",
+      ".env.example": "hello=1\n",
+      "src/.hidden.ts": "hello\n",
+      "src/a.ts": "hello\n",
+      "b.txt": "say hello\n",
+      "t.txt": "foo foo\nfoo bar\naab\n",
+      "v.txt": "1.22.3\n",
+      "t.md": "| a | b |\n",
+      f1: "x\ny\n",
+      f2: "y 1\nz 2\n",
+      "conf.txt": "# comment\nkey:value\n",
+      "n.txt": "0123456789\n",
+      "bb.txt": "abbbc b\n",
+    });
+
+  it("grep -r searches hidden files and the working directory when given no file; a missing path is an error", async () => {
+    const fs = tree();
+    // just-bash skipped every name starting with "." and, with no file operand, read the empty stdin.
+    expect(await run(fs, "grep -rl hello | sort; cd src && grep -rn hello | sort")).toEqual([
+      0,
+      ".env.example\n.github/workflows/ci.yml\nb.txt\nsrc/.hidden.ts\nsrc/a.ts\n.hidden.ts:1:hello\na.ts:1:hello",
+    ]);
+    // A file operand alone is printed without its name; a missing one is said (it was a silent exit 1).
+    expect(await run(fs, "grep -rn hello src/a.ts; grep -rn hello scr; echo rc=$?")).toEqual([
+      0,
+      "1:hello\nrc=2\ngrep: scr: No such file or directory",
+    ]);
+    expect(await run(fs, "grep -o 'b*' bb.txt")).toEqual([0, "bbb\nb"]);
+  });
+
+  it("grep and sed say that a back-reference in a pattern is not supported (sed's never matched, silently)", async () => {
+    const fs = tree();
+    expect(await run(fs, "grep '\\(foo\\) \\1' t.txt")).toEqual([
+      2,
+      "grep: back-references (\\1 to \\9) are not supported by this shell's grep, which matches in linear time; the grep tool takes them\n\n[Command exited with code 2]",
+    ]);
+    expect(await run(fs, "sed -n '/\\(foo\\) \\1/p' t.txt")).toEqual([
+      1,
+      "sed: -e expression: back-references (\\1 to \\9) in a regular expression are not supported by this sed (in the replacement they are): \\(foo\\) \\1\n\n[Command exited with code 1]",
+    ]);
+    // In a replacement they work; an address under -E is an extended expression (it matched nothing).
+    expect(await run(fs, "sed 's/\\(foo\\) \\(bar\\)/\\2 \\1/' t.txt; echo aa | sed -E -n '/a+/p'")).toEqual([
+      0,
+      "foo foo\nbar foo\naab\naa",
+    ]);
+  });
+
+  it("awk: a one-character separator is that character, a referred element exists, length counts an array, /dev/stderr is stderr", async () => {
+    const fs = tree();
+    expect(await run(fs, "awk -F. '{print $NF, NF}' v.txt; awk -F'|' '{print $3}' t.md; awk 'BEGIN{FS=\".\"}{print $2}' v.txt")).toEqual([
+      0,
+      "3 3\n b \n22",
+    ]);
+    expect(await run(fs, "awk 'NR==FNR{a[$1]; next} $1 in a' f1 f2; awk 'BEGIN{a[\"y\"]; print (\"y\" in a), length(a)}'")).toEqual([
+      0,
+      "y 1\n1 1",
+    ]);
+    expect(
+      await run(fs, 'awk \'BEGIN{print "Z" > "/dev/stderr"}\' 2>&1 | wc -l; awk \'BEGIN{print "Z" > "/dev/stderr"}\' 2>e.txt; cat e.txt'),
+    ).toEqual([0, "1\nZ"]);
+  });
+
+  it("awk writes numbers as gawk does (1.5e-20 was printed as 1.5e-2 and 1e20 as 1e+2: the exponent's zeros were cut)", async () => {
+    const program =
+      'BEGIN{print 1e20; print 1.5e-20; x = 2^60; print x ""; printf "%d %i %e %g %.0g\\n", 1e20, -7.9, 0.000123, 99999.95, 123}';
+    expect(await run(tree(), `awk '${program}'`)).toEqual([
+      0,
+      "100000000000000000000\n1.5e-20\n1152921504606846976\n100000000000000000000 -7 1.230000e-04 99999.9 1e+02",
+    ]);
+  });
+
+  it("xargs -I takes a line per command, cut -f prints a line without the delimiter, tail -c +N starts at byte N", async () => {
+    const fs = tree();
+    expect(
+      await run(fs, "printf 'my file.txt\\n  other one.md\\n' | xargs -I {} echo '<{}>'; printf 'a b\\n' | xargs -I{} echo '[{}]'"),
+    ).toEqual([0, "<my file.txt>\n<other one.md>\n[a b]"]);
+    expect(await run(fs, "cut -d: -f2 conf.txt; cut -s -d: -f2 conf.txt; tail -c +5 n.txt; tail -c+3 n.txt")).toEqual([
+      0,
+      "# comment\nvalue\nvalue\n456789\n23456789",
+    ]);
+  });
+});
