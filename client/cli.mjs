@@ -1,6 +1,6 @@
 // The pi-harness terminal client: `run` (pack, upload, open a session, stream the run), `sessions`,
 // `workspaces`, `show <id>`, `changes <id>`, `abort <id>`, `delete <id>`. Exit codes: 0 done, 1 the run or a request failed, 2 bad usage,
-// 130 a run stopped with Ctrl-C.
+// 130 a run (or the setup before its prompt) stopped with Ctrl-C.
 import { statSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -35,8 +35,9 @@ Options:
   --session ID           continue a session instead of opening a new one
   --when-busy MODE       with --session, while another run is active: steer (give it this message at
                          its next turn) or followUp (run it after); without, a busy session refuses
-  --json                 JSON for scripts: run prints its events, one per line; sessions,
-                         workspaces, show and abort print the server's answer as one line;
+  --json                 JSON for scripts: run prints its events, one per line, and lines of its
+                         own (no seq): packed, uploaded (what was left out), session, interrupted;
+                         sessions, workspaces, show and abort print the server's answer as one line;
                          delete prints nothing; changes is a diff either way
   -h, --help             this text`;
 
@@ -280,40 +281,22 @@ async function run(api, values, text, io) {
     if (!stat.isDirectory())
       throw new UsageError(`--workspace ${values.workspace}: not a directory (give the project's directory; it is packed for you)`);
   }
+  const json = values.json === true;
   const color = io.stdout.isTTY === true && io.env.NO_COLOR === undefined;
-  const progress = new RunProgress({ stdout: io.stdout, stderr: io.stderr, color, spinner: io.stderr.isTTY === true && !values.json });
-  /** @param {string} line */
-  const note = (line) => (values.json ? undefined : progress.note(line));
+  const progress = new RunProgress({ stdout: io.stdout, stderr: io.stderr, color, spinner: io.stderr.isTTY === true && !json });
+  /** A line for the user before the run starts; under --json a script gets what it needs from `emit`. @param {string} line */
+  const note = (line) => (json ? undefined : progress.note(line));
+  /**
+   * Under --json, one of the client's own lines (what it packed, uploaded, opened), among the run's
+   * events: it has a `type` no event has, and no `seq`. @param {Record<string, unknown>} line
+   */
+  const emit = (line) => {
+    if (json) io.stdout.write(`${JSON.stringify(line)}\n`);
+  };
 
-  let sessionId = values.session;
-  let hasWorkspace = false;
-  if (sessionId) {
-    hasWorkspace = (await api.session(sessionId)).workspaceId !== null;
-  } else {
-    let workspaceId;
-    if (workspace) {
-      const packed = await packWorkspace(workspace, {
-        includeEnv: values["include-env"],
-        includeNodeModules: values["include-node-modules"],
-        includeIgnored: values["include-ignored"],
-      });
-      const skipped =
-        packed.skipped.length > 0
-          ? `, skipped ${packed.skipped.length} (${packed.skipped.map((s) => `${s.path}: ${s.reason}`).join("; ")})`
-          : "";
-      note(`packed ${packed.files.length} files (${kib(packed.bytes)} KiB, ${kib(packed.archive.byteLength)} KiB compressed)${skipped}`);
-      const uploaded = await api.uploadWorkspace(packed.archive, {
-        onBusy: (seconds) => note(`the harness is busy with other uploads; trying again in ${seconds} s`),
-      });
-      workspaceId = uploaded.workspaceId;
-      hasWorkspace = true;
-      if (uploaded.skipped.length > 0)
-        note(`the harness skipped ${uploaded.skipped.map((/** @type {any} */ s) => `${s.path} (${s.reason})`).join(", ")}`);
-    }
-    const created = await api.createSession({ ...(workspaceId ? { workspaceId } : {}), title: oneLine(text, 80) });
-    sessionId = /** @type {string} */ (created.sessionId);
-  }
-  note(`session ${sessionId}${hasWorkspace ? "" : " (no workspace)"} · ${api.baseUrl}/#/s/${sessionId}`);
+  const setup = await setUp(api, values, text, workspace, { io, note, emit });
+  if (setup === null) return 130;
+  const { sessionId, hasWorkspace, newSession } = setup;
 
   const prompt = {
     text,
@@ -324,9 +307,18 @@ async function run(api, values, text, io) {
   };
   /** @type {Record<string, any> | null} */
   let terminal = null;
-  let userMessageId = null;
   /** The seq of the run's first event: its messages were stored after it (a long session's whole history is megabytes). */
   let firstSeq = null;
+  /** The assistant messages of the run this client saw completed: its token usage is theirs. */
+  const assistantIds = new Set();
+  /**
+   * The stream began mid-run (a steer joins the running run live): the run's start, its first tool
+   * calls and model calls, were before this client. Known at the run's first event.
+   * @type {boolean | null}
+   */
+  let joined = null;
+  /** A tool call that can change files (anything but the read-only tools) ran: the diff is worth showing. */
+  let mayHaveWritten = false;
   // Ctrl-C stops the run on the server too (leaving the stream alone does not), and the stream goes
   // on to the run's end; a second Ctrl-C leaves at once.
   let interrupts = 0;
@@ -371,15 +363,17 @@ async function run(api, values, text, io) {
       reconnectDelayMs: io.reconnectDelayMs,
     });
     for await (const event of events) {
-      if (values.json) io.stdout.write(`${JSON.stringify(event)}\n`);
+      if (json) io.stdout.write(`${JSON.stringify(event)}\n`);
       else progress.event(event);
       firstSeq ??= event.seq;
+      if (joined === null && !QUEUE_EVENTS.has(event.type)) joined = event.type !== "agent_started";
       if (event.type === "agent_started") {
         runId ??= event.runId;
         if (event.runId === runId) runStarted = true;
         void stopRun();
       }
-      if (event.type === "user_message_appended") userMessageId = event.messageId;
+      if (event.type === "assistant_completed") assistantIds.add(event.messageId);
+      if (event.type === "tool_call_finished" && !READ_ONLY_TOOLS.has(event.tool)) mayHaveWritten = true;
       if (event.type === "agent_completed" || event.type === "agent_error") terminal = event;
     }
   } finally {
@@ -390,7 +384,11 @@ async function run(api, values, text, io) {
   // else (the abort command, the viewer): not done either.
   const done = terminal?.type === "agent_completed" && terminal.stopReason !== "ABORTED" ? 0 : 1;
   const exitCode = interrupts > 0 ? 130 : done;
-  if (values.json) return exitCode;
+  const unfinished = "error: the run's stream ended without its final event\n";
+  if (json) {
+    if (terminal === null) io.stderr.write(unfinished);
+    return exitCode;
+  }
 
   // The run is over: a failure to show its diff or its tokens is told, and the exit code stays the
   // run's (a script that took 1 for a failed run would send the prompt, and its edits, again).
@@ -398,13 +396,20 @@ async function run(api, values, text, io) {
   const onBusy = busyNote(io);
   try {
     if (hasWorkspace) {
-      const diff = await api.changes(sessionId, { onBusy });
-      io.stdout.write(diff === "" ? `${p.dim("no changes")}\n` : `${p.bold("changes:")}\n${colorDiff(diff, p)}`);
+      // The API gives the session's changes, not a run's: a run that changed nothing (no tool call
+      // that writes ran, or it could not write) is not shown the earlier runs' edits as its own, and a
+      // diff of several runs says so. A joined run's earlier calls and options are not known.
+      if (!joined && (!mayHaveWritten || !values["allow-write"])) {
+        io.stdout.write(`${p.dim(newSession ? "no changes" : "no changes in this run")}\n`);
+      } else {
+        const diff = await api.changes(sessionId, { onBusy });
+        const title = newSession && !joined ? "changes:" : "the session's changes so far (earlier runs' included):";
+        io.stdout.write(diff === "" ? `${p.dim("no changes")}\n` : `${p.bold(title)}\n${colorDiff(diff, p)}`);
+      }
     }
-    const usage = await usageOfRun(api, sessionId, firstSeq, userMessageId, onBusy);
-    io.stdout.write(
-      `${p.dim(`tokens: ${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total (${usage.calls} model call${usage.calls === 1 ? "" : "s"})`)}\n`,
-    );
+    const usage = await usageOfRun(api, sessionId, firstSeq, assistantIds, onBusy);
+    const counts = `${usage.inputTokens.toLocaleString("en-US")} in · ${usage.outputTokens.toLocaleString("en-US")} out · ${usage.totalTokens.toLocaleString("en-US")} total (${usage.calls} model call${usage.calls === 1 ? "" : "s"})`;
+    io.stdout.write(`${p.dim(joined ? `tokens since this client joined the run (it began before): ${counts}` : `tokens: ${counts}`)}\n`);
   } catch (err) {
     const why = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
     io.stderr.write(
@@ -412,27 +417,172 @@ async function run(api, values, text, io) {
     );
   }
   if (terminal === null) {
-    io.stderr.write("error: the run's stream ended without its final event\n");
+    io.stderr.write(unfinished);
     return 1;
   }
   return exitCode;
 }
 
+/** The queue's events, which a stream starts with before a run's own (a prompt sent while the session is busy). */
+const QUEUE_EVENTS = new Set(["message_queued", "queue_updated", "queued_message_withdrawn"]);
+/** The tools that never change a file; any other may (bash with --allow-write, write, edit). */
+const READ_ONLY_TOOLS = new Set(["read", "ls", "grep", "find"]);
+
 /**
- * The run's token usage from the messages stored since its first event (the whole log if its user
- * message is not among them).
+ * Everything before the prompt: packs and uploads the workspace and opens a session, or reads the
+ * session given. Ctrl-C here stops before the next step (a second one leaves at once) and names what
+ * was created, for the user to continue or delete (nothing is deleted for them); resolves to null then.
+ * @param {HarnessApi} api
+ * @param {Record<string, any>} values
+ * @param {string} text
+ * @param {string | undefined} workspace
+ * @param {{ io: Io; note: (line: string) => void; emit: (line: Record<string, unknown>) => void }} out
+ * @returns {Promise<{ sessionId: string; hasWorkspace: boolean; newSession: boolean } | null>}
+ */
+async function setUp(api, values, text, workspace, { io, note, emit }) {
+  /** @type {{ workspaceId: string | null; sessionId: string | null }} */
+  const created = { workspaceId: null, sessionId: null };
+  /** The request whose outcome is not known yet, while one is out. @type {"upload" | "session" | null} */
+  let underWay = null;
+  let interrupted = false;
+  /** @param {boolean} leaving Ctrl-C again: the request under way is left to itself */
+  const report = (leaving) => {
+    const pending = leaving ? underWay : null;
+    emit({ type: "interrupted", promptSent: false, created: { ...created }, underWay: pending });
+    io.stderr.write(`${leftBehind(created, pending)}\n`);
+  };
+  const unsubscribe = (io.onInterrupt ?? onSigint)(() => {
+    if (interrupted) {
+      report(true);
+      return (io.exit ?? process.exit)(130);
+    }
+    interrupted = true;
+    io.stderr.write("stopping before the prompt is sent (Ctrl-C again to leave at once)\n");
+  });
+  const stopped = () => {
+    if (interrupted) report(false);
+    return interrupted;
+  };
+  /** @param {string} sessionId @param {string | null} workspaceId @param {boolean} isNew */
+  const opened = (sessionId, workspaceId, isNew) => {
+    emit({ type: "session", sessionId, workspaceId, created: isNew, viewer: `${api.baseUrl}/#/s/${sessionId}` });
+    note(`session ${sessionId}${workspaceId !== null ? "" : " (no workspace)"} · ${api.baseUrl}/#/s/${sessionId}`);
+    return stopped() ? null : { sessionId, hasWorkspace: workspaceId !== null, newSession: isNew };
+  };
+  try {
+    if (values.session) {
+      const info = await api.session(values.session);
+      return opened(values.session, info.workspaceId ?? null, false);
+    }
+    if (workspace) {
+      const packed = await packWorkspace(workspace, {
+        includeEnv: values["include-env"],
+        includeNodeModules: values["include-node-modules"],
+        includeIgnored: values["include-ignored"],
+      });
+      const skipped =
+        packed.skipped.length > 0
+          ? `, skipped ${packed.skipped.length} (${packed.skipped.map((s) => `${s.path}: ${s.reason}`).join("; ")})`
+          : "";
+      note(`packed ${packed.files.length} files (${kib(packed.bytes)} KiB, ${kib(packed.archive.byteLength)} KiB compressed)${skipped}`);
+      emit({
+        type: "packed",
+        files: packed.files.length,
+        bytes: packed.bytes,
+        archiveBytes: packed.archive.byteLength,
+        skipped: packed.skipped,
+      });
+      if (stopped()) return null;
+      underWay = "upload";
+      const uploaded = await api.uploadWorkspace(packed.archive, {
+        // Waiting, not something a script acts on: on stderr under --json.
+        onBusy: (seconds) => {
+          const line = `the harness is busy with other uploads; trying again in ${seconds} s`;
+          if (values.json === true) io.stderr.write(`${line}\n`);
+          else note(line);
+        },
+      });
+      underWay = null;
+      created.workspaceId = uploaded.workspaceId;
+      emit({
+        type: "uploaded",
+        workspaceId: uploaded.workspaceId,
+        files: uploaded.files,
+        bytes: uploaded.bytes,
+        skipped: uploaded.skipped,
+      });
+      if (uploaded.skipped.length > 0)
+        note(`the harness skipped ${uploaded.skipped.map((/** @type {any} */ s) => `${s.path} (${s.reason})`).join(", ")}`);
+      if (stopped()) return null;
+    }
+    underWay = "session";
+    const session = await api.createSession({
+      ...(created.workspaceId ? { workspaceId: created.workspaceId } : {}),
+      title: oneLine(text, 80),
+    });
+    underWay = null;
+    created.sessionId = /** @type {string} */ (session.sessionId);
+    return opened(created.sessionId, created.workspaceId, true);
+  } finally {
+    unsubscribe();
+  }
+}
+
+/**
+ * What a run stopped before its prompt leaves on the harness, and the commands to continue or delete it.
+ * @param {{ workspaceId: string | null; sessionId: string | null }} created
+ * @param {"upload" | "session" | null} underWay a request left without its answer
+ */
+function leftBehind({ workspaceId, sessionId }, underWay) {
+  const w = workspaceId && visible(workspaceId);
+  const s = sessionId && visible(sessionId);
+  const what = [w && `workspace ${w}`, s && `session ${s}`].filter(Boolean).join(" and ");
+  let line = "interrupted before the prompt was sent; ";
+  if (s) {
+    const deletes = w ? `them with pi-harness delete ${s} && pi-harness delete ${w}` : `it with pi-harness delete ${s}`;
+    line += `created ${what}: continue with pi-harness run --session ${s} "PROMPT", or delete ${deletes}`;
+  } else if (w) line += `created ${what}: delete it with pi-harness delete ${w}`;
+  else line += "nothing was created on the harness";
+  if (underWay === "upload") line += "; the upload under way may still store a workspace (pi-harness workspaces lists it)";
+  if (underWay === "session") line += "; the session being opened may still be created (pi-harness sessions lists it)";
+  return line;
+}
+
+/**
+ * The token usage of the assistant messages `ids` (those of the run this client saw completed),
+ * read from the messages stored since its first event (the whole log if one is not among them).
  * @param {HarnessApi} api
  * @param {string} sessionId
  * @param {number | null} firstSeq
- * @param {string | null} userMessageId
+ * @param {Set<string>} ids
  * @param {(waitSeconds: number) => void} [onBusy]
  */
-async function usageOfRun(api, sessionId, firstSeq, userMessageId, onBusy) {
+async function usageOfRun(api, sessionId, firstSeq, ids, onBusy) {
+  if (ids.size === 0) return usageOf([], ids);
   if (firstSeq !== null) {
     const recent = await api.messages(sessionId, { after: firstSeq - 1 }, { onBusy });
-    if (recent.some((m) => m.id === userMessageId)) return runUsage(recent, userMessageId);
+    const stored = new Set(recent.map((m) => m.id));
+    if ([...ids].every((id) => stored.has(id))) return usageOf(recent, ids);
   }
-  return runUsage(await api.messages(sessionId, {}, { onBusy }), userMessageId);
+  return usageOf(await api.messages(sessionId, {}, { onBusy }), ids);
+}
+
+/**
+ * The token usage of the assistant messages `ids` among `messages`, summed. A run's are those of its
+ * `assistant_completed` events: a steer's user message in the middle of the run does not end it.
+ * @param {Record<string, any>[]} messages
+ * @param {Set<string>} ids
+ */
+function usageOf(messages, ids) {
+  const total = { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 };
+  for (const m of messages) {
+    if (m.kind !== "assistant" || !ids.has(m.id) || !m.usage) continue;
+    total.inputTokens += m.usage.inputTokens;
+    total.outputTokens += m.usage.outputTokens;
+    total.totalTokens += m.usage.totalTokens;
+    total.calls++;
+  }
+  return total;
 }
 
 /** Tries of the abort Ctrl-C sends, and the wait between them. */
@@ -458,7 +608,9 @@ async function abortRun(api, sessionId, runId) {
 }
 
 /**
- * The token usage of the run that starts at `userMessageId`: its assistant messages' usage summed.
+ * The token usage of the run that starts at `userMessageId`: its assistant messages' usage summed, up
+ * to the next user message (so a run that took a steer is cut there; `run` counts by its events, with
+ * `usageOf`). For scripts/demo.mjs, whose replayed run takes none.
  * @param {Record<string, any>[]} messages
  * @param {string | null} userMessageId
  */

@@ -155,7 +155,10 @@ export class RunProgress {
   callLine(event) {
     const call = this.calls.get(event.callId);
     const tool = call?.tool ?? event.tool ?? "?";
-    return `${this.p.bold(visible(String(tool)))} ${this.p.dim(oneLine(call?.arguments ?? {}, ARGS_MAX_CHARS))}`;
+    // A call under way when this client joined the run (a steer's stream starts mid-run): its
+    // arguments were in the tool_call_started it never saw, not `{}`.
+    const args = call ? oneLine(call.arguments ?? {}, ARGS_MAX_CHARS) : "(started before this client joined the run)";
+    return `${this.p.bold(visible(String(tool)))} ${this.p.dim(args)}`;
   }
 
   endLine() {
