@@ -79,11 +79,11 @@ export type JsonTextProblem = { kind: "lone_surrogate"; path: string } | { kind:
 
 /**
  * The first string or key (in document order) holding a lone surrogate, named by its path, or
- * arrays and objects nested deeper than `MAX_JSON_DEPTH` (code that walks a value recursively,
+ * arrays and objects nested deeper than `maxDepth` (code that walks a value recursively,
  * `JSON.stringify` included, would run out of stack on it); null when neither. Iterative, since the
  * value may be as deep as the parser allowed.
  */
-export function jsonTextProblem(value: unknown): JsonTextProblem | null {
+export function jsonTextProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonTextProblem | null {
   // Each entry: a value, its path, its depth, and the key it is under (checked before the value).
   const stack: [unknown, string, number, string | null][] = [[value, "", 0, null]];
   while (stack.length > 0) {
@@ -94,7 +94,7 @@ export function jsonTextProblem(value: unknown): JsonTextProblem | null {
       continue;
     }
     if (typeof node !== "object" || node === null) continue;
-    if (depth >= MAX_JSON_DEPTH) return { kind: "too_deep" };
+    if (depth >= maxDepth) return { kind: "too_deep" };
     const entries = Object.entries(node);
     for (let i = entries.length - 1; i >= 0; i--) {
       const [name, child] = entries[i]!;

@@ -17,6 +17,12 @@ import { Sha256Stream } from "./sha256-stream";
 const invalid = (line: number, why: string) => new HarnessError("import_invalid", `line ${line}: ${why}`);
 
 /**
+ * How deep a message line may nest: a tool call's arguments, taken from a model at up to
+ * `MAX_JSON_DEPTH` levels, sit three levels in (the message, its toolCalls, the call). Counting the
+ * line alone refused the harness's own exports of calls 62 to 64 levels deep (hunt 81).
+ */
+const MESSAGE_LINE_DEPTH = MAX_JSON_DEPTH + 3;
+/**
  * Reads an exported conversation (`GET /api/sessions/:id/messages`, JSONL) for import: every line
  * (blank ones passed over) a strict message record, all of one session, ids unique, each message's parent the one before it
  * (the first has none), user text as a prompt takes it, and every tool result answering a call of
@@ -98,7 +104,7 @@ class ConversationReader {
     const n = ++this.lines;
     if (!/\S/.test(line)) return;
     if (messages.length >= MAX_IMPORT_MESSAGES) throw invalid(n, `a conversation holds at most ${MAX_IMPORT_MESSAGES} messages`);
-    if (nestsDeeperThan(line, MAX_JSON_DEPTH)) throw invalid(n, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`);
+    if (nestsDeeperThan(line, MESSAGE_LINE_DEPTH)) throw invalid(n, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`);
     let message: AgentMessage;
     try {
       message = decodeMessageLine(line, n);
@@ -106,7 +112,7 @@ class ConversationReader {
       if (err instanceof JsonlDecodeError) throw new HarnessError("import_invalid", err.message);
       throw err;
     }
-    const problem = jsonTextProblem(message);
+    const problem = jsonTextProblem(message, MESSAGE_LINE_DEPTH);
     if (problem?.kind === "too_deep") throw invalid(n, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`);
     if (problem)
       throw new HarnessError(

@@ -189,11 +189,18 @@ class AgentRun {
       const offered = definitions;
       const fixedTokens = estimateFixedTokens(system, offered);
       // Compact before a call the estimate says would not leave room for the answer.
-      if (estimateContextTokens(modelView(this.messages), fixedTokens) > this.budget.contextWindow - this.budget.reserveTokens) {
+      if (
+        estimateContextTokens(modelView(this.messages, this.budget), fixedTokens) >
+        this.budget.contextWindow - this.budget.reserveTokens
+      ) {
         const compacted = await this.compact("threshold", fixedTokens);
         if (compacted !== "compacted" && compacted !== "nothing_to_compact") return compacted;
       }
-      const modelAction = this.tracer.modelCalled(this.turn, modelView(this.messages).messages.length, mayCall ? offered.length : 0);
+      const modelAction = this.tracer.modelCalled(
+        this.turn,
+        modelView(this.messages, this.budget).messages.length,
+        mayCall ? offered.length : 0,
+      );
       let { messageId, reply } = await this.turnCall(system, offered, mayCall);
       if (reply.end.type === "error" && reply.end.code === "context_overflow") {
         // The provider says it does not fit: compact, then try the same call once more.
@@ -276,7 +283,7 @@ class AgentRun {
     const assistantTurns = (this.ctx.assistantsBefore ?? 0) + this.messages.filter((m) => m.kind === "assistant").length;
     const request: ModelRequest = {
       system,
-      messages: modelView(this.messages).messages,
+      messages: modelView(this.messages, this.budget).messages,
       tools,
       ...(mayCall ? {} : { toolChoice: "none" as const }),
       assistantTurns,

@@ -1,22 +1,15 @@
-import {
-  type AgentMessage,
-  CHARS_PER_TOKEN,
-  COMPACTION_SUMMARY_RESERVE_SHARE,
-  type CompactionMessage,
-  clipText,
-  type ErrorCode,
-  type ToolCall,
-  type Usage,
-} from "../domain";
+import { type AgentMessage, CHARS_PER_TOKEN, type CompactionMessage, clipText, type ErrorCode, type ToolCall, type Usage } from "../domain";
 import { costOf, type ModelClient, type ModelPrice, type ModelRequest } from "../model";
 import {
   type CompactionCut,
   type ContextBudget,
   chooseCut,
+  cutMiddle,
   estimateContextTokens,
   estimateMessageTokens,
   estimateTextTokens,
   type ModelView,
+  maxSummaryChars,
   modelView,
 } from "./context-window";
 
@@ -123,7 +116,7 @@ export async function compact(
   reason: CompactionReason,
   log: CompactionLog,
 ): Promise<{ ok: true; message: CompactionMessage } | { ok: false; code: ErrorCode | "aborted"; message: string }> {
-  const view = modelView(input.history);
+  const view = modelView(input.history, input.budget);
   const cut = chooseCut(view.messages, input.budget.keepRecentTokens);
   // Nothing to summarise is a refusal, not a compaction that failed: the log gets no record of it.
   if (!cut) return { ok: false, code: "nothing_to_compact", message: "the history is too short to compact" };
@@ -198,25 +191,10 @@ function summaryRequest(input: CompactionInput, previousSummary: string | null, 
   };
 }
 
-/** The longest summary, file lists included (see COMPACTION_SUMMARY_RESERVE_SHARE). */
-function maxSummaryChars(budget: ContextBudget): number {
-  return Math.floor(budget.reserveTokens * COMPACTION_SUMMARY_RESERVE_SHARE) * CHARS_PER_TOKEN;
-}
-
 /** Room kept for the omission notes of a summary request. */
 const OMISSION_TOKENS = 40;
 
 const omitted = (messages: number) => `[${messages} earlier message(s) omitted: they did not fit the summary request]`;
-
-/** `text` cut to at most `maxChars` characters: its start and end, with a note of what was left out between them (only the note when not even that fits). */
-export function cutMiddle(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
-  const note = (n: number) => `\n[... ${n} characters omitted ...]\n`;
-  const keep = Math.max(0, maxChars - note(text.length).length);
-  const head = Math.ceil(keep / 2);
-  const tail = keep - head;
-  return `${text.slice(0, head)}${note(text.length - keep)}${tail > 0 ? text.slice(text.length - tail) : ""}`;
-}
 
 function serialise(message: AgentMessage): string {
   switch (message.kind) {

@@ -4,6 +4,7 @@ import {
   COMPACTION_KEEP_RECENT_TOKENS,
   COMPACTION_MAX_WINDOW_SHARE,
   COMPACTION_RESERVE_TOKENS,
+  COMPACTION_SUMMARY_RESERVE_SHARE,
   type CompactionMessage,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_RESULT_MAX_WINDOW_SHARE,
@@ -86,10 +87,17 @@ export interface ModelView {
   freshFrom: number;
 }
 
-export function modelView(history: readonly AgentMessage[]): ModelView {
+/**
+ * With `budget`, a summary longer than one made under it (stored before summaries were bounded, or
+ * under a larger window) is sent cut as a new one would be: it made every request of its session
+ * overflow, with nothing older left to compact (hunt 81).
+ */
+export function modelView(history: readonly AgentMessage[], budget?: ContextBudget): ModelView {
   const at = findLastIndex(history, (m) => m.kind === "compaction");
   if (at < 0) return { messages: [...history], freshFrom: 0 };
-  const compaction = history[at] as CompactionMessage;
+  const stored = history[at] as CompactionMessage;
+  const maxChars = budget ? maxSummaryChars(budget) : Number.POSITIVE_INFINITY;
+  const compaction = stored.summary.length > maxChars ? { ...stored, summary: cutMiddle(stored.summary, maxChars) } : stored;
   const first = history.findIndex((m) => m.id === compaction.firstKeptMessageId);
   const kept = (first < 0 || first > at ? [] : history.slice(first, at)).filter((m) => m.kind !== "compaction");
   const fresh = history.slice(at + 1).filter((m) => m.kind !== "compaction");
@@ -144,6 +152,21 @@ export function chooseCut(view: readonly AgentMessage[], keepRecentTokens: numbe
   }
   if (start <= 0) return null;
   return { previous, older: body.slice(0, start), kept: body.slice(start) };
+}
+
+/** The longest summary, file lists included (see COMPACTION_SUMMARY_RESERVE_SHARE). */
+export function maxSummaryChars(budget: ContextBudget): number {
+  return Math.floor(budget.reserveTokens * COMPACTION_SUMMARY_RESERVE_SHARE) * CHARS_PER_TOKEN;
+}
+
+/** `text` cut to at most `maxChars` characters: its start and end, with a note of what was left out between them (only the note when not even that fits). */
+export function cutMiddle(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const note = (n: number) => `\n[... ${n} characters omitted ...]\n`;
+  const keep = Math.max(0, maxChars - note(text.length).length);
+  const head = Math.ceil(keep / 2);
+  const tail = keep - head;
+  return `${text.slice(0, head)}${note(text.length - keep)}${tail > 0 ? text.slice(text.length - tail) : ""}`;
 }
 
 function findLastIndex<T>(items: readonly T[], test: (item: T, index: number) => boolean): number {

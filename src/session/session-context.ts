@@ -74,7 +74,7 @@ export function contextStatus(history: RunHistory, ctx: SessionModelContext): Co
   const { budget } = modelBudget(ctx.config, ctx.command ?? {});
   return {
     usage: usageTotals(history.messages, history.before.usage),
-    contextTokens: estimateContextTokens(modelView(history.messages), fixedTokensOf(ctx)),
+    contextTokens: estimateContextTokens(modelView(history.messages, budget), fixedTokensOf(ctx)),
     contextWindow: budget.contextWindow,
   };
 }

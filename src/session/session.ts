@@ -671,8 +671,11 @@ export class Session {
     // Nothing to send and nothing coming: 204 tells an EventSource to stop reconnecting.
     if (!this.runs.active && this.queue.size() === 0 && this.log.lastSeqOf("events") <= from) return new Response(null, { status: 204 });
     if (runId === null) return answer(this.runs.active?.runId ?? null, from);
-    // A follow-up not started yet: skip the runs before it, as its first stream did.
-    const scope = { runId, skipFromSeq: this.queue.hasRun(runId) ? from : null };
+    // A follow-up not started yet: skip the runs before it, as its first stream did. A started run
+    // resumed from its start begins at its agent_started too: an older version recorded a follow-up's
+    // start before the queue_updated logged ahead of it (hunt 81).
+    const fromStart = started !== null && from === started.startSeq;
+    const scope = { runId, skipFromSeq: this.queue.hasRun(runId) || fromStart ? from : null };
     return answer(runId, from, scope);
   }
 

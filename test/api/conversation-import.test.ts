@@ -79,6 +79,8 @@ describe("readConversation", () => {
       `import_invalid: line 2: arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`,
     );
     expect(refusal([m1, nested(MAX_JSON_DEPTH - 4)])).toBe("accepted");
+    // Arguments as deep as a model's call may be (64 levels): the export of such a session imports (hunt 81).
+    expect(refusal([m1, nested(MAX_JSON_DEPTH - 1)])).toBe("accepted");
     const call = { id: "call_1", name: "read", arguments: { path: "a.txt" } };
     expect(refusal([m1, { ...m2, toolCalls: [call, call] }])).toBe(
       "import_invalid: line 2: tool call id 'call_1' is already waiting for its result",

@@ -76,6 +76,29 @@ describe("a run finished before runs.end_seq existed", () => {
   });
 });
 
+describe("a follow-up started before its queue_updated was logged ahead of its start (hunt 69)", () => {
+  it("resumed with ?runId= alone, its stream begins at its run's agent_started, not at the queue_updated before it (hunt 81)", async () => {
+    const { sessionId, first, running } = await sessionWithHeldRun("one");
+    const follow = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
+    const runId = follow.headers.get("x-run-id")!;
+    first.open();
+    const uncut = (await readSse(follow)).frames;
+    await readSse(await running);
+    const startedAt = uncut.findIndex((f) => f.data.type === "agent_started");
+    expect(uncut.slice(startedAt - 1, startedAt + 1).map((f) => f.data.type)).toEqual(["queue_updated", "agent_started"]);
+    // Older versions recorded the run's start before that queue_updated.
+    await asOlderObject(sessionId, `UPDATE runs SET start_seq = start_seq - 1 WHERE run_id = '${runId}'`);
+    const { frames } = await readSse(await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`));
+    expect(frames.map((f) => f.id)).toEqual(uncut.slice(startedAt).map((f) => f.id));
+    // From inside the run, the tail from there, as before.
+    const inside = uncut[startedAt + 1]!.id;
+    const tail = await readSse(
+      await api(`/api/sessions/${sessionId}/events/stream?runId=${runId}`, { headers: { "last-event-id": String(inside) } }),
+    );
+    expect(tail.frames.map((f) => f.id)).toEqual(uncut.slice(startedAt + 2).map((f) => f.id));
+  });
+});
+
 describe("a follow-up withdrawn before withdrawn_runs existed", () => {
   it("resumes to its queued_message_withdrawn (found in the log), then 204; an unknown run id is still 404", async () => {
     const { sessionId, first, running } = await sessionWithHeldRun("one");

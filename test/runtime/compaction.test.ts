@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { type AgentMessage, type CompactionMessage, counterIds, safeRunOptions } from "../../src/domain";
 import { type ModelClient, type ModelEvent, type ModelRequest, ReplayModelClient, toOpenAIMessages, toOpenAITools } from "../../src/model";
 import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
-import { cutMiddle, filesTouched, listedFiles, SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
-import { type ContextBudget, contextBudget, modelView } from "../../src/runtime/context-window";
+import { filesTouched, listedFiles, SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
+import { type ContextBudget, contextBudget, cutMiddle, modelView } from "../../src/runtime/context-window";
 import { FakeToolRunner, MemoryRunLog } from "../helpers/run-fixtures";
 
 const WINDOW = 4_000;
@@ -301,6 +301,38 @@ describe("compaction in the agent loop", () => {
     expect(last).toMatch(/\n\[… \d+ earlier path\(s\) not listed\]\n<\/read-files>$/);
     expect(listedFiles(last).read.at(-1)).toMatch(/^src\/p4\/f\d+\.ts$/);
     for (const { tokens } of model.requests) expect(tokens).toBeLessThanOrEqual(WINDOW);
+  });
+
+  it("a summary stored longer than the bound (before hunt 67, or under a larger window) is sent cut as a new one would be (hunt 81)", async () => {
+    const budget = contextBudget(WINDOW);
+    const maxChars = Math.floor(budget.reserveTokens * 0.8) * 4;
+    const summary = `## Goal\n${"g".repeat(12_000)}\n## Next steps\n${"n".repeat(12_000)}`;
+    const at = (i: number) => new Date(T0 + i * 1000).toISOString();
+    const history: AgentMessage[] = [
+      { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: at(1), text: "read everything" },
+      { kind: "assistant", id: "m_2", sessionId: "s_1", parentId: "m_1", createdAt: at(2), text: "Done.", stopReason: "STOP" },
+      {
+        kind: "compaction",
+        id: "m_3",
+        sessionId: "s_1",
+        parentId: "m_2",
+        createdAt: at(3),
+        summary,
+        firstKeptMessageId: "m_1",
+        tokensBefore: 9_000,
+        tokensAfter: 6_100,
+      },
+    ];
+    const model = new TestModel(reader(0));
+    const { log, ctx } = context(model, { history });
+    expect(await runAgent("go on", options, ctx)).toEqual({ stopReason: "STOP" });
+    // Every request of the session overflowed, and nothing was older than the summary to compact.
+    const [sent] = model.agentRequests();
+    expect(sent!.tokens).toBeLessThanOrEqual(WINDOW);
+    expect(sent!.request.messages[0]).toEqual({ ...history[2], summary: cutMiddle(summary, maxChars) });
+    expect(log.types().filter((t) => t.startsWith("compaction_"))).toEqual([]);
+    // The view without a budget (the log's own reading) keeps the summary as stored.
+    expect((modelView(history).messages[0] as CompactionMessage).summary).toBe(summary);
   });
 
   it("a 50-prompt session never sends a request larger than the window", async () => {
