@@ -117,7 +117,7 @@ export async function compact(
   log: CompactionLog,
 ): Promise<{ ok: true; message: CompactionMessage } | { ok: false; code: ErrorCode | "aborted"; message: string }> {
   const view = modelView(input.history, input.budget);
-  const cut = chooseCut(view.messages, input.budget.keepRecentTokens);
+  const cut = chooseCut(view.messages, input.budget.keepRecentTokens) ?? (reason === "manual" ? summaryOnly(input, view) : null);
   // Nothing to summarise is a refusal, not a compaction that failed: the log gets no record of it.
   if (!cut) return { ok: false, code: "nothing_to_compact", message: "the history is too short to compact" };
   log.event({ type: "compaction_started", reason });
@@ -139,6 +139,19 @@ export async function compact(
   const message = log.append(result.record);
   log.event({ type: "compaction_finished", messageId: message.id, tokensBefore: message.tokensBefore, tokensAfter: message.tokensAfter });
   return { ok: true, message };
+}
+
+/**
+ * A cut that only rewrites the summary, for a client that asks: the latest summary is longer than one
+ * made under this budget (stored before summaries were bounded, or under a larger window; requests
+ * send it cut in the middle) and nothing older than the kept messages is left to summarise. Null
+ * otherwise: a run never asks for it, so a history that stays large is not summarised turn after turn.
+ */
+function summaryOnly(input: CompactionInput, view: ModelView): CompactionCut | null {
+  const [first, ...kept] = view.messages;
+  if (first?.kind !== "compaction" || kept.length === 0) return null;
+  const stored = input.history.find((m): m is CompactionMessage => m.id === first.id);
+  return stored && stored.summary.length > maxSummaryChars(input.budget) ? { previous: first, older: [], kept } : null;
 }
 
 /** The request that asks for the summary: one user message holding the conversation as plain text. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type AgentMessage, type CompactionMessage, counterIds, safeRunOptions } from "../../src/domain";
 import { type ModelClient, type ModelEvent, type ModelRequest, ReplayModelClient, toOpenAIMessages, toOpenAITools } from "../../src/model";
 import { type RunContext, runAgent } from "../../src/runtime/agent-runtime";
-import { filesTouched, listedFiles, SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
+import { compact, filesTouched, listedFiles, SUMMARY_SYSTEM_PROMPT } from "../../src/runtime/compaction";
 import { type ContextBudget, contextBudget, cutMiddle, modelView } from "../../src/runtime/context-window";
 import { FakeToolRunner, MemoryRunLog } from "../helpers/run-fixtures";
 
@@ -333,6 +333,56 @@ describe("compaction in the agent loop", () => {
     expect(log.types().filter((t) => t.startsWith("compaction_"))).toEqual([]);
     // The view without a budget (the log's own reading) keeps the summary as stored.
     expect((modelView(history).messages[0] as CompactionMessage).summary).toBe(summary);
+  });
+
+  it("a client's compaction rewrites a stored summary longer than the bound; a run's does not (hunt 81)", async () => {
+    const budget = contextBudget(WINDOW);
+    const at = (i: number) => new Date(T0 + i * 1000).toISOString();
+    const summary = `## Goal\n${"g".repeat(12_000)}\n## Next steps\n${"n".repeat(12_000)}`;
+    const history: AgentMessage[] = [
+      { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: at(1), text: "read everything" },
+      { kind: "assistant", id: "m_2", sessionId: "s_1", parentId: "m_1", createdAt: at(2), text: "Done.", stopReason: "STOP" },
+      {
+        kind: "compaction",
+        id: "m_3",
+        sessionId: "s_1",
+        parentId: "m_2",
+        createdAt: at(3),
+        summary,
+        firstKeptMessageId: "m_1",
+        tokensBefore: 9_000,
+        tokensAfter: 6_100,
+      },
+    ];
+    const events: string[] = [];
+    const appended: Omit<CompactionMessage, "id" | "sessionId" | "parentId" | "createdAt">[] = [];
+    const log = {
+      event: (body: { type: string }) => void events.push(body.type),
+      append: (record: (typeof appended)[number]) => {
+        appended.push(record);
+        return { ...record, id: "m_4", sessionId: "s_1", parentId: "m_3", createdAt: at(4) };
+      },
+    };
+    const model = new TestModel(reader(0));
+    const input = { history, model, budget, fixedTokens: 100, signal: new AbortController().signal };
+    // Nothing is older than the kept messages: a run's compaction has nothing to do.
+    expect(await compact(input, "threshold", log)).toEqual({
+      ok: false,
+      code: "nothing_to_compact",
+      message: "the history is too short to compact",
+    });
+    const result = await compact(input, "manual", log);
+    expect(result.ok).toBe(true);
+    expect(events).toEqual(["compaction_started", "compaction_finished"]);
+    // The summary request holds the stored summary as requests send it (cut), and no conversation.
+    const [request] = model.requests;
+    expect(request!.request.messages[0]).toMatchObject({
+      kind: "user",
+      text: `<previous-summary>\n${cutMiddle(summary, Math.floor(budget.reserveTokens * 0.8) * 4)}\n</previous-summary>\n\nUpdate the previous summary with the conversation below.\n\n<conversation>\n\n</conversation>`,
+    });
+    expect(appended.map((r) => [r.firstKeptMessageId, r.summary])).toEqual([
+      ["m_1", "## Goal\nread files\n## Decisions\nnone\n## Files\nsee lists\n## Open problems\nnone\n## Next steps\ngo on"],
+    ]);
   });
 
   it("a 50-prompt session never sends a request larger than the window", async () => {
