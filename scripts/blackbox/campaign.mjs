@@ -1388,7 +1388,9 @@ const checks = {
    * Text commands agents inspect code with, through `wrangler dev` (the bundle a deploy ships, with the
    * just-bash patch of `npm install`), against real bash on the same tree: every -e of grep, GNU's \+
    * and \?, context marks, awk's bare length, ls of several operands, read and mapfile of UTF-8 text,
-   * a trailing "/" (hunts 75 and 76). The output must be byte for byte real bash's.
+   * a trailing "/" (hunts 75 and 76); grep -r into hidden directories with no file operand, awk's
+   * one-character separators and numbers, cut -f, xargs -I (hunt 82). The output must be byte for byte
+   * real bash's.
    */
   async shellTextLikeGnu(ctx) {
     const agent = new http.Agent({ keepAlive: true });
@@ -1400,6 +1402,9 @@ const checks = {
       "d/a.txt": "a\n",
       "d/b.txt": "b\n",
       "e/c.txt": "c\n",
+      ".github/ci.yml": "runs-on: ubuntu\n",
+      "v.txt": "1.22.3\n",
+      "conf.txt": "# comment\nkey:value\n",
     });
     const sessionId = JSON.parse((await request(ctx.base, agent, "POST", "/api/sessions", json({ workspaceId }))).body).sessionId;
     const command = [
@@ -1412,6 +1417,10 @@ const checks = {
       "ls app.ts d e",
       `while IFS= read -r l; do echo "[$l] \${#l}"; done < uni.txt`,
       `mapfile -t L < uni.txt; echo "\${#L[@]} \${L[1]}"`,
+      "grep -rl runs-on",
+      "awk -F. '{print $NF, NF}' v.txt; awk 'BEGIN{print 1.5e-20, 2^60}'",
+      "cut -d: -f2 conf.txt",
+      "printf 'my file.txt\\n' | xargs -I {} echo '<{}>'",
       "mv d/a.txt nodir/ 2>/dev/null || echo refused; ls d",
     ].join("; echo --; ");
     await promptEvents(ctx.base, agent, sessionId, { text: `TOOL bash ${JSON.stringify({ command })}`, allowBash: true, allowWrite: true });
