@@ -194,6 +194,14 @@ describe("bash: what a new team's everyday commands met (hunt 82), as GNU answer
     ]);
   });
 
+  it("ls -l names a directory without a slash (only -F adds one); grep -c -o counts lines, as GNU does", async () => {
+    const fs = tree();
+    expect(
+      await run(fs, "ls -l | tail -n +2 | awk '{print $NF}'; ls -ld src .github | awk '{print $NF}'; ls -lF | grep -c 'src/$'"),
+    ).toEqual([0, "b.txt\nbb.txt\nconf.txt\nf1\nf2\nn.txt\nsrc\nt.md\nt.txt\nv.txt\n.github\nsrc\n1"]);
+    expect(await run(fs, "grep -c -o foo t.txt; grep -o foo t.txt | wc -l")).toEqual([0, "2\n3"]);
+  });
+
   it("xargs -I takes a line per command, cut -f prints a line without the delimiter, tail -c +N starts at byte N", async () => {
     const fs = tree();
     expect(
