@@ -54,6 +54,31 @@ class TestModel implements ModelClient {
   }
 }
 
+/**
+ * A turn and a summary about six times the window, as versions before hunt 67 stored one (summaries
+ * had no bound), that keeps the whole turn: nothing is older than the kept messages.
+ */
+function withLongSummary(): { summary: string; history: AgentMessage[] } {
+  const at = (i: number) => new Date(T0 + i * 1000).toISOString();
+  const summary = `## Goal\n${"g".repeat(12_000)}\n## Next steps\n${"n".repeat(12_000)}`;
+  const history: AgentMessage[] = [
+    { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: at(1), text: "read everything" },
+    { kind: "assistant", id: "m_2", sessionId: "s_1", parentId: "m_1", createdAt: at(2), text: "Done.", stopReason: "STOP" },
+    {
+      kind: "compaction",
+      id: "m_3",
+      sessionId: "s_1",
+      parentId: "m_2",
+      createdAt: at(3),
+      summary,
+      firstKeptMessageId: "m_1",
+      tokensBefore: 9_000,
+      tokensAfter: 6_100,
+    },
+  ];
+  return { summary, history };
+}
+
 /** Reads `f<n>.ts` until `reads` files were read, then answers. */
 const reader =
   (reads: number): Answer =>
@@ -306,23 +331,7 @@ describe("compaction in the agent loop", () => {
   it("a summary stored longer than the bound (before hunt 67, or under a larger window) is sent cut as a new one would be (hunt 81)", async () => {
     const budget = contextBudget(WINDOW);
     const maxChars = Math.floor(budget.reserveTokens * 0.8) * 4;
-    const summary = `## Goal\n${"g".repeat(12_000)}\n## Next steps\n${"n".repeat(12_000)}`;
-    const at = (i: number) => new Date(T0 + i * 1000).toISOString();
-    const history: AgentMessage[] = [
-      { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: at(1), text: "read everything" },
-      { kind: "assistant", id: "m_2", sessionId: "s_1", parentId: "m_1", createdAt: at(2), text: "Done.", stopReason: "STOP" },
-      {
-        kind: "compaction",
-        id: "m_3",
-        sessionId: "s_1",
-        parentId: "m_2",
-        createdAt: at(3),
-        summary,
-        firstKeptMessageId: "m_1",
-        tokensBefore: 9_000,
-        tokensAfter: 6_100,
-      },
-    ];
+    const { summary, history } = withLongSummary();
     const model = new TestModel(reader(0));
     const { log, ctx } = context(model, { history });
     expect(await runAgent("go on", options, ctx)).toEqual({ stopReason: "STOP" });
@@ -337,30 +346,14 @@ describe("compaction in the agent loop", () => {
 
   it("a client's compaction rewrites a stored summary longer than the bound; a run's does not (hunt 81)", async () => {
     const budget = contextBudget(WINDOW);
-    const at = (i: number) => new Date(T0 + i * 1000).toISOString();
-    const summary = `## Goal\n${"g".repeat(12_000)}\n## Next steps\n${"n".repeat(12_000)}`;
-    const history: AgentMessage[] = [
-      { kind: "user", id: "m_1", sessionId: "s_1", parentId: null, createdAt: at(1), text: "read everything" },
-      { kind: "assistant", id: "m_2", sessionId: "s_1", parentId: "m_1", createdAt: at(2), text: "Done.", stopReason: "STOP" },
-      {
-        kind: "compaction",
-        id: "m_3",
-        sessionId: "s_1",
-        parentId: "m_2",
-        createdAt: at(3),
-        summary,
-        firstKeptMessageId: "m_1",
-        tokensBefore: 9_000,
-        tokensAfter: 6_100,
-      },
-    ];
+    const { summary, history } = withLongSummary();
     const events: string[] = [];
     const appended: Omit<CompactionMessage, "id" | "sessionId" | "parentId" | "createdAt">[] = [];
     const log = {
       event: (body: { type: string }) => void events.push(body.type),
       append: (record: (typeof appended)[number]) => {
         appended.push(record);
-        return { ...record, id: "m_4", sessionId: "s_1", parentId: "m_3", createdAt: at(4) };
+        return { ...record, id: "m_4", sessionId: "s_1", parentId: "m_3", createdAt: new Date(T0 + 4000).toISOString() };
       },
     };
     const model = new TestModel(reader(0));
