@@ -202,6 +202,15 @@ describe("bash: what a new team's everyday commands met (hunt 82), as GNU answer
     expect(await run(fs, "grep -c -o foo t.txt; grep -o foo t.txt | wc -l")).toEqual([0, "2\n3"]);
   });
 
+  it("grep says a file holding a NUL byte matches without printing its lines, as GNU grep (grep -r now goes into .git)", async () => {
+    const fs = tree();
+    fs.put(".git/objects/ab", "\u0000\u0001hello\u0000world\nhello again\n");
+    expect(await run(fs, "grep -r hello | sort; grep -rl hello .git; grep -c hello .git/objects/ab; printf 'a\\0b\\n' | grep a")).toEqual([
+      0,
+      ".env.example:hello=1\n.github/workflows/ci.yml:runs-on: hello\nb.txt:say hello\nsrc/.hidden.ts:hello\nsrc/a.ts:hello\n.git/objects/ab\n2\ngrep: .git/objects/ab: binary file matches\ngrep: (standard input): binary file matches",
+    ]);
+  });
+
   it("xargs -I takes a line per command, cut -f prints a line without the delimiter, tail -c +N starts at byte N", async () => {
     const fs = tree();
     expect(
