@@ -37,6 +37,9 @@ class EmptyOverlay implements OverlayStore {
   get(): Uint8Array | null {
     return null;
   }
+  stream(): null {
+    return null;
+  }
   put(): void {
     throw new Error("read-only bench overlay");
   }

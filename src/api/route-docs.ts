@@ -499,12 +499,12 @@ const CORE_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/sessions/:id/files/:path{[\\s\\S]+}",
-    summary: "A workspace file as the session sees it (its overlay first).",
+    summary: "A workspace file as the session sees it (its overlay first), streamed; one the session changed is one of its downloads.",
     auth: true,
     status: 200,
     answer: { type: "application/octet-stream", description: "the file's bytes" },
     answerHeaders: FILE_HEADERS,
-    errors: [...SESSION, "no_workspace", "workspace_not_found", ...FILE],
+    errors: [...SESSION, "no_workspace", "workspace_not_found", ...FILE, "too_many_downloads"],
   },
   {
     method: "get",

@@ -149,12 +149,15 @@ export const sessionRoutes = new Hono<AppBindings>()
   /** A workspace file as the session's agent sees it: its overlay first, then the snapshot. */
   .get("/:id/files/:path{[\\s\\S]+}", async (c) => {
     const { store, meta } = await requireSession(c);
-    const bytes = unwrapResult(await store.stub(meta.id).readFile(c.req.param("path")));
-    return new Response(bytes, {
+    const { size, body } = unwrapResult(await store.stub(meta.id).readFile(c.req.param("path")));
+    // A changed file comes as a JavaScript stream, whose length the runtime would not send: it is said.
+    const sized = new FixedLengthStream(size);
+    body.pipeTo(sized.writable).catch(() => {});
+    return new Response(sized.readable, {
       // Set here, as the workspace's file route does: a HEAD keeps it (app.ts answers HEAD without the body).
       headers: {
         "content-type": "application/octet-stream",
-        "content-length": String(bytes.byteLength),
+        "content-length": String(size),
         "x-content-type-options": "nosniff",
       },
     });

@@ -391,7 +391,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
-    "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`)",
+    "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`, and `/files/<path>` of a file the session changed)",
     `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`: ${RETRY_AFTER_SECONDS} s, or, when none of them has been read for ${SSE_STALL_GRACE_MS / 1000} s, the seconds until the first is cut short); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short (a client that hangs up holds its place until then when its hang-up does not reach the server, as under \`wrangler dev\`), and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s; a download cut short ends like a complete one (workerd ends a failed body normally), its last line broken off: a last line that does not parse means it was cut, so download again`,
   ],
   [

@@ -95,7 +95,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   destroy(): Promise<void>;
   /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */
   withdrawQueued(messageId: string): SessionResult<{ messageId: string }>;
-  readFile(path: string): Promise<SessionResult<Uint8Array>>;
+  readFile(path: string): Promise<SessionResult<{ size: number; body: ReadableStream<Uint8Array> }>>;
   changes(): Promise<SessionResult<ReadableStream<Uint8Array>>>;
 }
 

@@ -195,7 +195,7 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.open ? this.open.withdrawQueued(messageId) : notFound();
   }
 
-  async readFile(path: string): Promise<SessionResult<Uint8Array>> {
+  async readFile(path: string): Promise<SessionResult<{ size: number; body: ReadableStream<Uint8Array> }>> {
     return this.whileOpen((session) => session.readFile(path));
   }
 

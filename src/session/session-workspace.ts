@@ -55,10 +55,14 @@ export class SessionWorkspace {
     return this.opened;
   }
 
-  /** A file as the agent sees it (overlay first). */
-  async readFile(workspaceId: string, owner: string | null, path: string): Promise<Uint8Array> {
+  /** A file as the agent sees it (overlay first), as a stream with its size. */
+  async fileStream(
+    workspaceId: string,
+    owner: string | null,
+    path: string,
+  ): Promise<{ size: number; body: ReadableStream<Uint8Array>; changed: boolean }> {
     const fs = await this.open(workspaceId, owner);
-    return fs.readFile(resolveWorkspacePath(path));
+    return fs.fileStream(path);
   }
 
   /**

@@ -416,7 +416,7 @@ export class Session {
     const unread = wait === undefined ? "" : ` (their clients read nothing: the first is cut short in ${wait} s)`;
     return failure(
       "too_many_downloads",
-      `session '${this.id}' is already serving ${this.downloads.max} downloads of its logs and changes${unread}; retry once one of them has ended`,
+      `session '${this.id}' is already serving ${this.downloads.max} downloads of its logs, changes and changed files${unread}; retry once one of them has ended`,
       wait,
     );
   }
@@ -749,8 +749,19 @@ export class Session {
     return withdrawn;
   }
 
-  async readFile(path: string): Promise<SessionResult<Uint8Array>> {
-    return this.withWorkspace((meta, wid) => this.workspace.readFile(wid, meta.owner, path));
+  /**
+   * A file as the agent sees it, streamed: neither this object nor the Worker holds it whole (hunt 84:
+   * 16 unread reads of a 16 MiB file held over 300 MB). A changed file, which this object reads out of
+   * SQLite as its client reads, is one of the session's downloads; the rest stream from R2.
+   */
+  async readFile(path: string): Promise<SessionResult<{ size: number; body: ReadableStream<Uint8Array> }>> {
+    const file = await this.withWorkspace((meta, wid) => this.workspace.fileStream(wid, meta.owner, path));
+    if (!file.ok || !file.value.changed) return file.ok ? ok({ size: file.value.size, body: file.value.body }) : file;
+    if (!this.downloads.take()) {
+      await file.value.body.cancel();
+      return this.downloadsBusy();
+    }
+    return ok({ size: file.value.size, body: this.downloads.serve(file.value.body) });
   }
 
   /** The session's changes as a unified diff: one of the downloads it serves at once (`Downloads`). */

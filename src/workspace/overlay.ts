@@ -21,6 +21,8 @@ export interface OverlayStore {
   entry(path: string): OverlayEntry | null;
   /** Content written at `path`, or null for a whiteout or an unchanged path. */
   get(path: string): Uint8Array | null;
+  /** The same content as a stream with its size, for a download that need not hold it whole; null as for `get`. */
+  stream(path: string): { size: number; body: ReadableStream<Uint8Array> } | null;
   /** Records new content (replacing any earlier change of `path`). */
   put(path: string, bytes: Uint8Array, mode: number): void;
   /** Records that `path` is deleted. */
@@ -97,6 +99,8 @@ export class SqliteOverlay implements OverlayStore {
   private pathChars: number | null = null;
   private readonly transaction: <T>(fn: () => T) => T;
   private readonly stamp: () => number;
+  /** Per path, how often its current change was replaced in this object's life: a stream stops when it moves. */
+  private readonly replaced = new Map<string, number>();
 
   constructor(
     private readonly sql: SqlStorage,
@@ -170,6 +174,40 @@ export class SqliteOverlay implements OverlayStore {
     }
     if (offset !== head.size) throw new Error(`overlay content of '${path}' is ${offset} bytes, expected ${head.size}`);
     return out;
+  }
+
+  /**
+   * Reads a row (up to OVERLAY_CHUNK_BYTES) per pull, so an unread download holds one row, not a file
+   * of up to 16 MiB: the session's file route held whole files, and 16 unread reads of one took the
+   * isolate past 300 MB (hunt 84). A change of the path while the stream is read breaks it off.
+   */
+  stream(path: string): { size: number; body: ReadableStream<Uint8Array> } | null {
+    const head = this.entry(path);
+    if (!head || head.deleted) return null;
+    const version = this.replaced.get(path) ?? 0;
+    let chunk = 0;
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull: (controller) => {
+          if (sent === head.size) return controller.close();
+          const row =
+            (this.replaced.get(path) ?? 0) === version
+              ? this.sql
+                  .exec<{ data: ArrayBuffer | null }>("SELECT data FROM overlay WHERE path = ? AND chunk = ? AND deleted = 0", path, chunk)
+                  .toArray()[0]
+              : undefined;
+          if (!row) return controller.error(new Error(`'${path}' was changed while it was read`));
+          const bytes = new Uint8Array(row.data ?? new ArrayBuffer(0));
+          chunk++;
+          sent += bytes.byteLength;
+          controller.enqueue(bytes);
+          if (sent >= head.size) controller.close();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { size: head.size, body };
   }
 
   /** Records new content; `stamp` overrides the current stamp (a fork importing its source's changes). */
@@ -406,6 +444,7 @@ export class SqliteOverlay implements OverlayStore {
 
   /** Clears `path`'s current change, if any, for a new one: moved to the history, or dropped when `drop`. */
   private replace(path: string, drop: boolean): void {
+    this.replaced.set(path, (this.replaced.get(path) ?? 0) + 1);
     if (!drop) {
       const next = this.sql.exec<{ v: number }>("SELECT IFNULL(MAX(version), 0) + 1 AS v FROM overlay_history").one().v;
       this.sql.exec(

@@ -60,6 +60,21 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     return this.snapshot.readFile(canonical, signal);
   }
 
+  /**
+   * One file as a stream with its size, for a download: a changed one from the overlay (`changed`:
+   * produced by this object as it is read), the rest straight from R2.
+   */
+  async fileStream(path: string): Promise<{ size: number; body: ReadableStream<Uint8Array>; changed: boolean }> {
+    const canonical = resolveWorkspacePath(path);
+    const file = this.requireFile(canonical);
+    if (file.inOverlay) {
+      const stream = this.overlay.stream(canonical) ?? { size: 0, body: new Response(new Uint8Array(0)).body! };
+      return { ...stream, changed: true };
+    }
+    const { entry, body } = await this.snapshot.fileStream(canonical);
+    return { size: entry.size, body, changed: false };
+  }
+
   async *readFiles(paths: readonly string[], signal?: AbortSignal): AsyncIterable<{ path: string; bytes: Uint8Array }> {
     const view = this.current();
     const fromSnapshot: string[] = [];

@@ -78,8 +78,14 @@ it("a fork copies more written bytes than one RPC call carries (36 MB of copies)
   const sessionId = await sessionThatRan(["cp a.txt a2.txt && cp b.txt b2.txt", "cp c.txt c2.txt && rm a.txt"]);
   const forkId = await forkOf(sessionId);
   for (const name of ["a2.txt", "b2.txt", "c2.txt"]) {
+    // Streamed a stored row at a time (hunt 84), with the file's length.
     const copy = await api(`/api/sessions/${forkId}/files/${name}`);
-    expect([copy.status, (await copy.text()) === files[name.replace("2", "") as keyof typeof files]]).toEqual([200, true]);
+    const original = files[name.replace("2", "") as keyof typeof files];
+    expect([copy.status, copy.headers.get("content-length"), (await copy.text()) === original]).toEqual([
+      200,
+      String(original.length),
+      true,
+    ]);
   }
   expect((await api(`/api/sessions/${forkId}/files/a.txt`)).status).toBe(404);
   const source = await (await api(`/api/sessions/${sessionId}/changes`)).text();

@@ -1,7 +1,10 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent, AgentMessage } from "../../src/domain";
 import { DurableSessionStore } from "../../src/session/session-store";
+import { SqliteOverlay } from "../../src/workspace/overlay";
+import { tarOf } from "../workspace/archives";
 
 // GET .../messages, /events and /trace read from a seq on (hunt 35: the viewer re-read a long
 // session's whole history, megabytes, after every message of every run).
@@ -89,6 +92,38 @@ describe("log exports from a seq", () => {
     }
   });
 
+  it("a file the session changed streams from the object as one of its downloads; the snapshot's stream from R2 (hunt 84)", async () => {
+    const tar = await tarOf({ "a.txt": "from the snapshot\n" });
+    const upload = await exports.default.fetch(
+      new Request("http://localhost/api/workspaces", { method: "POST", body: tar, headers: { "content-type": "application/x-tar" } }),
+    );
+    const { workspaceId } = (await upload.json()) as { workspaceId: string };
+    const created = await exports.default.fetch(
+      new Request("http://localhost/api/sessions", {
+        method: "POST",
+        body: JSON.stringify({ workspaceId }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    const sid = ((await created.json()) as { sessionId: string }).sessionId;
+    // 12 MB written by the session (as a run's write would store it): more than the streams between the object and a client buffer.
+    const big = new Uint8Array(12_000_000).fill(0x61);
+    await runInDurableObject(store.stub(sid), (_instance, state) => new SqliteOverlay(state.storage.sql).put("big.txt", big, 0o644));
+    const open = [];
+    for (let i = 0; i < 4; i++) open.push(await api(`/api/sessions/${sid}/files/big.txt`));
+    expect(open.map((res) => [res.status, res.headers.get("content-length")])).toEqual(Array(4).fill([200, "12000000"]));
+    const refused = await api(`/api/sessions/${sid}/files/big.txt`);
+    expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([429, "too_many_downloads"]);
+    // The snapshot's files are not the object's to produce: they are served meanwhile.
+    const plain = await api(`/api/sessions/${sid}/files/a.txt`);
+    expect([plain.status, await plain.text()]).toEqual([200, "from the snapshot\n"]);
+    // Read to its end, a download gives its place back.
+    expect((await open[0]!.arrayBuffer()).byteLength).toBe(12_000_000);
+    const again = await api(`/api/sessions/${sid}/files/big.txt`);
+    expect(again.status).toBe(200);
+    for (const res of [...open.slice(1), again]) await res.body?.cancel();
+  });
+
   it("a session serves 4 downloads at once: a fifth is 429 too_many_downloads with Retry-After; one read to its end frees its place", async () => {
     const sid = await sessionOf12MB();
     const path = `/api/sessions/${sid}/messages`;
@@ -103,7 +138,7 @@ describe("log exports from a seq", () => {
       {
         error: {
           code: "too_many_downloads",
-          message: `session '${sid}' is already serving 4 downloads of its logs and changes; retry once one of them has ended`,
+          message: `session '${sid}' is already serving 4 downloads of its logs, changes and changed files; retry once one of them has ended`,
           requestId: expect.any(String),
         },
       },
@@ -117,7 +152,7 @@ describe("log exports from a seq", () => {
     const wait = Number(later.headers.get("retry-after"));
     expect([later.status, wait >= 50 && wait <= 55]).toEqual([429, true]);
     expect(((await later.json()) as { error: { message: string } }).error.message).toBe(
-      `session '${sid}' is already serving 4 downloads of its logs and changes (their clients read nothing: the first is cut short in ${wait} s); retry once one of them has ended`,
+      `session '${sid}' is already serving 4 downloads of its logs, changes and changed files (their clients read nothing: the first is cut short in ${wait} s); retry once one of them has ended`,
     );
 
     const whole = (await open[0]!.text()).split("\n").filter(Boolean);

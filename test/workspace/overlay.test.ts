@@ -75,6 +75,35 @@ describe("SqliteOverlay", () => {
       expect(sql.exec("SELECT count(*) AS n FROM overlay WHERE path = 'big.bin'").one()).toEqual({ n: 1 });
     }));
 
+  it("streams content a row per pull, and breaks the stream off when the path changes meanwhile (hunt 84)", () =>
+    withSql("overlay-stream", async (sql) => {
+      const overlay = new SqliteOverlay(sql);
+      const big = new Uint8Array(OVERLAY_CHUNK_BYTES * 2 + 123);
+      for (let i = 0; i < big.byteLength; i++) big[i] = (i * 7) % 251;
+      overlay.put("big.bin", big, 0o644);
+      overlay.put("empty", new Uint8Array(0), 0o644);
+      overlay.whiteout("gone.txt");
+      expect([overlay.stream("gone.txt"), overlay.stream("never")]).toEqual([null, null]);
+      const read = async (body: ReadableStream<Uint8Array>) => {
+        const parts: number[] = [];
+        const reader = body.getReader();
+        for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value.byteLength);
+        return parts;
+      };
+      const streamed = overlay.stream("big.bin")!;
+      expect(streamed.size).toBe(big.byteLength);
+      const [a, b] = streamed.body.tee();
+      expect(await read(a)).toEqual([OVERLAY_CHUNK_BYTES, OVERLAY_CHUNK_BYTES, 123]);
+      expect(await sha256(new Uint8Array(await new Response(b).arrayBuffer()))).toBe(await sha256(big));
+      const empty = overlay.stream("empty")!;
+      expect([empty.size, await read(empty.body)]).toEqual([0, []]);
+      // A write of the path between two pulls: the first row was of the old content, so the rest is refused.
+      const changing = overlay.stream("big.bin")!.body.getReader();
+      expect((await changing.read()).value?.byteLength).toBe(OVERLAY_CHUNK_BYTES);
+      overlay.put("big.bin", big, 0o644);
+      await expect(changing.read()).rejects.toThrow("'big.bin' was changed while it was read");
+    }));
+
   it("refuses files over its limit with file_too_large and stores nothing", () =>
     withSql("overlay-4", (sql) => {
       const overlay = new SqliteOverlay(sql, { maxFileBytes: 1000 });

@@ -82,7 +82,7 @@ function emptyOverlay(): OverlayStore {
   const refuse = () => {
     throw new Error("read-only test overlay");
   };
-  return { list: () => [], entry: () => null, get: () => null, put: refuse, whiteout: refuse };
+  return { list: () => [], entry: () => null, get: () => null, stream: () => null, put: refuse, whiteout: refuse };
 }
 
 /** What `searchTexts` yields per path: the pieces to search and whether the text is complete. */
