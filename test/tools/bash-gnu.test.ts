@@ -211,6 +211,31 @@ describe("bash: what a new team's everyday commands met (hunt 82), as GNU answer
     ]);
   });
 
+  it("hunt 83: --exclude-dir spares the implicit working directory, -q still says why, printf of large numbers, xargs -I quotes", async () => {
+    const fs = tree();
+    expect(
+      await run(fs, "grep -r --exclude-dir='.*' hello | sort; grep -r --exclude-dir='.*' hello . ; grep -rq hello missing; echo rc=$?"),
+    ).toEqual([
+      0,
+      ".env.example:hello=1\nb.txt:say hello\nsrc/.hidden.ts:hello\nsrc/a.ts:hello\nrc=2\ngrep: missing: No such file or directory",
+    ]);
+    expect(await run(fs, `awk 'BEGIN{printf "%.25g|%.30g|%f|%.2f\\n", 1e21, 2^70, 1e22, -3e21}'`)).toEqual([
+      0,
+      "1000000000000000000000|1180591620717411303424|10000000000000000000000.000000|-3000000000000000000000.00",
+    ]);
+    expect(await run(fs, `printf "'q u'\\n\\"dq x\\"\\nback\\\\\\\\slash\\nit's\\nafter\\n" | xargs -I{} echo '[{}]'`)).toEqual([
+      1,
+      "[q u]\n[dq x]\n[backslash]\nxargs: unmatched single quote; by default quotes are special to xargs unless you use the -0 option\n\n[Command exited with code 1]",
+    ]);
+  });
+
+  it("awk's printf takes time linear in what it prints (it measured all its output at each call: a 3.6 MB file ran past the 10 s timeout, hunt 83)", async () => {
+    const fs = tree();
+    // 9,000 records (the shell's loop bound is 10,000) of 400 bytes.
+    fs.put("big.txt", `${"x".repeat(399)}\n`.repeat(9_000));
+    expect(await run(fs, "awk '{printf \"%s\\n\", $0}' big.txt | wc -c")).toEqual([0, "3600000"]);
+  });
+
   it("xargs -I takes a line per command, cut -f prints a line without the delimiter, tail -c +N starts at byte N", async () => {
     const fs = tree();
     expect(
