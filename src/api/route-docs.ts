@@ -194,6 +194,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       "ingest_busy",
       "path_escape",
       ...KEY,
+      "quota_exceeded",
     ],
   },
   {
@@ -272,7 +273,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     status: 201,
     answerHeaders: [sessionLocation],
     answer: json(SessionCreated, "SessionCreated", { sessionId: SID, workspaceId: WID, projectId: null, createdAt: T }),
-    errors: [...JSON_BODY, ...KEY, "invalid_workspace_id", "workspace_not_found", "project_not_found", "session_exists"],
+    errors: [...JSON_BODY, ...KEY, "invalid_workspace_id", "workspace_not_found", "project_not_found", "session_exists", "quota_exceeded"],
   },
   {
     method: "post",
@@ -305,6 +306,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       "invalid_record",
       "record_too_large",
       "session_exists",
+      "quota_exceeded",
     ],
   },
   {
@@ -385,6 +387,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
       "session_exists",
       "record_too_large",
       "fork_source_changed",
+      "quota_exceeded",
     ],
   },
   {
@@ -611,7 +614,7 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
     body: json(EmptyBody, "Empty", {}),
     status: 201,
     answer: json(ScorecardAnswer, "ScorecardAnswer"),
-    errors: [...PROJECT, ...JSON_BODY, "case_not_found", "case_not_replayable"],
+    errors: [...PROJECT, ...JSON_BODY, "case_not_found", "case_not_replayable", "quota_exceeded"],
   },
   {
     method: "post",

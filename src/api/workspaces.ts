@@ -40,7 +40,11 @@ export const workspaceRoutes = new Hono<AppBindings>()
         const workspaceId = randomIds.next("workspace");
         // Chunks are stored as the body arrives; should the request die before listing the
         // snapshot, the tenant removes them later (a refused upload removes its own at once).
-        await tenant.expectCreation({ kind: "workspace", id: workspaceId, r2Prefix: workspaceKeys(workspaceId).prefix }, Date.now());
+        const full = await tenant.expectCreation(
+          { kind: "workspace", id: workspaceId, r2Prefix: workspaceKeys(workspaceId).prefix },
+          Date.now(),
+        );
+        if (full) throw new HarnessError("quota_exceeded", full);
         return ingestWorkspace(c.env.STORE, pacedUpload(archive), {
           contentType: c.req.header("content-type"),
           workspaceId,

@@ -164,6 +164,12 @@ export const ERROR_REGISTRY = {
   // Workspaces and files
   workspace_not_found: { status: 404, in: ["api", "run"], meaning: "no such workspace, or it belongs to another tenant" },
   workspace_in_use: { status: 409, in: ["api"], meaning: "sessions still use this workspace; delete them before the workspace" },
+  quota_exceeded: {
+    status: 403,
+    in: ["api"],
+    meaning:
+      "the tenant already keeps as many sessions or workspaces, or as many workspace bytes, as one tenant may; delete some to make room",
+  },
   project_in_use: {
     status: 409,
     in: ["api"],

@@ -6,6 +6,7 @@
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
 
 // Requests
 /** JSON request bodies above this are refused with 413 `body_too_large`. */
@@ -324,6 +325,15 @@ export const MAX_PATH_DEPTH = MAX_PATH_CHARS / 2;
 export const MAX_QUEUED_MESSAGES = 100;
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+// A tenant's storage, so one token cannot fill the operator's (hunt 84: nothing bounded it). Checked
+// as a session or workspace is about to be stored; past them, 403 `quota_exceeded`.
+/** Sessions one tenant keeps at once (deleting one makes room). */
+export const MAX_TENANT_SESSIONS = 10_000;
+/** Workspaces one tenant keeps at once. */
+export const MAX_TENANT_WORKSPACES = 1_000;
+/** Source bytes of one tenant's workspaces together: an upload starts only while they are below it. */
+export const MAX_TENANT_WORKSPACE_BYTES = 10 * GiB;
 /**
  * How long a session or workspace that is being created may stay unlisted before its tenant removes
  * what it stored (a request that died half-way): past any retry's Idempotency-Key, which could still
@@ -366,6 +376,7 @@ export const BASH_MAX_TRAVERSAL_OPERATIONS = 4 * (MAX_ARCHIVE_FILES + MAX_SESSIO
 
 /** `n` bytes as the README writes them: `256 KiB`, `16 MiB`, `50 KB`... */
 function bytes(n: number): string {
+  if (n % GiB === 0) return `${n / GiB} GiB`;
   if (n % MiB === 0) return `${n / MiB} MiB`;
   if (n % KiB === 0) return `${n / KiB} KiB`;
   return `${n} bytes`;
@@ -401,6 +412,10 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   [
     "Idempotency-Key / requestId",
     `${count(MAX_IDEMPOTENCY_KEY_CHARS)} printable ASCII characters without spaces, remembered ${IDEMPOTENCY_TTL_MS / 3_600_000} h per tenant`,
+  ],
+  [
+    "a tenant's storage",
+    `${count(MAX_TENANT_SESSIONS)} sessions and ${count(MAX_TENANT_WORKSPACES)} workspaces at once, and ${bytes(MAX_TENANT_WORKSPACE_BYTES)} of workspace files together (an upload starts only while the tenant holds less, so the one that passes it is kept); past them a new session (created, imported or forked) or upload is 403 \`quota_exceeded\`: delete sessions or workspaces to make room`,
   ],
   ["session list page", `\`limit\` 1-${MAX_SESSION_PAGE} (default ${DEFAULT_SESSION_PAGE})`],
   ["workspace list page", `\`limit\` 1-${MAX_WORKSPACE_PAGE} (default ${DEFAULT_WORKSPACE_PAGE})`],

@@ -118,8 +118,9 @@ export class DurableSessionStore {
    * Tells the tenant a session is about to be stored: if the request dies before listing it (a crash
    * between filling the object and listing it), the tenant removes the object later.
    */
-  private expectSession(record: CreateSessionInput): Promise<void> {
-    return this.tenantIndex(record.owner).expectCreation({ kind: "session", id: record.id, r2Prefix: null }, Date.now());
+  private async expectSession(record: CreateSessionInput): Promise<void> {
+    const full = await this.tenantIndex(record.owner).expectCreation({ kind: "session", id: record.id, r2Prefix: null }, Date.now());
+    if (full) throw new HarnessError("quota_exceeded", full);
   }
 
   /** Creates the session object; with `retry`, an object left by an earlier attempt of the same request is taken as is. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IDEMPOTENCY_TTL_MS, isoTime, nonBlank } from "../domain";
+import { IDEMPOTENCY_TTL_MS, isoTime, MAX_TENANT_SESSIONS, nonBlank } from "../domain";
 import { RowOrder } from "./row-order";
 
 /** One session as its tenant's index lists it. */
@@ -99,6 +99,14 @@ export class SessionIndex {
         .some((c) => c.name === "deleting")
     )
       sql.exec(`ALTER TABLE projects ADD COLUMN deleting INTEGER NOT NULL DEFAULT 0`);
+  }
+
+  /** Why no session may be added: the tenant keeps MAX_TENANT_SESSIONS (those being deleted included); else null. */
+  fullReason(): string | null {
+    const n = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions`).one().n;
+    return n < MAX_TENANT_SESSIONS
+      ? null
+      : `this tenant keeps ${n} sessions, as many as one tenant may (${MAX_TENANT_SESSIONS}); delete sessions to make room`;
   }
 
   /** Lists a session; `summary` when it starts with content (a fork). An entry already there is kept. */

@@ -9,9 +9,10 @@ export type SessionListing = "listed" | "workspace_deleted" | "project_deleting"
 export interface TenantRpc extends Rpc.DurableObjectBranded {
   /**
    * Announces a session or workspace about to store something before it is listed: unless listed
-   * within ABANDONED_CREATION_MS, what it stored is removed.
+   * within ABANDONED_CREATION_MS, what it stored is removed. Refused (the reason, nothing noted) when
+   * the tenant keeps as many as it may (MAX_TENANT_SESSIONS, MAX_TENANT_WORKSPACES, MAX_TENANT_WORKSPACE_BYTES).
    */
-  expectCreation(creation: PendingCreation, nowMs: number): Promise<void>;
+  expectCreation(creation: PendingCreation, nowMs: number): Promise<string | null>;
   /**
    * Lists a session that learns into the project `learnsInto` (its own, or the default one); not when
    * its workspace is being or was deleted, nor while that project is being deleted (a case it

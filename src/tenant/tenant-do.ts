@@ -40,9 +40,12 @@ export class TenantDO extends DurableObject<AppEnv> implements TenantRpc {
     this.pending = new PendingCreations(ctx.storage.sql);
   }
 
-  async expectCreation(creation: PendingCreation, nowMs: number): Promise<void> {
+  async expectCreation(creation: PendingCreation, nowMs: number): Promise<string | null> {
+    const full = creation.kind === "session" ? this.sessions.fullReason() : this.workspaces.fullReason();
+    if (full) return full;
     this.pending.expect(creation, nowMs);
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(this.pending.nextDeadline() ?? nowMs);
+    return null;
   }
 
   addSession(entry: SessionIndexEntry, learnsInto: string, summary?: Pick<SessionSummary, "updatedAt" | "counts">): SessionListing {

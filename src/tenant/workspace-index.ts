@@ -1,4 +1,4 @@
-import { IDEMPOTENCY_TTL_MS } from "../domain";
+import { IDEMPOTENCY_TTL_MS, MAX_TENANT_WORKSPACE_BYTES, MAX_TENANT_WORKSPACES } from "../domain";
 import { RowOrder } from "./row-order";
 import { encodeCursor, type ListPosition } from "./session-index";
 
@@ -42,6 +42,21 @@ export class WorkspaceIndex {
     );
     sql.exec(`CREATE TABLE IF NOT EXISTS deleted_workspaces (id TEXT PRIMARY KEY, done INTEGER NOT NULL, at_ms INTEGER NOT NULL)`);
     sql.exec(`CREATE INDEX IF NOT EXISTS sessions_by_workspace ON sessions (workspace_id)`);
+  }
+
+  /**
+   * Why no workspace may be uploaded: the tenant keeps MAX_TENANT_WORKSPACES, or MAX_TENANT_WORKSPACE_BYTES
+   * of files in them (those being deleted included); else null.
+   */
+  fullReason(): string | null {
+    const { n, bytes } = this.sql
+      .exec<{ n: number; bytes: number }>(`SELECT COUNT(*) AS n, IFNULL(SUM(bytes), 0) AS bytes FROM workspaces`)
+      .one();
+    if (n >= MAX_TENANT_WORKSPACES)
+      return `this tenant keeps ${n} workspaces, as many as one tenant may (${MAX_TENANT_WORKSPACES}); delete workspaces to make room`;
+    if (bytes >= MAX_TENANT_WORKSPACE_BYTES)
+      return `this tenant's workspaces hold ${bytes} bytes of files, as much as one tenant may (${MAX_TENANT_WORKSPACE_BYTES}); delete workspaces to make room`;
+    return null;
   }
 
   /** Lists a stored snapshot (an entry already there is kept; a deleted one is not listed again). */
