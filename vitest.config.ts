@@ -21,6 +21,7 @@ export default defineConfig({
           STREAM_TOKEN_SECRET: "",
           CORS_ORIGINS: "",
           OPEN_HOSTS: "",
+          ALLOWED_MODELS: "",
         },
       },
     }),

@@ -23,4 +23,6 @@ export interface AppEnv {
   MODEL?: string;
   /** The configured model's context window in tokens (a prompt's `contextWindow` wins). */
   MODEL_CONTEXT_WINDOW?: string;
+  /** Model names a prompt may name besides MODEL (comma-separated); unset: any. Replays are always allowed. */
+  ALLOWED_MODELS?: string;
 }

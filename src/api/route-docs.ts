@@ -446,7 +446,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     body: json(PromptBody, "Prompt", { text: "Where is the HTTP server started?", allowWrite: false, maxTurns: 6 }),
     status: 200,
     answer: sseAnswer(PROMPT_STREAM_END),
-    errors: [...SESSION, ...JSON_BODY, ...KEY, "session_busy", "queue_full", "run_not_found"],
+    errors: [...SESSION, ...JSON_BODY, ...KEY, "session_busy", "queue_full", "run_not_found", "model_not_allowed"],
   },
   {
     method: "delete",

@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { type AgentPromptCommand, AgentRunOptions, HarnessError, nowIso, type PromptDelivery, unwrapResult } from "../domain";
+import type { AppEnv } from "../env";
+import { REPLAY_MODEL_PREFIX } from "../model/replay-client";
 import { SESSION_STREAM_ORIGIN, SESSION_STREAM_PATHS } from "../session/session-api";
 import { readJsonBody, readQuery } from "./body";
 import { type AppBindings, isHead } from "./context";
@@ -20,6 +22,7 @@ export const runRoutes = new Hono<AppBindings>()
     const { store, meta } = await requireSession(c);
     const { requestId, ...body } = await readJsonBody(c, PromptBody);
     const { text, model, retryOf, contextWindow, whenBusy, afterFailedRun, ...limits } = body;
+    if (model) requireAllowedModel(model, c.env);
     // The session replays the stream of the run the key started (recorded with the run, in one step).
     const claimed = await claimIdempotencyKey(c, requestId, ["POST /api/sessions/:id/messages/stream", meta.id, body], {});
     const command: AgentPromptCommand = {
@@ -95,4 +98,21 @@ async function fromSession(response: Response): Promise<Response> {
   const code = body?.error?.code ?? "";
   if (isApiCode(code)) throw new HarnessError(code, body?.error?.message ?? code);
   throw new Error(`the session answered ${response.status}`);
+}
+
+/**
+ * A prompt's model, when the deployment lists the ones it offers (ALLOWED_MODELS): one of them, MODEL,
+ * or a replay (which calls no provider). A tenant otherwise picks any model on the operator's key (hunt 84).
+ */
+export function requireAllowedModel(model: string, env: AppEnv): void {
+  const listed = env.ALLOWED_MODELS?.split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  if (!listed || listed.length === 0 || model.startsWith(REPLAY_MODEL_PREFIX)) return;
+  const offered = new Set([...listed, ...(env.MODEL?.trim() ? [env.MODEL.trim()] : [])]);
+  if (offered.has(model.trim())) return;
+  throw new HarnessError(
+    "model_not_allowed",
+    `this deployment offers the models ${[...offered].map((name) => JSON.stringify(name)).join(", ")}; the prompt named ${JSON.stringify(model.slice(0, 200))}`,
+  );
 }

@@ -164,6 +164,11 @@ export const ERROR_REGISTRY = {
   // Workspaces and files
   workspace_not_found: { status: 404, in: ["api", "run"], meaning: "no such workspace, or it belongs to another tenant" },
   workspace_in_use: { status: 409, in: ["api"], meaning: "sessions still use this workspace; delete them before the workspace" },
+  model_not_allowed: {
+    status: 400,
+    in: ["api"],
+    meaning: "the prompt names a model this deployment does not offer (ALLOWED_MODELS); name one of them, or none for MODEL",
+  },
   quota_exceeded: {
     status: 403,
     in: ["api"],
