@@ -149,18 +149,18 @@ export const sessionRoutes = new Hono<AppBindings>()
   /** A workspace file as the session's agent sees it: its overlay first, then the snapshot. */
   .get("/:id/files/:path{[\\s\\S]+}", async (c) => {
     const { store, meta } = await requireSession(c);
+    const headers = (size: number) => ({
+      "content-type": "application/octet-stream",
+      "content-length": String(size),
+      "x-content-type-options": "nosniff",
+    });
+    // A HEAD opens no stream: one of a changed file would hold a download's place until its cutoff (hunt 85).
+    if (isHead(c)) return new Response(null, { headers: headers(unwrapResult(await store.stub(meta.id).fileSize(c.req.param("path")))) });
     const { size, body } = unwrapResult(await store.stub(meta.id).readFile(c.req.param("path")));
     // A changed file comes as a JavaScript stream, whose length the runtime would not send: it is said.
     const sized = new FixedLengthStream(size);
     body.pipeTo(sized.writable).catch(() => {});
-    return new Response(sized.readable, {
-      // Set here, as the workspace's file route does: a HEAD keeps it (app.ts answers HEAD without the body).
-      headers: {
-        "content-type": "application/octet-stream",
-        "content-length": String(size),
-        "x-content-type-options": "nosniff",
-      },
-    });
+    return new Response(sized.readable, { headers: headers(size) });
   })
   /** Every change this session made, as a unified diff that `git apply` accepts on the snapshot. */
   .get("/:id/changes", async (c) => {

@@ -96,6 +96,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   /** Withdraws an undelivered queued message (`queued_message_not_found` otherwise). */
   withdrawQueued(messageId: string): SessionResult<{ messageId: string }>;
   readFile(path: string): Promise<SessionResult<{ size: number; body: ReadableStream<Uint8Array> }>>;
+  /** A file's size, for a HEAD: no stream, so no download's place. */
+  fileSize(path: string): Promise<SessionResult<number>>;
   changes(): Promise<SessionResult<ReadableStream<Uint8Array>>>;
 }
 

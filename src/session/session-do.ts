@@ -195,6 +195,10 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.open ? this.open.withdrawQueued(messageId) : notFound();
   }
 
+  async fileSize(path: string): Promise<SessionResult<number>> {
+    return this.whileOpen((session) => session.fileSize(path));
+  }
+
   async readFile(path: string): Promise<SessionResult<{ size: number; body: ReadableStream<Uint8Array> }>> {
     return this.whileOpen((session) => session.readFile(path));
   }

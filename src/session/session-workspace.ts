@@ -55,6 +55,11 @@ export class SessionWorkspace {
     return this.opened;
   }
 
+  /** A file's size as the agent sees it (overlay first). */
+  async fileSize(workspaceId: string, owner: string | null, path: string): Promise<number> {
+    return (await this.open(workspaceId, owner)).fileSize(path);
+  }
+
   /** A file as the agent sees it (overlay first), as a stream with its size. */
   async fileStream(
     workspaceId: string,

@@ -764,6 +764,11 @@ export class Session {
     return ok({ size: file.value.size, body: this.downloads.serve(file.value.body) });
   }
 
+  /** What a HEAD of a file answers: its size; no stream is opened, so no download's place is taken (hunt 85). */
+  async fileSize(path: string): Promise<SessionResult<number>> {
+    return this.withWorkspace((meta, wid) => this.workspace.fileSize(wid, meta.owner, path));
+  }
+
   /** The session's changes as a unified diff: one of the downloads it serves at once (`Downloads`). */
   async changes(): Promise<SessionResult<ReadableStream<Uint8Array>>> {
     if (!this.downloads.take()) return this.downloadsBusy();

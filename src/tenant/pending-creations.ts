@@ -35,6 +35,16 @@ export class PendingCreations {
     );
   }
 
+  /** Creations of `kind` announced and not listed yet: they count toward the tenant's bounds. */
+  count(kind: CreationKind): number {
+    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM pending_creations WHERE kind = ?`, kind).one().n;
+  }
+
+  /** `id` was announced and not listed yet. */
+  has(kind: CreationKind, id: string): boolean {
+    return this.sql.exec(`SELECT 1 FROM pending_creations WHERE kind = ? AND id = ?`, kind, id).toArray().length > 0;
+  }
+
   /** Listed (or removed): nothing to clean up. */
   done(kind: CreationKind, id: string): void {
     this.sql.exec(`DELETE FROM pending_creations WHERE kind = ? AND id = ?`, kind, id);

@@ -101,9 +101,13 @@ export class SessionIndex {
       sql.exec(`ALTER TABLE projects ADD COLUMN deleting INTEGER NOT NULL DEFAULT 0`);
   }
 
-  /** Why no session may be added: the tenant keeps MAX_TENANT_SESSIONS (those being deleted included); else null. */
-  fullReason(): string | null {
-    const n = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions`).one().n;
+  /**
+   * Why session `id` may not be added: the tenant keeps MAX_TENANT_SESSIONS with the `pending` ones
+   * being made (those being deleted included); else null, also for an id already listed (a retry).
+   */
+  fullReason(id: string, pending: number): string | null {
+    if (this.sql.exec(`SELECT 1 FROM sessions WHERE id = ?`, id).toArray().length > 0) return null;
+    const n = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions`).one().n + pending;
     return n < MAX_TENANT_SESSIONS
       ? null
       : `this tenant keeps ${n} sessions, as many as one tenant may (${MAX_TENANT_SESSIONS}); delete sessions to make room`;

@@ -46,12 +46,12 @@ export class WorkspaceIndex {
 
   /**
    * Why no workspace may be uploaded: the tenant keeps MAX_TENANT_WORKSPACES, or MAX_TENANT_WORKSPACE_BYTES
-   * of files in them (those being deleted included); else null.
+   * of files in them (those being deleted included, and with the `pending` uploads under way); else null.
    */
-  fullReason(): string | null {
-    const { n, bytes } = this.sql
-      .exec<{ n: number; bytes: number }>(`SELECT COUNT(*) AS n, IFNULL(SUM(bytes), 0) AS bytes FROM workspaces`)
-      .one();
+  fullReason(pending: number): string | null {
+    const row = this.sql.exec<{ n: number; bytes: number }>(`SELECT COUNT(*) AS n, IFNULL(SUM(bytes), 0) AS bytes FROM workspaces`).one();
+    const n = row.n + pending;
+    const bytes = row.bytes;
     if (n >= MAX_TENANT_WORKSPACES)
       return `this tenant keeps ${n} workspaces, as many as one tenant may (${MAX_TENANT_WORKSPACES}); delete workspaces to make room`;
     if (bytes >= MAX_TENANT_WORKSPACE_BYTES)

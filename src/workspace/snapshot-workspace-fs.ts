@@ -60,6 +60,11 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     return this.snapshot.readFile(canonical, signal);
   }
 
+  /** What a HEAD of the file answers: its size, and no stream (one would hold a download's place for nothing, hunt 85). */
+  fileSize(path: string): number {
+    return this.requireFile(resolveWorkspacePath(path)).size;
+  }
+
   /**
    * One file as a stream with its size, for a download: a changed one from the overlay (`changed`:
    * produced by this object as it is read), the rest straight from R2.

@@ -52,7 +52,9 @@ it("past its sessions, workspaces or workspace bytes a tenant's new ones are 403
   expect((await upload()).status).toBe(201);
 
   // As many sessions as a tenant may keep: creating, importing and forking are refused; one deleted makes room.
-  const created = await post("/api/sessions", {});
+  const keyed = () =>
+    api("/api/sessions", { method: "POST", body: "{}", headers: { "content-type": "application/json", "idempotency-key": "make-one" } });
+  const created = await keyed();
   const { sessionId } = (await created.json()) as { sessionId: string };
   await inTenant(
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${MAX_TENANT_SESSIONS - 1})
@@ -68,6 +70,13 @@ it("past its sessions, workspaces or workspace bytes a tenant's new ones are 403
   expect((await refusal(imported))[1]).toMatchObject(full);
   expect((await refusal(await post(`/api/sessions/${sessionId}/fork`, {})))[1]).toMatchObject(full);
   expect(await pendingRows()).toBe(0);
+  // A repeat of the keyed request that made a session answers as it did: that session was counted (hunt 85).
+  const repeat = await keyed();
+  expect([repeat.status, ((await repeat.json()) as { sessionId: string }).sessionId]).toEqual([201, sessionId]);
   await inTenant(`DELETE FROM sessions WHERE id = 's_fake1'`);
+  // Creations under way count too: requests at once cannot pass the bound together (hunt 85).
+  await inTenant(`INSERT INTO pending_creations (kind, id, r2_prefix, since_ms) VALUES ('session', 's_making', NULL, ${Date.now()})`);
+  expect((await refusal(await post("/api/sessions", {})))[1]).toMatchObject({ code: "quota_exceeded" });
+  await inTenant(`DELETE FROM pending_creations WHERE id = 's_making'`);
   expect((await post("/api/sessions", {})).status).toBe(201);
 });

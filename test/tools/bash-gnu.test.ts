@@ -236,6 +236,19 @@ describe("bash: what a new team's everyday commands met (hunt 82), as GNU answer
     expect(await run(fs, "awk '{printf \"%s\\n\", $0}' big.txt | wc -c")).toEqual([0, "3600000"]);
   });
 
+  it("hunt 85: grep -q keeps earlier files' messages, awk's printf names its bound, [\\1] is no back-reference", async () => {
+    const fs = tree();
+    expect(await run(fs, "grep -q foo missing.txt t.txt; echo rc=$?; echo 'a1' | sed 's/[\\1]/X/'")).toEqual([
+      0,
+      // GNU prints aX: inside a bracket expression a backslash is a character of its own; just-bash reads \1 there as an escape.
+      "rc=0\na1\ngrep: missing.txt: No such file or directory",
+    ]);
+    expect(await run(fs, 'awk \'BEGIN{for(i=0;i<9000;i++) printf "%500s", "x"}\' | wc -c')).toEqual([
+      0,
+      "4194000\nawk: output size limit exceeded (4194304 bytes)",
+    ]);
+  });
+
   it("xargs -I takes a line per command, cut -f prints a line without the delimiter, tail -c +N starts at byte N", async () => {
     const fs = tree();
     expect(
