@@ -756,12 +756,14 @@ export class Session {
    */
   async readFile(path: string): Promise<SessionResult<{ size: number; body: ReadableStream<Uint8Array> }>> {
     const file = await this.withWorkspace((meta, wid) => this.workspace.fileStream(wid, meta.owner, path));
-    if (!file.ok || !file.value.changed) return file.ok ? ok({ size: file.value.size, body: file.value.body }) : file;
+    if (!file.ok) return file;
+    const { size, body, changed } = file.value;
+    if (!changed) return ok({ size, body });
     if (!this.downloads.take()) {
-      await file.value.body.cancel();
+      await body.cancel();
       return this.downloadsBusy();
     }
-    return ok({ size: file.value.size, body: this.downloads.serve(file.value.body) });
+    return ok({ size, body: this.downloads.serve(body) });
   }
 
   /** What a HEAD of a file answers: its size; no stream is opened, so no download's place is taken (hunt 85). */

@@ -59,8 +59,7 @@ export interface GrepCall {
  */
 export const GREP_MAX_PATTERN_CHARS = 16 * 1024;
 
-/** `\1` to `\9` not escaped: just-bash matches in linear time (RE2), which has no back-references. */
-const BACK_REFERENCE = /(^|[^\\])(\\\\)*\\[1-9]/;
+/** Refused: just-bash matches in linear time (RE2), which has no back-references. */
 const BACK_REFERENCE_REFUSAL =
   "back-references (\\1 to \\9) are not supported by this shell's grep, which matches in linear time; the grep tool takes them";
 
@@ -192,7 +191,7 @@ export function grepCall(args: readonly string[], syntax: Syntax = "G"): GrepCal
     return { args: out, noMessages, countCap, refusal };
   }
   const regexes = syntax === "F" ? [] : fromOperand ? operands.slice(0, 1).map((at) => out[at]!) : patterns;
-  if (regexes.some((p) => BACK_REFERENCE.test(p))) return { args: out, noMessages, countCap, refusal: BACK_REFERENCE_REFUSAL };
+  if (regexes.some(hasBackReference)) return { args: out, noMessages, countCap, refusal: BACK_REFERENCE_REFUSAL };
   if (patterns.length === 0) return { args: out, noMessages, countCap };
   // Several basic patterns are joined as alternatives, where a `$` is an anchor only at the end: each in a group.
   const grouped = syntax === "G" && patterns.length > 1;
@@ -210,6 +209,16 @@ function gnuPattern(pattern: string, syntax: Syntax): string {
   if (syntax === "G") return wordStarts(gnuBasicRepeats(pattern));
   if (syntax === "E") return wordStarts(pattern);
   return pattern;
+}
+
+/** `\1` to `\9` outside bracket expressions (in one, `[\1]` is a backslash and a 1), as the sed check of the patch reads them. */
+function hasBackReference(pattern: string): boolean {
+  const closers = lastClosers(pattern);
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] === "[") i = bracketEnd(pattern, i, closers) - 1;
+    else if (pattern[i] === "\\" && /[1-9]/.test(pattern[++i] ?? "")) return true;
+  }
+  return false;
 }
 
 /** `\<` (the start of a word, which just-bash never matched) as `\b`, outside bracket expressions. */

@@ -21,6 +21,9 @@ describe("grepArgs: grep's arguments as just-bash must get them to answer as GNU
     expect(grepCall(["-E", "(a)\\1", "f"]).refusal).toBe(refusal);
     expect(grepCall(["-F", "\\1", "f"]).refusal).toBe(undefined);
     expect(grepCall(["a\\\\1", "f"]).refusal).toBe(undefined);
+    // Inside a bracket expression a backslash and a digit are two characters, as sed's check reads them.
+    expect(grepCall(["[\\1]x", "f"]).refusal).toBe(undefined);
+    expect(grepCall(["[a]\\(b\\)\\1", "f"]).refusal).toBe(refusal);
     expect(grepArgs(["-E", "-e", "a$", "-e", "b"])).toEqual(["-e", "a$\nb", "-E"]);
     // With -e given, the first operand is a file, never a pattern.
     expect(grepArgs(["-e", "x", "a\\+.txt"])).toEqual(["-e", "x", "a\\+.txt"]);
