@@ -9,6 +9,7 @@ import { decode, keysUnder, streamOf, tarOf } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
 
 const FILE_BYTES = 40_000;
+const MiB_ = 1024 * 1024;
 const bigFiles = Object.fromEntries(
   Array.from({ length: 300 }, (_, i) => [`f/${String(i).padStart(3, "0")}.txt`, new Uint8Array(FILE_BYTES).fill(97 + (i % 26))]),
 );
@@ -121,6 +122,52 @@ describe("Snapshot", () => {
     // 12 MB in three ranges (four reads: the file across the chunk boundary needs two): all in flight.
     expect(gets.length).toBe(4);
     await files.return(undefined);
+  });
+
+  it("keeps the isolate's reads ahead within 16 MiB together: a second reader at once gets one read ahead, and a reader that stops or is aborted (its reads stuck) gives its share back", async () => {
+    // 2 MiB files, four to a pack chunk: every read is one whole 8 MiB chunk.
+    const files = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`g/${String(i).padStart(2, "0")}.bin`, new Uint8Array(2 * MiB_).fill(97 + i)]),
+    );
+    await seedWorkspace("w_snap_window", files);
+    const { bucket, gets } = recordingBucket();
+    const snapshot = await loadWorkspace(bucket, "w_snap_window");
+    const chunkReads = () => gets.filter((get) => get.key.includes("/pack/")).map((get) => get.key.slice(-5));
+    gets.length = 0;
+    const first = snapshot.readMany(Object.keys(files));
+    expect((await first.next()).value?.path).toBe("g/00.bin");
+    // Chunk 0 taken, chunks 1 and 2 ahead: the window (16 MiB) is full.
+    expect(chunkReads()).toEqual(["00000", "00001", "00002"]);
+    const second = snapshot.readMany(Object.keys(files));
+    expect((await second.next()).value?.path).toBe("g/00.bin");
+    // Chunk 0 taken and one read ahead of its own, no more while the first reader holds the window
+    // (alone, it would have had two ahead, as the first has).
+    expect(chunkReads()).toEqual(["00000", "00001", "00002", "00000", "00001"]);
+    await first.return(undefined);
+    await second.return(undefined);
+    gets.length = 0;
+    const third = snapshot.readMany(Object.keys(files));
+    expect((await third.next()).value?.path).toBe("g/00.bin");
+    expect(chunkReads()).toEqual(["00000", "00001", "00002"]);
+    await third.return(undefined);
+
+    // A reader whose reads never answer, aborted: its window is given back at the abort.
+    const stuck = new Proxy(env.STORE, {
+      get(target, property) {
+        if (property === "get") return (key: string) => (key.includes("/pack/") ? new Promise(() => {}) : target.get(key));
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const abort = new AbortController();
+    void (await loadWorkspace(stuck, "w_snap_window")).readMany(Object.keys(files), abort.signal).next();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    abort.abort();
+    gets.length = 0;
+    const fourth = snapshot.readMany(Object.keys(files));
+    expect((await fourth.next()).value?.path).toBe("g/00.bin");
+    expect(chunkReads()).toEqual(["00000", "00001", "00002"]);
+    await fourth.return(undefined);
   });
 
   it("streams a file across a chunk boundary byte for byte, and breaks the stream off when a later chunk is lost", async () => {
