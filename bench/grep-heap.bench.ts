@@ -2,10 +2,10 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { grepTool, warmGrep } from "../src/tools/grep";
 import { ingestWorkspace } from "../src/workspace/ingest";
-import type { OverlayEntry, OverlayStore } from "../src/workspace/overlay";
 import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../src/workspace/search/text-cache";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import { toolContext } from "../test/helpers/memory-fs";
+import { EmptyOverlay } from "./empty-overlay";
 import { heap, liveReading, measure } from "./heap-measure";
 import type { GrepBenchInput } from "./setup/grep";
 import type { HeapReading } from "./setup/probes/isolate-heap";
@@ -20,27 +20,6 @@ import type { HeapReading } from "./setup/probes/isolate-heap";
  */
 const MB = 1e6;
 const mb = (bytes: number) => (bytes / MB).toFixed(1);
-
-class EmptyOverlay implements OverlayStore {
-  list(): OverlayEntry[] {
-    return [];
-  }
-  entry(): OverlayEntry | null {
-    return null;
-  }
-  get(): Uint8Array | null {
-    return null;
-  }
-  stream(): null {
-    return null;
-  }
-  put(): void {
-    throw new Error("read-only bench overlay");
-  }
-  whiteout(): void {
-    throw new Error("read-only bench overlay");
-  }
-}
 
 /** A reading after a full GC every this many reads: what is live while reads are in flight (each costs a heap snapshot). */
 const LIVE_EVERY_GETS = 4;

@@ -4,7 +4,6 @@ import { MAX_CONCURRENT_INGESTS } from "../src/domain/limits";
 import { FIND_MAX_LIMIT, findTool } from "../src/tools/find";
 import { grepTool, warmGrep } from "../src/tools/grep";
 import { ingestWorkspace } from "../src/workspace/ingest";
-import type { OverlayEntry, OverlayStore } from "../src/workspace/overlay";
 import { searchTextCache } from "../src/workspace/search/text-cache";
 import { ingestsRunning } from "../src/workspace/shared-caches";
 import { type WorkspaceMeta, workspaceKeys } from "../src/workspace/snapshot-layout";
@@ -12,6 +11,7 @@ import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import type { WorkspaceFs } from "../src/workspace/workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
 import { countingGets } from "./counting-bucket";
+import { EmptyOverlay } from "./empty-overlay";
 import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
 
 /**
@@ -28,28 +28,6 @@ import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
  */
 const RUNS = 5;
 const MB = 1e6;
-
-/** An overlay with no changes: the bench only reads. */
-class EmptyOverlay implements OverlayStore {
-  list(): OverlayEntry[] {
-    return [];
-  }
-  entry(): OverlayEntry | null {
-    return null;
-  }
-  get(): Uint8Array | null {
-    return null;
-  }
-  stream(): null {
-    return null;
-  }
-  put(): void {
-    throw new Error("read-only bench overlay");
-  }
-  whiteout(): void {
-    throw new Error("read-only bench overlay");
-  }
-}
 
 function median(samples: number[]): number {
   return [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
