@@ -1,6 +1,5 @@
 import type { z } from "zod";
-import { formatIssues, HarnessError, MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from "../domain";
-import { decodeCursor, type ListPosition } from "../tenant/session-index";
+import { decodeCursor, formatIssues, HarnessError, type ListPosition, MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from "../domain";
 import type { AppContext } from "./context";
 import { requestBody } from "./request-body";
 

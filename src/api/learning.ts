@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import { DEFAULT_ATTRIBUTION_PAGE, unwrapResult } from "../domain";
-import { encodeCursor } from "../tenant/session-index";
+import { withoutEndMark } from "../workspace/streams";
 import { readCursor, readJsonBody, readQuery } from "./body";
 import type { AppBindings } from "./context";
 import { claimIdempotencyKey } from "./idempotency";
 import { requireSession } from "./lookup";
 import { AttributionListQuery, JudgementBody } from "./schemas";
-import { exportLog } from "./sessions";
+import { brokenOff, exportLog } from "./sessions";
 
 /** The failure-learning loop as one session sees it: its trace, judgements on its runs, their attributions. */
 export const learningRoutes = new Hono<AppBindings>()
@@ -33,6 +33,6 @@ export const learningRoutes = new Hono<AppBindings>()
     const { store, meta } = await requireSession(c);
     const query = readQuery(c, AttributionListQuery);
     const after = readCursor(query.cursor);
-    const page = unwrapResult(await store.stub(meta.id).attributions(after?.position ?? 0, query.limit ?? DEFAULT_ATTRIBUTION_PAGE));
-    return c.json({ attributions: page.attributions, nextCursor: page.next === null ? null : encodeCursor({ position: page.next }) });
+    const page = unwrapResult(await store.stub(meta.id).attributionsPage(after?.position ?? 0, query.limit ?? DEFAULT_ATTRIBUTION_PAGE));
+    return new Response(withoutEndMark(page, brokenOff(c, meta.id)), { headers: { "content-type": "application/json" } });
   });

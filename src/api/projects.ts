@@ -3,6 +3,7 @@ import { DEFAULT_PROJECT_ID, type ProjectRef, type ProjectRpc, projectObjectName
 import {
   DEFAULT_CASE_PAGE,
   DEFAULT_QUARANTINE_PAGE,
+  encodeCursor,
   HarnessError,
   idForm,
   isId,
@@ -11,8 +12,9 @@ import {
   sha256Hex,
   unwrapResult,
 } from "../domain";
+import { logLine } from "../log";
 import { replayCase } from "../session/case-replay";
-import { encodeCursor } from "../tenant/session-index";
+import { withoutEndMark } from "../workspace/streams";
 import { pacedUpload } from "../workspace/upload-pace";
 import { readCursor, readJsonBody, readQuery, readStreamBytes, refuseDeclaredLengthOver } from "./body";
 import type { AppBindings, AppContext } from "./context";
@@ -58,11 +60,18 @@ export const projectRoutes = new Hono<AppBindings>()
    * case added meanwhile never shows on a later page.
    */
   .get("/:pid/cases", async (c) => {
-    const { project } = await requireProject(c);
+    const { ref, project } = await requireProject(c);
     const query = readQuery(c, CaseListQuery);
     const after = readCursor(query.cursor);
-    const page = await project.listCases(query.limit ?? DEFAULT_CASE_PAGE, after?.position ?? null);
-    return c.json({ cases: page.cases, nextCursor: page.next === null ? null : encodeCursor({ position: page.next }) });
+    // Made as the client reads (a page may hold 8 MiB of cases: several built whole filled an isolate, hunt 86).
+    const page = unwrapResult(await project.casesPage(query.limit ?? DEFAULT_CASE_PAGE, after?.position ?? null));
+    const broken = () =>
+      logLine("error", "download broke off", {
+        requestId: c.get("requestId"),
+        projectId: ref.projectId,
+        path: new URL(c.req.url).pathname,
+      });
+    return new Response(withoutEndMark(page, broken), { headers: { "content-type": "application/json" } });
   })
   .get("/:pid/cases/:caseId", async (c) => {
     const { project } = await requireProject(c);

@@ -557,23 +557,23 @@ const LEARNING_ROUTES: readonly RouteDoc[] = [
   {
     method: "get",
     path: "/api/sessions/:id/attributions",
-    summary: `The session's attributions, oldest first, a page at a time: at most \`limit\` and ${MAX_ATTRIBUTION_PAGE_BYTES / 1024 / 1024} MiB of JSON (one at least, however large); one recorded meanwhile shows on a later page.`,
+    summary: `The session's attributions, oldest first, a page at a time: at most \`limit\` and ${MAX_ATTRIBUTION_PAGE_BYTES / 1024 / 1024} MiB of JSON (one at least, however large); one recorded meanwhile shows on a later page. One of the session's downloads.`,
     auth: true,
     query: AttributionListQuery,
     status: 200,
     answer: json(AttributionList, "AttributionList", { attributions: [], nextCursor: null }),
-    errors: [...SESSION, "invalid_query", "invalid_cursor", "history_unreadable"],
+    errors: [...SESSION, "invalid_query", "invalid_cursor", "history_unreadable", "too_many_downloads"],
   },
   {
     method: "get",
     path: "/api/projects/:pid/cases",
     summary:
-      "The project's failed-turn cases, newest first (by each case's first sighting), a page at a time; a case added meanwhile never shows on a later page.",
+      "The project's failed-turn cases, newest first (by each case's first sighting), a page at a time; a case added meanwhile never shows on a later page. A project serves 4 pages at once.",
     auth: true,
     query: CaseListQuery,
     status: 200,
     answer: json(CaseList, "CaseList", { cases: [], nextCursor: null }),
-    errors: [...PROJECT, "invalid_query", "invalid_cursor"],
+    errors: [...PROJECT, "invalid_query", "invalid_cursor", "too_many_downloads"],
   },
   {
     method: "get",

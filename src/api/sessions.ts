@@ -195,6 +195,6 @@ export async function exportLog(c: AppContext, stream: "messages" | "events" | "
 }
 
 /** Logs a download that broke off after its answer began: the client may see it end as if whole (workerd#6818). */
-function brokenOff(c: AppContext, sessionId: string): () => void {
+export function brokenOff(c: AppContext, sessionId: string): () => void {
   return () => logLine("error", "download broke off", { requestId: c.get("requestId"), sessionId, path: new URL(c.req.url).pathname });
 }

@@ -1,4 +1,4 @@
-import { MAX_CASE_BYTES, MAX_CASE_PAGE_BYTES } from "../domain";
+import { encodeCursor, MAX_CASE_BYTES, MAX_CASE_PAGE_BYTES } from "../domain";
 import type { BriefContext } from "./brief";
 import { CaseBound, type CaseRoom } from "./case-bound";
 import { CaseIndex } from "./case-index";
@@ -68,6 +68,30 @@ export class CaseStore {
    * past MAX_CASE_PAGE_BYTES (it holds one case at least): an RPC answer may take 32 MiB at most.
    */
   page(limit: number, after: number | null): { cases: FailedTurnCase[]; next: number | null } {
+    const { positions, next } = this.pagePlan(limit, after);
+    return { cases: positions.map((position) => this.atPosition(position)).filter((found) => found !== null), next };
+  }
+
+  /**
+   * The same page as the API's JSON, `{"cases":[...],"nextCursor":...}`, in parts, one case at a
+   * time: a page of large cases built whole, several at once, filled an isolate (hunt 86). A case
+   * removed after the page was planned is left out, as `page` leaves it.
+   */
+  async *pageJson(limit: number, after: number | null): AsyncGenerator<string> {
+    const { positions, next } = this.pagePlan(limit, after);
+    let head = '{"cases":[';
+    let count = 0;
+    for (const position of positions) {
+      const found = this.atPosition(position);
+      if (found === null) continue;
+      yield `${head}${count++ > 0 ? "," : ""}${JSON.stringify(found)}`;
+      head = "";
+    }
+    yield `${head}],"nextCursor":${JSON.stringify(next === null ? null : encodeCursor({ position: next }))}}`;
+  }
+
+  /** The positions of a page's cases (see `page`) and the position the next page starts after. */
+  private pagePlan(limit: number, after: number | null): { positions: number[]; next: number | null } {
     const rows = this.sql
       .exec<{ position: number; bytes: number }>(
         `SELECT rowid AS position, bytes FROM cases ${after === null ? "" : "WHERE rowid < ?"} ORDER BY rowid DESC LIMIT ?`,
@@ -80,17 +104,12 @@ export class CaseStore {
     while (taken < Math.min(limit, rows.length) && (taken === 0 || size + rows[taken]!.bytes <= MAX_CASE_PAGE_BYTES))
       size += rows[taken++]!.bytes;
     const page = rows.slice(0, taken);
-    // Bodies only of the cases the page holds.
-    const bodies = this.sql
-      .exec<{ body: string }>(
-        `SELECT body FROM cases WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC`,
-        JSON.stringify(page.map((r) => r.position)),
-      )
-      .toArray();
-    return {
-      cases: bodies.map((r) => FailedTurnCase.parse(JSON.parse(r.body))),
-      next: rows.length > taken ? (page.at(-1)?.position ?? null) : null,
-    };
+    return { positions: page.map((row) => row.position), next: rows.length > taken ? (page.at(-1)?.position ?? null) : null };
+  }
+
+  private atPosition(position: number): FailedTurnCase | null {
+    const row = this.sql.exec<{ body: string }>(`SELECT body FROM cases WHERE rowid = ?`, position).toArray()[0];
+    return row ? FailedTurnCase.parse(JSON.parse(row.body)) : null;
   }
 
   /** The cases a run was an occurrence of (the latest or an earlier one). */

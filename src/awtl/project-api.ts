@@ -80,6 +80,8 @@ export interface ProjectRpc extends Rpc.DurableObjectBranded {
   recordAttribution(ref: ProjectRef, attribution: AttributionRecord, found: FailedTurnCase | null): Promise<void>;
   /** `after`: the `next` of the previous page. */
   listCases(limit: number, after: number | null): CasePage;
+  /** A page of cases as the API's JSON, made as its client reads; marked at its end (`withEndMark`). */
+  casesPage(limit: number, after: number | null): Promise<Result<ReadableStream<Uint8Array>>>;
   getCase(caseId: string): FailedTurnCase | null;
   /** Removes everything the project holds (cases, imports, memory, the R2 mirror); it starts empty, one epoch on. */
   destroy(ref: ProjectRef): Promise<void>;

@@ -17,6 +17,8 @@ import {
 import type { AppEnv } from "../env";
 import { logLine, useLogLevel } from "../log";
 import { deleteUnder } from "../r2";
+import { Downloads } from "../workspace/downloads";
+import { textStream, withEndMark } from "../workspace/streams";
 import { attribute } from "./attribution";
 import { type Brief, type BriefContext, buildBrief } from "./brief";
 import type { CaseRoom, EvictionScope } from "./case-bound";
@@ -52,6 +54,8 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   private mirror!: ProjectMirror;
   /** Set when a change removed or added a memory rule: the mirror's memory.jsonl is then written at once. */
   private memoryChanged = false;
+  /** The pages of cases being served (`casesPage`). */
+  private readonly downloads = new Downloads();
 
   constructor(ctx: DurableObjectState, env: AppEnv) {
     super(ctx, env);
@@ -143,6 +147,29 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
   /** Newest first, by the position of each case's first sighting: a case added meanwhile never shows on a later page. */
   listCases(limit: number, after: number | null): CasePage {
     return this.cases.page(limit, after);
+  }
+
+  /**
+   * A page of cases as the API's JSON (`CaseStore.pageJson`), made as its client reads, marked at its
+   * end (`withEndMark`: read it through `withoutEndMark`). One of the few pages the project serves at
+   * once (`Downloads`): past them, `too_many_downloads`.
+   */
+  async casesPage(limit: number, after: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    if (!this.downloads.take()) {
+      const wait = this.downloads.retryAfterSeconds();
+      const unread = wait === undefined ? "" : ` (their clients read nothing: the first is cut short in ${wait} s)`;
+      return failure(
+        "too_many_downloads",
+        `the project is already serving ${this.downloads.max} pages of its cases${unread}; retry once one of them has ended`,
+        wait,
+      );
+    }
+    try {
+      return ok(withEndMark(this.downloads.serve(await textStream(this.cases.pageJson(limit, after)))));
+    } catch (error) {
+      this.downloads.giveBack();
+      throw error;
+    }
   }
 
   getCase(caseId: string): FailedTurnCase | null {

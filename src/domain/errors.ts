@@ -91,7 +91,7 @@ export const ERROR_REGISTRY = {
     status: 429,
     in: ["api"],
     meaning:
-      "the session is already serving its maximum of downloads (of its logs and changes) at once; retry after Retry-After, once one has ended",
+      "the session is already serving its maximum of downloads (of its logs, changes and attribution pages) at once, or the project its maximum of pages of cases; retry after Retry-After, once one has ended",
   },
   queued_message_not_found: { status: 404, in: ["api"], meaning: "no undelivered queued message with this id in the session" },
   idempotency_key_reused: {

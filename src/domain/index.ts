@@ -1,3 +1,4 @@
+export * from "./cursor";
 export * from "./digest";
 export * from "./errors";
 export * from "./events";

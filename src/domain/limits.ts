@@ -279,10 +279,10 @@ export const MAX_INGEST_WAIT_MS = 60_000;
 export const UPLOAD_MIN_BYTES_PER_WINDOW = 64 * KiB;
 export const UPLOAD_PACE_WINDOW_MS = 10_000;
 /**
- * Downloads one session serves at once, of its logs (`GET .../messages`, `/events`, `/trace`) and of
- * its changes (`GET .../changes`); more are 429 `too_many_downloads` (with `Retry-After`). A client
- * that reads nothing holds about 6 MB of buffers meanwhile (hunt 48), so sixteen at once filled most
- * of an isolate.
+ * Downloads one session serves at once, of its logs (`GET .../messages`, `/events`, `/trace`), of
+ * its changes (`GET .../changes`) and of its attribution pages; more are 429 `too_many_downloads`
+ * (with `Retry-After`). A client that reads nothing holds about 6 MB of buffers meanwhile (hunt 48),
+ * so sixteen at once filled most of an isolate. A project serves as many pages of its cases at once.
  */
 export const MAX_DOWNLOADS_PER_SESSION = 4;
 /** A download whose client has read nothing for this long is ended (cut short), freeing its place. */
@@ -402,8 +402,8 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   ["queued messages (steer + followUp)", `${count(MAX_QUEUED_MESSAGES)} per session (409 \`queue_full\`)`],
   [
-    "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`, and `/files/<path>` of a file the session changed)",
-    `${MAX_DOWNLOADS_PER_SESSION} at once per session (429 \`too_many_downloads\`, with \`Retry-After\`: ${RETRY_AFTER_SECONDS} s, or, when none of them has been read for ${SSE_STALL_GRACE_MS / 1000} s, the seconds until the first is cut short); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short (a client that hangs up holds its place until then when its hang-up does not reach the server, as under \`wrangler dev\`), and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s; a download cut short ends like a complete one (workerd ends a failed body normally), its last line broken off: a last line that does not parse means it was cut, so download again`,
+    "downloads (`GET .../messages`, `/events`, `/trace`, `/changes`, `/attributions`, and `/files/<path>` of a file the session changed; a project's `GET .../cases`)",
+    `${MAX_DOWNLOADS_PER_SESSION} at once per session, and as many pages of cases per project (429 \`too_many_downloads\`, with \`Retry-After\`: ${RETRY_AFTER_SECONDS} s, or, when none of them has been read for ${SSE_STALL_GRACE_MS / 1000} s, the seconds until the first is cut short); one whose client reads nothing for ${DOWNLOAD_STALL_MS / 1000} s is cut short (a client that hangs up holds its place until then when its hang-up does not reach the server, as under \`wrangler dev\`), and so is the one stalled longest when more than ${MAX_STALLED_DOWNLOADS_PER_ISOLATE} of all sessions sharing an isolate have read nothing for ${SSE_STALL_GRACE_MS / 1000} s; a download cut short ends like a complete one (workerd ends a failed body normally), its last line broken off: a last line that does not parse means it was cut, so download again`,
   ],
   [
     `stalled event streams (a prompt's SSE answer, \`GET .../events/stream\`, whose client has read nothing for ${SSE_STALL_GRACE_MS / 1000} s with 256 KiB waiting)`,

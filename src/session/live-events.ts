@@ -5,8 +5,8 @@ import {
   SSE_STALL_GRACE_MS,
   SSE_STALLED_STREAM_MS,
 } from "../domain/limits";
+import { StalledStreams } from "../workspace/stalled-streams";
 import { SSE_PING, SSE_PING_INTERVAL_MS, SSE_RETRY, sseFrame } from "./sse";
-import { StalledStreams } from "./stalled-streams";
 
 /** The committed events a stream catches up on, batch by batch (a segment at a time), read as the client reads them. */
 export type Replay = () => AsyncIterable<readonly SeqEvent[]>;

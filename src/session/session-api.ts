@@ -1,7 +1,6 @@
 import type { ExternalVerdict } from "../awtl/trace-sink";
 import type { AgentEvent, AgentPromptCommand, ApiErrorCode, AttributionRecord, JudgeResult, Result } from "../domain";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
-import type { AttributionPage } from "./attribution-pages";
 import type { UsageTotals } from "./session-context";
 import type { ForkOrigin, ForkSource } from "./session-fork";
 import type { OwnedSessionMeta, SessionMeta } from "./session-meta";
@@ -74,8 +73,11 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
     /** With a key, a repeat returns the first outcome instead of judging twice. */
     idempotencyKey?: string,
   ): Promise<SessionResult<{ judgeResult: JudgeResult; attribution: AttributionRecord | null }>>;
-  /** A page of the session's attributions, oldest first, after a seq (0: from the first). */
-  attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>>;
+  /**
+   * A page of the session's attributions, oldest first, after a seq (0: from the first), as the API's
+   * JSON, written as its client reads (one of the session's downloads); marked at its end.
+   */
+  attributionsPage(afterSeq: number, limit: number): Promise<SessionResult<ReadableStream<Uint8Array>>>;
   /** What a replay of a run needs; null when the run is unknown (or predates recorded commands). */
   runInfo(runId: string): Promise<SessionResult<RunInfo | null>>;
   flush(): Promise<SessionResult<FlushSummary>>;

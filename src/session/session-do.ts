@@ -5,7 +5,6 @@ import type { AppEnv } from "../env";
 import { useLogLevel } from "../log";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import { withEndMark } from "../workspace/streams";
-import type { AttributionPage } from "./attribution-pages";
 import type { SeqEvent } from "./live-events";
 import { Session } from "./session";
 import type { CreateSessionInput, FlushSummary, RunInfo, SessionInfo, SessionResult, SessionRpc } from "./session-api";
@@ -125,9 +124,9 @@ export class SessionDO extends DurableObject<AppEnv> implements SessionRpc {
     return this.whileOpen((session) => session.judge(runId, verdict, idempotencyKey));
   }
 
-  /** A page of the session's attributions after a seq: bounded in count and bytes, so it always fits an RPC answer. */
-  async attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>> {
-    return this.whileOpen((session) => session.attributions(afterSeq, limit));
+  /** A page of the session's attributions after a seq, as the API's JSON. Marked at its end (`withEndMark`): read it through `withoutEndMark`. */
+  async attributionsPage(afterSeq: number, limit: number): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    return marked(await this.whileOpen((session) => session.attributionsPage(afterSeq, limit)));
   }
 
   async runInfo(runId: string): Promise<SessionResult<RunInfo | null>> {

@@ -19,7 +19,7 @@ import { REPLAY_MODEL_PREFIX } from "../model";
 import type { RunBrief } from "../runtime/agent-runtime";
 import { closingTrace } from "../runtime/run-closing";
 import { BUILTIN_TOOLS } from "../tools/registry";
-import { type AttributionPage, attributionPage } from "./attribution-pages";
+import { attributionPageJson } from "./attribution-pages";
 import { decodeMessageLine, decodeTraceLine } from "./jsonl";
 import { JudgeRequests } from "./judge-requests";
 import { LearningLoop, projectOf } from "./learning-loop";
@@ -135,14 +135,12 @@ export class SessionLearning {
     return this.judgeRequests.once(idempotencyKey, () => this.judgeOnce(runId, verdict));
   }
 
-  /** The attributions after a seq (0: from the first), `limit` at most and within MAX_ATTRIBUTION_PAGE_BYTES. */
-  async attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>> {
-    return readable(() =>
-      attributionPage(
-        readLog(this.deps.log, this.deps.bucket, "trace", afterSeq),
-        (line) => decodeTraceLine(line.body, line.seq, this.id),
-        { limit, maxBytes: MAX_ATTRIBUTION_PAGE_BYTES },
-      ),
+  /** The page of attributions after a seq (0: from the first) as JSON text: `limit` at most, within MAX_ATTRIBUTION_PAGE_BYTES. */
+  attributionsJson(afterSeq: number, limit: number): AsyncGenerator<string> {
+    return attributionPageJson(
+      readLog(this.deps.log, this.deps.bucket, "trace", afterSeq),
+      (line) => decodeTraceLine(line.body, line.seq, this.id),
+      { limit, maxBytes: MAX_ATTRIBUTION_PAGE_BYTES },
     );
   }
 

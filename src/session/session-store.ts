@@ -1,4 +1,5 @@
 import { DEFAULT_PROJECT_ID } from "../awtl/project-api";
+import type { ListPosition } from "../domain";
 import {
   type AgentEvent,
   type AgentMessage,
@@ -11,7 +12,7 @@ import {
   unwrapResult,
 } from "../domain";
 import { logLine } from "../log";
-import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
+import type { SessionIndexEntry, SessionPage, SessionSummary } from "../tenant/session-index";
 import { type TenantRpc, tenantObjectName } from "../tenant/tenant-api";
 import { readWorkspaceMeta } from "../workspace/snapshot";
 import { withoutEndMark } from "../workspace/streams";

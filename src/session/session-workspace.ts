@@ -1,6 +1,5 @@
 import { changedFileDiffs } from "../workspace/changes";
 import { type OverlayVersionRef, SqliteOverlay, type StagedChange } from "../workspace/overlay";
-import { resolveWorkspacePath } from "../workspace/paths";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../workspace/snapshot-workspace-fs";
 import { textStream } from "../workspace/streams";
 

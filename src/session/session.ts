@@ -23,10 +23,9 @@ import { type ClosingRecord, closingRecords, runLeftovers } from "../runtime/run
 import type { RunLog, RunRecord } from "../runtime/run-log";
 import { setupRun } from "../runtime/run-setup";
 import { tenantObjectName } from "../tenant/tenant-api";
+import { Downloads } from "../workspace/downloads";
 import type { OverlayVersionRef, StagedChange } from "../workspace/overlay";
 import { textStream } from "../workspace/streams";
-import type { AttributionPage } from "./attribution-pages";
-import { Downloads } from "./downloads";
 import { FlushScheduler } from "./flush-scheduler";
 import { decodeEventLine, decodeMessageLine, encodeLine } from "./jsonl";
 import { EventHub, type SeqEvent, type StreamScope } from "./live-events";
@@ -416,7 +415,7 @@ export class Session {
     const unread = wait === undefined ? "" : ` (their clients read nothing: the first is cut short in ${wait} s)`;
     return failure(
       "too_many_downloads",
-      `session '${this.id}' is already serving ${this.downloads.max} downloads of its logs, changes and changed files${unread}; retry once one of them has ended`,
+      `session '${this.id}' is already serving ${this.downloads.max} downloads of its logs, changes, changed files and attribution pages${unread}; retry once one of them has ended`,
       wait,
     );
   }
@@ -882,9 +881,20 @@ export class Session {
     return this.learning.judge(runId, verdict, idempotencyKey);
   }
 
-  /** A page of the session's attributions, oldest first, after a seq (0: from the first). */
-  attributions(afterSeq: number, limit: number): Promise<SessionResult<AttributionPage>> {
-    return this.learning.attributions(afterSeq, limit);
+  /**
+   * A page of the session's attributions, oldest first, after a seq (0: from the first), as the API's
+   * JSON, made as its client reads: a page of large attributions built whole, several at once, filled
+   * an isolate (hunt 86). One of the downloads the session serves at once (`Downloads`). The first
+   * batch of the trace is read before answering, so an unreadable trace is `history_unreadable`.
+   */
+  async attributionsPage(afterSeq: number, limit: number): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    if (!this.downloads.take()) return this.downloadsBusy();
+    const body = await readable(() => textStream(this.learning.attributionsJson(afterSeq, limit)));
+    if (!body.ok) {
+      this.downloads.giveBack();
+      return body;
+    }
+    return ok(this.downloads.serve(body.value));
   }
 
   /** What a replay of one of this session's runs needs. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IDEMPOTENCY_TTL_MS, isoTime, MAX_TENANT_SESSIONS, nonBlank } from "../domain";
+import { encodeCursor, IDEMPOTENCY_TTL_MS, isoTime, type ListPosition, MAX_TENANT_SESSIONS, nonBlank } from "../domain";
 import { RowOrder } from "./row-order";
 
 /** One session as its tenant's index lists it. */
@@ -32,15 +32,6 @@ export interface SessionSummary extends SessionIndexEntry {
 export interface SessionPage {
   items: SessionSummary[];
   nextCursor: string | null;
-}
-
-/**
- * Where a page ends: the listing position (SQLite rowid, in the order sessions were listed) of its
- * last item. Opaque to clients (base64url JSON). A session created later always gets a higher
- * position, so it can only appear on a first page, never on the pages after a cursor.
- */
-export interface ListPosition {
-  position: number;
 }
 
 type Row = {
@@ -248,23 +239,4 @@ function toSummary(row: Row): SessionSummary {
     status: row.status === "running" ? "running" : "idle",
     counts: row.counts ? (JSON.parse(row.counts) as SessionSummary["counts"]) : { messages: 0, events: 0 },
   };
-}
-
-export function encodeCursor(position: ListPosition): string {
-  return btoa(JSON.stringify({ after: position.position }))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
-/** The position a cursor names, or null when it is not one `encodeCursor` made. */
-export function decodeCursor(cursor: string): ListPosition | null {
-  try {
-    const json = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    const value = JSON.parse(json) as unknown;
-    const parsed = z.strictObject({ after: z.number().int().positive() }).safeParse(value);
-    return parsed.success ? { position: parsed.data.after } : null;
-  } catch {
-    return null;
-  }
 }

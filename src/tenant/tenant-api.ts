@@ -1,5 +1,6 @@
+import type { ListPosition } from "../domain";
 import type { PendingCreation } from "./pending-creations";
-import type { ListPosition, SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
+import type { SessionIndexEntry, SessionPage, SessionSummary, SessionSummaryReport } from "./session-index";
 import type { WorkspaceDeletionStart, WorkspaceListItem, WorkspacePage } from "./workspace-index";
 
 /** What `addSession` did: listed the session, or refused it and why. */

@@ -1,17 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
+import type { ListPosition } from "../domain";
 import type { AppEnv } from "../env";
 import { logLine, useLogLevel } from "../log";
 import { deleteUnder } from "../r2";
 import { IdempotencyStore } from "./idempotency-store";
 import { type PendingCreation, PendingCreations } from "./pending-creations";
-import {
-  type ListPosition,
-  SessionIndex,
-  type SessionIndexEntry,
-  type SessionPage,
-  type SessionSummary,
-  type SessionSummaryReport,
-} from "./session-index";
+import { SessionIndex, type SessionIndexEntry, type SessionPage, type SessionSummary, type SessionSummaryReport } from "./session-index";
 import type { IdempotencyClaim, SessionListing, TenantRpc } from "./tenant-api";
 import { NAMED_SESSIONS, type WorkspaceDeletionStart, WorkspaceIndex, type WorkspaceListItem, type WorkspacePage } from "./workspace-index";
 

@@ -1,6 +1,5 @@
-import { IDEMPOTENCY_TTL_MS, MAX_TENANT_WORKSPACE_BYTES, MAX_TENANT_WORKSPACES } from "../domain";
+import { encodeCursor, IDEMPOTENCY_TTL_MS, type ListPosition, MAX_TENANT_WORKSPACE_BYTES, MAX_TENANT_WORKSPACES } from "../domain";
 import { RowOrder } from "./row-order";
-import { encodeCursor, type ListPosition } from "./session-index";
 
 /** One workspace as its tenant's index lists it (what `GET /api/workspaces/:wid` answers). */
 export interface WorkspaceListItem {

@@ -144,13 +144,19 @@ describe("log exports from a seq", () => {
       {
         error: {
           code: "too_many_downloads",
-          message: `session '${sid}' is already serving 4 downloads of its logs, changes and changed files; retry once one of them has ended`,
+          message: `session '${sid}' is already serving 4 downloads of its logs, changes, changed files and attribution pages; retry once one of them has ended`,
           requestId: expect.any(String),
         },
       },
     ]);
-    // The other logs of the session count too: they are served by the same object.
+    // The other logs of the session count too: they are served by the same object, and so do its
+    // attribution pages (made as they are read: several built whole at once filled an isolate, hunt 86).
     expect((await api(`/api/sessions/${sid}/events`)).status).toBe(429);
+    const attributions = await api(`/api/sessions/${sid}/attributions`);
+    expect([attributions.status, ((await attributions.json()) as { error: { code: string } }).error.code]).toEqual([
+      429,
+      "too_many_downloads",
+    ]);
     // Unread past the grace (5 s), as after clients that hung up: the answer says when the first is
     // cut short (60 s after it began to wait), not 5 s (hunt 71).
     await new Promise((resolve) => setTimeout(resolve, 5_200));
@@ -158,7 +164,7 @@ describe("log exports from a seq", () => {
     const wait = Number(later.headers.get("retry-after"));
     expect([later.status, wait >= 50 && wait <= 55]).toEqual([429, true]);
     expect(((await later.json()) as { error: { message: string } }).error.message).toBe(
-      `session '${sid}' is already serving 4 downloads of its logs, changes and changed files (their clients read nothing: the first is cut short in ${wait} s); retry once one of them has ended`,
+      `session '${sid}' is already serving 4 downloads of its logs, changes, changed files and attribution pages (their clients read nothing: the first is cut short in ${wait} s); retry once one of them has ended`,
     );
 
     const whole = (await open[0]!.text()).split("\n").filter(Boolean);
@@ -168,7 +174,7 @@ describe("log exports from a seq", () => {
     expect((await api(path)).status).toBe(429);
 
     // A download its client cancels frees its place once the cancel reaches the object, which
-    // workerd's local RPC streams do not pass on (test/session/downloads.test.ts covers it,
+    // workerd's local RPC streams do not pass on (test/workspace/downloads.test.ts covers it,
     // and the stall cutoff that frees it here after 60 s).
     for (const res of [open[1]!, open[2]!, open[3]!, fifth]) await res.body!.cancel();
   });

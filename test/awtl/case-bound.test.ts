@@ -10,6 +10,7 @@ import { MIRROR_DELAY_MS, ProjectMirror, projectPrefix } from "../../src/awtl/pr
 import { type Scorecard, verdictOf } from "../../src/awtl/scorecard";
 import {
   type AttributionRecord,
+  encodeCursor,
   MAX_CASE_BYTES,
   MAX_CASE_MEMORY_READS,
   MAX_CASE_PAGE_BYTES,
@@ -18,6 +19,7 @@ import {
   MAX_TRACE_ID_CHARS,
   unwrapResult,
 } from "../../src/domain";
+import { withoutEndMark } from "../../src/workspace/streams";
 
 /** The project object's side of the bound, the brief's case selection and the R2 mirror, driven directly. */
 
@@ -350,6 +352,45 @@ describe("a case seen again", () => {
           .map((n) => ({ ...legacy(n), memoryReadNodeIds: reads(`l${n}`, 3000).slice(-MAX_CASE_MEMORY_READS) })),
       );
       expect(totals(sql).bytes).toBe(bounded.reduce((sum, c) => sum + bytesOf(c), 0));
+    });
+  });
+});
+
+describe("a page of cases as the API answers it", () => {
+  it("is the JSON of the page, made as it is read; a project serves 4 at once, and one read to its end gives its place back", async () => {
+    await inProject("p_case_pages", async (o, _state, ref) => {
+      await record(
+        o,
+        ref,
+        range(1, 6).map((n) => makeCase(n)),
+      );
+      const text = async (page: Awaited<ReturnType<ProjectDO["casesPage"]>>) => new Response(withoutEndMark(unwrapResult(page))).text();
+      // What the route answered before it streamed: c.json of the page, byte for byte.
+      const first = o.listCases(2, null);
+      expect(await text(await o.casesPage(2, null))).toBe(
+        JSON.stringify({ cases: first.cases, nextCursor: encodeCursor({ position: first.next! }) }),
+      );
+      const last = o.listCases(10, first.next);
+      expect([last.cases.map((c) => c.caseId), last.next]).toEqual([
+        range(1, 4)
+          .reverse()
+          .map((n) => makeCase(n).caseId),
+        null,
+      ]);
+      expect(await text(await o.casesPage(10, first.next))).toBe(JSON.stringify({ cases: last.cases, nextCursor: null }));
+
+      const open = [];
+      for (let i = 0; i < 4; i++) open.push(unwrapResult(await o.casesPage(10, null)));
+      expect(await o.casesPage(10, null)).toEqual({
+        ok: false,
+        code: "too_many_downloads",
+        message: "the project is already serving 4 pages of its cases; retry once one of them has ended",
+        retryAfterSeconds: undefined,
+      });
+      expect(JSON.parse(await new Response(withoutEndMark(open[0]!)).text()).cases).toHaveLength(5);
+      const again = await o.casesPage(10, null);
+      expect(again.ok).toBe(true);
+      for (const page of [...open.slice(1), unwrapResult(again)]) await page.cancel();
     });
   });
 });

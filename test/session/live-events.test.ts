@@ -15,7 +15,7 @@ import {
   SSE_REPLAY_AHEAD_BYTES,
 } from "../../src/session/live-events";
 import { SSE_PING, SSE_RETRY, sseFrame } from "../../src/session/sse";
-import { StalledStreams } from "../../src/session/stalled-streams";
+import { StalledStreams } from "../../src/workspace/stalled-streams";
 import { deltaEvent } from "../helpers/records";
 
 const done: AgentEvent = {

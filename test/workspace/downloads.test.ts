@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION, MAX_STALLED_DOWNLOADS_PER_ISOLATE } from "../../src/domain/limits";
-import { Downloads, isolateStalledDownloads } from "../../src/session/downloads";
-import { StalledStreams } from "../../src/session/stalled-streams";
+import { Downloads, isolateStalledDownloads } from "../../src/workspace/downloads";
+import { StalledStreams } from "../../src/workspace/stalled-streams";
 
 const encoder = new TextEncoder();
 const encode = (lines: string[]) => encoder.encode(lines.map((l) => `${l}\n`).join(""));
