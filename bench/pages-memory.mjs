@@ -3,31 +3,12 @@
 // three rounds each (hunt 86). Usage: node bench/pages-memory.mjs [tree] (default: this checkout;
 // give another tree, e.g. a `git archive` of an older commit, to compare).
 
-import { execFileSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { startMeasuredDev } from "./dev-memory.mjs";
 
-const tree = path.resolve(process.argv[2] ?? ".");
-process.chdir(tree);
-const { startDevServer, freePort } = await import(path.join(tree, "scripts/blackbox/dev-server.mjs"));
-const { startFakeModel } = await import(path.join(tree, "scripts/blackbox/fake-model.mjs"));
 const AT_ONCE = 32;
 const VERDICTS = 34;
-const model = await startFakeModel();
-const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "pagesmem-"));
-const dev = await startDevServer({ port: await freePort(), persistTo, modelUrl: `http://127.0.0.1:${model.port}/v1` });
-const base = dev.base;
-const post = (p, body) => fetch(base + p, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-/** Resident memory of the dev server's workerd processes, in MB. */
-const rss = () => {
-  let kb = 0;
-  for (const line of execFileSync("ps", ["-e", "-o", "pid=,pgid=,rss=,comm="]).toString().trim().split("\n")) {
-    const [, pgid, size, comm] = line.trim().split(/\s+/);
-    if (Number(pgid) === dev.child.pid && comm.startsWith("workerd")) kb += Number(size);
-  }
-  return kb / 1024;
-};
+const { base, post, rss, stop } = await startMeasuredDev(path.resolve(process.argv[2] ?? "."));
 
 async function round(label, route) {
   const before = rss();
@@ -76,7 +57,5 @@ try {
     await round(`cases, round ${i}`, `/api/projects/${projectId}/cases?limit=200`);
   }
 } finally {
-  await dev.stop("SIGTERM");
-  model.server.close();
-  fs.rmSync(persistTo, { recursive: true, force: true });
+  await stop();
 }

@@ -2,29 +2,12 @@
 // read: workerd's resident memory before and after. Usage: node bench/sse-replay-memory.mjs [tree]
 // (default: this checkout; give another tree, e.g. a `git archive` of an older commit, to compare).
 
-import { execFileSync } from "node:child_process";
-import fs from "node:fs";
 import http from "node:http";
-import os from "node:os";
 import path from "node:path";
+import { startMeasuredDev } from "./dev-memory.mjs";
 
-const tree = path.resolve(process.argv[2] ?? ".");
-process.chdir(tree);
-const { startDevServer, freePort } = await import(path.join(tree, "scripts/blackbox/dev-server.mjs"));
-const { startFakeModel } = await import(path.join(tree, "scripts/blackbox/fake-model.mjs"));
-const model = await startFakeModel();
-const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "ssemem-"));
-const dev = await startDevServer({ port: await freePort(), persistTo, modelUrl: `http://127.0.0.1:${model.port}/v1` });
-const base = dev.base;
-const post = (p, body) => fetch(base + p, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-const rss = () => {
-  let kb = 0;
-  for (const line of execFileSync("ps", ["-e", "-o", "pid=,pgid=,rss=,comm="]).toString().trim().split("\n")) {
-    const [, pgid, size, comm] = line.trim().split(/\s+/);
-    if (Number(pgid) === dev.child.pid && comm.startsWith("workerd")) kb += Number(size);
-  }
-  return (kb / 1024).toFixed(1);
-};
+const { base, post, rss: rssMB, stop } = await startMeasuredDev(path.resolve(process.argv[2] ?? "."));
+const rss = () => rssMB().toFixed(1);
 try {
   const { sessionId } = await (await post("/api/sessions", {})).json();
   for (let i = 0; i < 20; i++) await (await post(`/api/sessions/${sessionId}/messages/stream`, { text: "BIG 600000 64" })).text();
@@ -57,7 +40,5 @@ try {
   console.log(`healthz: ${health}`);
   for (const c of opened) c.req.destroy();
 } finally {
-  await dev.stop("SIGTERM");
-  model.server.close();
-  fs.rmSync(persistTo, { recursive: true, force: true });
+  await stop();
 }

@@ -155,15 +155,7 @@ export class ProjectDO extends DurableObject<AppEnv> implements ProjectRpc {
    * once (`Downloads`): past them, `too_many_downloads`.
    */
   async casesPage(limit: number, after: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
-    if (!this.downloads.take()) {
-      const wait = this.downloads.retryAfterSeconds();
-      const unread = wait === undefined ? "" : ` (their clients read nothing: the first is cut short in ${wait} s)`;
-      return failure(
-        "too_many_downloads",
-        `the project is already serving ${this.downloads.max} pages of its cases${unread}; retry once one of them has ended`,
-        wait,
-      );
-    }
+    if (!this.downloads.take()) return this.downloads.refusal("the project", "pages of its cases");
     try {
       return ok(withEndMark(this.downloads.serve(await textStream(this.cases.pageJson(limit, after)))));
     } catch (error) {

@@ -411,13 +411,7 @@ export class Session {
 
   /** The refusal of a download while the session serves its maximum (`Downloads`). */
   private downloadsBusy() {
-    const wait = this.downloads.retryAfterSeconds();
-    const unread = wait === undefined ? "" : ` (their clients read nothing: the first is cut short in ${wait} s)`;
-    return failure(
-      "too_many_downloads",
-      `session '${this.id}' is already serving ${this.downloads.max} downloads of its logs, changes, changed files and attribution pages${unread}; retry once one of them has ended`,
-      wait,
-    );
+    return this.downloads.refusal(`session '${this.id}'`, "downloads of its logs, changes, changed files and attribution pages");
   }
 
   /**

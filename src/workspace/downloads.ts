@@ -1,3 +1,4 @@
+import { failure } from "../domain/errors";
 import { DOWNLOAD_STALL_MS, MAX_DOWNLOADS_PER_SESSION, MAX_STALLED_DOWNLOADS_PER_ISOLATE, SSE_STALL_GRACE_MS } from "../domain/limits";
 import { StalledStreams } from "./stalled-streams";
 
@@ -8,8 +9,8 @@ export const isolateStalledDownloads = new StalledStreams(
 );
 
 /**
- * The downloads a session serves at once: its logs (`GET .../messages`, `/events`, `/trace`) and its
- * changes (`GET .../changes`). While a client is slow to read, the streams between the object and it
+ * The downloads an object serves at once: a session's logs (`GET .../messages`, `/events`, `/trace`),
+ * changes (`GET .../changes`), changed files and attribution pages; a project's pages of cases. While a client is slow to read, the streams between the object and it
  * buffer what the object produced (about 6 MB for a client that reads nothing, hunt 48: sixteen such
  * clients held 115 MB of an isolate's 128), and a paused diff holds the file it is at. So a session
  * serves at most `max` at once, and a download its client has read nothing from for `stallMs` is
@@ -34,6 +35,17 @@ export class Downloads {
     if (this.serving >= this.max) return false;
     this.serving++;
     return true;
+  }
+
+  /**
+   * The answer to a download refused while `max` are served: `too_many_downloads`, with when a place
+   * frees for certain when every client has stopped reading. `who` serves `what` ("the project",
+   * "pages of its cases").
+   */
+  refusal(who: string, what: string) {
+    const wait = this.retryAfterSeconds();
+    const unread = wait === undefined ? "" : ` (their clients read nothing: the first is cut short in ${wait} s)`;
+    return failure("too_many_downloads", `${who} is already serving ${this.max} ${what}${unread}; retry once one of them has ended`, wait);
   }
 
   /** Gives back a place taken for a download that is not served after all. */
