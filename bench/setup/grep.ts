@@ -59,6 +59,8 @@ const CASES: Omit<GrepBenchCase, "gnuMs" | "gnuMatches" | "gnuCommand" | "rg">[]
   { label: "regex, ignore case", args: { pattern: "todo|fixme", ignoreCase: true } },
   // Texts joined by .*, the regex models write most (found in order, not by V8's backtracking).
   { label: "texts joined by .*", args: { pattern: "return.*\\(.+\\);" } },
+  // A class before the text: V8's scan tries it at every position; the text picks the lines instead.
+  { label: "a class, then text", args: { pattern: "[a-zA-Z]+Error\\(" } },
   // Two .* around a class: neighbouring repetitions that share characters run on RE2 (hunt 70).
   { label: "two .* around a class (RE2)", args: { pattern: 'import .* from ["@].*"' } },
 ];

@@ -54,6 +54,7 @@ describe("LineMatcher.countMatchingLines", () => {
     const next = random(7);
     const texts = Array.from({ length: 60 }, () => decodeText(randomFile(next)));
     let compared = 0;
+    let anchored = 0;
     let onRe2 = 0;
     const re2Differs: string[] = [];
     for (let p = 0; p < 3000; p++) {
@@ -84,6 +85,8 @@ describe("LineMatcher.countMatchingLines", () => {
           continue;
         }
         const matcher = new LineMatcher(source, { ignoreCase });
+        // Lines picked by a text every match holds (two characters or more) rather than by the scan.
+        if (!ignoreCase && requiredText(source).length >= 2) anchored++;
         for (const text of texts) {
           const expected = lines(text).filter((l) => line.test(l)).length;
           if (matcher.countMatchingLines(text) !== expected) expect.fail(`${source} (${ignoreCase ? "i" : ""}) on ${JSON.stringify(text)}`);
@@ -92,6 +95,7 @@ describe("LineMatcher.countMatchingLines", () => {
       }
     }
     expect(compared).toBeGreaterThan(200_000);
+    expect(anchored).toBe(164);
     // On RE2 (patterns that repeat an ambiguous group, or whose neighbouring repetitions overlap) the
     // same lines match, but for what RE2 reads differently: a character is a code point (an emoji is
     // one, not two halves), \s and \w are ASCII.
@@ -105,6 +109,42 @@ describe("LineMatcher.countMatchingLines", () => {
       "\\r?( ?[^a]{0,}\\s([\\s\\S]?))[a-c] {0,}|A\\(*c😀?c+?[^a]?",
       "x+([^a]|😀[éÉ]*){2}A",
     ]);
+  });
+});
+
+describe("lines picked by a text every match holds", () => {
+  it("match as testing every line does, whatever comes before, after or around the text", () => {
+    const next = random(11);
+    const parts = ["Error(", "Err", "or(", "new ", "x", "Type", " ", "\r", "\n", "é", "😀", "(", "ab", "a"];
+    const texts = Array.from({ length: 200 }, () =>
+      Array.from({ length: Math.floor(next() * 40) }, () => parts[Math.floor(next() * parts.length)]).join(""),
+    );
+    const patterns = [
+      "[a-zA-Z]+Error\\(",
+      "new [A-Z][a-z]*Error\\(",
+      "(?<=new )Type",
+      "Error(?!\\()",
+      "\\bab\\b",
+      "^ab",
+      "ab$",
+      "Error\\($",
+      "x*Error\\(\\r?",
+      "(Type|x)Error",
+      "é😀",
+    ];
+    let matched = 0;
+    for (const source of patterns) {
+      expect(requiredText(source).length, source).toBeGreaterThanOrEqual(2);
+      const line = new RegExp(source);
+      const matcher = new LineMatcher(source, {});
+      expect(matcher.engine, source).toBe("regexp");
+      for (const text of texts) {
+        const expected = lines(text).filter((l) => line.test(l)).length;
+        expect(matcher.countMatchingLines(text), `${source} on ${JSON.stringify(text)}`).toBe(expected);
+        matched += expected;
+      }
+    }
+    expect(matched).toBe(520);
   });
 });
 
