@@ -12,6 +12,7 @@ import type { WorkspaceFs } from "../src/workspace/workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
 import { countingGets } from "./counting-bucket";
 import { EmptyOverlay } from "./empty-overlay";
+import { freshIsolate } from "./fresh-isolate";
 import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
 
 /**
@@ -54,23 +55,6 @@ async function ingest(input: GrepBenchInput, workspaceId: string, searchIndex: b
 }
 
 const grep = (fs: WorkspaceFs, c: GrepBenchCase) => grepTool.execute(grepTool.parameters.parse(c.args), toolContext(fs));
-
-/**
- * A fresh isolate, as far as one snapshot goes: its meta gets a creation time never used before, so
- * everything the isolate keeps under the snapshot's name (parsed index.json and search directory,
- * posting lists, whole shards, decoded text, file bytes) is for another snapshot, and the caches are
- * emptied besides (an ingest at the maximum takes their whole budget back), so nothing old is
- * evicted on the clock. Only the JIT stays warm.
- */
-let freshSnapshots = 0;
-async function freshIsolate(workspaceId: string): Promise<void> {
-  const key = workspaceKeys(workspaceId).meta;
-  const meta = (await (await env.STORE.get(key))!.json()) as WorkspaceMeta;
-  meta.createdAt = new Date(Date.parse(meta.createdAt) + ++freshSnapshots).toISOString();
-  await env.STORE.put(key, JSON.stringify(meta));
-  ingestsRunning(MAX_CONCURRENT_INGESTS);
-  ingestsRunning(0);
-}
 
 /** Cold: a fresh object's first call in an isolate that has never read the snapshot. Median of RUNS. */
 async function cold(workspaceId: string, c: GrepBenchCase): Promise<{ ms: number; gets: number }> {

@@ -29,8 +29,15 @@ export class LineMatcher {
   private readonly needle: TextFinder | null;
   /** The texts of a `.*` chain, each found with `find`; the first non-empty one picks the lines to try. */
   private readonly chain: TextChain | null = null;
-  /** A text every matching line holds (`requiredText`), when there is one worth finding: only lines holding it are tried. */
-  private readonly anchor: TextFinder | null = null;
+  /**
+   * A text every matching line holds (`requiredText`), when there is one worth finding: only lines
+   * holding it are tried. On V8, dropped for the scan once it picks lines densely that do not match
+   * (`anchorMissed`).
+   */
+  private anchor: TextFinder | null = null;
+  /** Lines the anchor picked that did not match, and the characters of the texts given so far. */
+  private anchorMisses = 0;
+  private searched = 0;
 
   constructor(pattern: string, options: { literal?: boolean; ignoreCase?: boolean }) {
     // Every engine and the index's query get the same JavaScript source.
@@ -131,7 +138,9 @@ export class LineMatcher {
     const scan = this.scan;
     const needle = this.needle;
     const chain = this.chain;
-    const anchor = this.anchor;
+    let anchor = this.anchor;
+    const before = this.searched;
+    this.searched += text.length;
     for (let from = 0; from < text.length; ) {
       let start: number;
       if (chain !== null || anchor !== null) {
@@ -158,11 +167,31 @@ export class LineMatcher {
       } else start = from;
       let end = text.indexOf("\n", Math.max(start, from));
       if (end < 0) end = text.length;
-      if (this.line.test(lineAt(text, start, end)) && visit(start) === false) return;
+      const matches = this.line.test(lineAt(text, start, end));
+      if (!matches && anchor !== null && scan !== null && this.anchorMissed(before + end)) anchor = null;
+      if (matches && visit(start) === false) return;
       from = end + 1;
     }
   }
+
+  /**
+   * Counts a line the anchor picked in vain, `searched` characters into the texts searched with it;
+   * true when the scan takes over from now on. A line tried
+   * costs about what V8's scan costs for 64 characters: an anchor in most lines that the pattern
+   * rejects at once (`[0-9]+ab` over lines of `ab`) made the search 30 times slower than the scan
+   * (hunt 87), where a line picked per thousand characters (`return [a-z]+;` over code) is faster.
+   */
+  private anchorMissed(searched: number): boolean {
+    this.anchorMisses++;
+    if (this.anchorMisses < ANCHOR_MISSES_TRIED || this.anchorMisses * SCAN_CHARS_PER_LINE_TRIED <= searched) return false;
+    this.anchor = null;
+    return true;
+  }
 }
+
+/** Misses of the anchor before it may be dropped for the scan, and what one costs in characters scanned (`anchorMissed`). */
+const ANCHOR_MISSES_TRIED = 1024;
+const SCAN_CHARS_PER_LINE_TRIED = 64;
 
 /** Finds a plain text from a position on: the index where it starts, or -1. */
 interface TextFinder {
@@ -464,7 +493,10 @@ function escapeAt(source: string, i: number): string {
   return ESCAPE.exec(source.slice(i, i + 64))?.[0] ?? "\\";
 }
 
-const ESCAPE = /^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[\s\S])/;
+// `\0` takes up to two more octal digits (Annex B: `\033` is ESC, not NUL and "33", hunt 87); `\1`-`\9`
+// take every digit after them (a back-reference, or an octal escape and plain digits: counting them
+// in the escape only ever leaves text out of `requiredText`).
+const ESCAPE = /^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|0[0-7]{0,2}|[1-9]\d*|[\s\S])/;
 
 /** Where the group opened at `open` closes (its ")"), or the source's end. */
 function groupEnd(source: string, open: number): number {

@@ -92,6 +92,8 @@ export class Snapshot {
   private readonly dirSet: Set<string>;
   private searchIndex: Promise<SearchIndex | null> | null = null;
   private readonly pack: PackReader;
+  /** Files `readFile` was asked for in this turn of the event loop, read when it ends; null when none. */
+  private waiting: WaitingRead[] | null = null;
 
   constructor(
     private readonly bucket: R2Bucket,
@@ -130,17 +132,67 @@ export class Snapshot {
     return this.isDir(path) ? { type: "dir", size: 0, mode: DIR_MODE } : null;
   }
 
-  /** One file's bytes with one range read (or from the cache). */
+  /**
+   * One file's bytes, from the cache or read together with the other files asked for in the same
+   * turn of the event loop (see `readWaiting`).
+   */
   async readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> {
     const entry = this.byPath.get(path);
     if (!entry) throw this.missing(path);
-    const key = `${snapshotStamp(this.meta)}\u0000${path}`;
-    const cached = fileCache.get(key);
+    const cached = fileCache.get(this.fileKey(path));
     if (cached) return cached;
     signal?.throwIfAborted();
-    const bytes = await this.readRange(entry.offset, entry.size);
-    fileCache.set(key, bytes);
-    return bytes;
+    return new Promise((resolve, reject) => {
+      // The caller stops waiting at an abort; the read goes on for the others asking with it.
+      const onAbort = () => reject(signal!.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (this.waiting === null) {
+        this.waiting = [];
+        setTimeout(() => this.readWaiting(), 0);
+      }
+      this.waiting.push({
+        path,
+        offset: entry.offset,
+        size: entry.size,
+        settle: (bytes, error) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (bytes) resolve(bytes);
+          else reject(error);
+        },
+      });
+    });
+  }
+
+  /**
+   * Reads the files `readFile` was asked for in the turn of the event loop that just ended, as the
+   * few range reads `coalesce` makes of them, all at once. A shell's `grep -r` asks for 50 files at
+   * a time: one R2 read each made 572 files of 3.7 MB cost 330 ms more than from the cache locally,
+   * and would cost a round trip each in production, and a subrequest each. A file's bytes are copied
+   * out of a longer read: the cache must not keep the whole range alive.
+   */
+  private readWaiting(): void {
+    const waiting = this.waiting ?? [];
+    this.waiting = null;
+    waiting.sort(byPackOrder);
+    for (const group of coalesce(waiting, this.pack.chunkBytes)) {
+      this.readRange(group.start, group.end - group.start).then(
+        (bytes) => {
+          for (const read of group.entries) {
+            const start = read.offset - group.start;
+            const own = bytes.byteLength === read.size ? bytes : bytes.slice(start, start + read.size);
+            fileCache.set(this.fileKey(read.path), own);
+            read.settle(own);
+          }
+        },
+        (error: unknown) => {
+          for (const read of group.entries) read.settle(null, error);
+        },
+      );
+    }
+  }
+
+  private fileKey(path: string): string {
+    return `${snapshotStamp(this.meta)}\u0000${path}`;
   }
 
   /** One file as a stream straight from R2 (for HTTP downloads). */
@@ -435,6 +487,11 @@ interface PackRange {
   path: string;
   offset: number;
   size: number;
+}
+
+/** A file `readFile` waits for: `settle` gets its bytes, or null and why not. */
+interface WaitingRead extends PackRange {
+  settle(bytes: Uint8Array | null, error?: unknown): void;
 }
 
 /** A file's bytes to read for a search: piece `piece` of it, or all of it (-1). */

@@ -146,6 +146,54 @@ describe("lines picked by a text every match holds", () => {
     }
     expect(matched).toBe(520);
   });
+
+  it("reads a legacy octal escape as one character, not as NUL and digits (hunt 87)", () => {
+    expect(requiredText("\\033\\[31m")).toBe("[31m");
+    expect(requiredText("\\041ab")).toBe("ab");
+    expect(requiredText("\\00ab")).toBe("ab");
+    expect(requiredText("\\0789")).toBe("89");
+    expect(requiredText("x\\18yz")).toBe("yz");
+    for (const [pattern, text, matching] of [
+      ["\\033\\[31m", "plain\n\x1b[31mred error\x1b[0m\n33[31m\n", 1],
+      ["\\041ab", "x!ab\n41ab\n", 1],
+      ["\\00ab", "\0ab\n0ab\n", 1],
+      ["\\07ab", "\x07ab\n7ab\n", 1],
+      // On RE2 (neighbouring repetitions): the same text picks its lines.
+      ["\\041a*a*", "x!ab\n41ab\n", 1],
+    ] as const) {
+      const regex = new RegExp(pattern);
+      expect(lines(text).filter((l) => regex.test(l)).length, pattern).toBe(matching);
+      expect(new LineMatcher(pattern, {}).countMatchingLines(text), pattern).toBe(matching);
+    }
+  });
+
+  it("match as testing every line does after the scan takes over from a text that picks lines in vain", () => {
+    // 3,000 lines of "ab" the pattern rejects, then matches among more of them: past 1,024 misses in
+    // the first 64 KiB the scan searches on.
+    const text = `${"ab\n".repeat(3000)}${"12ab\nab\nxab\n".repeat(50)}7ab`;
+    const truth = (source: string) => {
+      const regex = new RegExp(source);
+      const starts: number[] = [];
+      let at = 0;
+      for (const line of text.split("\n")) {
+        if (regex.test(line)) starts.push(at);
+        at += line.length + 1;
+      }
+      return starts;
+    };
+    for (const [source, count] of [
+      ["[0-9]+ab", 51],
+      ["(?:2|7)ab", 51],
+      ["^\\dab$", 1],
+    ] as const) {
+      const matcher = new LineMatcher(source, {});
+      expect(truth(source).length, source).toBe(count);
+      expect(matcher.matchingLineStarts(text), source).toEqual(truth(source));
+      expect(matcher.countMatchingLines(text), source).toBe(count);
+      // The same matcher again, the scan in charge from the start.
+      expect(matcher.matchingLineStarts(text), source).toEqual(truth(source));
+    }
+  });
 });
 
 describe("patterns that make a backtracking engine take exponential time", () => {

@@ -57,6 +57,33 @@ describe("plainTextFinder", () => {
     }
   });
 
+  it("answers as indexOf does where the anchor comes at nearly every place, before and after it gives way to indexOf (hunt 87)", () => {
+    const text = `${"~".repeat(300)}x`;
+    for (const haystack of [`${"~".repeat(20_000)}x`, `${"~".repeat(5_000)}x${"~".repeat(400)}x~~x`, "~".repeat(10_000)]) {
+      const find = plainTextFinder(text);
+      const fromEach = [0, 1, 299, 4_700, 4_701, 5_000, 5_099, 5_100, 19_700, 19_701];
+      expect(
+        fromEach.map((from) => find(haystack, from)),
+        haystack.length.toString(),
+      ).toEqual(fromEach.map((from) => haystack.indexOf(text, from)));
+    }
+    // The anchor inside the text ("x" is more common than "~"): indexOf takes over from the first
+    // place not checked, wherever the text starts near the place it gives way.
+    const inner = `x${"~".repeat(300)}`;
+    const find = plainTextFinder(inner);
+    let found = 0;
+    for (let place = 0; place < 120; place++) {
+      const haystack = `${"~".repeat(place)}${inner}${"~".repeat(1_000)}`;
+      for (let from = 0; from < 30; from++) {
+        const expected = haystack.indexOf(inner, from);
+        expect(plainTextFinder(inner)(haystack, from), `${place} from ${from}`).toBe(expected);
+        expect(find(haystack, from)).toBe(expected);
+        if (expected >= 0) found++;
+      }
+    }
+    expect(found).toBe(3165);
+  });
+
   it("answers as indexOf does for random texts over a small alphabet (every position)", () => {
     const next = random(7);
     const alphabet = ["r", "e", "u", "~", "é", "😀", " "];

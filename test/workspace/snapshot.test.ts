@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { MAX_CONCURRENT_INGESTS } from "../../src/domain/limits";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import { containsText } from "../../src/workspace/search/query";
@@ -13,6 +14,22 @@ const MiB_ = 1024 * 1024;
 const bigFiles = Object.fromEntries(
   Array.from({ length: 300 }, (_, i) => [`f/${String(i).padStart(3, "0")}.txt`, new Uint8Array(FILE_BYTES).fill(97 + (i % 26))]),
 );
+
+/**
+ * The range reads of all of `bigFiles` together: 209 files of 40,000 bytes fit in the first 8 MiB
+ * chunk; the 210th crosses into the second and is read alone (two range reads), the other 90 come
+ * in one read of the second chunk.
+ */
+function bigFilesReads(workspaceId: string) {
+  const CHUNK = 8 * 1024 * 1024;
+  const pack = `workspaces/${workspaceId}/pack`;
+  return [
+    { key: `${pack}/00000`, range: { offset: 0, length: 209 * FILE_BYTES } },
+    { key: `${pack}/00000`, range: { offset: 209 * FILE_BYTES, length: CHUNK - 209 * FILE_BYTES } },
+    { key: `${pack}/00001`, range: { offset: 0, length: 210 * FILE_BYTES - CHUNK } },
+    { key: `${pack}/00001`, range: { offset: 210 * FILE_BYTES - CHUNK, length: 90 * FILE_BYTES } },
+  ];
+}
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(
@@ -92,14 +109,62 @@ describe("Snapshot", () => {
       expect(bytes[FILE_BYTES - 1]).toBe(97 + (index % 26));
     }
     expect(seen).toEqual(Object.keys(bigFiles));
-    // 209 files of 40,000 bytes fit in the first 8 MiB chunk; the 210th crosses into the second
-    // and is read alone (two range reads), the other 90 come in one read of the second chunk.
-    const CHUNK = 8 * 1024 * 1024;
+    expect(gets).toEqual(bigFilesReads("w_snap2"));
+  });
+
+  it("reads the files asked for in one turn of the event loop together, as readMany does, each a copy of its own bytes", async () => {
+    await seedWorkspace("w_snap_together", bigFiles);
+    const { bucket, gets } = recordingBucket();
+    const snapshot = await loadWorkspace(bucket, "w_snap_together");
+    gets.length = 0;
+    // As a shell's grep -r asks: many at once, in any order.
+    const paths = Object.keys(bigFiles).reverse();
+    const files = await Promise.all(paths.map((path) => snapshot.readFile(path)));
+    paths.forEach((path, i) => {
+      const bytes = files[i]!;
+      expect(bytes.byteLength).toBe(FILE_BYTES);
+      // Its own buffer: the cache holds this file, not the range it came in.
+      expect(bytes.buffer.byteLength).toBe(FILE_BYTES);
+      expect(bytes.every((b) => b === 97 + (Number(path.slice(2, 5)) % 26))).toBe(true);
+    });
+    expect(gets).toEqual(bigFilesReads("w_snap_together"));
+    // One after the other, each is its own read (the caches emptied first: an ingest at the maximum takes their budget).
+    ingestsRunning(MAX_CONCURRENT_INGESTS);
+    ingestsRunning(0);
+    gets.length = 0;
+    expect((await snapshot.readFile("f/001.txt"))[0]).toBe(98);
+    expect((await snapshot.readFile("f/000.txt"))[0]).toBe(97);
     expect(gets).toEqual([
-      { key: "workspaces/w_snap2/pack/00000", range: { offset: 0, length: 209 * FILE_BYTES } },
-      { key: "workspaces/w_snap2/pack/00000", range: { offset: 209 * FILE_BYTES, length: CHUNK - 209 * FILE_BYTES } },
-      { key: "workspaces/w_snap2/pack/00001", range: { offset: 0, length: 210 * FILE_BYTES - CHUNK } },
-      { key: "workspaces/w_snap2/pack/00001", range: { offset: 210 * FILE_BYTES - CHUNK, length: 90 * FILE_BYTES } },
+      { key: "workspaces/w_snap_together/pack/00000", range: { offset: FILE_BYTES, length: FILE_BYTES } },
+      { key: "workspaces/w_snap_together/pack/00000", range: { offset: 0, length: FILE_BYTES } },
+    ]);
+  });
+
+  it("lets a caller of a read together stop at its abort, and fails only the files of a range that could not be read", async () => {
+    await seedWorkspace("w_snap_together_fail", bigFiles);
+    const lost = new Proxy(env.STORE, {
+      get(target, property) {
+        if (property === "get")
+          return (key: string, options?: R2GetOptions) =>
+            key.endsWith("/pack/00001") ? Promise.reject(new Error("chunk 1 is lost")) : target.get(key, options);
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const snapshot = await loadWorkspace(lost, "w_snap_together_fail");
+    const abort = new AbortController();
+    const reads = ["f/000.txt", "f/100.txt", "f/250.txt", "f/001.txt"].map((path, i) =>
+      snapshot.readFile(path, i === 3 ? abort.signal : undefined).then(
+        (bytes) => `${path}: ${bytes.byteLength} bytes of ${String.fromCharCode(bytes[0]!)}`,
+        (error: unknown) => `${path}: ${(error as Error).message}`,
+      ),
+    );
+    abort.abort(new Error("the caller gave up"));
+    expect(await Promise.all(reads)).toEqual([
+      "f/000.txt: 40000 bytes of a",
+      "f/100.txt: 40000 bytes of w",
+      "f/250.txt: chunk 1 is lost",
+      "f/001.txt: the caller gave up",
     ]);
   });
 
