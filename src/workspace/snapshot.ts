@@ -93,7 +93,7 @@ export class Snapshot {
   private searchIndex: Promise<SearchIndex | null> | null = null;
   private readonly pack: PackReader;
   /** Files `readFile` was asked for in this turn of the event loop, read when it ends; null when none. */
-  private waiting: WaitingRead[] | null = null;
+  private batch: ReadBatch | null = null;
 
   constructor(
     private readonly bucket: R2Bucket,
@@ -134,7 +134,7 @@ export class Snapshot {
 
   /**
    * One file's bytes, from the cache or read together with the other files asked for in the same
-   * turn of the event loop (see `readWaiting`).
+   * turn of the event loop (see `readBatch`).
    */
   async readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> {
     const entry = this.byPath.get(path);
@@ -142,20 +142,34 @@ export class Snapshot {
     const cached = fileCache.get(this.fileKey(path));
     if (cached) return cached;
     signal?.throwIfAborted();
+    if (this.batch === null) {
+      const batch: ReadBatch = { reads: [], waiting: 0, stop: new AbortController() };
+      this.batch = batch;
+      setTimeout(() => void this.readBatch(batch), 0);
+    }
+    const batch = this.batch;
     return new Promise((resolve, reject) => {
-      // The caller stops waiting at an abort; the read goes on for the others asking with it.
-      const onAbort = () => reject(signal!.reason);
+      // The caller stops waiting at an abort; the reads go on for the others asking with it, and
+      // stop when none is left waiting.
+      let left = false;
+      const leave = () => {
+        if (left) return false;
+        left = true;
+        return --batch.waiting === 0;
+      };
+      const onAbort = () => {
+        reject(signal!.reason);
+        if (leave()) batch.stop.abort();
+      };
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (this.waiting === null) {
-        this.waiting = [];
-        setTimeout(() => this.readWaiting(), 0);
-      }
-      this.waiting.push({
+      batch.waiting++;
+      batch.reads.push({
         path,
         offset: entry.offset,
         size: entry.size,
         settle: (bytes, error) => {
           signal?.removeEventListener("abort", onAbort);
+          leave();
           if (bytes) resolve(bytes);
           else reject(error);
         },
@@ -165,29 +179,37 @@ export class Snapshot {
 
   /**
    * Reads the files `readFile` was asked for in the turn of the event loop that just ended, as the
-   * few range reads `coalesce` makes of them, all at once. A shell's `grep -r` asks for 50 files at
-   * a time: one R2 read each made 572 files of 3.7 MB cost 330 ms more than from the cache locally,
-   * and would cost a round trip each in production, and a subrequest each. A file's bytes are copied
-   * out of a longer read: the cache must not keep the whole range alive.
+   * few range reads `coalesce` makes of them, within the isolate's read-ahead window as any other
+   * reader (gaps read through must not put tens of MB in flight for small files). A shell's `grep -r`
+   * asks for 50 files at a time: one R2 read each made 572 files of 3.7 MB cost 330 ms more than from
+   * the cache locally, and would cost a round trip and a subrequest each in production. A file's
+   * bytes are copied out of a longer read: the cache must not keep the whole range alive. After a
+   * read that fails, the files not read yet are read one by one, so that only those it held fail.
    */
-  private readWaiting(): void {
-    const waiting = this.waiting ?? [];
-    this.waiting = null;
-    waiting.sort(byPackOrder);
-    for (const group of coalesce(waiting, this.pack.chunkBytes)) {
-      this.readRange(group.start, group.end - group.start).then(
-        (bytes) => {
-          for (const read of group.entries) {
-            const start = read.offset - group.start;
-            const own = bytes.byteLength === read.size ? bytes : bytes.slice(start, start + read.size);
-            fileCache.set(this.fileKey(read.path), own);
-            read.settle(own);
-          }
-        },
-        (error: unknown) => {
-          for (const read of group.entries) read.settle(null, error);
-        },
-      );
+  private async readBatch(batch: ReadBatch): Promise<void> {
+    this.batch = null;
+    const { reads, stop } = batch;
+    reads.sort(byPackOrder);
+    const done = new Set<WaitingRead>();
+    try {
+      for await (const { range, bytes } of this.readRanges(reads, stop.signal)) {
+        const own = bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+        fileCache.set(this.fileKey(range.path), own);
+        range.settle(own);
+        done.add(range);
+      }
+    } catch {
+      if (stop.signal.aborted) return;
+      for (const read of reads) {
+        if (done.has(read)) continue;
+        this.readRange(read.offset, read.size).then(
+          (bytes) => {
+            fileCache.set(this.fileKey(read.path), bytes);
+            read.settle(bytes);
+          },
+          (error: unknown) => read.settle(null, error),
+        );
+      }
     }
   }
 
@@ -492,6 +514,14 @@ interface PackRange {
 /** A file `readFile` waits for: `settle` gets its bytes, or null and why not. */
 interface WaitingRead extends PackRange {
   settle(bytes: Uint8Array | null, error?: unknown): void;
+}
+
+/** The files `readFile` was asked for in one turn of the event loop (`readBatch`). */
+interface ReadBatch {
+  reads: WaitingRead[];
+  /** Callers still waiting (neither answered nor aborted): when the last one aborts, `stop` aborts the reads. */
+  waiting: number;
+  stop: AbortController;
 }
 
 /** A file's bytes to read for a search: piece `piece` of it, or all of it (-1). */

@@ -168,6 +168,43 @@ describe("Snapshot", () => {
     ]);
   });
 
+  it("keeps files read together within the isolate's window, and gives its share back when every caller has aborted", async () => {
+    // 2 MiB files, four to a pack chunk: every read is one whole 8 MiB chunk.
+    const files = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`t/${String(i).padStart(2, "0")}.bin`, new Uint8Array(2 * MiB_).fill(97 + i)]),
+    );
+    await seedWorkspace("w_snap_together_window", files);
+    const packGets: string[] = [];
+    const stuck = new Proxy(env.STORE, {
+      get(target, property) {
+        if (property === "get")
+          return (key: string, options?: R2GetOptions) => {
+            if (!key.includes("/pack/")) return target.get(key, options);
+            packGets.push(key.slice(-5));
+            return new Promise(() => {});
+          };
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const snapshot = await loadWorkspace(stuck, "w_snap_together_window");
+    const aborts = [new AbortController(), new AbortController()];
+    const reads = Object.keys(files).map((path, i) => snapshot.readFile(path, aborts[i % 2]!.signal).catch((e: Error) => e.message));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // One chunk read and one ahead fill the 16 MiB window; the other chunk waits.
+    expect(packGets).toEqual(["00000", "00001"]);
+    aborts[0]!.abort(new Error("first caller gone"));
+    aborts[1]!.abort(new Error("second caller gone"));
+    expect(await Promise.all(reads)).toEqual(Object.keys(files).map((_, i) => (i % 2 === 0 ? "first caller gone" : "second caller gone")));
+    // The window is the isolate's again: a reader now gets one read and two ahead.
+    const { bucket, gets } = recordingBucket();
+    const fresh = (await loadWorkspace(bucket, "w_snap_together_window")).readMany(Object.keys(files));
+    gets.length = 0;
+    expect((await fresh.next()).value?.path).toBe("t/00.bin");
+    expect(gets.map((get) => get.key.slice(-5))).toEqual(["00000", "00001", "00002"]);
+    await fresh.return(undefined);
+  });
+
   it("splits reads at gaps larger than 1 MiB and reads smaller gaps through", () => {
     const at = (path: string, offset: number, size: number) => ({ path, offset, size, mode: 0o644 });
     const groups = coalesce([at("a", 0, 10), at("b", 1_048_586, 10), at("c", 2_097_173, 5), at("d", 2_097_178, 5)]);
