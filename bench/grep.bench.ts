@@ -1,12 +1,9 @@
 import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
-import { MAX_CONCURRENT_INGESTS } from "../src/domain/limits";
 import { FIND_MAX_LIMIT, findTool } from "../src/tools/find";
 import { grepTool, warmGrep } from "../src/tools/grep";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import { searchTextCache } from "../src/workspace/search/text-cache";
-import { ingestsRunning } from "../src/workspace/shared-caches";
-import { type WorkspaceMeta, workspaceKeys } from "../src/workspace/snapshot-layout";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import type { WorkspaceFs } from "../src/workspace/workspace-fs";
 import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";

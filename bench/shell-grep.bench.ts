@@ -1,10 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
-import { MAX_CONCURRENT_INGESTS } from "../src/domain/limits";
 import { bashTool } from "../src/tools/bash";
 import { ingestWorkspace } from "../src/workspace/ingest";
-import { ingestsRunning } from "../src/workspace/shared-caches";
-import { type WorkspaceMeta, workspaceKeys } from "../src/workspace/snapshot-layout";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import { toolContext } from "../test/helpers/memory-fs";
 import { countingGets } from "./counting-bucket";
