@@ -159,7 +159,11 @@ export class Snapshot {
       };
       const onAbort = () => {
         reject(signal!.reason);
-        if (leave()) batch.stop.abort();
+        if (!leave()) return;
+        batch.stop.abort();
+        // A caller that comes later in this turn starts a batch of its own: this one reads nothing
+        // now, and one that joined it waited for good (hunt 88).
+        if (this.batch === batch) this.batch = null;
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       batch.waiting++;
@@ -187,7 +191,7 @@ export class Snapshot {
    * read that fails, the files not read yet are read one by one, so that only those it held fail.
    */
   private async readBatch(batch: ReadBatch): Promise<void> {
-    this.batch = null;
+    if (this.batch === batch) this.batch = null;
     const { reads, stop } = batch;
     reads.sort(byPackOrder);
     const done = new Set<WaitingRead>();

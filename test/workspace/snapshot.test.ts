@@ -205,6 +205,19 @@ describe("Snapshot", () => {
     await fresh.return(undefined);
   });
 
+  it("answers a caller that comes after every earlier caller of its turn has aborted (hunt 88)", async () => {
+    await seedWorkspace("w_snap_together_late", { "a.txt": "aaa", "b.txt": "bbb" });
+    const snapshot = await loadWorkspace(env.STORE, "w_snap_together_late");
+    const run = new AbortController();
+    const first = snapshot.readFile("a.txt", run.signal).then(decode, (e: Error) => e.message);
+    run.abort(new Error("run aborted"));
+    // Same turn, no signal: a file of `/changes`, read while the run's grep was stopped.
+    const second = snapshot.readFile("b.txt").then(decode);
+    const late = new Promise((resolve) => setTimeout(() => resolve("no answer after 2 s"), 2000));
+    expect(await first).toBe("run aborted");
+    expect(await Promise.race([second, late])).toBe("bbb");
+  });
+
   it("splits reads at gaps larger than 1 MiB and reads smaller gaps through", () => {
     const at = (path: string, offset: number, size: number) => ({ path, offset, size, mode: 0o644 });
     const groups = coalesce([at("a", 0, 10), at("b", 1_048_586, 10), at("c", 2_097_173, 5), at("d", 2_097_178, 5)]);
