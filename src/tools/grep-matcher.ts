@@ -84,7 +84,7 @@ export class LineMatcher {
       this.line = linearTimeRegex(pattern, source, ignoreCase, "repeats");
       this.scan = null;
       this.needle = null;
-      // RE2 tries a line at a time, 10x slower than V8's scan: only the lines holding the text every
+      // RE2 is given a line at a time, cut out of the piece: only the lines holding the text every
       // match holds are tried (case folded as V8's `i` does; RE2 also folds k to the Kelvin sign, so
       // not under ignoreCase).
       const required = ignoreCase ? "" : requiredText(source);
