@@ -256,6 +256,12 @@ export const MAX_SESSION_CHANGE_VERSIONS = 100_000;
 export const MAX_SEARCH_DIRECTORY_BYTES = 12 * MiB;
 /** Largest file grep searches (bigger ones are named in a notice); the search index and its text cache leave them out. */
 export const SEARCH_MAX_FILE_BYTES = 8 * MiB;
+/**
+ * Most instructions a grep pattern that runs on RE2 may compile to. RE2 keeps up to one thread per
+ * instruction alive at each character: 6,015 instructions (`[ab]{1000}` six times) took 2.7 s for
+ * one line of 12,000 characters (hunt 89), where the patterns models write compile to 7-106.
+ */
+export const GREP_RE2_MAX_INSTRUCTIONS = 1000;
 /** Most bytes of files in one snapshot. */
 export const MAX_TOTAL_BYTES = 512 * MiB;
 /** Most bytes an archive may expand to (skipped entries included). */
@@ -460,7 +466,9 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "a `grep` pattern",
-    "one that repeats a group holding a repetition or an alternation (such as `(a+)+`), or has unbounded repetitions next to each other that can match a same character, with at most optional items between (such as `-*-*y`, `\\s*\\s+$`, `.*\\s*=`), runs on RE2, in linear time: a character is a code point, `\\s` and `\\w` are ASCII, `ignoreCase` folds as Unicode does (`k` also matches the Kelvin sign, `s` the long s), look-arounds and back-references are refused (`invalid_regex`); plain texts joined by `.*` or `.+` (such as `import.*from.*react`) are found in order, in linear time; other patterns run on V8, which can take time growing with the square of a long line's length (`\\s+$` or `\\w+=.*x` on a minified line); the pattern is JavaScript's without the u flag, with ripgrep's `(?i)`, POSIX classes and `\\x{...}` read as ripgrep reads them, and its Unicode classes (`\\p{L}`) refused (`invalid_regex`)",
+    "one that repeats a group holding a repetition or an alternation (such as `(a+)+`), or has unbounded repetitions next to each other that can match a same character, with at most optional items between (such as `-*-*y`, `\\s*\\s+$`, `.*\\s*=`), runs on RE2, in linear time, if it compiles to at most " +
+      count(GREP_RE2_MAX_INSTRUCTIONS) +
+      " RE2 instructions (`invalid_regex` past it: RE2's time per character grows with them; counted repetitions such as `{500}` make many): a character is a code point, `\\s` and `\\w` are ASCII, `ignoreCase` folds as Unicode does (`k` also matches the Kelvin sign, `s` the long s), look-arounds and back-references are refused (`invalid_regex`); plain texts joined by `.*` or `.+` (such as `import.*from.*react`) are found in order, in linear time; other patterns run on V8, which can take time growing with the square of a long line's length (`\\s+$` or `\\w+=.*x` on a minified line); the pattern is JavaScript's without the u flag, with ripgrep's `(?i)`, POSIX classes and `\\x{...}` read as ripgrep reads them, and its Unicode classes (`\\p{L}`) refused (`invalid_regex`)",
   ],
   [
     "a `find` or `grep` glob",

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { GREP_RE2_MAX_INSTRUCTIONS } from "../../src/domain/limits";
 import { LineMatcher, lines, repeatsAmbiguousGroup, repeatsOverlappingNeighbours, requiredText } from "../../src/tools/grep-matcher";
+import type { ToolError } from "../../src/tools/tool";
 import { regexQuery } from "../../src/workspace/search/regex-query";
 import { decodeText } from "../../src/workspace/text";
 import { random, randomFile, randomPattern, show } from "../workspace/search/helpers";
@@ -494,6 +496,27 @@ describe("grep and ripgrep habits", () => {
     expect(show(new LineMatcher("[[:blank:]]foo[[:digit:]]", {}).query)).toBe(show(regexQuery("[\\t ]foo[0-9]")));
     expect(show(new LineMatcher("(?i)FOOBAR", {}).query)).toBe(show(regexQuery("foobar", { ignoreCase: true })));
     expect(show(new LineMatcher("(?i)FOOBAR", {}).query)).not.toBe("ALL");
+  });
+
+  it("refuses a pattern on RE2 that compiles to more than 1,000 instructions, and takes one of 1,000 (hunt 89)", () => {
+    const refusal = (pattern: string) => {
+      try {
+        return new LineMatcher(pattern, {}).engine;
+      } catch (error) {
+        return `${(error as ToolError).code}: ${(error as Error).message}`;
+      }
+    };
+    expect(GREP_RE2_MAX_INSTRUCTIONS).toBe(1000);
+    // 6,015 instructions: 2.7 s for one line of 12,000 characters.
+    expect(refusal(`(x|xx)+y|[ab]*a${"[ab]{1000}".repeat(6)}c`)).toBe(
+      `invalid_regex: regular expression "(x|xx)+y|[ab]*a${"[ab]{1000}".repeat(6)}c" repeats a group that itself repeats or alternates, so it runs on RE2, where it compiles to 6015 instructions, more than 1000: RE2's time per character grows with them. Write smaller counted repetitions ({n}), or fewer of them`,
+    );
+    expect(refusal("(a|aa)+[ab]{991}c")).toMatch(/^invalid_regex: .* repeats a group .* compiles to 1001 instructions, more than 1000:/);
+    // 1,000 instructions: taken.
+    expect(refusal("(a|aa)+[ab]{990}c")).toBe("re2");
+    expect(refusal("-*-*[ab]{1000}")).toMatch(/^invalid_regex: .* has unbounded repetitions next to each other .*, more than 1000:/);
+    // On V8 no such bound: a counted repetition costs it nothing per instruction.
+    expect(refusal("a[ab]{5000}c")).toBe("regexp");
   });
 
   it("refuses other inline flags, naming ignoreCase, and negated or unknown POSIX classes, naming what to write", () => {
