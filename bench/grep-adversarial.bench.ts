@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { LineMatcher } from "../src/tools/grep-matcher";
+import { median } from "./median";
 
 /**
  * grep's matcher on inputs a model can pick to make the shortcuts slow (hunt 87), next to the plain
@@ -9,10 +10,6 @@ import { LineMatcher } from "../src/tools/grep-matcher";
  * both must give way before they cost more than the plain way. Median of RUNS.
  */
 const RUNS = 5;
-
-function median(samples: number[]): number {
-  return [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
-}
 
 function time(run: () => number): { ms: number; result: number } {
   const samples: number[] = [];

@@ -6,7 +6,7 @@ import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../src/workspace/searc
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import { toolContext } from "../test/helpers/memory-fs";
 import { EmptyOverlay } from "./empty-overlay";
-import { heap, liveReading, measure } from "./heap-measure";
+import { HEAP_COLUMNS, heap, heapCells, liveReading, mb, measure } from "./heap-measure";
 import type { GrepBenchInput } from "./setup/grep";
 import type { HeapReading } from "./setup/probes/isolate-heap";
 
@@ -18,8 +18,6 @@ import type { HeapReading } from "./setup/probes/isolate-heap";
  * so the readings fall where the reads' buffers are held. Only runs when vitest is started with
  * `--inspect=127.0.0.1:<port>`.
  */
-const MB = 1e6;
-const mb = (bytes: number) => (bytes / MB).toFixed(1);
 
 /** A reading after a full GC every this many reads: what is live while reads are in flight (each costs a heap snapshot). */
 const LIVE_EVERY_GETS = 4;
@@ -58,18 +56,7 @@ it.skipIf(!heap)("grep over a snapshot: in-isolate V8 heap and ArrayBuffer backi
     grepTool.execute(grepTool.parameters.parse({ pattern, literal: true }), toolContext(on)).then((r) => r.text.length);
   const rows: string[][] = [];
   const row = (label: string, ms: number, r: HeapReading) =>
-    rows.push([
-      label,
-      `${ms.toFixed(0)} ms`,
-      `${mb(r.start.usedSize)} / ${mb(r.start.backingStorageSize)}`,
-      mb(r.peak.usedSize),
-      mb(r.peak.backingStorageSize),
-      mb(r.peakTotal),
-      `${mb(r.end.usedSize)} / ${mb(r.end.backingStorageSize)}`,
-      r.liveReadings > 0 ? mb(r.livePeak) : "-",
-      `${mb(searchTextCache.bytes)}`,
-      String(r.samples),
-    ]);
+    rows.push([...heapCells(label, ms, r), r.liveReadings > 0 ? mb(r.livePeak) : "-", `${mb(searchTextCache.bytes)}`, String(r.samples)]);
   const cases: [string, () => Promise<unknown>][] = [
     ["nothing (the isolate before any search)", async () => 1],
     ["the run's warm-up", () => warmGrep(fs, new AbortController().signal)],
@@ -87,18 +74,7 @@ it.skipIf(!heap)("grep over a snapshot: in-isolate V8 heap and ArrayBuffer backi
     expect(value).toBeTruthy();
     row(label, ms, reading);
   }
-  const header = [
-    "case",
-    "time",
-    "before: used / backing MB",
-    "peak used heap MB",
-    "peak backing store MB",
-    "peak used + backing + cppgc MB",
-    "at end: used / backing MB",
-    "live after a full GC MB",
-    "text cache after MB",
-    "samples",
-  ];
+  const header = [...HEAP_COLUMNS, "live after a full GC MB", "text cache after MB", "samples"];
   const table = [header, header.map(() => "---"), ...rows].map((r) => `| ${r.join(" | ")} |`);
   console.log(
     `\ngrep, in-isolate memory: ${input.files} files, ${mb(input.sourceBytes)} MB of source text; text cache ${mb(SEARCH_TEXT_CACHE_BYTES)} MB\n${table.join("\n")}\n`,

@@ -10,6 +10,7 @@ import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
 import { countingGets } from "./counting-bucket";
 import { EmptyOverlay } from "./empty-overlay";
 import { freshIsolate } from "./fresh-isolate";
+import { median } from "./median";
 import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
 
 /**
@@ -26,10 +27,6 @@ import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
  */
 const RUNS = 5;
 const MB = 1e6;
-
-function median(samples: number[]): number {
-  return [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
-}
 
 /** Matching lines the grep tool found: from its "Showing matches 1-100 of N" notice, or the lines it printed. */
 function totalMatches(text: string): number {

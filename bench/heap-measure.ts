@@ -9,6 +9,34 @@ import type { HeapReading } from "./setup/probes/isolate-heap";
  */
 export const heap: IsolateHeapInput | null = inject("isolateHeap");
 
+/** Bytes as MB (10^6) with one decimal, as the heap benches' tables show them. */
+export const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+
+/** The columns every heap bench's table starts with, filled by `heapCells`. */
+export const HEAP_COLUMNS = [
+  "case",
+  "time",
+  "before: used / backing MB",
+  "peak used heap MB",
+  "peak backing store MB",
+  "peak used + backing + cppgc MB (growth)",
+  "at end: used / backing MB",
+];
+
+/** A measurement's cells under `HEAP_COLUMNS`. */
+export function heapCells(label: string, ms: number, r: HeapReading): string[] {
+  const before = r.start.usedSize + r.start.backingStorageSize + r.start.embedderHeapUsedSize;
+  return [
+    label,
+    `${ms.toFixed(0)} ms`,
+    `${mb(r.start.usedSize)} / ${mb(r.start.backingStorageSize)}`,
+    mb(r.peak.usedSize),
+    mb(r.peak.backingStorageSize),
+    `${mb(r.peakTotal)} (+${mb(r.peakTotal - before)}, at ${(r.peakAtMs / 1000).toFixed(1)} s)`,
+    `${mb(r.end.usedSize)} / ${mb(r.end.backingStorageSize)}`,
+  ];
+}
+
 /** Asks the probe for a reading after a full GC: what is live at this point. */
 export async function liveReading(): Promise<void> {
   await (await fetch(`${heap!.url}/heap/live`, { method: "POST" })).arrayBuffer();

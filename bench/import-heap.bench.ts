@@ -2,7 +2,7 @@ import { expect, it } from "vitest";
 import { readStreamBytes } from "../src/api/body";
 import { readConversation, readConversationBody } from "../src/api/conversation-import";
 import { MAX_IMPORT_BYTES } from "../src/domain";
-import { heap, liveReading, measure, sampled } from "./heap-measure";
+import { heap, liveReading, mb, measure, sampled } from "./heap-measure";
 
 /**
  * In-isolate memory of reading a conversation import at the size limit (16 MiB of JSONL, 10,000
@@ -11,8 +11,6 @@ import { heap, liveReading, measure, sampled } from "./heap-measure";
  * after a full GC at the point the route sends the messages to the session, with what it still
  * holds. Only with `--inspect` (see bench/workspace-heap.bench.ts); skipped otherwise.
  */
-const MB = 1e6;
-const mb = (bytes: number) => (bytes / MB).toFixed(1);
 const CHUNK = 64 * 1024;
 
 function conversation(): Uint8Array {

@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import { expect, it } from "vitest";
 import { counterIds } from "../src/domain";
 import { ChatChunkAccumulator, type ModelRequest, OpenAIModelClient } from "../src/model";
+import { median } from "./median";
 
 /**
  * Harness overhead per streamed delta: our OpenAIModelClient (SDK SSE parsing + ChatChunkAccumulator +
@@ -107,11 +108,6 @@ async function parsedChunks(bytes: Uint8Array): Promise<unknown[]> {
   const out: unknown[] = [];
   for await (const chunk of stream) out.push(chunk);
   return out;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 /** Runs the contenders alternately (so drift hits all alike) and returns the median ns per delta of each. */

@@ -8,6 +8,7 @@ import { tarOf } from "../test/workspace/archives";
 import { countingGets } from "./counting-bucket";
 import { EmptyOverlay } from "./empty-overlay";
 import { freshIsolate } from "./fresh-isolate";
+import { median } from "./median";
 import type { GrepBenchInput } from "./setup/grep";
 
 /**
@@ -19,10 +20,6 @@ import type { GrepBenchInput } from "./setup/grep";
  * local disk (timed by bench/setup/grep.ts) beside it.
  */
 const RUNS = 5;
-
-function median(samples: number[]): number {
-  return [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
-}
 
 it("the shell's grep -rn over a snapshot: time and R2 reads, cold and warm", async () => {
   const input: GrepBenchInput = inject("grepBench");

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { ingestWorkspace } from "../src/workspace/ingest";
 import { deleteWorkspace } from "../src/workspace/snapshot";
-import { heap, measure, sampled } from "./heap-measure";
+import { HEAP_COLUMNS, heap, heapCells, mb, measure, sampled } from "./heap-measure";
 import type { HeapReading } from "./setup/probes/isolate-heap";
 import type { WorkspaceBenchInput } from "./setup/workspace";
 
@@ -12,20 +12,11 @@ import type { WorkspaceBenchInput } from "./setup/workspace";
  * over the DevTools protocol by bench/setup/isolate-heap.ts. Only runs when vitest is started with
  * `--inspect=127.0.0.1:<port>`; skipped otherwise (so `npm run bench` does not pay for it).
  */
-const MB = 1e6;
-
-const mb = (bytes: number) => (bytes / MB).toFixed(1);
 
 function row(label: string, ms: number, r: HeapReading, readings: HeapReading[]): string[] {
   readings.push(r);
   return [
-    label,
-    `${ms.toFixed(0)} ms`,
-    `${mb(r.start.usedSize)} / ${mb(r.start.backingStorageSize)}`,
-    mb(r.peak.usedSize),
-    mb(r.peak.backingStorageSize),
-    `${mb(r.peakTotal)} (+${mb(r.peakTotal - r.start.usedSize - r.start.backingStorageSize - r.start.embedderHeapUsedSize)}, at ${(r.peakAtMs / 1000).toFixed(1)} s)`,
-    `${mb(r.end.usedSize)} / ${mb(r.end.backingStorageSize)}`,
+    ...heapCells(label, ms, r),
     r.liveReadings > 0 ? `${mb(r.livePeak)} (${r.liveReadings} readings)` : "-",
     `${r.samples}, max ${r.maxLatencyMs.toFixed(0)} ms`,
   ];
@@ -101,17 +92,7 @@ it.skipIf(!heap)("workspace ingest of a 100 MB archive: in-isolate V8 heap and A
   });
   rows.push(row("calibration: hold one 64 MiB Uint8Array", calibration.ms, calibration.reading, readings));
 
-  const header = [
-    "case",
-    "time",
-    "before: used / backing MB",
-    "peak used heap MB",
-    "peak backing store MB",
-    "peak used + backing + cppgc MB (growth)",
-    "at end: used / backing MB",
-    "live after a full GC, largest MB",
-    "samples",
-  ];
+  const header = [...HEAP_COLUMNS, "live after a full GC, largest MB", "samples"];
   const table = [header, ...rows].map((r) => `| ${r.join(" | ")} |`);
   table.splice(1, 0, `| ${header.map(() => "---").join(" | ")} |`);
   console.log(

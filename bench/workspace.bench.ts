@@ -4,6 +4,7 @@ import { ingestWorkspace } from "../src/workspace/ingest";
 import { SearchIndexBuilder } from "../src/workspace/search/index-builder";
 import { deleteWorkspace, loadWorkspace } from "../src/workspace/snapshot";
 import { countingGets } from "./counting-bucket";
+import { median } from "./median";
 import type { MemoryReading } from "./setup/probes/workerd-memory";
 import type { WorkspaceBenchInput } from "./setup/workspace";
 
@@ -16,10 +17,6 @@ import type { WorkspaceBenchInput } from "./setup/workspace";
  */
 const RUNS = 5;
 const MB = 1e6;
-
-function median(samples: number[]): number {
-  return [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
-}
 
 /** Bytes of a workspace's search index objects. */
 async function searchIndexBytes(workspaceId: string): Promise<number> {

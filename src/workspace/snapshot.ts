@@ -139,7 +139,7 @@ export class Snapshot {
   async readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> {
     const entry = this.byPath.get(path);
     if (!entry) throw this.missing(path);
-    const cached = fileCache.get(this.fileKey(path));
+    const cached = fileCache.get(this.pathKey(path));
     if (cached) return cached;
     signal?.throwIfAborted();
     if (this.batch === null) {
@@ -198,7 +198,7 @@ export class Snapshot {
     try {
       for await (const { range, bytes } of this.readRanges(reads, stop.signal)) {
         const own = bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-        fileCache.set(this.fileKey(range.path), own);
+        fileCache.set(this.pathKey(range.path), own);
         range.settle(own);
         done.add(range);
       }
@@ -208,17 +208,13 @@ export class Snapshot {
         if (done.has(read)) continue;
         this.readRange(read.offset, read.size).then(
           (bytes) => {
-            fileCache.set(this.fileKey(read.path), bytes);
+            fileCache.set(this.pathKey(read.path), bytes);
             read.settle(bytes);
           },
           (error: unknown) => read.settle(null, error),
         );
       }
     }
-  }
-
-  private fileKey(path: string): string {
-    return `${snapshotStamp(this.meta)}\u0000${path}`;
   }
 
   /** One file as a stream straight from R2 (for HTTP downloads). */
@@ -342,7 +338,7 @@ export class Snapshot {
       // answer for it, and a narrowed search does not need it.
       const pieces = entry.size === 0 ? (index && !isAll(query) ? null : "all") : mayMatch(entry.offset);
       if (pieces === null) continue;
-      const cached = searchTextCache.get(this.textKey(path), search);
+      const cached = searchTextCache.get(this.pathKey(path), search);
       if (cached === null) continue;
       // The warm path: the pieces wanted are cached (context needs their neighbours checked too).
       if (!options.neighbours && cached?.holds(pieces)) {
@@ -382,7 +378,7 @@ export class Snapshot {
       // search ends, a search over more text than the cache keeps held all of it (94 MB tree: 58-65 MB
       // more live for one grep of `return`, 139 MB for two, in an isolate of 128 MB).
       wanted.delete(range.path);
-      searchTextCache.set(this.textKey(range.path), file.text, search);
+      searchTextCache.set(this.pathKey(range.path), file.text, search);
       if (file.text !== null) yield { path: range.path, text: file.text, pieces: file.pieces };
     }
   }
@@ -424,14 +420,14 @@ export class Snapshot {
       const entry = this.byPath.get(path);
       if (!entry || entry.size === 0 || entry.size > MAX_ENTRY_BYTES || entry.size > room) continue;
       if (index?.isBinary(entry.offset)) continue;
-      const cached = searchTextCache.peek(this.textKey(path));
+      const cached = searchTextCache.peek(this.pathKey(path));
       if (cached === null || cached?.complete) continue;
       reads.push({ path, offset: entry.offset, size: entry.size });
       room -= entry.size;
     }
     reads.sort(byPackOrder);
     for await (const { range, bytes } of this.readRanges(reads, signal)) {
-      if (!searchTextCache.addIfRoom(this.textKey(range.path), fileText(bytes, range.offset, index))) return;
+      if (!searchTextCache.addIfRoom(this.pathKey(range.path), fileText(bytes, range.offset, index))) return;
     }
   }
 
@@ -461,8 +457,8 @@ export class Snapshot {
     return this.searchIndex;
   }
 
-  /** Snapshots never change: their id and creation time name a file's text for good. */
-  private textKey(path: string): string {
+  /** Snapshots never change: their id and creation time name a file's bytes and text for good (the isolate's caches key by it). */
+  private pathKey(path: string): string {
     return `${snapshotStamp(this.meta)}\u0000${path}`;
   }
 
