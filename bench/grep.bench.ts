@@ -10,6 +10,7 @@ import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
 import { countingGets } from "./counting-bucket";
 import { EmptyOverlay } from "./empty-overlay";
 import { freshIsolate } from "./fresh-isolate";
+import { totalMatches } from "./grep-matches";
 import { median } from "./median";
 import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
 
@@ -27,14 +28,6 @@ import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
  */
 const RUNS = 5;
 const MB = 1e6;
-
-/** Matching lines the grep tool found: from its "Showing matches 1-100 of N" notice, or the lines it printed. */
-function totalMatches(text: string): number {
-  const notice = /\n\n\[Showing matches \d+-\d+ of (\d+) \(/.exec(text);
-  if (notice) return Number(notice[1]);
-  if (text.startsWith("No matches found")) return 0;
-  return (text.split("\n\n[")[0] ?? "").split("\n").length;
-}
 
 async function ingest(input: GrepBenchInput, workspaceId: string, searchIndex: boolean) {
   const response = await fetch(`${input.baseUrl}/tree.tar`);

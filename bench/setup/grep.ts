@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,11 +35,20 @@ export interface GrepBenchCase {
   rg: { command: string; ms: number; matches: number } | null;
 }
 
+/** One of the patterns models write, timed with `rg -n` on the tree (bench/grep-patterns.bench.ts). */
+export interface CommonPatternBaseline {
+  pattern: string;
+  rgMs: number;
+  rgMatches: number;
+}
+
 export interface GrepBenchInput {
   baseUrl: string;
   files: number;
   sourceBytes: number;
   cases: GrepBenchCase[];
+  /** Empty when ripgrep could not be had. */
+  commonPatterns: CommonPatternBaseline[];
   find: { pattern: string; gnuCommand: string; gnuMs: number; gnuResults: number };
   /** `rg --version`'s first line, or why there is no ripgrep column. */
   rgVersion: string;
@@ -61,8 +70,8 @@ const CASES: Omit<GrepBenchCase, "gnuMs" | "gnuMatches" | "gnuCommand" | "rg">[]
   { label: "texts joined by .*", args: { pattern: "return.*\\(.+\\);" } },
   // A class before the text: V8's scan tries it at every position; the text picks the lines instead.
   { label: "a class, then text", args: { pattern: "[a-zA-Z]+Error\\(" } },
-  // Two .* around a class: neighbouring repetitions that share characters run on RE2 (hunt 70).
-  { label: "two .* around a class (RE2)", args: { pattern: 'import .* from ["@].*"' } },
+  // Two .* around a class: ran on RE2 (hunt 70's neighbouring repetitions) until chains took classes (stop 48).
+  { label: "two .* around a class", args: { pattern: 'import .* from ["@].*"' } },
 ];
 
 function treeMiB(setting: string | undefined): number {
@@ -71,6 +80,64 @@ function treeMiB(setting: string | undefined): number {
   if (!Number.isFinite(mib) || mib < 1) throw new Error(`GREP_BENCH_MB must be a number of MiB (1 or more), not '${setting}'`);
   return mib;
 }
+
+/**
+ * Patterns of the shapes coding agents give grep (literals, identifiers after a keyword, calls,
+ * anchored lines, classes, `.*` joins, alternations, case-insensitive), for a bench of many shapes
+ * rather than a few. Left out: patterns whose count depends on "\r" before "\n" (`\s+$`), since
+ * grep drops a line's trailing "\r" and rg keeps it.
+ */
+const COMMON_PATTERNS = [
+  "TODO",
+  "console\\.log",
+  "export default",
+  "export (const|function|class) \\w+",
+  "function \\w+\\(",
+  "class \\w+ extends \\w+",
+  "import .* from ['\"]react['\"]",
+  "require\\(['\"][^'\"]+['\"]\\)",
+  "\\bPromise\\.all\\b",
+  "async function",
+  "throw new \\w+Error",
+  "\\.then\\(",
+  "process\\.env\\.\\w+",
+  "module\\.exports\\s*=",
+  "interface \\w+ \\{",
+  "type \\w+ = ",
+  "^import",
+  "^export",
+  "@deprecated",
+  "new Map\\(",
+  "\\w+\\.prototype\\.\\w+ = function",
+  "if \\(.*\\) \\{",
+  "catch \\((e|err|error)\\)",
+  "setTimeout\\(",
+  "JSON\\.parse\\(",
+  '"version":\\s*"[^"]+"',
+  "const \\w+ = require\\(",
+  "(?i)license",
+  "\\$\\{[^}]+\\}",
+  "=>\\s*\\{",
+  "[A-Z_]{10,}",
+  "https?://[^\\s'\"]+",
+  "\\bthis\\.\\w+\\s*=",
+  "return\\s+null",
+  "useEffect\\(",
+  "for \\(let i = 0",
+  "\\d{4}-\\d{2}-\\d{2}",
+  "Object\\.keys\\(.*\\)\\.forEach",
+  ".*Error.*",
+  "function.*\\(.*\\).*\\{",
+  "(?i)todo|fixme|hack|xxx",
+  "\\bif\\s*\\(",
+  "[a-z]+_[a-z]+",
+  "^\\s*//",
+  "^\\s*\\*",
+  "\\w+\\(\\)",
+  "\\.(map|filter|reduce)\\(",
+  "\\bnull\\b",
+  "\\w+Error\\b",
+];
 
 export default async function setup(project: TestProject) {
   const root = mkdtempSync(join(tmpdir(), "grep-bench-"));
@@ -118,6 +185,25 @@ export default async function setup(project: TestProject) {
     }
     return { ...c, gnuCommand, gnuMs: timed.ms, gnuMatches, rg };
   });
+  // Run without a shell: some of these hold both kinds of quote.
+  const commonPatterns = hasRg
+    ? COMMON_PATTERNS.map((pattern) => {
+        const samples: number[] = [];
+        for (let i = 0; i < BASELINE_RUNS; i++) {
+          const fd = openSync(out, "w");
+          const start = performance.now();
+          const result = spawnSync("rg", ["-n", "--hidden", "-e", pattern, "."], { cwd: tree, stdio: ["ignore", fd, "pipe"] });
+          samples.push(performance.now() - start);
+          closeSync(fd);
+          if (result.status !== 0 && result.status !== 1) throw new Error(`rg ${pattern}: ${result.stderr}`);
+        }
+        return {
+          pattern,
+          rgMs: samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!,
+          rgMatches: Number(sh(`wc -l < '${out}'`).trim()),
+        };
+      })
+    : [];
   const findCommand = "find . -name 'index.*'";
   const findTimed = time(`${findCommand} > '${out}'`);
   const findResults = Number(sh(`wc -l < '${out}'`).trim());
@@ -136,6 +222,7 @@ export default async function setup(project: TestProject) {
     files,
     sourceBytes,
     cases,
+    commonPatterns,
     find: { pattern: "index.*", gnuCommand: findCommand, gnuMs: findTimed.ms, gnuResults: findResults },
     rgVersion,
     grepVersion: sh("grep --version").split("\n")[0] ?? "",

@@ -41,7 +41,7 @@ export class LineMatcher {
   private searched = 0;
 
   constructor(pattern: string, options: { literal?: boolean; ignoreCase?: boolean }) {
-    // Every engine and the index's query get the same JavaScript source.
+    // Every engine and the index's query get one JavaScript source.
     const { source, ignoreCase } = options.literal
       ? { source: escapeRegExp(pattern), ignoreCase: options.ignoreCase === true }
       : javaScriptSyntax(pattern, options.ignoreCase === true);
@@ -54,19 +54,24 @@ export class LineMatcher {
         `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}. ${refusalAdvice(source)}`,
       );
     }
-    if (repeatsAmbiguousGroup(source)) {
+    // Lines are matched by the pattern with a repeated first item cut (`withoutLeadingRepetition`):
+    // the same lines. The engine is picked for what is left once items that may be absent are gone
+    // (`picked`), and the index's query reads the pattern whole.
+    const lean = withoutLeadingRepetition(source);
+    const picked = withoutLeadingRepetition(source, false);
+    if (repeatsAmbiguousGroup(picked)) {
       // V8 backtracks: (a|aa)+c on a line of 60 a's would hold the isolate for minutes. RE2 runs in
       // linear time; its syntax is JavaScript's but for look-arounds and back-references, and its
       // ignoreCase folds as Unicode does (the index's query must too).
       this.engine = "re2";
       this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
-      this.line = linearTimeRegex(pattern, source, ignoreCase, "group");
+      this.line = linearTimeRegex(pattern, lean, ignoreCase, "group");
       this.scan = null;
       this.needle = null;
       return;
     }
     this.query = regexQuery(source, { ignoreCase });
-    const chain = options.literal ? null : textChain(source, ignoreCase);
+    const chain = options.literal ? null : textChain(lean, ignoreCase);
     if (chain) {
       // V8 backtracks on these in time that grows with the square of the line: `.*foo.*bar` took
       // 5 s on a 40 KB minified line. Found in order they take time linear in the line.
@@ -77,30 +82,31 @@ export class LineMatcher {
       this.needle = null;
       return;
     }
-    if (repeatsOverlappingNeighbours(source, ignoreCase)) {
+    if (repeatsOverlappingNeighbours(picked, ignoreCase)) {
       // `-*-*-*-*-*-*y` on a line of 64 dashes held the isolate for minutes (hunt 70): each such pair
       // multiplies V8's backtracking by the line's length, and a model picks how many.
       this.engine = "re2";
       this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
-      this.line = linearTimeRegex(pattern, source, ignoreCase, "repeats");
+      this.line = linearTimeRegex(pattern, lean, ignoreCase, "repeats");
       this.scan = null;
       this.needle = null;
       // RE2 is given a line at a time, cut out of the piece: only the lines holding the text every
       // match holds are tried (case folded as V8's `i` does; RE2 also folds k to the Kelvin sign, so
       // not under ignoreCase).
-      const required = ignoreCase ? "" : requiredText(source);
+      const required = ignoreCase ? "" : requiredText(lean);
       this.anchor = required === "" ? null : textFinder(required, false);
       return;
     }
     this.engine = "regexp";
-    this.scan = /\(\?<?[=!]/.test(source) ? null : new RegExp(source, `${flags}gm`);
+    this.line = compiledRegExp(lean, flags);
+    this.scan = /\(\?<?[=!]/.test(lean) ? null : compiledRegExp(lean, `${flags}gm`);
     const plain = options.literal || !/[\\^$.*+?()[\]{}|]/.test(pattern);
     this.needle = plain && !ignoreCase && !/[\r\n]/.test(pattern) ? textFinder(pattern, false) : null;
     // A text of two characters or more that every match holds, found from its rarest character,
     // picks the lines to try: V8's scan tries a pattern that starts with a class at every position.
     // Over 36 MB of .js/.ts: `[a-zA-Z]+Error\(` 277 -> 24 ms, `[A-Z][a-z]+Service` 42 -> 7,
     // `export (const|function)` 25 -> 8; with one character (`e[0-9]+`) 25 -> 65, so not then.
-    const required = this.needle || ignoreCase ? "" : requiredText(source);
+    const required = this.needle || ignoreCase ? "" : requiredText(lean);
     this.anchor = required.length >= 2 ? textFinder(required, false) : null;
   }
 
@@ -194,6 +200,23 @@ export class LineMatcher {
 const ANCHOR_MISSES_TRIED = 1024;
 const SCAN_CHARS_PER_LINE_TRIED = 64;
 
+/**
+ * A regex V8 has compiled: it compiles on first use, for one-byte and for two-byte strings apart, and
+ * a pattern past its size limit (a class repeated 100,000 times) would fail in the middle of a search.
+ */
+function compiledRegExp(source: string, flags: string): RegExp {
+  const regex = new RegExp(source, flags);
+  try {
+    regex.test("");
+    regex.test("\u0100");
+  } catch (err) {
+    const why = (err as Error).message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "");
+    throw new ToolError("invalid_regex", `regular expression too large to run (${why}): write a shorter pattern`);
+  }
+  regex.lastIndex = 0;
+  return regex;
+}
+
 /** Finds a plain text from a position on: the index where it starts, or -1. */
 interface TextFinder {
   readonly length: number;
@@ -203,7 +226,7 @@ interface TextFinder {
 function textFinder(text: string, ignoreCase: boolean): TextFinder {
   if (!ignoreCase) return { length: text.length, find: plainTextFinder(text) };
   // V8's own case folding (a regex, `i`): a matched text has the length of the pattern's text.
-  const regex = new RegExp(escapeRegExp(text), "gi");
+  const regex = compiledRegExp(escapeRegExp(text), "gi");
   return {
     length: text.length,
     find: (haystack, from) => {
@@ -213,18 +236,26 @@ function textFinder(text: string, ignoreCase: boolean): TextFinder {
   };
 }
 
-/** Plain texts joined by `.*` or `.+` (lazy or not), as a regex over one line reads them. */
-class TextChain {
-  /** The first non-empty text: every matching line holds it. */
-  readonly first: TextFinder;
+/** A run of `length` one-character items (classes, `.`, characters) as regex `source`: each match has that length. */
+function regexFinder(source: string, length: number, ignoreCase: boolean): TextFinder {
+  const regex = compiledRegExp(source, ignoreCase ? "gi" : "g");
+  return {
+    length,
+    find: (haystack, from) => {
+      regex.lastIndex = from;
+      return regex.exec(haystack)?.index ?? -1;
+    },
+  };
+}
 
-  /** `texts[i + 1]` starts at least `gaps[i]` characters after `texts[i]` ends. */
+/** Texts joined by `.*` or `.+` (lazy or not), as a regex over one line reads them. */
+class TextChain {
+  /** `texts[i + 1]` starts at least `gaps[i]` characters after `texts[i]` ends; every matching line holds `first`. */
   constructor(
     private readonly texts: readonly TextFinder[],
     private readonly gaps: readonly number[],
-  ) {
-    this.first = texts.find((t) => t.length > 0)!;
-  }
+    readonly first: TextFinder,
+  ) {}
 
   matches(line: string): boolean {
     // `.` matches no line terminator: the texts and what lies between them are in one stretch.
@@ -251,44 +282,72 @@ class TextChain {
 }
 
 /**
- * The pattern as a chain when it is plain texts joined by `.*`, `.+`, `.*?` or `.+?` (such as
- * `import.*from.*react`, with escaped punctuation such as `\(` as text), at least one join and
- * one non-empty text; otherwise null.
+ * The pattern as a chain when it is texts joined by `.*`, `.+`, `.*?` or `.+?` (such as
+ * `import.*from.*react`), with at least one join and one non-empty text; otherwise null. A text is
+ * a run of characters that each match one character of a line: a character as itself (escaped
+ * punctuation such as `\(` too), `.`, a class (`["@]`, `[a-z]`) or `\d \w \s \D \W \S`,
+ * unquantified; one that could match a line terminator (`[^"]`, `\s`) is not taken.
  */
 function textChain(source: string, ignoreCase: boolean): TextChain | null {
-  const texts: string[] = [""];
+  /** Per text: its characters as regex source, and whether each matches only itself. */
+  const texts: { source: string; plain: string | null; length: number }[] = [{ source: "", plain: "", length: 0 }];
   const gaps: number[] = [];
   let joined = false;
+  const flags = ignoreCase ? "i" : "";
+  // Texts are found within a stretch of the line between terminators (`.` stops at them): a
+  // character of a text that could be one would be sought across stretches.
+  const mayEndStretch = (atom: string) => LINE_TERMINATORS.some((t) => new RegExp(`^${atom}$`, flags).test(t));
+  let items = 0;
+  const add = (atom: string, plain: string | null) => {
+    if (mayEndStretch(atom)) return false;
+    // A text of k such items is sought in time k times the line's (hunt 90: 5,000 `.` took 5 s over 2 MB).
+    if (plain === null && ++items > CHAIN_MAX_ITEMS) return false;
+    const text = texts[texts.length - 1]!;
+    text.source += atom;
+    text.plain = plain !== null && text.plain !== null ? text.plain + plain : null;
+    text.length++;
+    return true;
+  };
   for (let i = 0; i < source.length; i++) {
     const c = source[i]!;
     if (c === "\\") {
       const escaped = source[i + 1];
-      // Only escaped punctuation is itself: \d, \b, \n, \x41, \1 ... are classes, anchors, codes.
-      if (escaped === undefined || /[0-9A-Za-z]/.test(escaped)) return null;
-      texts[texts.length - 1] += escaped;
+      if (escaped === undefined) return null;
+      // Only escaped punctuation is itself: \b, \n, \x41, \1 ... are anchors, codes, references.
+      if (/[0-9A-Za-z]/.test(escaped) && !/[dDwWsS]/.test(escaped)) return null;
+      if (!add(`\\${escaped}`, /[dDwWsS]/.test(escaped) ? null : escaped)) return null;
       i++;
+    } else if (c === "[") {
+      const end = classEnd(source, i);
+      if (!add(source.slice(i, end + 1), null)) return null;
+      i = end;
     } else if (c === ".") {
       const repeat = source[i + 1];
-      if (repeat !== "*" && repeat !== "+") return null;
+      if (repeat !== "*" && repeat !== "+") {
+        if (!add(".", null)) return null;
+        continue;
+      }
       i += source[i + 2] === "?" ? 2 : 1;
       // `.*.+` is one join of at least one character.
-      if (texts[texts.length - 1] === "" && texts.length > 1) gaps[gaps.length - 1]! += repeat === "+" ? 1 : 0;
+      if (texts[texts.length - 1]!.length === 0 && texts.length > 1) gaps[gaps.length - 1]! += repeat === "+" ? 1 : 0;
       else {
         gaps.push(repeat === "+" ? 1 : 0);
-        texts.push("");
+        texts.push({ source: "", plain: "", length: 0 });
       }
       joined = true;
-    } else if ("^$*+?()[]{}|".includes(c)) return null;
-    else texts[texts.length - 1] += c;
+    } else if ("^$*+?(){}|".includes(c)) return null;
+    else if (!add(escapeRegExp(c), c)) return null;
   }
-  // A line terminator in a text would cross the stretches a line is cut into.
-  if (!joined || texts.every((t) => t === "") || texts.some((t) => /[\r\n\u2028\u2029]/.test(t))) return null;
-  return new TextChain(
-    texts.map((t) => textFinder(t, ignoreCase)),
-    gaps,
-  );
+  if (!joined || texts.every((t) => t.length === 0)) return null;
+  const finders = texts.map((t) => (t.plain !== null ? textFinder(t.plain, ignoreCase) : regexFinder(t.source, t.length, ignoreCase)));
+  // The lines to try are picked by a plain text when there is one: found from its rarest character.
+  const first = texts.findIndex((t) => t.plain !== null && t.length > 0);
+  return new TextChain(finders, gaps, finders[first >= 0 ? first : texts.findIndex((t) => t.length > 0)]!);
 }
 
+const LINE_TERMINATORS = ["\r", "\u2028", "\u2029"];
+/** Items other than plain characters (classes, `.`, `\d` ...) a chain takes: patterns models write hold a few. */
+const CHAIN_MAX_ITEMS = 64;
 /** The line `text[start, end)` without a trailing "\r". */
 function lineAt(text: string, start: number, end: number): string {
   return end > start && text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end);
@@ -480,6 +539,62 @@ function* patternItems(source: string): Generator<Item | "|"> {
     yield { atom, unbounded: most === Number.POSITIVE_INFINITY, optional: least === 0 };
     i = most === null ? end : afterQuantifier(source, end);
   }
+}
+
+/**
+ * The pattern with its repeated first item cut to the least count, again while there is one
+ * (`[a-z]+_x` -> `[a-z]_x`, `\s*\w+=` -> `\w=`, `\d{2,}` -> `\d{2}`). A line holds a match of one
+ * exactly when it holds a match of the other: the run's last characters match the cut item, and
+ * what follows can start wherever it could (look-behinds see the same text). V8 tried the whole run
+ * from each of its characters: `[a-z]+_[a-z]+` took 226 ms over the grep bench's tree, rg 45. Not
+ * with an alternation at the top (the cut would apply to its first branch only, which is still
+ * right but is left alone), nor for a group, an anchor or a back-reference first. Without
+ * `cutCounted`, only the items that may be absent go (`\s*\w+=` -> `\w+=`): what the engine is
+ * picked on, since `\w+\w+=` cut to `\w\w+=` is as slow on V8 as it was (hunt 91), and only the
+ * pair shows it.
+ */
+export function withoutLeadingRepetition(source: string, cutCounted = true): string {
+  if (hasTopLevelAlternation(source)) return source;
+  let lean = source;
+  for (;;) {
+    const end = leadingAtomEnd(lean);
+    if (end <= 0 || quantifierAt(lean, end) === null) return lean;
+    // The least count as written: `{1000000000000000000000,}` as a number prints as 1e+21, which
+    // V8 would read as text (hunt 91).
+    const least = /^\{(\d+)/.exec(lean.slice(end))?.[1] ?? (lean[end] === "+" ? "1" : "0");
+    const rest = lean.slice(afterQuantifier(lean, end));
+    if (Number(least) === 0) {
+      lean = rest;
+      continue;
+    }
+    if (!cutCounted) return lean;
+    const atom = lean.slice(0, end);
+    return (Number(least) === 1 ? atom : `${atom}{${least}}`) + rest;
+  }
+}
+
+/** The end of the pattern's first item when it is one character (a character, `.`, a class, `\w`, `\x41` ...), else -1. */
+function leadingAtomEnd(source: string): number {
+  const c = source[0];
+  if (c === undefined || "^$()|*+?{}".includes(c)) return -1;
+  if (c === "[") return classEnd(source, 0) + 1;
+  if (c !== "\\") return 1;
+  const written = escapeAt(source, 0);
+  // Not an assertion (\b), a back-reference (\1, \k<a>) or an escape that is not one character.
+  return /^\\(?:[dDwWsS]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|c[A-Za-z]|0|[^0-9A-Za-z])$/.test(written) ? written.length : -1;
+}
+
+function hasTopLevelAlternation(source: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") i = classEnd(source, i);
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|" && depth === 0) return true;
+  }
+  return false;
 }
 
 /** Where the class opened at `open` ends (its "]"): in JavaScript at the first unescaped "]" ("[]" is empty, "[^]" any character). */
