@@ -11,7 +11,7 @@ import { median } from "./median";
 import type { GrepBenchInput } from "./setup/grep";
 
 /**
- * The grep tool, warm, over the grep bench's tree (>= 30 MB of .js/.ts) for 49 patterns of the
+ * The grep tool, warm, over the grep bench's tree (>= 30 MB of .js/.ts) for 52 patterns of the
  * shapes coding agents write, next to `rg -n` on the same tree on local disk (timed by
  * bench/setup/grep.ts in the same run): the shapes a few hand-picked rows miss, such as a class
  * repeated first (`[a-z]+_[a-z]+`, 5x rg before stop 48). Every count must equal rg's.

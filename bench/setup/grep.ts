@@ -137,6 +137,9 @@ const COMMON_PATTERNS = [
   "\\.(map|filter|reduce)\\(",
   "\\bnull\\b",
   "\\w+Error\\b",
+  "[0-9a-f]{8}-[0-9a-f]{4}",
+  "\\b(get|set|has|delete)\\w*\\(",
+  "(useState|useEffect|useMemo|useCallback|useRef|useContext)",
 ];
 
 export default async function setup(project: TestProject) {

@@ -52,14 +52,20 @@ export class WorkspaceBashFs implements IFileSystem {
   ) {}
 
   async readFile(path: string, options?: ReadFileOptions | BufferEncoding): Promise<string> {
-    const bytes = await this.readFileBuffer(path);
     const encoding = typeof options === "string" ? options : options?.encoding;
     if (encoding === "latin1" || encoding === "binary") {
+      const bytes = await this.readFileBuffer(path);
       let out = "";
       for (let i = 0; i < bytes.byteLength; i += 0x8000) out += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
       return out;
     }
-    return new TextDecoder().decode(bytes);
+    // Any other encoding is read as UTF-8, as before; a snapshot's file from grep's text cache.
+    const p = toWorkspace(path);
+    try {
+      return await this.fs.readText(p, this.signal);
+    } catch (err) {
+      throw errno(err, "open", this.shown(path));
+    }
   }
 
   async readFileBuffer(path: string): Promise<Uint8Array> {

@@ -14,6 +14,11 @@ function commonness(code: number): number {
   return rank < 0 ? RARE_TO_COMMON.length : rank;
 }
 
+/** Whether `char` is as rare as "-" or rarer in code and prose: alone, it can pick a regex's lines. */
+export function isRareCharacter(char: string): boolean {
+  return char.length === 1 && commonness(char.charCodeAt(0)) <= RARE_TO_COMMON.indexOf("-");
+}
+
 /**
  * V8 searches a text shorter than this from one place its first character occurs to the next (a
  * memchr), and a longer one with Boyer-Moore, which was slower on source code in every case timed.

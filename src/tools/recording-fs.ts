@@ -53,6 +53,11 @@ export class RecordingFs implements WorkspaceFs {
     return this.inner.readFile(path, signal);
   }
 
+  readText(path: string, signal?: AbortSignal): Promise<string> {
+    this.reads.add(path);
+    return this.inner.readText(path, signal);
+  }
+
   async *readFiles(paths: readonly string[], signal?: AbortSignal): AsyncIterable<{ path: string; bytes: Uint8Array }> {
     for await (const file of this.inner.readFiles(paths, signal)) {
       this.reads.add(file.path);

@@ -4,7 +4,7 @@ import { resolveWorkspacePath, writeRefusal } from "./paths";
 import type { SearchQuery } from "./search/query";
 import { searchTextOf } from "./search/search-text";
 import { loadWorkspace, type Snapshot } from "./snapshot";
-import { isBinary } from "./text";
+import { decodeText, isBinary } from "./text";
 import { type FileInfo, TreeView } from "./tree-view";
 import type { SearchableText, SearchTextsOptions, WorkspaceDirent, WorkspaceFs, WorkspaceStat, WriteOptions } from "./workspace-fs";
 
@@ -58,6 +58,13 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     const file = this.requireFile(canonical);
     if (file.inOverlay) return this.overlay.get(canonical) ?? new Uint8Array(0);
     return this.snapshot.readFile(canonical, signal);
+  }
+
+  async readText(path: string, signal?: AbortSignal): Promise<string> {
+    const canonical = resolveWorkspacePath(path);
+    const file = this.requireFile(canonical);
+    if (file.inOverlay) return decodeText(this.overlay.get(canonical) ?? new Uint8Array(0));
+    return this.snapshot.readText(canonical, signal);
   }
 
   /** What a HEAD of the file answers: its size, and no stream (one would hold a download's place for nothing, hunt 85). */

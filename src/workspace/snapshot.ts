@@ -9,7 +9,7 @@ import { type PieceFilter, SearchIndex, type SearchTables } from "./search/searc
 import { decodePiece, type PieceSet, SearchText, searchTextOf } from "./search/search-text";
 import { MAX_ENTRY_BYTES, searchTextCache } from "./search/text-cache";
 import { type IndexEntry, type WorkspaceIndex, type WorkspaceMeta, workspaceKeys } from "./snapshot-layout";
-import { isBinary } from "./text";
+import { decodeText, isBinary } from "./text";
 import { TreeView } from "./tree-view";
 import { WeakShare } from "./weak-share";
 import type { WorkspaceStat } from "./workspace-fs";
@@ -179,6 +179,26 @@ export class Snapshot {
         },
       });
     });
+  }
+
+  /**
+   * One file's text as `decodeText` gives it: joined from the isolate's text cache when grep or a
+   * run's warm-up holds the whole file (no R2 read, no decoding: a shell's `grep -r` read the tree
+   * from R2 on every call, since the file cache holds 8 MiB of it), else read and decoded, and
+   * cached for grep when it is text and the cache has room without evicting anything.
+   */
+  async readText(path: string, signal?: AbortSignal): Promise<string> {
+    const key = this.pathKey(path);
+    const cached = searchTextCache.peek(key);
+    if (cached?.complete) return cached.pieces.join("");
+    const bytes = await this.readFile(path, signal);
+    // Decoded in pieces only when the cache can keep them (hunt 92: a 10 MiB file was decoded in
+    // 639 pieces and joined, twice the text live, for a cache that would not take it).
+    if (cached === null || bytes.byteLength > Math.min(searchTextCache.room, MAX_ENTRY_BYTES) || isBinary(bytes)) return decodeText(bytes);
+    const text = searchTextOf(bytes);
+    // Another reader may have cached it meanwhile: a fuller text is not replaced.
+    if (!searchTextCache.peek(key)?.complete) searchTextCache.addIfRoom(key, text);
+    return text.pieces.join("");
   }
 
   /**

@@ -19,6 +19,12 @@ export interface WorkspaceFs {
   /** A file's bytes; throws `not_found` or `is_directory`. */
   readFile(path: string, signal?: AbortSignal): Promise<Uint8Array>;
   /**
+   * A file's text as `decodeText` reads its bytes (a BOM dropped, invalid UTF-8 as U+FFFD), for a
+   * reader that wants text, not bytes (the shell's commands): a snapshot serves it from the text
+   * cache grep fills, when that holds the whole file.
+   */
+  readText(path: string, signal?: AbortSignal): Promise<string>;
+  /**
    * Many files at once, in an order chosen for cheap storage access (for a snapshot: pack order,
    * read with a few large range reads instead of one request per file). Missing paths are skipped.
    */

@@ -1,7 +1,7 @@
 import { WorkspaceError } from "../../src/workspace/errors";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
 import { searchTextOf } from "../../src/workspace/search/search-text";
-import { isBinary } from "../../src/workspace/text";
+import { decodeText, isBinary } from "../../src/workspace/text";
 import type { SearchableText, WorkspaceDirent, WorkspaceFs, WorkspaceStat, WriteOptions } from "../../src/workspace/workspace-fs";
 
 /**
@@ -63,6 +63,10 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
     if (file) return file.bytes;
     if (path === "" || this.isDir(path)) throw new WorkspaceError("is_directory", `'${path}' is a directory`);
     throw new WorkspaceError("not_found", `'${path}' does not exist`);
+  }
+
+  async readText(path: string): Promise<string> {
+    return decodeText(await this.readFile(path));
   }
 
   async *readFiles(paths: readonly string[]): AsyncIterable<{ path: string; bytes: Uint8Array }> {

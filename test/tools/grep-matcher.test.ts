@@ -179,7 +179,7 @@ describe("lines picked by a text every match holds", () => {
   it("match as testing every line does after the scan takes over from a text that picks lines in vain", () => {
     // 3,000 lines of "ab" the pattern rejects, then matches among more of them: past 1,024 misses in
     // the first 64 KiB the scan searches on.
-    const text = `${"ab\n".repeat(3000)}${"12ab\nab\nxab\n".repeat(50)}7ab`;
+    const text = `${"ab-\n".repeat(3000)}${"12ab-\nab-\nxab-\n".repeat(50)}7ab-`;
     const truth = (source: string) => {
       const regex = new RegExp(source);
       const starts: number[] = [];
@@ -193,7 +193,11 @@ describe("lines picked by a text every match holds", () => {
     for (const [source, count] of [
       ["[0-9]+ab", 51],
       ["(?:2|7)ab", 51],
-      ["^\\dab$", 1],
+      ["^\\dab-$", 1],
+      // One character as rare as "-" picks lines too.
+      ["[0-9]-", 0],
+      ["[0-9]ab-", 51],
+      ["[0-9]+[a-z]+-", 51],
     ] as const) {
       const matcher = new LineMatcher(source, {});
       expect(truth(source).length, source).toBe(count);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { plainTextFinder } from "../../src/tools/plain-text-finder";
+import { isRareCharacter, plainTextFinder } from "../../src/tools/plain-text-finder";
 import { random } from "../workspace/search/helpers";
 
 /** Every answer of the finder from every position, next to indexOf's. */
@@ -98,5 +98,12 @@ describe("plainTextFinder", () => {
     }
     // Found often enough for the comparison to mean something (the seed makes this exact).
     expect(found).toBe(4290);
+  });
+});
+
+describe("isRareCharacter", () => {
+  it("takes one character as rare as '-' or rarer in code and prose, non-ASCII ones included", () => {
+    const chars = ["-", "#", "~", "@", "é", "😀", "e", ":", " ", "_", "(", "ab", ""];
+    expect(chars.filter((c) => isRareCharacter(c))).toEqual(["-", "#", "~", "@", "é"]);
   });
 });

@@ -5,8 +5,11 @@ import { bashTool } from "../../src/tools/bash";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { ingestWorkspace } from "../../src/workspace/ingest";
 import { SqliteOverlay } from "../../src/workspace/overlay";
+import { ALL } from "../../src/workspace/search/query";
+import { searchTextCache } from "../../src/workspace/search/text-cache";
 import { loadWorkspace } from "../../src/workspace/snapshot";
 import { openWorkspace, type SnapshotWorkspaceFs } from "../../src/workspace/snapshot-workspace-fs";
+import { decodeText } from "../../src/workspace/text";
 import { toolContext } from "../helpers/memory-fs";
 import { decode, entry, fileEntry, streamOf, tarOf, text } from "./archives";
 import { recordingBucket, seedWorkspace } from "./helpers";
@@ -71,6 +74,77 @@ describe("SnapshotWorkspaceFs", () => {
       expect(decode(await fs.readFile("src/deep/c.ts"))).toBe("c\n");
       expect(await asyncCodeOf(fs.readFile("src"))).toBe("is_directory");
       expect(await asyncCodeOf(fs.readFile("/etc/passwd"))).toBe("path_escape");
+    });
+  });
+
+  it("reads text as decodeText does: from grep's text cache when it holds the whole file (no R2 read), else read, decoded and cached; the overlay first", async () => {
+    const lines = Array.from({ length: 2_000 }, (_, i) => `line ${i} of a file cut into pieces\n`).join("");
+    const files: Record<string, string | Uint8Array> = {
+      "bom.txt": "\uFEFFafter a BOM\n",
+      "bad.txt": new Uint8Array([0x61, 0xff, 0x0a, 0xe2, 0x82, 0x0a, 0x62]),
+      "big.txt": lines,
+      "bin.dat": new Uint8Array([0x00, 0x61, 0xc3, 0xa9]),
+      "plain.txt": "plain\n",
+    };
+    await seedWorkspace("w_fs_text", files);
+    await seedWorkspace("w_fs_text2", files);
+    const bytes = (path: string) =>
+      typeof files[path] === "string" ? new TextEncoder().encode(files[path] as string) : (files[path] as Uint8Array);
+    const paths = Object.keys(files);
+    const { bucket, gets } = recordingBucket();
+    await withFs(
+      "fs-text",
+      "w_fs_text",
+      async (fs, overlay) => {
+        // Not cached: read (one range read per file) and decoded; the text files cached for grep.
+        searchTextCache.clear();
+        gets.length = 0;
+        for (const path of paths) expect([path, await fs.readText(path)]).toEqual([path, decodeText(bytes(path))]);
+        expect(gets.filter((g) => g.key.includes("/pack/")).length).toBe(paths.length);
+        // One byte a character, two for bad.txt's U+FFFD (V8's two-byte strings); bin.dat left out.
+        expect(searchTextCache.bytes).toBe(
+          ["bom.txt", "big.txt", "plain.txt"].reduce((n, p) => n + decodeText(bytes(p)).length, 0) + 2 * 6,
+        );
+        // Cached whole by grep (which reads by range, not through the file cache: another snapshot
+        // of the same files, none of them in the file cache): served with no read.
+        const other = await openWorkspace(bucket, "w_fs_text2", overlay);
+        const grepped: string[] = [];
+        for await (const { path } of other.searchTexts(paths, ALL)) grepped.push(path);
+        expect(grepped.sort()).toEqual(["bad.txt", "big.txt", "bom.txt", "plain.txt"]);
+        gets.length = 0;
+        for (const path of ["bad.txt", "big.txt", "bom.txt", "plain.txt"])
+          expect([path, await other.readText(path)]).toEqual([path, decodeText(bytes(path))]);
+        expect(gets).toEqual([]);
+        expect(await other.readText("bin.dat")).toBe(decodeText(bytes("bin.dat")));
+        expect(gets.length).toBe(1);
+        // A file the session changed is read from the overlay, whatever the cache holds.
+        await fs.writeFile("big.txt", new TextEncoder().encode("changed\n"));
+        expect(await fs.readText("big.txt")).toBe("changed\n");
+        expect(await asyncCodeOf(fs.readText("nope"))).toBe("not_found");
+      },
+      bucket,
+    );
+  });
+
+  it("decodes a file the text cache cannot keep at once, not in grep's pieces (hunt 92)", async () => {
+    const line = "some text of a line in a big file, for the shell to read\n";
+    const big = new TextEncoder().encode(line.repeat(Math.ceil((10 * 1024 * 1024) / line.length)));
+    await seedWorkspace("w_fs_text_big", { "big.txt": big });
+    await withFs("fs-text-big", "w_fs_text_big", async (fs) => {
+      searchTextCache.clear();
+      const original = TextDecoder.prototype.decode;
+      let calls = 0;
+      TextDecoder.prototype.decode = function (this: TextDecoder, ...args: Parameters<TextDecoder["decode"]>) {
+        calls++;
+        return original.apply(this, args);
+      };
+      let text: string;
+      try {
+        text = await fs.readText("big.txt");
+      } finally {
+        TextDecoder.prototype.decode = original;
+      }
+      expect([text === decodeText(big), searchTextCache.bytes, calls]).toEqual([true, 0, 1]);
     });
   });
 
