@@ -547,7 +547,7 @@ function* patternItems(source: string): Generator<Item | "|"> {
  * (`[a-z]+_x` -> `[a-z]_x`, `\s*\w+=` -> `\w=`, `\d{2,}` -> `\d{2}`). A line holds a match of one
  * exactly when it holds a match of the other: the run's last characters match the cut item, and
  * what follows can start wherever it could (look-behinds see the same text). V8 tried the whole run
- * from each of its characters: `[a-z]+_[a-z]+` took 226 ms over the grep bench's tree, rg 45. Not
+ * from each of its characters: `[a-z]+_[a-z]+` took 222 ms over the grep bench's tree, rg 57. Not
  * with an alternation at the top (the cut would apply to its first branch only, which is still
  * right but is left alone), nor for a group, an anchor or a back-reference first. Without
  * `cutCounted`, only the items that may be absent go (`\s*\w+=` -> `\w+=`): what the engine is
