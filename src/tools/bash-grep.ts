@@ -1,4 +1,5 @@
 import type { Command, ExecResult } from "just-bash";
+import { GREP_MAX_PATTERN_CHARS } from "../domain/limits";
 
 /** just-bash is loaded on first use (bash.ts). */
 type DefineCommand = typeof import("just-bash").defineCommand;
@@ -51,13 +52,6 @@ export interface GrepCall {
   /** Why the call is refused before just-bash's grep sees it, if it is. */
   refusal?: string;
 }
-
-/**
- * The longest regular expression given on the command line: just-bash's own reading of one takes
- * time quadratic in its length on the isolate's thread, past any timeout (a 140 KB pattern held it
- * 38 s, hunt 80). A fixed string (-F) has no such bound.
- */
-export const GREP_MAX_PATTERN_CHARS = 16 * 1024;
 
 /** Refused: just-bash matches in linear time (RE2), which has no back-references. */
 const BACK_REFERENCE_REFUSAL =

@@ -205,7 +205,7 @@ const SCAN_CHARS_PER_LINE_TRIED = 64;
  * A regex V8 has compiled: it compiles on first use, for one-byte and for two-byte strings apart, and
  * a pattern past its size limit (a class repeated 100,000 times) would fail in the middle of a search.
  */
-function compiledRegExp(source: string, flags: string): RegExp {
+export function compiledRegExp(source: string, flags: string): RegExp {
   const regex = new RegExp(source, flags);
   try {
     regex.test("");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SEARCH_MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
+import { GREP_MAX_PATTERN_CHARS, SEARCH_MAX_FILE_BYTES, TOOL_OUTPUT_MAX_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
 import { ALL } from "../workspace/search/query";
@@ -25,6 +25,7 @@ export const GrepParams = z.strictObject({
   pattern: z
     .string()
     .min(1)
+    .max(GREP_MAX_PATTERN_CHARS)
     .describe(
       "JavaScript regular expression (or literal text with literal=true); also takes POSIX classes such as [[:space:]] and a leading (?i)",
     ),
