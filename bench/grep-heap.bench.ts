@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { grepTool, warmGrep } from "../src/tools/grep";
-import { ingestWorkspace } from "../src/workspace/ingest";
 import { SEARCH_TEXT_CACHE_BYTES, searchTextCache } from "../src/workspace/search/text-cache";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import { toolContext } from "../test/helpers/memory-fs";
 import { EmptyOverlay } from "./empty-overlay";
+import { ingestGrepTree } from "./grep-tree";
 import { HEAP_COLUMNS, heap, heapCells, liveReading, mb, measure } from "./heap-measure";
 import type { GrepBenchInput } from "./setup/grep";
 import type { HeapReading } from "./setup/probes/isolate-heap";
@@ -41,13 +41,7 @@ function sampledBucket(bucket: R2Bucket): R2Bucket {
 
 it.skipIf(!heap)("grep over a snapshot: in-isolate V8 heap and ArrayBuffer backing stores", async () => {
   const input: GrepBenchInput = inject("grepBench");
-  const response = await fetch(`${input.baseUrl}/tree.tar`);
-  await ingestWorkspace(env.STORE, response.body!, {
-    workspaceId: "w_grep_heap",
-    owner: null,
-    contentType: "application/x-tar",
-    searchIndex: true,
-  });
+  await ingestGrepTree(input, "w_grep_heap");
   searchTextCache.clear();
   const bucket = sampledBucket(env.STORE);
   const fs = await openWorkspace(bucket, "w_grep_heap", new EmptyOverlay());

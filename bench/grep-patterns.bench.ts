@@ -2,11 +2,10 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { grepTool } from "../src/tools/grep";
 import { LineMatcher } from "../src/tools/grep-matcher";
-import { ingestWorkspace } from "../src/workspace/ingest";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import { toolContext } from "../test/helpers/memory-fs";
 import { EmptyOverlay } from "./empty-overlay";
-import { totalMatches } from "./grep-matches";
+import { ingestGrepTree, totalMatches } from "./grep-tree";
 import { median } from "./median";
 import type { GrepBenchInput } from "./setup/grep";
 
@@ -24,13 +23,7 @@ it("grep for the patterns agents write, warm, vs rg -n on local disk", async (co
     console.log(`grep-patterns: no rg column (${input.rgVersion}), skipped`);
     context.skip();
   }
-  const response = await fetch(`${input.baseUrl}/tree.tar`);
-  await ingestWorkspace(env.STORE, response.body!, {
-    workspaceId: "w_grep_patterns",
-    owner: null,
-    contentType: "application/x-tar",
-    searchIndex: true,
-  });
+  await ingestGrepTree(input, "w_grep_patterns");
   const fs = await openWorkspace(env.STORE, "w_grep_patterns", new EmptyOverlay());
   const grep = (pattern: string) => grepTool.execute(grepTool.parameters.parse({ pattern }), toolContext(fs));
   // Reads and decodes every file into the isolate's text cache: what follows is warm.

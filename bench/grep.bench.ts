@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { FIND_MAX_LIMIT, findTool } from "../src/tools/find";
 import { grepTool, warmGrep } from "../src/tools/grep";
-import { ingestWorkspace } from "../src/workspace/ingest";
 import { searchTextCache } from "../src/workspace/search/text-cache";
 import { openWorkspace } from "../src/workspace/snapshot-workspace-fs";
 import type { WorkspaceFs } from "../src/workspace/workspace-fs";
@@ -10,7 +9,7 @@ import { MemoryWorkspaceFs, toolContext } from "../test/helpers/memory-fs";
 import { countingGets } from "./counting-bucket";
 import { EmptyOverlay } from "./empty-overlay";
 import { freshIsolate } from "./fresh-isolate";
-import { totalMatches } from "./grep-matches";
+import { ingestGrepTree, totalMatches } from "./grep-tree";
 import { median } from "./median";
 import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
 
@@ -28,18 +27,6 @@ import type { GrepBenchCase, GrepBenchInput } from "./setup/grep";
  */
 const RUNS = 5;
 const MB = 1e6;
-
-async function ingest(input: GrepBenchInput, workspaceId: string, searchIndex: boolean) {
-  const response = await fetch(`${input.baseUrl}/tree.tar`);
-  expect(response.ok).toBe(true);
-  const result = await ingestWorkspace(env.STORE, response.body!, {
-    workspaceId,
-    owner: null,
-    contentType: "application/x-tar",
-    searchIndex,
-  });
-  expect(result).toMatchObject({ files: input.files, bytes: input.sourceBytes, skipped: [] });
-}
 
 const grep = (fs: WorkspaceFs, c: GrepBenchCase) => grepTool.execute(grepTool.parameters.parse(c.args), toolContext(fs));
 
@@ -97,8 +84,8 @@ async function warm(fs: WorkspaceFs, c: GrepBenchCase): Promise<number> {
 
 it("grep over a snapshot with a search index, cold and warm, vs rg -n and GNU grep -rn on local disk", async () => {
   const input: GrepBenchInput = inject("grepBench");
-  await ingest(input, "w_grep_bench", true);
-  await ingest(input, "w_grep_bench_plain", false);
+  await ingestGrepTree(input, "w_grep_bench");
+  await ingestGrepTree(input, "w_grep_bench_plain", false);
   const plain = await openWorkspace(env.STORE, "w_grep_bench_plain", new EmptyOverlay());
   const memory = new MemoryWorkspaceFs();
   for await (const { path, bytes } of plain.readFiles(plain.files())) memory.put(path, bytes);

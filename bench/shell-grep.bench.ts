@@ -9,6 +9,7 @@ import { tarOf } from "../test/workspace/archives";
 import { countingGets } from "./counting-bucket";
 import { EmptyOverlay } from "./empty-overlay";
 import { freshIsolate } from "./fresh-isolate";
+import { ingestGrepTree } from "./grep-tree";
 import { median } from "./median";
 import type { GrepBenchInput } from "./setup/grep";
 
@@ -26,8 +27,7 @@ const RUNS = 5;
 
 it("the shell's grep -rn over a snapshot: time and R2 reads, cold and warm", async () => {
   const input: GrepBenchInput = inject("grepBench");
-  const response = await fetch(`${input.baseUrl}/tree.tar`);
-  await ingestWorkspace(env.STORE, response.body!, { workspaceId: "w_shell_grep", owner: null, contentType: "application/x-tar" });
+  await ingestGrepTree(input, "w_shell_grep");
   const c = input.cases.find((x) => x.args.pattern === "deprecated")!;
   const command = "grep -rn deprecated . | wc -l";
   const cold: number[] = [];

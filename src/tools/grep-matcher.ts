@@ -297,12 +297,13 @@ function textChain(source: string, ignoreCase: boolean): TextChain | null {
   const flags = ignoreCase ? "i" : "";
   // Texts are found within a stretch of the line between terminators (`.` stops at them): a
   // character of a text that could be one would be sought across stretches.
-  const mayEndStretch = (atom: string) => LINE_TERMINATORS.some((t) => new RegExp(`^${atom}$`, flags).test(t));
+  const mayEndStretch = (atom: string, plain: string | null) =>
+    plain !== null ? LINE_TERMINATORS.includes(plain) : LINE_TERMINATORS.some((t) => new RegExp(`^${atom}$`, flags).test(t));
   let items = 0;
   const add = (atom: string, plain: string | null) => {
-    if (mayEndStretch(atom)) return false;
     // A text of k such items is sought in time k times the line's (hunt 90: 5,000 `.` took 5 s over 2 MB).
     if (plain === null && ++items > CHAIN_MAX_ITEMS) return false;
+    if (mayEndStretch(atom, plain)) return false;
     const text = texts[texts.length - 1]!;
     text.source += atom;
     text.plain = plain !== null && text.plain !== null ? text.plain + plain : null;

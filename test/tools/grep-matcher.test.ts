@@ -18,6 +18,15 @@ import { random, randomFile, randomPattern, show } from "../workspace/search/hel
 const count = (pattern: string, text: string, options: { ignoreCase?: boolean; literal?: boolean } = {}) =>
   new LineMatcher(pattern, options).countMatchingLines(text);
 
+/** The engine a pattern runs on, or the code and message of its refusal. */
+function refusal(pattern: string): string {
+  try {
+    return new LineMatcher(pattern, {}).engine;
+  } catch (error) {
+    return `${(error as ToolError).code}: ${(error as Error).message}`;
+  }
+}
+
 /** Whether the pattern runs on RE2 (with or without ignoreCase), or is refused (by V8, or by RE2 for a look-around). */
 function onRe2Engine(source: string): boolean {
   return [false, true].some((ignoreCase) => {
@@ -611,13 +620,6 @@ describe("plain texts joined by .* or .+, found in order", () => {
     expect([dots(64), dots(66)].map((p) => new LineMatcher(p, {}).engine)).toEqual(["chain", "re2"]);
     expect(count(dots(64), `x${"c".repeat(64)}y\nx${"c".repeat(63)}y\n`)).toBe(1);
     // 5,000 of them took 5 s over 2 MB as a chain; RE2 refuses them (more than 1,000 instructions).
-    const refusal = (pattern: string) => {
-      try {
-        return new LineMatcher(pattern, {}).engine;
-      } catch (err) {
-        return `${(err as ToolError).code}: ${(err as Error).message}`;
-      }
-    };
     expect(refusal(dots(5_000))).toMatch(/^invalid_regex: .* compiles to \d+ instructions, more than 1000:/);
     // V8 compiles a regex at its first use: one past its size limit used to fail in the search
     // (tool_failed). The grep tool takes patterns of 16 KiB at most, far below it; its matcher checks still.
@@ -743,13 +745,6 @@ describe("grep and ripgrep habits", () => {
   });
 
   it("refuses a pattern on RE2 that compiles to more than 1,000 instructions, and takes one of 1,000 (hunt 89)", () => {
-    const refusal = (pattern: string) => {
-      try {
-        return new LineMatcher(pattern, {}).engine;
-      } catch (error) {
-        return `${(error as ToolError).code}: ${(error as Error).message}`;
-      }
-    };
     expect(GREP_RE2_MAX_INSTRUCTIONS).toBe(1000);
     // 6,015 instructions: 2.7 s for one line of 12,000 characters.
     expect(refusal(`(x|xx)+y|[ab]*a${"[ab]{1000}".repeat(6)}c`)).toBe(
