@@ -13,8 +13,24 @@ export function freePort() {
   });
 }
 
-/** `vars`: more `--var NAME:value` bindings (AUTH_TOKENS, STREAM_TOKEN_SECRET, ...). */
-export async function startDevServer({ port, persistTo, modelUrl, vars = {} }) {
+/**
+ * `vars`: more `--var NAME:value` bindings (AUTH_TOKENS, STREAM_TOKEN_SECRET, ...). Started again
+ * when it exits because a port was taken: wrangler picks the runtime's internal ports itself, and
+ * once (CI, 2026-12-05) one it picked was bound by then ("Address already in use"), which failed a
+ * restart and every check after it.
+ */
+export async function startDevServer(options) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !/Address already in use/.test(error.message)) throw error;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+async function startOnce({ port, persistTo, modelUrl, vars = {} }) {
   const args = [
     "wrangler",
     "dev",
