@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { GREP_RE2_MAX_INSTRUCTIONS } from "../../src/domain/limits";
 import { grepTool } from "../../src/tools/grep";
-import {
-  compiledRegExp,
-  LineMatcher,
-  lines,
-  repeatsAmbiguousGroup,
-  repeatsOverlappingNeighbours,
-  requiredText,
-  withoutLeadingRepetition,
-} from "../../src/tools/grep-matcher";
+import { LineMatcher, lines } from "../../src/tools/grep-matcher";
+import { repeatsAmbiguousGroup, repeatsOverlappingNeighbours, requiredText, withoutLeadingRepetition } from "../../src/tools/regex-shape";
+import { compiledRegExp } from "../../src/tools/text-finder";
 import type { ToolError } from "../../src/tools/tool";
 import { regexQuery } from "../../src/workspace/search/regex-query";
 import { decodeText } from "../../src/workspace/text";

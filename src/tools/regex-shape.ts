@@ -1,0 +1,242 @@
+import {
+  afterQuantifier,
+  classEnd,
+  escapeAt,
+  groupEnd,
+  hasTopLevelAlternation,
+  leadingAtomEnd,
+  leastAt,
+  quantifierAt,
+} from "./regex-source";
+
+// What a regex's shape tells before it runs: a text every match holds, an equivalent pattern V8 runs
+// faster, and the shapes on which a backtracking engine takes time growing past the line's length.
+
+/**
+ * The longest text every match holds, read from the pattern's top level: plain characters and escaped
+ * punctuation in a row, outside groups and classes. "" when there is none, or when the top level
+ * alternates (`a|b`).
+ */
+export function requiredText(source: string): string {
+  let best = "";
+  let run = "";
+  let depth = 0;
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  for (let i = 0; i < source.length; ) {
+    const c = source[i]!;
+    let piece: string | null = null;
+    let next = i + 1;
+    if (c === "\\") {
+      const escaped = source[i + 1] ?? "";
+      if (/^[^0-9A-Za-z\s]$/.test(escaped)) piece = escaped;
+      // Other escapes (\d, \x41, \u{...}, \p{...}, \cJ, \1) are not taken apart: the run ends there.
+      next = i + escapeAt(source, i).length;
+    } else if (c === "[") {
+      next = classEnd(source, i) + 1;
+    } else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|") {
+      if (depth === 0) return "";
+    } else if (c !== "^" && c !== "$" && c !== "." && quantifierAt(source, i) === null) piece = c;
+    const most = quantifierAt(source, next);
+    const least = most === null ? 1 : leastAt(source, next);
+    if (depth > 0) piece = null;
+    if (piece !== null && depth === 0 && least >= 1) run += piece;
+    // A repeated character is there at least once, but what follows it may not come right after it.
+    if (piece === null || most !== null) end();
+    i = most === null ? next : afterQuantifier(source, next);
+  }
+  end();
+  return best;
+}
+
+/**
+ * The pattern with its repeated first item cut to the least count, again while there is one
+ * (`[a-z]+_x` -> `[a-z]_x`, `\s*\w+=` -> `\w=`, `\d{2,}` -> `\d{2}`). A line holds a match of one
+ * exactly when it holds a match of the other: the run's last characters match the cut item, and
+ * what follows can start wherever it could (look-behinds see the same text). V8 tried the whole run
+ * from each of its characters: `[a-z]+_[a-z]+` took 222 ms over the grep bench's tree, rg 57. Not
+ * with an alternation at the top (the cut would apply to its first branch only, which is still
+ * right but is left alone), nor for a group, an anchor or a back-reference first. Without
+ * `cutCounted`, only the items that may be absent go (`\s*\w+=` -> `\w+=`): what the engine is
+ * picked on, since `\w+\w+=` cut to `\w\w+=` is as slow on V8 as it was (hunt 91), and only the
+ * pair shows it.
+ */
+export function withoutLeadingRepetition(source: string, cutCounted = true): string {
+  if (hasTopLevelAlternation(source)) return source;
+  let lean = source;
+  for (;;) {
+    const end = leadingAtomEnd(lean);
+    if (end <= 0 || quantifierAt(lean, end) === null) return lean;
+    // The least count as written: `{1000000000000000000000,}` as a number prints as 1e+21, which
+    // V8 would read as text (hunt 91).
+    const least = /^\{(\d+)/.exec(lean.slice(end))?.[1] ?? (lean[end] === "+" ? "1" : "0");
+    const rest = lean.slice(afterQuantifier(lean, end));
+    if (Number(least) === 0) {
+      lean = rest;
+      continue;
+    }
+    if (!cutCounted) return lean;
+    const atom = lean.slice(0, end);
+    return (Number(least) === 1 ? atom : `${atom}{${least}}`) + rest;
+  }
+}
+
+/**
+ * Whether the pattern repeats a group that itself repeats or alternates (`(a+)+`, `(a|aa)*`,
+ * `(\w+\s?)+`): the shapes on which a backtracking engine can take exponential time. Reads the
+ * source as written: escapes and character classes are skipped, so `[(]+` or `\(a|b\)+` are not groups.
+ */
+export function repeatsAmbiguousGroup(source: string): boolean {
+  // Per open group: whether it holds a quantifier or an alternation.
+  const open: boolean[] = [];
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (c === "[") {
+      i = classEnd(source, i);
+      continue;
+    }
+    if (c === "(") {
+      open.push(false);
+      // Group syntax, not a quantifier: (?: (?= (?! (?<= (?<! (?<name>
+      const syntax = /^\?(?::|=|!|<=|<!|<[^>]*>)/.exec(source.slice(i + 1));
+      if (syntax) i += syntax[0].length;
+    } else if (c === "|") {
+      if (open.length > 0) open[open.length - 1] = true;
+    } else if (c === ")") {
+      const ambiguous = open.pop() ?? false;
+      const repeat = quantifierAt(source, i + 1);
+      if (ambiguous && repeat !== null && repeat > 1) return true;
+      // The enclosing group holds whatever this one held, and this repetition.
+      if (open.length > 0 && (ambiguous || repeat !== null)) open[open.length - 1] = true;
+    } else if (quantifierAt(source, i) !== null && open.length > 0) open[open.length - 1] = true;
+  }
+  return false;
+}
+
+/**
+ * Whether two unbounded repetitions that can match a same character follow each other with only
+ * optional items, or items that character can be taken for, between (`-*-*`, `\s*\s+`, `.*\s*=`,
+ * `[a-z]+\w*`, `\w*a\w*`): a backtracking engine tries every
+ * way to share a run of such characters between them, so each pair multiplies the time by the
+ * line's length, and a model picks how many pairs (hunt 70: `-*-*-*-*-*-*y` held the isolate for
+ * minutes on a 67-character line). Reads the source as written; a repeated group counts as
+ * matching anything, and an alternation starts a new sequence.
+ */
+export function repeatsOverlappingNeighbours(source: string, ignoreCase: boolean): boolean {
+  let previous: Item | null = null;
+  for (const item of patternItems(source)) {
+    if (item === "|") {
+      previous = null;
+      continue;
+    }
+    if (item.unbounded) {
+      if (previous && mayShareCharacters(previous.atom, item.atom, ignoreCase)) return true;
+      previous = item;
+    } else if (!item.optional && previous && !mayShareCharacters(previous.atom, item.atom, ignoreCase)) {
+      // An item the repetition's characters cannot be taken for ends its run; one they can be
+      // (`\w*a\w*`: the `a` is a word character too) lets the run go on through it.
+      previous = null;
+    }
+  }
+  return false;
+}
+
+/** One item of a pattern, as `repeatsOverlappingNeighbours` reads it. */
+interface Item {
+  /** Its source; null for a repeated group, which may match anything. */
+  atom: string | null;
+  unbounded: boolean;
+  /** It may match nothing (`?`, `*`, `{0,n}`, a look-around, an anchor). */
+  optional: boolean;
+}
+
+/** The pattern's items in order, groups not repeated read through (their contents are the sequence), "|" where a branch ends. */
+function* patternItems(source: string): Generator<Item | "|"> {
+  for (let i = 0; i < source.length; ) {
+    const c = source[i]!;
+    let end: number;
+    let atom: string | null;
+    if (c === "|") {
+      yield "|";
+      i++;
+      continue;
+    }
+    if (c === ")") {
+      i++;
+      continue;
+    }
+    if (c === "^" || c === "$") {
+      yield { atom: null, unbounded: false, optional: true };
+      i++;
+      continue;
+    }
+    if (c === "(") {
+      const close = groupEnd(source, i);
+      const lookaround = /^\(\?<?[=!]/.test(source.slice(i, i + 4));
+      if (lookaround) {
+        i = close + 1;
+        // A quantifier on a look-around changes nothing here: it matches no character either way.
+        if (quantifierAt(source, i) !== null) i = afterQuantifier(source, i);
+        yield { atom: null, unbounded: false, optional: true };
+        continue;
+      }
+      if (quantifierAt(source, close + 1) === null) {
+        // Not repeated: its items are part of the sequence (the group syntax itself is skipped).
+        const syntax = /^\((?:\?(?::|<[^>]*>))?/.exec(source.slice(i))![0];
+        i += syntax.length;
+        continue;
+      }
+      end = close + 1;
+      atom = null;
+    } else if (c === "\\") {
+      const escaped = escapeAt(source, i);
+      if (escaped === "\\b" || escaped === "\\B") {
+        yield { atom: null, unbounded: false, optional: true };
+        i += 2;
+        continue;
+      }
+      end = i + escaped.length;
+      // A back-reference matches what its group did: anything.
+      atom = /^\\(?:[1-9]|k<)/.test(escaped) ? null : escaped;
+    } else if (c === "[") {
+      end = classEnd(source, i) + 1;
+      atom = source.slice(i, end);
+    } else {
+      end = i + 1;
+      atom = c;
+    }
+    const most = quantifierAt(source, end);
+    const least = most === null ? 1 : leastAt(source, end);
+    yield { atom, unbounded: most === Number.POSITIVE_INFINITY, optional: least === 0 };
+    i = most === null ? end : afterQuantifier(source, end);
+  }
+}
+
+/** Characters that tell apart the atoms grep patterns use: Latin-1, a few scripts' letters, spaces and line separators. */
+const PROBE_CHARACTERS = [
+  ...Array.from({ length: 256 }, (_, n) => String.fromCharCode(n)),
+  ..."\u0100\u017f\u0391\u03b1\u0410\u0430\u05d0\u0627\u0905\u0e01\u3042\u30a2\u4e00\u4e2d\uac00\u1680\u2000\u2028\u2029\u202f\u205f\u3000\ufeff\u212a\u2126",
+];
+
+/** Whether two single-character atoms (null: a group, anything) can match a same character: tried on probes and on the characters they name. */
+function mayShareCharacters(a: string | null, b: string | null, ignoreCase: boolean): boolean {
+  if (a === null || b === null) return true;
+  let first: RegExp;
+  let second: RegExp;
+  try {
+    first = new RegExp(`^(?:${a})$`, ignoreCase ? "i" : "");
+    second = new RegExp(`^(?:${b})$`, ignoreCase ? "i" : "");
+  } catch {
+    return true;
+  }
+  const named = [...a, ...b].flatMap((ch) => [ch, ch.toLowerCase(), ch.toUpperCase()]);
+  return [...PROBE_CHARACTERS, ...named].some((ch) => first.test(ch) && second.test(ch));
+}

@@ -1,0 +1,86 @@
+// A JavaScript regex source read as written: where its classes, escapes, groups and quantifiers end.
+
+/** `text` as a regex source that matches exactly it. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Where the class opened at `open` ends (its "]"): in JavaScript at the first unescaped "]" ("[]" is empty, "[^]" any character). */
+export function classEnd(source: string, open: number): number {
+  let i = open + (source[open + 1] === "^" ? 2 : 1);
+  for (; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
+  return i;
+}
+
+/** The escape at `i` (a backslash there) as written: `\x41`, `\u{1F600}`, `\p{L}`, `\cJ`, `\k<name>`, `\12`, or one character. */
+export function escapeAt(source: string, i: number): string {
+  return ESCAPE.exec(source.slice(i, i + 64))?.[0] ?? "\\";
+}
+
+// `\0` takes up to two more octal digits (Annex B: `\033` is ESC, not NUL and "33", hunt 87); `\1`-`\9`
+// take every digit after them (a back-reference, or an octal escape and plain digits: counting them
+// in the escape only ever leaves text out of `requiredText`).
+const ESCAPE = /^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|0[0-7]{0,2}|[1-9]\d*|[\s\S])/;
+
+/** Where the group opened at `open` closes (its ")"), or the source's end. */
+export function groupEnd(source: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") i = classEnd(source, i);
+    else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return i;
+  }
+  return source.length;
+}
+
+/** The most times the quantifier at `i` repeats (Infinity when unbounded), or null when there is none. */
+export function quantifierAt(source: string, i: number): number | null {
+  const c = source[i];
+  if (c === "*" || c === "+") return Number.POSITIVE_INFINITY;
+  if (c === "?") return 1;
+  const braced = c === "{" ? /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i)) : null;
+  if (!braced) return null;
+  if (braced[2] === undefined) return Number(braced[1]);
+  return braced[3] === "" ? Number.POSITIVE_INFINITY : Number(braced[3]);
+}
+
+/** The fewest times the quantifier at `i` repeats. */
+export function leastAt(source: string, i: number): number {
+  const c = source[i];
+  if (c === "*" || c === "?") return 0;
+  if (c === "+") return 1;
+  return Number(/^\{(\d+)/.exec(source.slice(i))?.[1] ?? 1);
+}
+
+/** Past the quantifier at `i` (and its lazy `?`). */
+export function afterQuantifier(source: string, i: number): number {
+  const braced = source[i] === "{" ? /^\{\d+(,\d*)?\}/.exec(source.slice(i)) : null;
+  const next = i + (braced ? braced[0].length : 1);
+  return source[next] === "?" ? next + 1 : next;
+}
+
+/** The end of the pattern's first item when it is one character (a character, `.`, a class, `\w`, `\x41` ...), else -1. */
+export function leadingAtomEnd(source: string): number {
+  const c = source[0];
+  if (c === undefined || "^$()|*+?{}".includes(c)) return -1;
+  if (c === "[") return classEnd(source, 0) + 1;
+  if (c !== "\\") return 1;
+  const written = escapeAt(source, 0);
+  // Not an assertion (\b), a back-reference (\1, \k<a>) or an escape that is not one character.
+  return /^\\(?:[dDwWsS]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|c[A-Za-z]|0|[^0-9A-Za-z])$/.test(written) ? written.length : -1;
+}
+
+export function hasTopLevelAlternation(source: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") i = classEnd(source, i);
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|" && depth === 0) return true;
+  }
+  return false;
+}
