@@ -14,8 +14,9 @@ import {
 
 /**
  * The longest text every match holds, read from the pattern's top level: plain characters and escaped
- * punctuation in a row, outside groups and classes. "" when there is none, or when the top level
- * alternates (`a|b`).
+ * punctuation in a row, outside classes and groups, but for a group of plain texts not repeated,
+ * which gives what its branches begin and end with (`use(State|Effect)` holds "use", `catch
+ * \((e|err)\)` holds "catch (e"). "" when there is none, or when the top level alternates (`a|b`).
  */
 export function requiredText(source: string): string {
   let best = "";
@@ -27,6 +28,18 @@ export function requiredText(source: string): string {
   };
   for (let i = 0; i < source.length; ) {
     const c = source[i]!;
+    const branches = c === "(" && depth === 0 ? plainBranches(source, i) : null;
+    if (branches !== null && quantifierAt(source, branches.close + 1) === null) {
+      // Each match holds one branch there, right after what comes before and right before what follows.
+      const prefix = commonPrefix(branches.texts);
+      run += prefix;
+      if (branches.texts.some((text) => text.length > prefix.length)) {
+        end();
+        run = commonSuffix(branches.texts.map((text) => text.slice(prefix.length)));
+      }
+      i = branches.close + 1;
+      continue;
+    }
     let piece: string | null = null;
     let next = i + 1;
     if (c === "\\") {
@@ -147,6 +160,41 @@ export function repeatsOverlappingNeighbours(source: string, ignoreCase: boolean
     }
   }
   return false;
+}
+
+/**
+ * The branches of the group opened at `open` when each is plain text (characters and escaped
+ * punctuation; `(a|bc)`, `(?:x|\.y)`, `(?<n>a)`), with where the group closes; else null.
+ */
+function plainBranches(source: string, open: number): { texts: string[]; close: number } | null {
+  const syntax = /^\((?:\?:|\?<[A-Za-z_$][\w$]*>)?/.exec(source.slice(open, open + 256))![0];
+  const close = groupEnd(source, open);
+  if (close >= source.length) return null;
+  const texts: string[] = [];
+  let text = "";
+  for (let i = open + syntax.length; i < close; i++) {
+    const c = source[i]!;
+    if (c === "|") {
+      texts.push(text);
+      text = "";
+    } else if (c === "\\" && /^[^0-9A-Za-z\s]$/.test(source[i + 1] ?? "")) text += source[++i];
+    else if ("\\^$.*+?()[]{}".includes(c)) return null;
+    else text += c;
+  }
+  texts.push(text);
+  return { texts, close };
+}
+
+function commonPrefix(texts: string[]): string {
+  let n = 0;
+  while (texts.every((text) => n < text.length && text[n] === texts[0]![n])) n++;
+  return texts[0]!.slice(0, n);
+}
+
+function commonSuffix(texts: string[]): string {
+  let n = 0;
+  while (texts.every((text) => n < text.length && text[text.length - 1 - n] === texts[0]![texts[0]!.length - 1 - n])) n++;
+  return texts[0]!.slice(texts[0]!.length - n);
 }
 
 /** One item of a pattern, as `repeatsOverlappingNeighbours` reads it. */
