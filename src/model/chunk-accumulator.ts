@@ -7,6 +7,7 @@ import {
   MAX_TOOL_CALLS_PER_ANSWER,
   MAX_TOOL_NAME_CHARS,
 } from "../domain/limits";
+import { ArgumentsText } from "./arguments-text";
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
@@ -22,7 +23,7 @@ interface CallSlot {
   seen: number;
   id: string;
   name: string;
-  args: string;
+  args: ArgumentsText;
   /** The call's `extra_content` (Gemini's thought signature), the first one sent. */
   extra: Record<string, unknown> | undefined;
 }
@@ -224,7 +225,7 @@ export class ChatChunkAccumulator {
           retryable: false,
         });
       }
-      slot = { index, seen: this.calls.length, id: "", name: "", args: "", extra: undefined };
+      slot = { index, seen: this.calls.length, id: "", name: "", args: new ArgumentsText(), extra: undefined };
       this.calls.push(slot);
     }
     if (slot.id === "") slot.id = id;
@@ -237,7 +238,7 @@ export class ChatChunkAccumulator {
         slot.extra = extra;
       }
     }
-    if (name !== "" && name !== slot.name && slot.args === "" && slot.name.length < MAX_TOOL_NAME_CHARS) {
+    if (name !== "" && name !== slot.name && slot.args.text === "" && slot.name.length < MAX_TOOL_NAME_CHARS) {
       // Before the arguments, another name is the rest of this one: LM Studio and Gemini stream a name
       // in pieces ("re" + "ad"); a server that resends the name so far ("re", "read") replaces it.
       const whole = name.startsWith(slot.name) ? name : slot.name + name;
@@ -246,9 +247,9 @@ export class ChatChunkAccumulator {
       slot.name = whole.length > MAX_TOOL_NAME_CHARS ? `${whole.slice(0, MAX_TOOL_NAME_CHARS)}…` : whole;
     }
     // A whole call sent again (some proxies end with an aggregate chunk): appended, it would be invalid JSON.
-    if (args !== "" && args === slot.args && isCompleteJson(args)) return;
+    if (args !== "" && args === slot.args.text && isCompleteJson(args)) return;
     this.countOutput(args.length);
-    slot.args += args;
+    slot.args.append(args);
   }
 
   private findSlot(index: number | undefined, id: string): CallSlot | undefined {
@@ -262,12 +263,12 @@ export class ChatChunkAccumulator {
   private startsNewCall(slot: CallSlot, id: string, name: string, args: string): boolean {
     if (name === "" || slot.name === "") return false;
     // The same call sent again whole (with or without its id) is that call.
-    if (name === slot.name && args !== "" && args === slot.args && (id === "" || id === slot.id)) return false;
+    if (name === slot.name && args !== "" && args === slot.args.text && (id === "" || id === slot.id)) return false;
     const idDiffers = id !== "" && slot.id !== "" && id !== slot.id;
-    const anonymousWholeCall = id === "" && args !== "" && slot.args.trim() !== "";
+    const anonymousWholeCall = id === "" && args !== "" && slot.args.hasContent;
     // Once a call has its arguments, another name is another call (before, it may be a name sent in pieces).
-    const nameDiffers = name !== slot.name && slot.args.trim() !== "";
-    return (idDiffers || anonymousWholeCall || nameDiffers) && isCompleteJson(slot.args);
+    const nameDiffers = name !== slot.name && slot.args.hasContent;
+    return (idDiffers || anonymousWholeCall || nameDiffers) && slot.args.isWholeObject;
   }
 
   private completedCalls(): ModelEvent[] {
@@ -275,13 +276,13 @@ export class ChatChunkAccumulator {
     const usedIds = new Set<string>();
     const events: ModelEvent[] = [];
     for (const slot of ordered) {
-      if (slot.name === "" && slot.args.trim() === "") continue; // a stray empty fragment, not a call
+      if (slot.name === "" && !slot.args.hasContent) continue; // a stray empty fragment, not a call
       // Keep the provider's id verbatim; make one up when it is missing, already taken, or longer
       // than an import of the session takes back.
       const keep = slot.id !== "" && !usedIds.has(slot.id) && slot.id.length <= MAX_IMPORTED_ID_CHARS;
       const id = keep ? slot.id : this.ids.next("toolCall");
       usedIds.add(id);
-      const parsed = parseArguments(slot.args);
+      const parsed = parseArguments(slot.args.text);
       const call: ToolCall = {
         id,
         name: slot.name || UNKNOWN_TOOL_NAME,
@@ -290,7 +291,11 @@ export class ChatChunkAccumulator {
       };
       let invalid: InvalidToolCall | undefined = parsed.invalid;
       if (slot.name === "") {
-        invalid = { code: "missing_tool_name", message: "the model sent a tool call without a function name", rawArguments: slot.args };
+        invalid = {
+          code: "missing_tool_name",
+          message: "the model sent a tool call without a function name",
+          rawArguments: slot.args.text,
+        };
       }
       events.push(invalid ? { type: "tool_call", call, invalid } : { type: "tool_call", call });
     }
