@@ -1,3 +1,5 @@
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../domain/json";
+
 /**
  * A tool call's argument text as its fragments arrive, with what the stream reader asks of it after
  * each one, answered in time linear in the text: whether it holds anything but whitespace, and whether
@@ -61,16 +63,9 @@ export class ArgumentsText {
       }
     }
     // Once, at the close: what follows it can only be whitespace, which changes nothing.
-    if (closed) this.parsed = parses(this.value.trim());
+    if (closed) this.parsed = isCompleteJson(this.value);
   }
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /** What `trim` removes: `\s`. */
 function isWhitespace(code: number): boolean {
@@ -78,9 +73,13 @@ function isWhitespace(code: number): boolean {
   return code >= 0xa0 && /\s/.test(String.fromCharCode(code));
 }
 
-function parses(text: string): boolean {
+/** True when `text` already holds a whole JSON object, or nothing but whitespace (cheap test first: objects end with `}`). */
+export function isCompleteJson(text: string): boolean {
+  const trimmed = text.trim();
+  if (trimmed === "") return true;
+  if (!trimmed.endsWith("}")) return false;
   try {
-    JSON.parse(text);
+    JSON.parse(trimmed);
     return true;
   } catch {
     return false;

@@ -7,7 +7,7 @@ import {
   MAX_TOOL_CALLS_PER_ANSWER,
   MAX_TOOL_NAME_CHARS,
 } from "../domain/limits";
-import { ArgumentsText } from "./arguments-text";
+import { ArgumentsText, isCompleteJson } from "./arguments-text";
 import type { InvalidToolCall, ModelEvent, ModelStopReason } from "./model-client";
 import { modelError } from "./model-client";
 import { ProviderStreamError, streamChunkFailure } from "./provider-errors";
@@ -35,19 +35,6 @@ function nonEmptyString(value: unknown): string {
 /** A tool call's id or name: one of only spaces is as good as none (the log refuses blank ones). */
 function identifier(value: unknown): string {
   return typeof value === "string" && value.trim() !== "" ? value : "";
-}
-
-/** True when `text` already holds a whole JSON value (cheap test first: objects end with `}`). */
-function isCompleteJson(text: string): boolean {
-  const trimmed = text.trim();
-  if (trimmed === "") return true;
-  if (!trimmed.endsWith("}")) return false;
-  try {
-    JSON.parse(trimmed);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A token count as stored: whole, at least 0, and at most what an import of the session takes back. */

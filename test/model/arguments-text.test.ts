@@ -1,25 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
 import { ChatChunkAccumulator } from "../../src/model";
-import { ArgumentsText } from "../../src/model/arguments-text";
+import { ArgumentsText, isCompleteJson } from "../../src/model/arguments-text";
 import { random } from "../workspace/search/helpers";
 import { chunk } from "./helpers";
 
-/** What the stream reader asked of the whole text after each fragment, before ArgumentsText. */
-function wholeObject(text: string): boolean {
-  const trimmed = text.trim();
-  if (trimmed === "") return true;
-  if (!trimmed.endsWith("}")) return false;
-  try {
-    JSON.parse(trimmed);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("a tool call's arguments as their fragments arrive", () => {
-  it("say what trimming and parsing the whole text says, after every fragment of 3,000 generated streams", () => {
+  it("say what trimming and parsing the whole text says (as the reader asked before), after every fragment of 3,000 generated streams", () => {
     const next = random(31);
     const pieces = ["{", "}", "[", "]", '"', "\\", '\\"', ":", ",", " ", "\n", "\u00a0", "\ufeff", "a", "1", '"k":', '{"a":1}', "}}", "x"];
     // Mostly valid objects cut anywhere, with pieces dropped in, so that whole objects come often.
@@ -46,7 +33,7 @@ describe("a tool call's arguments as their fragments arrive", () => {
         at = end;
         const text = source.slice(0, at);
         expect(args.text).toBe(text);
-        expect([args.hasContent, args.isWholeObject], JSON.stringify(text)).toEqual([text.trim() !== "", wholeObject(text)]);
+        expect([args.hasContent, args.isWholeObject], JSON.stringify(text)).toEqual([text.trim() !== "", isCompleteJson(text)]);
         if (args.isWholeObject && args.hasContent) whole++;
         compared++;
       }
