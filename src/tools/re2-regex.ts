@@ -1,5 +1,6 @@
 import { RE2JS } from "re2js";
 import { GREP_RE2_MAX_INSTRUCTIONS } from "../domain/limits";
+import { namesGroups } from "../workspace/search/regex-parser";
 import { ToolError } from "./tool";
 
 /** The pattern on RE2 (linear time), or invalid_regex naming what RE2 cannot do. */
@@ -12,7 +13,7 @@ export function linearTimeRegex(
   let re2: RE2JS;
   try {
     // RE2 reads \1 as an octal escape: a back-reference would silently mean something else.
-    if (/(?:^|[^\\])(?:\\\\)*\\(?:[1-9]|k<)/.test(source)) throw new Error("back-references are not supported");
+    if (backReference(source)) throw new Error("back-references are not supported");
     re2 = RE2JS.compile(re2Syntax(source), ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (err) {
     throw new ToolError(
@@ -112,4 +113,9 @@ function re2Escape(source: string, i: number, inClass: boolean): [string, number
   // Punctuation escaped stays escaped; any other character after a backslash is itself in JavaScript.
   if (/^[!-/:-@[-`{-~]$/.test(next)) return [`\\${next}`, 2];
   return [next, 2];
+}
+
+/** Whether the source holds a back-reference: `\1` to `\9`, or `\k<name>` where the pattern names a group. */
+function backReference(source: string): boolean {
+  return (namesGroups(source) ? /(?:^|[^\\])(?:\\\\)*\\(?:[1-9]|k<)/ : /(?:^|[^\\])(?:\\\\)*\\[1-9]/).test(source);
 }

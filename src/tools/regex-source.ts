@@ -1,3 +1,5 @@
+import { namesGroups } from "../workspace/search/regex-parser";
+
 // A JavaScript regex source read as written: where its classes, escapes, groups and quantifiers end.
 
 /** `text` as a regex source that matches exactly it. */
@@ -12,15 +14,30 @@ export function classEnd(source: string, open: number): number {
   return i;
 }
 
-/** The escape at `i` (a backslash there) as written: `\x41`, `\u{1F600}`, `\p{L}`, `\cJ`, `\k<name>`, `\12`, or one character. */
+/**
+ * The escape at `i` (a backslash there) as written, read without the u flag: `\x41`, `\u0041`, `\cJ`,
+ * `\12`, a back-reference `\k<name>` (in a pattern that names a group; else `\k` is the letter k,
+ * hunt 94), or one character (`\u{41}` and `\p{L}` are "u" and "p", then text or a count).
+ */
 export function escapeAt(source: string, i: number): string {
+  if (source[i + 1] === "k") {
+    const end = source[i + 2] === "<" && namesGroupsMemo(source) ? source.indexOf(">", i) : -1;
+    return end < 0 ? "\\k" : source.slice(i, end + 1);
+  }
   return ESCAPE.exec(source.slice(i, i + 64))?.[0] ?? "\\";
+}
+
+/** `namesGroups` of the source last asked about: its escapes are read one after the other. */
+let lastAsked = { source: "", namesGroups: false };
+function namesGroupsMemo(source: string): boolean {
+  if (source !== lastAsked.source) lastAsked = { source, namesGroups: namesGroups(source) };
+  return lastAsked.namesGroups;
 }
 
 // `\0` takes up to two more octal digits (Annex B: `\033` is ESC, not NUL and "33", hunt 87); `\1`-`\9`
 // take every digit after them (a back-reference, or an octal escape and plain digits: counting them
 // in the escape only ever leaves text out of `requiredText`).
-const ESCAPE = /^\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|c[A-Za-z]|[pP]\{[^}]*\}|k<[^>]*>|0[0-7]{0,2}|[1-9]\d*|[\s\S])/;
+const ESCAPE = /^\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|c[A-Za-z]|0[0-7]{0,2}|[1-9]\d*|[\s\S])/;
 
 /** Where the group opened at `open` closes (its ")"), or the source's end. */
 export function groupEnd(source: string, open: number): number {

@@ -180,8 +180,38 @@ describe("lines picked by a text every match holds", () => {
       ["(ab|(ac))xy", "xy"],
       ["(ab|[a]c)xy", "xy"],
       ["(abc|abd)|x", ""],
+      // Without a named group \k is the letter k and the "|" after it alternates (hunt 94).
+      ["(Z)\\k<|>", ""],
+      ["ab\\k<x|y>", ""],
+      ["(?<n>ab)\\k<n>cd", "ab"],
+      ["\\u{41}bc", "bc"],
     ];
     expect(cases.map(([p]) => [p, requiredText(p)])).toEqual(cases);
+  });
+
+  it("match as testing every line does around \\k, \\u{...} and named groups (hunt 94)", () => {
+    const text = ["a > b", "Zk<", "nothing", "abk<x", "y>", "zzzz", "uuuuu{3}x", "abab", "k<n>", "ZQk<x", "ZQ", "aak<x>"].join("\n");
+    const patterns = [
+      "(Z)\\k<|>",
+      "(ZQ|ZQ)\\k<x|y>",
+      "ab\\k<x|y>",
+      "\\k<x|y>zz",
+      "(?<n>ab)\\k<n>",
+      "(?<n>z)\\k<n>z",
+      "\\u{3}\\{3}x",
+      "\\k<n>",
+      "[(?<n>]\\k<n>",
+      // On RE2 (a repeated alternation): the letter k, not a back-reference RE2 would refuse.
+      "(a|aa)+\\k<x>",
+    ];
+    const counts = patterns.map((source) => {
+      const line = new RegExp(source);
+      const expected = lines(text).filter((l) => line.test(l)).length;
+      expect(new LineMatcher(source, {}).countMatchingLines(text), source).toBe(expected);
+      return expected;
+    });
+    expect(counts).toEqual([5, 2, 2, 3, 1, 1, 1, 1, 0, 1]);
+    expect(new LineMatcher("(a|aa)+\\k<x>", {}).engine).toBe("re2");
   });
 
   it("match as testing every line does when a group of plain texts gives the text, for 2,000 generated patterns", () => {

@@ -30,13 +30,32 @@ export function parseRegex(source: string, ignoreCase: boolean, unicodeFolding =
   return new Parser(source, folding).parse();
 }
 
+/**
+ * Whether the pattern names a group (`(?<name>...)`): only then is `\k<name>` a back-reference; in a
+ * pattern without one, `\k` is the letter k and `<x|y>` goes on as text and alternation (Annex B).
+ */
+export function namesGroups(source: string): boolean {
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") {
+      // A class ends at the first unescaped "]" ("[]" is empty, "[^]" any character).
+      for (i += source[i + 1] === "^" ? 2 : 1; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
+    } else if (c === "(" && source.startsWith("?<", i + 1) && source[i + 3] !== "=" && source[i + 3] !== "!") return true;
+  }
+  return false;
+}
+
 class Parser {
   private i = 0;
+  private readonly namedGroups: boolean;
 
   constructor(
     private readonly src: string,
     private readonly folding: CaseFolding,
-  ) {}
+  ) {
+    this.namedGroups = namesGroups(src);
+  }
 
   parse(): RegexNode {
     const node = this.disjunction();
@@ -144,15 +163,12 @@ class Parser {
       this.i += 2;
       return EMPTY;
     }
-    if (c === "k" || c === "p" || c === "P") {
-      // \k<name> is a back-reference when the pattern has named groups, else "k<name>"; \p{..} is
-      // "p{..}" without the u flag. Either way: some string.
-      this.i += 2;
-      const close = c === "k" ? ">" : "}";
-      if (this.src[this.i] === (c === "k" ? "<" : "{")) {
-        const end = this.src.indexOf(close, this.i);
-        if (end >= 0) this.i = end + 1;
-      }
+    if (c === "k" && this.namedGroups && this.src[this.i + 2] === "<") {
+      // A back-reference: some string. Without named groups \k is the letter k, and \p{..} is always
+      // "p" then text without the u flag: `\k<a|b>` and `\p{a|b}` alternate (hunt 94).
+      const end = this.src.indexOf(">", this.i);
+      if (end < 0) throw new Error("unterminated group name");
+      this.i = end + 1;
       return UNKNOWN;
     }
     if (c >= "1" && c <= "9") {

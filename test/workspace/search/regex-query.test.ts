@@ -52,12 +52,20 @@ describe("regexQuery: the trigrams a file must contain", () => {
     expect(q("(?<!x)foo")).toBe(allOf("foo"));
   });
 
-  it("gives up on what it does not model: back-references, flag modifiers, \\k and \\p", () => {
+  it("gives up on what it does not model: back-references and flag modifiers", () => {
     expect(q("(ab)\\1cd")).toBe("ALL");
     expect(q("(a)\\1xyz")).toBe(allOf("xyz"));
     expect(q("(?i:abc)")).toBe("ALL");
-    expect(q("\\k<n>abc")).toBe(allOf("abc"));
-    expect(q("\\p{L}abc")).toBe(allOf("abc"));
+    expect(q("(?<n>a)\\k<n>abc")).toBe(allOf("abc"));
+  });
+
+  it("reads \\k as the letter k where no group is named, and \\p as p: what follows alternates (hunt 94)", () => {
+    expect(q("\\k<n>abc")).toBe(allOf("k<n>abc"));
+    expect(q("\\p{L}abc")).toBe(allOf("p{L}abc"));
+    // `abcdef\k<x` or `y>`; `abcdef\p{x` or `y}`: a file holding only "y>" or "y}" matches.
+    expect(q("abcdef\\k<x|y>")).toBe("ALL");
+    expect(q("abcdef\\p{x|y}")).toBe("ALL");
+    expect(q("(?<x>a)bcdef\\k<x>")).toBe(allOf("abcdef"));
   });
 
   it("reads Annex B oddities as JavaScript does", () => {
