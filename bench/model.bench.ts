@@ -37,6 +37,20 @@ function toolArgsBody(): Uint8Array {
   return new TextEncoder().encode(s);
 }
 
+/**
+ * The same call from a server that repeats the call's name in every fragment and sends no id: each
+ * fragment may then start another call, and asking whether the arguments so far are whole copied
+ * them every time (hunt 93).
+ */
+function toolArgsNamedBody(): Uint8Array {
+  const fragment = (args: string) => frame({ tool_calls: [{ index: 0, type: "function", function: { name: "write", arguments: args } }] });
+  let s = fragment('{"content":"');
+  for (let i = 0; i < DELTAS; i++) s += fragment(`x${i % 10}`);
+  s += fragment('"}');
+  s += `${frame({}, "tool_calls")}data: [DONE]\n\n`;
+  return new TextEncoder().encode(s);
+}
+
 function instantFetch(bytes: Uint8Array, readBytes: number) {
   return async (): Promise<Response> => {
     let offset = 0;
@@ -127,13 +141,16 @@ async function measure(contenders: Record<string, () => Promise<number>>): Promi
 it("model stream: harness overhead per delta vs the bare openai SDK", async () => {
   const text = textBody();
   const args = toolArgsBody();
+  const named = toolArgsNamedBody();
   // Sanity: both paths see every delta.
   expect(await bareSdk(text, 512)).toBe(DELTAS + 3);
   expect(await ourClient(text, 512)).toBe(DELTAS + 1);
   expect(await ourClient(args, 512)).toBe(2);
+  expect(await ourClient(named, 512)).toBe(2);
 
   const textChunks = await parsedChunks(text);
   const argChunks = await parsedChunks(args);
+  const namedChunks = await parsedChunks(named);
   const rows: string[] = [];
   for (const readBytes of READ_SIZES_BYTES) {
     const reads = readBytes >= 1024 ? `${readBytes / 1024} KB reads` : `${readBytes} B reads`;
@@ -149,6 +166,12 @@ it("model stream: harness overhead per delta vs the bare openai SDK", async () =
       acc: accumulatorOnly(argChunks),
     });
     rows.push(row(`1 tool call in ${DELTAS} argument fragments, ${reads}`, a));
+    const n = await measure({
+      sdk: () => bareSdk(named, readBytes),
+      ours: () => ourClient(named, readBytes),
+      acc: accumulatorOnly(namedChunks),
+    });
+    rows.push(row(`1 tool call in ${DELTAS} fragments, each with the name and no id, ${reads}`, n));
   }
   console.log(
     [
