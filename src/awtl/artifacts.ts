@@ -50,9 +50,10 @@ export function coversPath(casePath: string, path: string): boolean {
  */
 export const MAX_PATH_WORD_CHARS = 256;
 
-const PATH_TOKEN = /[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w@-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9}\b/g;
+// A dot-file (`.env`, `.eslintrc.json`) keeps its dot: it was read from the letter after it (hunt 95).
+const PATH_TOKEN = /[\w@.-]+(?:\/[\w@.-]+)+\/?|\.?[\w@-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9}\b|(?<![\w@.-])\.[A-Za-z][\w-]*/g;
 
-/** Paths a prompt names: tokens with a slash or a file extension, as workspace paths. */
+/** Paths a prompt names: tokens with a slash or a file extension, and dot-files, as workspace paths. */
 export function pathsInText(text: string): string[] {
   const found = new Set<string>();
   // Words of the characters a path token can hold: the pattern runs on each short one alone.

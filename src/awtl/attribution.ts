@@ -8,7 +8,7 @@ export type AttributionDraft = Omit<AttributionRecord, "writerSeq" | "attributio
 
 /**
  * Ties a failed verdict to the actions behind it, deterministically. Source actions: the one the judge
- * named (if the run has it), else the latest action of the run that wrote an overlapping artifact,
+ * named (if the run has it), else the latest action of the run that changed an overlapping artifact,
  * else (for an external verdict) every action of the run that wrote a file, else the latest that read
  * an overlapping artifact, else the action that failed, else the run's last action. Also: the
  * verifier action, the other actions that touched those artifacts, the cases of any brief the run was
@@ -46,18 +46,19 @@ export function attribute(judge: JudgeResult, run: RunTraceView, opts: { replayP
 function sourceActions(judge: JudgeResult, run: RunTraceView): { sources: TraceAction[]; rule: AttributionRecord["rule"] } {
   const given = judge.sourceActionId ? run.action(judge.sourceActionId) : undefined;
   if (given) return { sources: [given], rule: "given" };
-  const latest = (pick: (t: { reads: string[]; writes: string[] }) => string[]) =>
-    judge.artifactRefs.length === 0 ? undefined : run.actions.findLast((a) => overlapsAny(judge.artifactRefs, pick(run.touches(a))));
-  const writer = latest((t) => t.writes);
+  const latest = (paths: (a: TraceAction) => string[]) =>
+    judge.artifactRefs.length === 0 ? undefined : run.actions.findLast((a) => overlapsAny(judge.artifactRefs, paths(a)));
+  // Only writes that happened count, here and below: a denied or failed edit planned one, and blaming
+  // it made a case "after changing it" of a run that changed nothing (hunt 95).
+  const writer = latest((a) => run.changed(a));
   if (writer) return { sources: [writer], rule: "wrote_artifact" };
   // A CI verdict names the test that failed, not the change that broke it: the run's changes are what
-  // it judged, and a read or the closing answer changed nothing. Only writes that happened count (a
-  // denied or failed edit planned one); a built-in judge always names its action.
+  // it judged, and a read or the closing answer changed nothing. A built-in judge always names its action.
   if (!judge.builtIn) {
     const changed = run.actions.filter((a) => run.changed(a).length > 0);
     if (changed.length > 0) return { sources: changed.slice(-MAX_ATTRIBUTION_ACTION_IDS), rule: "wrote_in_run" };
   }
-  const reader = latest((t) => t.reads);
+  const reader = latest((a) => run.touches(a).reads);
   if (reader) return { sources: [reader], rule: "read_artifact" };
   const failing = judge.verifierActionId ? run.action(judge.verifierActionId) : undefined;
   if (failing) return { sources: [failing], rule: "failing_action" };

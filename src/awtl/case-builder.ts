@@ -27,11 +27,14 @@ export function buildCase(
   // A verdict that named none of the run's changes is about the files the run changed (see attribute).
   const named = attribution.rule === "wrote_in_run" ? sources.flatMap((a) => run.changed(a)) : attribution.artifactRefs.map(artifactPath);
   const paths = [...new Set(named.filter((p): p is string => p !== null && p !== ""))].sort();
-  const opaque = attribution.artifactRefs.filter((ref) => artifactPath(ref) === null);
+  // Refs with a scheme (`ci:job-12`) name a sighting, not the failure: beside paths they are evidence,
+  // so one failure seen by many CI jobs is one case (hunt 95: a case per job); alone they are all
+  // that tells failures apart.
+  const opaque = [...new Set(attribution.artifactRefs.filter((ref) => artifactPath(ref) === null))].sort();
   const facts = { judgeName: judge.judgeName, builtIn: judge.builtIn, failureKind: judge.failureKind, tool: tools[0] ?? null, paths };
   const hint = preventionHint(facts);
   const applicability = applicabilityOf(judge.failureKind, tools, paths, attribution.classification);
-  const artifactRefs = [...paths, ...opaque].length > 0 ? [...paths, ...opaque] : tools.map((t) => `tool:${t}`);
+  const artifactRefs = paths.length > 0 ? paths : opaque.length > 0 ? opaque : tools.map((t) => `tool:${t}`);
   if (artifactRefs.length === 0) artifactRefs.push(`run:${judge.failureKind}`);
   // The frozen form of the hint, so that ids stay those of the cases already stored.
   const identity = JSON.stringify([judge.judgeName, judge.failureKind, applicability.tools, artifactRefs, caseIdentityHint(facts)]);
@@ -45,7 +48,7 @@ export function buildCase(
     memoryReadNodeIds: attribution.memoryReadNodeIds,
     preventionHint: hint,
     applicability,
-    evidenceRefs: attribution.evidenceRefs,
+    evidenceRefs: paths.length > 0 ? [...attribution.evidenceRefs, ...opaque] : attribution.evidenceRefs,
     occurrences: 1,
     firstSeenAt: opts.now,
     lastSeenAt: opts.now,

@@ -237,6 +237,15 @@ describe("choosing the cases of a brief", () => {
     ]);
   });
 
+  it("reads a dot-file a prompt names with its dot: `.env`, `.eslintrc.json`, `.gitignore` (hunt 95)", () => {
+    expect(pathsInText("Please fix .eslintrc.json, the .env file and add dist/ to .gitignore; see ./.github/ci.yml and a...b")).toEqual([
+      ".env",
+      ".eslintrc.json",
+      ".github/ci.yml",
+      ".gitignore",
+    ]);
+  });
+
   it("a case that names tools applies only when the run offers one of them", () => {
     const c = aCase("cs_edit", { tools: ["edit"] });
     expect(buildBrief([c], new Map(), new Set(), ctx({ offeredTools: ["read", "ls"] }))).toBeNull();
@@ -300,6 +309,19 @@ describe("choosing the cases of a brief", () => {
     expect(brief.caseIds).toEqual(["cs_a", "cs_b", "cs_c", "cs_one", "cs_two", "cs_three", "cs_four"]);
     const hint = (name: string) => `- Run \`ci\` again on \`src/${name}.ts\` after changing it: it failed after such a change.`;
     expect(brief.text.split("\n")).toEqual([BRIEF_HEADER, hint("same"), hint("one"), hint("two"), hint("three"), hint("four")]);
+  });
+
+  it("gives a hint once when one of the cases sharing it is promoted: as verified, for all of them (hunt 95)", () => {
+    const cases = [
+      aCase("cs_a", { occurrences: 1, artifactRefs: ["src/same.ts"], globs: ["src/math.ts"] }),
+      aCase("cs_b", { occurrences: 5, artifactRefs: ["src/same.ts"], globs: ["src/math.ts"] }),
+    ];
+    const brief = buildBrief(cases, new Map(), new Set(["cs_a"]), ctx())!;
+    expect([brief.text.split("\n"), brief.caseIds, brief.promotedCaseIds]).toEqual([
+      [BRIEF_HEADER, "- [verified] Run `ci` again on `src/same.ts` after changing it: it failed after such a change."],
+      ["cs_a", "cs_b"],
+      ["cs_a"],
+    ]);
   });
 
   it(`never exceeds ${MAX_BRIEF_CASES} bullets or ${MAX_BRIEF_CHARS} characters, however many long hints apply`, () => {

@@ -84,6 +84,71 @@ describe("the case an external verdict becomes", () => {
     );
   });
 
+  it("a write that did not happen is not blamed: a failed edit after the breaking write, a denied write before a read (hunt 95)", async () => {
+    const P = "p_verdict_planned";
+    const workspaceId = await uploadWorkspace(api);
+    const write = model.tools({ id: "w1", name: "write", args: { path: "src/math.ts", content: "export const add = (a, b) => a - b;\n" } });
+    const failedEdit = model.tools({ id: "e1", name: "edit", args: { path: "src/math.ts", oldText: "no such text", newText: "x" } });
+    const ciCases = async (atLeast: number) =>
+      ((await casesOf(api, P, atLeast)) as unknown as (Case & { occurrences: number; origin: { judgeName: string } })[]).filter(
+        (c) => c.origin.judgeName === "ci",
+      );
+    // The same breaking write, with and without a failed edit after it: one failure, one case.
+    for (const answers of [
+      [write, failedEdit, model.text("done")],
+      [write, model.text("done")],
+    ]) {
+      const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers });
+      const { runId } = await prompt(api, sessionId, { text: "make add faster", allowWrite: true });
+      await judge(sessionId, runId, { artifactRefs: ["src/math.ts"] });
+    }
+    const [ci] = await ciCases(2);
+    expect([ci!.occurrences, ci!.applicability.tools, ci!.preventionHint]).toEqual([
+      2,
+      ["write"],
+      "Run `ci` again on `src/math.ts` after changing it: it failed after such a change.",
+    ]);
+
+    // A read-only run whose write was denied, then read the file: the review judged what it read.
+    const R = "p_verdict_denied";
+    const { sessionId } = await openSession(api, {
+      workspaceId,
+      projectId: R,
+      answers: [write, model.tools({ id: "r1", name: "read", args: { path: "src/math.ts" } }), model.text("add subtracts")],
+    });
+    const { runId } = await prompt(api, sessionId, { text: "what does add do?" });
+    const res = await api(
+      `/api/sessions/${sessionId}/judgements`,
+      post({ runId, judgeName: "review", result: "fail", artifactRefs: ["src/math.ts"] }),
+    );
+    expect(res.status).toBe(201);
+    const { attribution } = (await res.json()) as { attribution: { rule: string } };
+    expect(attribution.rule).toBe("read_artifact");
+    const review = ((await casesOf(api, R, 2)) as unknown as (Case & { origin: { judgeName: string } })[]).find(
+      (c) => c.origin.judgeName === "review",
+    );
+    expect([review!.applicability.tools, review!.preventionHint]).toEqual([
+      ["read"],
+      "Check what you conclude from `src/math.ts` against it before you answer: `review` failed a run that read it.",
+    ]);
+  });
+
+  it("CI jobs that see one failure add occurrences to one case; the jobs' refs are its evidence (hunt 95)", async () => {
+    const P = "p_verdict_jobs";
+    const workspaceId = await uploadWorkspace(api);
+    for (const refs of [
+      ["src/math.ts", "ci:job-12"],
+      ["ci:job-13", "src/math.ts", "ci:job-13"],
+    ]) {
+      const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [editMath, model.text("done")] });
+      const { runId } = await prompt(api, sessionId, { text: "make add faster", allowWrite: true });
+      await judge(sessionId, runId, { artifactRefs: refs });
+    }
+    const cases = (await casesOf(api, P)) as unknown as (Case & { occurrences: number; evidenceRefs: string[] })[];
+    expect(cases.map((c) => [c.occurrences, c.artifactRefs])).toEqual([[2, ["src/math.ts"]]]);
+    expect(cases[0]!.evidenceRefs.filter((ref) => ref.startsWith("ci:"))).toEqual(["ci:job-12", "ci:job-13"]);
+  });
+
   it("a command the shell lacks (exit 127) is a case about the command, for retries only, not about the files the line read", async () => {
     const P = "p_verdict_127";
     const workspaceId = await uploadWorkspace(api);
