@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { artifactPath, isSchemeRef } from "../awtl/artifacts";
-import { BUILT_IN_JUDGES, JUDGE_NAME_RULE, judgeNameSchema } from "../awtl/builtin-judges";
+import { BUILT_IN_JUDGES, JUDGE_NAME, JUDGE_NAME_RULE, judgeNameSchema } from "../awtl/builtin-judges";
 import { FailedTurnCase } from "../awtl/failed-turn-case";
 import { Approval, ImportSummary, MemoryRule, QuarantineEntry } from "../awtl/project-api";
 import { Scorecard } from "../awtl/scorecard";
@@ -243,7 +243,12 @@ export const JudgementBody = z.strictObject({
 
 /** `POST /api/projects/:pid/cases/:caseId/approve`. */
 export const ApproveBody = z.strictObject({
-  approvedBy: nonBlank.max(MAX_APPROVER_CHARS),
+  // A name shown in the case's page and the viewer: one line, as a judge's name is (hunt 95 sent "a\nb").
+  approvedBy: z
+    .string()
+    .min(1)
+    .max(MAX_APPROVER_CHARS)
+    .refine((name) => JUDGE_NAME.test(name), { message: JUDGE_NAME_RULE }),
   note: z.string().max(MAX_VERDICT_DETAIL_CHARS).default(""),
 });
 

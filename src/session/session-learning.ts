@@ -40,6 +40,8 @@ export interface SessionLearningDeps {
   projects: DurableObjectNamespace<ProjectRpc>;
   log: SessionLog;
   registry: RunRegistry;
+  /** Whether a run id is a follow-up still waiting in the queue. */
+  queued(runId: string): boolean;
   describe(): OwnedSessionMeta;
   /** Appends a validated trace record durably; returns its seq. */
   appendTrace(record: TraceRecord): number;
@@ -164,6 +166,10 @@ export class SessionLearning {
 
   private async judgeOnce(runId: string, verdict: ExternalVerdict): Promise<SessionResult<JudgeOutcome>> {
     const run = this.deps.registry.find(runId);
+    // A queued follow-up's id was given to its client, though the run has not started (hunt 95: 404).
+    if (!run && this.deps.queued(runId)) {
+      return failure("run_in_progress", `run '${runId}' is queued and has not started; post the verdict once it has ended`);
+    }
     if (!run) return failure("run_not_found", `session '${this.id}' has no run '${runId}'`);
     // Attributed now, the verdict would blame what the run has done so far, and nothing revisits it.
     if (this.deps.registry.current()?.runId === runId) {

@@ -162,6 +162,7 @@ export class Session {
       projects: env.PROJECTS,
       log: this.log,
       registry: this.registry,
+      queued: (runId) => this.queue.hasRun(runId),
       describe: () => this.describe(),
       appendTrace: (record) => unwrapResult(this.appendValid("trace", [record]))[0]!,
       waitUntil: (work) => ctx.waitUntil(work),

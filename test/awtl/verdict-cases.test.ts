@@ -213,5 +213,15 @@ describe("approvals", () => {
       ["dana", "checked again"],
       ["eve", "agreed"],
     ]);
+    // A name is one line, as a judge's is (hunt 95: "a\nb" was stored and shown).
+    for (const approvedBy of ["a\nb", " dana", "\u202eana", ""]) {
+      const res = await api(`/api/projects/${P}/cases/${found!.caseId}/approve`, post({ approvedBy }));
+      expect([approvedBy, res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([
+        approvedBy,
+        400,
+        "invalid_body",
+      ]);
+    }
+    expect((await detail()).map((a) => a.approvedBy)).toEqual(["dana", "eve"]);
   });
 });

@@ -416,8 +416,21 @@ describe("whenBusy: a prompt while a run is active", () => {
         requestId: expect.any(String),
       },
     ]);
+    // A follow-up queued behind it has its run id already, and no run yet (hunt 95: 404 run_not_found).
+    const follow = await prompt(sessionId, { text: "two", whenBusy: "followUp" });
+    const queuedId = follow.headers.get("x-run-id")!;
+    const queued = await postJson(`/api/sessions/${sessionId}/judgements`, { ...verdict, runId: queuedId });
+    expect([queued.status, ((await queued.json()) as { error: { code: string; message: string } }).error]).toEqual([
+      409,
+      {
+        code: "run_in_progress",
+        message: `run '${queuedId}' is queued and has not started; post the verdict once it has ended`,
+        requestId: expect.any(String),
+      },
+    ]);
     first.open();
     await readSse(await running);
+    await readSse(follow);
     expect(await (await api(`/api/sessions/${sessionId}/attributions`)).json()).toEqual({ attributions: [], nextCursor: null });
     const late = await postJson(`/api/sessions/${sessionId}/judgements`, verdict);
     expect(late.status).toBe(201);
