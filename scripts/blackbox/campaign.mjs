@@ -1432,10 +1432,19 @@ const checks = {
         .map((line) => JSON.parse(line))
         .filter((m) => m.kind === "tool_result")
         .at(-1)?.resultText ?? "";
-    const want = execFileSync("bash", ["-c", command], { cwd: dir, encoding: "utf8", env: { ...process.env, LC_ALL: "C.UTF-8" } }).replace(
-      /\n$/,
-      "",
-    );
+    // The shell's awk prints numbers as GNU awk does (`2^60` whole, where Debian's default mawk
+    // prints 1.15292e+18): the reference runs GNU awk.
+    const gnuAwk = gnuAwkPath(ctx.tmp);
+    if (gnuAwk === null) {
+      record("shellTextLikeGnu", false, "GNU awk is needed as the reference and was not found: apt-get install -y gawk");
+      agent.destroy();
+      return;
+    }
+    const want = execFileSync("bash", ["-c", command], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, LC_ALL: "C.UTF-8", PATH: `${gnuAwk}:${process.env.PATH}` },
+    }).replace(/\n$/, "");
     const gotParts = got.split("\n--\n");
     const wantParts = want.split("\n--\n");
     const wrong = wantParts.map((part, i) => (gotParts[i] === part ? null : i)).filter((i) => i !== null);
@@ -2098,3 +2107,17 @@ async function main() {
 }
 
 await main();
+
+/** A directory whose `awk` is GNU awk (the system's own when it is, else `gawk` linked as `awk`), or null without one. */
+function gnuAwkPath(tmp) {
+  const version = (bin) => spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout ?? "";
+  const awk = spawnSync("bash", ["-c", "command -v awk"], { encoding: "utf8" }).stdout.trim();
+  if (awk !== "" && version(awk).startsWith("GNU Awk")) return path.dirname(awk);
+  const gawk = spawnSync("bash", ["-c", "command -v gawk"], { encoding: "utf8" }).stdout.trim();
+  if (gawk === "" || !version(gawk).startsWith("GNU Awk")) return null;
+  const dir = path.join(tmp, "gnu-awk");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.rmSync(path.join(dir, "awk"), { force: true });
+  fs.symlinkSync(gawk, path.join(dir, "awk"));
+  return dir;
+}
