@@ -81,22 +81,28 @@ export function buildBrief(
         a.caseId.localeCompare(b.caseId),
     );
   const lines = [BRIEF_HEADER];
-  const hints = new Set<string>();
+  const given = new Set<string>();
+  const leftOut = new Set<string>();
   const chosen: FailedTurnCase[] = [];
   for (const c of ranked) {
-    if (lines.length - 1 === MAX_BRIEF_CASES) break;
     const hint = caseHint(c);
     // Cases of one kind (three denied writes) can share a hint: it is given once, for all of them,
     // and takes one of the slots (hunt 58: three equal bullets took three), marked verified when
-    // the first of them, promoted memory, is (hunt 95: said twice, with the mark and without).
-    if (hints.has(hint)) {
+    // the first of them, promoted memory, is (hunt 95: said twice, with the mark and without). One
+    // that comes after the last slot is taken still joins it (hunt 96).
+    if (given.has(hint)) {
       if (chosen.length < MAX_BRIEF_CASE_IDS) chosen.push(c);
       continue;
     }
+    // A hint left out for room stays out: a twin without the mark would have fitted (hunt 96).
+    if (lines.length - 1 === MAX_BRIEF_CASES || leftOut.has(hint)) continue;
     const bullet = `- ${promoted.has(c.caseId) ? "[verified] " : ""}${hint}`;
-    if ([...lines, bullet].join("\n").length > MAX_BRIEF_CHARS) continue;
+    if ([...lines, bullet].join("\n").length > MAX_BRIEF_CHARS) {
+      leftOut.add(hint);
+      continue;
+    }
     lines.push(bullet);
-    hints.add(hint);
+    given.add(hint);
     chosen.push(c);
   }
   if (chosen.length === 0) return null;

@@ -64,9 +64,16 @@ export class RunTraceView {
     return this.actions.find((a) => a.actionId === actionId);
   }
 
-  /** The files an action changed, as seen when it finished (a denied or failed call planned writes it never made). */
+  /**
+   * The files an action changed: what it was seen to write, and what its arguments named unless it
+   * failed (a denied or failed `edit` planned a write it never made, hunt 95). An imported trace's
+   * observation holds an exit code at most, and its action the files (hunt 96); a call cut off by a
+   * restart has no observation, and what it named may have been written.
+   */
   changed(action: TraceAction): string[] {
-    return this.observations.get(action.actionId)?.writes ?? [];
+    const seen = this.observations.get(action.actionId);
+    if (seen?.status === "error") return seen.writes;
+    return [...new Set([...action.writes, ...(seen?.writes ?? [])])];
   }
 
   /** What an action read and wrote: what its arguments named plus what it was seen to touch. */

@@ -324,6 +324,34 @@ describe("choosing the cases of a brief", () => {
     ]);
   });
 
+  it("a case sharing a hint given in a brief already full is named with it (hunt 96)", () => {
+    const about = (judgeName: string, occurrences: number, id = `cs_${judgeName}`) =>
+      aCase(id, { occurrences, origin: { sessionId: "s_o", runId: "r_o", judgeName, failureKind: "external", builtIn: false } });
+    const cases = [about("ja", 10), about("jb", 9), about("jc", 8), about("jd", 7), about("je", 6), about("ja", 1, "cs_ja_again")];
+    const brief = buildBrief(cases, new Map(), new Set(), ctx())!;
+    expect([brief.text.split("\n").length, brief.caseIds]).toEqual([6, ["cs_ja", "cs_jb", "cs_jc", "cs_jd", "cs_je", "cs_ja_again"]]);
+  });
+
+  it("a hint left out for room stays out: its twin without the [verified] mark is not given it instead (hunt 96)", () => {
+    const about = (id: string, judgeName: string, occurrences: number) =>
+      aCase(id, { occurrences, origin: { sessionId: "s_o", runId: "r_o", judgeName, failureKind: "external", builtIn: false } });
+    const fillers = ["f1", "f2", "f3", "f4"].map((name, i) => about(`cs_${name}`, `${name}${"x".repeat(58)}`, 50 - i));
+    const promoted = new Set([...fillers.map((c) => c.caseId), "cs_p"]);
+    const used = buildBrief(fillers, new Map(), promoted, ctx())!.text.length;
+    // A judge name that makes the promoted case's bullet just too long, and its twin's (11 characters shorter) fit.
+    const judge = Array.from({ length: 100 }, (_, n) => `j${"y".repeat(n)}`).find((name) => {
+      const marked = buildBrief([about("cs_p", name, 1)], new Map(), new Set(["cs_p"]), ctx())!.text.length - BRIEF_HEADER.length;
+      return used + marked > MAX_BRIEF_CHARS && used + marked - "[verified] ".length <= MAX_BRIEF_CHARS;
+    });
+    expect(judge).toBe(`j${"y".repeat(38)}`);
+    const brief = buildBrief([...fillers, about("cs_p", judge!, 1), about("cs_n", judge!, 1)], new Map(), promoted, ctx())!;
+    expect([brief.caseIds, brief.promotedCaseIds, brief.text.includes(judge!)]).toEqual([
+      ["cs_f1", "cs_f2", "cs_f3", "cs_f4"],
+      ["cs_f1", "cs_f2", "cs_f3", "cs_f4"],
+      false,
+    ]);
+  });
+
   it(`never exceeds ${MAX_BRIEF_CASES} bullets or ${MAX_BRIEF_CHARS} characters, however many long hints apply`, () => {
     for (const pathChars of [4, 40, 80]) {
       // One to three paths of up to 80 characters shown each: hints of about 80 to 300 characters.

@@ -189,6 +189,39 @@ describe("the case an external verdict becomes", () => {
   });
 });
 
+describe("the case an imported trace's verdict becomes", () => {
+  async function importLines(projectId: string, lines: unknown[]): Promise<void> {
+    const res = await api(`/api/projects/${projectId}/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: lines.map((l) => JSON.stringify(l)).join("\n"),
+    });
+    expect(res.status).toBe(201);
+  }
+
+  it("blames the foreign run's write: its observations hold an exit code at most, its actions the files (hunt 96)", async () => {
+    const P = "p_verdict_import_writes";
+    await openSession(api, { projectId: P });
+    await importLines(P, [
+      { type: "action", run_id: "ext-1", action_id: "a1", tool: "edit", writes: ["app/main.py"] },
+      { type: "observation", run_id: "ext-1", action_id: "a1", exit_code: 0, summary: "edited" },
+      { type: "action", run_id: "ext-1", action_id: "a2", tool: "read", reads: ["app/main.py"] },
+      { type: "observation", run_id: "ext-1", action_id: "a2", exit_code: 0, summary: "read" },
+      { type: "judge_result", run_id: "ext-1", judge_name: "pytest", result: "failed", artifact_refs: ["app/main.py"] },
+      // A write with no observation, then the test command that failed.
+      { type: "action", run_id: "ext-2", action_id: "b1", tool: "write", writes: ["app/util.py"] },
+      { type: "action", run_id: "ext-2", action_id: "b2", tool: "bash", command: "pytest -q" },
+      { type: "observation", run_id: "ext-2", action_id: "b2", exit_code: 1, summary: "1 failed" },
+      { type: "judge_result", run_id: "ext-2", judge_name: "pytest", result: "failed", artifact_refs: ["app/util.py"] },
+    ]);
+    const cases = (await casesOf(api, P, 2)) as unknown as Case[];
+    expect(cases.map((c) => [c.artifactRefs, c.applicability.tools, c.preventionHint]).sort()).toEqual([
+      [["app/main.py"], ["edit"], "Run `pytest` again on `app/main.py` after changing it: it failed after such a change."],
+      [["app/util.py"], ["write"], "Run `pytest` again on `app/util.py` after changing it: it failed after such a change."],
+    ]);
+  });
+});
+
 describe("approvals", () => {
   it("a case's approvals can be read back, one per name, the latest first", async () => {
     const P = "p_verdict_approvals";
