@@ -65,14 +65,14 @@ export class RunTraceView {
   }
 
   /**
-   * The files an action changed: what it was seen to write, and what its arguments named unless it
-   * failed (a denied or failed `edit` planned a write it never made, hunt 95). An imported trace's
-   * observation holds an exit code at most, and its action the files (hunt 96); a call cut off by a
-   * restart has no observation, and what it named may have been written.
+   * The files an action changed. A call this harness ran (it has a call id) and saw finish wrote what
+   * its observation says: a denied or failed `edit` planned a write it never made (hunt 95). An
+   * imported action's observation holds an exit code at most, and the action its files (hunt 96): they
+   * count unless it failed. So do the files a call cut off by a restart named: they may be written.
    */
   changed(action: TraceAction): string[] {
     const seen = this.observations.get(action.actionId);
-    if (seen?.status === "error") return seen.writes;
+    if (seen && (action.callId !== null || seen.status === "error")) return seen.writes;
     return [...new Set([...action.writes, ...(seen?.writes ?? [])])];
   }
 
