@@ -1,5 +1,5 @@
 // An OpenAI-compatible chat-completions server for black-box runs: answers are chosen by the last
-// user message, every request body is kept for inspection (GET /__requests). Test tooling only.
+// line of the last user message, every request body is kept for inspection (GET /__requests). Test tooling only.
 import http from "node:http";
 
 const encoder = (obj) => `data: ${JSON.stringify(obj)}\n\n`;
@@ -37,7 +37,11 @@ export function startFakeModel(port = 0) {
     const parsed = JSON.parse(body || "{}");
     requests.push(parsed);
     const messages = parsed.messages ?? [];
-    const lastUser = messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
+    // Its last line: a prompt after a run stopped before it answered reaches the model joined to
+    // that run's ("SLOW 50 100\n\nSLOW 10 100"), and was read as 50 ticks without a pause.
+    const lastUser = String(messages.filter((m) => m.role === "user").at(-1)?.content ?? "")
+      .split("\n")
+      .at(-1);
     const last = messages.at(-1);
     const [mode, a, b] = String(lastUser).split(" ");
     if (mode === "JSONANSWER") {
