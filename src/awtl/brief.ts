@@ -85,6 +85,8 @@ export function buildBrief(
   const leftOut = new Set<string>();
   const chosen: FailedTurnCase[] = [];
   for (const c of ranked) {
+    // Full, and as many cases named as a brief names: no later one can join.
+    if (lines.length - 1 === MAX_BRIEF_CASES && chosen.length >= MAX_BRIEF_CASE_IDS) break;
     const hint = caseHint(c);
     // Cases of one kind (three denied writes) can share a hint: it is given once, for all of them,
     // and takes one of the slots (hunt 58: three equal bullets took three), marked verified when
