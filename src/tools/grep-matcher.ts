@@ -2,7 +2,13 @@ import type { SearchQuery } from "../workspace/search/query";
 import { regexQuery } from "../workspace/search/regex-query";
 import { isRareCharacter } from "./plain-text-finder";
 import { linearTimeRegex } from "./re2-regex";
-import { repeatsAmbiguousGroup, repeatsOverlappingNeighbours, requiredText, withoutLeadingRepetition } from "./regex-shape";
+import {
+  repeatsAmbiguousGroup,
+  repeatsOverlappingNeighbours,
+  requiredText,
+  sharesStretchManyWays,
+  withoutLeadingRepetition,
+} from "./regex-shape";
 import { escapeRegExp } from "./regex-source";
 import { javaScriptSyntax, refusalAdvice } from "./rg-syntax";
 import { type TextChain, textChain } from "./text-chain";
@@ -85,12 +91,18 @@ export class LineMatcher {
       this.needle = null;
       return;
     }
-    if (repeatsOverlappingNeighbours(picked, ignoreCase)) {
+    const overlapping = repeatsOverlappingNeighbours(picked, ignoreCase)
+      ? "repeats"
+      : sharesStretchManyWays(picked, ignoreCase)
+        ? "ways"
+        : null;
+    if (overlapping) {
       // `-*-*-*-*-*-*y` on a line of 64 dashes held the isolate for minutes (hunt 70): each such pair
-      // multiplies V8's backtracking by the line's length, and a model picks how many.
+      // multiplies V8's backtracking by the line's length, and a model picks how many. Bounded
+      // repetitions and alternatives in a row multiply it by their counts (hunt 98).
       this.engine = "re2";
       this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
-      this.line = linearTimeRegex(pattern, lean, ignoreCase, "repeats");
+      this.line = linearTimeRegex(pattern, lean, ignoreCase, overlapping);
       this.scan = null;
       this.needle = null;
       // RE2 is given a line at a time, cut out of the piece: only the lines holding the text every

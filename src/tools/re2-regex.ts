@@ -1,14 +1,33 @@
 import { RE2JS } from "re2js";
-import { GREP_RE2_MAX_INSTRUCTIONS } from "../domain/limits";
+import { GREP_RE2_MAX_INSTRUCTIONS, GREP_V8_MAX_WAYS } from "../domain/limits";
 import { namesGroups } from "../workspace/search/regex-parser";
 import { ToolError } from "./tool";
+
+/** Why a pattern runs on RE2 (regex-shape.ts judges it), as its refusals say. */
+const WHY_ON_RE2 = {
+  group: {
+    shape: "repeats a group that itself repeats or alternates",
+    risk: "exponential time",
+    otherwise: "without the nested repetition",
+  },
+  repeats: {
+    shape: "has unbounded repetitions next to each other that can match the same characters (as in `a*a*` or `\\s*\\s+`)",
+    risk: "time growing with a power of the line's length",
+    otherwise: "with one repetition there",
+  },
+  ways: {
+    shape: `has items next to each other (bounded repetitions, optional items, alternatives) that can share a stretch of a line in more than ${GREP_V8_MAX_WAYS} ways (as in \`\\w{0,40}\\w{0,40}\\w{0,40}\` or \`(?:a|\\w)?(?:a|\\w)?...\`)`,
+    risk: "time growing with their product",
+    otherwise: "with fewer of them in a row",
+  },
+} as const;
 
 /** The pattern on RE2 (linear time), or invalid_regex naming what RE2 cannot do. */
 export function linearTimeRegex(
   pattern: string,
   source: string,
   ignoreCase: boolean,
-  why: "group" | "repeats",
+  why: keyof typeof WHY_ON_RE2,
 ): { test(line: string): boolean } {
   let re2: RE2JS;
   try {
@@ -16,18 +35,17 @@ export function linearTimeRegex(
     if (backReference(source)) throw new Error("back-references are not supported");
     re2 = RE2JS.compile(re2Syntax(source), ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (err) {
+    const { shape, risk, otherwise } = WHY_ON_RE2[why];
     throw new ToolError(
       "invalid_regex",
-      why === "group"
-        ? `regular expression ${JSON.stringify(pattern)} repeats a group that itself repeats or alternates, which can take exponential time; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or without the nested repetition`
-        : `regular expression ${JSON.stringify(pattern)} has unbounded repetitions next to each other that can match the same characters (as in \`a*a*\` or \`\\s*\\s+\`), which can take time growing with a power of the line's length; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or with one repetition there`,
+      `regular expression ${JSON.stringify(pattern)} ${shape}, which can take ${risk}; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or ${otherwise}`,
     );
   }
   const instructions = re2.programSize();
   if (instructions > GREP_RE2_MAX_INSTRUCTIONS) {
     throw new ToolError(
       "invalid_regex",
-      `regular expression ${JSON.stringify(pattern)} ${why === "group" ? "repeats a group that itself repeats or alternates" : "has unbounded repetitions next to each other that can match the same characters"}, so it runs on RE2, where it compiles to ${instructions} instructions, more than ${GREP_RE2_MAX_INSTRUCTIONS}: RE2's time per character grows with them. Write smaller counted repetitions ({n}), or fewer of them`,
+      `regular expression ${JSON.stringify(pattern)} ${WHY_ON_RE2[why].shape}, so it runs on RE2, where it compiles to ${instructions} instructions, more than ${GREP_RE2_MAX_INSTRUCTIONS}: RE2's time per character grows with them. Write smaller counted repetitions ({n}), or fewer of them`,
     );
   }
   // Not `re2.test(line)`: RE2JS's DFA, 10-40x faster on lines of code, caches a transition per

@@ -1,3 +1,4 @@
+import { GREP_V8_MAX_WAYS } from "../domain/limits";
 import {
   afterQuantifier,
   classEnd,
@@ -163,6 +164,154 @@ export function repeatsOverlappingNeighbours(source: string, ignoreCase: boolean
 }
 
 /**
+ * Whether items next to each other that can match a same character can share one stretch of a line
+ * in more than GREP_V8_MAX_WAYS ways, counting those of bounded repetitions (`\w{0,40}` has 41),
+ * optional items and alternatives (`(?:a|\w)?` has 3) and leaving out the run's largest: a
+ * backtracking engine tries each way before it gives up on a start, so their counts multiply (hunt
+ * 98: 20 of `(?:a|\w)?` in a row held the isolate for 30 s on 4 lines of 61 characters, and six
+ * `\w{0,40}` for 15 s on one of 240). Unbounded repetitions count once (repeatsOverlappingNeighbours
+ * judges their pairs). A group of plain texts none of which begins another (`(get|set)`) has one
+ * way, and so does a group whose items are read as part of the sequence around it (`(ab\w?)`).
+ */
+export function sharesStretchManyWays(source: string, ignoreCase: boolean): boolean {
+  const judging: Judging = { ignoreCase, many: false, shares: new Map() };
+  alternativeWays(source, 0, source.length, judging, 0);
+  return judging.many;
+}
+
+/** Past this, counts of ways are all "too many". */
+const WAYS_CAP = 1e9;
+/** Groups nested deeper than this are not read: the pattern counts as having too many ways (and RE2 judges it). */
+const MAX_JUDGED_DEPTH = 64;
+
+/** What `sharesStretchManyWays` learns as it reads: whether a run has too many ways, and which atoms share characters. */
+interface Judging {
+  readonly ignoreCase: boolean;
+  many: boolean;
+  readonly shares: Map<string, boolean>;
+}
+
+/** The ways the alternatives in [from, to) can match one stretch: their sum. Sets `judging.many` for a run of too many inside. */
+function alternativeWays(source: string, from: number, to: number, judging: Judging, depth: number): number {
+  if (depth > MAX_JUDGED_DEPTH) {
+    judging.many = true;
+    return WAYS_CAP;
+  }
+  let ways = 0;
+  let start = from;
+  for (let i = from; i <= to; i++) {
+    const c = source[i];
+    if (i < to && c === "\\") i++;
+    else if (i < to && c === "[") i = classEnd(source, i);
+    else if (i < to && c === "(") i = groupEnd(source, i);
+    else if (i === to || c === "|") {
+      ways = Math.min(WAYS_CAP, ways + sequenceWays(source, start, i, judging, depth));
+      start = i + 1;
+    }
+  }
+  return ways;
+}
+
+/**
+ * The ways the sequence in [from, to) can match one stretch (the product of its items'), judging
+ * each run of items that can match a same character, where the items' ways multiply.
+ */
+function sequenceWays(source: string, from: number, to: number, judging: Judging, depth: number): number {
+  let ways = 1;
+  /** The run's bounded counts: their product and the largest. */
+  let product = 1;
+  let largest = 1;
+  /** The last item's atom (null: a group, which may match anything); undefined before the first. */
+  let previous: string | null | undefined;
+  const endRun = () => {
+    if (product / largest > GREP_V8_MAX_WAYS) judging.many = true;
+    product = 1;
+    largest = 1;
+  };
+  for (let i = from; i < to; ) {
+    const c = source[i]!;
+    if (c === ")" || c === "^" || c === "$") {
+      // The end of a group read as part of the sequence, or an anchor: no character.
+      i++;
+      continue;
+    }
+    let atom: string | null;
+    let end: number;
+    let inner = 1;
+    if (c === "(") {
+      const close = groupEnd(source, i);
+      if (/^\(\?<?[=!]/.test(source.slice(i, i + 4))) {
+        // A look-around matches no character; its own inside is judged as a pattern.
+        alternativeWays(source, i + /^\(\?<?[=!]/.exec(source.slice(i, i + 4))![0].length, close, judging, depth + 1);
+        i = close + 1;
+        if (quantifierAt(source, i) !== null) i = afterQuantifier(source, i);
+        continue;
+      }
+      const syntax = /^\((?:\?(?::|<[^>]*>))?/.exec(source.slice(i))![0];
+      const body = source.slice(i + syntax.length, close);
+      if (quantifierAt(source, close + 1) === null && !hasTopLevelAlternation(body)) {
+        // Neither repeated nor alternating: its items are part of the sequence.
+        i += syntax.length;
+        continue;
+      }
+      const plain = plainBranches(source, i);
+      inner =
+        plain && !beginsAnother(plain.texts, judging.ignoreCase)
+          ? 1
+          : alternativeWays(source, i + syntax.length, close, judging, depth + 1);
+      atom = null;
+      end = close + 1;
+    } else {
+      const read = atomAt(source, i);
+      if (read === null) {
+        i += 2;
+        continue;
+      }
+      ({ atom, end } = read);
+    }
+    const most = quantifierAt(source, end);
+    const least = most === null ? 1 : leastAt(source, end);
+    const count = most === null ? inner : repeatedWays(inner, least, most);
+    i = most === null ? end : afterQuantifier(source, end);
+    if (previous !== undefined && !sharesCharacters(previous, atom, judging)) endRun();
+    if (count > 1 && count < Number.POSITIVE_INFINITY) {
+      product = Math.min(WAYS_CAP, product * count);
+      largest = Math.max(largest, count);
+    }
+    previous = atom;
+    ways = Math.min(WAYS_CAP, ways * count);
+  }
+  endRun();
+  return ways;
+}
+
+/** `mayShareCharacters`, once per pair of atoms in a pattern (a pattern of 16 Ki characters has thousands of pairs). */
+function sharesCharacters(a: string | null, b: string | null, judging: Judging): boolean {
+  if (a === null || b === null) return true;
+  const key = `${a}\u0000${b}`;
+  let shares = judging.shares.get(key);
+  if (shares === undefined) {
+    shares = mayShareCharacters(a, b, judging.ignoreCase);
+    judging.shares.set(key, shares);
+  }
+  return shares;
+}
+
+/** The ways `least` to `most` repetitions of an item of `inner` ways can match a stretch. */
+function repeatedWays(inner: number, least: number, most: number): number {
+  if (most === Number.POSITIVE_INFINITY) return most;
+  let ways = 0;
+  for (let n = least; n <= most && ways < WAYS_CAP; n++) ways += Math.min(WAYS_CAP, inner ** n);
+  return Math.min(WAYS_CAP, ways);
+}
+
+/** Whether a text begins another: both can match at one place (`a` and `ab`), so the group has more than one way. */
+function beginsAnother(texts: string[], ignoreCase: boolean): boolean {
+  const folded = ignoreCase ? texts.map((t) => t.toLowerCase()) : texts;
+  return folded.some((a, i) => folded.some((b, j) => i !== j && b.startsWith(a)));
+}
+
+/**
  * The branches of the group opened at `open` when each is plain text (characters and escaped
  * punctuation; `(a|bc)`, `(?:x|\.y)`, `(?<n>a)`), with where the group closes; else null.
  */
@@ -244,28 +393,37 @@ function* patternItems(source: string): Generator<Item | "|"> {
       }
       end = close + 1;
       atom = null;
-    } else if (c === "\\") {
-      const escaped = escapeAt(source, i);
-      if (escaped === "\\b" || escaped === "\\B") {
+    } else {
+      const read = atomAt(source, i);
+      if (read === null) {
         yield { atom: null, unbounded: false, optional: true };
         i += 2;
         continue;
       }
-      end = i + escaped.length;
-      // A back-reference matches what its group did: anything.
-      atom = /^\\(?:[1-9]|k<)/.test(escaped) ? null : escaped;
-    } else if (c === "[") {
-      end = classEnd(source, i) + 1;
-      atom = source.slice(i, end);
-    } else {
-      end = i + 1;
-      atom = c;
+      ({ atom, end } = read);
     }
     const most = quantifierAt(source, end);
     const least = most === null ? 1 : leastAt(source, end);
     yield { atom, unbounded: most === Number.POSITIVE_INFINITY, optional: least === 0 };
     i = most === null ? end : afterQuantifier(source, end);
   }
+}
+
+/**
+ * The one-character item at `i` (a character, a class, an escape) and where it ends; its atom is null
+ * for a back-reference, which matches what its group did: anything. Null for `\\b` and `\\B`,
+ * which match no character.
+ */
+function atomAt(source: string, i: number): { atom: string | null; end: number } | null {
+  const c = source[i]!;
+  if (c === "[") {
+    const end = classEnd(source, i) + 1;
+    return { atom: source.slice(i, end), end };
+  }
+  if (c !== "\\") return { atom: c, end: i + 1 };
+  const escaped = escapeAt(source, i);
+  if (escaped === "\\b" || escaped === "\\B") return null;
+  return { atom: /^\\(?:[1-9]|k<)/.test(escaped) ? null : escaped, end: i + escaped.length };
 }
 
 /** Characters that tell apart the atoms grep patterns use: Latin-1, a few scripts' letters, spaces and line separators. */

@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { GREP_RE2_MAX_INSTRUCTIONS } from "../../src/domain/limits";
 import { grepTool } from "../../src/tools/grep";
 import { LineMatcher, lines } from "../../src/tools/grep-matcher";
-import { repeatsAmbiguousGroup, repeatsOverlappingNeighbours, requiredText, withoutLeadingRepetition } from "../../src/tools/regex-shape";
+import {
+  repeatsAmbiguousGroup,
+  repeatsOverlappingNeighbours,
+  requiredText,
+  sharesStretchManyWays,
+  withoutLeadingRepetition,
+} from "../../src/tools/regex-shape";
 import { compiledRegExp } from "../../src/tools/text-finder";
 import type { ToolError } from "../../src/tools/tool";
 import { regexQuery } from "../../src/workspace/search/regex-query";
@@ -366,6 +372,49 @@ describe("patterns that make a backtracking engine take exponential time", () =>
     // RE2 refuses a look-around; the refusal says why the pattern went there.
     expect(() => new LineMatcher("(?=-)-*-*y", {})).toThrow(
       'regular expression "(?=-)-*-*y" has unbounded repetitions next to each other that can match the same characters',
+    );
+  });
+
+  it("finds items next to each other that can share a stretch of a line in more than 256 ways: bounded repetitions, optional items, alternatives (hunt 98)", () => {
+    const risky = [
+      `x${"(?:a|\\w)?".repeat(20)}!`,
+      `x${"\\w{0,40}".repeat(6)}!`,
+      `x${"(?:a|\\w)".repeat(30)}!`,
+      "x\\w{0,40}\\w{0,40}\\w{0,40}!",
+      "a{0,9}a{0,9}a{0,9}a{0,9}",
+      "(?:\\w{0,40}\\w{0,40})\\w{0,40}",
+      "b|x\\w{0,40}a\\w{0,40}\\w{0,40}",
+      "(?:ab|a)".repeat(10),
+      "(?=x\\w{0,40}\\w{0,40}\\w{0,40})x",
+    ];
+    const fine = [
+      "x\\w{0,40}\\w{0,40}!",
+      "\\w{0,40}-\\w{0,40}-\\w{0,40}-\\w{0,40}",
+      `${"(?:\\s|,)?".repeat(6)}x`,
+      "(foo|bar)(baz|qux)(one|two)(red|blue)(up|down)(in|out)(on|off)(yes|no)(left|right)",
+      "^\\s*export (default )?(async )?function",
+      "\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}",
+      "[A-Z]{0,8}[a-z]{0,8}[A-Z]{0,8}[a-z]{0,8}",
+      "a?b?c?d?e?f?g?h?i?",
+      "(get|set|has|delete)\\w*\\(",
+      "v?\\d+\\.\\d+(\\.\\d+)?(-[a-z0-9.]+)?",
+    ];
+    expect(risky.filter((p) => !sharesStretchManyWays(p, false))).toEqual([]);
+    expect(fine.filter((p) => sharesStretchManyWays(p, false))).toEqual([]);
+    // Case folded, [A-Z] and [a-z] share letters: 9 ways each, four in a row: 9^4 less the largest, 729.
+    expect(sharesStretchManyWays("[A-Z]{0,8}[a-z]{0,8}[A-Z]{0,8}[a-z]{0,8}", true)).toBe(true);
+    // A group of plain texts one of which begins another has a way per text: 2^10 less the largest, 2.
+    expect(sharesStretchManyWays("(foo|foobar)(bar|barbaz)(x|xy)(y|yz)(z|za)(a|ab)(b|bc)(c|cd)(d|de)(e|ef)", false)).toBe(true);
+    // On V8 these took 30 s on 4 lines of 61 characters, and 15 s on one of 240 (hunt 98); RE2 finds the same lines.
+    const shortLines = `${`x${"a".repeat(60)}\n`.repeat(4)}xaaa!\n`;
+    const optional = new LineMatcher(`x${"(?:a|\\w)?".repeat(20)}!`, {});
+    expect([optional.engine, optional.matchingLineStarts(shortLines)]).toEqual(["re2", [shortLines.indexOf("xaaa!")]]);
+    const longLine = `x${"a".repeat(240)}\nx${"a".repeat(200)}!\n`;
+    const bounded = new LineMatcher(`x${"\\w{0,40}".repeat(6)}!`, {});
+    expect([bounded.engine, bounded.matchingLineStarts(longLine)]).toEqual(["re2", [242]]);
+    expect(new LineMatcher("x\\w{0,40}\\w{0,40}!", {}).engine).toBe("regexp");
+    expect(() => new LineMatcher("(?=x)x\\w{0,40}\\w{0,40}\\w{0,40}!", {})).toThrow(
+      'regular expression "(?=x)x\\\\w{0,40}\\\\w{0,40}\\\\w{0,40}!" has items next to each other (bounded repetitions, optional items, alternatives) that can share a stretch of a line in more than 256 ways',
     );
   });
 
