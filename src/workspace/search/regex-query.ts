@@ -10,13 +10,13 @@ import { parseRegex, type RegexNode } from "./regex-parser";
  * A pattern with no required literal of three bytes or more gives `all` (search every file).
  */
 export function regexQuery(source: string, options: { ignoreCase?: boolean; unicodeFolding?: boolean } = {}): SearchQuery {
-  let root: RegexNode;
+  let info: Info;
   try {
-    root = parseRegex(source, options.ignoreCase ?? false, options.unicodeFolding);
+    info = simplify(analyze(parseRegex(source, options.ignoreCase ?? false, options.unicodeFolding)));
   } catch {
+    // Unexpected syntax, or groups nested deeper than the stack holds (both recurse).
     return ALL;
   }
-  const info = simplify(analyze(root));
   if (info.exact) return and(info.match, containsAnyText(info.exact));
   return and(info.match, containsAnyText(info.prefix), containsAnyText(info.suffix));
 }
