@@ -29,13 +29,15 @@ export function oneLine(text: string): string {
 }
 
 /**
- * Characters a path segment is shown with as it is: letters, marks and digits of any script and
- * `_ . - @ + ~ ( ) [ ]`. A segment with any other (a space, a quote, a backtick, `|`, `;`, `$`,
- * `!`, `<`, a control or format character) is shown as `…`, keeping a plain extension: a file name
- * is workspace data, and such a name could read as a sentence of the prompt.
+ * Characters a path segment is shown with as it is: letters, marks (not first) and digits of any
+ * script and `_ . - @ + ~ ( ) [ ]`, but for letters drawn blank (the Hangul fillers, default
+ * ignorable) or as accents and quotes (spacing modifier letters such as `ˋ` and `ʼ`). A segment with
+ * any other (a space, a quote, a backtick, `|`, `;`, `$`, `!`, `<`, a control or format character)
+ * is shown as `…`, keeping a plain extension: a file name is workspace data, and such a name could
+ * read as a sentence of the prompt (hunt 98: words joined by U+3164 between two `ˋ`).
  */
-const PLAIN_SEGMENT = /^[\p{L}\p{M}\p{N}_.@+~()[\]-]+$/u;
-const PLAIN_EXTENSION = /\.[\p{L}\p{N}]{1,10}$/u;
+const PLAIN_SEGMENT = /^(?!\p{M})(?:(?![\p{DI}\u02B0-\u02FF\uA700-\uA71F])[\p{L}\p{M}\p{N}_.@+~()[\]-])+$/u;
+const PLAIN_EXTENSION = /\.(?:(?![\p{DI}\u02B0-\u02FF\uA700-\uA71F])[\p{L}\p{N}]){1,10}$/u;
 
 /** Widths paths are shortened to, in turn, until the hint fits: at most the first even when it does. */
 const PATH_WIDTHS = [80, 40, 20];
