@@ -88,6 +88,8 @@ async function demo() {
 
   step("6. Watch it in the session viewer");
   console.log(`   ${api.baseUrl}/#/s/${sessionId}`);
-  console.log(`   or in a terminal: npm run agent -- show ${sessionId}`);
+  // The flags this demo was given, so the command reaches the same harness (a token is never printed).
+  const reach = `${values.url === undefined ? "" : ` --url ${api.baseUrl}`}${values.token === undefined ? "" : " --token <token>"}`;
+  console.log(`   or in a terminal: npm run agent -- show ${sessionId}${reach}`);
   return terminal?.type === "agent_completed" ? 0 : 1;
 }

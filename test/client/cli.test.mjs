@@ -702,6 +702,11 @@ describe("npm run demo", () => {
     assert.match(stdout, /^Start it with `PORT=9000 npm start` to pick another port\.$/m);
     const viewer = new RegExp(`^   ${dev.base.replace(/\./g, "\\.")}/#/s/(s_[A-Za-z0-9_-]+)$`, "m").exec(stdout);
     assert.ok(viewer, stdout);
+    // The command it suggests reaches the same harness: --url as given, the token from the environment.
+    assert.match(
+      stdout,
+      new RegExp(`^   or in a terminal: npm run agent -- show ${viewer[1]} --url ${dev.base.replace(/\./g, "\\.")}$`, "m"),
+    );
     // The replayed session really ran the tools: its results are from the workspace, and it was flushed to R2.
     const messages = (await (await api(`/api/sessions/${viewer[1]}/messages`)).text())
       .trim()
