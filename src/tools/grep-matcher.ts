@@ -1,18 +1,20 @@
+import { GREP_V8_MAX_CHOICES } from "../domain/limits";
 import type { SearchQuery } from "../workspace/search/query";
 import { regexQuery } from "../workspace/search/regex-query";
 import { isRareCharacter } from "./plain-text-finder";
 import { linearTimeRegex } from "./re2-regex";
 import {
+  compiledChoices,
   repeatsAmbiguousGroup,
   repeatsOverlappingNeighbours,
   requiredText,
   sharesStretchManyWays,
   withoutLeadingRepetition,
 } from "./regex-shape";
-import { escapeRegExp } from "./regex-source";
+import { escapeRegExp, quotedPattern } from "./regex-source";
 import { javaScriptSyntax, refusalAdvice } from "./rg-syntax";
 import { type TextChain, textChain } from "./text-chain";
-import { compiledRegExp, type TextFinder, textFinder } from "./text-finder";
+import { compiledRegExp, type TextFinder, textFinder, withoutSource } from "./text-finder";
 import { ToolError } from "./tool";
 
 /**
@@ -60,7 +62,7 @@ export class LineMatcher {
     } catch (err) {
       throw new ToolError(
         "invalid_regex",
-        `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}. ${refusalAdvice(source)}`,
+        `invalid regular expression ${quotedPattern(pattern)}: ${withoutSource((err as Error).message)}. ${refusalAdvice(source)}`,
       );
     }
     // Lines are matched by the pattern with a repeated first item cut (`withoutLeadingRepetition`):
@@ -95,11 +97,14 @@ export class LineMatcher {
       ? "repeats"
       : sharesStretchManyWays(picked, ignoreCase)
         ? "ways"
-        : null;
+        : compiledChoices(lean) > GREP_V8_MAX_CHOICES
+          ? "choices"
+          : null;
     if (overlapping) {
       // `-*-*-*-*-*-*y` on a line of 64 dashes held the isolate for minutes (hunt 70): each such pair
       // multiplies V8's backtracking by the line's length, and a model picks how many. Bounded
-      // repetitions and alternatives in a row multiply it by their counts (hunt 98).
+      // repetitions and alternatives in a row multiply it by their counts (hunt 98). And V8 took
+      // seconds to compile a pattern of thousands of choices before matching anything.
       this.engine = "re2";
       this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
       this.line = linearTimeRegex(pattern, lean, ignoreCase, overlapping);

@@ -1,6 +1,7 @@
 import { RE2JS } from "re2js";
-import { GREP_RE2_MAX_INSTRUCTIONS, GREP_V8_MAX_WAYS } from "../domain/limits";
+import { GREP_RE2_MAX_INSTRUCTIONS, GREP_V8_MAX_CHOICES, GREP_V8_MAX_WAYS } from "../domain/limits";
 import { namesGroups } from "../workspace/search/regex-parser";
+import { quotedPattern } from "./regex-source";
 import { ToolError } from "./tool";
 
 /** Why a pattern runs on RE2 (regex-shape.ts judges it), as its refusals say. */
@@ -20,6 +21,11 @@ const WHY_ON_RE2 = {
     risk: "time growing with their product",
     otherwise: "with fewer of them in a row",
   },
+  choices: {
+    shape: `has more than ${GREP_V8_MAX_CHOICES} repeated items and groups of alternatives`,
+    risk: "V8 seconds to compile",
+    otherwise: "with fewer of them",
+  },
 } as const;
 
 /** The pattern on RE2 (linear time), or invalid_regex naming what RE2 cannot do. */
@@ -38,14 +44,14 @@ export function linearTimeRegex(
     const { shape, risk, otherwise } = WHY_ON_RE2[why];
     throw new ToolError(
       "invalid_regex",
-      `regular expression ${JSON.stringify(pattern)} ${shape}, which can take ${risk}; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or ${otherwise}`,
+      `regular expression ${quotedPattern(pattern)} ${shape}, which can take ${risk}; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or ${otherwise}`,
     );
   }
   const instructions = re2.programSize();
   if (instructions > GREP_RE2_MAX_INSTRUCTIONS) {
     throw new ToolError(
       "invalid_regex",
-      `regular expression ${JSON.stringify(pattern)} ${WHY_ON_RE2[why].shape}, so it runs on RE2, where it compiles to ${instructions} instructions, more than ${GREP_RE2_MAX_INSTRUCTIONS}: RE2's time per character grows with them. Write smaller counted repetitions ({n}), or fewer of them`,
+      `regular expression ${quotedPattern(pattern)} ${WHY_ON_RE2[why].shape}, so it runs on RE2, where it compiles to ${instructions} instructions, more than ${GREP_RE2_MAX_INSTRUCTIONS}: RE2's time per character grows with them. Write smaller counted repetitions ({n}), or fewer of them`,
     );
   }
   // Not `re2.test(line)`: RE2JS's DFA, 10-40x faster on lines of code, caches a transition per

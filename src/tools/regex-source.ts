@@ -2,6 +2,15 @@ import { namesGroups } from "../workspace/search/regex-parser";
 
 // A JavaScript regex source read as written: where its classes, escapes, groups and quantifiers end.
 
+/** Characters of a pattern an error message quotes: one of 16 Ki characters made a message that long. */
+const QUOTED_PATTERN_CHARS = 200;
+
+/** A pattern as error messages quote it: in JSON quotes, its first 200 characters and how many more. */
+export function quotedPattern(pattern: string): string {
+  if (pattern.length <= QUOTED_PATTERN_CHARS) return JSON.stringify(pattern);
+  return `${JSON.stringify(pattern.slice(0, QUOTED_PATTERN_CHARS))}… (${pattern.length - QUOTED_PATTERN_CHARS} more characters)`;
+}
+
 /** `text` as a regex source that matches exactly it. */
 export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -1,3 +1,4 @@
+import { quotedPattern } from "./regex-source";
 import { ToolError } from "./tool";
 
 // The ripgrep and grep habits models bring, read as JavaScript regex syntax.
@@ -94,7 +95,7 @@ function rgEscape(pattern: string, body: string, i: number, inClass: boolean): {
 const codeUnit = (unit: number) => `\\u${unit.toString(16).padStart(4, "0")}`;
 
 function refusal(pattern: string, why: string): ToolError {
-  return new ToolError("invalid_regex", `invalid regular expression ${JSON.stringify(pattern)}: ${why}`);
+  return new ToolError("invalid_regex", `invalid regular expression ${quotedPattern(pattern)}: ${why}`);
 }
 
 function posixMembers(pattern: string, written: string, negated: boolean, name: string): string {

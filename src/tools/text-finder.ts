@@ -14,11 +14,18 @@ export function compiledRegExp(source: string, flags: string): RegExp {
     regex.test("");
     regex.test("\u0100");
   } catch (err) {
-    const why = (err as Error).message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "");
-    throw new ToolError("invalid_regex", `regular expression too large to run (${why}): write a shorter pattern`);
+    throw new ToolError(
+      "invalid_regex",
+      `regular expression too large to run (${withoutSource((err as Error).message)}): write a shorter pattern`,
+    );
   }
   regex.lastIndex = 0;
   return regex;
+}
+
+/** V8's message about a pattern without the pattern it quotes whole (`Invalid regular expression: /.../: why`): why. */
+export function withoutSource(message: string): string {
+  return message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "");
 }
 
 /** Finds a plain text from a position on: the index where it starts, or -1. */
