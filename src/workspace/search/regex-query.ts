@@ -1,4 +1,4 @@
-import { ALL, and, containsAnyText, or, type SearchQuery } from "./query";
+import { ALL, and, containsAnyText, MAX_QUERY_PARTS, or, type SearchQuery } from "./query";
 import { parseRegex, type RegexNode } from "./regex-parser";
 
 /**
@@ -53,11 +53,11 @@ function analyze(node: RegexNode): Info {
     case "concat":
       return node.items.reduce((info, item) => simplify(concat(info, analyze(item))), exactly([""]));
     case "alt":
-      return node.branches.map(analyze).reduce((a, b) => simplify(alternate(a, b)));
+      return simplify(alternateAll(node.branches.map(analyze)));
     case "repeat": {
       if (node.max === 0) return exactly([""]);
       const once = analyze(node.node);
-      if (node.min === 0) return node.max === 1 ? simplify(alternate(once, exactly([""]))) : NOTHING_KNOWN();
+      if (node.min === 0) return node.max === 1 ? simplify(alternateAll([once, exactly([""])])) : NOTHING_KNOWN();
       if (node.max === 1) return once;
       // At least once: a match starts like one repetition and ends like one, and contains one.
       const inexact = withoutExact(once);
@@ -80,29 +80,39 @@ function concat(x: Info, y: Info): Info {
   return { exact: null, prefix, suffix, match };
 }
 
-function alternate(x: Info, y: Info): Info {
-  if (x.exact && y.exact && x.exact.size + y.exact.size <= MAX_EXACT) {
-    return { ...exactly([...x.exact, ...y.exact]), match: or(x.match, y.match) };
+/**
+ * Any of the branches (an alternation, or an optional part and nothing), joined at once: pair by pair,
+ * each step simplified the sets so far again, and 2,048 branches (`[ab]000|[ab]001|...`) took seconds.
+ */
+function alternateAll(branches: Info[]): Info {
+  let exactStrings = 0;
+  for (const branch of branches) exactStrings += branch.exact ? branch.exact.size : Number.POSITIVE_INFINITY;
+  if (exactStrings <= MAX_EXACT) {
+    return { ...exactly(branches.flatMap((branch) => [...branch.exact!])), match: or(...branches.map((branch) => branch.match)) };
   }
-  const a = withoutExact(x);
-  const b = withoutExact(y);
+  // Past MAX_QUERY_PARTS branches their `or` says nothing (`all`): their conditions are not built.
+  const wide = branches.length > MAX_QUERY_PARTS;
+  const inexact = branches.map((branch) => withoutExact(branch, !wide));
   return {
     exact: null,
-    prefix: new Set([...a.prefix, ...b.prefix]),
-    suffix: new Set([...a.suffix, ...b.suffix]),
-    match: or(a.match, b.match),
+    prefix: new Set(inexact.flatMap((branch) => [...branch.prefix])),
+    suffix: new Set(inexact.flatMap((branch) => [...branch.suffix])),
+    match: wide ? ALL : or(...inexact.map((branch) => branch.match)),
   };
 }
 
-/** The same knowledge without an exact set: its strings go into the match query, their edges into prefix/suffix. */
-function withoutExact(info: Info): Info {
+/**
+ * The same knowledge without an exact set: its strings go into the match query (unless `withMatch`
+ * is false: the caller drops it), their edges into prefix/suffix.
+ */
+function withoutExact(info: Info, withMatch = true): Info {
   if (!info.exact) return info;
   const strings = [...info.exact];
   return {
     exact: null,
     prefix: new Set(strings.map((s) => s.slice(0, EDGE_UNITS))),
     suffix: new Set(strings.map((s) => s.slice(-EDGE_UNITS))),
-    match: and(info.match, containsAnyText(strings)),
+    match: withMatch ? and(info.match, containsAnyText(strings)) : ALL,
   };
 }
 

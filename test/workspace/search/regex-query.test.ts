@@ -59,6 +59,18 @@ describe("regexQuery: the trigrams a file must contain", () => {
     expect(q("(?<n>a)\\k<n>abc")).toBe(allOf("abc"));
   });
 
+  it("keeps at most 256 parts in a condition: an and drops the rest, an or becomes ALL", () => {
+    // Words whose trigrams are all different, joined by optional characters: a trigram each to require.
+    const letters = "abcdefghijklmnopqrstuvwxyz";
+    const words = Array.from({ length: 400 }, (_, i) => `${letters[i % 26]}${letters[Math.floor(i / 26) % 26]}${i % 10}`);
+    const query = regexQuery(words.join(".?"));
+    expect([query.op, query.op === "and" ? query.of.map(show) : []]).toEqual(["and", words.slice(0, 256).flatMap(trigramsOf)]);
+    expect(q(`(?:${words.join("|")})`)).toBe("ALL");
+    expect(q(`(?:${words.slice(0, 256).join("|")})`)).toBe(`(${words.slice(0, 256).flatMap(trigramsOf).join(" | ")})`);
+    // 2,048 branches of a class and three digits, 16 Ki characters (hunt 100: 16 s to build, joined pair by pair).
+    expect(q(Array.from({ length: 2048 }, (_, i) => `[ab]${String(i).padStart(3, "0")}`).join("|"))).toBe("ALL");
+  });
+
   it("gives up on groups nested deeper than the stack holds: every file is searched, nothing thrown", () => {
     // A grep pattern may hold 16,384 characters. Nested 1,700 to 2,000 deep, the parser held and the
     // analysis ran out of stack (RangeError); deeper, the parser does (caught). "a" has no trigram.
