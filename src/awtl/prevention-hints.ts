@@ -29,15 +29,18 @@ export function oneLine(text: string): string {
 }
 
 /**
- * Characters a path segment is shown with as it is: letters, marks (not first) and digits of any
- * script and `_ . - @ + ~ ( ) [ ]`, but for letters drawn blank (the Hangul fillers, default
- * ignorable) or as accents and quotes (spacing modifier letters such as `ˋ` and `ʼ`). A segment with
- * any other (a space, a quote, a backtick, `|`, `;`, `$`, `!`, `<`, a control or format character)
- * is shown as `…`, keeping a plain extension: a file name is workspace data, and such a name could
- * read as a sentence of the prompt (hunt 98: words joined by U+3164 between two `ˋ`).
+ * Characters a path segment is shown with as it is: ASCII letters and digits, `_ . - @ + ~ ( ) [ ]`,
+ * and the letters and digits of the alphabets file names are mostly written in (Latin with its
+ * accents, Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul), with marks after
+ * letters. A segment with any other character is shown as `…`, keeping a plain extension: a file name
+ * is workspace data, and such a name could read as a sentence of the prompt: a space, a quote, a
+ * backtick, `;`, `<`, a control or format character, and letters drawn blank or as punctuation
+ * (hunts 98 and 100: the Hangul filler U+3164 as spaces, `ˋ` U+02CB as a backtick, `ǃ` U+01C3,
+ * `ꞌ` U+A78C, `ꓽ` U+A4FD and the Canadian syllabics `ᐸ` `ᐳ` as `!`, `'`, `:`, `<` and `>`).
  */
-const PLAIN_SEGMENT = /^(?!\p{M})(?:(?![\p{DI}\u02B0-\u02FF\uA700-\uA71F])[\p{L}\p{M}\p{N}_.@+~()[\]-])+$/u;
-const PLAIN_EXTENSION = /\.(?:(?![\p{DI}\u02B0-\u02FF\uA700-\uA71F])[\p{L}\p{N}]){1,10}$/u;
+const PLAIN_SEGMENT =
+  /^(?!\p{M})(?:[A-Za-z0-9_.@+~()[\]-]|(?=[\p{L}\p{N}])[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BF\u01C4-\u024F\u0386\u0388-\u03FF\u0400-\u052F\u05D0-\u05EA\u0620-\u064A\u0660-\u0669\u0904-\u0939\u0958-\u0961\u0966-\u096F\u0E01-\u0E30\u0E32\u0E33\u0E40-\u0E45\u0E50-\u0E59\u3005\u3041-\u3096\u30A1-\u30FA\u30FC\u4E00-\u9FFF\uAC00-\uD7A3]|(?<=[\p{L}\p{N}\p{M}])\p{M})+$/u;
+const PLAIN_EXTENSION = /\.[A-Za-z0-9]{1,10}$/;
 
 /** Widths paths are shortened to, in turn, until the hint fits: at most the first even when it does. */
 const PATH_WIDTHS = [80, 40, 20];
