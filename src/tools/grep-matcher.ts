@@ -75,8 +75,8 @@ export class LineMatcher {
       // linear time; its syntax is JavaScript's but for look-arounds and back-references, and its
       // ignoreCase folds as Unicode does (the index's query must too).
       this.engine = "re2";
-      this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
       this.line = linearTimeRegex(pattern, lean, ignoreCase, "group");
+      this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
       this.scan = null;
       this.needle = null;
       return;
@@ -106,8 +106,9 @@ export class LineMatcher {
       // repetitions and alternatives in a row multiply it by their counts (hunt 98). And V8 took
       // seconds to compile a pattern of thousands of choices before matching anything.
       this.engine = "re2";
-      this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
+      // Before the query: a pattern RE2 refuses is refused without building it.
       this.line = linearTimeRegex(pattern, lean, ignoreCase, overlapping);
+      this.query = regexQuery(source, { ignoreCase, unicodeFolding: true });
       this.scan = null;
       this.needle = null;
       // RE2 is given a line at a time, cut out of the piece: only the lines holding the text every
