@@ -1,3 +1,5 @@
+import { cancelledOnAbort } from "./stream-cancellation";
+
 const LF = 0x0a;
 const CR = 0x0d;
 const ERROR_FIELD = new TextEncoder().encode("error:");
@@ -9,8 +11,8 @@ const ERROR_FIELD = new TextEncoder().encode("error:");
  * an error; every other byte passes unchanged. The unfinished last line of a read waits for its end
  * (the SDK cannot act on half a line either), so a field split across reads is still seen.
  */
-export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
+export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>, signal?: AbortSignal | null): ReadableStream<Uint8Array> {
+  const { reader, release } = cancelledOnAbort(body, signal);
   // The unfinished line's reads, joined once it ends: joining (and searching) them on every read
   // took time growing with the square of one line's length (hunt 72: 4 MB of tool-call arguments).
   let held: Uint8Array[] = [];
@@ -21,6 +23,7 @@ export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>): Reada
         const { done, value } = await reader.read();
         if (done) {
           if (held.length > 0) controller.enqueue(rewriteLines(concat(held)));
+          release();
           return controller.close();
         }
         const end = Math.max(value.lastIndexOf(LF), value.lastIndexOf(CR)) + 1;
@@ -34,6 +37,7 @@ export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>): Reada
       }
     },
     cancel(reason) {
+      release();
       return reader.cancel(reason);
     },
   });

@@ -8,7 +8,7 @@ import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
 import { classifyFailure, ProviderStreamError, redactSecrets } from "./provider-errors";
 import { abortableSleep, DEFAULT_RETRY_POLICY, type FailedAttempt, type RetryPolicy, retryDecision, type Sleep } from "./retry-policy";
-import { ABORT, StreamCancellation } from "./stream-cancellation";
+import { ABORT, cancelledOnAbort, StreamCancellation } from "./stream-cancellation";
 
 /** The fetch the client calls; tests pass one that answers with recorded-shape SSE bodies. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -190,12 +190,12 @@ function providerFetch(inner: FetchLike): FetchLike {
     const type = response.headers.get("content-type") ?? "";
     if (/\bjson\b/i.test(type) && response.body !== null) {
       // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
-      const { first, body } = await firstByte(response.body);
+      const { first, body } = await firstByte(response.body, init?.signal);
       if (first === 0x7b || first === 0x5b) return jsonAnswer(response, new Response(body).text());
       return withBody(response, body);
     }
     const eventStream = /text\/event-stream/i.test(type);
-    return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body)) : response;
+    return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body, init?.signal)) : response;
   };
 }
 
@@ -255,8 +255,11 @@ async function normaliseErrorBody(response: Response): Promise<Response> {
 }
 
 /** The first byte of `body` that is not whitespace (null when there is none), and the whole body again, unread past that. */
-async function firstByte(body: ReadableStream<Uint8Array>): Promise<{ first: number | null; body: ReadableStream<Uint8Array> }> {
-  const reader = body.getReader();
+async function firstByte(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal | null | undefined,
+): Promise<{ first: number | null; body: ReadableStream<Uint8Array> }> {
+  const { reader, release } = cancelledOnAbort(body, signal);
   const held: Uint8Array[] = [];
   let first: number | null = null;
   let done = false;
@@ -273,10 +276,14 @@ async function firstByte(body: ReadableStream<Uint8Array>): Promise<{ first: num
       const chunk = held.shift();
       if (chunk) return controller.enqueue(chunk);
       const next = done ? { done: true as const } : await reader.read();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
+      if (!next.done) return controller.enqueue(next.value);
+      release();
+      controller.close();
     },
-    cancel: (reason) => reader.cancel(reason),
+    cancel: (reason) => {
+      release();
+      return reader.cancel(reason);
+    },
   });
   return { first, body: again };
 }

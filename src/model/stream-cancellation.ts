@@ -48,3 +48,20 @@ export class StreamCancellation {
     this.request.abort();
   }
 }
+
+/**
+ * A reader of `body` that is cancelled when `signal` aborts, and `release` to call once the body is
+ * read to its end. A request aborted after its response began left the read of its body pending in
+ * workerd: the body, its reader and the abort's DOMException stayed in the isolate for good, one set
+ * per aborted run (hunt 101: 194 after 200 aborts).
+ */
+export function cancelledOnAbort(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal | null | undefined,
+): { reader: ReadableStreamDefaultReader<Uint8Array>; release: () => void } {
+  const reader = body.getReader();
+  const onAbort = () => void reader.cancel(signal?.reason).catch(() => {});
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+  return { reader, release: () => signal?.removeEventListener("abort", onAbort) };
+}

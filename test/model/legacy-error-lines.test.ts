@@ -31,4 +31,27 @@ describe("rewriteLegacyErrorLines", () => {
       'data: {"error":"slot 0 crashed"}\ndata: {"error":{"code":500}}',
     );
   });
+
+  it("cancels the body when the request's signal aborts, and settles the read waiting on it (hunt 101)", async () => {
+    // workerd left the read of an aborted request's body pending: the body, its reader and the abort's
+    // DOMException stayed in the isolate, one set per aborted run.
+    const cancelled: unknown[] = [];
+    const body = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}), cancel: (reason) => void cancelled.push(reason) });
+    const request = new AbortController();
+    const read = rewriteLegacyErrorLines(body, request.signal).getReader().read();
+    request.abort("run aborted");
+    expect([await read, cancelled]).toEqual([{ done: true, value: undefined }, ["run aborted"]]);
+    // A body read to its end is not cancelled by the abort that closes every attempt.
+    const whole = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode("data: 1\n\n"));
+        controller.close();
+      },
+      cancel: (reason) => void cancelled.push(reason),
+    });
+    const done = new AbortController();
+    expect(await new Response(rewriteLegacyErrorLines(whole, done.signal)).text()).toBe("data: 1\n\n");
+    done.abort("closed");
+    expect(cancelled).toEqual(["run aborted"]);
+  });
 });
