@@ -272,9 +272,10 @@ export const GREP_RE2_MAX_INSTRUCTIONS = 1000;
 export const GREP_V8_MAX_WAYS = 256;
 
 /**
- * Most repeated items and groups of alternatives a grep pattern may have and still run on V8, whose
- * compile time grows with about their square (64 took up to 55 ms, 2,340 `(ab|cd)` 2 s, and a grep
- * compiles twice); past it, the pattern runs on RE2.
+ * Most repeated items and groups of alternatives a grep pattern may have in a row and still run on
+ * V8, whose compile time grows with about the square of such a run (64 took up to 55 ms, 2,340
+ * `(ab|cd)` 2 s, and a grep compiles twice); past it, the pattern runs on RE2. Alternatives side by
+ * side count as their longest (a list of 66 calls `\\bname\\s*\\(` joined by `|` is 1, hunt 102).
  */
 export const GREP_V8_MAX_CHOICES = 64;
 /**
@@ -494,7 +495,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
       count(GREP_V8_MAX_WAYS) +
       " ways, counting those of bounded repetitions, optional items and alternatives and leaving out the largest (such as `x\\w{0,40}\\w{0,40}\\w{0,40}!` or `a{0,9}a{0,9}a{0,9}a{0,9}`), or has more than " +
       count(GREP_V8_MAX_CHOICES) +
-      " repeated items and groups of alternatives (V8's time to compile a pattern grows with about their square: seconds past a thousand), runs on RE2, in linear time, if it compiles to at most " +
+      " repeated items and groups of alternatives in a row, alternatives counting as their longest (V8's time to compile a pattern grows with about the square of such a row: seconds past a thousand), runs on RE2, in linear time, if it compiles to at most " +
       count(GREP_RE2_MAX_INSTRUCTIONS) +
       " RE2 instructions (`invalid_regex` past it: RE2's time per character grows with them; counted repetitions such as `{500}` make many): a character is a code point, `\\s` and `\\w` are ASCII, `ignoreCase` folds as Unicode does (`k` also matches the Kelvin sign, `s` the long s), look-arounds and back-references are refused (`invalid_regex`); texts joined by `.*` or `.+` (such as `import.*from.*react` or `import .* from [\"@].*\"`; a text's characters may be `.`, classes or `\\d` `\\w` `\\S`, unrepeated, that match no line terminator, at most 64 of them in a pattern) are found in order, in linear time; other patterns run on V8, which can take time growing with the square of a long line's length (`[a-z][a-z0-9]*_` or `\\w+=.*x` on a minified line); the pattern is JavaScript's without the u flag, with ripgrep's `(?i)`, POSIX classes and `\\x{...}` read as ripgrep reads them, and its Unicode classes (`\\p{L}`) refused (`invalid_regex`); a line is what ends at a \"\\n\", without a \"\\r\" before it, as ripgrep's `--crlf` reads lines (`;$` matches a line ending in `;\\r\\n`, where plain `rg` and GNU grep do not)",
   ],

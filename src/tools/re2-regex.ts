@@ -1,7 +1,7 @@
 import { RE2JS } from "re2js";
 import { GREP_RE2_MAX_INSTRUCTIONS, GREP_V8_MAX_CHOICES, GREP_V8_MAX_WAYS } from "../domain/limits";
 import { namesGroups } from "../workspace/search/regex-parser";
-import { quotedPattern } from "./regex-source";
+import { quotedPattern, quotedRefusal } from "./regex-source";
 import { ToolError } from "./tool";
 
 /** Why a pattern runs on RE2 (regex-shape.ts judges it), as its refusals say. */
@@ -10,21 +10,25 @@ const WHY_ON_RE2 = {
     shape: "repeats a group that itself repeats or alternates",
     risk: "exponential time",
     otherwise: "without the nested repetition",
+    tooLarge: "Write smaller counted repetitions ({n}), or fewer of them",
   },
   repeats: {
     shape: "has unbounded repetitions next to each other that can match the same characters (as in `a*a*` or `\\s*\\s+`)",
     risk: "time growing with a power of the line's length",
     otherwise: "with one repetition there",
+    tooLarge: "Write smaller counted repetitions ({n}), or fewer of them",
   },
   ways: {
     shape: `has items next to each other (bounded repetitions, optional items, alternatives) that can share a stretch of a line in more than ${GREP_V8_MAX_WAYS} ways (as in \`\\w{0,40}\\w{0,40}\\w{0,40}\` or \`(?:a|\\w)?(?:a|\\w)?...\`)`,
     risk: "time growing with their product",
     otherwise: "with fewer of them in a row",
+    tooLarge: "Write smaller counted repetitions ({n}), or fewer of them",
   },
   choices: {
-    shape: `has more than ${GREP_V8_MAX_CHOICES} repeated items and groups of alternatives`,
+    shape: `has more than ${GREP_V8_MAX_CHOICES} repeated items and groups of alternatives in a row`,
     risk: "V8 seconds to compile",
-    otherwise: "with fewer of them",
+    otherwise: "with fewer of them in a row",
+    tooLarge: "Write fewer of them in a row, or search for the parts in separate calls",
   },
 } as const;
 
@@ -44,14 +48,14 @@ export function linearTimeRegex(
     const { shape, risk, otherwise } = WHY_ON_RE2[why];
     throw new ToolError(
       "invalid_regex",
-      `regular expression ${quotedPattern(pattern)} ${shape}, which can take ${risk}; such patterns run on RE2, which refuses it (${(err as Error).message}): rewrite it without look-arounds or back-references, or ${otherwise}`,
+      `regular expression ${quotedPattern(pattern)} ${shape}, which can take ${risk}; such patterns run on RE2, which refuses it (${quotedRefusal((err as Error).message)}): rewrite it without look-arounds or back-references, or ${otherwise}`,
     );
   }
   const instructions = re2.programSize();
   if (instructions > GREP_RE2_MAX_INSTRUCTIONS) {
     throw new ToolError(
       "invalid_regex",
-      `regular expression ${quotedPattern(pattern)} ${WHY_ON_RE2[why].shape}, so it runs on RE2, where it compiles to ${instructions} instructions, more than ${GREP_RE2_MAX_INSTRUCTIONS}: RE2's time per character grows with them. Write smaller counted repetitions ({n}), or fewer of them`,
+      `regular expression ${quotedPattern(pattern)} ${WHY_ON_RE2[why].shape}, so it runs on RE2, where it compiles to ${instructions} instructions, more than ${GREP_RE2_MAX_INSTRUCTIONS}: RE2's time per character grows with them. ${WHY_ON_RE2[why].tooLarge}`,
     );
   }
   // Not `re2.test(line)`: RE2JS's DFA, 10-40x faster on lines of code, caches a transition per

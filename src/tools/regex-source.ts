@@ -8,7 +8,16 @@ const QUOTED_PATTERN_CHARS = 200;
 /** A pattern as error messages quote it: in JSON quotes, its first 200 characters and how many more. */
 export function quotedPattern(pattern: string): string {
   if (pattern.length <= QUOTED_PATTERN_CHARS) return JSON.stringify(pattern);
-  return `${JSON.stringify(pattern.slice(0, QUOTED_PATTERN_CHARS))}… (${pattern.length - QUOTED_PATTERN_CHARS} more characters)`;
+  return `${JSON.stringify(pattern.slice(0, QUOTED_PATTERN_CHARS))}${more(pattern)}`;
+}
+
+/** An engine's refusal as a message quotes it: it names the part it refuses, which can be most of a long pattern, rewritten. */
+export function quotedRefusal(message: string): string {
+  return message.length <= QUOTED_PATTERN_CHARS ? message : `${message.slice(0, QUOTED_PATTERN_CHARS)}${more(message)}`;
+}
+
+function more(text: string): string {
+  return `… (${text.length - QUOTED_PATTERN_CHARS} more characters)`;
 }
 
 /** `text` as a regex source that matches exactly it. */

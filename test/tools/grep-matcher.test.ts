@@ -421,7 +421,7 @@ describe("patterns that make a backtracking engine take exponential time", () =>
     );
   });
 
-  it("counts the choices V8 compiles: repeated items and groups of alternatives; past 64 a pattern runs on RE2", () => {
+  it("counts the choices V8 compiles in a row: repeated items and groups of alternatives; past 64 a pattern runs on RE2", () => {
     const counted: [string, number][] = [
       ["\\d{4}-\\d{2}-\\d{2}", 3],
       ["export (const|function|class) \\w+", 2],
@@ -430,8 +430,18 @@ describe("patterns that make a backtracking engine take exponential time", () =>
       ["(?:a|b)?c", 2],
       ["[(|)]+\\(a|b\\)", 1],
       ["(?<n>x)\\k<n>{2,}?", 1],
+      // Alternatives count as their longest, side by side or in a group (hunt 102: lists of calls).
+      ["a?b?|c?", 2],
+      ["x(?:a?b?c?|d?)?e?", 6],
     ];
     expect(counted.map(([p]) => [p, compiledChoices(p)])).toEqual(counted);
+    const names = Array.from({ length: 70 }, (_, i) => `get${String.fromCharCode(65 + (i % 26))}Profile${i}`);
+    const calls = names.map((name) => `\\b${name}\\s*\\(`).join("|");
+    const variants = `\\b(?:${names.map((name) => `${name}(?:Async)?`).join("|")})\\b`;
+    expect([calls, variants].map((p) => [compiledChoices(p), new LineMatcher(p, {}).engine])).toEqual([
+      [1, "regexp"],
+      [2, "regexp"],
+    ]);
     expect(["(?:ab|cd)".repeat(64), "(?:ab|cd)".repeat(65), `x${"a?b".repeat(65)}`].map((p) => new LineMatcher(p, {}).engine)).toEqual([
       "regexp",
       "re2",
@@ -446,8 +456,20 @@ describe("patterns that make a backtracking engine take exponential time", () =>
       message = (err as ToolError).message;
     }
     expect(message).toBe(
-      `regular expression ${JSON.stringify(long.slice(0, 200))}… (16180 more characters) has more than 64 repeated items and groups of alternatives, so it runs on RE2, where it compiles to 16382 instructions, more than 1000: RE2's time per character grows with them. Write smaller counted repetitions ({n}), or fewer of them`,
+      `regular expression ${JSON.stringify(long.slice(0, 200))}… (16180 more characters) has more than 64 repeated items and groups of alternatives in a row, so it runs on RE2, where it compiles to 16382 instructions, more than 1000: RE2's time per character grows with them. Write fewer of them in a row, or search for the parts in separate calls`,
     );
+    // RE2's own refusal names the part it refuses, rewritten: 200 characters of it (hunt 102: 25 Ki of a tool result).
+    const lookBehind = `(?<=x)${"(?:\\s|a)".repeat(80)}`;
+    let refusal = "";
+    try {
+      new LineMatcher(lookBehind, {});
+    } catch (err) {
+      refusal = (err as ToolError).message;
+    }
+    expect([
+      refusal.length < 1000,
+      /\(error parsing regexp: [\s\S]{0,220}… \(\d+ more characters\)\): rewrite it without look-arounds/.test(refusal),
+    ]).toEqual([true, true]);
   });
 
   it("runs them on RE2 in linear time with the same lines matched; RE2 refuses look-arounds and back-references in them", () => {
