@@ -29,17 +29,47 @@ export function oneLine(text: string): string {
 }
 
 /**
- * Characters a path segment is shown with as it is: ASCII letters and digits, `_ . - @ + ~ ( ) [ ]`,
- * and the letters and digits of the alphabets file names are mostly written in (Latin with its
- * accents, Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul), with marks after
- * letters. A segment with any other character is shown as `…`, keeping a plain extension: a file name
- * is workspace data, and such a name could read as a sentence of the prompt: a space, a quote, a
- * backtick, `;`, `<`, a control or format character, and letters drawn blank or as punctuation
- * (hunts 98 and 100: the Hangul filler U+3164 as spaces, `ˋ` U+02CB as a backtick, `ǃ` U+01C3,
- * `ꞌ` U+A78C, `ꓽ` U+A4FD and the Canadian syllabics `ᐸ` `ᐳ` as `!`, `'`, `:`, `<` and `>`).
+ * Letters and digits of the alphabets file names are mostly written in (each one must also be a
+ * letter or a digit), leaving out those drawn as punctuation or as nothing: the Latin clicks `ǀ ǁ ǂ ǃ`,
+ * the Arabic high hamza, the CJK strokes `丨 丶 丿` and the Hangul fillers.
  */
-const PLAIN_SEGMENT =
-  /^(?!\p{M})(?:[A-Za-z0-9_.@+~()[\]-]|(?=[\p{L}\p{N}])[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BF\u01C4-\u024F\u0386\u0388-\u03FF\u0400-\u052F\u05D0-\u05EA\u0620-\u064A\u0660-\u0669\u0904-\u0939\u0958-\u0961\u0966-\u096F\u0E01-\u0E30\u0E32\u0E33\u0E40-\u0E45\u0E50-\u0E59\u3005\u3041-\u3096\u30A1-\u30FA\u30FC\u4E00-\u9FFF\uAC00-\uD7A3]|(?<=[\p{L}\p{N}\p{M}])\p{M})+$/u;
+const SHOWN_LETTERS = [
+  "\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u01BF\\u01C4-\\u024F\\u1E00-\\u1EFF", // Latin with accents, ẞ, Vietnamese
+  "\\u0386\\u0388-\\u03FF\\u1F00-\\u1FFF", // Greek, polytonic
+  "\\u0400-\\u052F", // Cyrillic
+  "\\u05D0-\\u05EA", // Hebrew
+  "\\u0620-\\u064A\\u0660-\\u0669\\u0671-\\u0673\\u0675-\\u06D3\\u06F0-\\u06F9", // Arabic, Persian, Urdu
+  "\\u0904-\\u0939\\u0958-\\u0961\\u0966-\\u096F", // Devanagari
+  "\\u0E01-\\u0E30\\u0E32\\u0E33\\u0E40-\\u0E45\\u0E50-\\u0E59", // Thai
+  "\\u3005\\u3041-\\u3096\\u30A1-\\u30FA\\u30FC\\uFF66-\\uFF9F", // kana, half-width too
+  "\\u3400-\\u4DBF\\u4E00-\\u4E27\\u4E29-\\u4E35\\u4E37-\\u4E3E\\u4E40-\\u9FFF\\uF900-\\uFAFF\\u{20000}-\\u{2FA1F}", // CJK
+  "\\u1100-\\u115E\\u1161-\\u11FF\\u3131-\\u3163\\u3165-\\u318E\\uAC00-\\uD7A3", // Hangul, its jamo too (macOS names)
+].join("");
+
+/**
+ * Marks drawn on the letter before them (accents, points, vowel signs), leaving out those drawn as
+ * punctuation or as nothing: a comma above (U+0313-U+0315), a slash or stroke through (U+0334-U+0338),
+ * the grapheme joiner U+034F, Devanagari's visarga `ः` (a colon), variation selectors.
+ */
+const SHOWN_MARKS = [
+  "\\u0300-\\u0312\\u0316-\\u0333\\u0339-\\u034E\\u0350-\\u036F",
+  "\\u05B0-\\u05BD\\u05BF\\u05C1\\u05C2\\u05C4\\u05C5\\u05C7",
+  "\\u064B-\\u065F\\u0670",
+  "\\u0900-\\u0902\\u093A-\\u094F\\u0951-\\u0957\\u0962\\u0963",
+  "\\u0E31\\u0E34-\\u0E3A\\u0E47-\\u0E4E",
+  "\\u3099\\u309A",
+].join("");
+
+/**
+ * Characters a path segment is shown with as it is: ASCII letters and digits, `_ . - @ + ~ ( ) [ ]`,
+ * SHOWN_LETTERS, and SHOWN_MARKS after a letter. A segment with any other character is shown as `…`,
+ * keeping a plain extension: a file name is workspace data, and such a name could read as a sentence
+ * of the prompt: a space, a quote, a backtick, `;`, `<`, a control or format character, and letters
+ * or marks drawn blank or as punctuation (hunts 98, 100 and 102: the Hangul filler U+3164 as spaces,
+ * `ˋ` U+02CB as a backtick, `ǃ` `ꞌ` `ꓽ` `ᐸ` `ᐳ` as `! ' : < >`, `ः` as a colon).
+ */
+const SHOWN_CHARACTER = `[A-Za-z0-9_.@+~()[\\]-]|(?=[\\p{L}\\p{N}])[${SHOWN_LETTERS}]`;
+const PLAIN_SEGMENT = new RegExp(`^(?:${SHOWN_CHARACTER})(?:${SHOWN_CHARACTER}|(?<=[\\p{L}\\p{N}\\p{M}])[${SHOWN_MARKS}])*$`, "u");
 const PLAIN_EXTENSION = /\.[A-Za-z0-9]{1,10}$/;
 
 /** Widths paths are shortened to, in turn, until the hint fits: at most the first even when it does. */
