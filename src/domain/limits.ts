@@ -275,7 +275,7 @@ export const GREP_V8_MAX_WAYS = 256;
  * Most repeated items and groups of alternatives a grep pattern may have in a row and still run on
  * V8, whose compile time grows with about the square of such a run (64 took up to 55 ms, 2,340
  * `(ab|cd)` 2 s, and a grep compiles twice); past it, the pattern runs on RE2. Alternatives side by
- * side count as their longest (a list of 66 calls `\\bname\\s*\\(` joined by `|` is 1, hunt 102).
+ * side count as their longest (a list of 66 calls `\bname\s*\(` joined by `|` is 1, hunt 102).
  */
 export const GREP_V8_MAX_CHOICES = 64;
 /**

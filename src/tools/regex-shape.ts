@@ -180,11 +180,11 @@ export function sharesStretchManyWays(source: string, ignoreCase: boolean): bool
 }
 
 /**
- * The most choices V8 compiles in one sequence of the pattern: repeated items (`a?`, `\\w+`,
+ * The most choices V8 compiles in one sequence of the pattern: repeated items (`a?`, `\w+`,
  * `(ab){2}`) and groups of alternatives (`(ab|cd)`) one after another, the alternatives of a group
  * or of the pattern counting as their longest. V8's compile time grows with about the square of
  * such a sequence (128 `(ab|cd)` in a row took 23-53 ms, 2,340 took 2 s, and a grep compiles twice),
- * and only about linearly with alternatives side by side (500 of `\\bname\\s*\\(` took 44 ms).
+ * and only about linearly with alternatives side by side (500 of `\bname\s*\(` took 44 ms).
  */
 export function compiledChoices(source: string): number {
   /** Per open group (the pattern's at the bottom): choices of its current alternative, its longest so far, whether it alternates. */
@@ -351,10 +351,13 @@ function repeatedWays(inner: number, least: number, most: number): number {
   return Math.min(WAYS_CAP, ways);
 }
 
-/** Whether a text begins another: both can match at one place (`a` and `ab`), so the group has more than one way. */
+/**
+ * Whether a text begins another: both can match at one place (`a` and `ab`), so the group has more
+ * than one way. Sorted, a text that begins others begins the one after it (a group may hold thousands).
+ */
 function beginsAnother(texts: string[], ignoreCase: boolean): boolean {
-  const folded = ignoreCase ? texts.map((t) => t.toLowerCase()) : texts;
-  return folded.some((a, i) => folded.some((b, j) => i !== j && b.startsWith(a)));
+  const sorted = (ignoreCase ? texts.map((t) => t.toLowerCase()) : [...texts]).sort();
+  return sorted.some((text, i) => i + 1 < sorted.length && sorted[i + 1]!.startsWith(text));
 }
 
 /**
@@ -457,7 +460,7 @@ function* patternItems(source: string): Generator<Item | "|"> {
 
 /**
  * The one-character item at `i` (a character, a class, an escape) and where it ends; its atom is null
- * for a back-reference, which matches what its group did: anything. Null for `\\b` and `\\B`,
+ * for a back-reference, which matches what its group did: anything. Null for `\b` and `\B`,
  * which match no character.
  */
 function atomAt(source: string, i: number): { atom: string | null; end: number } | null {
