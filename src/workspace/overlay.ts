@@ -1,3 +1,4 @@
+import { characterCount } from "../domain/characters";
 import { MAX_FILE_BYTES, MAX_SESSION_CHANGE_BYTES, MAX_SESSION_CHANGE_VERSIONS, MAX_WORKSPACE_PATH_CHARS } from "../domain/limits";
 import { WorkspaceError } from "./errors";
 
@@ -286,7 +287,7 @@ export class SqliteOverlay implements OverlayStore {
       );
     }
     const held = this.storedPathChars();
-    if (held + codePoints(path) > this.maxPathChars) {
+    if (held + characterCount(path) > this.maxPathChars) {
       throw new WorkspaceError(
         "workspace_full",
         `${change} would pass the ${this.maxPathChars} characters of paths this session's workspace changes may hold (${held} held, replaced versions and deletions included)`,
@@ -439,7 +440,7 @@ export class SqliteOverlay implements OverlayStore {
   /** Adds a version of `path` to the counts `roomForVersion` computed. */
   private countVersion(path: string): void {
     this.versions! += 1;
-    this.pathChars! += codePoints(path);
+    this.pathChars! += characterCount(path);
   }
 
   /** Clears `path`'s current change, if any, for a new one: moved to the history, or dropped when `drop`. */
@@ -484,14 +485,4 @@ function toRef(
 
 function toEntry(row: { path: string; deleted: number; size: number; mode: number }): OverlayEntry {
   return { path: row.path, deleted: row.deleted !== 0, size: row.size, mode: row.mode };
-}
-
-/** Characters of a path as SQLite's LENGTH counts them. */
-function codePoints(path: string): number {
-  let n = path.length;
-  for (let i = 0; i < path.length; i++) {
-    const unit = path.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff) n--; // the lead of a pair: the pair is one character
-  }
-  return n;
 }

@@ -1,8 +1,7 @@
+import { characterCount } from "../domain/characters";
 import { MAX_PATH_CHARS } from "../domain/limits";
 import { WorkspaceError } from "./errors";
 import type { EntryType } from "./workspace-fs";
-
-/** Longest path we accept inside a workspace, in characters. */
 
 /**
  * Resolves a user- or model-supplied path to its canonical form inside the workspace root:
@@ -26,8 +25,10 @@ export function resolveMountedPath(input: string, mountPoint: string): string {
 
 function resolvePath(input: string, mountPoint: string | undefined): string {
   if (input.includes("\0")) throw escapeError(input, "contains a NUL byte");
-  if (input.length > MAX_PATH_CHARS) {
-    throw new WorkspaceError("path_too_long", `path ${shown(input)} is ${input.length} characters long; the limit is ${MAX_PATH_CHARS}`);
+  // Only a path of more UTF-16 units than the limit can have more characters than it.
+  const characters = input.length > MAX_PATH_CHARS ? characterCount(input) : input.length;
+  if (characters > MAX_PATH_CHARS) {
+    throw new WorkspaceError("path_too_long", `path ${shown(input)} is ${characters} characters long; the limit is ${MAX_PATH_CHARS}`);
   }
   const slashed = unmounted(input, mountPoint).replaceAll("\\", "/");
   if (slashed.startsWith("/")) {
@@ -61,9 +62,12 @@ function escapeError(input: string, why: string): WorkspaceError {
   return new WorkspaceError("path_escape", `path ${shown(input)} ${why}`);
 }
 
-/** The path for a message: quoted, NUL bytes visible, cut to 200 characters. */
+/** The path for a message: quoted, NUL bytes visible, cut to 200 UTF-16 units (never inside a surrogate pair). */
 function shown(input: string): string {
-  return JSON.stringify(input.replaceAll("\0", "\\0").slice(0, 200));
+  const visible = input.replaceAll("\0", "\\0");
+  const lead = visible.charCodeAt(199);
+  const end = lead >= 0xd800 && lead <= 0xdbff ? 199 : 200;
+  return JSON.stringify(visible.slice(0, end));
 }
 
 /**

@@ -132,7 +132,8 @@ describe("judgements", () => {
         ...verdict,
         runId,
         judgeName: "github/ci:unit@2+x_y",
-        artifactRefs: ["src/math.ts", "file:src/a.ts", "ci:job-12", "./src/../README.md"],
+        // A path's characters are code points, as for every limit: 2,100 emoji are 4,200 UTF-16 units.
+        artifactRefs: ["src/math.ts", "file:src/a.ts", "ci:job-12", "./src/../README.md", `src/${"\u{1F600}".repeat(2100)}`],
       }),
     );
     expect(accepted.status).toBe(201);

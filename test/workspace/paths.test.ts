@@ -1,5 +1,32 @@
 import { describe, expect, it } from "vitest";
-import { comparePaths, writeRefusal } from "../../src/workspace/paths";
+import { characterCount } from "../../src/domain/characters";
+import { comparePaths, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
+
+describe("characterCount", () => {
+  it("counts code points: a surrogate pair is one character, a lone half is one too", () => {
+    expect(["", "abc", "\u{1F600}", "a\u{1F600}b", "\uD83D", "\uDE00\uD83D", "\uD83Dx", "é"].map(characterCount)).toEqual([
+      0, 3, 1, 3, 1, 2, 2, 1,
+    ]);
+  });
+});
+
+describe("resolveWorkspacePath", () => {
+  const codeOf = (path: string) => {
+    try {
+      return resolveWorkspacePath(path).length;
+    } catch (err) {
+      return (err as { code: string; message: string }).message;
+    }
+  };
+
+  it("counts a path's length in characters, as the README's limit does (hunt 104: emoji counted twice)", () => {
+    const emoji = "\u{1F600}";
+    expect(codeOf(emoji.repeat(4096))).toBe(8192);
+    // The message quotes 200 UTF-16 units, never half an emoji.
+    expect(codeOf(`a${emoji.repeat(4096)}`)).toBe(`path "a${emoji.repeat(99)}" is 4097 characters long; the limit is 4096`);
+    expect(codeOf("x".repeat(4097))).toBe(`path "${"x".repeat(200)}" is 4097 characters long; the limit is 4096`);
+  });
+});
 
 describe("comparePaths", () => {
   it("orders by UTF-16 code units, like git and LC_ALL=C sort", () => {
