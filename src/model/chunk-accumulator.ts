@@ -150,6 +150,11 @@ export class ChatChunkAccumulator {
     });
   }
 
+  /** Tool calls the provider has begun sending (emitted only once the answer ends). */
+  get begunCalls(): number {
+    return this.calls.length;
+  }
+
   /** The provider said how the answer ended: it is whole, whatever happens to the connection after. */
   get finished(): boolean {
     return this.finishReason !== undefined;

@@ -1,3 +1,5 @@
+import { MAX_PROVIDER_LINE_BYTES } from "../domain/limits";
+import { ProviderStreamError } from "./provider-errors";
 import { cancelledOnAbort } from "./stream-cancellation";
 
 const LF = 0x0a;
@@ -11,11 +13,16 @@ const ERROR_FIELD = new TextEncoder().encode("error:");
  * an error; every other byte passes unchanged. The unfinished last line of a read waits for its end
  * (the SDK cannot act on half a line either), so a field split across reads is still seen.
  */
-export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>, signal?: AbortSignal | null): ReadableStream<Uint8Array> {
+export function rewriteLegacyErrorLines(
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal | null,
+  maxLineBytes = MAX_PROVIDER_LINE_BYTES,
+): ReadableStream<Uint8Array> {
   const { reader, release } = cancelledOnAbort(body, signal);
   // The unfinished line's reads, joined once it ends: joining (and searching) them on every read
   // took time growing with the square of one line's length (hunt 72: 4 MB of tool-call arguments).
   let held: Uint8Array[] = [];
+  let heldBytes = 0;
   // A pull source rather than pipeThrough: a pipe costs several promises per read, on every token.
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -29,10 +36,17 @@ export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>, signal
         const end = Math.max(value.lastIndexOf(LF), value.lastIndexOf(CR)) + 1;
         if (end === 0) {
           held.push(value);
+          heldBytes += value.length;
+          if (heldBytes > maxLineBytes) {
+            release();
+            reader.cancel().catch(() => {});
+            return controller.error(lineTooLong(maxLineBytes));
+          }
           continue;
         }
         const lines = held.length === 0 ? value.subarray(0, end) : concat([...held, value.subarray(0, end)]);
         held = end < value.length ? [value.slice(end)] : [];
+        heldBytes = value.length - end;
         return controller.enqueue(rewriteLines(lines));
       }
     },
@@ -40,6 +54,18 @@ export function rewriteLegacyErrorLines(body: ReadableStream<Uint8Array>, signal
       release();
       return reader.cancel(reason);
     },
+  });
+}
+
+/**
+ * The failure of an answer with a line longer than any answer within the output limit takes. Only
+ * the unfinished line is measured: a read that ends lines is passed on as it is.
+ */
+export function lineTooLong(maxLineBytes: number): ProviderStreamError {
+  return new ProviderStreamError({
+    code: "output_too_large",
+    message: `the provider sent a line of its answer longer than ${maxLineBytes} bytes, more than an answer within the output limit takes; it was cut there`,
+    retryable: false,
   });
 }
 

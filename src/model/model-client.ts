@@ -97,7 +97,11 @@ export type ModelEvent =
   | { type: "done"; stopReason: ModelStopReason; usage?: Usage; thinkingField?: "reasoning_content" }
   /** Sent before the client waits to retry a failed attempt (nothing of that attempt was delivered). */
   | { type: "retry"; retry: ModelRetryNotice }
-  | { type: "error"; code: ModelErrorCode; message: string };
+  /**
+   * `begunCalls`: on `aborted`, the tool calls the provider had begun sending when the stream stopped
+   * (dropped: a call is emitted whole or not at all).
+   */
+  | { type: "error"; code: ModelErrorCode; message: string; begunCalls?: number };
 
 export type ModelErrorEvent = Extract<ModelEvent, { type: "error" }>;
 

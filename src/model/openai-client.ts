@@ -1,8 +1,9 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { type IdGenerator, isRecord, randomIds } from "../domain";
+import { MAX_PROVIDER_LINE_BYTES } from "../domain/limits";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
-import { rewriteLegacyErrorLines } from "./legacy-error-lines";
+import { lineTooLong, rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
@@ -83,11 +84,12 @@ export class OpenAIModelClient implements ModelClient {
    * last attempt sent its own).
    */
   private async *attempts(request: ModelRequest, cancellation: StreamCancellation): AsyncGenerator<ModelEvent, ModelErrorEvent | null> {
+    const begun = { calls: 0 };
     try {
       const body = this.buildBody(request);
       for (let attempt = 1; ; attempt++) {
         const timeout = request.deadlineAt === undefined ? undefined : Math.max(1, request.deadlineAt - Date.now());
-        const end = yield* this.attempt(body, cancellation, timeout);
+        const end = yield* this.attempt(body, cancellation, timeout, begun);
         if (end === "finished") return null;
         if (end === "aborted") break;
         const timeLeftMs = request.deadlineAt === undefined ? undefined : request.deadlineAt - Date.now();
@@ -101,7 +103,9 @@ export class OpenAIModelClient implements ModelClient {
         await this.sleep(decision.retryAfterMs, cancellation.signal);
         if (cancellation.aborted) break;
       }
-      return modelError("aborted", ABORTED_MESSAGE);
+      return begun.calls > 0
+        ? { ...modelError("aborted", ABORTED_MESSAGE), begunCalls: begun.calls }
+        : modelError("aborted", ABORTED_MESSAGE);
     } catch (err) {
       // Nothing above should throw (an injected sleep might); keep the contract if it does.
       if (cancellation.aborted) return modelError("aborted", ABORTED_MESSAGE);
@@ -119,10 +123,12 @@ export class OpenAIModelClient implements ModelClient {
     cancellation: StreamCancellation,
     /** How long to wait for the response headers (the client's default when undefined). */
     timeout: number | undefined,
+    /** Set to the tool calls begun when the attempt is aborted. */
+    begun: { calls: number },
   ): AsyncGenerator<ModelEvent, AttemptEnd> {
     let produced = false;
+    const accumulator = new ChatChunkAccumulator(this.ids);
     try {
-      const accumulator = new ChatChunkAccumulator(this.ids);
       const options = { signal: cancellation.requestSignal, ...(timeout === undefined ? {} : { timeout }) };
       const stream = await cancellation.wait(this.client.chat.completions.create(body, options));
       const chunks = stream[Symbol.asyncIterator]();
@@ -144,13 +150,19 @@ export class OpenAIModelClient implements ModelClient {
         if (!drained) chunks.return?.().catch(() => {});
       }
       // The SDK ends its iterator quietly when the request is aborted.
-      if (cancellation.aborted) return "aborted";
+      if (cancellation.aborted) {
+        begun.calls = accumulator.begunCalls;
+        return "aborted";
+      }
       for (const event of accumulator.finish()) yield event.type === "error" ? this.redacted(event) : event;
       return "finished";
     } catch (err) {
-      if (cancellation.aborted || err === ABORT) return "aborted";
-      const failure = classifyFailure(err);
-      return failure.code === "aborted" ? "aborted" : { failure, produced };
+      const failure = cancellation.aborted || err === ABORT ? null : classifyFailure(err);
+      if (failure === null || failure.code === "aborted") {
+        begun.calls = accumulator.begunCalls;
+        return "aborted";
+      }
+      return { failure, produced };
     }
   }
 
@@ -191,8 +203,11 @@ function providerFetch(inner: FetchLike): FetchLike {
     if (/\bjson\b/i.test(type) && response.body !== null) {
       // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
       const { first, body } = await firstByte(response.body, init?.signal);
-      if (first === 0x7b || first === 0x5b) return jsonAnswer(response, new Response(body).text());
-      return withBody(response, body);
+      if (first === 0x7b || first === 0x5b) {
+        const text = await boundedText(body, MAX_PROVIDER_LINE_BYTES);
+        return text === null ? failedStream(response, lineTooLong(MAX_PROVIDER_LINE_BYTES)) : jsonAnswer(response, text);
+      }
+      return withBody(response, rewriteLegacyErrorLines(body, init?.signal));
     }
     const eventStream = /text\/event-stream/i.test(type);
     return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body, init?.signal)) : response;
@@ -205,9 +220,7 @@ function providerFetch(inner: FetchLike): FetchLike {
  * `{"error": ...}`, which is handed on as the error it is (the status its code names, else 502).
  * Anything else is passed on as it came (the stream then has no finish reason).
  */
-async function jsonAnswer(response: Response, body: Promise<string>): Promise<Response> {
-  // A read that fails (the connection dropped) fails the attempt, as it would mid-stream: retried.
-  const text = await body;
+async function jsonAnswer(response: Response, text: string): Promise<Response> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -252,6 +265,35 @@ async function jsonAnswer(response: Response, body: Promise<string>): Promise<Re
 async function normaliseErrorBody(response: Response): Promise<Response> {
   const text = await response.text().catch(() => "");
   return withBody(response, JSON.stringify({ error: readErrorBody(text, response.headers.get("content-type")) }));
+}
+
+/**
+ * `body` as text, or null once it passes `maxBytes` (the rest is not read). A read that fails (the
+ * connection dropped) fails the attempt, as it would mid-stream: retried.
+ */
+async function boundedText(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string | null> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let total = 0;
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    total += next.value.length;
+    if (total > maxBytes) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    parts.push(decoder.decode(next.value, { stream: true }));
+  }
+  parts.push(decoder.decode());
+  return parts.join("");
+}
+
+/** An event stream that fails with `error` when read: the failure of an answer found before the SDK reads it. */
+function failedStream(response: Response, error: Error): Response {
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "text/event-stream");
+  const body = new ReadableStream<Uint8Array>({ start: (controller) => controller.error(error) });
+  return withBody(new Response(null, { status: response.status, statusText: response.statusText, headers }), body);
 }
 
 /** The first byte of `body` that is not whitespace (null when there is none), and the whole body again, unread past that. */

@@ -209,9 +209,15 @@ class AgentRun {
         else if (compacted !== "nothing_to_compact") return compacted;
       }
       const modelError = reply.end.type === "error" ? reply.end.code : null;
-      // The run's time ran out before the provider sent any of its answer: the provider's doing, not the agent's.
+      // The run's time ran out before the provider sent any of its answer: the provider's doing, not the
+      // agent's. A tool call it had begun is an answer under way (hunt 105: a slow `write` of a long file).
       const unanswered =
-        modelError === "aborted" && this.abortReason() === "TIMEOUT" && !reply.text && !reply.thinking && reply.calls.length === 0;
+        modelError === "aborted" &&
+        this.abortReason() === "TIMEOUT" &&
+        !reply.text &&
+        !reply.thinking &&
+        reply.calls.length === 0 &&
+        !(reply.end.type === "error" && reply.end.begunCalls);
       this.tracer.modelAnswered(this.turn, modelAction, {
         error: unanswered ? PROVIDER_TIMEOUT : modelError,
         text: reply.text,

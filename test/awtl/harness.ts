@@ -59,6 +59,24 @@ export const model = {
   badRequest: (): Answer => () => new Response(JSON.stringify({ error: { message: "unsupported parameter" } }), { status: 400 }),
   /** Headers, then nothing at all: the provider never answers (until the run's time runs out). */
   silent: (): Answer => () => sseResponse(new ReadableStream<Uint8Array>()),
+  /** The start of a `write` call (its id, name and the first of its arguments), then nothing: a slow answer under way. */
+  stalledCall: (): Answer => () => {
+    const head = sse(
+      [
+        chunk({
+          tool_calls: [
+            { index: 0, id: "w1", type: "function", function: { name: "write", arguments: '{"path":"big.txt","content":"line 1' } },
+          ],
+        }),
+      ],
+      { done: false },
+    );
+    return sseResponse(
+      new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new TextEncoder().encode(head)),
+      }),
+    );
+  },
   /** Text, then an error inside the stream: `provider_error` (nothing is retried once output was produced). */
   brokenStream: (): Answer => () =>
     sseResponse(sse([chunk({ content: "Let me" }), { error: { message: "upstream overloaded" } }], { done: false })),

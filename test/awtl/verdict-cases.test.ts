@@ -187,6 +187,25 @@ describe("the case an external verdict becomes", () => {
     ]);
     expect(((await (await api(`/api/projects/${P}/cases`)).json()) as { cases: unknown[] }).cases).toEqual([]);
   });
+
+  it("a run whose time ran out while the provider was sending a tool call is not a silent provider's (hunt 105)", async () => {
+    const P = "p_verdict_slow_call";
+    const workspaceId = await uploadWorkspace(api);
+    const { sessionId } = await openSession(api, { workspaceId, projectId: P, answers: [model.stalledCall()] });
+    const { frames } = await prompt(api, sessionId, { text: "write big.txt", allowWrite: true, timeoutMs: 1000 });
+    expect(frames.at(-1)!.data).toMatchObject({
+      type: "agent_error",
+      code: "run_timeout",
+      message: "the run did not finish within 1000 ms",
+    });
+    const attributions = (await (await api(`/api/sessions/${sessionId}/attributions`)).json()) as {
+      attributions: { judgeName: string; failureKind: string; classification: string }[];
+    };
+    // The run's own limit, the agent's (its answer was too slow), not the provider's silence (`provider_timeout`, environment).
+    expect(attributions.attributions.map((a) => [a.judgeName, a.failureKind, a.classification])).toEqual([
+      ["run-limit", "run_timeout", "agent"],
+    ]);
+  });
 });
 
 describe("the case an imported trace's verdict becomes", () => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
+import { MAX_MODEL_OUTPUT_CHARS, MAX_PROVIDER_LINE_BYTES } from "../../src/domain/limits";
 import { ChatChunkAccumulator, ProviderStreamError } from "../../src/model";
-import { chunk } from "./helpers";
+import { chunk, collect, EMPTY_REQUEST, testClient } from "./helpers";
+
+const MiB = 1024 * 1024;
 
 function failureOf(fn: () => unknown) {
   try {
@@ -82,5 +85,53 @@ describe("the output limit of one answer", () => {
     acc.push(chunk({ content: "12345" }));
     expect(acc.push(chunk({ content: "67890" }))).toEqual([{ type: "text_delta", text: "67890" }]);
     expect(failureOf(() => acc.push(chunk({ content: "!" }))).code).toBe("output_too_large");
+  });
+});
+
+describe("a provider's line past the bound of any answer within the limit (hunt 105)", () => {
+  /**
+   * A body of `head`, then 1 MiB reads of `b` (one buffer, enqueued again and again) with no line end,
+   * and how many reads were taken: parsing one 40 MB line held the isolate for 20 s.
+   */
+  function endlessLine(head: string, contentType: string) {
+    const piece = new Uint8Array(MiB).fill(0x62);
+    let reads = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(reads++ === 0 ? new TextEncoder().encode(head) : piece);
+      },
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    return { response: new Response(body, { headers: { "content-type": contentType } }), state: () => ({ reads, cancelled }) };
+  }
+  const expected = {
+    type: "error",
+    code: "output_too_large",
+    message: `the provider sent a line of its answer longer than ${MAX_PROVIDER_LINE_BYTES} bytes, more than an answer within the output limit takes; it was cut there`,
+  };
+
+  it("an event stream's unfinished line is cut once it passes 24 MiB + 64 KiB, before it is parsed, and the body is cancelled", async () => {
+    expect(MAX_PROVIDER_LINE_BYTES).toBe(6 * MAX_MODEL_OUTPUT_CHARS + 64 * 1024);
+    const { response, state } = endlessLine('data: {"choices":[{"index":0,"delta":{"content":"', "text/event-stream");
+    const { client, calls } = testClient([response]);
+    expect(await collect(client.stream(EMPTY_REQUEST, new AbortController().signal))).toEqual([expected]);
+    // Not retried: the same answer would come again. Read: the head, the 25 MiB that pass the bound,
+    // and one read ahead by the body's queue.
+    expect([calls.length, state()]).toEqual([1, { reads: 27, cancelled: true }]);
+  });
+
+  it("so is a JSON answer, and an event stream labelled JSON", async () => {
+    for (const [head, reads] of [
+      ['{"choices":[{"index":0,"message":{"content":"', 27],
+      ['data: {"choices":[{"index":0,"delta":{"content":"', 27],
+    ] as const) {
+      const { response, state } = endlessLine(head, "application/json");
+      const { client, calls } = testClient([response]);
+      expect(await collect(client.stream(EMPTY_REQUEST, new AbortController().signal)), head).toEqual([expected]);
+      expect([calls.length, state()], head).toEqual([1, { reads, cancelled: true }]);
+    }
   });
 });
