@@ -188,17 +188,21 @@ export const bashTool: Tool<BashParams> = {
         `Showing lines ${first}-${shown.totalLines} of ${shown.totalLines}${partial}. Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts`,
       );
     }
+    // One step of a command (a sort, a regex over a long line) is not stopped by the timer: it runs
+    // to its end, and just-bash's deadline then stops the command (exit 124). That is a timeout too.
+    const timedOut = timeout.signal.aborted || (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr));
     if (signal.aborted) notices.push("Command aborted: the run was aborted");
-    else if (timeout.signal.aborted) notices.push(`Command timed out after ${timeoutMs} ms`);
+    else if (timedOut) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
     // A stopped command's writes stay: the next turn (or run) must know the workspace changed.
-    if ((signal.aborted || timeout.signal.aborted) && workspace.changed.size > 0) notices.push(changedNotice(workspace.changed));
+    if ((signal.aborted || timedOut) && workspace.changed.size > 0) notices.push(changedNotice(workspace.changed));
     if (result.exitCode === BASH_LIMIT_EXIT_CODE && WORK_LIMIT_ERROR.test(result.stderr)) notices.push(WORK_LIMIT_ADVICE);
+    else if (result.exitCode === BASH_LIMIT_EXIT_CODE && DATA_LIMIT_ERROR.test(result.stderr)) notices.push(DATA_LIMIT_ADVICE);
     // Unless the output already tells each refusal (a redirect's or tee's EROFS does), a write the shell hid is told.
     if (workspace.refused.count > (output.match(/EROFS/g)?.length ?? 0)) notices.push(refusedNotice(workspace.refused));
     const body = output === "" ? "(no output)" : shown.content;
-    const failed = signal.aborted || timeout.signal.aborted || result.exitCode !== 0;
-    const code = signal.aborted ? "aborted" : timeout.signal.aborted ? "bash_timeout" : "exit_status";
+    const failed = signal.aborted || timedOut || result.exitCode !== 0;
+    const code = signal.aborted ? "aborted" : timedOut ? "bash_timeout" : "exit_status";
     return { text: withNotices(body, notices), error: failed, exitCode: result.exitCode, ...(failed ? { code } : {}) };
   },
 };
@@ -230,6 +234,15 @@ const WORK_LIMIT_ADVICE =
   `This shell stops a call at ${count(BASH_MAX_COMMANDS)} commands or ${count(BASH_MAX_LOOP_ITERATIONS)} loop iterations, a fixed limit that ` +
   "cannot be raised: process the items in batches over several calls, or use fewer commands per item (one grep, sed or awk " +
   "over many files, xargs) instead of a loop per item";
+
+/** just-bash's exit status and error when a command passed its deadline (`execution exceeded execution deadline (11000ms)`). */
+const DEADLINE_EXIT_CODE = 124;
+const DEADLINE_ERROR = /execution exceeded execution deadline/;
+/** just-bash's errors for its limits on the data one command handles (`search: line limit exceeded (100000)`, ...). */
+const DATA_LIMIT_ERROR = /limit exceeded \(\d+\)/;
+const DATA_LIMIT_ADVICE =
+  "This shell's commands stop at fixed limits on the data one command handles (100,000 lines, matches or items for grep, " +
+  "rg, paste, column and xargs; 10,000 lines for cut): narrow the input first (grep, head, sed -n) or split it over several commands";
 
 /**
  * just-bash's parser refuses a script of more than 10,000 top-level statements as a syntax error

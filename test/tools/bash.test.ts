@@ -355,6 +355,26 @@ describe("bash", () => {
     ]);
   });
 
+  it("says what to do at a limit on the data one command handles (hunt 107: cut over 10,001 lines)", async () => {
+    const fs = new MemoryWorkspaceFs({ "c.txt": "a,b\n".repeat(10_001) });
+    const out = await bash(fs, "cut -d, -f1 c.txt | wc -l");
+    expect([out.exitCode, out.text]).toEqual([
+      126,
+      "bash: cut: range expansion limit exceeded (10000)\n\n[Command exited with code 126. This shell's commands stop at fixed limits on the data one " +
+        "command handles (100,000 lines, matches or items for grep, rg, paste, column and xargs; 10,000 lines for cut): narrow the input " +
+        "first (grep, head, sed -n) or split it over several commands]",
+    ]);
+  });
+
+  it("a step that runs past the timeout (the timer cannot stop it) is told as the timeout it is (hunt 107)", async () => {
+    // A global replace over one long line is a single step of sed: the timer fires only once it ends,
+    // after just-bash's own deadline has stopped the command (exit 124).
+    const fs = new MemoryWorkspaceFs({ "a.txt": `${"a".repeat(6_000)}\n` });
+    const out = await bash(fs, "sed -E 's/a*b|a/x/g' a.txt | wc -c", { timeoutMs: 100 });
+    expect(out).toMatchObject({ error: true, exitCode: 124, code: "bash_timeout" });
+    expect(out.text).toMatch(/\[Command timed out after 100 ms\]$/);
+  });
+
   it("tells the model its command and iteration limits up front", () => {
     expect([BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS]).toEqual([10_000, 10_000]);
     expect(bashTool.description).toContain(
