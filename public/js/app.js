@@ -187,6 +187,8 @@ async function openSession(id) {
   $("changes-error").hidden = true;
   $("learning").hidden = true;
   $("feed-note").hidden = true; // the last session's; this one's feed says its own
+  // A session opened again reads its cases afresh (their occurrences grow).
+  caseReads = new Map();
   timeline = new Timeline($("timeline"), { describeCases: (caseIds) => describeCases(id, caseIds) });
   const read = { messagesThrough: 0, traceThrough: 0, trace: [], attributions: [], attributionsCursor: null };
   reads.set(timeline, read);
@@ -213,9 +215,12 @@ async function openSession(id) {
   current.info = info;
   showInfo(info);
   for (const m of messages) timeline.messages.set(m.id, m);
-  timeline.showUnreferenced(messages, events);
-  for (const event of events) timeline.apply(event);
-  for (const m of messages) timeline.setMessage(m);
+  // Built a batch per task: one task for 10,000 messages held the tab for 3 s (hunt 106).
+  const built =
+    (await inBatches(timeline.unreferenced(messages, events), (m) => timeline.showMessage(m), opening)) &&
+    (await inBatches(events, (event) => timeline.apply(event), opening)) &&
+    (await inBatches(messages, (m) => timeline.setMessage(m), opening));
+  if (!built) return;
   timeline.showStaleUsage();
   await Promise.all([refreshChanges(), refreshLearning()]);
   if (current !== opening) return;
@@ -232,6 +237,24 @@ async function openSession(id) {
   feed.start(info.status === "running");
   // A run that ended between the two reads: its events are here, its messages not yet.
   if (events.some((e) => MESSAGE_EVENTS.has(e.type) && !view.messages.has(e.messageId))) scheduleRefresh(view);
+}
+
+/** Entries a task builds before the page gets a turn to draw and answer. */
+const BUILD_BATCH = 200;
+
+/**
+ * Calls `build` on each item, `BUILD_BATCH` at a time with a task boundary between batches; false
+ * when another route took over meanwhile (the rest is not built).
+ */
+async function inBatches(items, build, opening) {
+  for (let i = 0; i < items.length; i++) {
+    build(items[i]);
+    if (i % BUILD_BATCH === BUILD_BATCH - 1 && i + 1 < items.length) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (current !== opening) return false;
+    }
+  }
+  return true;
 }
 
 function showInfo(info) {
@@ -334,6 +357,40 @@ async function refreshLearning() {
   }
 }
 
+/**
+ * The open session's case reads, by project and case id: the briefs of its runs share them (hunt 106:
+ * 300 briefed runs read the same 5 cases 1,510 times at once, and the browser refused a hundred).
+ * A read that failed is dropped, so the next brief tries again.
+ */
+let caseReads = new Map();
+/** Case reads under way at once, and those waiting for a turn. */
+const MAX_CASE_READS = 4;
+let caseReadsActive = 0;
+const caseReadsWaiting = [];
+
+function readCase(project, caseId) {
+  const key = `${project}/${caseId}`;
+  let read = caseReads.get(key);
+  if (read) return read;
+  const reads = caseReads;
+  read = new Promise((resolve, reject) => {
+    const start = () => {
+      caseReadsActive++;
+      authed(() => getJson(`/api/projects/${project}/cases/${encodeURIComponent(caseId)}`))
+        .then(resolve, reject)
+        .finally(() => {
+          caseReadsActive--;
+          caseReadsWaiting.shift()?.();
+        });
+    };
+    if (caseReadsActive < MAX_CASE_READS) start();
+    else caseReadsWaiting.push(start);
+  });
+  read.catch(() => reads.get(key) === read && reads.delete(key));
+  caseReads.set(key, read);
+  return read;
+}
+
 /** The prevention hints of a brief's cases, from the session's project. */
 async function describeCases(sessionId, caseIds) {
   const info = current?.id === sessionId ? current.info : null;
@@ -341,7 +398,7 @@ async function describeCases(sessionId, caseIds) {
   return Promise.all(
     caseIds.map(async (caseId) => {
       try {
-        const { case: found } = await getJson(`/api/projects/${project}/cases/${encodeURIComponent(caseId)}`);
+        const { case: found } = await readCase(project, caseId);
         return `${found.preventionHint} (${caseId}, seen ${found.occurrences}×)`;
       } catch {
         return caseId;

@@ -84,13 +84,11 @@ export class Timeline {
   }
 
   /** Messages no event refers to (an imported conversation, say) are shown from the messages alone. */
-  showUnreferenced(messages, events) {
+  /** The messages no event announces (imported ones, or older than the events kept): shown from the messages alone. */
+  unreferenced(messages, events) {
     const referenced = new Set(events.map((e) => e.messageId).filter(Boolean));
     const calls = new Set(events.map((e) => e.callId).filter(Boolean));
-    for (const m of messages) {
-      const shown = m.kind === "tool_result" ? calls.has(m.toolCallId) : referenced.has(m.id);
-      if (!shown) this.showMessage(m);
-    }
+    return messages.filter((m) => !(m.kind === "tool_result" ? calls.has(m.toolCallId) : referenced.has(m.id)));
   }
 
   showMessage(m) {
@@ -247,7 +245,9 @@ export class Timeline {
       case "compaction_started":
       case "compaction_finished":
       case "compaction_failed": {
-        // The older history was (or could not be) summarised; the log itself keeps every message.
+        // The older history was (or could not be) summarised; the log itself keeps every message. A
+        // compaction inside a run is one of its model calls: its record's usage counts toward the run's.
+        if (event.type === "compaction_finished") this.claim(event.messageId);
         const li = this.entry(`e:${event.seq}`, "other");
         li.textContent =
           event.type === "compaction_started"
@@ -365,7 +365,7 @@ export class Timeline {
     let calls = 0;
     for (const id of run.messageIds) {
       const m = this.messages.get(id);
-      if (m?.kind !== "assistant" || !m.usage) continue;
+      if ((m?.kind !== "assistant" && m?.kind !== "compaction") || !m.usage) continue;
       total.inputTokens += m.usage.inputTokens;
       total.outputTokens += m.usage.outputTokens;
       total.totalTokens += m.usage.totalTokens;

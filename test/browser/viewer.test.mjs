@@ -183,7 +183,7 @@ async function expectMatchesLog(sessionId) {
  * A session of `runs` one-call runs as the API serves it (info, messages, events; no trace), for
  * page.route. The usage of run i is 1000 + i tokens in, 5 out. `addRun` appends one more run.
  */
-function syntheticSession(sessionId, runs) {
+function syntheticSession(sessionId, runs, { projectId = null, briefCases = [], compactedRuns = 0 } = {}) {
   const messages = [];
   const events = [];
   let seq = 0;
@@ -199,7 +199,15 @@ function syntheticSession(sessionId, runs) {
     const i = events.filter((e) => e.type === "agent_started").length;
     const runId = `r_${i}`;
     event({ type: "agent_started", runId });
+    if (briefCases.length > 0) event({ type: "brief_injected", runId, caseIds: briefCases });
     event({ type: "user_message_appended", messageId: message({ kind: "user", text: `prompt ${i}` }) });
+    if (i < compactedRuns) {
+      // The run summarised the history before it answered: a model call of its own.
+      event({ type: "compaction_started", reason: "threshold" });
+      const summary = { summary: "earlier work", firstKeptMessageId: messages.at(-1).id, tokensBefore: 900, tokensAfter: 100 };
+      const compaction = message({ kind: "compaction", ...summary, usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } });
+      event({ type: "compaction_finished", messageId: compaction, tokensBefore: 900, tokensAfter: 100 });
+    }
     const usage = { inputTokens: 1000 + i, outputTokens: 5, totalTokens: 1005 + i };
     const answer = message({ kind: "assistant", text: `answer ${i}`, stopReason: "STOP", usage });
     event({ type: "assistant_completed", messageId: answer, stopReason: "STOP" });
@@ -223,7 +231,7 @@ function syntheticSession(sessionId, runs) {
     if (part === "events") return after(url, events);
     if (part === "trace") return ndjson([]);
     if (part === "attributions") return { status: 200, contentType: "application/json", body: JSON.stringify({ attributions: [] }) };
-    const info = { id: sessionId, title: "300 runs", workspaceId: null, projectId: null, createdAt, status: "idle" };
+    const info = { id: sessionId, title: "300 runs", workspaceId: null, projectId, createdAt, status: "idle" };
     return {
       status: 200,
       contentType: "application/json",
@@ -550,6 +558,69 @@ describe("session viewer", () => {
       console.log(`# 300-run session: shown after ${openMs} ms; the 301st run stalled the page ${stall} ms at most`);
     } finally {
       await page.unroute(logRoute);
+    }
+  });
+
+  it("opens a 1,000-run session a batch at a time, reading each case of its briefs once (hunt 106)", async () => {
+    // Built in one task, 10,000 messages held the tab for 3 s; each brief read its cases afresh, all at
+    // once: 300 runs of a 5-case brief made 1,510 reads, and the browser refused a hundred of them.
+    const sessionId = "s_synthetic1000";
+    const caseIds = ["cs_1", "cs_2", "cs_3", "cs_4", "cs_5"];
+    const log = syntheticSession(sessionId, 1000, { projectId: "p_briefs", briefCases: caseIds, compactedRuns: 1 });
+    const logRoute = new RegExp(`/api/sessions/${sessionId}(/[a-z]+)?(\\?.*)?$`);
+    const caseRoute = /\/api\/projects\/p_briefs\/cases\/(cs_\d)$/;
+    const caseReads = [];
+    await page.route(logRoute, (route) => route.fulfill(log.answer(route.request().url())));
+    await page.route(caseRoute, (route) => {
+      const caseId = caseRoute.exec(new URL(route.request().url()).pathname)[1];
+      caseReads.push(caseId);
+      const found = { id: caseId, preventionHint: `Hint of ${caseId}.`, occurrences: 2 };
+      return route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ case: found }) });
+    });
+    try {
+      await page.goto(`${proxy.base}/#/`);
+      await page.waitForSelector("#session-list a");
+      // How many runs were shown each time the page got a turn while the session opened.
+      await page.evaluate(() => {
+        window.seenRuns = [];
+        const tick = () => {
+          window.seenRuns.push(document.querySelectorAll("#timeline .run-end").length);
+          window.ticker = setTimeout(tick, 0);
+        };
+        tick();
+      });
+      await page.evaluate((id) => {
+        location.hash = `#/s/${id}`;
+      }, sessionId);
+      await page.waitForFunction(() => document.querySelectorAll("#timeline .run-end").length === 1000, null, { timeout: 60_000 });
+      await page.waitForSelector("#session[data-status=idle]");
+      const seen = await page.evaluate(() => {
+        clearTimeout(window.ticker);
+        return window.seenRuns;
+      });
+      // From when the last session's entries were gone (the page showed the 300-run session before).
+      const building = seen.slice(seen.indexOf(0));
+      assert.ok(
+        seen.includes(0) && building.some((n) => n > 0 && n < 1000),
+        `the page had turns while the runs were being built (runs seen at each turn: ${[...new Set(seen)].join(", ")})`,
+      );
+      const hint = (caseId) => `Hint of ${caseId}. (${caseId}, seen 2×)`;
+      await page.waitForFunction(
+        (expected) => [...document.querySelectorAll("#timeline .brief .hints")].every((ul) => ul.textContent === expected),
+        caseIds.map(hint).join(""),
+        { timeout: 30_000 },
+      );
+      assert.equal(await page.$$eval("#timeline .brief .hints", (all) => all.length), 1000);
+      // The first run compacted the history: its summary call counts toward its tokens (hunt 106).
+      const usage = await page.$$eval("#timeline .run-end .usage", (all) => all.slice(0, 2).map((u) => u.textContent));
+      assert.deepEqual(usage, [
+        " · tokens 1,010 in · 10 out · 1,020 total (2 model calls)",
+        " · tokens 1,001 in · 5 out · 1,006 total (1 model call)",
+      ]);
+      assert.deepEqual([...caseReads].sort(), caseIds);
+    } finally {
+      await page.unroute(logRoute);
+      await page.unroute(caseRoute);
     }
   });
 
