@@ -14,6 +14,7 @@ import {
 import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
 import { grepCommand } from "./bash-grep";
 import { findCommand, lnCommand, lsCommand } from "./bash-guards";
+import { type StepDeadline, withStepDeadline } from "./bash-step-deadline";
 import { teeCommand } from "./bash-tee";
 import { trailingSlashes } from "./bash-trailing-slash";
 import { type OutputBudget, outputLimit, type Tool, ToolError } from "./tool";
@@ -156,9 +157,10 @@ export const bashTool: Tool<BashParams> = {
     });
 
     const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const deadline: StepDeadline = { at: Date.now() + timeoutMs, overdue: false };
     let result: { stdout: string; stderr: string; exitCode: number };
     try {
-      result = await shell.exec(args.command, { signal: stop });
+      result = await withStepDeadline(deadline, () => shell.exec(args.command, { signal: stop }));
     } catch (err) {
       // just-bash lets a filesystem error of a redirect target (EROFS, ENOSPC, ...) escape exec();
       // the command's earlier output is lost with it, so say what failed instead.
@@ -190,7 +192,8 @@ export const bashTool: Tool<BashParams> = {
     }
     // One step of a command (a sort, a regex over a long line) is not stopped by the timer: it runs
     // to its end, and just-bash's deadline then stops the command (exit 124). That is a timeout too.
-    const timedOut = timeout.signal.aborted || (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr));
+    const timedOut =
+      timeout.signal.aborted || deadline.overdue || (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr));
     if (signal.aborted) notices.push("Command aborted: the run was aborted");
     else if (timedOut) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);

@@ -366,13 +366,21 @@ describe("bash", () => {
     ]);
   });
 
-  it("a step that runs past the timeout (the timer cannot stop it) is told as the timeout it is (hunt 107)", async () => {
-    // A global replace over one long line is a single step of sed: the timer fires only once it ends,
-    // after just-bash's own deadline has stopped the command (exit 124).
-    const fs = new MemoryWorkspaceFs({ "a.txt": `${"a".repeat(6_000)}\n` });
-    const out = await bash(fs, "sed -E 's/a*b|a/x/g' a.txt | wc -c", { timeoutMs: 100 });
-    expect(out).toMatchObject({ error: true, exitCode: 124, code: "bash_timeout" });
-    expect(out.text).toMatch(/\[Command timed out after 100 ms\]$/);
+  it("stops a regex replace, split or match over a long line at the timeout, between matches (hunt 107)", async () => {
+    // One global replace is a single step of sed, awk or jq: the call's timer gets no turn until it ends,
+    // and each match from a position may scan to the line's end (20,000 characters: about two minutes).
+    // just-bash's regex loops are patched to ask the call's deadline between matches.
+    const fs = new MemoryWorkspaceFs({ "a.txt": `${"a".repeat(20_000)}\n` });
+    for (const command of [
+      "sed -E 's/a*b|a/x/g' a.txt | wc -c",
+      "awk '{ n = gsub(/a*b|a/, \"x\"); print n }' a.txt",
+      "grep -oE 'a*b|a' a.txt | wc -l",
+    ]) {
+      // What the command wrote before it was stopped is kept, as for any timeout.
+      const out = await bash(fs, command, { timeoutMs: 300 });
+      expect([out.error, out.code], command).toEqual([true, "bash_timeout"]);
+      expect(out.text, command).toMatch(/\[Command timed out after 300 ms\]$/);
+    }
   });
 
   it("tells the model its command and iteration limits up front", () => {
