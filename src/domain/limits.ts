@@ -58,11 +58,12 @@ export const MAX_RUN_TIMEOUT_MS = 15 * 60_000;
  */
 export const MAX_MODEL_OUTPUT_CHARS = 4 * MiB;
 /**
- * Bytes of one line of a provider's event stream (or of a JSON answer) before it ends: an answer
- * within MAX_MODEL_OUTPUT_CHARS fits in one, each character escaped as `\uXXXX`. Past it the answer is
- * cut with `output_too_large` at once: parsing a 40 MB line held the isolate for 20 s (hunt 105).
+ * Bytes of one event of a provider's stream (its lines up to a blank line), or of a JSON answer: an
+ * answer within MAX_MODEL_OUTPUT_CHARS fits in one, each character escaped as `\uXXXX`. Past it the
+ * answer is cut with `output_too_large` at once: parsing a 40 MB line held the isolate for 20 s
+ * (hunt 105), a 30 MB event of many lines for 82 s (hunt 108).
  */
-export const MAX_PROVIDER_LINE_BYTES = 6 * MAX_MODEL_OUTPUT_CHARS + 64 * KiB;
+export const MAX_PROVIDER_EVENT_BYTES = 6 * MAX_MODEL_OUTPUT_CHARS + 64 * KiB;
 /**
  * `.gitignore` rules grep and find apply in one workspace (shallower files first); the rest are not
  * applied, with a notice. A path is tested against the rules of its directories that can match its
@@ -523,7 +524,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "one model answer",
-    `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text, reasoning, tool-call names and arguments, and ${MAX_TOOL_CALLS_PER_ANSWER} tool calls (past either: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept); one line of the provider's stream, or a JSON answer, of more than ${bytes(MAX_PROVIDER_LINE_BYTES - 64 * KiB)} + 64 KiB (6 bytes for each character of the limit) is cut the same way as soon as it passes that, before it is parsed`,
+    `${bytes(MAX_MODEL_OUTPUT_CHARS).replace("MiB", "Mi")} characters of text, reasoning, tool-call names and arguments, and ${MAX_TOOL_CALLS_PER_ANSWER} tool calls (past either: \`agent_error\` \`output_too_large\`, stop reason \`LENGTH\`, the text before the cut kept); one event of the provider's stream (its lines up to a blank line), or a JSON answer, of more than ${bytes(MAX_PROVIDER_EVENT_BYTES - 64 * KiB)} + 64 KiB (6 bytes for each character of the limit) is cut the same way as soon as it passes that, before it is parsed`,
   ],
   ["one stored record", `${bytes(MAX_RECORD_BYTES)} of JSON (stored across SQLite rows; the Durable Object row limit is 2 MB)`],
   [

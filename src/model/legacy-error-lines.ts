@@ -1,4 +1,4 @@
-import { MAX_PROVIDER_LINE_BYTES } from "../domain/limits";
+import { MAX_PROVIDER_EVENT_BYTES } from "../domain/limits";
 import { ProviderStreamError } from "./provider-errors";
 import { cancelledOnAbort } from "./stream-cancellation";
 
@@ -10,19 +10,30 @@ const ERROR_FIELD = new TextEncoder().encode("error:");
  * Older llama.cpp servers report a failure inside a 200 event stream as an SSE field named `error`
  * (`error: {"code":400,"message":...}`), which SSE parsers, the SDK's included, silently drop. This
  * rewrites each line that starts with `error:` into `data: {"error": ...}`, the form the SDK raises as
- * an error; every other byte passes unchanged. The unfinished last line of a read waits for its end
- * (the SDK cannot act on half a line either), so a field split across reads is still seen.
+ * an error; every other byte passes unchanged.
+ *
+ * The bytes are handed on an event at a time (up to a blank line, as the SDK splits them), each in
+ * one read: the SDK joins and searches an unfinished event again on every read, which took time
+ * growing with the square of its length (hunt 72: 4 MB of tool-call arguments in one line; hunt 108:
+ * 30 MB in many `data:` lines of one event held the isolate for 82 s). An event longer than
+ * `maxEventBytes` ends the answer with `output_too_large` before the SDK sees it.
  */
 export function rewriteLegacyErrorLines(
   body: ReadableStream<Uint8Array>,
   signal?: AbortSignal | null,
-  maxLineBytes = MAX_PROVIDER_LINE_BYTES,
+  maxEventBytes = MAX_PROVIDER_EVENT_BYTES,
 ): ReadableStream<Uint8Array> {
   const { reader, release } = cancelledOnAbort(body, signal);
-  // The unfinished line's reads, joined once it ends: joining (and searching) them on every read
-  // took time growing with the square of one line's length (hunt 72: 4 MB of tool-call arguments).
+  // The unfinished event's reads, joined once it ends.
   let held: Uint8Array[] = [];
   let heldBytes = 0;
+  // The last bytes before the next read: a blank line may straddle two reads.
+  let before: Uint8Array = new Uint8Array(0);
+  const tooLong = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    release();
+    reader.cancel().catch(() => {});
+    controller.error(eventTooLong(maxEventBytes));
+  };
   // A pull source rather than pipeThrough: a pipe costs several promises per read, on every token.
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -33,21 +44,19 @@ export function rewriteLegacyErrorLines(
           release();
           return controller.close();
         }
-        const end = Math.max(value.lastIndexOf(LF), value.lastIndexOf(CR)) + 1;
-        if (end === 0) {
+        const end = lastEventEnd(before, value);
+        before = lastBytes(before, value);
+        if (end < 0) {
           held.push(value);
           heldBytes += value.length;
-          if (heldBytes > maxLineBytes) {
-            release();
-            reader.cancel().catch(() => {});
-            return controller.error(lineTooLong(maxLineBytes));
-          }
+          if (heldBytes > maxEventBytes) return tooLong(controller);
           continue;
         }
-        const lines = held.length === 0 ? value.subarray(0, end) : concat([...held, value.subarray(0, end)]);
+        const events = held.length === 0 ? value.subarray(0, end) : concat([...held, value.subarray(0, end)]);
         held = end < value.length ? [value.slice(end)] : [];
         heldBytes = value.length - end;
-        return controller.enqueue(rewriteLines(lines));
+        if (heldBytes > maxEventBytes) return tooLong(controller);
+        return controller.enqueue(rewriteLines(events));
       }
     },
     cancel(reason) {
@@ -58,13 +67,31 @@ export function rewriteLegacyErrorLines(
 }
 
 /**
- * The failure of an answer with a line longer than any answer within the output limit takes. Only
- * the unfinished line is measured: a read that ends lines is passed on as it is.
+ * Where the last event in `value` ends, just past its blank line (`\n\n`, `\r\r` or `\r\n\r\n`, the
+ * ends the SDK looks for), or -1; `before` holds the bytes before `value` (its last 3 at least).
  */
-export function lineTooLong(maxLineBytes: number): ProviderStreamError {
+function lastEventEnd(before: Uint8Array, value: Uint8Array): number {
+  const at = (i: number) => (i >= 0 ? value[i]! : (before[before.length + i] ?? -1));
+  for (let i = value.length - 1; i >= 0; i--) {
+    const byte = value[i];
+    if (byte === LF && (at(i - 1) === LF || (at(i - 1) === CR && at(i - 2) === LF && at(i - 3) === CR))) return i + 1;
+    if (byte === CR && at(i - 1) === CR) return i + 1;
+  }
+  return -1;
+}
+
+/** The last 3 bytes of `before` followed by `value`. */
+function lastBytes(before: Uint8Array, value: Uint8Array): Uint8Array {
+  if (value.length >= 3) return value.slice(value.length - 3);
+  const joined = concat([before, value]);
+  return joined.slice(Math.max(0, joined.length - 3));
+}
+
+/** The failure of an answer with an event longer than any answer within the output limit takes. */
+export function eventTooLong(maxEventBytes: number): ProviderStreamError {
   return new ProviderStreamError({
     code: "output_too_large",
-    message: `the provider sent a line of its answer longer than ${maxLineBytes} bytes, more than an answer within the output limit takes; it was cut there`,
+    message: `the provider sent an event of its answer longer than ${maxEventBytes} bytes, more than an answer within the output limit takes; it was cut there`,
     retryable: false,
   });
 }

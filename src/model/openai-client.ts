@@ -1,9 +1,9 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { type IdGenerator, isRecord, randomIds } from "../domain";
-import { MAX_PROVIDER_LINE_BYTES } from "../domain/limits";
+import { MAX_PROVIDER_EVENT_BYTES } from "../domain/limits";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
-import { lineTooLong, rewriteLegacyErrorLines } from "./legacy-error-lines";
+import { eventTooLong, rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
@@ -204,8 +204,8 @@ function providerFetch(inner: FetchLike): FetchLike {
       // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
       const { first, body } = await firstByte(response.body, init?.signal);
       if (first === 0x7b || first === 0x5b) {
-        const text = await boundedText(body, MAX_PROVIDER_LINE_BYTES);
-        return text === null ? failedStream(response, lineTooLong(MAX_PROVIDER_LINE_BYTES)) : jsonAnswer(response, text);
+        const text = await boundedText(body, MAX_PROVIDER_EVENT_BYTES);
+        return text === null ? failedStream(response, eventTooLong(MAX_PROVIDER_EVENT_BYTES)) : jsonAnswer(response, text);
       }
       return withBody(response, rewriteLegacyErrorLines(body, init?.signal));
     }
@@ -225,7 +225,7 @@ async function jsonAnswer(response: Response, text: string): Promise<Response> {
   try {
     json = JSON.parse(text);
   } catch {
-    return withBody(response, text);
+    return withBody(response, eventsOf(text));
   }
   if (isRecord(json) && json.error !== undefined && json.error !== null) {
     const code = isRecord(json.error) ? Number(json.error.code) : Number.NaN;
@@ -233,7 +233,7 @@ async function jsonAnswer(response: Response, text: string): Promise<Response> {
     return normaliseErrorBody(new Response(text, { status, headers: response.headers }));
   }
   const choice = isRecord(json) && Array.isArray(json.choices) && isRecord(json.choices[0]) ? json.choices[0] : null;
-  if (!isRecord(json) || !choice || !isRecord(choice.message)) return withBody(response, text);
+  if (!isRecord(json) || !choice || !isRecord(choice.message)) return withBody(response, eventsOf(text));
   const { content, refusal, reasoning_content, reasoning, tool_calls } = choice.message;
   const delta = {
     content,
@@ -253,7 +253,7 @@ async function jsonAnswer(response: Response, text: string): Promise<Response> {
   headers.set("content-type", "text/event-stream");
   return withBody(
     new Response(null, { status: response.status, statusText: response.statusText, headers }),
-    `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`,
+    eventsOf(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`),
   );
 }
 
@@ -286,6 +286,15 @@ async function boundedText(body: ReadableStream<Uint8Array>, maxBytes: number): 
   }
   parts.push(decoder.decode());
   return parts.join("");
+}
+
+/**
+ * `text` as a body the SDK reads an event at a time: a string body is read in small pieces, and the
+ * SDK joins an unfinished event again on every piece (hunt 108: a whole 25 MB answer as one event
+ * held the isolate for two minutes).
+ */
+function eventsOf(text: string): ReadableStream<Uint8Array> {
+  return rewriteLegacyErrorLines(new Response(text).body!);
 }
 
 /** An event stream that fails with `error` when read: the failure of an answer found before the SDK reads it. */

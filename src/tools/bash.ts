@@ -192,8 +192,11 @@ export const bashTool: Tool<BashParams> = {
     }
     // One step of a command (a sort, a regex over a long line) is not stopped by the timer: it runs
     // to its end, and just-bash's deadline then stops the command (exit 124). That is a timeout too.
+    // (A command that prints the same words and exits 124 early is not one: hunt 108.)
     const timedOut =
-      timeout.signal.aborted || deadline.overdue || (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr));
+      timeout.signal.aborted ||
+      deadline.overdue ||
+      (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr) && Date.now() >= deadline.at);
     if (signal.aborted) notices.push("Command aborted: the run was aborted");
     else if (timedOut) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);

@@ -32,6 +32,28 @@ describe("rewriteLegacyErrorLines", () => {
     );
   });
 
+  it("hands on an event at a time, each in one read, a blank line split across reads too (hunt 108)", async () => {
+    // The SDK joins an unfinished event again on every read: 30 MB in many lines of one event held the isolate 82 s.
+    const reads = async (parts: string[]) => {
+      const reader = rewriteLegacyErrorLines(bodyOf(parts)).getReader();
+      const out: string[] = [];
+      for (let next = await reader.read(); !next.done; next = await reader.read()) out.push(new TextDecoder().decode(next.value));
+      return out;
+    };
+    expect(await reads(["data: a\n", "data: b\n", "\n", "data: c\n\ndata: d", "\n\n"])).toEqual([
+      "data: a\ndata: b\n\n",
+      "data: c\n\n",
+      "data: d\n\n",
+    ]);
+    expect(await reads(["data: a\r\n", "\r", "\ndata: b\r", "\rdata: c\n", "\n"])).toEqual([
+      "data: a\r\n\r\n",
+      "data: b\r\r",
+      "data: c\n\n",
+    ]);
+    // An event cut by the body's end is handed on as it is.
+    expect(await reads(["data: a\n", "data: b"])).toEqual(["data: a\ndata: b"]);
+  });
+
   it("cancels the body when the request's signal aborts, and settles the read waiting on it (hunt 101)", async () => {
     // workerd left the read of an aborted request's body pending: the body, its reader and the abort's
     // DOMException stayed in the isolate, one set per aborted run.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { counterIds } from "../../src/domain";
-import { MAX_MODEL_OUTPUT_CHARS, MAX_PROVIDER_LINE_BYTES } from "../../src/domain/limits";
+import { MAX_MODEL_OUTPUT_CHARS, MAX_PROVIDER_EVENT_BYTES } from "../../src/domain/limits";
 import { ChatChunkAccumulator, ProviderStreamError } from "../../src/model";
 import { chunk, collect, EMPTY_REQUEST, testClient } from "./helpers";
 
@@ -88,13 +88,12 @@ describe("the output limit of one answer", () => {
   });
 });
 
-describe("a provider's line past the bound of any answer within the limit (hunt 105)", () => {
+describe("a provider's event past the bound of any answer within the limit (hunts 105 and 108)", () => {
   /**
    * A body of `head`, then 1 MiB reads of `b` (one buffer, enqueued again and again) with no line end,
    * and how many reads were taken: parsing one 40 MB line held the isolate for 20 s.
    */
-  function endlessLine(head: string, contentType: string) {
-    const piece = new Uint8Array(MiB).fill(0x62);
+  function endlessLine(head: string, contentType: string, piece: Uint8Array = new Uint8Array(MiB).fill(0x62)) {
     let reads = 0;
     let cancelled = false;
     const body = new ReadableStream<Uint8Array>({
@@ -110,16 +109,24 @@ describe("a provider's line past the bound of any answer within the limit (hunt 
   const expected = {
     type: "error",
     code: "output_too_large",
-    message: `the provider sent a line of its answer longer than ${MAX_PROVIDER_LINE_BYTES} bytes, more than an answer within the output limit takes; it was cut there`,
+    message: `the provider sent an event of its answer longer than ${MAX_PROVIDER_EVENT_BYTES} bytes, more than an answer within the output limit takes; it was cut there`,
   };
 
-  it("an event stream's unfinished line is cut once it passes 24 MiB + 64 KiB, before it is parsed, and the body is cancelled", async () => {
-    expect(MAX_PROVIDER_LINE_BYTES).toBe(6 * MAX_MODEL_OUTPUT_CHARS + 64 * 1024);
+  it("an event stream's unfinished event is cut once it passes 24 MiB + 64 KiB, before it is parsed, and the body is cancelled", async () => {
+    expect(MAX_PROVIDER_EVENT_BYTES).toBe(6 * MAX_MODEL_OUTPUT_CHARS + 64 * 1024);
     const { response, state } = endlessLine('data: {"choices":[{"index":0,"delta":{"content":"', "text/event-stream");
     const { client, calls } = testClient([response]);
     expect(await collect(client.stream(EMPTY_REQUEST, new AbortController().signal))).toEqual([expected]);
     // Not retried: the same answer would come again. Read: the head, the 25 MiB that pass the bound,
     // and one read ahead by the body's queue.
+    expect([calls.length, state()]).toEqual([1, { reads: 27, cancelled: true }]);
+  });
+
+  it("so is an event of many short lines, none near the bound (hunt 108: 30 MB held the isolate 82 s)", async () => {
+    const line = new TextEncoder().encode(`data: ${"b".repeat(MiB - 7)}\n`);
+    const { response, state } = endlessLine("data: {}\n", "text/event-stream", line);
+    const { client, calls } = testClient([response]);
+    expect(await collect(client.stream(EMPTY_REQUEST, new AbortController().signal))).toEqual([expected]);
     expect([calls.length, state()]).toEqual([1, { reads: 27, cancelled: true }]);
   });
 

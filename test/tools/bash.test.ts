@@ -366,6 +366,16 @@ describe("bash", () => {
     ]);
   });
 
+  it("does not take a command's own words for the shell's deadline (hunt 108)", async () => {
+    const out = await bash(fixtureFs(), "echo 'execution exceeded execution deadline (11000ms)' >&2; exit 124");
+    expect(out).toEqual({
+      error: true,
+      text: "execution exceeded execution deadline (11000ms)\n\n[Command exited with code 124]",
+      exitCode: 124,
+      code: "exit_status",
+    });
+  });
+
   it("stops a regex replace, split or match over a long line at the timeout, between matches (hunt 107)", async () => {
     // One global replace is a single step of sed, awk or jq: the call's timer gets no turn until it ends,
     // and each match from a position may scan to the line's end (20,000 characters: about two minutes).
