@@ -6,6 +6,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
  * patched (`patches/`) to ask `globalThis.__piHarnessStepOverdue` between matches and to stop the
  * command as aborted once it says so (hunt 107: `s/a*b|a/x/g` over 10,000 characters ran 17-20 s past
  * a 10 s timeout). Calls of several sessions interleave in one isolate: each asks its own context's.
+ * Deployed on Cloudflare, `Date.now()` advances only after I/O (a Spectre mitigation), so there the
+ * check never fires inside one step: it bounds the step under `wrangler dev` and a self-hosted workerd.
  */
 export interface StepDeadline {
   readonly at: number;
