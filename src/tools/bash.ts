@@ -7,6 +7,7 @@ import {
   BASH_MAX_OUTPUT_BYTES_PER_COMMAND,
   BASH_MAX_TIMEOUT_MS,
   BASH_MAX_TRAVERSAL_OPERATIONS,
+  BASH_REGEX_STEPS_PER_MS,
   MAX_PATH_DEPTH,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_OUTPUT_MAX_LINES,
@@ -157,7 +158,12 @@ export const bashTool: Tool<BashParams> = {
     });
 
     const timer = setTimeout(() => timeout.abort(), timeoutMs);
-    const deadline: StepDeadline = { at: Date.now() + timeoutMs, overdue: false };
+    const deadline: StepDeadline = {
+      at: Date.now() + timeoutMs,
+      maxWork: timeoutMs * BASH_REGEX_STEPS_PER_MS,
+      work: 0,
+      passed: null,
+    };
     let result: { stdout: string; stderr: string; exitCode: number };
     try {
       result = await withStepDeadline(deadline, () => shell.exec(args.command, { signal: stop }));
@@ -195,9 +201,10 @@ export const bashTool: Tool<BashParams> = {
     // (A command that prints the same words and exits 124 early is not one: hunt 108.)
     const timedOut =
       timeout.signal.aborted ||
-      deadline.overdue ||
+      deadline.passed !== null ||
       (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr) && Date.now() >= deadline.at);
     if (signal.aborted) notices.push("Command aborted: the run was aborted");
+    else if (deadline.passed === "work") notices.push(timedOutByWork(timeoutMs));
     else if (timedOut) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
     // A stopped command's writes stay: the next turn (or run) must know the workspace changed.
@@ -212,6 +219,14 @@ export const bashTool: Tool<BashParams> = {
     return { text: withNotices(body, notices), error: failed, exitCode: result.exitCode, ...(failed ? { code } : {}) };
   },
 };
+
+/**
+ * The regex engine's work passed what the timeout allows: deployed, where the clock stands still
+ * inside a step, that is what stops a step; locally the timeout usually comes first.
+ */
+function timedOutByWork(timeoutMs: number): string {
+  return `Command timed out: its regular-expression matching passed the work a ${timeoutMs} ms timeout allows (${(timeoutMs * BASH_REGEX_STEPS_PER_MS).toLocaleString("en-US")} steps); match less text at once (one file, or lines cut short) or a simpler pattern`;
+}
 
 /** Files written or deleted before the command was stopped: `It had changed 437 workspace files (f/1.txt, ...), which stay changed`. */
 function changedNotice(changed: ReadonlySet<string>): string {

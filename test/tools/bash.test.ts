@@ -1,5 +1,11 @@
-import { describe, expect, it } from "vitest";
-import { BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS, BASH_MAX_OUTPUT_BYTES_PER_COMMAND, MAX_FILE_BYTES } from "../../src/domain/limits";
+import { describe, expect, it, vi } from "vitest";
+import {
+  BASH_MAX_COMMANDS,
+  BASH_MAX_LOOP_ITERATIONS,
+  BASH_MAX_OUTPUT_BYTES_PER_COMMAND,
+  BASH_REGEX_STEPS_PER_MS,
+  MAX_FILE_BYTES,
+} from "../../src/domain/limits";
 import { BASH_UNAVAILABLE_COMMANDS, bashTool } from "../../src/tools/bash";
 import { WorkspaceError } from "../../src/workspace/errors";
 import { fixtureFs, MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
@@ -390,6 +396,34 @@ describe("bash", () => {
       const out = await bash(fs, command, { timeoutMs: 300 });
       expect([out.error, out.code], command).toEqual([true, "bash_timeout"]);
       expect(out.text, command).toMatch(/\[Command timed out after 300 ms\]$/);
+    }
+  });
+
+  it("stops one long regex match at the timeout, inside the match (a 16,384-character pattern over 20,000 characters ran 9.1 s)", async () => {
+    // No DFA state cache holds this pattern, so the NFA runs a thread per pattern character at each
+    // position; it reports its work, and the clock is asked, every 65,536 thread steps.
+    const fs = new MemoryWorkspaceFs({ "a.txt": `${"a".repeat(20_000)}\n` });
+    const out = await bash(fs, `grep -c '${"a".repeat(16_384)}' a.txt`, { timeoutMs: 300 });
+    expect([out.error, out.code, out.text]).toEqual([true, "bash_timeout", "(no output)\n\n[Command timed out after 300 ms]"]);
+  });
+
+  it("stops a regex step at its work bound when the clock stands still inside it, as deployed on Cloudflare", async () => {
+    // Deployed, Date.now() advances only after I/O: the clock cannot see a step's time, the count can.
+    expect(BASH_REGEX_STEPS_PER_MS).toBe(25_000);
+    const fs = new MemoryWorkspaceFs({ "a.txt": `${"a".repeat(20_000)}\n`, "b.txt": "one foo\ntwo\n" });
+    const frozen = vi.spyOn(Date, "now").mockReturnValue(Date.now());
+    try {
+      for (const command of ["sed -E 's/a*b|a/x/g' a.txt | wc -c", `case "$(cat a.txt)" in ${"*a".repeat(200)}b) echo y;; esac`]) {
+        const out = await bash(fs, command, { timeoutMs: 300 });
+        expect([out.error, out.code], command).toEqual([true, "bash_timeout"]);
+        expect(out.text, command).toMatch(
+          /\[Command timed out: its regular-expression matching passed the work a 300 ms timeout allows \(7,500,000 steps\); match less text at once \(one file, or lines cut short\) or a simpler pattern\]$/,
+        );
+      }
+      // The next call counts from nothing.
+      expect(await bash(fs, "sed 's/foo/bar/' b.txt", { timeoutMs: 300 })).toEqual({ error: false, text: "one bar\ntwo", exitCode: 0 });
+    } finally {
+      frozen.mockRestore();
     }
   });
 
