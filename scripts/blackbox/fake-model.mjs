@@ -32,8 +32,10 @@ export function startFakeModel(port = 0) {
       res.writeHead(200, { "content-type": "application/json" });
       return res.end(JSON.stringify(requests));
     }
-    let body = "";
-    for await (const chunk of req) body += chunk;
+    // Decoded once whole: a character split across two chunks would become U+FFFD (hunt 109).
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = Buffer.concat(chunks).toString("utf8");
     const parsed = JSON.parse(body || "{}");
     requests.push(parsed);
     const messages = parsed.messages ?? [];

@@ -4,7 +4,18 @@ import { cancelledOnAbort } from "./stream-cancellation";
 
 const LF = 0x0a;
 const CR = 0x0d;
+const COLON = 0x3a;
+const SPACE = 0x20;
 const ERROR_FIELD = new TextEncoder().encode("error:");
+const DATA_FIELD = new TextEncoder().encode("data");
+const EVENT_FIELD = new TextEncoder().encode("event");
+
+/** A body whose first reads were taken to look at (`held`, handed on first), and the reader of the rest. */
+export interface PeekedBody {
+  readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly release: () => void;
+  readonly held: Uint8Array[];
+}
 
 /**
  * Older llama.cpp servers report a failure inside a 200 event stream as an SSE field named `error`
@@ -17,13 +28,16 @@ const ERROR_FIELD = new TextEncoder().encode("error:");
  * growing with the square of its length (hunt 72: 4 MB of tool-call arguments in one line; hunt 108:
  * 30 MB in many `data:` lines of one event held the isolate for 82 s). An event longer than
  * `maxEventBytes` ends the answer with `output_too_large` before the SDK sees it.
+ *
+ * An event that holds no data (`event: ping` alone, or empty `data:` lines) is dropped, as the SSE
+ * standard does: the SDK hands it on and fails parsing its empty data as JSON (hunt 109).
  */
 export function rewriteLegacyErrorLines(
-  body: ReadableStream<Uint8Array>,
+  body: ReadableStream<Uint8Array> | PeekedBody,
   signal?: AbortSignal | null,
   maxEventBytes = MAX_PROVIDER_EVENT_BYTES,
 ): ReadableStream<Uint8Array> {
-  const { reader, release } = cancelledOnAbort(body, signal);
+  const { reader, release, held: first } = body instanceof ReadableStream ? { ...cancelledOnAbort(body, signal), held: [] } : body;
   // The unfinished event's reads, joined once it ends.
   let held: Uint8Array[] = [];
   let heldBytes = 0;
@@ -38,14 +52,18 @@ export function rewriteLegacyErrorLines(
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value } = first.length > 0 ? { done: false as const, value: first.shift()! } : await reader.read();
         if (done) {
-          if (held.length > 0) controller.enqueue(rewriteLines(concat(held)));
+          if (held.length > 0) controller.enqueue(rewriteEvents(concat(held)));
           release();
           return controller.close();
         }
         const end = lastEventEnd(before, value);
+        // The read's first event goes on from the held ones; only when they may pass the bound
+        // together is each of its events measured (hunt 109: one byte over went through).
+        const over = end >= 0 && heldBytes + end > maxEventBytes && longestEvent(before, value, end, heldBytes) > maxEventBytes;
         before = lastBytes(before, value);
+        if (over) return tooLong(controller);
         if (end < 0) {
           held.push(value);
           heldBytes += value.length;
@@ -56,7 +74,7 @@ export function rewriteLegacyErrorLines(
         held = end < value.length ? [value.slice(end)] : [];
         heldBytes = value.length - end;
         if (heldBytes > maxEventBytes) return tooLong(controller);
-        return controller.enqueue(rewriteLines(events));
+        return controller.enqueue(rewriteEvents(events));
       }
     },
     cancel(reason) {
@@ -71,13 +89,29 @@ export function rewriteLegacyErrorLines(
  * ends the SDK looks for), or -1; `before` holds the bytes before `value` (its last 3 at least).
  */
 function lastEventEnd(before: Uint8Array, value: Uint8Array): number {
-  const at = (i: number) => (i >= 0 ? value[i]! : (before[before.length + i] ?? -1));
-  for (let i = value.length - 1; i >= 0; i--) {
-    const byte = value[i];
-    if (byte === LF && (at(i - 1) === LF || (at(i - 1) === CR && at(i - 2) === LF && at(i - 3) === CR))) return i + 1;
-    if (byte === CR && at(i - 1) === CR) return i + 1;
-  }
+  for (let i = value.length - 1; i >= 0; i--) if (endsEvent(before, value, i)) return i + 1;
   return -1;
+}
+
+/** The longest event that ends in `value` up to `end`, its first going on from `heldBytes` held before. */
+function longestEvent(before: Uint8Array, value: Uint8Array, end: number, heldBytes: number): number {
+  let longest = 0;
+  let start = -heldBytes;
+  for (let i = 0; i < end; i++) {
+    if (!endsEvent(before, value, i)) continue;
+    longest = Math.max(longest, i + 1 - start);
+    start = i + 1;
+  }
+  return longest;
+}
+
+/** Whether the byte at `i` of `value` ends a blank line that closes an event. */
+function endsEvent(before: Uint8Array, value: Uint8Array, i: number): boolean {
+  const at = (j: number) => (j >= 0 ? value[j]! : (before[before.length + j] ?? -1));
+  const byte = value[i];
+  return (
+    (byte === LF && (at(i - 1) === LF || (at(i - 1) === CR && at(i - 2) === LF && at(i - 3) === CR))) || (byte === CR && at(i - 1) === CR)
+  );
 }
 
 /** The last 3 bytes of `before` followed by `value`. */
@@ -96,34 +130,62 @@ export function eventTooLong(maxEventBytes: number): ProviderStreamError {
   });
 }
 
-/** `bytes` with each line that starts with `error:` replaced by its `data:` form; `bytes` itself when there is none. */
-function rewriteLines(bytes: Uint8Array): Uint8Array {
-  const starts = errorLineStarts(bytes);
-  if (starts.length === 0) return bytes;
+/**
+ * `bytes`, whole events, with each line that starts with `error:` in its `data:` form and each event
+ * that holds no data left out; `bytes` itself when there is neither. Lines end at LF, CR or CRLF.
+ */
+function rewriteEvents(bytes: Uint8Array): Uint8Array {
   const parts: Uint8Array[] = [];
   let copied = 0;
-  for (const start of starts) {
-    let end = start;
-    while (end < bytes.length && bytes[end] !== LF && bytes[end] !== CR) end++;
-    parts.push(bytes.subarray(copied, start), dataLine(bytes.subarray(start + ERROR_FIELD.length, end)));
-    copied = end;
+  let event = { start: 0, named: false, data: false, emptyData: false };
+  // The next LF and CR, found natively and kept until passed: an indexOf per line for a byte the
+  // stream never sends would read to its end each time.
+  let lf = bytes.indexOf(LF);
+  let cr = bytes.indexOf(CR);
+  for (let line = 0; line < bytes.length; ) {
+    if (lf !== -1 && lf < line) lf = bytes.indexOf(LF, line);
+    if (cr !== -1 && cr < line) cr = bytes.indexOf(CR, line);
+    const end = Math.min(lf === -1 ? bytes.length : lf, cr === -1 ? bytes.length : cr);
+    const next = bytes[end] === CR && bytes[end + 1] === LF ? end + 2 : end + 1;
+    if (end === line) {
+      // A blank line: the event ends. One without data is not an event the SDK can parse.
+      if (!event.data && (event.named || event.emptyData)) {
+        parts.push(bytes.subarray(copied, event.start));
+        copied = next;
+      }
+      event = { start: next, named: false, data: false, emptyData: false };
+    } else if (startsWith(bytes, line, ERROR_FIELD)) {
+      parts.push(bytes.subarray(copied, line), dataLine(bytes.subarray(line + ERROR_FIELD.length, end)));
+      copied = end;
+      event.data = true;
+    } else if (isField(bytes, line, end, DATA_FIELD)) {
+      if (hasValue(bytes, line + DATA_FIELD.length, end)) event.data = true;
+      else event.emptyData = true;
+    } else if (isField(bytes, line, end, EVENT_FIELD) && hasValue(bytes, line + EVENT_FIELD.length, end)) {
+      event.named = true;
+    }
+    line = next;
   }
+  if (copied === 0) return bytes;
   parts.push(bytes.subarray(copied));
   return concat(parts);
 }
 
-/** Offsets, in order, of the lines that start with `error:` (`bytes` starts at a line start). */
-function errorLineStarts(bytes: Uint8Array): number[] {
-  const starts: number[] = [];
-  for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] === ERROR_FIELD[0] && (i === 0 || bytes[i - 1] === LF || bytes[i - 1] === CR) && startsWithErrorField(bytes, i))
-      starts.push(i);
-  }
-  return starts;
+/** Whether the line from `at` to `end` is the field `name` (`name`, or `name:` and a value). */
+function isField(bytes: Uint8Array, at: number, end: number, name: Uint8Array): boolean {
+  return startsWith(bytes, at, name) && (at + name.length === end || bytes[at + name.length] === COLON);
 }
 
-function startsWithErrorField(bytes: Uint8Array, at: number): boolean {
-  return at + ERROR_FIELD.length <= bytes.length && ERROR_FIELD.every((byte, i) => bytes[at + i] === byte);
+/** Whether a field whose name ends at `at` has a value: more than its `:` and one space. */
+function hasValue(bytes: Uint8Array, at: number, end: number): boolean {
+  const value = at + 1 < end && bytes[at + 1] === SPACE ? at + 2 : at + 1;
+  return value < end;
+}
+
+function startsWith(bytes: Uint8Array, at: number, prefix: Uint8Array): boolean {
+  if (at + prefix.length > bytes.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
 }
 
 /** `data: {"error": <value>}`; a value that is not JSON becomes the error's text. */

@@ -3,7 +3,7 @@ import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/
 import { type IdGenerator, isRecord, randomIds } from "../domain";
 import { MAX_PROVIDER_EVENT_BYTES } from "../domain/limits";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
-import { eventTooLong, rewriteLegacyErrorLines } from "./legacy-error-lines";
+import { eventTooLong, type PeekedBody, rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
@@ -200,17 +200,16 @@ function providerFetch(inner: FetchLike): FetchLike {
     const response = await inner(input, init);
     if (!response.ok) return normaliseErrorBody(response);
     const type = response.headers.get("content-type") ?? "";
-    if (/\bjson\b/i.test(type) && response.body !== null) {
-      // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
-      const { first, body } = await firstByte(response.body, init?.signal);
-      if (first === 0x7b || first === 0x5b) {
-        const text = await boundedText(body, MAX_PROVIDER_EVENT_BYTES);
-        return text === null ? failedStream(response, eventTooLong(MAX_PROVIDER_EVENT_BYTES)) : jsonAnswer(response, text);
-      }
-      return withBody(response, rewriteLegacyErrorLines(body, init?.signal));
+    if (!/\bjson\b|text\/event-stream/i.test(type) || response.body === null) return response;
+    // A body that starts like JSON is read whole, whatever its label: some servers label their event
+    // stream JSON, and some gateways send `{"error": ...}` or a whole completion labelled as an event
+    // stream (hunt 109: its 429 was lost). An event stream never starts so: its lines start with a field.
+    const { first, peeked } = await firstByte(response.body, init?.signal);
+    if (first === 0x7b || first === 0x5b) {
+      const text = await boundedText(rejoined(peeked), MAX_PROVIDER_EVENT_BYTES);
+      return text === null ? failedStream(response, eventTooLong(MAX_PROVIDER_EVENT_BYTES)) : jsonAnswer(response, text);
     }
-    const eventStream = /text\/event-stream/i.test(type);
-    return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body, init?.signal)) : response;
+    return withBody(response, rewriteLegacyErrorLines(peeked, init?.signal));
   };
 }
 
@@ -305,28 +304,38 @@ function failedStream(response: Response, error: Error): Response {
   return withBody(new Response(null, { status: response.status, statusText: response.statusText, headers }), body);
 }
 
-/** The first byte of `body` that is not whitespace (null when there is none), and the whole body again, unread past that. */
+/**
+ * The body's first byte that is not whitespace or a byte order mark, read without losing what was read
+ * (`peeked` hands it on first); null for a body without one.
+ */
 async function firstByte(
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal | null | undefined,
-): Promise<{ first: number | null; body: ReadableStream<Uint8Array> }> {
+): Promise<{ first: number | null; peeked: PeekedBody }> {
   const { reader, release } = cancelledOnAbort(body, signal);
   const held: Uint8Array[] = [];
   let first: number | null = null;
-  let done = false;
-  while (first === null && !done) {
+  for (let done = false; first === null && !done; ) {
     const next = await reader.read();
     if (next.done) done = true;
     else {
       held.push(next.value);
-      first = next.value.find((byte) => byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) ?? null;
+      first = next.value.find((byte) => !SKIPPED_FIRST.has(byte)) ?? null;
     }
   }
-  const again = new ReadableStream<Uint8Array>({
+  return { first, peeked: { reader, release, held } };
+}
+
+/** Whitespace, and the bytes of a UTF-8 byte order mark (EF BB BF), which a decoder drops. */
+const SKIPPED_FIRST = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
+
+/** A peeked body as one stream again. */
+function rejoined({ reader, release, held }: PeekedBody): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const chunk = held.shift();
       if (chunk) return controller.enqueue(chunk);
-      const next = done ? { done: true as const } : await reader.read();
+      const next = await reader.read();
       if (!next.done) return controller.enqueue(next.value);
       release();
       controller.close();
@@ -336,7 +345,6 @@ async function firstByte(
       return reader.cancel(reason);
     },
   });
-  return { first, body: again };
 }
 
 /** `response` with another body; the old body's length and encoding no longer describe it. */

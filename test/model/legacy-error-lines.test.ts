@@ -54,6 +54,46 @@ describe("rewriteLegacyErrorLines", () => {
     expect(await reads(["data: a\n", "data: b"])).toEqual(["data: a\ndata: b"]);
   });
 
+  it("leaves out an event that holds no data, as the SSE standard does: the SDK failed parsing its empty data (hunt 109)", async () => {
+    const kept = ["data: a", ": comment only", "id: 4", "retry: 10", "event: message\ndata: b", "data: [DONE]"];
+    const dropped = ["event: ping", "event: x\ndata:", "data", "data: \ndata:", ": c\nevent: y\nid: 5"];
+    for (const newline of ["\n", "\r\n", "\r"]) {
+      const events = (list: string[]) => list.map((event) => `${event.replaceAll("\n", newline)}${newline}${newline}`);
+      const input = encoder.encode([...events(kept), ...events(dropped)].sort((x, y) => x.localeCompare(y)).join(""));
+      const expected = encoder.encode(
+        events(kept)
+          .sort((x, y) => x.localeCompare(y))
+          .join(""),
+      );
+      for (const parts of twoWaySplits(input))
+        expect(new TextDecoder().decode(await rewritten(parts)), JSON.stringify(newline)).toBe(new TextDecoder().decode(expected));
+    }
+  });
+
+  it("cuts an event one byte over the bound, also when the read that ends it takes it over (hunt 109)", async () => {
+    const outcome = async (parts: string[]) => {
+      const reader = rewriteLegacyErrorLines(bodyOf(parts), undefined, 20).getReader();
+      let text = "";
+      try {
+        for (let next = await reader.read(); !next.done; next = await reader.read()) text += new TextDecoder().decode(next.value);
+        return text;
+      } catch (err) {
+        return (err as { failure?: { code: string } }).failure?.code;
+      }
+    };
+    // 20 bytes with its blank line: at the bound. 21: over it, whichever read ends it.
+    const atBound = "data: 0123456789ab\n\n";
+    const overBound = "data: 0123456789abc\n\n";
+    expect([atBound.length, overBound.length]).toEqual([20, 21]);
+    for (let cut = 0; cut <= overBound.length; cut++) {
+      expect(await outcome([atBound.slice(0, cut), atBound.slice(cut) + atBound]), `at ${cut}`).toBe(atBound + atBound);
+      expect(await outcome([overBound.slice(0, cut), `${overBound.slice(cut)}data: x\n\n`]), `over ${cut}`).toBe("output_too_large");
+      expect(await outcome([`data: x\n\n${overBound.slice(0, cut)}`, `${overBound.slice(cut)}data: x\n\n`]), `after ${cut}`).toBe(
+        "output_too_large",
+      );
+    }
+  });
+
   it("cancels the body when the request's signal aborts, and settles the read waiting on it (hunt 101)", async () => {
     // workerd left the read of an aborted request's body pending: the body, its reader and the abort's
     // DOMException stayed in the isolate, one set per aborted run.
