@@ -249,7 +249,7 @@ function refusedNotice(refused: { count: number; first: string[] }): string {
 
 /** The exit status just-bash gives a command it stopped at one of its execution limits. */
 const BASH_LIMIT_EXIT_CODE = 126;
-/** just-bash's errors for the command and iteration limits (`seq: iteration limit exceeded (10000)`, ...). */
+/** just-bash's errors for the command and iteration limits (`seq: iteration limit exceeded (100000)`, ...). */
 const WORK_LIMIT_ERROR = /too many commands executed|too many iterations|iteration limit exceeded|exceeded maximum iterations/;
 const WORK_LIMIT_ADVICE =
   `This shell stops a call at ${count(BASH_MAX_COMMANDS)} commands or ${count(BASH_MAX_LOOP_ITERATIONS)} loop iterations, a fixed limit that ` +
@@ -263,7 +263,8 @@ const DEADLINE_ERROR = /execution exceeded execution deadline/;
 const DATA_LIMIT_ERROR = /limit exceeded \(\d+\)/;
 const DATA_LIMIT_ADVICE =
   "This shell's commands stop at fixed limits on the data one command handles (100,000 lines, matches or items for grep, " +
-  "rg, paste, column and xargs; 10,000 lines for cut): narrow the input first (grep, head, sed -n) or split it over several commands";
+  "rg, paste, column and xargs, records for awk and jq -R, fields or characters picked by cut): narrow the input first " +
+  "(grep, head, sed -n) or split it over several commands";
 
 /**
  * just-bash's parser refuses a script of more than 10,000 top-level statements as a syntax error

@@ -384,7 +384,9 @@ describe("what a model sends, exported and imported again", () => {
     ]);
     // The call ran as it is recorded, its key with U+FFFD (hunt 109).
     const read = messages.find((m) => m.kind === "tool_result" && m.toolCallId === "c1");
-    expect(read?.kind === "tool_result" && read.resultText).toBe('invalid_arguments: invalid arguments for read: Unrecognized key: "k\ufffd"');
+    expect(read?.kind === "tool_result" && read.resultText).toBe(
+      'invalid_arguments: invalid arguments for read: Unrecognized key: "k\ufffd"',
+    );
     const again = await importJsonl(exported);
     expect(again.status).toBe(201);
     // The trace's summaries count what a tool found (never its text, here a path whose 200th character is inside an emoji).

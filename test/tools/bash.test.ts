@@ -324,7 +324,7 @@ describe("bash", () => {
   });
 
   const limitAdvice =
-    "This shell stops a call at 10,000 commands or 10,000 loop iterations, a fixed limit that cannot be raised: process the items " +
+    "This shell stops a call at 10,000 commands or 100,000 loop iterations, a fixed limit that cannot be raised: process the items " +
     "in batches over several calls, or use fewer commands per item (one grep, sed or awk over many files, xargs) instead of a loop per item";
 
   it("stops runaway loops at the command limit, and says the limit is fixed and what to do instead", async () => {
@@ -354,21 +354,21 @@ describe("bash", () => {
   });
 
   it("stops seq at the iteration limit with the same advice", async () => {
-    const out = await bash(fixtureFs(), "seq 1 20000 | wc -l");
+    const out = await bash(fixtureFs(), "seq 1 200000 | wc -l");
     expect([out.exitCode, out.text]).toEqual([
       126,
-      `bash: seq: iteration limit exceeded (10000)\n\n[Command exited with code 126. ${limitAdvice}]`,
+      `bash: seq: iteration limit exceeded (100000)\n\n[Command exited with code 126. ${limitAdvice}]`,
     ]);
   });
 
   it("says what to do at a limit on the data one command handles (hunt 107: cut over 10,001 lines)", async () => {
-    const fs = new MemoryWorkspaceFs({ "c.txt": "a,b\n".repeat(10_001) });
+    const fs = new MemoryWorkspaceFs({ "c.txt": "a,b\n".repeat(100_001) });
     const out = await bash(fs, "cut -d, -f1 c.txt | wc -l");
     expect([out.exitCode, out.text]).toEqual([
       126,
-      "bash: cut: range expansion limit exceeded (10000)\n\n[Command exited with code 126. This shell's commands stop at fixed limits on the data one " +
-        "command handles (100,000 lines, matches or items for grep, rg, paste, column and xargs; 10,000 lines for cut): narrow the input " +
-        "first (grep, head, sed -n) or split it over several commands]",
+      "bash: cut: range expansion limit exceeded (100000)\n\n[Command exited with code 126. This shell's commands stop at fixed limits on the data one " +
+        "command handles (100,000 lines, matches or items for grep, rg, paste, column and xargs, records for awk and jq -R, fields or " +
+        "characters picked by cut): narrow the input first (grep, head, sed -n) or split it over several commands]",
     ]);
   });
 
@@ -427,10 +427,21 @@ describe("bash", () => {
     }
   });
 
+  it("reads files of up to 100,000 lines with awk, cut, jq -R, strings and rg, as grep does (the hardened 10,000 failed them at 10,001)", async () => {
+    const lines = Array.from({ length: 50_000 }, (_, i) => `src/m${i % 7}/f${i}.ts,${i}`).join("\n");
+    const fs = new MemoryWorkspaceFs({ "list.txt": `${lines}\n` });
+    const out = await bash(
+      fs,
+      "awk -F, '{ n += $2 } END { print NR, n }' list.txt; cut -d/ -f2 list.txt | sort | uniq -c | wc -l; " +
+        "jq -R . list.txt | wc -l; strings list.txt | wc -l; rg -c 'm3/' list.txt",
+    );
+    expect(out).toEqual({ error: false, text: "50000 1249975000\n7\n50000\n50000\n7143", exitCode: 0 });
+  });
+
   it("tells the model its command and iteration limits up front", () => {
-    expect([BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS]).toEqual([10_000, 10_000]);
+    expect([BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS]).toEqual([10_000, 100_000]);
     expect(bashTool.description).toContain(
-      "One call runs at most 10,000 commands (each pass of a loop body counts) and 10,000 passes of a loop or numbers from seq",
+      "One call runs at most 10,000 commands (each pass of a loop body counts) and 100,000 passes of a loop or numbers from seq",
     );
   });
 
