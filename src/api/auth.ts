@@ -73,7 +73,7 @@ function refuseForeignHost(hostname: string, openHosts: string | undefined): voi
 }
 
 /** The one route that takes a stream token: `GET /api/sessions/:id/events/stream?token=`. */
-const STREAM_PATH = /^\/api\/sessions\/([^/]+)\/events\/stream$/;
+export const STREAM_PATH = /^\/api\/sessions\/([^/]+)\/events\/stream$/;
 
 /**
  * Bearer-token auth for `/api/*` (our own rather than Hono's `bearerAuth`: tokens come from the

@@ -2,16 +2,20 @@ import { z } from "zod";
 import {
   AgentMessage,
   type ApiErrorCode,
+  DEFAULT_STREAM_TOKEN_TTL_SECONDS,
   DENIAL_CODES,
   ERROR_REGISTRY,
   type ErrorCode,
   httpStatus,
+  MAX_STREAM_TOKEN_TTL_SECONDS,
+  MIN_STREAM_TOKEN_TTL_SECONDS,
   ProjectId,
   RUN_ERROR_CODES,
   SeqAgentEvent,
   SessionId,
   WorkspaceId,
 } from "../domain";
+import { CLIENT_REQUEST_ID } from "./request-context";
 import { API_ROUTES, BODY_API_ERRORS, COMMON_API_ERRORS, type Content, type Method } from "./route-docs";
 import { ErrorResponse } from "./schemas";
 
@@ -77,6 +81,18 @@ function buildDocument(): JsonSchema {
     components[name] ??= toSchema(schema, io);
     return { $ref: `#/components/schemas/${name}` };
   };
+  const describedSchema = (type: string, c: Extract<Content, { description: string }>, io: "input" | "output"): JsonSchema => {
+    // An SSE answer is a run of events: its schema is the event's, as hey-api (and OpenAPI 3.2's itemSchema) read it.
+    if (type === "text/event-stream" && c.itemSchema)
+      return { ...ref(c.itemSchema.name, c.itemSchema.schema, "output"), description: c.description };
+    // A JSON document without a schema of its own (this one) is an object.
+    if (type === "application/json") return { type: "object", description: c.description };
+    // Any other body is sent as its bytes (an archive, JSONL): format binary is what generators key on to send a Blob
+    // as it is rather than JSON-encode a string; contentMediaType is OpenAPI 3.1's way of saying it.
+    if (io === "input") return { type: "string", format: "binary", contentMediaType: type, description: c.description };
+    // Other answers (downloads) stay a string, what a client reading them as text gets.
+    return { type: "string", description: c.description };
+  };
   const content = (c: Content, io: "input" | "output") =>
     "schema" in c
       ? { [c.type]: { schema: ref(c.name, c.schema, io), ...(c.example !== undefined ? { example: c.example } : {}) } }
@@ -84,8 +100,7 @@ function buildDocument(): JsonSchema {
           (typeof c.type === "string" ? [c.type] : c.type).map((type) => [
             type,
             {
-              // A JSON document without a schema of its own (this one) is an object; other bodies are text or bytes.
-              schema: { type: type === "application/json" ? "object" : "string", description: c.description },
+              schema: describedSchema(type, c, io),
               ...(c.itemSchema ? { "x-item-schema": ref(c.itemSchema.name, c.itemSchema.schema, "output") } : {}),
             },
           ]),
@@ -145,8 +160,9 @@ function buildDocument(): JsonSchema {
     const operation = {
       operationId: operationId(route.method, route.path),
       summary: route.summary,
-      ...(route.auth ? {} : { security: [] }),
-      ...(params.length + query.length + headers.length > 0 ? { parameters: [...params, ...query, ...headers] } : {}),
+      // No auth: no scheme. The event stream also takes a stream token, as an alternative to the bearer token.
+      ...(route.auth ? (route.streamToken ? { security: [{ bearer: [] }, { streamToken: [] }] } : {}) : { security: [] }),
+      parameters: [...params, ...query, ...headers, { $ref: "#/components/parameters/RequestId" }],
       ...(route.body ? { requestBody: { required: bodyRequired(route.body), content: content(route.body, "input") } } : {}),
       responses,
     };
@@ -167,7 +183,11 @@ function buildDocument(): JsonSchema {
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "a token of AUTH_TOKENS; not needed when it is unset" } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "a token of AUTH_TOKENS; not needed when it is unset" },
+        streamToken: STREAM_TOKEN_SCHEME,
+      },
+      parameters: { RequestId: REQUEST_ID_PARAMETER },
       schemas: components,
     },
     "x-error-codes": Object.fromEntries(
@@ -186,8 +206,20 @@ function bodyRequired(body: Content): boolean {
   return "schema" in body ? !body.schema.safeParse({}).success : true;
 }
 
+/** Every request may name itself (request-context.ts); a value that does not fit is replaced, not refused. */
+const REQUEST_ID_PARAMETER = {
+  name: "X-Request-Id",
+  in: "header",
+  required: false,
+  description:
+    "names this request in the answer's x-request-id, in an error body's requestId and in the server's logs; a value that does not fit the pattern is not refused but replaced by a new UUID",
+  schema: { type: "string", pattern: CLIENT_REQUEST_ID.source },
+};
 const REQUEST_ID_HEADER = {
-  "x-request-id": { description: "names this request in error bodies and in the server's logs", schema: { type: "string" } },
+  "x-request-id": {
+    description: "names this request in error bodies and in the server's logs: the X-Request-Id sent, when it fits, else a new UUID",
+    schema: { type: "string" },
+  },
   "cache-control": { description: "no-store: no answer of this service may be kept by a cache", schema: { type: "string" } },
 };
 /** Headers `app.onError` adds to an error answer of that status. */
@@ -195,6 +227,13 @@ const ERROR_HEADERS: Record<number, Record<string, { description: string; schema
   401: { "www-authenticate": { description: 'Bearer realm="pi-harness"', schema: { type: "string" } } },
   429: { "retry-after": { description: "seconds to wait before trying again", schema: { type: "string" } } },
   503: { "retry-after": { description: "seconds to wait before trying again", schema: { type: "string" } } },
+};
+/** `?token=` on the event stream (auth.ts): the way a browser EventSource, which cannot send Authorization, authenticates. */
+const STREAM_TOKEN_SCHEME = {
+  type: "apiKey",
+  in: "query",
+  name: "token",
+  description: `a stream token, for a browser EventSource (which cannot send Authorization): POST /api/sessions/{id}/stream-token, called with the bearer token, issues it, signed with STREAM_TOKEN_SECRET and bound to the tenant, that session and that bearer token, for ttlSeconds (${MIN_STREAM_TOKEN_TTL_SECONDS}-${MAX_STREAM_TOKEN_TTL_SECONDS}, default ${DEFAULT_STREAM_TOKEN_TTL_SECONDS}). It grants GET (and HEAD) /api/sessions/{id}/events/stream of that session and nothing else; read only when no Authorization header is sent, and not at all when AUTH_TOKENS is unset.`,
 };
 const RUN_ID_HEADER = { "x-run-id": { description: "the run being streamed, when there is one", schema: { type: "string" } } };
 

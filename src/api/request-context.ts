@@ -4,7 +4,7 @@ import { logLine, useLogLevel } from "../log";
 import type { AppBindings } from "./context";
 
 /** A client may name its request (`x-request-id`) with up to 64 of these characters; otherwise one is made. */
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** The request line keeps this much of the path (a URL may be 16 KB, and the client chose it); `pathChars` gives the rest's size. */
 export const MAX_LOGGED_PATH_CHARS = 200;
 

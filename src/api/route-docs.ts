@@ -93,6 +93,8 @@ export interface RouteDoc {
   summary: string;
   /** Needs the bearer token when AUTH_TOKENS is set. */
   auth: boolean;
+  /** Takes a stream token in `?token=` instead of the bearer token (auth.ts, STREAM_PATH). */
+  streamToken?: true;
   query?: z.ZodObject;
   /** Request headers the route reads, besides Authorization and Content-Type. */
   headers?: readonly { name: string; schema: z.ZodType }[];
@@ -463,6 +465,7 @@ const CORE_ROUTES: readonly RouteDoc[] = [
     summary:
       "Replays the events after Last-Event-ID (or ?after=), tails the active run, then ends; 204 when no run is active and nothing is after it; 400 invalid_last_event_id past the newest event id. With ?runId=, that run's stream (a withdrawn follow-up's ends at its queued_message_withdrawn); with &messageId= too, a steer's stream (from its message_queued at the earliest), following its message. Takes ?token= (a stream token) instead of Authorization.",
     auth: true,
+    streamToken: true,
     query: EventStreamQuery,
     headers: [{ name: "Last-Event-ID", schema: ResumeSeq }],
     status: 200,

@@ -2,7 +2,9 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../../src/api/app";
+import { STREAM_PATH } from "../../src/api/auth";
 import { openApiDocument, openApiPath } from "../../src/api/openapi";
+import { CLIENT_REQUEST_ID } from "../../src/api/request-context";
 import { API_ROUTES } from "../../src/api/route-docs";
 import { AbortResult, SessionCreated, SessionInfo, SessionList } from "../../src/api/schemas";
 import { API_ERROR_CODES, DENIAL_CODES, ERROR_REGISTRY, EVENT_TYPES, RUN_ERROR_CODES } from "../../src/domain";
@@ -142,14 +144,18 @@ describe("GET /openapi.json", () => {
   });
 
   it("documents the resume header, the stream-token query and the response headers", () => {
-    const stream = doc.paths["/api/sessions/{id}/events/stream"]!.get as { parameters: { name: string; in: string }[]; responses: Json };
-    expect(stream.parameters.map((p) => `${p.in}:${p.name}`)).toEqual([
+    const stream = doc.paths["/api/sessions/{id}/events/stream"]!.get as {
+      parameters: { name: string; in: string; $ref?: string }[];
+      responses: Json;
+    };
+    expect(stream.parameters.map((p) => p.$ref ?? `${p.in}:${p.name}`)).toEqual([
       "path:id",
       "query:after",
       "query:token",
       "query:runId",
       "query:messageId",
       "header:Last-Event-ID",
+      "#/components/parameters/RequestId",
     ]);
     expect(Object.keys((stream.responses["200"] as { headers: Json }).headers)).toEqual(["x-request-id", "cache-control", "x-run-id"]);
     expect(stream.responses["204"]).toBeDefined();
@@ -317,5 +323,125 @@ describe("the document as a contract for generated clients (hunt 38)", () => {
     expect(described("get", "/api/sessions/{id}/events/stream")).toBe(
       `${frames} Without runId the stream ends once the events after Last-Event-ID are sent and the active run, if any, has ended (agent_completed or agent_error). With runId it ends at that run's terminal event, or at queued_message_withdrawn for a follow-up withdrawn before its run started; with messageId too it follows the steer as its own stream did (past the run's terminal event, into the follow-up run that carries it, when the run did not take it). ${cut}`,
     );
+  });
+});
+
+describe("the document as generated SDKs read it (hunt 111)", () => {
+  type Media = Record<string, { schema: Json; "x-item-schema"?: Json }>;
+  type Operation = {
+    requestBody?: { content: Media };
+    responses: Record<string, { content?: Media }>;
+    parameters: Json[];
+    security?: Json[];
+  };
+  const op = (method: string, path: string) => doc.paths[path]![method] as unknown as Operation;
+
+  it("an archive or JSONL body is bytes (format binary, contentMediaType), so an SDK sends it as it is, not JSON-encoded", () => {
+    const upload = op("post", "/api/workspaces").requestBody!.content;
+    expect(upload["application/gzip"]!.schema).toEqual({
+      type: "string",
+      format: "binary",
+      contentMediaType: "application/gzip",
+      description:
+        "the archive: tar, tar.gz or zip, told by its magic bytes, else by its Content-Type (an old v7 tar, without magic, needs a tar type)",
+    });
+    expect(op("post", "/api/sessions/import").requestBody!.content["application/x-ndjson"]).toEqual({
+      schema: {
+        type: "string",
+        format: "binary",
+        contentMediaType: "application/x-ndjson",
+        description: "one message per line, as exported",
+      },
+      "x-item-schema": { $ref: "#/components/schemas/AgentMessage" },
+    });
+    expect(op("post", "/api/projects/{pid}/traces").requestBody!.content["application/jsonl"]!.schema).toEqual({
+      type: "string",
+      format: "binary",
+      contentMediaType: "application/jsonl",
+      description: "one trace record per line",
+    });
+    // Every body not in JSON is bytes of its own media type, and these three routes are the ones with such a body.
+    const binary = operations.flatMap(([m, p, o]) =>
+      Object.entries((o as unknown as Operation).requestBody?.content ?? {})
+        .filter(([type]) => type !== "application/json")
+        .map(([type, media]) => {
+          expect([m, p, media.schema.format, media.schema.contentMediaType]).toEqual([m, p, "binary", type]);
+          return `${m} ${p}`;
+        }),
+    );
+    expect([...new Set(binary)].sort()).toEqual(["post /api/projects/{pid}/traces", "post /api/sessions/import", "post /api/workspaces"]);
+    // An answer read as text stays text.
+    expect(op("get", "/api/sessions/{id}/messages").responses["200"]!.content!["application/x-ndjson"]!.schema).toEqual({
+      type: "string",
+      description: "one message per line",
+    });
+  });
+
+  it("an SSE answer's schema is its event, SeqAgentEvent (x-item-schema kept)", () => {
+    for (const [method, path] of [
+      ["post", "/api/sessions/{id}/messages/stream"],
+      ["get", "/api/sessions/{id}/events/stream"],
+    ] as const) {
+      const sse = op(method, path).responses["200"]!.content!["text/event-stream"]!;
+      expect([path, Object.keys(sse.schema), sse.schema.$ref]).toEqual([
+        path,
+        ["$ref", "description"],
+        "#/components/schemas/SeqAgentEvent",
+      ]);
+      expect(sse.schema.description).toMatch(/^Frames `id: <seq>`/);
+      expect(sse["x-item-schema"]).toEqual({ $ref: "#/components/schemas/SeqAgentEvent" });
+    }
+  });
+
+  it("the event stream takes a stream token as a security scheme (apiKey in query token), besides the bearer token", () => {
+    const components = doc.components as unknown as { securitySchemes: Record<string, Json> };
+    expect(components.securitySchemes.streamToken).toEqual({
+      type: "apiKey",
+      in: "query",
+      name: "token",
+      description:
+        "a stream token, for a browser EventSource (which cannot send Authorization): POST /api/sessions/{id}/stream-token, called with the bearer token, issues it, signed with STREAM_TOKEN_SECRET and bound to the tenant, that session and that bearer token, for ttlSeconds (10-3600, default 300). It grants GET (and HEAD) /api/sessions/{id}/events/stream of that session and nothing else; read only when no Authorization header is sent, and not at all when AUTH_TOKENS is unset.",
+    });
+    const taking = operations.filter(([, , o]) => o.security !== undefined && (o.security as Json[]).length > 0);
+    expect(taking.map(([m, p, o]) => [m, p, o.security])).toEqual([
+      ["get", "/api/sessions/{id}/events/stream", [{ bearer: [] }, { streamToken: [] }]],
+      ["head", "/api/sessions/{id}/events/stream", [{ bearer: [] }, { streamToken: [] }]],
+    ]);
+    // ...which is the one path auth.ts reads ?token= on.
+    for (const [, path] of operations)
+      expect([path, STREAM_PATH.test(path.replace(/\{[^}]*\}/g, "x"))]).toEqual([path, path === "/api/sessions/{id}/events/stream"]);
+  });
+
+  it("every operation takes X-Request-Id, one parameter shared by reference, with the rule the server keeps a client's id by", async () => {
+    const components = doc.components as unknown as { parameters: Record<string, Json> };
+    expect(components.parameters).toEqual({
+      RequestId: {
+        name: "X-Request-Id",
+        in: "header",
+        required: false,
+        description:
+          "names this request in the answer's x-request-id, in an error body's requestId and in the server's logs; a value that does not fit the pattern is not refused but replaced by a new UUID",
+        schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,64}$" },
+      },
+    });
+    expect(operations.length).toBeGreaterThan(50);
+    for (const [m, p, o] of operations)
+      expect([m, p, (o.parameters as Json[]).filter((param) => param.$ref === "#/components/parameters/RequestId").length]).toEqual([
+        m,
+        p,
+        1,
+      ]);
+    expect(CLIENT_REQUEST_ID.source).toBe("^[A-Za-z0-9._:-]{1,64}$");
+    // The answer names it back when it fits the pattern, and names a new id when it does not.
+    for (const [sent, kept] of [
+      ["team-trace.42:a", true],
+      ["x".repeat(64), true],
+      ["x".repeat(65), false],
+      ["a b", false],
+    ] as const) {
+      const res = await api("/api/sessions?limit=1", { headers: { "x-request-id": sent } });
+      await res.arrayBuffer();
+      expect([sent, res.headers.get("x-request-id") === sent]).toEqual([sent, kept]);
+    }
   });
 });
