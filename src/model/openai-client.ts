@@ -200,16 +200,20 @@ function providerFetch(inner: FetchLike): FetchLike {
     const response = await inner(input, init);
     if (!response.ok) return normaliseErrorBody(response);
     const type = response.headers.get("content-type") ?? "";
-    if (!/\bjson\b|text\/event-stream/i.test(type) || response.body === null) return response;
-    // A body that starts like JSON is read whole, whatever its label: some servers label their event
-    // stream JSON, and some gateways send `{"error": ...}` or a whole completion labelled as an event
-    // stream (hunt 109: its 429 was lost). An event stream never starts so: its lines start with a field.
-    const { first, peeked } = await firstByte(response.body, init?.signal);
-    if (first === 0x7b || first === 0x5b) {
-      const text = await boundedText(rejoined(peeked), MAX_PROVIDER_EVENT_BYTES);
-      return text === null ? failedStream(response, eventTooLong(MAX_PROVIDER_EVENT_BYTES)) : jsonAnswer(response, text);
+    if (/\bjson\b/i.test(type) && response.body !== null) {
+      // Some servers label their event stream JSON: only a body that starts like JSON is read whole.
+      // (An event stream is handed on at its headers, not at its first byte: waiting for that inside
+      // the SDK's wait for headers made a provider that sends nothing end as stream_incomplete, not
+      // as the run's timeout. So a JSON body labelled an event stream is not read as JSON.)
+      const { first, peeked } = await firstByte(response.body, init?.signal);
+      if (first === 0x7b || first === 0x5b) {
+        const text = await boundedText(rejoined(peeked), MAX_PROVIDER_EVENT_BYTES);
+        return text === null ? failedStream(response, eventTooLong(MAX_PROVIDER_EVENT_BYTES)) : jsonAnswer(response, text);
+      }
+      return withBody(response, rewriteLegacyErrorLines(peeked, init?.signal));
     }
-    return withBody(response, rewriteLegacyErrorLines(peeked, init?.signal));
+    const eventStream = /text\/event-stream/i.test(type);
+    return eventStream && response.body !== null ? withBody(response, rewriteLegacyErrorLines(response.body, init?.signal)) : response;
   };
 }
 

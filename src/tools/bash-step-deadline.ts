@@ -5,7 +5,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
  * over a long line, a glob over a long string) gives the call's timer no turn until it ends, so
  * just-bash's regex engine is patched (`patches/`) to report its work as it goes, in lots of 65,536
  * steps (NFA thread steps; DFA characters, charged before it reads them), and its callers ask again
- * between matches. Once either bound is passed the command stops as aborted
+ * between matches. What matches leave under a lot gathers in one count for the isolate
+ * (`__piHarnessPendingWork`): sed compiles its regex again for every line, so a count kept on the
+ * regex lost the work of many short lines (hunt 112). When calls interleave, a lot may land in
+ * another call's count: at most 65,535 steps, against bounds of millions. Once either bound is passed the command stops as aborted
  * (hunt 107: `s/a*b|a/x/g` over 10,000 characters ran 17-20 s past a 10 s timeout).
  *
  * Two bounds because deployed on Cloudflare `Date.now()` advances only after I/O (a Spectre
