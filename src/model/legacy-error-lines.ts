@@ -105,13 +105,18 @@ function longestEvent(before: Uint8Array, value: Uint8Array, end: number, heldBy
   return longest;
 }
 
-/** Whether the byte at `i` of `value` ends a blank line that closes an event. */
+/** Whether the byte at `i` of `value` ends a blank line that closes an event. Runs on every byte of a long event's reads. */
 function endsEvent(before: Uint8Array, value: Uint8Array, i: number): boolean {
-  const at = (j: number) => (j >= 0 ? value[j]! : (before[before.length + j] ?? -1));
   const byte = value[i];
-  return (
-    (byte === LF && (at(i - 1) === LF || (at(i - 1) === CR && at(i - 2) === LF && at(i - 3) === CR))) || (byte === CR && at(i - 1) === CR)
-  );
+  if (byte === CR) return byteAt(before, value, i - 1) === CR;
+  if (byte !== LF) return false;
+  const previous = byteAt(before, value, i - 1);
+  return previous === LF || (previous === CR && byteAt(before, value, i - 2) === LF && byteAt(before, value, i - 3) === CR);
+}
+
+/** The byte at `j` of `value`, or of `before` for a negative `j`; -1 before both. */
+function byteAt(before: Uint8Array, value: Uint8Array, j: number): number {
+  return j >= 0 ? value[j]! : (before[before.length + j] ?? -1);
 }
 
 /** The last 3 bytes of `before` followed by `value`. */

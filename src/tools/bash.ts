@@ -204,7 +204,7 @@ export const bashTool: Tool<BashParams> = {
       deadline.passed !== null ||
       (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr) && Date.now() >= deadline.at);
     if (signal.aborted) notices.push("Command aborted: the run was aborted");
-    else if (deadline.passed === "work") notices.push(timedOutByWork(timeoutMs));
+    else if (deadline.passed === "work") notices.push(timedOutByWork(timeoutMs, deadline.maxWork));
     else if (timedOut) notices.push(`Command timed out after ${timeoutMs} ms`);
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
     // A stopped command's writes stay: the next turn (or run) must know the workspace changed.
@@ -222,10 +222,10 @@ export const bashTool: Tool<BashParams> = {
 
 /**
  * The regex engine's work passed what the timeout allows: deployed, where the clock stands still
- * inside a step, that is what stops a step; locally the timeout usually comes first.
+ * inside a step, that is what stops a step; locally the clock or the count, whichever comes first.
  */
-function timedOutByWork(timeoutMs: number): string {
-  return `Command timed out: its regular-expression matching passed the work a ${timeoutMs} ms timeout allows (${(timeoutMs * BASH_REGEX_STEPS_PER_MS).toLocaleString("en-US")} steps); match less text at once (one file, or lines cut short) or a simpler pattern`;
+function timedOutByWork(timeoutMs: number, maxWork: number): string {
+  return `Command timed out: its regular-expression matching passed the work a ${timeoutMs} ms timeout allows (${count(maxWork)} steps); match less text at once (one file, or lines cut short) or a simpler pattern`;
 }
 
 /** Files written or deleted before the command was stopped: `It had changed 437 workspace files (f/1.txt, ...), which stay changed`. */
