@@ -209,8 +209,12 @@ export const bashTool: Tool<BashParams> = {
     else if (result.exitCode !== 0) notices.push(`Command exited with code ${result.exitCode}`);
     // A stopped command's writes stay: the next turn (or run) must know the workspace changed.
     if ((signal.aborted || timedOut) && workspace.changed.size > 0) notices.push(changedNotice(workspace.changed));
-    if (result.exitCode === BASH_LIMIT_EXIT_CODE && WORK_LIMIT_ERROR.test(result.stderr)) notices.push(WORK_LIMIT_ADVICE);
-    else if (result.exitCode === BASH_LIMIT_EXIT_CODE && DATA_LIMIT_ERROR.test(result.stderr)) notices.push(DATA_LIMIT_ADVICE);
+    if (result.exitCode === BASH_LIMIT_EXIT_CODE) {
+      const data =
+        DATA_ITERATION_ERROR.test(result.stderr) || (!WORK_LIMIT_ERROR.test(result.stderr) && DATA_LIMIT_ERROR.test(result.stderr));
+      if (data) notices.push(DATA_LIMIT_ADVICE);
+      else if (WORK_LIMIT_ERROR.test(result.stderr)) notices.push(WORK_LIMIT_ADVICE);
+    }
     // Unless the output already tells each refusal (a redirect's or tee's EROFS does), a write the shell hid is told.
     if (workspace.refused.count > (output.match(/EROFS/g)?.length ?? 0)) notices.push(refusedNotice(workspace.refused));
     const body = output === "" ? "(no output)" : shown.content;
@@ -261,10 +265,12 @@ const DEADLINE_EXIT_CODE = 124;
 const DEADLINE_ERROR = /execution exceeded execution deadline/;
 /** just-bash's errors for its limits on the data one command handles (`search: line limit exceeded (100000)`, ...). */
 const DATA_LIMIT_ERROR = /limit exceeded \(\d+\)/;
+/** Counts of data that just-bash words as iterations (`strings: iteration limit exceeded (100000)`): no loop to batch. */
+const DATA_ITERATION_ERROR = /\b(?:strings|join|xargs): iteration limit exceeded/;
 const DATA_LIMIT_ADVICE =
   "This shell's commands stop at fixed limits on the data one command handles (100,000 lines, matches or items for grep, " +
-  "rg, paste, column and xargs, records for awk and jq -R, fields or characters picked by cut): narrow the input first " +
-  "(grep, head, sed -n) or split it over several commands";
+  "rg, paste, column and xargs, records for awk and jq -R, strings found by strings, fields or characters picked by cut): " +
+  "narrow the input first (grep, head, sed -n) or split it over several commands";
 
 /**
  * just-bash's parser refuses a script of more than 10,000 top-level statements as a syntax error

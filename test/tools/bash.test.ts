@@ -362,14 +362,24 @@ describe("bash", () => {
   });
 
   it("says what to do at a limit on the data one command handles (hunt 107: cut over 10,001 lines)", async () => {
+    const dataAdvice =
+      "This shell's commands stop at fixed limits on the data one command handles (100,000 lines, matches or items for grep, " +
+      "rg, paste, column and xargs, records for awk and jq -R, strings found by strings, fields or characters picked by cut): " +
+      "narrow the input first (grep, head, sed -n) or split it over several commands";
     const fs = new MemoryWorkspaceFs({ "c.txt": "a,b\n".repeat(100_001) });
     const out = await bash(fs, "cut -d, -f1 c.txt | wc -l");
     expect([out.exitCode, out.text]).toEqual([
       126,
-      "bash: cut: range expansion limit exceeded (100000)\n\n[Command exited with code 126. This shell's commands stop at fixed limits on the data one " +
-        "command handles (100,000 lines, matches or items for grep, rg, paste, column and xargs, records for awk and jq -R, fields or " +
-        "characters picked by cut): narrow the input first (grep, head, sed -n) or split it over several commands]",
+      `bash: cut: range expansion limit exceeded (100000)\n\n[Command exited with code 126. ${dataAdvice}]`,
     ]);
+    // strings words its count of strings found as an iteration limit: still data, not a loop to batch (stop 52's note).
+    const many = new MemoryWorkspaceFs({ "s.txt": "word\n".repeat(100_001) });
+    expect(await bash(many, "strings s.txt | wc -l")).toEqual({
+      error: true,
+      text: `bash: strings: iteration limit exceeded (100000)\n\n[Command exited with code 126. ${dataAdvice}]`,
+      exitCode: 126,
+      code: "exit_status",
+    });
   });
 
   it("does not take a command's own words for the shell's deadline (hunt 108)", async () => {
