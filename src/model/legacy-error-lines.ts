@@ -6,6 +6,9 @@ const LF = 0x0a;
 const CR = 0x0d;
 const COLON = 0x3a;
 const SPACE = 0x20;
+const TAB = 0x09;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
 const ERROR_FIELD = new TextEncoder().encode("error:");
 const DATA_FIELD = new TextEncoder().encode("data");
 const EVENT_FIELD = new TextEncoder().encode("event");
@@ -31,6 +34,12 @@ export interface PeekedBody {
  *
  * An event that holds no data (`event: ping` alone, or empty `data:` lines) is dropped, as the SSE
  * standard does: the SDK hands it on and fails parsing its empty data as JSON (hunt 109).
+ *
+ * A gateway may answer an error as a 200 JSON body `{"error": ...}` under the event stream's label.
+ * Its bytes hold no blank line, so they are one event until the body ends; if nothing came before
+ * and they are such an object, they are handed on as one `data:` event, which the SDK raises as the
+ * error it is. (Not read as JSON before the stream is handed on: waiting for a first byte inside the
+ * SDK's wait for headers made a silent provider end as stream_incomplete instead of the run's timeout.)
  */
 export function rewriteLegacyErrorLines(
   body: ReadableStream<Uint8Array> | PeekedBody,
@@ -43,6 +52,8 @@ export function rewriteLegacyErrorLines(
   let heldBytes = 0;
   // The last bytes before the next read: a blank line may straddle two reads.
   let before: Uint8Array = new Uint8Array(0);
+  // Whether an event was handed on (a body's only event may be a JSON error).
+  let handedOn = false;
   const tooLong = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     release();
     reader.cancel().catch(() => {});
@@ -54,7 +65,10 @@ export function rewriteLegacyErrorLines(
       for (;;) {
         const { done, value } = first.length > 0 ? { done: false as const, value: first.shift()! } : await reader.read();
         if (done) {
-          if (held.length > 0) controller.enqueue(rewriteEvents(concat(held)));
+          if (held.length > 0) {
+            const last = concat(held);
+            controller.enqueue((handedOn ? null : jsonErrorEvent(last)) ?? rewriteEvents(last));
+          }
           release();
           return controller.close();
         }
@@ -74,6 +88,7 @@ export function rewriteLegacyErrorLines(
         held = end < value.length ? [value.slice(end)] : [];
         heldBytes = value.length - end;
         if (heldBytes > maxEventBytes) return tooLong(controller);
+        handedOn = true;
         return controller.enqueue(rewriteEvents(events));
       }
     },
@@ -174,6 +189,25 @@ function rewriteEvents(bytes: Uint8Array): Uint8Array {
   if (copied === 0) return bytes;
   parts.push(bytes.subarray(copied));
   return concat(parts);
+}
+
+/**
+ * A whole body that is a JSON error object (`{"error": ...}`, or Gemini's array of one) as the one
+ * `data:` event the SDK raises; null for anything else. A byte order mark and whitespace may lead.
+ */
+function jsonErrorEvent(bytes: Uint8Array): Uint8Array | null {
+  let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  while (at < bytes.length && (bytes[at] === SPACE || bytes[at] === LF || bytes[at] === CR || bytes[at] === TAB)) at++;
+  if (bytes[at] !== OPEN_BRACE && bytes[at] !== OPEN_BRACKET) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(bytes.subarray(at)));
+  } catch {
+    return null;
+  }
+  const first = Array.isArray(json) ? json[0] : json;
+  if (typeof first !== "object" || first === null || !("error" in first) || first.error === null || first.error === undefined) return null;
+  return new TextEncoder().encode(`data: ${JSON.stringify(json)}\n\n`);
 }
 
 /** Whether the line from `at` to `end` is the field `name` (`name`, or `name:` and a value). */

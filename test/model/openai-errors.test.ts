@@ -609,6 +609,25 @@ describe("OpenAIModelClient: keys cut short, and JSON where a stream was asked f
     ]);
   });
 
+  it("reads a 200 JSON error sent under the event stream's label as the error it says, once the body ends (stop 52's note)", async () => {
+    const sent = (...parts: string[]) => new Response(bodyOf(parts), { headers: { "content-type": "text/event-stream" } });
+    // A rate limit: retried, then the answer.
+    const limited = testClient([sent('{"error": {"message": "Rate limit reached", ', '"code": 429}}'), sseResponse(okBody())]);
+    expect(await run(limited.client)).toEqual(OK_EVENTS);
+    expect(limited.calls).toHaveLength(2);
+    // Anything else ends the run with the provider's words (a byte order mark and a line end around it).
+    const missing = testClient([sent("\ufeff", '{"error":{"message":"model foo not found","code":"model_not_found"}}\n')]);
+    expect(await run(missing.client)).toEqual([
+      { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: model foo not found" },
+    ]);
+    expect(missing.calls).toHaveLength(1);
+    // JSON that is no error, or an error object after an event, is not taken for one.
+    const other = testClient([sent('{"status": "ok"}')]);
+    expect((await run(other.client)).map((e) => e.type === "error" && e.code)).toEqual(["stream_incomplete"]);
+    const after = testClient([sent(sse([chunk({ content: "a" })], { done: false }), '{"error": {"message": "late"}}')]);
+    expect((await run(after.client)).map((e) => (e.type === "error" ? e.code : e.type))).toEqual(["text_delta", "stream_incomplete"]);
+  });
+
   it("streams an event stream labelled JSON as it comes", async () => {
     const body = bodyOf([sse([chunk({ content: "a" })], { done: false }), sse([chunk({ content: "b" }), chunk({}, "stop")])]);
     const { client } = testClient([new Response(body, { headers: { "content-type": "application/json" } })]);
