@@ -27,6 +27,8 @@ if (CLASS_BITS !== CLASS_BITS_6) throw new Error("index-builder assumes 6-bit by
 
 /** A shard is written once its docs hold this many (doc, trigram) pairs: bounds the builder's memory. */
 export const SHARD_POSTINGS = 1 << 20;
+/** Pairs of a usual doc at most (one per byte of its pieces); a shard's pairs are made room for with one such doc over. */
+const DOC_PAIRS = 2 * PIECES_PER_DOC * SEARCH_PIECE_BYTES;
 /** Shards of fewer docs list every key in full. */
 const MIN_DENSE_DOCS = 16;
 
@@ -46,8 +48,12 @@ export class SearchIndexBuilder {
   private readonly keys: ReturnType<typeof searchKeys>;
   /** Per trigram key: the shard-local number of the last doc it was seen in, +1 (0 = not seen since the last shard). */
   private readonly lastSeen = new Int32Array(TRIGRAM_KEYS);
-  /** Trigram keys of the current shard's docs, doc after doc. */
-  private pairs: Uint32Array = new Uint32Array(1 << 16);
+  /**
+   * Trigram keys of the current shard's docs, doc after doc: room for a shard and the doc that
+   * passes its bound, made once (grown from small, the copies cost about a tenth of the builder's
+   * time, and the last doubling held twice a shard).
+   */
+  private pairs: Uint32Array;
   private pairCount = 0;
   /** Where each doc of the current shard starts in `pairs`. */
   private docPairs: number[] = [];
@@ -102,6 +108,7 @@ export class SearchIndexBuilder {
     private readonly maxDirectoryBytes = MAX_SEARCH_DIRECTORY_BYTES,
   ) {
     this.keys = searchKeys(workspaceId);
+    this.pairs = new Uint32Array(shardPostings + DOC_PAIRS);
   }
 
   /** Starts a file of `size` bytes at `packOffset` in the pack. */
