@@ -210,7 +210,10 @@ function hintOf(facts: HintFacts, width: number): string {
     if (shown.count === 0) return `Check your work against ${shown.judge} before you finish: it failed the attempt this run retries.`;
     if (shown.toolIn(...READING_TOOLS))
       return `Check what you conclude from ${shown.paths} against ${shown.count === 1 ? "it" : "them"} before you answer: ${shown.judge} failed a run that read ${shown.count === 1 ? "it" : "them"}.`;
-    return `Run ${shown.judge} again on ${shown.paths} after changing ${shown.count === 1 ? "it" : "them"}: it failed after such a change.`;
+    // Not "after such a change": the run may have changed nothing (its edit failed, or it only
+    // answered), and the case does not keep whether it did (hunt 113).
+    const them = shown.count === 1 ? "it" : "them";
+    return `Run ${shown.judge} again on ${shown.paths} after any change to ${them}: it failed a run on ${them}.`;
   }
   const where = shown.count > 0 ? ` on ${shown.paths}` : "";
   return `Avoid the failure${shown.kind && ` ${shown.kind}`} seen when calling ${shown.tool("tools")}${where}.`;

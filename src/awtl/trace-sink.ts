@@ -20,6 +20,8 @@ export interface TraceSinkDeps {
   clock: () => number;
   /** Appends a record durably and returns it with its seq; throws if the log refuses it. */
   append(draft: TraceDraft): TraceRecord;
+  /** Whether the run's failures may become cases: a replay's do not (they settle its case's scorecard). */
+  keepsCases(runId: string): boolean;
   /** A failure was attributed; `found` is the case it became (agent and policy failures). */
   attributed(attribution: AttributionRecord, found: FailedTurnCase | null): void;
 }
@@ -100,7 +102,10 @@ export class TraceSink {
     run.add(judge);
     if (judge.result !== "fail") return { judge, attribution: null };
     const attributed = attribute(judge, run, { replayPassed });
-    const found = buildCase(attributed, judge, run, { sessionId: this.deps.sessionId, imported: false, now: base.createdAt });
+    // A replay's failure names no case: none is made of it (hunt 113: its record named one that never existed).
+    const found = this.deps.keepsCases(run.runId)
+      ? buildCase(attributed, judge, run, { sessionId: this.deps.sessionId, imported: false, now: base.createdAt })
+      : null;
     const attribution = this.deps.append({
       type: "attribution",
       ...attributed,

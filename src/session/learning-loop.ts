@@ -64,6 +64,7 @@ export class LearningLoop {
       ids: deps.ids,
       clock: deps.clock,
       append: (draft) => this.append(draft),
+      keepsCases: (runId) => !deps.isReplay(runId),
       attributed: (attribution, found) => this.enqueue(attribution, found),
     });
   }

@@ -509,8 +509,8 @@ describe("choosing a brief's cases", () => {
       const promoted = unwrapResult(await o.promote(ref, old.caseId, true));
       expect([old.preventionHint, promoted.rule, o.memory().map((r) => r.rule)]).toEqual([
         "Run ci again on src/d1/x.ts after changing it (case 1).",
-        "Run `ci` again on `src/d1/x.ts` after changing it: it failed after such a change.",
-        ["Run `ci` again on `src/d1/x.ts` after changing it: it failed after such a change."],
+        "Run `ci` again on `src/d1/x.ts` after any change to it: it failed a run on it.",
+        ["Run `ci` again on `src/d1/x.ts` after any change to it: it failed a run on it."],
       ]);
     });
   });

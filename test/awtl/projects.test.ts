@@ -223,6 +223,25 @@ describe("cases, replay, approval and promotion", () => {
     expect(await (await api("/api/projects/p_promo/memory")).json()).toEqual({ rules: [] });
   });
 
+  it("a failed verdict on a replay run names no case: replays make none (hunt 113: the answer named one that never existed)", async () => {
+    const P = "p_replay_verdict";
+    const { caseId } = await failedEdit(P, workspaceId);
+    const replay = await api(`/api/projects/${P}/cases/${caseId}/replay`, post({}));
+    const { scorecard } = (await replay.json()) as { scorecard: { replay: { sessionId: string; runId: string } } };
+    const lint = await api(
+      `/api/sessions/${scorecard.replay.sessionId}/judgements`,
+      post({ runId: scorecard.replay.runId, judgeName: "lint", result: "fail", artifactRefs: ["src/math.ts"] }),
+    );
+    expect(lint.status).toBe(201);
+    const { attribution } = (await lint.json()) as { attribution: { caseId: string | null; rule: string } };
+    expect([attribution.caseId, attribution.rule]).toEqual([null, "wrote_artifact"]);
+    const listed = (await (await api(`/api/sessions/${scorecard.replay.sessionId}/attributions`)).json()) as {
+      attributions: { caseId: string | null }[];
+    };
+    expect(listed.attributions.map((a) => a.caseId)).toEqual([null]);
+    expect((await casesOf(api, P)).map((c) => c.caseId)).toEqual([caseId]);
+  });
+
   it("a case found flaky stays flaky when the failure comes again, so it can still never be promoted", async () => {
     const P = "p_flaky_again";
     const { caseId } = await failedEdit(P, workspaceId);
@@ -647,7 +666,7 @@ describe("importing foreign traces", () => {
     const { case: stored } = (await long!.json()) as { case: { preventionHint: string; artifactRefs: string[] } };
     expect([stored.artifactRefs, stored.preventionHint]).toEqual([
       [deep],
-      "Run `lint` again on `…/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/Module.ts` after changing it: it failed after such a change.",
+      "Run `lint` again on `…/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/deeply/Module.ts` after any change to it: it failed a run on it.",
     ]);
 
     const exported = await (await api(`/api/sessions/${sessionId}/trace`)).text();

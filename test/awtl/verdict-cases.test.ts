@@ -43,7 +43,7 @@ describe("the case an external verdict becomes", () => {
     expect([found!.artifactRefs, found!.applicability, found!.preventionHint]).toEqual([
       ["src/math.ts"],
       { tools: ["edit"], pathGlobs: ["src/math.ts"], failureClass: "agent", scope: "paths" },
-      "Run `ci` again on `src/math.ts` after changing it: it failed after such a change.",
+      "Run `ci` again on `src/math.ts` after any change to it: it failed a run on it.",
     ]);
     expect(await briefed(workspaceId, P, { text: "please fix the bug in src/math.ts", allowWrite: true })).toBe(true);
     expect(await briefed(workspaceId, P, { text: "explain what test/math.test.js checks" })).toBe(false);
@@ -106,7 +106,7 @@ describe("the case an external verdict becomes", () => {
     expect([ci!.occurrences, ci!.applicability.tools, ci!.preventionHint]).toEqual([
       2,
       ["write"],
-      "Run `ci` again on `src/math.ts` after changing it: it failed after such a change.",
+      "Run `ci` again on `src/math.ts` after any change to it: it failed a run on it.",
     ]);
 
     // A read-only run whose write was denied, then read the file: the review judged what it read.
@@ -235,8 +235,8 @@ describe("the case an imported trace's verdict becomes", () => {
     ]);
     const cases = (await casesOf(api, P, 2)) as unknown as Case[];
     expect(cases.map((c) => [c.artifactRefs, c.applicability.tools, c.preventionHint]).sort()).toEqual([
-      [["app/main.py"], ["edit"], "Run `pytest` again on `app/main.py` after changing it: it failed after such a change."],
-      [["app/util.py"], ["write"], "Run `pytest` again on `app/util.py` after changing it: it failed after such a change."],
+      [["app/main.py"], ["edit"], "Run `pytest` again on `app/main.py` after any change to it: it failed a run on it."],
+      [["app/util.py"], ["write"], "Run `pytest` again on `app/util.py` after any change to it: it failed a run on it."],
     ]);
   });
 });
