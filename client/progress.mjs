@@ -141,8 +141,10 @@ export class RunProgress {
   /** @param {import("./event-stream.mjs").ReconnectInfo} info */
   reconnecting(info) {
     // The streamed text is left as it is (no line break), so a resumed answer reads as one.
-    this.spin(`connection lost (${info.reason}); reconnecting from event ${info.lastSeq}`);
-    if (!this.spinnerOn) this.stderr.write(`reconnecting after event ${info.lastSeq}: ${info.reason}\n`);
+    // The reason may quote an error page a proxy sent: its control characters are written out (hunt 115).
+    const reason = visible(info.reason);
+    this.spin(`connection lost (${reason}); reconnecting from event ${info.lastSeq}`);
+    if (!this.spinnerOn) this.stderr.write(`reconnecting after event ${info.lastSeq}: ${reason}\n`);
   }
 
   /** Stops the spinner; call once the run is over. */

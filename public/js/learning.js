@@ -82,7 +82,8 @@ function attributionItem(a, actions) {
   fact("source", a.sourceActionIds.map((id) => actionText(id, actions)).join("; ") || "none");
   fact("chosen by", a.rule);
   fact("verified by", a.verifierActionId && actionText(a.verifierActionId, actions));
-  fact("artifacts", a.artifactRefs.join(", "));
+  // Paths and refs as the trace writes them: a hidden override cannot disguise a file (hunt 115).
+  fact("artifacts", visible(a.artifactRefs.join(", ")));
   fact("brief cases active", a.memoryReadNodeIds.join(", "));
   fact("case", a.caseId);
   li.append(facts);

@@ -210,7 +210,9 @@ export class Timeline {
         if (this.currentRun === event.runId) this.currentRun = null;
         const li = this.entry(`end:${event.runId}`, event.type === "agent_error" ? "run-error" : "run-end");
         li.replaceChildren();
-        if (event.type === "agent_error") li.append(el("strong", "", `agent_error ${event.code}`), el("span", "", ` ${event.message}`));
+        // A provider's words may carry format characters too.
+        if (event.type === "agent_error")
+          li.append(el("strong", "", `agent_error ${event.code}`), el("span", "", ` ${visible(event.message)}`));
         else li.append(el("span", "", `completed (${event.stopReason})`));
         li.append(el("span", "usage"));
         this.runUsage(event.runId);

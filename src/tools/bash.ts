@@ -269,7 +269,7 @@ const DATA_LIMIT_ERROR = /limit exceeded \(\d+\)/;
 const DATA_ITERATION_ERROR = /\b(?:strings|join|xargs): iteration limit exceeded/;
 const DATA_LIMIT_ADVICE =
   "This shell's commands stop at fixed limits on the data one command handles (100,000 lines, matches or items for grep, " +
-  "rg, paste, column and xargs, records for awk and jq -R, strings found by strings, fields or characters picked by cut): " +
+  "rg, paste, column and xargs, records for awk and jq -R, strings found by strings, values of a JSON input for jq, fields or characters picked by cut): " +
   "narrow the input first (grep, head, sed -n) or split it over several commands";
 
 /**

@@ -299,8 +299,10 @@ describe("session viewer", () => {
     const sessionId = await sessionOnWorkspace("spoof");
     // Shown raw, `run\u202egnp.sh` reads as `runhs.png`.
     await runToEnd(sessionId, { text: 'TOOL read {"path":"run\u202egnp.sh"}' });
+    // A denied write is attributed: its artifact is the path (hunt 115: the panel showed it raw).
+    await runToEnd(sessionId, { text: 'TOOL write {"path":"run\u202egnp.sh","content":"x"}' });
     await page.goto(`${proxy.base}/#/s/${sessionId}`);
-    await page.waitForSelector("#timeline .run-end");
+    await page.waitForFunction(() => document.querySelectorAll("#timeline .run-end").length === 2);
     assert.match(await page.textContent("#timeline .tool .args pre"), /"path": "run<U\+202E>gnp\.sh"/);
     assert.match(await page.textContent("#timeline .tool .result"), /run<U\+202E>gnp\.sh/);
     await page.waitForSelector("#learning:not([hidden])");
@@ -310,6 +312,9 @@ describe("session viewer", () => {
       trace.join("\n"),
     );
     assert.ok(!trace.some((line) => line.includes("\u202e")), trace.join("\n"));
+    const attributions = await page.textContent("#attribution-list");
+    assert.match(attributions, /artifacts: run<U\+202E>gnp\.sh/);
+    assert.ok(!attributions.includes("\u202e"), attributions);
   });
 
   it("renders a live run as it streams, and resumes after a forced disconnect with nothing lost or doubled", async () => {

@@ -364,7 +364,7 @@ describe("bash", () => {
   it("says what to do at a limit on the data one command handles (hunt 107: cut over 10,001 lines)", async () => {
     const dataAdvice =
       "This shell's commands stop at fixed limits on the data one command handles (100,000 lines, matches or items for grep, " +
-      "rg, paste, column and xargs, records for awk and jq -R, strings found by strings, fields or characters picked by cut): " +
+      "rg, paste, column and xargs, records for awk and jq -R, strings found by strings, values of a JSON input for jq, fields or characters picked by cut): " +
       "narrow the input first (grep, head, sed -n) or split it over several commands";
     const fs = new MemoryWorkspaceFs({ "c.txt": "a,b\n".repeat(100_001) });
     const out = await bash(fs, "cut -d, -f1 c.txt | wc -l");
@@ -372,6 +372,27 @@ describe("bash", () => {
       126,
       `bash: cut: range expansion limit exceeded (100000)\n\n[Command exited with code 126. ${dataAdvice}]`,
     ]);
+    // jq reads at most 100,000 values of a JSON document, each item and member one: an array of records
+    // of 4 members takes 5 per record, so 20,001 of them (100,005) are refused and 19,999 (99,995) read.
+    const records = new MemoryWorkspaceFs({
+      "d.json": JSON.stringify(Array.from({ length: 20_001 }, (_, i) => ({ id: i, n: "x", t: 1, u: 2 }))),
+    });
+    expect(await bash(records, "jq length d.json")).toEqual({
+      error: true,
+      text: `jq: query input element limit exceeded (100000)\n\n[Command exited with code 126. ${dataAdvice}]`,
+      exitCode: 126,
+      code: "exit_status",
+    });
+    expect(
+      await bash(
+        new MemoryWorkspaceFs({ "d.json": JSON.stringify(Array.from({ length: 19_999 }, (_, i) => ({ id: i, n: "x", t: 1, u: 2 }))) }),
+        "jq length d.json",
+      ),
+    ).toEqual({
+      error: false,
+      text: "19999",
+      exitCode: 0,
+    });
     // strings words its count of strings found as an iteration limit: still data, not a loop to batch (stop 52's note).
     const many = new MemoryWorkspaceFs({ "s.txt": "word\n".repeat(100_001) });
     expect(await bash(many, "strings s.txt | wc -l")).toEqual({
@@ -464,6 +485,26 @@ describe("bash", () => {
         "jq -R . list.txt | wc -l; strings list.txt | wc -l; rg -c 'm3/' list.txt",
     );
     expect(out).toEqual({ error: false, text: "50000 1249975000\n7\n50000\n50000\n7143", exitCode: 0 });
+  });
+
+  it("keeps text whole through pipes and file reads past just-bash's conversion chunks (a patch builds them 8 KiB at a time)", async () => {
+    // Characters of one to four UTF-8 bytes, so some straddle every 8,192-byte boundary of the conversion.
+    const line = (i: number) => `${i} é€😀 ${"x".repeat(i % 7)}\n`;
+    const text = Array.from({ length: 4_000 }, (_, i) => line(i)).join("");
+    const bytes = new TextEncoder().encode(text);
+    // A file that is not UTF-8: every byte value, 200 times.
+    const raw = new Uint8Array(256 * 200).map((_, i) => i % 256);
+    const fs = new MemoryWorkspaceFs({ "t.txt": text, "raw.bin": raw });
+    const out = await bash(
+      fs,
+      "tac t.txt | tac > back.txt; sort t.txt | sort -n | tail -1; cat raw.bin | cat > raw2.bin; wc -c < raw2.bin",
+      {
+        allowWrite: true,
+      },
+    );
+    expect(out).toEqual({ error: false, text: `${line(3_999).trimEnd()}\n51200`, exitCode: 0 });
+    expect([(await fs.readFile("back.txt")).length, fs.text("back.txt") === text]).toEqual([bytes.length, true]);
+    expect(await fs.readFile("raw2.bin")).toEqual(raw);
   });
 
   it("tells the model its command and iteration limits up front", () => {
