@@ -505,6 +505,15 @@ describe("bash", () => {
     expect(out).toEqual({ error: false, text: `${line(3_999).trimEnd()}\n51200`, exitCode: 0 });
     expect([(await fs.readFile("back.txt")).length, fs.text("back.txt") === text]).toEqual([bytes.length, true]);
     expect(await fs.readFile("raw2.bin")).toEqual(raw);
+    // jq's ASCII case mapping (patched to map character codes: its callback per character needed more
+    // than 128 MB over 8 MB, hunt 114) changes a-z and A-Z only, across its 8 KiB chunks.
+    const cased = new MemoryWorkspaceFs({ "c.txt": `${"aZ é😀 ß ".repeat(2_000)}\n` });
+    const done = await bash(cased, "jq -R ascii_upcase c.txt > up.txt; jq -R ascii_downcase c.txt > down.txt", { allowWrite: true });
+    expect(done).toEqual({ error: false, text: "(no output)", exitCode: 0 });
+    expect([cased.text("up.txt"), cased.text("down.txt")]).toEqual([
+      `"${"AZ é😀 ß ".repeat(2_000)}"\n`,
+      `"${"az é😀 ß ".repeat(2_000)}"\n`,
+    ]);
   });
 
   it("tells the model its command and iteration limits up front", () => {
