@@ -15,14 +15,15 @@ export const BUILT_IN_JUDGES = {
 /**
  * What a judge may be called (a verdict's or an imported trace's `judgeName`, a case's `approvedBy`):
  * one line without control or format characters (zero-width, bidi), no space or blank letter (the
- * Hangul fillers, drawn as a space) at either end, at least one character that is drawn (not only
- * fillers, variation selectors or combining marks: a name nobody could read), and no look-alike of
+ * Hangul fillers and the blank braille pattern, drawn as a space) at either end, also behind marks
+ * (a variation selector after a filler, hunt 116), no mark first, at least one character that is
+ * drawn (not only blanks, variation selectors or combining marks: a name nobody could read), and no look-alike of
  * the harness's own judges' names (`isBuiltInLookalike`). Names judges were given before (`unit tests`,
  * `GitHub Actions`) stay valid: a replay is settled by its case's judge, under the same name. Briefs
  * quote a name only when it is a `JUDGE_IDENTIFIER`, and describe any other in words.
  */
 export const JUDGE_NAME =
-  /^(?![\s\u115F\u1160\u3164\uFFA0])(?=.*[^\s\u115F\u1160\u3164\uFFA0\p{Default_Ignorable_Code_Point}\p{M}])[^\p{Cc}\p{Cf}\u2028\u2029]*(?<![\s\u115F\u1160\u3164\uFFA0])$/u;
+  /^(?![\p{M}\s\u115F\u1160\u3164\uFFA0\u2800])(?=.*[^\s\u115F\u1160\u3164\uFFA0\u2800\p{Default_Ignorable_Code_Point}\p{M}])[^\p{Cc}\p{Cf}\u2028\u2029]*(?<![\s\u115F\u1160\u3164\uFFA0\u2800]\p{M}*)$/u;
 export const JUDGE_NAME_RULE =
   "must be one line without control or format characters, show at least one visible character, and not start or end with a space or a blank letter";
 /** A judge's name of at most `maxChars`, checked as JUDGE_NAME and isBuiltInLookalike say (a verdict's, an imported trace's). */

@@ -36,9 +36,9 @@ export interface PeekedBody {
  * standard does: the SDK hands it on and fails parsing its empty data as JSON (hunt 109).
  *
  * A gateway may answer an error as a 200 JSON body `{"error": ...}` under the event stream's label.
- * Its bytes hold no blank line, so they are one event until the body ends; if nothing came before
- * and they are such an object, they are handed on as one `data:` event, which the SDK raises as the
- * error it is. (Not read as JSON before the stream is handed on: waiting for a first byte inside the
+ * If nothing but blank lines came before it and it is such an object (read whole when the body
+ * ends, or at a blank line after it), it is handed on as one `data:` event, which the SDK raises as
+ * the error it is. (Not read as JSON before the stream is handed on: waiting for a first byte inside the
  * SDK's wait for headers made a silent provider end as stream_incomplete instead of the run's timeout.)
  */
 export function rewriteLegacyErrorLines(
@@ -88,7 +88,12 @@ export function rewriteLegacyErrorLines(
         held = end < value.length ? [value.slice(end)] : [];
         heldBytes = value.length - end;
         if (heldBytes > maxEventBytes) return tooLong(controller);
-        handedOn = true;
+        if (!handedOn) {
+          // Blank lines before or after a JSON error end an "event" too (hunt 116): look at the first that holds anything.
+          const error = jsonErrorEvent(events);
+          if (error) return controller.enqueue(error);
+          handedOn = !isBlank(events);
+        }
         return controller.enqueue(rewriteEvents(events));
       }
     },
@@ -189,6 +194,12 @@ function rewriteEvents(bytes: Uint8Array): Uint8Array {
   if (copied === 0) return bytes;
   parts.push(bytes.subarray(copied));
   return concat(parts);
+}
+
+/** Whether `bytes` hold only line ends, spaces and tabs. */
+function isBlank(bytes: Uint8Array): boolean {
+  for (const byte of bytes) if (byte !== LF && byte !== CR && byte !== SPACE && byte !== TAB) return false;
+  return true;
 }
 
 /**

@@ -77,15 +77,16 @@ export function parseRetryAfterMs(headers: Headers | undefined, nowMs: number = 
 export function classifyErrorBody(body: unknown): ProviderFailure {
   const error = readErrorJson(body);
   const codeText = typeof error.code === "string" ? error.code : "";
+  // An HTTP status as a number or as digits (LiteLLM and Azure send "429").
+  const status = typeof error.code === "number" ? error.code : /^\d{3}$/.test(codeText) ? Number(codeText) : Number.NaN;
   const type = error.type ?? "";
   // No message member: the object itself is all the provider said.
   const detail = clip(error.message || (typeof body === "object" && body !== null ? JSON.stringify(body) : "") || "(no message)");
   if (isOverflow(error))
     return { code: "context_overflow", message: `the request does not fit the model's context window: ${detail}`, retryable: false };
-  if (error.code === 429 || /rate.?limit/i.test(`${codeText} ${type}`))
+  if (status === 429 || /rate.?limit/i.test(`${codeText} ${type}`))
     return { code: "rate_limited", message: `rate limited by the provider: ${detail}`, retryable: true };
-  const serverSide =
-    (typeof error.code === "number" && error.code >= 500) || /server_error|overloaded|unavailable/i.test(`${codeText} ${type}`);
+  const serverSide = status >= 500 || /server_error|overloaded|unavailable/i.test(`${codeText} ${type}`);
   return { code: "provider_error", message: `the provider sent an error inside the stream: ${detail}`, retryable: serverSide };
 }
 

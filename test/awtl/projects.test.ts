@@ -114,6 +114,12 @@ describe("judgements", () => {
       ["\u3164", rule],
       ["ci\u3164", rule],
       ["\ufe0f", rule],
+      // ...also behind a variation selector, and the blank braille pattern (hunt 116).
+      ["ci \ufe0f", rule],
+      ["ci\u3164\ufe0f", rule],
+      ["\ufe0f\u3164ci", rule],
+      ["\u2800", rule],
+      ["ci\u2800", rule],
       ["Tool-Error", lookalike],
       ["\uff54\uff4f\uff4f\uff4c-error", lookalike],
     ])

@@ -621,6 +621,13 @@ describe("OpenAIModelClient: keys cut short, and JSON where a stream was asked f
       { type: "error", code: "provider_error", message: "the provider sent an error inside the stream: model foo not found" },
     ]);
     expect(missing.calls).toHaveLength(1);
+    // Blank lines before or after it, and a code written as digits (LiteLLM, Azure): hunt 116.
+    const spaced = testClient([sent("\n\n", '{"error": {"message": "slow down", "code": "429"}}\n\n'), sseResponse(okBody())]);
+    expect(await run(spaced.client)).toEqual(OK_EVENTS);
+    expect(spaced.calls).toHaveLength(2);
+    const busy = testClient([sent('{"error": {"message": "overloaded", "code": "503"}}', "\n\n"), sseResponse(okBody())]);
+    expect(await run(busy.client)).toEqual(OK_EVENTS);
+    expect(busy.calls).toHaveLength(2);
     // JSON that is no error, or an error object after an event, is not taken for one.
     const other = testClient([sent('{"status": "ok"}')]);
     expect((await run(other.client)).map((e) => e.type === "error" && e.code)).toEqual(["stream_incomplete"]);
