@@ -516,6 +516,11 @@ describe("bash", () => {
     ]);
   });
 
+  it("reads jq's \\uXXXX, \\/, \\b and \\f escapes in a query's strings, as jq does (hunt 116: the backslash was dropped)", async () => {
+    const out = await bash(fixtureFs(), String.raw`jq -n -c '"\u00e9", ("x" | test("\u0078")), ["a\/b", "\b\f"]'`);
+    expect(out).toEqual({ error: false, text: ['"é"', "true", String.raw`["a/b","\b\f"]`].join("\n"), exitCode: 0 });
+  });
+
   it("tells the model its command and iteration limits up front", () => {
     expect([BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS]).toEqual([10_000, 100_000]);
     expect(bashTool.description).toContain(
