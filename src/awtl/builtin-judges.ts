@@ -14,11 +14,11 @@ export const BUILT_IN_JUDGES = {
 
 /**
  * What a judge may be called (a verdict's or an imported trace's `judgeName`, a case's `approvedBy`):
- * one line without control or format characters (zero-width, bidi), no space or blank letter (the
+ * one line without control or format characters (zero-width, bidi); no space or blank letter (the
  * Hangul fillers and the blank braille pattern, drawn as a space) at either end, also behind marks
- * (a variation selector after a filler, hunt 116), no mark first, at least one character that is
- * drawn (not only blanks, variation selectors or combining marks: a name nobody could read), and no look-alike of
- * the harness's own judges' names (`isBuiltInLookalike`). Names judges were given before (`unit tests`,
+ * (a variation selector after a filler, hunt 116), and no mark first; at least one character that
+ * is drawn (not only blanks, variation selectors or combining marks: a name nobody could read); and
+ * no look-alike of the harness's own judges' names (`isBuiltInLookalike`). Names judges were given before (`unit tests`,
  * `GitHub Actions`) stay valid: a replay is settled by its case's judge, under the same name. Briefs
  * quote a name only when it is a `JUDGE_IDENTIFIER`, and describe any other in words.
  */
