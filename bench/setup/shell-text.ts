@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { LISTING_LINES, listingText, SHELL_TEXT_COMMANDS } from "../fixtures/text-lines";
+import { median } from "../median";
 
 /**
  * Global setup for bench/shell-text.bench.ts, run in Node: times each of its commands with GNU
@@ -35,7 +36,7 @@ export default function setup(project: TestProject) {
       if (run.status !== 0) return null;
       samples.push(performance.now() - start);
     }
-    return samples.sort((a, b) => a - b)[RUNS >> 1]!;
+    return median(samples);
   });
   project.provide("shellTextBench", { gnuMs });
   return () => rmSync(dir, { recursive: true, force: true });

@@ -9,6 +9,8 @@ const SPACE = 0x20;
 const TAB = 0x09;
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
+/** Whitespace, and the bytes of a UTF-8 byte order mark (EF BB BF), which a decoder drops. */
+const LEADING = new Set([SPACE, TAB, LF, CR, 0xef, 0xbb, 0xbf]);
 const ERROR_FIELD = new TextEncoder().encode("error:");
 const DATA_FIELD = new TextEncoder().encode("data");
 const EVENT_FIELD = new TextEncoder().encode("event");
@@ -92,7 +94,7 @@ export function rewriteLegacyErrorLines(
           // Blank lines before or after a JSON error end an "event" too (hunt 116): look at the first that holds anything.
           const error = jsonErrorEvent(events);
           if (error) return controller.enqueue(error);
-          handedOn = !isBlank(events);
+          handedOn = firstContentByte(events) !== null;
         }
         return controller.enqueue(rewriteEvents(events));
       }
@@ -196,10 +198,9 @@ function rewriteEvents(bytes: Uint8Array): Uint8Array {
   return concat(parts);
 }
 
-/** Whether `bytes` hold only line ends, spaces and tabs. */
-function isBlank(bytes: Uint8Array): boolean {
-  for (const byte of bytes) if (byte !== LF && byte !== CR && byte !== SPACE && byte !== TAB) return false;
-  return true;
+/** The first byte of `bytes` that is not whitespace or part of a byte order mark; null when there is none. */
+export function firstContentByte(bytes: Uint8Array): number | null {
+  return bytes.find((byte) => !LEADING.has(byte)) ?? null;
 }
 
 /**
@@ -207,12 +208,12 @@ function isBlank(bytes: Uint8Array): boolean {
  * `data:` event the SDK raises; null for anything else. A byte order mark and whitespace may lead.
  */
 function jsonErrorEvent(bytes: Uint8Array): Uint8Array | null {
-  let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  while (at < bytes.length && (bytes[at] === SPACE || bytes[at] === LF || bytes[at] === CR || bytes[at] === TAB)) at++;
-  if (bytes[at] !== OPEN_BRACE && bytes[at] !== OPEN_BRACKET) return null;
+  const start = firstContentByte(bytes);
+  if (start !== OPEN_BRACE && start !== OPEN_BRACKET) return null;
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder().decode(bytes.subarray(at)));
+    // The decoder drops a leading byte order mark; JSON.parse, whitespace.
+    json = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     return null;
   }

@@ -3,7 +3,7 @@ import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/
 import { type IdGenerator, isRecord, randomIds } from "../domain";
 import { MAX_PROVIDER_EVENT_BYTES } from "../domain/limits";
 import { ChatChunkAccumulator } from "./chunk-accumulator";
-import { eventTooLong, type PeekedBody, rewriteLegacyErrorLines } from "./legacy-error-lines";
+import { eventTooLong, firstContentByte, type PeekedBody, rewriteLegacyErrorLines } from "./legacy-error-lines";
 import { ABORTED_MESSAGE, type ModelClient, type ModelErrorEvent, type ModelEvent, type ModelRequest, modelError } from "./model-client";
 import { toOpenAIMessages, toOpenAITools } from "./openai-messages";
 import { readErrorBody } from "./provider-error-body";
@@ -324,14 +324,11 @@ async function firstByte(
     if (next.done) done = true;
     else {
       held.push(next.value);
-      first = next.value.find((byte) => !SKIPPED_FIRST.has(byte)) ?? null;
+      first = firstContentByte(next.value);
     }
   }
   return { first, peeked: { reader, release, held } };
 }
-
-/** Whitespace, and the bytes of a UTF-8 byte order mark (EF BB BF), which a decoder drops. */
-const SKIPPED_FIRST = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
 
 /** A peeked body as one stream again. */
 function rejoined({ reader, release, held }: PeekedBody): ReadableStream<Uint8Array> {
