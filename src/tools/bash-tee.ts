@@ -43,14 +43,27 @@ export function teeCommand(defineCommand: DefineCommand): Command {
     let stdout = input;
     let stderr = "";
     let failed = false;
+    let text: string | undefined;
+    // The shell's output limit applies to the streams tee fills itself: copies of the input into them
+    // stop there (100 operands of /dev/stderr over 1 MiB held the isolate 13 s, hunt 119).
+    const maxBytes = ctx.limits?.maxOutputSize ?? Number.POSITIVE_INFINITY;
     for (const file of files) {
       try {
         const path = ctx.fs.resolvePath(ctx.cwd, file);
         // The command's own streams, as on a system where they are files (hunt 78: through the
         // filesystem the text came after the command's output, not into its pipe).
-        if (path === "/dev/stdout") stdout += input;
-        else if (path === "/dev/stderr") stderr += new TextDecoder().decode(Uint8Array.from(input, (c) => c.charCodeAt(0)));
-        else if (append) await ctx.fs.appendFile(path, input, "binary");
+        if (path === "/dev/stdout" || path === "/dev/stderr") {
+          if (stdout.length + stderr.length + input.length > maxBytes) {
+            return {
+              stdout,
+              stderr: `${stderr}tee: ${file}: output limit exceeded (more than ${maxBytes} bytes): write the copies to files\n`,
+              exitCode: 1,
+              stdoutEncoding: "binary",
+            };
+          }
+          if (path === "/dev/stdout") stdout += input;
+          else stderr += text ??= new TextDecoder().decode(bytesOf(input));
+        } else if (append) await ctx.fs.appendFile(path, input, "binary");
         else await ctx.fs.writeFile(path, input, "binary");
       } catch (err) {
         stderr += `tee: ${file}: ${(err as Error).message}\n`;
@@ -59,6 +72,13 @@ export function teeCommand(defineCommand: DefineCommand): Command {
     }
     return { stdout, stderr, exitCode: failed ? 1 : 0, stdoutEncoding: "binary" };
   });
+}
+
+/** The bytes of a string of one char per byte. */
+function bytesOf(latin1: string): Uint8Array {
+  const bytes = new Uint8Array(latin1.length);
+  for (let i = 0; i < latin1.length; i++) bytes[i] = latin1.charCodeAt(i);
+  return bytes;
 }
 
 function usageError(message: string): ExecResult {

@@ -84,6 +84,20 @@ describe("bash: text commands answer as the GNU tools do (hunt 76)", () => {
     expect(fs.files()).toEqual(["README.md", "app.ts", "d/[x].txt", "d/a.txt", "d/b.txt", "e/c.txt"]);
   });
 
+  it("tee's copies into /dev/stderr and /dev/stdout stop at the output limit (hunt 119: 100 copies of 1 MiB held the isolate 13 s)", async () => {
+    // 1,000,000 bytes of input, passed on once: the 4 MiB limit leaves room for three copies into the streams
+    // (two into stderr, one into stdout: the fourth, into stdout, is refused).
+    const fs = new MemoryWorkspaceFs({ "big.txt": `${"a".repeat(999)}\n`.repeat(1000), "small.txt": "é1\n" });
+    const copies = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? "/dev/stderr" : "/dev/stdout")).join(" ");
+    const [exitCode, text] = (await run(fs, `tee ${copies} < big.txt > /dev/null`)) as [number, string];
+    const end =
+      "aaaa\ntee: /dev/stdout: output limit exceeded (more than 4194304 bytes): write the copies to files\n\n" +
+      "[Showing lines 1950-2001 of 2001. Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts. Command exited with code 1]";
+    expect([exitCode, text.slice(-end.length)]).toEqual([1, end]);
+    // Below the limit every copy is made, decoded once for all of them.
+    expect(await run(fs, "cat small.txt | tee /dev/stderr /dev/stderr /dev/stdout")).toEqual([0, "é1\né1\né1\né1"]);
+  });
+
   it("hunt 78: anchors in several -e patterns, -l on stdin, -m with -c, \\<, -s, -y, -NUM, as GNU grep", async () => {
     const fs = new MemoryWorkspaceFs({ "a.txt": "one\ntwo\nthree\n", "w.txt": "one\ntwo\nsome one\n" });
     expect(await run(fs, "grep -c -e 'e$' -e zz a.txt; printf 'one\\ntwo\\nfour\\n' | grep -m1 -c o; grep -c '\\<one' w.txt")).toEqual([
