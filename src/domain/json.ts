@@ -39,10 +39,20 @@ export function wellFormedJson<T>(value: T): T {
 /** `text` in at most `maxChars` UTF-16 units, cut with "…" between characters (never inside a surrogate pair). */
 export function clipText(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
-  let end = maxChars - 1;
+  return `${sliceWhole(text, maxChars - 1)}…`;
+}
+
+/** The first `end` UTF-16 units of `text`, one fewer where the cut would split a surrogate pair (half an emoji cannot be stored or sent). */
+export function sliceWhole(text: string, end: number): string {
+  if (end <= 0) return "";
   const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${text.slice(0, end)}…`;
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end);
+}
+
+/** `text` from UTF-16 unit `start` on, one later where the cut would split a surrogate pair. */
+export function sliceWholeFrom(text: string, start: number): string {
+  const first = text.charCodeAt(start);
+  return text.slice(first >= 0xdc00 && first <= 0xdfff && start > 0 ? start + 1 : start);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type IdGenerator, isRecord, MAX_JSON_DEPTH, nestsDeeperThan, type ToolCall, type Usage } from "../domain";
+import { type IdGenerator, isRecord, MAX_JSON_DEPTH, nestsDeeperThan, sliceWhole, type ToolCall, type Usage } from "../domain";
 import {
   MAX_IMPORTED_ID_CHARS,
   MAX_IMPORTED_TOKENS,
@@ -236,7 +236,7 @@ export class ChatChunkAccumulator {
       const whole = name.startsWith(slot.name) ? name : slot.name + name;
       this.countOutput(whole.length - slot.name.length);
       // No tool has a longer name; one that is would be stored, streamed and sent back every turn.
-      slot.name = whole.length > MAX_TOOL_NAME_CHARS ? `${whole.slice(0, MAX_TOOL_NAME_CHARS)}…` : whole;
+      slot.name = whole.length > MAX_TOOL_NAME_CHARS ? `${sliceWhole(whole, MAX_TOOL_NAME_CHARS)}…` : whole;
     }
     // A whole call sent again (some proxies end with an aggregate chunk): appended, it would be invalid JSON.
     if (args !== "" && args === slot.args.text && isCompleteJson(args)) return;

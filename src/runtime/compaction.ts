@@ -1,4 +1,13 @@
-import { type AgentMessage, CHARS_PER_TOKEN, type CompactionMessage, clipText, type ErrorCode, type ToolCall, type Usage } from "../domain";
+import {
+  type AgentMessage,
+  CHARS_PER_TOKEN,
+  type CompactionMessage,
+  clipText,
+  type ErrorCode,
+  sliceWhole,
+  type ToolCall,
+  type Usage,
+} from "../domain";
 import { costOf, type ModelClient, type ModelPrice, type ModelRequest } from "../model";
 import {
   type CompactionCut,
@@ -222,7 +231,7 @@ function serialise(message: AgentMessage): string {
     case "tool_result": {
       const text = message.resultText;
       const cut =
-        text.length > SUMMARY_TOOL_RESULT_CHARS ? `${text.slice(0, SUMMARY_TOOL_RESULT_CHARS)}... [${text.length} characters]` : text;
+        text.length > SUMMARY_TOOL_RESULT_CHARS ? `${sliceWhole(text, SUMMARY_TOOL_RESULT_CHARS)}... [${text.length} characters]` : text;
       return `[Tool result${message.error ? " (error)" : ""} ${message.toolName}]: ${cut}`;
     }
     case "compaction":

@@ -6,6 +6,8 @@ import {
   COMPACTION_RESERVE_TOKENS,
   COMPACTION_SUMMARY_RESERVE_SHARE,
   type CompactionMessage,
+  sliceWhole,
+  sliceWholeFrom,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_RESULT_MAX_WINDOW_SHARE,
   type ToolDefinition,
@@ -166,7 +168,7 @@ export function cutMiddle(text: string, maxChars: number): string {
   const keep = Math.max(0, maxChars - note(text.length).length);
   const head = Math.ceil(keep / 2);
   const tail = keep - head;
-  return `${text.slice(0, head)}${note(text.length - keep)}${tail > 0 ? text.slice(text.length - tail) : ""}`;
+  return `${sliceWhole(text, head)}${note(text.length - keep)}${tail > 0 ? sliceWholeFrom(text, text.length - tail) : ""}`;
 }
 
 function findLastIndex<T>(items: readonly T[], test: (item: T, index: number) => boolean): number {

@@ -1,4 +1,4 @@
-import { CHARS_PER_TOKEN } from "../domain";
+import { CHARS_PER_TOKEN, sliceWhole } from "../domain";
 import { formatSize, truncateHead, utf8Length, withNotices } from "../tools/truncate";
 
 /**
@@ -13,6 +13,6 @@ export function fitToolResult(text: string, maxTokens: number): string {
   const shown = truncateHead(text, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: Math.max(0, maxChars - 200) });
   const total = utf8Length(text);
   const notice = `Result cut to ${formatSize(shown.outputBytes)} of ${formatSize(total)} (${shown.outputLines} of ${shown.totalLines} lines) to fit the context budget. Ask for less at a time (offset/limit, a narrower path or pattern) to see the rest`;
-  const body = shown.firstLineExceedsLimit ? text.slice(0, Math.max(0, maxChars - 200)) : shown.content;
+  const body = shown.firstLineExceedsLimit ? sliceWhole(text, Math.max(0, maxChars - 200)) : shown.content;
   return withNotices(body, [notice]);
 }

@@ -1,3 +1,4 @@
+import { sliceWhole } from "../domain/json";
 import { ToolError } from "./tool";
 
 // How edit finds the text to replace: exactly, else after normalising (with a map back to the
@@ -401,7 +402,7 @@ function lineDifferences(have: string, want: string): string[] {
 
 /** A line for a hint: JSON-quoted (tabs show as \t), Unicode spaces as \u escapes, cut when long. */
 function quoted(line: string): string {
-  const cut = line.length > NEAR_MISS_SHOWN_CHARS ? `${line.slice(0, NEAR_MISS_SHOWN_CHARS)}...` : line;
+  const cut = line.length > NEAR_MISS_SHOWN_CHARS ? `${sliceWhole(line, NEAR_MISS_SHOWN_CHARS)}...` : line;
   return JSON.stringify(cut).replace(UNICODE_SPACE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

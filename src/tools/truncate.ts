@@ -1,3 +1,4 @@
+import { sliceWhole } from "../domain/json";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 /**
  * The one output limit every tool shares (as pi does): 2000 lines or 50 KB, whichever comes first.
@@ -162,7 +163,7 @@ export function truncateTail(content: string, limits: TruncationLimits = {}): Tr
 /** Cuts one line to `maxChars` characters, marking the cut. */
 export function truncateLine(line: string, maxChars = GREP_MAX_LINE_CHARS): { text: string; truncated: boolean } {
   if (line.length <= maxChars) return { text: line, truncated: false };
-  return { text: `${line.slice(0, maxChars)}${CUT_MARK}`, truncated: true };
+  return { text: `${sliceWhole(line, maxChars)}${CUT_MARK}`, truncated: true };
 }
 
 /** 512B, 50.0KB, 1.5MB: the sizes the notices show. */

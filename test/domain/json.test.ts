@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jsonTextProblem } from "../../src/api/body";
-import { isRecord, MAX_JSON_DEPTH, nestsDeeperThan } from "../../src/domain";
+import { clipText, isRecord, MAX_JSON_DEPTH, nestsDeeperThan, sliceWhole, sliceWholeFrom } from "../../src/domain";
 
 describe("isRecord", () => {
   it("accepts plain objects only", () => {
@@ -32,5 +32,14 @@ describe("nestsDeeperThan", () => {
         '"unterminated [[[[[',
       ].map((text) => nestsDeeperThan(text, 3)),
     ).toEqual([false, false, false, false, true, true, false]);
+  });
+});
+
+describe("cuts between characters", () => {
+  it("sliceWhole, sliceWholeFrom and clipText never keep half a surrogate pair", () => {
+    const text = "ab😀cd";
+    expect([0, 1, 2, 3, 4, 5, 6].map((end) => sliceWhole(text, end))).toEqual(["", "a", "ab", "ab", "ab😀", "ab😀c", "ab😀cd"]);
+    expect([0, 1, 2, 3, 4, 5, 6].map((start) => sliceWholeFrom(text, start))).toEqual(["ab😀cd", "b😀cd", "😀cd", "cd", "cd", "d", ""]);
+    expect([clipText(text, 4), clipText(text, 5), clipText(text, 6)]).toEqual(["ab…", "ab😀…", "ab😀cd"]);
   });
 });

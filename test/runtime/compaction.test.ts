@@ -445,6 +445,9 @@ describe("compaction in the agent loop", () => {
     expect(cut).toBe(`${"a".repeat(13)}\n[... 74 characters omitted ...]\n${"b".repeat(13)}`);
     expect(cut.length).toBe(59);
     expect(cutMiddle("a".repeat(100), 10)).toBe("\n[... 100 characters omitted ...]\n");
+    // Neither cut splits an emoji: the start gives one unit back, the end takes one fewer.
+    const emoji = cutMiddle(`${"a".repeat(12)}😀${"b".repeat(72)}😀${"c".repeat(12)}`, 60);
+    expect(emoji).toBe(`${"a".repeat(12)}\n[... 74 characters omitted ...]\n${"c".repeat(12)}`);
   });
 
   it("a replay plays a compacted recording turn for turn; its summary calls play the recorded summaries", async () => {

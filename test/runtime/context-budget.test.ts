@@ -111,5 +111,8 @@ describe("per-result token budget", () => {
     expect(cut.length).toBeLessThanOrEqual(400 + 300);
     expect(cut.startsWith("line 0\nline 1\n")).toBe(true);
     expect(cut).toMatch(/\n\n\[Result cut to .* of .* \(\d+ of 500 lines\) to fit the context budget\. Ask for less at a time/);
+    // One line longer than the budget is cut by characters, never inside an emoji.
+    const wide = fitToolResult(`${"a".repeat(199)}${"😀".repeat(200)}`, 100);
+    expect(wide.split("\n\n")[0]).toBe("a".repeat(199));
   });
 });

@@ -280,6 +280,13 @@ describe("grep", () => {
     controller.abort();
     await expect(grep(fixtureFs(), { pattern: "x" }, controller.signal)).rejects.toMatchObject({ code: "aborted" });
   });
+  it("a long line is cut before an emoji that would straddle its 500th unit, never inside it (hunt 118)", async () => {
+    const fs = new MemoryWorkspaceFs({ "e.txt": `${"a".repeat(499)}😀 tail hit\n` });
+    const out = await grepTool.execute(grepTool.parameters.parse({ pattern: "hit" }), toolContext(fs));
+    expect(out.text).toBe(
+      `e.txt:1: ${"a".repeat(499)}... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to see lines of up to 50.0KB in full]`,
+    );
+  });
   it("a match line longer than the whole budget is shown cut, and the page still moves on", async () => {
     const fs = new MemoryWorkspaceFs({ "a.txt": `x\n${"漢".repeat(400)}hit\nhit two\n` });
     const first = await grepTool.execute(grepTool.parameters.parse({ pattern: "hit", limit: 1 }), {

@@ -62,6 +62,10 @@ describe("helpers", () => {
   it("truncateLine marks cut lines", () => {
     expect(truncateLine("abcdef", 3)).toEqual({ text: "abc... [truncated]", truncated: true });
     expect(truncateLine("abc", 3)).toEqual({ text: "abc", truncated: false });
+    // Never half an emoji (hunt 118: a grep line cut at 500 units ended in a lone surrogate, which the
+    // session's own export then failed to import as invalid_text).
+    expect(truncateLine("ab😀c", 3)).toEqual({ text: "ab... [truncated]", truncated: true });
+    expect(truncateLine("ab😀c", 4)).toEqual({ text: "ab😀... [truncated]", truncated: true });
   });
 
   it("formatSize uses B, KB and MB", () => {
