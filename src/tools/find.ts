@@ -2,7 +2,7 @@ import { z } from "zod";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { comparePaths, resolveWorkspacePath } from "../workspace/paths";
-import { globFilter } from "./glob";
+import { globFilter, hasCapital } from "./glob";
 import { listPage, oneBasedOffset } from "./paging";
 import { type OutputBudget, outputLimit, type Tool, throwIfAborted } from "./tool";
 import { formatSize, withNotices } from "./truncate";
@@ -31,7 +31,8 @@ function findDescription(budget: OutputBudget): string {
   return (
     "Find files and directories by glob. A pattern without '/' matches names at any depth ('*.ts'); a pattern " +
     "with '/' matches the path relative to the search directory or to the workspace root ('src/**/*.test.ts' " +
-    "finds the same with path 'src' or without). Results are paths relative to the workspace root, sorted, " +
+    "finds the same with path 'src' or without). A pattern without capital letters matches in either case ('readme*' " +
+    "finds README.md), one with a capital matches case exactly, as fd does. Results are paths relative to the workspace root, sorted, " +
     "directories suffixed with '/'. Skips .git/ and paths ignored by .gitignore (unless the search path itself is " +
     `ignored); includes dotfiles. At most ${FIND_DEFAULT_LIMIT} results by default (raise with limit, max ${FIND_MAX_LIMIT}) ` +
     `and ${formatSize(outputLimit(FIND_MAX_BYTES, budget))} of output; offset continues a cut list.`
@@ -50,7 +51,8 @@ export const findTool: Tool<FindParams> = {
     const { fs, signal } = ctx;
     const root = resolveWorkspacePath(args.path ?? ".");
     if (!fs.stat(root)) throw new WorkspaceError("not_found", `path '${args.path}' does not exist`);
-    const matches = globFilter(args.pattern, root);
+    // Smart case, as fd's: a pattern without capitals matches names in either case ('readme*' finds README.md).
+    const matches = globFilter(args.pattern, root, { ignoreCase: !hasCapital(args.pattern) });
     const rules = await IgnoreRules.load(fs, signal);
     throwIfAborted(signal);
     const { files, dirs } = walkWorkspace(fs, root, rules);

@@ -9,14 +9,14 @@ import { ToolError } from "./tool";
  * (`src/**\/*.ts`). Dotfiles match. `x/**` takes what is inside x, not x itself, as rg and fd
  * read it (picomatch and the RE2 translation also take x): a trailing `/**` is read as `/**\/*`.
  */
-export function compileGlob(pattern: string): (relativePath: string) => boolean {
+export function compileGlob(pattern: string, options: GlobOptions = {}): (relativePath: string) => boolean {
   // A leading `!` negates (`!!` does not), as picomatch reads it; handled here so that the regex
   // holds no look-ahead and can run on RE2.
   const bangs = /^!*/.exec(pattern)![0].length;
   const negated = bangs % 2 === 1;
   const body = insideOnly(pattern.slice(bangs));
   try {
-    const test = body === "" ? () => false : bodyMatcher(body);
+    const test = body === "" ? () => false : bodyMatcher(body, options.ignoreCase === true);
     // picomatch's own `basename` option breaks patterns that contain "/", so choose here.
     const match = negated ? (path: string) => !test(path) : test;
     if (pattern.includes("/")) return match;
@@ -24,6 +24,16 @@ export function compileGlob(pattern: string): (relativePath: string) => boolean 
   } catch (err) {
     throw new ToolError("invalid_glob", `invalid glob ${JSON.stringify(pattern)}: ${(err as Error).message}`);
   }
+}
+
+export interface GlobOptions {
+  /** Letters match in either case (find's smart case: fd's for a pattern without capitals). */
+  ignoreCase?: boolean;
+}
+
+/** Whether `pattern` holds a capital letter: fd's smart case then matches case exactly, else in either case. */
+export function hasCapital(pattern: string): boolean {
+  return /[\p{Lu}\p{Lt}]/u.test(pattern);
 }
 
 /** A glob ending in `/**` with one segment more, so that it takes only what is below (`build/**` not `build`). */
@@ -54,13 +64,14 @@ function choicePoints(glob: string): number {
  * such a glob runs on RE2, in linear time. Not every glob does: RE2 in JS takes 0.3-0.7 us a path
  * where V8 takes 0.1 (bench/glob.bench.ts).
  */
-function bodyMatcher(body: string): (path: string) => boolean {
+function bodyMatcher(body: string, ignoreCase: boolean): (path: string) => boolean {
   if (choicePoints(body) > 2) {
     const { pattern, required } = translateGlob(body);
-    const re2 = RE2JS.compile(pattern, RE2JS.DOTALL);
+    const re2 = RE2JS.compile(pattern, RE2JS.DOTALL | (ignoreCase ? RE2JS.CASE_INSENSITIVE : 0));
     // Most paths lack a text the glob requires, and `includes` costs a tenth of RE2 in JS; one
-    // character (`.`) is in nearly every path and only adds to the cost.
-    const texts = required.filter((text) => text.length > 1);
+    // character (`.`) is in nearly every path and only adds to the cost. (Not when case does not
+    // count: `includes` is exact.)
+    const texts = ignoreCase ? [] : required.filter((text) => text.length > 1);
     if (texts.length === 0) return (path) => re2.matches(path);
     return (path) => texts.every((text) => path.includes(text)) && re2.matches(path);
   }
@@ -69,7 +80,7 @@ function bodyMatcher(body: string): (path: string) => boolean {
   // V8 refuses (`[z-a]`) an error, as on RE2, instead of a regex that matches nothing.
   const options = { dot: true, windows: false, posix: true, literalBrackets: false, nonegate: true, debug: true };
   const compiled = picomatch.makeRe(asPlainGlob(body), options);
-  const regex = v8Regex(compiled.source, compiled.flags);
+  const regex = v8Regex(compiled.source, ignoreCase ? `${compiled.flags}i` : compiled.flags);
   return (path) => regex.test(path);
 }
 
@@ -94,8 +105,8 @@ function v8Regex(source: string, flags: string): RegExp {
  * `lib/*.ts` under `src`) or relative to the workspace root (as rg reads it from there:
  * `src/**\/*.ts` under `src`). A negated pattern (`!src/**`) leaves out what either names.
  */
-export function globFilter(pattern: string, root: string): (path: string) => boolean {
-  const matches = compileGlob(pattern);
+export function globFilter(pattern: string, root: string, options: GlobOptions = {}): (path: string) => boolean {
+  const matches = compileGlob(pattern, options);
   if (root === "" || !pattern.includes("/")) return (path) => matches(relativeTo(root, path));
   if (pattern.startsWith("!")) return (path) => matches(relativeTo(root, path)) && matches(path);
   return (path) => matches(relativeTo(root, path)) || matches(path);

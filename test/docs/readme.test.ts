@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ERROR_REGISTRY, type ErrorCode, LIMITS_TABLE } from "../../src/domain";
+import { BASH_DETAILS, ERROR_REGISTRY, type ErrorCode, LIMITS_TABLE } from "../../src/domain";
 
 const README = (import.meta.glob("../../README.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>)[
   "../../README.md"
@@ -52,5 +52,15 @@ describe("README names every code of the registry", () => {
 describe("README limits table matches src/domain/limits.ts", () => {
   it("row for row", () => {
     expect(tableAfter("### Limits")).toEqual(LIMITS_TABLE.map(([what, limit]) => [what, limit]));
+  });
+
+  it("and the bash tool's bounds in detail, bullet for bullet, where the table's bash row points", () => {
+    const start = README.indexOf("### The bash tool in detail\n");
+    expect(start).toBeGreaterThanOrEqual(0);
+    const lines = README.slice(start).split("\n");
+    const first = lines.findIndex((line) => line.startsWith("- "));
+    const bullets = lines.slice(first, lines.indexOf("", first)).map((line) => line.slice(2));
+    expect(bullets).toEqual([...BASH_DETAILS]);
+    expect(LIMITS_TABLE.find(([what]) => what === "`bash`")?.[1]).toMatch(/\[The bash tool in detail\]\(#the-bash-tool-in-detail\)$/);
   });
 });

@@ -114,6 +114,32 @@ describe("find", () => {
     expect((await find(fixtureFs(), { pattern: "*.log" })).text).toBe("keep.log");
   });
 
+  it("matches a pattern without capitals in either case and one with a capital exactly, as fd's smart case (hunt 118)", async () => {
+    const fs = new MemoryWorkspaceFs({
+      "README.md": "x",
+      Makefile: "x",
+      "src/App.tsx": "x",
+      "src/app.test.ts": "x",
+      "docs/Ünïcode.md": "x",
+    });
+    const found = async (pattern: string) => (await find(fs, { pattern })).text;
+    expect(await Promise.all(["readme*", "makefile", "app.tsx", "src/app*", "ü*", "**/*app*.{tsx,ts}"].map(found))).toEqual([
+      "README.md",
+      "Makefile",
+      "src/App.tsx",
+      "src/App.tsx\nsrc/app.test.ts",
+      "docs/Ünïcode.md",
+      // Four choice points: matched on RE2, in either case too.
+      "src/App.tsx\nsrc/app.test.ts",
+    ]);
+    expect(await Promise.all(["README*", "App*", "Readme*", "*.MD"].map(found))).toEqual([
+      "README.md",
+      "src/App.tsx",
+      "No files found matching pattern",
+      "No files found matching pattern",
+    ]);
+  });
+
   it("matches .gitignore rules case-sensitively, as git does on Linux", async () => {
     const fs = new MemoryWorkspaceFs({
       ".gitignore": "Build/\n*.LOG\nREADME.md\n",
