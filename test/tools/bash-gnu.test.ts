@@ -98,6 +98,16 @@ describe("bash: text commands answer as the GNU tools do (hunt 76)", () => {
     expect(await run(fs, "cat small.txt | tee /dev/stderr /dev/stderr /dev/stdout")).toEqual([0, "é1\né1\né1\né1"]);
   });
 
+  it("a command's bytes and its errors, redirected, are counted once (just-bash refused `cat a missing 2>/dev/null` of non-ASCII text)", async () => {
+    // just-bash counted such output as text (a byte of 0x80 and more: two) and again as bytes, and
+    // stopped the call with "invalid stdout accounting" (exit 126); the patch lets the byte count stand.
+    const fs = new MemoryWorkspaceFs({ "u.txt": "héllo 😀\n" });
+    expect(await run(fs, "cat u.txt missing 2>/dev/null; tee /dev/stderr < u.txt; head -c 3 u.txt missing < /dev/null | wc -c")).toEqual([
+      0,
+      "héllo 😀\nhéllo 😀\n17\nhéllo 😀\nhead: missing: No such file or directory",
+    ]);
+  });
+
   it("hunt 78: anchors in several -e patterns, -l on stdin, -m with -c, \\<, -s, -y, -NUM, as GNU grep", async () => {
     const fs = new MemoryWorkspaceFs({ "a.txt": "one\ntwo\nthree\n", "w.txt": "one\ntwo\nsome one\n" });
     expect(await run(fs, "grep -c -e 'e$' -e zz a.txt; printf 'one\\ntwo\\nfour\\n' | grep -m1 -c o; grep -c '\\<one' w.txt")).toEqual([

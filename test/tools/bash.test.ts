@@ -469,6 +469,14 @@ describe("bash", () => {
           /\[Command timed out: its regular-expression matching passed the work a 300 ms timeout allows \(7,500,000 steps\); match less text at once \(one file, or lines cut short\) or a simpler pattern\]$/,
         );
       }
+      // sed stops there (it went on without its matches: `sed -i` wrote a file half edited, exit 0, hunt 117).
+      const edited = await bash(fs, "sed -i -E 's/(a*b)?a/x/g' lines.txt", { timeoutMs: 300, allowWrite: true });
+      expect([edited.code, edited.exitCode, edited.text.split("\n\n")[0], fs.text("lines.txt")]).toEqual([
+        "bash_timeout",
+        124,
+        "(no output)",
+        `${"a".repeat(50)}\n`.repeat(20_000),
+      ]);
       // The next call counts from nothing.
       expect(await bash(fs, "sed 's/foo/bar/' b.txt", { timeoutMs: 300 })).toEqual({ error: false, text: "one bar\ntwo", exitCode: 0 });
     } finally {
@@ -520,6 +528,30 @@ describe("bash", () => {
     const out = await bash(fixtureFs(), String.raw`jq -n -c '"\u00e9", ("x" | test("\u0078")), ["a\/b", "\b\f"]'`);
     expect(out).toEqual({ error: false, text: ['"é"', "true", String.raw`["a/b","\b\f"]`].join("\n"), exitCode: 0 });
   });
+
+  it("counts, slices, splits and indexes jq strings by code point, as jq 1.7 does (an emoji counted two, and a slice could cut it in half)", async () => {
+    const out = await bash(
+      fixtureFs(),
+      `jq -n -c '"aé😀xé😀x" | [length, .[1:3], .[2:3], .[-2:], split(""), index("x"), rindex("x"), indices("😀"), .[index("x"):]]'`,
+    );
+    expect(out).toEqual({ error: false, text: '[7,"é😀","😀","😀x",["a","é","😀","x","é","😀","x"],3,6,[2,5],"xé😀x"]', exitCode: 0 });
+    // The indices of many matches are turned into code points in one pass; text without emoji is as it was.
+    const many = await bash(
+      fixtureFs(),
+      `jq -n -c '([range(30000)] | map("😀x") | join("") | indices("x") | [length, .[0], .[-1]]), ("abc" | [length, .[1:], index("c"), split("")])'`,
+    );
+    expect(many).toEqual({ error: false, text: '[30000,1,59999]\n[3,"bc",2,["a","b","c"]]', exitCode: 0 });
+  });
+
+  it("sed bounds its pattern space after a substitution, a global one too, as after G (a loop of s/x*/-/g ran Node out of memory)", async () => {
+    const fs = new MemoryWorkspaceFs({ "x.txt": `${"x".repeat(3_000_000)}\n` });
+    const limit = "sed: sed: pattern space size limit exceeded (10485760 bytes)";
+    expect(await bash(fs, "sed 's/.*/&&&&/' x.txt | wc -c; sed 's/.*/&&&&/g' x.txt | wc -c", { timeoutMs: 60_000 })).toEqual({
+      error: false,
+      text: `0\n0\n${limit}\n${limit}`,
+      exitCode: 0,
+    });
+  }, 60_000);
 
   it("tells the model its command and iteration limits up front", () => {
     expect([BASH_MAX_COMMANDS, BASH_MAX_LOOP_ITERATIONS]).toEqual([10_000, 100_000]);
