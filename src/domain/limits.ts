@@ -400,6 +400,12 @@ export const BASH_REGEX_STEPS_PER_MS = 25_000;
 /** Bytes one bash command may write in total. */
 export const BASH_MAX_WRITTEN_BYTES = 2 * MAX_FILE_BYTES;
 /**
+ * Bytes of workspace files one bash command may read in total, each read counted (a file named 200
+ * times is read 200 times: `wc -l` of 200 operands of 8 MiB took workerd past its heap and killed it,
+ * hunt 120).
+ */
+export const BASH_MAX_READ_BYTES = 32 * 1024 * 1024;
+/**
  * Output one bash command may produce, what its redirects write included (just-bash counts both);
  * the shell's output is JS strings held in the isolate. `cp` and `mv` copy bytes and are not output.
  */
@@ -442,7 +448,7 @@ export const BASH_DETAILS: readonly string[] = [
   `A command gets ${BASH_DEFAULT_TIMEOUT_MS / 1000} s by default and at most ${BASH_MAX_TIMEOUT_MS / 1000} s (\`timeoutMs\`). It runs on the isolate's thread: between its file operations other requests get a turn, but work that touches no file, a loop over a string in a variable, holds the isolate and every session on it until it ends or its timeout passes, and counts against the Worker's CPU time.`,
   `A regex step stops at the timeout, inside a match too (a patch of just-bash, \`patches/\`), keeping what it wrote: a global replace, split or match (sed \`s///g\`, awk \`gsub\` and \`split\`, jq \`gsub\`, \`grep -o\`), whose time grows with the square of a line's length where matches can begin everywhere (\`s/(a*b)?a/x/g\` over 3,000 characters of \`a\`: 5 s), one long match, or a \`case\` or \`[[ == ]]\` glob of many \`*\` over a long string (the shell matches globs as regexes).`,
   `Deployed on Cloudflare, where \`Date.now()\` advances only after I/O, the clock cannot see a step's time, and such a step stops instead after ${count(BASH_REGEX_STEPS_PER_MS)} regex steps per millisecond of the timeout (${count(BASH_REGEX_STEPS_PER_MS * BASH_DEFAULT_TIMEOUT_MS)} at the default 10 s, 11 to 22 s of matching on the machine of docs/benchmarks.md).`,
-  `Other single steps are not stopped by the timeout but run to their end, the call then ending as timed out (\`bash_timeout\`), and deployed only the Worker's CPU limit bounds them: a sed or awk loop whose passes each rework a large text without a regex (100,000 passes of awk's \`toupper\` over 1 MiB: 27.6 s), and \`sort\` of a large file (\`sort -V\` of 14 MB: 25 s); any other command over a large input runs to its end as well, a few seconds as one call reads at most 32 MiB (\`od -c\`, \`tr -d\`, \`cut\`, \`wc -w\` or \`uniq -c\` over 15 MB: 2-4 s in hunt 114).`,
+  `Other single steps are not stopped by the timeout but run to their end, the call then ending as timed out (\`bash_timeout\`), and deployed only the Worker's CPU limit bounds them: a sed or awk loop whose passes each rework a large text without a regex (100,000 passes of awk's \`toupper\` over 1 MiB: 27.6 s), and \`sort\` of a large file (\`sort -V\` of 14 MB: 25 s); any other command over a large input runs to its end as well, a few seconds as one call reads at most ${bytes(BASH_MAX_READ_BYTES)} (\`od -c\`, \`tr -d\`, \`cut\`, \`wc -w\` or \`uniq -c\` over 15 MB: 2-4 s in hunt 114).`,
   `A command stopped by its timeout or the run's abort keeps what it wrote, a \`cp -r\` or \`mv\` of a directory what it copied so far, the source whole, and its result names the files it had changed.`,
   `A command writes at most ${bytes(BASH_MAX_WRITTEN_BYTES)}, of which at most ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} as command output (what redirects write included; \`cp\` and \`mv\` are not output).`,
   `At most ${count(BASH_MAX_COMMANDS)} commands per call (each pass of a loop body counts) and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop (numbers from \`seq\`, awk, sed and jq loops too; jq counts several steps per pass, over a whole query: \`reduce range(n)\` stops past 24,999), fixed (exit 126, with advice to work in batches).`,
@@ -456,7 +462,7 @@ export const BASH_DETAILS: readonly string[] = [
   `\`read\` and \`mapfile\` keep UTF-8 text whole (a patch of just-bash, \`patches/\`), but \`read -n\`/\`-N\` count bytes, not characters; \`grep\` takes its arguments as GNU grep does (every \`-e\`, \`\\+\`, \`\\?\` and \`\\<\` in a basic pattern, \`-ie\`-style clusters, \`-s\`, \`-y\`, \`-NUM\`), \`ls\` of several operands lists them as GNU ls does, a glob ending in \`/\` names directories only, \`tee\` and awk write /dev/stdout and /dev/stderr into the command's own streams, what other commands write to /dev/stderr as a file is shown with its errors, and /dev/stdout written as a file (\`cp f /dev/stdout\`) is refused; where the shell still differs from GNU tools, see [The shell and GNU tools](#the-shell-and-gnu-tools).`,
   `A regular expression given to \`grep\` on its command line is at most ${count(GREP_MAX_PATTERN_CHARS)} characters (exit 2 past it: just-bash reads one in time quadratic in its length; \`-F\` has no bound).`,
   `just-bash matches on an RE2 without RE2's DFA, \`-F\` too, in time that grows with the pattern's length times the line's where a line holds the pattern's first characters over and over (a pattern of 16,384 characters over a 20,000-character line took 9.1 s, 63 \`a\` and a \`b\` over a 1 MB line of \`a\` 5.9 s), and stops at the timeout like any regex step.`,
-  `One call reads at most 32 MiB in all (a \`head -c\` counts the whole file it opens).`,
+  `One call reads at most ${bytes(BASH_MAX_READ_BYTES)} of workspace files in all, each read of a file counted (a \`head -c\` counts the whole file it opens; a file named twice is read twice); a read past it fails (\`EFBIG\`, which some commands report as a missing file) and the result says so.`,
 ];
 
 /** The README's limits table: what, and its limit in words. */
@@ -558,7 +564,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "`bash`",
-    `simulated shell (just-bash), no network; ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command; ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} of it output; ${count(BASH_MAX_COMMANDS)} commands and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop per call; 100,000 lines, matches or items per command; 32 MiB read per call; every bound, and what passing it does: [The bash tool in detail](#the-bash-tool-in-detail)`,
+    `simulated shell (just-bash), no network; ${BASH_DEFAULT_TIMEOUT_MS / 1000} s default / ${BASH_MAX_TIMEOUT_MS / 1000} s max per command; ${bytes(BASH_MAX_WRITTEN_BYTES)} written per command, ${bytes(BASH_MAX_OUTPUT_BYTES_PER_COMMAND)} of it output; ${count(BASH_MAX_COMMANDS)} commands and ${count(BASH_MAX_LOOP_ITERATIONS)} passes of one loop per call; 100,000 lines, matches or items per command; ${bytes(BASH_MAX_READ_BYTES)} read per call; every bound, and what passing it does: [The bash tool in detail](#the-bash-tool-in-detail)`,
   ],
   [
     "one model answer",

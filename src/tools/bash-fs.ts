@@ -1,5 +1,5 @@
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
-import { BASH_MAX_WRITTEN_BYTES, MAX_FILE_BYTES } from "../domain/limits";
+import { BASH_MAX_READ_BYTES, BASH_MAX_WRITTEN_BYTES, MAX_FILE_BYTES } from "../domain/limits";
 import { WorkspaceError } from "../workspace/errors";
 import { eventLoopTurn } from "../workspace/event-loop-turns";
 import { comparePaths, parentOf, writeRefusal } from "../workspace/paths";
@@ -38,6 +38,9 @@ export class WorkspaceBashFs implements IFileSystem {
    * any as "No such file or directory"; the tool says what happened instead.
    */
   readonly refused: { count: number; first: string[] } = { count: 0, first: [] };
+  private bytesRead = 0;
+  /** Reads refused because the command had read `BASH_MAX_READ_BYTES`: how many, and the first few. */
+  readonly unread: { count: number; first: string[] } = { count: 0, first: [] };
   /** Workspace files this command wrote or deleted: they stay changed if it is stopped (told then). */
   readonly changed = new Set<string>();
 
@@ -61,6 +64,7 @@ export class WorkspaceBashFs implements IFileSystem {
     }
     // Any other encoding is read as UTF-8, as before; a snapshot's file from grep's text cache.
     const p = toWorkspace(path);
+    this.countRead(p, path);
     try {
       return await this.fs.readText(p, this.signal);
     } catch (err) {
@@ -70,6 +74,7 @@ export class WorkspaceBashFs implements IFileSystem {
 
   async readFileBuffer(path: string): Promise<Uint8Array> {
     const p = toWorkspace(path);
+    this.countRead(p, path);
     try {
       return await this.fs.readFile(p, this.signal);
     } catch (err) {
@@ -78,12 +83,23 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async writeFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
+    this.precheck("write", path, content);
     await this.put(path, toBytes(content, options), "write");
   }
 
   async appendFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
+    this.precheck("append", path, content);
     const p = toWorkspace(path);
-    const before = this.fs.stat(p)?.type === "file" ? await this.readFileBuffer(path) : new Uint8Array();
+    const exists = this.fs.stat(p)?.type === "file";
+    // Nothing to add to a file that is there (a `>>` redirect opens its target so): no rewrite.
+    if (exists && content.length === 0) return;
+    // The file's own bytes, not a read of the command's (they do not count against its reads).
+    let before: Uint8Array = new Uint8Array();
+    try {
+      if (exists) before = await this.fs.readFile(p, this.signal);
+    } catch (err) {
+      throw errno(err, "open", this.shown(path));
+    }
     const added = toBytes(content, options);
     const joined = new Uint8Array(before.byteLength + added.byteLength);
     joined.set(before, 0);
@@ -321,6 +337,33 @@ export class WorkspaceBashFs implements IFileSystem {
   private filesUnder(dir: string): string[] {
     const prefix = `${dir}/`;
     return this.fs.files().filter((f) => f.startsWith(prefix));
+  }
+
+  /**
+   * Refuses a write that cannot succeed before its content is turned into bytes (a read-only run, or a
+   * command past its write budget: UTF-8 is at least a byte per UTF-16 unit, as is a byte string):
+   * tee to 3,000 refused files converted 2 MB 3,000 times (hunt 120).
+   */
+  private precheck(op: string, path: string, content: FileContent): void {
+    this.assertWritable(op, path);
+    if (this.bytesWritten + (typeof content === "string" ? content.length : content.byteLength) > BASH_MAX_WRITTEN_BYTES) {
+      throw new Error(
+        `ENOSPC: no space left on device, ${op} '${this.shown(path)}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`,
+      );
+    }
+  }
+
+  /** Counts a read of workspace file `p` against the command's read budget; past it the read fails. */
+  private countRead(p: string, path: string): void {
+    const size = this.fs.stat(p)?.size ?? 0;
+    if (this.bytesRead + size > BASH_MAX_READ_BYTES) {
+      this.unread.count++;
+      if (this.unread.first.length < REFUSED_WRITES_NAMED) this.unread.first.push(`'${this.shown(path)}'`);
+      throw new Error(
+        `EFBIG: file too large, open '${this.shown(path)}' (this command has read ${BASH_MAX_READ_BYTES} bytes of files, the most one command may read)`,
+      );
+    }
+    this.bytesRead += size;
   }
 
   private assertWritable(op: string, path: string): void {
@@ -577,6 +620,8 @@ function errno(err: unknown, op: string, path: string): Error {
 
 /** Filesystem calls between two turns the shell gives the event loop (`yieldingFs`). */
 export const BASH_FS_CALLS_PER_TURN = 32;
+/** A call that moves this many bytes (read or written) counts as one call more. */
+const BYTES_PER_CALL = 256 * 1024;
 
 /**
  * `fs` giving the event loop a turn every `every` asynchronous calls. In `wrangler dev` just-bash
@@ -584,9 +629,16 @@ export const BASH_FS_CALLS_PER_TURN = 32;
  * once, so a long command held the isolate, and every session it serves, to its end (hunt 13:
  * `/healthz` waited 9.6 s behind a loop of `md5sum`). A turn lets other requests, an abort and the
  * command's own timer run. Work that never touches a file (one `sort` of a large pipe) still holds it.
+ * A failed call counts as well (3,000 refused writes of tee held the isolate 15 s, hunt 120), and a
+ * call weighs more by the bytes it moves (each `>>` to a 16 MiB file rewrites it: /healthz waited 4-8 s).
  */
 export function yieldingFs<T extends object>(fs: T, every = BASH_FS_CALLS_PER_TURN): T {
   let calls = 0;
+  const count = async (weight: number) => {
+    const before = calls;
+    calls += weight;
+    if (Math.floor(calls / every) > Math.floor(before / every)) await eventLoopTurn();
+  };
   return new Proxy(fs, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
@@ -594,11 +646,25 @@ export function yieldingFs<T extends object>(fs: T, every = BASH_FS_CALLS_PER_TU
       return (...args: unknown[]) => {
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (!(result instanceof Promise)) return result;
-        return result.then(async (settled) => {
-          if (++calls % every === 0) await eventLoopTurn();
-          return settled;
-        });
+        const written = sizeOf(args[1]);
+        return result.then(
+          async (settled) => {
+            await count(1 + Math.floor((written + sizeOf(settled)) / BYTES_PER_CALL));
+            return settled;
+          },
+          async (error) => {
+            await count(1);
+            throw error;
+          },
+        );
       };
     },
   });
+}
+
+/** Bytes (or characters) of a call's content or result; 0 for anything else. */
+function sizeOf(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (value instanceof Uint8Array) return value.byteLength;
+  return 0;
 }

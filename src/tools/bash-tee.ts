@@ -48,6 +48,8 @@ export function teeCommand(defineCommand: DefineCommand): Command {
     // stop there (100 operands of /dev/stderr over 1 MiB held the isolate 13 s, hunt 119).
     const maxBytes = ctx.limits?.maxOutputSize ?? Number.POSITIVE_INFINITY;
     for (const file of files) {
+      // The command's timeout or the run's abort: the rest of the operands are left (hunt 120: 3,000 ran 3x past it).
+      if (ctx.signal?.aborted) break;
       try {
         const path = ctx.fs.resolvePath(ctx.cwd, file);
         // The command's own streams, as on a system where they are files (hunt 78: through the

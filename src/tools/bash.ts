@@ -5,6 +5,7 @@ import {
   BASH_MAX_COMMANDS,
   BASH_MAX_LOOP_ITERATIONS,
   BASH_MAX_OUTPUT_BYTES_PER_COMMAND,
+  BASH_MAX_READ_BYTES,
   BASH_MAX_TIMEOUT_MS,
   BASH_MAX_TRAVERSAL_OPERATIONS,
   BASH_REGEX_STEPS_PER_MS,
@@ -217,6 +218,8 @@ export const bashTool: Tool<BashParams> = {
     }
     // Unless the output already tells each refusal (a redirect's or tee's EROFS does), a write the shell hid is told.
     if (workspace.refused.count > (output.match(/EROFS/g)?.length ?? 0)) notices.push(refusedNotice(workspace.refused));
+    // Commands report a failed read in their own words, most as a missing file: the budget is told.
+    if (workspace.unread.count > 0) notices.push(unreadNotice(workspace.unread));
     const body = output === "" ? "(no output)" : shown.content;
     const failed = signal.aborted || timedOut || result.exitCode !== 0;
     const code = signal.aborted ? "aborted" : timedOut ? "bash_timeout" : "exit_status";
@@ -242,6 +245,14 @@ function changedNotice(changed: ReadonlySet<string>): string {
 
 /** How many changed files a stopped command's notice names. */
 const CHANGED_NAMED = 3;
+
+/** `This command read 32 MiB of files, the most one command may read: 3 reads were refused ('/workspace/a', ...)`. */
+function unreadNotice(unread: { count: number; first: string[] }): string {
+  const more = unread.count - unread.first.length;
+  const named = `${unread.first.join(", ")}${more > 0 ? `, and ${more} more` : ""}`;
+  const reads = unread.count === 1 ? "1 read was" : `${unread.count} reads were`;
+  return `This command read ${formatSize(BASH_MAX_READ_BYTES)} of files, the most one command may read: ${reads} refused (${named}); read less at once (fewer or smaller files, head -n) or over several calls`;
+}
 
 /** `This run does not allow writes: 2 writes to the workspace were refused (rm '/workspace/d', ...)`. */
 function refusedNotice(refused: { count: number; first: string[] }): string {
