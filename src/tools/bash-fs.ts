@@ -93,13 +93,7 @@ export class WorkspaceBashFs implements IFileSystem {
     const exists = this.fs.stat(p)?.type === "file";
     // Nothing to add to a file that is there (a `>>` redirect opens its target so): no rewrite.
     if (exists && content.length === 0) return;
-    // The file's own bytes, not a read of the command's (they do not count against its reads).
-    let before: Uint8Array = new Uint8Array();
-    try {
-      if (exists) before = await this.fs.readFile(p, this.signal);
-    } catch (err) {
-      throw errno(err, "open", this.shown(path));
-    }
+    const before = exists ? await this.ownBytes(path) : new Uint8Array();
     const added = toBytes(content, options);
     const joined = new Uint8Array(before.byteLength + added.byteLength);
     joined.set(before, 0);
@@ -224,7 +218,7 @@ export class WorkspaceBashFs implements IFileSystem {
     if (kind === null) throw new Error(`ENOENT: no such file or directory, cp '${this.shown(src)}'`);
     // A copy keeps its source's mode (an executable stays executable), as cp does for a new file.
     if (kind === "file") {
-      await this.put(dest, await this.readFileBuffer(src), op, this.fs.stat(from)?.mode, replace);
+      await this.put(dest, await this.ownBytes(src), op, this.fs.stat(from)?.mode, replace);
       return;
     }
     if (!options?.recursive) throw new Error(`EISDIR: is a directory, cp '${this.shown(src)}'`);
@@ -290,7 +284,7 @@ export class WorkspaceBashFs implements IFileSystem {
     if (kind === "dir" || before === null || (before.mode & 0o777) === bits) return;
     const justWritten = this.lastWritten === p;
     this.lastWritten = null;
-    await this.put(path, await this.readFileBuffer(path), "chmod", bits, true, justWritten ? 0 : before.size);
+    await this.put(path, await this.ownBytes(path), "chmod", bits, true, justWritten ? 0 : before.size);
     this.lastWritten = null;
   }
 
@@ -350,6 +344,18 @@ export class WorkspaceBashFs implements IFileSystem {
       throw new Error(
         `ENOSPC: no space left on device, ${op} '${this.shown(path)}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`,
       );
+    }
+  }
+
+  /**
+   * A file's bytes for the filesystem's own work (an append, a copy, a chmod, which write them back and
+   * count as writes), not counted as the command's reads.
+   */
+  private async ownBytes(path: string): Promise<Uint8Array> {
+    try {
+      return await this.fs.readFile(toWorkspace(path), this.signal);
+    } catch (err) {
+      throw errno(err, "open", this.shown(path));
     }
   }
 
