@@ -13,7 +13,7 @@ import {
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
-import { DeviceFs, WorkspaceBashFs, yieldingFs } from "./bash-fs";
+import { DeviceFs, readsCounted, WorkspaceBashFs, yieldingFs } from "./bash-fs";
 import { grepCommand } from "./bash-grep";
 import { findCommand, lnCommand, lsCommand } from "./bash-guards";
 import { type StepDeadline, withStepDeadline } from "./bash-step-deadline";
@@ -110,11 +110,12 @@ export const bashTool: Tool<BashParams> = {
     const { Bash, InMemoryFs, MountableFs, getCommandNames, defineCommand } = await loadJustBash();
     const scratch = new InMemoryFs({}, { maxTotalBytes: BASH_MAX_SCRATCH_BYTES });
     scratch.mkdirSync("/tmp", { recursive: true });
-    const root = new MountableFs({ base: scratch });
     // The run's abort or the command's timeout: what stops the command, and the workspace's long walks.
     const timeout = new AbortController();
     const stop = AbortSignal.any([signal, timeout.signal]);
     const workspace = new WorkspaceBashFs(fs, allowWrite, stop, BASH_WORKSPACE_DIR);
+    // Reads of /tmp count against the command's read budget too.
+    const root = new MountableFs({ base: readsCounted(scratch, (size, path) => workspace.chargeRead(size, path)) });
     root.mount(BASH_WORKSPACE_DIR, workspace);
     const devices = new DeviceFs(BASH_MAX_CAPTURED_OUTPUT_BYTES);
     root.mount("/dev", devices);
@@ -174,6 +175,12 @@ export const bashTool: Tool<BashParams> = {
       result = { stdout: "", stderr: signal.aborted ? "" : `bash: ${(err as Error).message}\n`, exitCode: 1 };
     } finally {
       clearTimeout(timer);
+    }
+    // Appends the filesystem held back are written now, after a timeout or an abort too: what a command wrote stays.
+    try {
+      await workspace.flushAppends();
+    } catch (err) {
+      result = { ...result, stderr: `${result.stderr}bash: ${(err as Error).message}\n`, exitCode: result.exitCode || 1 };
     }
     result = statementLimit(result);
 

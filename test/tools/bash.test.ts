@@ -568,6 +568,25 @@ describe("bash", () => {
     });
   });
 
+  it("reads of the command's /tmp count against the same 32 MiB (hunt 121: a /tmp file named 200 times read 1.4 GB)", async () => {
+    const fs = new MemoryWorkspaceFs({ "big.txt": `${"x".repeat(999)}\n`.repeat(7_000) });
+    const out = await bash(fs, "cp big.txt /tmp/f; wc -l /tmp/f /tmp/f /tmp/f /tmp/f /tmp/f 2>/dev/null | tail -n 1");
+    // cp's read (7 MB) and three reads of /tmp/f fit in 32 MiB (33.5 MB; 35 MB would not): two are refused.
+    expect(out.text).toBe(
+      "21000 total\n\n[This command read 32.0MB of files, the most one command may read: 2 reads were refused ('/tmp/f', '/tmp/f'); read less at once (fewer or smaller files, head -n) or over several calls]",
+    );
+  });
+
+  it("awk's close() ends a file's output, and jq's index, rindex and indices of an empty string are null, null and [] (indices looped)", async () => {
+    const fs = new MemoryWorkspaceFs({});
+    const out = await bash(
+      fs,
+      `awk 'BEGIN { print "1" > "f.txt"; close("f.txt"); print "2" > "f.txt"; print "3" > "f.txt"; print close("nope") }'; cat f.txt; jq -n -c '"abc" | [index(""), rindex(""), indices("")]'`,
+      { allowWrite: true },
+    );
+    expect(out).toEqual({ error: false, text: "-1\n2\n3\n[null,null,[]]", exitCode: 0 });
+  });
+
   it("awk's print > file appends what it prints, within the command's write budget (hunt 120: it rewrote the file per line, and ENOSPC left its last line)", async () => {
     const fs = new MemoryWorkspaceFs({});
     const out = await bash(fs, "seq 1 20000 | awk '{print > \"o.txt\"}'; echo awk=$?; wc -c < o.txt; tail -n 1 o.txt", {
