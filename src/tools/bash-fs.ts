@@ -12,20 +12,21 @@ type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem["readdirWithFileTy
 /** Snapshot files carry no time; every entry shows the epoch. */
 const EPOCH = new Date(0);
 
-/**
- * just-bash's IFileSystem over a WorkspaceFs, mounted at the shell's workspace directory. Paths it
- * receives are absolute within the mount ("/src/a.ts"); `..` cannot climb above "/". Reads see the
- * snapshot plus the overlay. Writes reach the overlay only when `allowWrite`; otherwise they fail
- * with EROFS, as on a read-only mount. WorkspaceFs has no empty directories, so one `mkdir` made,
- * or a deletion or move emptied, lasts only for the command (a directory persists once a file is
- * written in it); `cp` and `mv` give a new file its source's mode, `chmod` sets a file's.
- */
 /** Appends held back (`WorkspaceBashFs.appendFile`) are written once they add up to this much. */
 const APPENDS_HELD_BYTES = 1024 * 1024;
 
-/** Refused writes a bash result names; the rest are counted. */
+/** Refused writes (and reads) a bash result names; the rest are counted. */
 const REFUSED_WRITES_NAMED = 3;
 
+/**
+ * just-bash's IFileSystem over a WorkspaceFs, mounted at the shell's workspace directory. Paths it
+ * receives are absolute within the mount ("/src/a.ts"); `..` cannot climb above "/". Reads see the
+ * snapshot plus the overlay, and count against the command's read budget. Writes reach the overlay
+ * only when `allowWrite`; otherwise they fail with EROFS, as on a read-only mount. WorkspaceFs has no
+ * empty directories, so one `mkdir` made, or a deletion or move emptied, lasts only for the command (a
+ * directory persists once a file is written in it); `cp` and `mv` give a new file its source's mode,
+ * `chmod` sets a file's.
+ */
 export class WorkspaceBashFs implements IFileSystem {
   /** Empty directories of this command: made by `mkdir`, or emptied by `rm` / `mv`. */
   private readonly madeDirs = new Set<string>();
@@ -50,6 +51,8 @@ export class WorkspaceBashFs implements IFileSystem {
   private readonly appends = new Map<string, { path: string; chunks: Uint8Array[]; bytes: number }>();
   private appendedBytes = 0;
   private flushing: Promise<void> = Promise.resolve();
+  /** Appends whose write failed when they were flushed: the file and why. */
+  readonly unwritten: string[] = [];
 
   /**
    * @param mountPoint where the shell sees this filesystem; only used to show full paths in errors
@@ -98,8 +101,9 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   /**
-   * Appends to a file that is there wait in `appends` and are written together, before any other call
-   * on this filesystem and when the command ends (`flushAppends`): each one rewrote the whole file, so
+   * Appends to a file that is there wait in `appends` and are written together, before a call that reads,
+   * writes, copies, moves or removes a file and when the command ends (`flushAppends`; a stat counts
+   * them): each one rewrote the whole file, so
    * a loop of `>>` or awk's `print > f` took time growing with the square of the file (hunt 121: 10,000
    * lines of awk, 689 KB, passed a 10 s timeout). Only what is appended counts against the command's
    * writes: twenty `>>` to a 2 MiB file are 20 small writes.
@@ -133,35 +137,44 @@ export class WorkspaceBashFs implements IFileSystem {
     if (this.appendedBytes >= APPENDS_HELD_BYTES) await this.flushAppends();
   }
 
-  /** Writes the appends that wait (one flush at a time: a second waits for the first). */
+  /**
+   * Writes the appends that wait, one flush at a time (a second waits for the first). A write that
+   * fails (the session's workspace full) is kept in `unwritten` for the result to tell: the call that
+   * happened to flush is not the command that appended.
+   */
   flushAppends(): Promise<void> {
     if (this.appends.size === 0) return this.flushing;
-    this.flushing = this.flushing.then(async () => {
-      for (const [p, entry] of this.appends) {
-        this.appends.delete(p);
-        this.appendedBytes -= entry.bytes;
-        const before = await this.ownBytes(entry.path);
-        const joined = new Uint8Array(before.byteLength + entry.bytes);
-        joined.set(before, 0);
-        let at = before.byteLength;
-        for (const chunk of entry.chunks) {
-          joined.set(chunk, at);
-          at += chunk.byteLength;
-        }
-        await this.put(entry.path, joined, "append", undefined, false, 0);
-      }
-    });
+    this.flushing = this.flushing.then(() => this.writeAppends());
     return this.flushing;
   }
 
+  private async writeAppends(): Promise<void> {
+    for (const [p, entry] of this.appends) {
+      this.appends.delete(p);
+      this.appendedBytes -= entry.bytes;
+      const before = await this.ownBytes(entry.path);
+      const joined = new Uint8Array(before.byteLength + entry.bytes);
+      joined.set(before, 0);
+      let at = before.byteLength;
+      for (const chunk of entry.chunks) {
+        joined.set(chunk, at);
+        at += chunk.byteLength;
+      }
+      try {
+        // Counted as each append came.
+        await this.put(entry.path, joined, "append", undefined, false, 0);
+      } catch (err) {
+        this.unwritten.push(`${this.shown(entry.path)}: ${errno(err, "append", this.shown(entry.path)).message}`);
+      }
+    }
+  }
+
   async exists(path: string): Promise<boolean> {
-    await this.flushAppends();
     if (path.includes("\\")) return false; // no workspace file has such a name (see toWorkspace)
     return this.kind(toWorkspace(path)) !== null;
   }
 
   async stat(path: string): Promise<FsStat> {
-    await this.flushAppends();
     const p = toWorkspace(path);
     const stat = this.fs.stat(p);
     if (stat) {
@@ -170,7 +183,8 @@ export class WorkspaceBashFs implements IFileSystem {
         isDirectory: stat.type === "dir",
         isSymbolicLink: false,
         mode: stat.mode,
-        size: stat.size,
+        // Appends that wait count (see `appendFile`): a stat, as each `>>` makes, need not write them.
+        size: stat.size + (this.appends.get(p)?.bytes ?? 0),
         mtime: EPOCH,
         // No links or aliases: a canonical path names one file, which is what cp and mv check
         // before they overwrite (without an identity they refuse: "cannot safely determine...").
@@ -187,7 +201,6 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async mkdir(path: string, options?: MkdirOptions): Promise<void> {
-    await this.flushAppends();
     this.assertWritable("mkdir", path);
     const p = toWorkspace(path);
     const kind = this.kind(p);
@@ -206,12 +219,10 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async readdir(path: string): Promise<string[]> {
-    await this.flushAppends();
     return (await this.readdirWithFileTypes(path)).map((e) => e.name);
   }
 
   async readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
-    await this.flushAppends();
     const p = toWorkspace(path);
     const entries = new Map<string, DirentEntry>();
     if (this.fs.stat(p) || !this.madeDirs.has(p)) {
@@ -363,14 +374,12 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async realpath(path: string): Promise<string> {
-    await this.flushAppends();
     const p = toWorkspace(path);
     if (this.kind(p) === null) throw new Error(`ENOENT: no such file or directory, realpath '${this.shown(path)}'`);
     return `/${p}`;
   }
 
   async utimes(path: string, _atime: Date, _mtime: Date): Promise<void> {
-    await this.flushAppends();
     // Times are not stored; touching an existing file changes nothing, so it is allowed read-only too.
     if (this.kind(toWorkspace(path)) === null) throw new Error(`ENOENT: no such file or directory, utimes '${this.shown(path)}'`);
   }

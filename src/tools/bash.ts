@@ -177,10 +177,10 @@ export const bashTool: Tool<BashParams> = {
       clearTimeout(timer);
     }
     // Appends the filesystem held back are written now, after a timeout or an abort too: what a command wrote stays.
-    try {
-      await workspace.flushAppends();
-    } catch (err) {
-      result = { ...result, stderr: `${result.stderr}bash: ${(err as Error).message}\n`, exitCode: result.exitCode || 1 };
+    await workspace.flushAppends();
+    if (workspace.unwritten.length > 0) {
+      const failed = workspace.unwritten.map((line) => `bash: appending to ${line}\n`).join("");
+      result = { ...result, stderr: `${result.stderr}${failed}`, exitCode: result.exitCode || 1 };
     }
     result = statementLimit(result);
 

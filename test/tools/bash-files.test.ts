@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { bashTool } from "../../src/tools/bash";
+import { WorkspaceError } from "../../src/workspace/errors";
 import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
 const bash = (fs: MemoryWorkspaceFs, command: string, allowWrite = true) => bashTool.execute({ command }, toolContext(fs, { allowWrite }));
@@ -15,6 +16,29 @@ const project = () =>
   });
 
 describe("bash: a directory a command empties", () => {
+  it("appends are written together, and one whose write fails is told in the result, not by the next command to touch the file", async () => {
+    const fs = new MemoryWorkspaceFs({ "b.txt": "x\n", "c.txt": "y\n" });
+    const write = fs.writeFile.bind(fs);
+    const writes: string[] = [];
+    vi.spyOn(fs, "writeFile").mockImplementation(async (path, ...rest) => {
+      writes.push(path);
+      if (path === "c.txt") throw new WorkspaceError("workspace_full", "the session's workspace changes are full");
+      return write(path, ...rest);
+    });
+    const out = await bash(fs, "for i in 1 2 3; do echo $i >> b.txt; echo $i >> c.txt; done; cat b.txt; wc -l < c.txt");
+    expect(out).toEqual({
+      error: true,
+      text:
+        "x\n1\n2\n3\n1\n" +
+        "bash: appending to /workspace/c.txt: EIO: the session's workspace changes are full, append '/workspace/c.txt'\n\n" +
+        "[Command exited with code 1]",
+      exitCode: 1,
+      code: "exit_status",
+    });
+    // One write of each file, when cat and wc needed them.
+    expect([writes, fs.text("b.txt"), fs.text("c.txt")]).toEqual([["b.txt", "c.txt"], "x\n1\n2\n3\n", "y\n"]);
+  });
+
   it("a >> redirect that adds nothing does not rewrite the file (each one rewrote it whole: 40 on 16 MiB took 8-9 s, hunt 120)", async () => {
     const fs = new MemoryWorkspaceFs({ "b.txt": "x\n" });
     const writes = vi.spyOn(fs, "writeFile");
