@@ -121,12 +121,9 @@ export class WorkspaceBashFs implements IFileSystem {
     if (content.length === 0) return;
     const added = toBytes(content, options);
     const size = (this.fs.stat(p)?.size ?? 0) + (waiting?.bytes ?? 0) + added.byteLength;
-    if (size > MAX_FILE_BYTES)
-      throw new Error(`EFBIG: file too large, append '${this.shown(path)}' (limit ${MAX_FILE_BYTES} bytes per file)`);
+    if (size > MAX_FILE_BYTES) throw fileTooLarge("append", this.shown(path));
     if (this.bytesWritten + added.byteLength > BASH_MAX_WRITTEN_BYTES) {
-      throw new Error(
-        `ENOSPC: no space left on device, append '${this.shown(path)}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`,
-      );
+      throw writesSpent("append", this.shown(path));
     }
     this.bytesWritten += added.byteLength;
     const entry = waiting ?? { path, chunks: [], bytes: 0 };
@@ -413,9 +410,7 @@ export class WorkspaceBashFs implements IFileSystem {
   private precheck(op: string, path: string, content: FileContent): void {
     this.assertWritable(op, path);
     if (this.bytesWritten + (typeof content === "string" ? content.length : content.byteLength) > BASH_MAX_WRITTEN_BYTES) {
-      throw new Error(
-        `ENOSPC: no space left on device, ${op} '${this.shown(path)}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`,
-      );
+      throw writesSpent(op, this.shown(path));
     }
   }
 
@@ -475,12 +470,9 @@ export class WorkspaceBashFs implements IFileSystem {
     // As on a disk: a write into a directory that does not exist fails (hunt 75: `echo x > typo/f`
     // made the directory, and a mistyped path became a new tree).
     if (!makeParents && this.kind(parentOf(p)) !== "dir") throw new Error(`ENOENT: no such file or directory, ${op} '${this.shown(path)}'`);
-    if (bytes.byteLength > MAX_FILE_BYTES)
-      throw new Error(`EFBIG: file too large, ${op} '${this.shown(path)}' (limit ${MAX_FILE_BYTES} bytes per file)`);
+    if (bytes.byteLength > MAX_FILE_BYTES) throw fileTooLarge(op, this.shown(path));
     if (this.bytesWritten + counted > BASH_MAX_WRITTEN_BYTES) {
-      throw new Error(
-        `ENOSPC: no space left on device, ${op} '${this.shown(path)}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`,
-      );
+      throw writesSpent(op, this.shown(path));
     }
     this.bytesWritten += counted;
     await this.fs.writeFile(p, bytes, mode, { replace });
@@ -687,6 +679,16 @@ function toBytes(content: FileContent, options?: WriteFileOptions | BufferEncodi
     return out;
   }
   return new TextEncoder().encode(content);
+}
+
+/** A file past the per-file limit, as the shell's commands print it. */
+function fileTooLarge(op: string, shown: string): Error {
+  return new Error(`EFBIG: file too large, ${op} '${shown}' (limit ${MAX_FILE_BYTES} bytes per file)`);
+}
+
+/** The command's write budget spent, as the shell's commands print it. */
+function writesSpent(op: string, shown: string): Error {
+  return new Error(`ENOSPC: no space left on device, ${op} '${shown}' (limit ${BASH_MAX_WRITTEN_BYTES} bytes written per command)`);
 }
 
 /** WorkspaceError -> the errno-style message the shell's commands print. */

@@ -245,9 +245,14 @@ function timedOutByWork(timeoutMs: number, maxWork: number): string {
 /** Files written or deleted before the command was stopped: `It had changed 437 workspace files (f/1.txt, ...), which stay changed`. */
 function changedNotice(changed: ReadonlySet<string>): string {
   const first = [...changed].slice(0, CHANGED_NAMED);
-  const more = changed.size - first.length;
   const files = changed.size === 1 ? "1 workspace file" : `${changed.size} workspace files`;
-  return `It had changed ${files} (${first.join(", ")}${more > 0 ? `, and ${more} more` : ""}), which stay changed`;
+  return `It had changed ${files} (${named(first, changed.size)}), which stay changed`;
+}
+
+/** The first few of `count` things, and how many more: `a, b, c, and 4 more`. */
+function named(first: readonly string[], count: number): string {
+  const more = count - first.length;
+  return `${first.join(", ")}${more > 0 ? `, and ${more} more` : ""}`;
 }
 
 /** How many changed files a stopped command's notice names. */
@@ -255,18 +260,14 @@ const CHANGED_NAMED = 3;
 
 /** `This command read 32 MiB of files, the most one command may read: 3 reads were refused ('/workspace/a', ...)`. */
 function unreadNotice(unread: { count: number; first: string[] }): string {
-  const more = unread.count - unread.first.length;
-  const named = `${unread.first.join(", ")}${more > 0 ? `, and ${more} more` : ""}`;
   const reads = unread.count === 1 ? "1 read was" : `${unread.count} reads were`;
-  return `This command read ${formatSize(BASH_MAX_READ_BYTES)} of files, the most one command may read: ${reads} refused (${named}); read less at once (fewer or smaller files, head -n) or over several calls`;
+  return `This command read ${formatSize(BASH_MAX_READ_BYTES)} of files, the most one command may read: ${reads} refused (${named(unread.first, unread.count)}); read less at once (fewer or smaller files, head -n) or over several calls`;
 }
 
 /** `This run does not allow writes: 2 writes to the workspace were refused (rm '/workspace/d', ...)`. */
 function refusedNotice(refused: { count: number; first: string[] }): string {
-  const more = refused.count - refused.first.length;
-  const named = `${refused.first.join(", ")}${more > 0 ? `, and ${more} more` : ""}`;
   const writes = refused.count === 1 ? "1 write to the workspace was" : `${refused.count} writes to the workspace were`;
-  return `This run does not allow writes: ${writes} refused (read-only file system: ${named}); nothing was changed`;
+  return `This run does not allow writes: ${writes} refused (read-only file system: ${named(refused.first, refused.count)}); nothing was changed`;
 }
 
 /** The exit status just-bash gives a command it stopped at one of its execution limits. */
