@@ -4,13 +4,14 @@ import { WorkspaceError } from "../workspace/errors";
 import { eventLoopTurn } from "../workspace/event-loop-turns";
 import { comparePaths, parentOf, writeRefusal } from "../workspace/paths";
 import type { WorkspaceFs } from "../workspace/workspace-fs";
+import { BASH_FS_CALLS_PER_TURN } from "./bash-fs-turns";
 
 type ReadFileOptions = Exclude<Parameters<IFileSystem["readFile"]>[1], BufferEncoding | undefined>;
-type WriteFileOptions = Exclude<Parameters<IFileSystem["writeFile"]>[2], BufferEncoding | undefined>;
-type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem["readdirWithFileTypes"]>>>[number];
+export type WriteFileOptions = Exclude<Parameters<IFileSystem["writeFile"]>[2], BufferEncoding | undefined>;
+export type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem["readdirWithFileTypes"]>>>[number];
 
 /** Snapshot files carry no time; every entry shows the epoch. */
-const EPOCH = new Date(0);
+export const EPOCH = new Date(0);
 
 /** Appends held back (`WorkspaceBashFs.appendFile`) are written once they add up to this much. */
 const APPENDS_HELD_BYTES = 1024 * 1024;
@@ -487,161 +488,6 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 }
 
-/** The shell's devices: /dev itself ("") and the files in it. */
-const DEVICES = ["", "null", "stderr", "stdout"] as const;
-type Device = (typeof DEVICES)[number];
-
-/**
- * The shell's /dev: /dev/null, which reads as empty and keeps nothing written to it (a file in the
- * scratch space kept `grep ... > /dev/null` for a later `cat /dev/null`), and /dev/stderr for the
- * commands that write to it as a file (awk's `print > "/dev/stderr"`; a redirect to it never reaches
- * here, and tee handles its streams itself): what they write is kept, in order, for the tool to
- * show after the command's output (refusing it failed the whole command, hunt 76). /dev/stdout is
- * refused as a file: kept here, its text missed the command's pipe (hunt 78); awk, tee and redirects
- * reach standard output without it. Other changes here are refused; a process substitution
- * (`<(...)`) then routes /dev/fd to a filesystem of its own.
- */
-export class DeviceFs implements IFileSystem {
-  /** Text written to /dev/stderr, in order. */
-  readonly written: string[] = [];
-  private writtenBytes = 0;
-
-  /** @param maxWrittenBytes what the streams may take in all (the shell's output limit) */
-  constructor(private readonly maxWrittenBytes = Number.POSITIVE_INFINITY) {}
-
-  async readFile(path: string): Promise<string> {
-    this.device(path, "open");
-    return "";
-  }
-
-  async readFileBuffer(path: string): Promise<Uint8Array> {
-    this.device(path, "open");
-    return new Uint8Array();
-  }
-
-  async writeFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
-    this.take(path, "write", content, options);
-  }
-
-  async appendFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
-    this.take(path, "append", content, options);
-  }
-
-  async exists(path: string): Promise<boolean> {
-    return (DEVICES as readonly string[]).includes(normalize(path));
-  }
-
-  async stat(path: string): Promise<FsStat> {
-    const isDirectory = this.entry(path, "stat") === "";
-    // 0644, not 0666: a copy of /dev/null takes this mode (just-bash's cp across mounts), and a real cp would apply umask 022.
-    return {
-      isFile: !isDirectory,
-      isDirectory,
-      isSymbolicLink: false,
-      mode: isDirectory ? 0o755 : 0o644,
-      size: 0,
-      mtime: EPOCH,
-      identity: `dev:/${normalize(path)}`,
-    };
-  }
-
-  lstat(path: string): Promise<FsStat> {
-    return this.stat(path);
-  }
-
-  async mkdir(path: string, options?: MkdirOptions): Promise<void> {
-    if (!(options?.recursive && normalize(path) === "")) throw denied("mkdir", path);
-  }
-
-  async readdir(path: string): Promise<string[]> {
-    if (this.entry(path, "scandir") !== "") throw new Error(`ENOTDIR: not a directory, scandir '/dev${path}'`);
-    return DEVICES.filter((name) => name !== "");
-  }
-
-  async readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
-    return (await this.readdir(path)).map((name) => dirent(name, false));
-  }
-
-  async rm(path: string): Promise<void> {
-    throw denied("rm", path);
-  }
-
-  async cp(src: string, dest: string): Promise<void> {
-    this.entry(src, "cp");
-    this.device(dest, "cp");
-  }
-
-  async mv(_src: string, dest: string): Promise<void> {
-    throw denied("mv", dest);
-  }
-
-  resolvePath(base: string, path: string): string {
-    return `/${normalize(path.startsWith("/") ? path : `${base}/${path}`)}`;
-  }
-
-  getAllPaths(): string[] {
-    return DEVICES.map((name) => `/${name}`);
-  }
-
-  /** Nothing to keep; allowed, as just-bash's `cp file /dev/null` sets the mode after it writes. */
-  async chmod(path: string): Promise<void> {
-    this.entry(path, "chmod");
-  }
-
-  async symlink(_target: string, linkPath: string): Promise<void> {
-    throw denied("symlink", linkPath);
-  }
-
-  async link(_existingPath: string, newPath: string): Promise<void> {
-    throw denied("link", newPath);
-  }
-
-  async readlink(path: string): Promise<string> {
-    this.entry(path, "readlink");
-    throw new Error(`EINVAL: invalid argument, readlink '/dev${path}'`);
-  }
-
-  async realpath(path: string): Promise<string> {
-    return `/${this.entry(path, "realpath")}`;
-  }
-
-  async utimes(path: string): Promise<void> {
-    this.entry(path, "utimes");
-  }
-
-  /** "" for /dev itself, a device's name for a device; ENOENT for anything else. */
-  private entry(path: string, op: string): Device {
-    const p = normalize(path);
-    if ((DEVICES as readonly string[]).includes(p)) return p as Device;
-    throw new Error(`ENOENT: no such file or directory, ${op} '/dev${path}'`);
-  }
-
-  /** A device (not /dev itself). */
-  private device(path: string, op: string): Exclude<Device, ""> {
-    const device = this.entry(path, op);
-    if (device === "") throw new Error(`EISDIR: illegal operation on a directory, ${op} '/dev${path}'`);
-    return device;
-  }
-
-  private take(path: string, op: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): void {
-    const device = this.device(path, op);
-    if (device === "null") return;
-    if (device === "stdout") {
-      throw new Error(`EOPNOTSUPP: /dev/stdout cannot be written as a file here, ${op} '/dev${path}' (write to standard output instead)`);
-    }
-    const bytes = toBytes(content, options);
-    if (this.writtenBytes + bytes.byteLength > this.maxWrittenBytes) {
-      throw new Error(`EFBIG: file too large, ${op} '/dev${path}' (more than the command's output limit)`);
-    }
-    this.writtenBytes += bytes.byteLength;
-    if (bytes.byteLength > 0) this.written.push(new TextDecoder().decode(bytes));
-  }
-}
-
-function denied(op: string, path: string): Error {
-  return new Error(`EACCES: permission denied, ${op} '/dev${path}'`);
-}
-
 /** "/a/./b/../c" -> "a/c"; never above the root. NUL bytes are refused like a missing file. */
 export function toWorkspace(path: string): string {
   if (path.includes("\0")) throw new Error(`ENOENT: path contains null byte, '${path.replaceAll("\0", "\\0")}'`);
@@ -652,7 +498,7 @@ export function toWorkspace(path: string): string {
   return normalize(path);
 }
 
-function normalize(path: string): string {
+export function normalize(path: string): string {
   const parts: string[] = [];
   for (const segment of path.split("/")) {
     if (segment === "" || segment === ".") continue;
@@ -666,11 +512,11 @@ function basename(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
-function dirent(name: string, isDirectory: boolean): DirentEntry {
+export function dirent(name: string, isDirectory: boolean): DirentEntry {
   return { name, isFile: !isDirectory, isDirectory, isSymbolicLink: false };
 }
 
-function toBytes(content: FileContent, options?: WriteFileOptions | BufferEncoding): Uint8Array {
+export function toBytes(content: FileContent, options?: WriteFileOptions | BufferEncoding): Uint8Array {
   if (typeof content !== "string") return content;
   const encoding = typeof options === "string" ? options : options?.encoding;
   if (encoding === "latin1" || encoding === "binary") {
@@ -727,55 +573,4 @@ export function readsCounted<T extends { stat(path: string): Promise<{ size: num
       };
     },
   });
-}
-
-/** Filesystem calls between two turns the shell gives the event loop (`yieldingFs`). */
-export const BASH_FS_CALLS_PER_TURN = 32;
-/** A call that moves this many bytes (read or written) counts as one call more. */
-const BYTES_PER_CALL = 256 * 1024;
-
-/**
- * `fs` giving the event loop a turn every `every` asynchronous calls. In `wrangler dev` just-bash
- * interprets a command without waiting on anything but its filesystem, whose promises resolve at
- * once, so a long command held the isolate, and every session it serves, to its end (hunt 13:
- * `/healthz` waited 9.6 s behind a loop of `md5sum`). A turn lets other requests, an abort and the
- * command's own timer run. Work that never touches a file (one `sort` of a large pipe) still holds it.
- * A failed call counts as well (3,000 refused writes of tee held the isolate 15 s, hunt 120), and a
- * call weighs more by the bytes it moves (each `>>` to a 16 MiB file rewrites it: /healthz waited 4-8 s).
- */
-export function yieldingFs<T extends object>(fs: T, every = BASH_FS_CALLS_PER_TURN): T {
-  let calls = 0;
-  const count = async (weight: number) => {
-    const before = calls;
-    calls += weight;
-    if (Math.floor(calls / every) > Math.floor(before / every)) await eventLoopTurn();
-  };
-  return new Proxy(fs, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target) as unknown;
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (!(result instanceof Promise)) return result;
-        const written = sizeOf(args[1]);
-        return result.then(
-          async (settled) => {
-            await count(1 + Math.floor((written + sizeOf(settled)) / BYTES_PER_CALL));
-            return settled;
-          },
-          async (error) => {
-            await count(1);
-            throw error;
-          },
-        );
-      };
-    },
-  });
-}
-
-/** Bytes (or characters) of a call's content or result; 0 for anything else. */
-function sizeOf(value: unknown): number {
-  if (typeof value === "string") return value.length;
-  if (value instanceof Uint8Array) return value.byteLength;
-  return 0;
 }

@@ -13,7 +13,9 @@ import {
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_OUTPUT_MAX_LINES,
 } from "../domain/limits";
-import { DeviceFs, readsCounted, WorkspaceBashFs, yieldingFs } from "./bash-fs";
+import { DeviceFs } from "./bash-devices";
+import { readsCounted, WorkspaceBashFs } from "./bash-fs";
+import { yieldingFs } from "./bash-fs-turns";
 import { grepCommand } from "./bash-grep";
 import { findCommand, lnCommand, lsCommand } from "./bash-guards";
 import { type StepDeadline, withStepDeadline } from "./bash-step-deadline";

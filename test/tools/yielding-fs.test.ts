@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BASH_FS_CALLS_PER_TURN, yieldingFs } from "../../src/tools/bash-fs";
+import { BASH_FS_CALLS_PER_TURN, yieldingFs } from "../../src/tools/bash-fs-turns";
 
 describe("yieldingFs", () => {
   it(`gives the event loop a turn every ${BASH_FS_CALLS_PER_TURN} asynchronous calls, and leaves synchronous ones alone`, async () => {
