@@ -560,7 +560,7 @@ export const LIMITS_TABLE: readonly (readonly [string, string])[] = [
   ],
   [
     "tool output",
-    `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue; in a run (whose budget per result is at most ${bytes(TOOL_OUTPUT_MAX_BYTES)}) ${bytes(NOTICE_ROOM_BYTES)} of it is kept for the notices, so output is cut at ${bytes(TOOL_OUTPUT_MAX_BYTES - NOTICE_ROOM_BYTES)} (a file of exactly ${bytes(TOOL_OUTPUT_MAX_BYTES)} is shown cut); \`read\` continues by lines (\`offset\`), so of one line longer than the budget it shows the start only, and says so (with \`allowBash\`, naming a command line of \`sed\`, \`cut\` and \`head -c\` that prints the rest)`,
+    `${count(TOOL_OUTPUT_MAX_LINES)} lines or ${bytes(TOOL_OUTPUT_MAX_BYTES)}, with a notice telling the model how to continue; in a run (whose budget per result is at most ${bytes(TOOL_OUTPUT_MAX_BYTES)}) ${bytes(NOTICE_ROOM_BYTES)} of it is kept for the notices (half of it, of a budget under ${bytes(2 * NOTICE_ROOM_BYTES)}: a context window under 2,560 tokens), so output is cut at ${bytes(TOOL_OUTPUT_MAX_BYTES - NOTICE_ROOM_BYTES)} (a file of exactly ${bytes(TOOL_OUTPUT_MAX_BYTES)} is shown cut); \`read\` continues by lines (\`offset\`), so of one line longer than the budget it shows the start only, and says so (with \`allowBash\`, naming a command line of \`sed\`, \`cut\` and \`head -c\` that prints the rest)`,
   ],
   [
     "`bash`",

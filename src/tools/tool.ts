@@ -22,8 +22,11 @@ export interface ToolContext {
 /** The byte limit a tool cuts its output at: its own, or the run's budget when that is smaller. */
 export function outputLimit(own: number, ctx: { maxOutputBytes?: number }): number {
   // The run's budget covers the whole result: the tool's own notices after the body must fit too,
-  // or the last guard cuts them off (grep's "limit reached ... Use limit=" was lost that way).
-  return Math.min(own, ctx.maxOutputBytes === undefined ? own : Math.max(1024, ctx.maxOutputBytes - NOTICE_ROOM_BYTES));
+  // or the last guard cuts them off (grep's "limit reached ... Use limit=" was lost that way). A small
+  // budget gives the body half (a floor of 1 KiB passed the whole budget of windows under 2,560 tokens).
+  if (ctx.maxOutputBytes === undefined) return own;
+  const body = Math.max(Math.min(1024, Math.floor(ctx.maxOutputBytes / 2)), ctx.maxOutputBytes - NOTICE_ROOM_BYTES);
+  return Math.min(own, body);
 }
 
 /** The run's per-result budget in bytes (see ToolContext.maxOutputBytes); absent: each tool's own limit. */

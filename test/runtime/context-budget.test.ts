@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { MIN_CONTEXT_WINDOW_TOKENS } from "../../src/domain/limits";
 import { costOf, modelSpec, normaliseUsage } from "../../src/model";
 import { contextBudget, estimateMessageTokens } from "../../src/runtime/context-window";
 import { fitToolResult } from "../../src/runtime/result-budget";
+import { grepTool } from "../../src/tools/grep";
 import { readTool } from "../../src/tools/read";
 import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
 
@@ -102,6 +104,33 @@ describe("per-result token budget", () => {
     // 1 KiB of the budget is left for the notice.
     expect(out.text.split("\n\n")[0]?.split("\n")).toHaveLength(53);
     expect(out.text.endsWith("\n\n[Showing lines 1-53 of 1000 (5.3KB limit). Use offset=54 to continue.]")).toBe(true);
+  });
+
+  it("a small window still ends a cut result with the tool's own notice, which fits the budget", async () => {
+    const fs = new MemoryWorkspaceFs({ "wide.txt": `${"w".repeat(99)}\n`.repeat(1000) });
+    const notices: string[] = [];
+    for (const window of [MIN_CONTEXT_WINDOW_TOKENS, 2_000, 2_559, 2_560, 4_000]) {
+      const budget = contextBudget(window);
+      const ctx = { ...toolContext(fs), maxOutputBytes: budget.maxResultTokens * 4 };
+      const read = await readTool.execute({ path: "wide.txt" }, ctx);
+      const grep = await grepTool.execute(grepTool.parameters.parse({ pattern: "w+" }), ctx);
+      // The last guard leaves both as they are: their notices are what the model sees.
+      expect(fitToolResult(read.text, budget.maxResultTokens)).toBe(read.text);
+      expect(fitToolResult(grep.text, budget.maxResultTokens)).toBe(grep.text);
+      notices.push(read.text.split("\n\n").at(-1)!, grep.text.split("\n\n").at(-1)!);
+    }
+    expect(notices).toEqual([
+      "[Showing lines 1-4 of 1000 (400B limit). Use offset=5 to continue.]",
+      "[Showing matches 1-3 of 1000 (400B limit). Use offset=4 to continue, or narrow pattern, path or glob]",
+      "[Showing lines 1-8 of 1000 (800B limit). Use offset=9 to continue.]",
+      "[Showing matches 1-7 of 1000 (800B limit). Use offset=8 to continue, or narrow pattern, path or glob]",
+      "[Showing lines 1-10 of 1000 (1022B limit). Use offset=11 to continue.]",
+      "[Showing matches 1-9 of 1000 (1022B limit). Use offset=10 to continue, or narrow pattern, path or glob]",
+      "[Showing lines 1-10 of 1000 (1.0KB limit). Use offset=11 to continue.]",
+      "[Showing matches 1-9 of 1000 (1.0KB limit). Use offset=10 to continue, or narrow pattern, path or glob]",
+      "[Showing lines 1-21 of 1000 (2.1KB limit). Use offset=22 to continue.]",
+      "[Showing matches 1-19 of 1000 (2.1KB limit). Use offset=20 to continue, or narrow pattern, path or glob]",
+    ]);
   });
 
   it("anything else over the budget is cut head first, with a notice that says how to see the rest", () => {
