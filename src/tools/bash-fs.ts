@@ -66,7 +66,7 @@ export class WorkspaceBashFs implements IFileSystem {
   ) {}
 
   async readFile(path: string, options?: ReadFileOptions | BufferEncoding): Promise<string> {
-    await this.flushAppends();
+    await this.flushAppends([toWorkspace(path)]);
     const encoding = typeof options === "string" ? options : options?.encoding;
     if (encoding === "latin1" || encoding === "binary") {
       const bytes = await this.readFileBuffer(path);
@@ -85,8 +85,8 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async readFileBuffer(path: string): Promise<Uint8Array> {
-    await this.flushAppends();
     const p = toWorkspace(path);
+    await this.flushAppends([p]);
     this.countRead(p, path);
     try {
       return await this.fs.readFile(p, this.signal);
@@ -96,15 +96,15 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async writeFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
-    await this.flushAppends();
+    await this.flushAppends([toWorkspace(path)]);
     this.precheck("write", path, content);
     await this.put(path, toBytes(content, options), "write");
   }
 
   /**
    * Appends to a file that is there wait in `appends` and are written together, before a call that reads,
-   * writes, copies, moves or removes a file and when the command ends (`flushAppends`; a stat counts
-   * them): each one rewrote the whole file, so
+   * writes, copies, moves or removes that file (or its directory), at 1 MiB, and when the command ends
+   * (`flushAppends`; a stat counts them): each one rewrote the whole file, so
    * a loop of `>>` or awk's `print > f` took time growing with the square of the file (hunt 121: 10,000
    * lines of awk, 689 KB, passed a 10 s timeout). Only what is appended counts against the command's
    * writes: twenty `>>` to a 2 MiB file are 20 small writes.
@@ -114,7 +114,6 @@ export class WorkspaceBashFs implements IFileSystem {
     const p = toWorkspace(path);
     const waiting = this.appends.get(p);
     if (waiting === undefined && this.fs.stat(p)?.type !== "file") {
-      await this.flushAppends();
       await this.put(path, toBytes(content, options), "append");
       return;
     }
@@ -136,29 +135,34 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   /**
-   * Writes the appends that wait, one flush at a time (a second waits for the first). A write that
-   * fails (the session's workspace full) is kept in `unwritten` for the result to tell: the call that
-   * happened to flush is not the command that appended.
+   * Writes the appends that wait to the files at or under `paths` (workspace paths; all files when
+   * absent), one flush at a time (a second waits for the first): a read of one file need not write
+   * another's (hunt 123: a loop of `>>` to a 4 MB file that read a small one rewrote the large one
+   * every pass). A write that fails (the session's workspace full) is kept in `unwritten` for the
+   * result to tell: the call that happened to flush is not the command that appended. Never rejects.
    */
-  flushAppends(): Promise<void> {
-    if (this.appends.size === 0) return this.flushing;
-    this.flushing = this.flushing.then(() => this.writeAppends());
+  flushAppends(paths?: readonly string[]): Promise<void> {
+    const due = (p: string) => paths === undefined || paths.some((q) => q === "" || p === q || p.startsWith(`${q}/`));
+    if (![...this.appends.keys()].some(due)) return this.flushing;
+    this.flushing = this.flushing.then(() => this.writeAppends(due));
     return this.flushing;
   }
 
-  private async writeAppends(): Promise<void> {
+  private async writeAppends(due: (p: string) => boolean): Promise<void> {
     for (const [p, entry] of this.appends) {
+      if (!due(p)) continue;
       this.appends.delete(p);
       this.appendedBytes -= entry.bytes;
-      const before = await this.ownBytes(entry.path);
-      const joined = new Uint8Array(before.byteLength + entry.bytes);
-      joined.set(before, 0);
-      let at = before.byteLength;
-      for (const chunk of entry.chunks) {
-        joined.set(chunk, at);
-        at += chunk.byteLength;
-      }
       try {
+        // Not stopped by the command's signal: after a timeout or an abort what it appended is still written.
+        const before = await this.fs.readFile(p);
+        const joined = new Uint8Array(before.byteLength + entry.bytes);
+        joined.set(before, 0);
+        let at = before.byteLength;
+        for (const chunk of entry.chunks) {
+          joined.set(chunk, at);
+          at += chunk.byteLength;
+        }
         // Counted as each append came.
         await this.put(entry.path, joined, "append", undefined, false, 0);
       } catch (err) {
@@ -237,7 +241,7 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async rm(path: string, options?: RmOptions): Promise<void> {
-    await this.flushAppends();
+    await this.flushAppends([toWorkspace(path)]);
     this.assertWritable("rm", path);
     const p = toWorkspace(path);
     const kind = this.kind(p);
@@ -270,7 +274,7 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
-    await this.flushAppends();
+    await this.flushAppends([toWorkspace(src), toWorkspace(dest)]);
     await this.copy(src, dest, options, false);
   }
 
@@ -316,7 +320,7 @@ export class WorkspaceBashFs implements IFileSystem {
   }
 
   async mv(src: string, dest: string): Promise<void> {
-    await this.flushAppends();
+    await this.flushAppends([toWorkspace(src), toWorkspace(dest)]);
     this.assertWritable("mv", dest);
     const from = toWorkspace(src);
     const to = toWorkspace(dest);
@@ -344,7 +348,7 @@ export class WorkspaceBashFs implements IFileSystem {
    * source's mode. A directory keeps no mode: nothing to do.
    */
   async chmod(path: string, mode: number): Promise<void> {
-    await this.flushAppends();
+    await this.flushAppends([toWorkspace(path)]);
     this.assertWritable("chmod", path);
     const p = toWorkspace(path);
     const kind = this.kind(p);
@@ -550,9 +554,9 @@ function errno(err: unknown, op: string, path: string): Error {
 
 /**
  * `fs` (the command's scratch space) with its commands' file reads counted by `charge` before they
- * happen, as the workspace's are: a file in /tmp named 200 times read 1.4 GB (hunt 121). Commands read
- * through `readFile` or `readFileBytes`; a copy out of /tmp reads through `readFileBuffer`, and is a
- * write, counted as one (as a copy within the workspace is).
+ * happen, as the workspace's are: a file in /tmp named 200 times read 1.4 GB (hunt 121), and `sha1sum`,
+ * which reads through `readFileBuffer`, 2.1 GB (hunt 123). A copy or move out of /tmp reads through it
+ * too: `charge` is told of it, and bash.ts leaves it out (a copy is a write, counted as one).
  */
 export function readsCounted<T extends { stat(path: string): Promise<{ size: number }> }>(
   fs: T,
@@ -562,7 +566,7 @@ export function readsCounted<T extends { stat(path: string): Promise<{ size: num
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== "function") return value;
-      if (property !== "readFile" && property !== "readFileBytes") return value.bind(target);
+      if (property !== "readFile" && property !== "readFileBytes" && property !== "readFileBuffer") return value.bind(target);
       return async (path: string, ...rest: unknown[]) => {
         const size = await target.stat(path).then(
           (stat) => stat.size,

@@ -44,6 +44,8 @@ export function teeCommand(defineCommand: DefineCommand): Command {
     let stderr = "";
     let failed = false;
     let text: string | undefined;
+    /** A copy into the streams passed the output limit: told once. */
+    let streamsFull = false;
     // The shell's output limit applies to the streams tee fills itself: copies of the input into them
     // stop there (100 operands of /dev/stderr over 1 MiB held the isolate 13 s, hunt 119).
     const maxBytes = ctx.limits?.maxOutputSize ?? Number.POSITIVE_INFINITY;
@@ -55,13 +57,12 @@ export function teeCommand(defineCommand: DefineCommand): Command {
         // The command's own streams, as on a system where they are files (hunt 78: through the
         // filesystem the text came after the command's output, not into its pipe).
         if (path === "/dev/stdout" || path === "/dev/stderr") {
+          // Past the limit this copy is left out, and the files after it are still written (hunt 123).
           if (stdout.length + stderr.length + input.length > maxBytes) {
-            return {
-              stdout,
-              stderr: `${stderr}tee: ${file}: output limit exceeded (more than ${maxBytes} bytes): write the copies to files\n`,
-              exitCode: 1,
-              stdoutEncoding: "binary",
-            };
+            if (!streamsFull) stderr += `tee: ${file}: output limit exceeded (more than ${maxBytes} bytes): write the copies to files\n`;
+            streamsFull = true;
+            failed = true;
+            continue;
           }
           if (path === "/dev/stdout") stdout += input;
           else stderr += text ??= new TextDecoder().decode(bytesOf(input));

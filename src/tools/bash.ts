@@ -116,12 +116,15 @@ export const bashTool: Tool<BashParams> = {
     const timeout = new AbortController();
     const stop = AbortSignal.any([signal, timeout.signal]);
     const workspace = new WorkspaceBashFs(fs, allowWrite, stop, BASH_WORKSPACE_DIR);
-    // Reads of /tmp count against the command's read budget too.
-    const root = new MountableFs({ base: readsCounted(scratch, (size, path) => workspace.chargeRead(size, path)) });
+    // Reads of /tmp count against the command's read budget too, but a copy or move out of it is a write, counted as one.
+    let copying = (): boolean => false;
+    const tmp = readsCounted(scratch, (size, path) => copying() || workspace.chargeRead(size, path));
+    const root = new MountableFs({ base: tmp });
     root.mount(BASH_WORKSPACE_DIR, workspace);
     const devices = new DeviceFs(BASH_MAX_CAPTURED_OUTPUT_BYTES);
     root.mount("/dev", devices);
     copiesKeepDestinationModes(root);
+    copying = copiesUnderway(root);
 
     const excluded: readonly string[] = BASH_EXCLUDED_COMMANDS;
     const shell = new Bash({
@@ -178,6 +181,15 @@ export const bashTool: Tool<BashParams> = {
     } finally {
       clearTimeout(timer);
     }
+    // One step of a command (a sort, a regex over a long line) is not stopped by the timer: it runs
+    // to its end, and just-bash's deadline then stops the command (exit 124). That is a timeout too.
+    // (A command that prints the same words and exits 124 early is not one: hunt 108.)
+    const timedOut =
+      timeout.signal.aborted ||
+      deadline.passed !== null ||
+      (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr) && Date.now() >= deadline.at);
+    // The patch keeps what a stopped command printed; just-bash's own line about the stop goes, as the notice says it.
+    if (signal.aborted || timedOut) result = { ...result, stderr: result.stderr.replace(/bash: execution aborted\n$/, "") };
     // Appends the filesystem held back are written now, after a timeout or an abort too: what a command wrote stays.
     await workspace.flushAppends();
     if (workspace.unwritten.length > 0) {
@@ -206,13 +218,6 @@ export const bashTool: Tool<BashParams> = {
         `Showing lines ${first}-${shown.totalLines} of ${shown.totalLines}${partial}. Output truncated; narrow the command (| head, | grep, | tail -n) to see other parts`,
       );
     }
-    // One step of a command (a sort, a regex over a long line) is not stopped by the timer: it runs
-    // to its end, and just-bash's deadline then stops the command (exit 124). That is a timeout too.
-    // (A command that prints the same words and exits 124 early is not one: hunt 108.)
-    const timedOut =
-      timeout.signal.aborted ||
-      deadline.passed !== null ||
-      (result.exitCode === DEADLINE_EXIT_CODE && DEADLINE_ERROR.test(result.stderr) && Date.now() >= deadline.at);
     if (signal.aborted) notices.push("Command aborted: the run was aborted");
     else if (deadline.passed === "work") notices.push(timedOutByWork(timeoutMs, deadline.maxWork));
     else if (timedOut) notices.push(`Command timed out after ${timeoutMs} ms`);
@@ -375,6 +380,25 @@ function copiesKeepDestinationModes(root: Mounts): void {
     return writeFile.call(root, path, content, options);
   };
   root.chmod = (path, mode) => (keep.has(path) ? Promise.resolve() : chmod.call(root, path, mode));
+}
+
+/** Wraps `root`'s cp and mv; the function returned tells whether one is underway (its reads are a copy's). */
+function copiesUnderway(root: Mounts): () => boolean {
+  const { cp, mv } = root;
+  let depth = 0;
+  const counted =
+    <A extends unknown[]>(op: (...args: A) => Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      depth++;
+      try {
+        await op.apply(root, args);
+      } finally {
+        depth--;
+      }
+    };
+  root.cp = counted(cp);
+  root.mv = counted(mv);
+  return () => depth > 0;
 }
 
 const inDev = (path: string) => path === "/dev" || path.startsWith("/dev/");

@@ -39,6 +39,38 @@ describe("bash: a directory a command empties", () => {
     expect([writes, fs.text("b.txt"), fs.text("c.txt")]).toEqual([["b.txt", "c.txt"], "x\n1\n2\n3\n", "y\n"]);
   });
 
+  it("a read writes the appends of the file it reads only (hunt 123: reading a small file rewrote a large one every pass)", async () => {
+    const fs = new MemoryWorkspaceFs({ "big.txt": "x\n", "small.txt": "s\n" });
+    const writes = vi.spyOn(fs, "writeFile");
+    const out = await bash(fs, "for i in 1 2 3; do echo $i >> big.txt; read x < small.txt; echo $x >> small.txt; done; cat small.txt");
+    expect(out).toEqual({ error: false, text: "s\ns\ns\ns", exitCode: 0 });
+    // small.txt before each read after the first; big.txt once, when the command ended.
+    expect(writes.mock.calls.map(([path]) => path)).toEqual(["small.txt", "small.txt", "small.txt", "big.txt"]);
+    expect(fs.text("big.txt")).toBe("x\n1\n2\n3\n");
+  });
+
+  it("appends still waiting when a command times out are written, though reads then see the stopped signal (hunt 123: lost, and the result was tool_failed)", async () => {
+    const fs = new MemoryWorkspaceFs({ "log.txt": "a\n" });
+    // A snapshot's file not yet cached is read from storage, which stops at the command's signal.
+    const read = fs.readFile.bind(fs);
+    const storage = fs as unknown as { readFile(path: string, signal?: AbortSignal): Promise<Uint8Array> };
+    vi.spyOn(storage, "readFile").mockImplementation(async (path, signal) => {
+      signal?.throwIfAborted();
+      return read(path);
+    });
+    const out = await bashTool.execute(
+      { command: "echo out; echo hi >> log.txt; sleep 5", timeoutMs: 300 },
+      toolContext(fs, { allowWrite: true }),
+    );
+    expect(out).toEqual({
+      error: true,
+      text: "out\n\n[Command timed out after 300 ms. It had changed 1 workspace file (log.txt), which stay changed]",
+      exitCode: expect.any(Number),
+      code: "bash_timeout",
+    });
+    expect(fs.text("log.txt")).toBe("a\nhi\n");
+  });
+
   it("a >> redirect that adds nothing does not rewrite the file (each one rewrote it whole: 40 on 16 MiB took 8-9 s, hunt 120)", async () => {
     const fs = new MemoryWorkspaceFs({ "b.txt": "x\n" });
     const writes = vi.spyOn(fs, "writeFile");

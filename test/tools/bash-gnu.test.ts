@@ -96,6 +96,10 @@ describe("bash: text commands answer as the GNU tools do (hunt 76)", () => {
     expect([exitCode, text.slice(-end.length)]).toEqual([1, end]);
     // Below the limit every copy is made, decoded once for all of them.
     expect(await run(fs, "cat small.txt | tee /dev/stderr /dev/stderr /dev/stdout")).toEqual([0, "é1\né1\né1\né1"]);
+    // A copy refused there leaves the files after it to be written (hunt 123: tee stopped at it), and is told once.
+    expect(
+      await run(fs, "tee /dev/stdout /dev/stdout /dev/stdout /dev/stdout copy.txt /dev/stdout < big.txt > /dev/null; wc -c copy.txt"),
+    ).toEqual([0, "1000000 copy.txt\ntee: /dev/stdout: output limit exceeded (more than 4194304 bytes): write the copies to files"]);
   });
 
   it("a command's bytes and its errors, redirected, are counted once (just-bash refused `cat a missing 2>/dev/null` of non-ASCII text)", async () => {

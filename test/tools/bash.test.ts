@@ -319,8 +319,8 @@ describe("bash", () => {
     const started = Date.now();
     const out = await bash(fixtureFs(), "echo start; sleep 5; echo never", { timeoutMs: 300 });
     expect(Date.now() - started).toBeLessThan(3000);
-    // just-bash drops the output of an aborted command, so only the notice remains.
-    expect(out).toMatchObject({ error: true, text: "bash: execution aborted\n\n[Command timed out after 300 ms]", code: "bash_timeout" });
+    // What it printed before stays (just-bash dropped it; the patch keeps it, hunt 123).
+    expect(out).toMatchObject({ error: true, text: "start\n\n[Command timed out after 300 ms]", code: "bash_timeout" });
   });
 
   const limitAdvice =
@@ -574,6 +574,15 @@ describe("bash", () => {
     // cp's read (7 MB) and three reads of /tmp/f fit in 32 MiB (33.5 MB; 35 MB would not): two are refused.
     expect(out.text).toBe(
       "21000 total\n\n[This command read 32.0MB of files, the most one command may read: 2 reads were refused ('/tmp/f', '/tmp/f'); read less at once (fewer or smaller files, head -n) or over several calls]",
+    );
+  });
+
+  it("reads of /tmp through the checksum commands count too (hunt 123: sha1sum of a /tmp file named 300 times read 2.1 GB)", async () => {
+    const fs = new MemoryWorkspaceFs({ "big.txt": `${"x".repeat(999)}\n`.repeat(7_000) });
+    // just-bash's sha1sum writes its errors to stdout: only the sums are counted.
+    const out = await bash(fs, "cp big.txt /tmp/f; sha1sum /tmp/f /tmp/f /tmp/f /tmp/f /tmp/f | grep -c '^[0-9a-f]* '");
+    expect(out.text).toBe(
+      "3\n\n[This command read 32.0MB of files, the most one command may read: 2 reads were refused ('/tmp/f', '/tmp/f'); read less at once (fewer or smaller files, head -n) or over several calls]",
     );
   });
 
