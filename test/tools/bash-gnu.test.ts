@@ -266,10 +266,11 @@ describe("bash: what a new team's everyday commands met (hunt 82), as GNU answer
 
   it("hunt 85: grep -q keeps earlier files' messages, awk's printf names its bound, [\\1] is no back-reference", async () => {
     const fs = tree();
-    expect(await run(fs, "grep -q foo missing.txt t.txt; echo rc=$?; echo 'a1' | sed 's/[\\1]/X/'")).toEqual([
+    expect(await run(fs, "grep -q foo missing.txt t.txt; echo rc=$?; echo 'a1' | sed 's/[\\1]/X/' 2>&1 | cut -c1-56")).toEqual([
       0,
-      // GNU prints aX: inside a bracket expression a backslash is a character of its own; just-bash reads \1 there as an escape.
-      "rc=0\na1\ngrep: missing.txt: No such file or directory",
+      // GNU prints aX: inside a bracket expression a backslash is a character of its own; just-bash reads \1 there as an
+      // escape, which its regex engine refuses: since hunt 122 sed says so instead of never matching.
+      "rc=0\nsed: invalid regular expression: Invalid regular express\ngrep: missing.txt: No such file or directory",
     ]);
     expect(await run(fs, 'awk \'BEGIN{for(i=0;i<9000;i++) printf "%500s", "x"}\' | wc -c')).toEqual([
       0,
