@@ -555,7 +555,10 @@ describe("bash", () => {
 
   it("one command reads at most 32 MiB of workspace files, each read counted, and is told so (hunt 120: wc of one 8 MiB file named 200 times killed workerd)", async () => {
     const fs = new MemoryWorkspaceFs({ "big.txt": `${"x".repeat(999)}\n`.repeat(9_000), "small.txt": "one\n" });
-    const out = await bash(fs, "wc -l big.txt big.txt big.txt big.txt small.txt; md5sum $(printf 'big.txt %.0s' $(seq 50)) 2>/dev/null | wc -l");
+    const out = await bash(
+      fs,
+      "wc -l big.txt big.txt big.txt big.txt small.txt; md5sum $(printf 'big.txt %.0s' $(seq 50)) 2>/dev/null | wc -l",
+    );
     // The fourth read of big.txt (36 MB) is refused, small.txt still fits; every one of md5sum's 50 is refused.
     // wc says "No such file" (just-bash's words for any failed read): the notice says why.
     expect(out).toEqual({
