@@ -278,6 +278,16 @@ describe("bash: what a new team's everyday commands met (hunt 82), as GNU answer
     ]);
   });
 
+  it("tr reads octal escapes, so the README's tr -d '\\000' shows the lines of a file holding NUL bytes (it read \\0 as the letter 0)", async () => {
+    const fs = new MemoryWorkspaceFs({ "bin.dat": "key=1\0\0pad\nname=x\0\n" });
+    expect(
+      await run(
+        fs,
+        "grep -c name bin.dat; tr -d '\\000' < bin.dat | grep name; printf 'abc\\n' | tr '\\141\\142' 'XY'; printf 'a\\tb\\n' | tr '\\t' '\\101'",
+      ),
+    ).toEqual([0, "1\nname=x\nXYc\naAb"]);
+  });
+
   it("xargs -I takes a line per command, cut -f prints a line without the delimiter, tail -c +N starts at byte N", async () => {
     const fs = tree();
     expect(
