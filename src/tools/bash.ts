@@ -118,7 +118,9 @@ export const bashTool: Tool<BashParams> = {
     const workspace = new WorkspaceBashFs(fs, allowWrite, stop, BASH_WORKSPACE_DIR);
     // Reads of /tmp count against the command's read budget too, but a copy or move out of it is a write, counted as one.
     let copying = (): boolean => false;
-    const tmp = readsCounted(scratch, (size, path) => copying() || workspace.chargeRead(size, path));
+    const tmp = readsCounted(scratch, (size, path) => {
+      if (!copying()) workspace.chargeRead(size, path);
+    });
     const root = new MountableFs({ base: tmp });
     root.mount(BASH_WORKSPACE_DIR, workspace);
     const devices = new DeviceFs(BASH_MAX_CAPTURED_OUTPUT_BYTES);
@@ -386,7 +388,7 @@ function copiesKeepDestinationModes(root: Mounts): void {
 function copiesUnderway(root: Mounts): () => boolean {
   const { cp, mv } = root;
   let depth = 0;
-  const counted =
+  const tracked =
     <A extends unknown[]>(op: (...args: A) => Promise<void>) =>
     async (...args: A): Promise<void> => {
       depth++;
@@ -396,8 +398,8 @@ function copiesUnderway(root: Mounts): () => boolean {
         depth--;
       }
     };
-  root.cp = counted(cp);
-  root.mv = counted(mv);
+  root.cp = tracked(cp);
+  root.mv = tracked(mv);
   return () => depth > 0;
 }
 
