@@ -142,6 +142,8 @@ export class WorkspaceBashFs implements IFileSystem {
    * result to tell: the call that happened to flush is not the command that appended. Never rejects.
    */
   flushAppends(paths?: readonly string[]): Promise<void> {
+    // Every read comes here: with nothing waiting (the usual case) it costs no more than a size check.
+    if (this.appends.size === 0) return this.flushing;
     const due = (p: string) => paths === undefined || paths.some((q) => q === "" || p === q || p.startsWith(`${q}/`));
     if (![...this.appends.keys()].some(due)) return this.flushing;
     this.flushing = this.flushing.then(() => this.writeAppends(due));
