@@ -365,6 +365,14 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 // A tenant's storage, so one token cannot fill the operator's (hunt 84: nothing bounded it). Checked
 // as a session or workspace is about to be stored; past them, 403 `quota_exceeded`.
+/**
+ * The most lines a file's diff may add and remove before it is given as a whole replacement (every
+ * old line removed, every new one added): `/changes` and the shell's `git diff`. The line diff's time
+ * grows with the file's length times this, and without a bound a rewritten 12,000-line file held the
+ * isolate for 25 s.
+ */
+export const MAX_DIFF_EDIT_LINES = 1000;
+
 /** Sessions one tenant keeps at once (deleting one makes room). */
 export const MAX_TENANT_SESSIONS = 10_000;
 /** Workspaces one tenant keeps at once. */
@@ -444,7 +452,8 @@ const count = (n: number) => n.toLocaleString("en-US");
  * bound (one bullet each), with what passing it does.
  */
 export const BASH_DETAILS: readonly string[] = [
-  `No \`diff\`: its work has no bound; \`GET .../changes\` shows a run's edits.`,
+  `No \`diff\`: its work has no bound; \`git diff\` shows a session's edits in the shell, \`GET .../changes\` outside it.`,
+  `\`git\` is the shell's own, over the workspace: the workspace as uploaded is HEAD (its files are tracked; nothing is ever staged and there is no history) and the session's changes are the working tree. \`git status\` (\`-s\`, \`--porcelain\`, \`-b\`, \`-u\`, \`--ignored\`), \`git diff\` (\`--stat\`, \`--numstat\`, \`--shortstat\`, \`--name-only\`, \`--name-status\`, \`--quiet\`, \`--exit-code\`, \`HEAD\`, paths and \`*\` patterns), \`git ls-files\` (\`-m\`, \`-d\`, \`-o\`, \`--exclude-standard\`, \`-z\`), \`git show HEAD:<path>\`, \`git restore <path>\` or \`git checkout -- <path>\` (a write: refused in a run without writes) and \`git rev-parse\` (\`--show-toplevel\`, \`--show-prefix\`, ...) write what git 2.39 writes, the workspace's \`.gitignore\` files deciding what is ignored; a file with over ${count(MAX_DIFF_EDIT_LINES)} changed lines is shown as one hunk that replaces it whole, and its reads count against the call's ${bytes(BASH_MAX_READ_BYTES)}. Other subcommands (\`log\`, \`add\`, \`commit\`, \`stash\`, ...) exit 1 saying what there is; other revisions than HEAD exit 128.`,
   `A command gets ${BASH_DEFAULT_TIMEOUT_MS / 1000} s by default and at most ${BASH_MAX_TIMEOUT_MS / 1000} s (\`timeoutMs\`). It runs on the isolate's thread: between its file operations other requests get a turn, but work that touches no file, a loop over a string in a variable, holds the isolate and every session on it until it ends or its timeout passes, and counts against the Worker's CPU time.`,
   `A regex step stops at the timeout, inside a match too (a patch of just-bash, \`patches/\`), keeping what it wrote: a global replace, split or match (sed \`s///g\`, awk \`gsub\` and \`split\`, jq \`gsub\`, \`grep -o\`), whose time grows with the square of a line's length where matches can begin everywhere (\`s/(a*b)?a/x/g\` over 3,000 characters of \`a\`: 5 s), one long match, or a \`case\` or \`[[ == ]]\` glob of many \`*\` over a long string (the shell matches globs as regexes).`,
   `Deployed on Cloudflare, where \`Date.now()\` advances only after I/O, the clock cannot see a step's time, and such a step stops instead after ${count(BASH_REGEX_STEPS_PER_MS)} regex steps per millisecond of the timeout (${count(BASH_REGEX_STEPS_PER_MS * BASH_DEFAULT_TIMEOUT_MS)} at the default 10 s, 11 to 22 s of matching on the machine of docs/benchmarks.md).`,

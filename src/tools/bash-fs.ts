@@ -101,6 +101,13 @@ export class WorkspaceBashFs implements IFileSystem {
     await this.put(path, toBytes(content, options), "write");
   }
 
+  /** Puts a file back as the snapshot has it (`git restore`): its bytes and mode, its directories made again. */
+  async restore(path: string, bytes: Uint8Array, mode: number): Promise<void> {
+    await this.flushAppends([toWorkspace(path)]);
+    this.precheck("write", path, bytes);
+    await this.put(path, bytes, "write", mode, true, bytes.byteLength, true);
+  }
+
   /**
    * Appends to a file that is there wait in `appends` and are written together, before a call that reads,
    * writes, copies, moves or removes that file (or its directory), at 1 MiB, and when the command ends

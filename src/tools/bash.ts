@@ -16,6 +16,7 @@ import {
 import { DeviceFs } from "./bash-devices";
 import { readsCounted, WorkspaceBashFs } from "./bash-fs";
 import { yieldingFs } from "./bash-fs-turns";
+import { gitCommand } from "./bash-git";
 import { grepCommand } from "./bash-grep";
 import { findCommand, lnCommand, lsCommand } from "./bash-guards";
 import { type StepDeadline, withStepDeadline } from "./bash-step-deadline";
@@ -52,7 +53,6 @@ export const BASH_UNAVAILABLE_COMMANDS = [
   "xan",
   "curl",
   "wget",
-  "git",
   "python3",
   "python",
   "node",
@@ -84,7 +84,9 @@ function bashDescription(budget: OutputBudget): string {
   return (
     `Run a command in a simulated bash shell (just-bash) whose current directory ${BASH_WORKSPACE_DIR} is the workspace ` +
     "root, so relative paths match the other tools. Provides the usual text tools (ls, cat, head, tail, grep, rg, find, " +
-    "sed, awk, sort, uniq, wc, cut, tr, xargs, jq, ...), pipes and redirects. No network and no real " +
+    "sed, awk, sort, uniq, wc, cut, tr, xargs, jq, ...), pipes and redirects, and git status, diff, ls-files, show HEAD:<path> and " +
+    "restore over the workspace (HEAD is the workspace as uploaded, the working tree this session's changes; no history, nothing to " +
+    "commit). No network and no real " +
     `processes; not available: ${BASH_UNAVAILABLE_COMMANDS.join(", ")}. File writes go to this session's overlay and ` +
     `only when the run allows writes (otherwise they fail with EROFS); /tmp is scratch space (${formatSize(BASH_MAX_SCRATCH_BYTES)}) ` +
     `discarded after the command. Timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000}s by default (timeoutMs, max ${BASH_MAX_TIMEOUT_MS / 1000}s). ` +
@@ -143,6 +145,8 @@ export const bashTool: Tool<BashParams> = {
         lnCommand(defineCommand),
         lsCommand(defineCommand),
         ...(["grep", "egrep", "fgrep"] as const).map((name) => grepCommand(defineCommand, name)),
+        // git shows and undoes the session's changes against the snapshot (bash-git.ts).
+        gitCommand(defineCommand, { view: fs, base: fs.base(), shell: workspace, mountPoint: BASH_WORKSPACE_DIR }),
       ],
       executionLimitProfile: "hardened",
       executionLimits: {

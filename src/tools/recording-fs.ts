@@ -2,6 +2,7 @@ import type { SearchQuery } from "../workspace/search/query";
 import type {
   SearchableText,
   SearchTextsOptions,
+  WorkspaceBase,
   WorkspaceDirent,
   WorkspaceFs,
   WorkspaceStat,
@@ -94,5 +95,10 @@ export class RecordingFs implements WorkspaceFs {
   deleteFile(path: string): Promise<void> {
     this.writes.add(path);
     return this.inner.deleteFile(path);
+  }
+
+  /** Not recorded: the snapshot as uploaded is no artifact a call could have made. */
+  base(): WorkspaceBase | null {
+    return this.inner.base();
   }
 }

@@ -1,4 +1,5 @@
 import { formatPatch, type StructuredPatch, structuredPatch } from "diff";
+import { MAX_DIFF_EDIT_LINES } from "../domain/limits";
 import { gitBlobId, NULL_BLOB_ID, renderBinaryPatch } from "./git-binary-patch";
 import type { OverlayStore } from "./overlay";
 import { comparePaths } from "./paths";
@@ -7,12 +8,6 @@ import type { WorkspaceStat } from "./workspace-fs";
 
 /** Lines of context around each change, as `git diff` uses. */
 export const DIFF_CONTEXT_LINES = 3;
-/**
- * The most lines a file's diff may add and remove before it is given as a whole replacement (every
- * old line removed, every new one added). The line diff's time grows with the file's length times
- * this, and without a bound a rewritten 12,000-line file held the isolate for 25 s.
- */
-export const MAX_DIFF_EDIT_LINES = 1000;
 
 export interface FileVersion {
   bytes: Uint8Array;
@@ -95,7 +90,31 @@ export async function renderUnifiedDiff(changes: readonly FileChange[]): Promise
   return out;
 }
 
-async function renderFile({ path, before, after }: FileChange): Promise<string> {
+/**
+ * How a file's diff is written: `apply` for `git apply` (`/changes`: binary files as a full patch
+ * after a full-length `index` line, text files without one), `show` as `git diff` shows it
+ * (`index` lines with abbreviated ids on every file, "Binary files ... differ").
+ */
+export type DiffStyle = "apply" | "show";
+
+/** One file's part of a diff, and what `git diff --stat` counts of it. */
+export interface FileDiff {
+  text: string;
+  /** Lines added and removed; 0 for a binary file. */
+  added: number;
+  removed: number;
+  binary: boolean;
+}
+
+/** Git's abbreviation of object ids in `index` lines. */
+const SHORT_ID_CHARS = 7;
+
+async function renderFile(change: FileChange): Promise<string> {
+  return (await diffFile(change, "apply")).text;
+}
+
+/** One changed file as a git-style diff (see `renderUnifiedDiff`), in `style`. */
+export async function diffFile({ path, before, after }: FileChange, style: DiffStyle): Promise<FileDiff> {
   const oldName = before ? `a/${path}` : "/dev/null";
   const newName = after ? `b/${path}` : "/dev/null";
   const oldMode = before ? gitMode(before.mode) : undefined;
@@ -108,15 +127,6 @@ async function renderFile({ path, before, after }: FileChange): Promise<string> 
     oldMode: sameMode ? undefined : oldMode,
     newMode: sameMode ? undefined : newMode,
   };
-  const oldText = before ? textOf(before.bytes) : "";
-  const newText = after ? textOf(after.bytes) : "";
-  if (oldText !== null && newText !== null) {
-    const options = { context: DIFF_CONTEXT_LINES, maxEditLength: MAX_DIFF_EDIT_LINES };
-    const patch =
-      structuredPatch(oldName, newName, oldText, newText, undefined, undefined, options) ??
-      wholeReplacement(oldName, newName, oldText, newText);
-    return formatPatch({ ...patch, ...modes });
-  }
   const header = formatPatch({
     oldFileName: oldName,
     newFileName: newName,
@@ -125,12 +135,48 @@ async function renderFile({ path, before, after }: FileChange): Promise<string> 
     hunks: [],
     ...modes,
   });
-  // Only the mode changed: git writes no patch body either.
-  if (before && after && sameBytes(before.bytes, after.bytes)) return header;
-  const oldId = before ? await gitBlobId(before.bytes) : NULL_BLOB_ID;
-  const newId = after ? await gitBlobId(after.bytes) : NULL_BLOB_ID;
-  const index = `index ${oldId}..${newId}${sameMode ? ` ${oldMode}` : ""}\n`;
-  return `${header}${index}${renderBinaryPatch(before?.bytes ?? null, after?.bytes ?? null)}`;
+  // Only the mode changed: git writes no index line and no body either.
+  if (before && after && sameBytes(before.bytes, after.bytes)) return { text: header, added: 0, removed: 0, binary: false };
+  const index = async (chars: number) => {
+    const oldId = before ? await gitBlobId(before.bytes) : NULL_BLOB_ID;
+    const newId = after ? await gitBlobId(after.bytes) : NULL_BLOB_ID;
+    return `index ${oldId.slice(0, chars)}..${newId.slice(0, chars)}${sameMode ? ` ${oldMode}` : ""}\n`;
+  };
+  const oldText = before ? textOf(before.bytes) : "";
+  const newText = after ? textOf(after.bytes) : "";
+  if (oldText !== null && newText !== null) {
+    const options = { context: DIFF_CONTEXT_LINES, maxEditLength: MAX_DIFF_EDIT_LINES };
+    const patch =
+      structuredPatch(oldName, newName, oldText, newText, undefined, undefined, options) ??
+      wholeReplacement(oldName, newName, oldText, newText);
+    let added = 0;
+    let removed = 0;
+    for (const hunk of patch.hunks) {
+      for (const line of hunk.lines) {
+        if (line[0] === "+") added++;
+        else if (line[0] === "-") removed++;
+      }
+    }
+    const text = formatPatch({ ...patch, ...modes });
+    if (style === "apply") return { text, added, removed, binary: false };
+    // The index line goes after the header's mode lines, before `---` (or last, for an empty file);
+    // a range of one line is written without its length, as git does (`@@ -1 +1,2 @@`).
+    const body = text
+      .slice(header.length)
+      .replace(
+        /^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@/gm,
+        (_, a, m = "", b, n = "") => `@@ -${a}${m === ",1" ? "" : m} +${b}${n === ",1" ? "" : n} @@`,
+      );
+    return { text: `${header}${await index(SHORT_ID_CHARS)}${body}`, added, removed, binary: false };
+  }
+  const body =
+    style === "apply" ? renderBinaryPatch(before?.bytes ?? null, after?.bytes ?? null) : `Binary files ${oldName} and ${newName} differ\n`;
+  return {
+    text: `${header}${await index(style === "apply" ? NULL_BLOB_ID.length : SHORT_ID_CHARS)}${body}`,
+    added: 0,
+    removed: 0,
+    binary: true,
+  };
 }
 
 /**
@@ -151,11 +197,11 @@ function wholeReplacement(oldName: string, newName: string, oldText: string, new
   return { oldFileName: oldName, newFileName: newName, oldHeader: undefined, newHeader: undefined, hunks: [hunk] };
 }
 
-function gitMode(mode: number): string {
+export function gitMode(mode: number): string {
   return mode & 0o111 ? "100755" : "100644";
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;
   for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -6,7 +6,15 @@ import { searchTextOf } from "./search/search-text";
 import { loadWorkspace, type Snapshot } from "./snapshot";
 import { decodeText, isBinary } from "./text";
 import { type FileInfo, TreeView } from "./tree-view";
-import type { SearchableText, SearchTextsOptions, WorkspaceDirent, WorkspaceFs, WorkspaceStat, WriteOptions } from "./workspace-fs";
+import type {
+  SearchableText,
+  SearchTextsOptions,
+  WorkspaceBase,
+  WorkspaceDirent,
+  WorkspaceFs,
+  WorkspaceStat,
+  WriteOptions,
+} from "./workspace-fs";
 
 /** Mode of files created by the session (existing files keep theirs). */
 export const NEW_FILE_MODE = 0o644;
@@ -164,6 +172,16 @@ export class SnapshotWorkspaceFs implements WorkspaceFs {
     this.requireFile(canonical);
     this.overlay.whiteout(canonical);
     this.ownView()?.deleted(canonical);
+  }
+
+  base(): WorkspaceBase {
+    const { snapshot, overlay } = this;
+    return {
+      files: () => snapshot.unchangedTree().files(),
+      stat: (path) => snapshot.stat(path),
+      readFile: (path, signal) => snapshot.readFile(path, signal),
+      overlaid: () => overlay.list().map((entry) => entry.path),
+    };
   }
 
   private requireFile(path: string): FileInfo {

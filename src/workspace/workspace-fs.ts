@@ -64,6 +64,21 @@ export interface WorkspaceFs {
    * back. Nothing when it is not listed; throws `not_a_directory` for a file.
    */
   removeDir(path: string): Promise<void>;
+  /** The workspace as uploaded, under the session's changes; null for a view that has none. */
+  base(): WorkspaceBase | null;
+}
+
+/**
+ * The unchanging side of a view: the snapshot as uploaded (what the shell's `git` calls HEAD; its
+ * files are the tracked ones) and the paths the session has written or deleted since.
+ */
+export interface WorkspaceBase {
+  /** The snapshot's files, sorted by path. */
+  files(): readonly string[];
+  stat(path: string): WorkspaceStat | null;
+  readFile(path: string, signal?: AbortSignal): Promise<Uint8Array>;
+  /** Every path the session wrote or deleted, sorted: a superset of those that differ from the snapshot. */
+  overlaid(): readonly string[];
 }
 
 export interface WriteOptions {

@@ -2,7 +2,14 @@ import { WorkspaceError } from "../../src/workspace/errors";
 import { comparePaths, parentOf, resolveWorkspacePath, writeRefusal } from "../../src/workspace/paths";
 import { searchTextOf } from "../../src/workspace/search/search-text";
 import { decodeText, isBinary } from "../../src/workspace/text";
-import type { SearchableText, WorkspaceDirent, WorkspaceFs, WorkspaceStat, WriteOptions } from "../../src/workspace/workspace-fs";
+import type {
+  SearchableText,
+  WorkspaceBase,
+  WorkspaceDirent,
+  WorkspaceFs,
+  WorkspaceStat,
+  WriteOptions,
+} from "../../src/workspace/workspace-fs";
 
 /**
  * A test fake of WorkspaceFs: every file lives in a Map. It follows the interface's contract
@@ -13,6 +20,8 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   private readonly entries = new Map<string, { bytes: Uint8Array; mode: number }>();
   /** Every write and delete, in order, so tests can assert what reached the "overlay". */
   readonly mutations: { op: "write" | "delete"; path: string }[] = [];
+  /** The files as seeded (`put`): the "snapshot" under the writes and deletes. */
+  private readonly seeded = new Map<string, { bytes: Uint8Array; mode: number }>();
 
   constructor(files: Record<string, string | Uint8Array> = {}) {
     for (const [path, content] of Object.entries(files)) this.put(path, content);
@@ -22,6 +31,25 @@ export class MemoryWorkspaceFs implements WorkspaceFs {
   put(path: string, content: string | Uint8Array, mode = 0o644): void {
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
     this.entries.set(resolveWorkspacePath(path), { bytes, mode });
+    this.seeded.set(resolveWorkspacePath(path), { bytes, mode });
+  }
+
+  /** The seeded files, and the paths written or deleted since. */
+  base(): WorkspaceBase {
+    const seeded = this.seeded;
+    return {
+      files: () => [...seeded.keys()].sort(comparePaths),
+      stat: (path) => {
+        const file = seeded.get(path);
+        return file ? { type: "file", size: file.bytes.byteLength, mode: file.mode } : null;
+      },
+      readFile: async (path) => {
+        const file = seeded.get(path);
+        if (!file) throw new WorkspaceError("not_found", `'${path}' does not exist`);
+        return file.bytes;
+      },
+      overlaid: () => [...new Set(this.mutations.map((m) => m.path))].sort(comparePaths),
+    };
   }
 
   files(): readonly string[] {

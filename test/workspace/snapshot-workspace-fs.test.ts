@@ -303,6 +303,26 @@ describe("SnapshotWorkspaceFs", () => {
     });
   });
 
+  it("the shell's git compares the session's overlay with the snapshot, and restore puts a file back", async () => {
+    await seedWorkspace("w_fs_git", FILES);
+    await withFs("fs-git", "w_fs_git", async (fs, overlay) => {
+      const run = async (command: string) => (await bashTool.execute({ command }, toolContext(fs, { allowWrite: true }))).text;
+      await run("echo A >> src/a.ts; rm src/b.ts; echo n > src/deep/n.ts; echo same > t; cp t README.md; cp /dev/null t; rm t");
+      expect(await run("git status -s; git diff --stat")).toBe(
+        " M README.md\n M src/a.ts\n D src/b.ts\n?? src/deep/n.ts\n" +
+          " README.md | 2 +-\n src/a.ts  | 1 +\n src/b.ts  | 1 -\n 3 files changed, 2 insertions(+), 2 deletions(-)",
+      );
+      expect(await run("git restore README.md src/b.ts && git status --porcelain && git show HEAD:src/a.ts")).toBe(
+        " M src/a.ts\n?? src/deep/n.ts\na",
+      );
+      // The restored files are the snapshot's again: /changes leaves them out too.
+      expect(overlay.list().map((e) => e.path)).toEqual(["README.md", "src/a.ts", "src/b.ts", "src/deep/n.ts", "t"]);
+      expect(await run("git diff")).toBe(
+        "diff --git a/src/a.ts b/src/a.ts\nindex 7898192..aa00f2f 100644\n--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1,2 @@\n a\n+A",
+      );
+    });
+  });
+
   it("readFiles yields overlay files, then snapshot files in pack order, skipping missing and deleted", async () => {
     await seedWorkspace("w_fs5", FILES);
     const { bucket, gets } = recordingBucket();
