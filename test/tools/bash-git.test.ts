@@ -6,7 +6,7 @@ import { MemoryWorkspaceFs, toolContext } from "../helpers/memory-fs";
  * The shell's git against git 2.39: each scenario's files are the snapshot (a repository's one
  * commit), its setup command the session's changes (the working tree). Each row: what, the
  * scenario, the command, and the stdout and exit code git 2.39.5 gave in a repository made the same
- * way (/tmp/s56/gen-git-test.cjs, LC_ALL=C.UTF-8).
+ * way (scripts/record-git-cases.cjs, LC_ALL=C.UTF-8).
  */
 const scenarios: Record<string, { files: Record<string, string | Uint8Array>; setup: string }> = {
   edited: {
