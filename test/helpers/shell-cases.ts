@@ -18,10 +18,11 @@ export interface ShellCase {
  * workspace, and returns what to compare with the recording: stdout, the exit code, whether stderr was empty.
  */
 export async function runShellCase(c: ShellCase): Promise<Pick<ShellCase, "stdout" | "exitCode" | "stderrEmpty">> {
-  const fs = new MemoryWorkspaceFs(c.files ?? {});
+  // The case's files and its current directory are w/; its streams go beside it, out of ls's and find's way.
+  const fs = new MemoryWorkspaceFs(Object.fromEntries(Object.entries(c.files ?? {}).map(([path, content]) => [`w/${path}`, content])));
   const ctx = toolContext(fs, { allowWrite: true });
   if (c.raw) {
-    const out = await bashTool.execute({ command: c.command }, ctx);
+    const out = await bashTool.execute({ command: `mkdir -p w; cd w; ${c.command}` }, ctx);
     // The result text drops the final newline and adds a notice of a non-zero exit.
     return {
       stdout: `${out.text.replace(/\n\n\[Command exited with code \d+\]$/, "")}\n`,
@@ -29,7 +30,7 @@ export async function runShellCase(c: ShellCase): Promise<Pick<ShellCase, "stdou
       stderrEmpty: true,
     };
   }
-  const out = await bashTool.execute({ command: `{ ${c.command}\n} >__out 2>__err` }, ctx);
+  const out = await bashTool.execute({ command: `mkdir -p w; cd w; { ${c.command}\n} >../__out 2>../__err` }, ctx);
   const text = (path: string) => (fs.stat(path) ? fs.text(path) : "");
   return { stdout: text("__out"), exitCode: out.exitCode ?? -1, stderrEmpty: text("__err") === "" };
 }

@@ -21,7 +21,7 @@ const files: Record<string, string> = {
   "d/y.txt": "yy\n",
 };
 
-const CASES: ShellCase[] = [
+const ROWS: ShellCase[] = [
   { ...{ name: "xargs -n1", command: "printf 'a b c\\nd\\n' | xargs -n1 echo", stdout: "a\nb\nc\nd\n", exitCode: 0, stderrEmpty: true } },
   {
     ...{
@@ -568,7 +568,8 @@ const CASES: ShellCase[] = [
       stderrEmpty: true,
     },
   },
-].map((c) => ({ files, ...c }));
+];
+const CASES: ShellCase[] = ROWS.map((c) => ({ files, ...c }));
 
 describe("text commands' options against GNU coreutils and findutils", () => {
   it.each(CASES)("$name", async (c) => {

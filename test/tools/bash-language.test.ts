@@ -8,7 +8,7 @@ import { runShellCase, type ShellCase } from "../helpers/shell-cases";
  */
 const files: Record<string, string> = { "a.txt": "a1 x\na2 y\na3 z\n", "list.txt": "one\ntwo words\n  spaced  \n\nlast\n" };
 
-const CASES: ShellCase[] = [
+const ROWS: ShellCase[] = [
   {
     ...{
       name: "command name from an unquoted variable is word-split",
@@ -184,7 +184,8 @@ const CASES: ShellCase[] = [
       stderrEmpty: true,
     },
   },
-].map((c) => ({ files, ...c }));
+];
+const CASES: ShellCase[] = ROWS.map((c) => ({ files, ...c }));
 
 describe("the shell language against GNU bash 5.2", () => {
   it.each(CASES)("$name", async (c) => {
