@@ -1312,7 +1312,8 @@ const checks = {
    * and back lands in it (the emptied directory stays for the command), an executable keeps its bit
    * through /tmp, /dev/null keeps nothing, and loops that write and delete thousands of files finish
    * (each write rebuilt the whole tree before). The session's /changes, applied with `git apply` to
-   * the upload, equals the tree real bash leaves from the same command.
+   * the upload, equals the tree real bash leaves from the same command, and the shell's `git status`,
+   * `git diff --stat` and `git diff` say what real git says of that tree (stop 56).
    */
   async shellLikeBash(ctx) {
     const agent = new http.Agent({ keepAlive: true });
@@ -1362,7 +1363,22 @@ const checks = {
         },
       ).replace(/ (7\d\d|6\d\d) /g, (_, m) => (m.startsWith("7") ? " x " : " - "));
     const [got, want] = [tree(applied), tree(real)];
-    const ok = finished?.error === false && applies.status === 0 && got === want;
+    // The shell's git over the same changes says what real git says of the tree real bash left.
+    const gitCommand =
+      "git status --porcelain | md5sum; git diff --stat | md5sum; git diff --stat | tail -1; git diff | md5sum; git ls-files -o --exclude-standard | wc -l";
+    // New connections: the kept-alive one idled through the local copies past the server's keep-alive
+    // timeout, and a request on it failed with EPIPE (a client's race, not the server's answer).
+    const gitAgent = new http.Agent({ keepAlive: false });
+    await promptEvents(ctx.base, gitAgent, sessionId, { text: `TOOL bash ${JSON.stringify({ command: gitCommand })}`, allowBash: true });
+    const gitGot =
+      (await request(ctx.base, gitAgent, "GET", `/api/sessions/${sessionId}/messages`)).body
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line))
+        .filter((m) => m.kind === "tool_result")
+        .at(-1)?.resultText ?? "";
+    const gitWant = execFileSync("bash", ["-c", gitCommand], { cwd: real, encoding: "utf8" }).trimEnd();
+    const ok = finished?.error === false && applies.status === 0 && got === want && gitGot === gitWant;
     record(
       "shellLikeBash",
       ok,
@@ -1374,8 +1390,9 @@ const checks = {
               .filter((l) => !want.includes(l))
               .slice(0, 3)
               .join(" | ")}`
-      }`,
+      }; git in the shell ${gitGot === gitWant ? `as real git (${gitWant.split("\n")[2]?.trim()})` : `${JSON.stringify(gitGot)} where real git gives ${JSON.stringify(gitWant)}`}`,
     );
+    gitAgent.destroy();
     agent.destroy();
   },
 
