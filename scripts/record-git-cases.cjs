@@ -41,6 +41,10 @@ const scenarios = {
     setup:
       "sed -i 's/line 1/LINE 1/' a/very/long/directory/name/that/goes/on/and/on/and/on/file-with-a-long-name.ts && sed -i '1,20d' mid.txt && echo t >> short.txt",
   },
+  ignored: {
+    files: { ".gitignore": "*.log\nbuild/\n", "t.txt": "t\n", "a b.txt": "x\n" },
+    setup: "mkdir -p build u/v; echo b > build/o; echo 1 > u/v/w.log; echo 2 > u/z.txt; echo y >> 'a b.txt'",
+  },
   edges: {
     files: {
       "empty.txt": "",
@@ -117,6 +121,14 @@ const cases = [
   ["large", "--numstat and --shortstat", "git diff --numstat --shortstat"],
   ["edges", "empty files, no final newline, far hunks, a deleted directory", "git diff"],
   ["edges", "their status", "git status -s; git status -s -uall"],
+  ["edited", "status of absolute paths", "git status -s $PWD/src $PWD/b.txt && cd src && git diff --stat $PWD/a.ts"],
+  ["edited", "restore of an absolute path", "git restore $PWD/src/a.ts && git status -s"],
+  ["edited", "exclude magic", "git status -s -- ':!src' && git diff --name-only -- . ':(exclude)docs' && git ls-files -- ':^src'"],
+  ["edited", "top magic from a subdirectory", "cd src && git diff --name-only -- ':/docs' ':(top)b.txt'"],
+  ["edited", "many plain paths", "git ls-files $(seq -f 'x%g' 2000) src docs | head -3"],
+  ["ignored", "ignored files by directory", "git status --ignored"],
+  ["ignored", "ignored files one by one with -uall", "git status --ignored -s -uall"],
+  ["ignored", "a name with a space in a diff", "git diff"],
   ["edges", "restore a deleted directory", "git restore docs && cat docs/x.md docs/y.md && git status -s"],
 ];
 
@@ -204,6 +216,7 @@ describe("what the shell's git does not have", () => {
       "git diff HEAD~1",
       "fatal: ambiguous argument 'HEAD~1': unknown revision or path not in the working tree.\\nUse '--' to separate paths from revisions, like this:\\n'git <command> [<revision>...] -- [<file>...]'\\n(This workspace has one commit, HEAD: the snapshot as uploaded.)\\n[exit 128]",
     ],
+    ["a path outside the workspace", "git ls-files /src", "fatal: /src: '/src' is outside repository at '/workspace'\\n[exit 128]"],
     ["another source to restore from", "git restore --source=HEAD~1 b.txt", "fatal: could not resolve 'HEAD~1': the only commit is HEAD\\n[exit 128]"],
     [
       "show without a path",

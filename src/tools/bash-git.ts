@@ -1,11 +1,11 @@
 import type { Command, ExecResult } from "just-bash";
 import { RE2JS } from "re2js";
 import { diffFile } from "../workspace/changes";
-import { comparePaths } from "../workspace/paths";
+import { comparePaths, parentOf } from "../workspace/paths";
 import type { WorkspaceBase, WorkspaceFs } from "../workspace/workspace-fs";
 import type { WorkspaceBashFs } from "./bash-fs";
 import { formatStat, quotePath, relativePath, statSummary } from "./git-format";
-import { changeOf, collapseUntracked, type Sides, type WorktreeState, worktreeState } from "./git-worktree";
+import { changeOf, collapseUntracked, holdsAny, type Sides, type WorktreeState, worktreeState } from "./git-worktree";
 import { classEnd, classPattern, literal } from "./glob-re2";
 import { IgnoreRules } from "./workspace-walk";
 
@@ -34,6 +34,8 @@ interface GitCall {
   sides: Sides;
   shell: WorkspaceBashFs;
   mountPoint: string;
+  /** A path given on the command line, as a workspace path (from the root); outside the workspace: git's fatal error. */
+  resolve(path: string): string;
 }
 
 /**
@@ -68,7 +70,14 @@ export function gitCommand(defineCommand: DefineCommand, workspace: GitWorkspace
     };
     // What the command appended so far is part of the working tree.
     await shell.flushAppends();
-    const call: GitCall = { args: args.slice(1), cwd: cwd.slice(mountPoint.length + 1), sides, shell, mountPoint };
+    const resolve = (path: string): string => {
+      // As the shell resolves it (`$PWD/x` and `/workspace/x` are the workspace's x); git refuses a path outside.
+      const full = ctx.fs.resolvePath(cwd, path);
+      if (full === mountPoint) return "";
+      if (full.startsWith(`${mountPoint}/`)) return full.slice(mountPoint.length + 1);
+      throw new GitError(`fatal: ${path}: '${path}' is outside repository at '${mountPoint}'`, 128);
+    };
+    const call: GitCall = { args: args.slice(1), cwd: cwd.slice(mountPoint.length + 1), sides, shell, mountPoint, resolve };
     const sub = args[0];
     try {
       switch (sub) {
@@ -152,17 +161,61 @@ function pathsAfterDashes(args: readonly string[]): number {
   return at < 0 ? 0 : args.length - at - 1;
 }
 
+/** One pathspec, read: the path it names from the root, whether it has wildcards, whether it excludes. */
+interface Pathspec {
+  path: string;
+  glob: boolean;
+  exclude: boolean;
+}
+
+/**
+ * A pathspec as git reads it: from the current directory, or from the root with `:/` or `:(top)`; `:!`,
+ * `:^` and `:(exclude)` exclude what they match. Other magic is refused, as by a git without it.
+ */
+function readPathspec(call: GitCall, spec: string): Pathspec {
+  let rest = spec;
+  let exclude = false;
+  let top = false;
+  const magic = /^:\(([^)]*)\)/.exec(rest);
+  if (magic) {
+    for (const word of magic[1]!.split(",")) {
+      if (word === "exclude") exclude = true;
+      else if (word === "top") top = true;
+      else throw new GitError(`fatal: Unimplemented pathspec magic '${word}' in '${spec}'`, 128);
+    }
+    rest = rest.slice(magic[0].length);
+  } else if (rest.startsWith(":")) {
+    let i = 1;
+    for (; i < rest.length && "!^/".includes(rest[i]!); i++) {
+      if (rest[i] === "/") top = true;
+      else exclude = true;
+    }
+    rest = rest.slice(rest[i] === ":" ? i + 1 : i);
+  }
+  const path = top ? call.resolve(`${call.mountPoint}/${rest}`) : call.resolve(rest === "" ? "." : rest);
+  return { path, glob: /[*?[]/.test(rest), exclude };
+}
+
 /** A matcher of workspace paths (from the root) for pathspecs given from `cwd`; every path without any. */
 function pathspecMatcher(call: GitCall, specs: readonly string[]): (path: string) => boolean {
   if (specs.length === 0) return () => true;
-  const tests = specs.map((spec) => {
-    const resolved = call.shell.resolvePath(`/${call.cwd}`, spec).slice(1);
-    if (!/[*?[]/.test(spec)) return (path: string) => resolved === "" || path === resolved || path.startsWith(`${resolved}/`);
+  const read = specs.map((spec) => readPathspec(call, spec));
+  const matcher = (list: Pathspec[]) => {
+    // Plain paths in a set, looked up for the path and each of its directories: 100,000 operands over
+    // 10,000 files was a billion comparisons and held the isolate past the timeout (hunt 131).
+    const plain = new Set(list.filter((p) => !p.glob).map((p) => p.path));
     // On RE2: a pattern of many `*` is a model's to choose, and a backtracking engine's time on it is not bounded.
-    const pattern = RE2JS.compile(`${pathspecPattern(resolved)}(?:/.*)?`, RE2JS.DOTALL);
-    return (path: string) => pattern.matches(path);
-  });
-  return (path) => tests.some((test) => test(path));
+    const globs = list.filter((p) => p.glob).map((p) => RE2JS.compile(`${pathspecPattern(p.path)}(?:/.*)?`, RE2JS.DOTALL));
+    return (path: string) => {
+      if (plain.has("")) return true;
+      for (let at = path; at !== ""; at = parentOf(at)) if (plain.has(at)) return true;
+      return globs.some((pattern) => pattern.matches(path));
+    };
+  };
+  const includes = read.filter((p) => !p.exclude);
+  const included = includes.length > 0 ? matcher(includes) : () => true;
+  const excluded = matcher(read.filter((p) => p.exclude));
+  return (path) => included(path) && !excluded(path);
 }
 
 /** A pathspec's wildcards as RE2: git's `*` matches across `/` too, `?` one character, `[...]` a class. */
@@ -217,7 +270,12 @@ async function status(call: GitCall): Promise<ExecResult> {
       : (options.get("--untracked-files") ?? options.get("-u") ?? "normal") || "all";
   const untracked =
     untrackedMode === "no" ? [] : untrackedMode === "all" ? state.untracked : collapseUntracked(state.untracked, call.sides.base.files());
-  const ignored = options.has("--ignored") ? collapseUntracked(state.ignored, call.sides.base.files()) : [];
+  // An ignored file is shown by the topmost directory that holds nothing tracked or untracked (`-uall`: each file).
+  const ignored = !options.has("--ignored")
+    ? []
+    : untrackedMode === "all"
+      ? state.ignored
+      : collapseUntracked(state.ignored, [...call.sides.base.files(), ...state.untracked].sort(comparePaths));
   const porcelain = options.has("--porcelain");
   if ((porcelain || options.has("-s") || options.has("--short")) && !options.has("--long")) {
     // Short paths are from the current directory, porcelain ones from the root; both quote a space.
@@ -276,7 +334,7 @@ async function diff(call: GitCall): Promise<ExecResult> {
   if (revisions.length > 1) throw new GitError("fatal: this workspace has one commit, HEAD: there is nothing to compare it with", 128);
   // As git: an argument before `--` that names no file is taken for a revision, and there is only HEAD.
   for (const path of paths.slice(0, call.args.includes("--") ? paths.length - pathsAfterDashes(call.args) : paths.length)) {
-    const resolved = call.shell.resolvePath(`/${call.cwd}`, path).slice(1);
+    const resolved = call.resolve(path);
     if (
       /[*?[]/.test(path) ||
       call.sides.view.stat(resolved) ||
@@ -382,7 +440,7 @@ async function show(call: GitCall, sub: "show" | "cat-file"): Promise<ExecResult
   }
   const spec = object[1]!;
   // `HEAD:./x` and `HEAD:../x` are from the current directory; `HEAD:x` from the root.
-  const path = /^\.\.?(\/|$)/.test(spec) ? call.shell.resolvePath(`/${call.cwd}`, spec).slice(1) : spec.replace(/\/+$/, "");
+  const path = /^\.\.?(\/|$)/.test(spec) ? call.resolve(spec) : call.resolve(`${call.mountPoint}/${spec}`);
   const stat = call.sides.base.stat(path);
   if (stat?.type !== "file") {
     const exists = call.sides.view.stat(path) !== null;
@@ -417,7 +475,7 @@ async function restore(call: GitCall, sub: "restore" | "checkout"): Promise<Exec
   for (const spec of paths) {
     const match = pathspecMatcher(call, [spec]);
     // Untracked files are not known to git: it has nothing to put back there.
-    if (!call.sides.base.files().some(match)) throw new GitError(`error: pathspec '${spec}' did not match any file(s) known to git`, 1);
+    if (!knownToGit(call, spec, match)) throw new GitError(`error: pathspec '${spec}' did not match any file(s) known to git`, 1);
     for (const c of state.changed) if (match(c.path) && !restored.includes(c.path)) restored.push(c.path);
   }
   for (const path of restored) {
@@ -425,6 +483,13 @@ async function restore(call: GitCall, sub: "restore" | "checkout"): Promise<Exec
     await call.shell.restore(`/${path}`, await call.sides.readBase(path), stat.mode);
   }
   return ok("");
+}
+
+/** Whether a pathspec names a tracked file: a plain path by a lookup, a pattern by a walk of the tracked files. */
+function knownToGit(call: GitCall, spec: string, match: (path: string) => boolean): boolean {
+  const read = readPathspec(call, spec);
+  if (read.glob || read.exclude) return call.sides.base.files().some(match);
+  return read.path === "" || call.sides.base.stat(read.path)?.type === "file" || holdsAny(call.sides.base.files(), `${read.path}/`);
 }
 
 function revParse(call: GitCall): ExecResult {

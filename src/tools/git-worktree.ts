@@ -74,7 +74,7 @@ export function collapseUntracked(untracked: readonly string[], tracked: readonl
 }
 
 /** Whether sorted `paths` has one starting with `prefix` (binary search). */
-function holdsAny(paths: readonly string[], prefix: string): boolean {
+export function holdsAny(paths: readonly string[], prefix: string): boolean {
   let lo = 0;
   let hi = paths.length;
   while (lo < hi) {

@@ -161,12 +161,14 @@ export async function diffFile({ path, before, after }: FileChange, style: DiffS
     if (style === "apply") return { text, added, removed, binary: false };
     // The index line goes after the header's mode lines, before `---` (or last, for an empty file);
     // a range of one line is written without its length, as git does (`@@ -1 +1,2 @@`).
-    const body = text
+    let body = text
       .slice(header.length)
       .replace(
         /^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@/gm,
         (_, a, m = "", b, n = "") => `@@ -${a}${m === ",1" ? "" : m} +${b}${n === ",1" ? "" : n} @@`,
       );
+    // git ends the `---` and `+++` lines of a name holding a space with a tab (for patch(1)).
+    if (path.includes(" ")) body = body.replace(/^(--- .*)\n(\+\+\+ .*)\n/, "$1\t\n$2\t\n");
     return { text: `${header}${await index(SHORT_ID_CHARS)}${body}`, added, removed, binary: false };
   }
   const body =

@@ -4,8 +4,9 @@ import { runShellCase, type ShellCase } from "../helpers/shell-cases";
 /**
  * The options agents use that just-bash lacked or read otherwise (hunt 128): xargs -n/-L/-d/-0/-P and quoting,
  * head -n -N, sort's byte order, -n, -g, -h and several files, cut -b/--complement/--output-delimiter, wc -L,
- * du -b, paste from stdin, tac of several files, nl, find -type l/-executable/-perm, ls -p. Each case: the
- * command, its files, and GNU's stdout, exit code and whether stderr was empty (LC_ALL=C.UTF-8).
+ * du -b, paste from stdin, tac of several files, nl, find -type l/-executable/-perm, ls -p; sort of
+ * characters above U+FFFF (hunt 131). Each case: the command, its files, and GNU's stdout, exit code and
+ * whether stderr was empty (LC_ALL=C.UTF-8).
  */
 const files: Record<string, string> = {
   "a.txt": "a1 x\na2 y\na3 z\n",
@@ -564,6 +565,33 @@ const ROWS: ShellCase[] = [
       name: "ls -1p",
       command: "ls -1p",
       stdout: "a.txt\nb.txt\ncsv.txt\nd/\nlist.txt\nn.txt\nnonl.txt\nnums.txt\nu.txt\nwords.txt\n",
+      exitCode: 0,
+      stderrEmpty: true,
+    },
+  },
+  {
+    ...{
+      name: "sort w.txt: code point order above U+FFFF (hunt 131)",
+      command: "printf '\\360\\237\\230\\200\\n\\357\\274\\241\\n' > w.txt; sort w.txt",
+      stdout: "Ａ\n😀\n",
+      exitCode: 0,
+      stderrEmpty: true,
+    },
+  },
+  {
+    ...{
+      name: "sort -u w.txt: code point order above U+FFFF (hunt 131)",
+      command: "printf '\\360\\237\\230\\200\\n\\357\\274\\241\\n' > w.txt; sort -u w.txt",
+      stdout: "Ａ\n😀\n",
+      exitCode: 0,
+      stderrEmpty: true,
+    },
+  },
+  {
+    ...{
+      name: "sort -r w.txt: code point order above U+FFFF (hunt 131)",
+      command: "printf '\\360\\237\\230\\200\\n\\357\\274\\241\\n' > w.txt; sort -r w.txt",
+      stdout: "😀\nＡ\n",
       exitCode: 0,
       stderrEmpty: true,
     },

@@ -59,6 +59,14 @@ const scenarios: Record<string, { files: Record<string, string | Uint8Array>; se
     setup:
       "sed -i 's/line 1/LINE 1/' a/very/long/directory/name/that/goes/on/and/on/and/on/file-with-a-long-name.ts && sed -i '1,20d' mid.txt && echo t >> short.txt",
   },
+  ignored: {
+    files: {
+      ".gitignore": "*.log\nbuild/\n",
+      "t.txt": "t\n",
+      "a b.txt": "x\n",
+    },
+    setup: "mkdir -p build u/v; echo b > build/o; echo 1 > u/v/w.log; echo 2 > u/z.txt; echo y >> 'a b.txt'",
+  },
   edges: {
     files: {
       "empty.txt": "",
@@ -318,6 +326,50 @@ const GIT: [string, string, string, string, number][] = [
     0,
   ],
   [
+    "status of absolute paths",
+    "edited",
+    "git status -s $PWD/src $PWD/b.txt && cd src && git diff --stat $PWD/a.ts",
+    " D b.txt\n M src/a.ts\n?? src/lib/q.ts\n src/a.ts | 3 ++-\n 1 file changed, 2 insertions(+), 1 deletion(-)\n",
+    0,
+  ],
+  [
+    "restore of an absolute path",
+    "edited",
+    "git restore $PWD/src/a.ts && git status -s",
+    ' D b.txt\n M docs/d.md\n M kept.log\n?? "n e.txt"\n?? newdir/\n?? src/lib/q.ts\n?? "\\303\\251.txt"\n',
+    0,
+  ],
+  [
+    "exclude magic",
+    "edited",
+    "git status -s -- ':!src' && git diff --name-only -- . ':(exclude)docs' && git ls-files -- ':^src'",
+    ' D b.txt\n M docs/d.md\n M kept.log\n?? "n e.txt"\n?? newdir/\n?? "\\303\\251.txt"\nb.txt\nkept.log\nsrc/a.ts\n.gitignore\nb.txt\ndocs/d.md\nkept.log\n',
+    0,
+  ],
+  ["top magic from a subdirectory", "edited", "cd src && git diff --name-only -- ':/docs' ':(top)b.txt'", "b.txt\ndocs/d.md\n", 0],
+  ["many plain paths", "edited", "git ls-files $(seq -f 'x%g' 2000) src docs | head -3", "docs/d.md\nsrc/a.ts\nsrc/lib/l.ts\n", 0],
+  [
+    "ignored files by directory",
+    "ignored",
+    "git status --ignored",
+    'On branch main\nChanges not staged for commit:\n  (use "git add <file>..." to update what will be committed)\n  (use "git restore <file>..." to discard changes in working directory)\n\tmodified:   a b.txt\n\nUntracked files:\n  (use "git add <file>..." to include in what will be committed)\n\tu/\n\nIgnored files:\n  (use "git add -f <file>..." to include in what will be committed)\n\tbuild/\n\tu/v/\n\nno changes added to commit (use "git add" and/or "git commit -a")\n',
+    0,
+  ],
+  [
+    "ignored files one by one with -uall",
+    "ignored",
+    "git status --ignored -s -uall",
+    ' M "a b.txt"\n?? u/z.txt\n!! build/o\n!! u/v/w.log\n',
+    0,
+  ],
+  [
+    "a name with a space in a diff",
+    "ignored",
+    "git diff",
+    "diff --git a/a b.txt b/a b.txt\nindex 587be6b..b77b4eb 100644\n--- a/a b.txt\t\n+++ b/a b.txt\t\n@@ -1 +1,2 @@\n x\n+y\n",
+    0,
+  ],
+  [
     "restore a deleted directory",
     "edges",
     "git restore docs && cat docs/x.md docs/y.md && git status -s",
@@ -351,6 +403,7 @@ describe("what the shell's git does not have", () => {
       "git diff HEAD~1",
       "fatal: ambiguous argument 'HEAD~1': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'\n(This workspace has one commit, HEAD: the snapshot as uploaded.)\n[exit 128]",
     ],
+    ["a path outside the workspace", "git ls-files /src", "fatal: /src: '/src' is outside repository at '/workspace'\n[exit 128]"],
     [
       "another source to restore from",
       "git restore --source=HEAD~1 b.txt",

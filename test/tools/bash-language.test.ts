@@ -3,8 +3,9 @@ import { runShellCase, type ShellCase } from "../helpers/shell-cases";
 
 /**
  * The constructs agents write (hunt 127): trap, set -u with defaults, a command held in a variable,
- * ${...} and $(...) inside $(( )), "${a[*]}" with IFS, word splitting, local -A, for without in, shift.
- * Each case: the command, its files, and GNU bash 5.2's stdout, exit code and whether stderr was empty.
+ * ${...} and $(...) inside $(( )), "${a[*]}" with IFS, word splitting, local -A, for without in, shift;
+ * traps of $(...) and pipeline elements kept apart (hunt 131). Each case: the command, its files, and
+ * GNU bash 5.2's stdout, exit code and whether stderr was empty.
  */
 const files: Record<string, string> = { "a.txt": "a1 x\na2 y\na3 z\n", "list.txt": "one\ntwo words\n  spaced  \n\nlast\n" };
 
@@ -182,6 +183,35 @@ const ROWS: ShellCase[] = [
       stdout: "[one]\n[two words]\n[  spaced  ]\n[]\n[last]\n",
       exitCode: 0,
       stderrEmpty: true,
+    },
+  },
+  {
+    ...{
+      name: "a trap set in $(...) is its own (hunt 131)",
+      command: "x=$(trap 'echo inner' EXIT; echo val); echo [$x]; echo end",
+      stdout: "[val inner]\nend\n",
+      exitCode: 0,
+      stderrEmpty: true,
+    },
+  },
+  {
+    ...{
+      name: "trap - EXIT in $(...) leaves the caller its trap (hunt 131)",
+      command: "trap 'echo cleanup' EXIT; x=$(trap - EXIT; echo v); echo end",
+      stdout: "end\ncleanup\n",
+      exitCode: 0,
+      stderrEmpty: true,
+      raw: true,
+    },
+  },
+  {
+    ...{
+      name: "a trap in a pipeline element runs at its end (hunt 131)",
+      command: "trap 'echo cleanup' EXIT; echo a | { trap 'echo other' EXIT; cat >/dev/null; }; echo end",
+      stdout: "other\nend\ncleanup\n",
+      exitCode: 0,
+      stderrEmpty: true,
+      raw: true,
     },
   },
 ];
