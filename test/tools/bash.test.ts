@@ -655,4 +655,15 @@ describe("bash", () => {
     expect(fs.files().filter((f) => f.startsWith("dst/")).length).toBe(128);
     expect(fs.files().filter((f) => f.startsWith("src/")).length).toBe(1000);
   });
+
+  it("keeps a script's CONVFMT to read back but converts with %.6g, so two awk commands at once cannot see each other's (hunt 131)", async () => {
+    const fs = new MemoryWorkspaceFs({ "n.txt": "3.14159\n" });
+    const own = 'awk \'BEGIN{CONVFMT="%.2f"; OFMT="%.3f"} {x=$1+0; print x "", CONVFMT; print x}\' n.txt';
+    const plain = "awk '{x=$1/3; print x \"\"}' n.txt";
+    const [a, b] = await Promise.all([
+      bashTool.execute({ command: own }, toolContext(fs)),
+      bashTool.execute({ command: plain }, toolContext(fs)),
+    ]);
+    expect([a.text, b.text]).toEqual(["3.14159 %.2f\n3.142", "1.0472"]);
+  });
 });
