@@ -339,7 +339,7 @@ async function diff(call: GitCall): Promise<ExecResult> {
       /[*?[]/.test(path) ||
       call.sides.view.stat(resolved) ||
       call.sides.base.stat(resolved) ||
-      call.sides.base.files().some((f) => f.startsWith(`${resolved}/`))
+      holdsAny(call.sides.base.files(), `${resolved}/`)
     )
       continue;
     throw new GitError(
